@@ -1,0 +1,58 @@
+#pragma once
+// Synthetic traffic: explicit messages or generated patterns over GPU ranks, expanded into a flat list
+// of messages. Patterns address global GPU ranks (host h, local GPU g -> rank h * gpus_per_host + g).
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/core/units.hpp"
+
+namespace syncsim::models {
+
+enum class TrafficPattern : uint8_t {
+  Explicit,     // the listed messages
+  RingShift,    // rank i -> (i + shift) mod n, for every rank
+  Permutation,  // a seeded random derangement: every rank sends to exactly one other and receives one
+  Incast,       // `senders` ranks -> `receiver`
+  AllToAll,     // every rank -> every other rank
+};
+
+struct MessageSpec {
+  uint32_t src_gpu = 0;
+  uint32_t dst_gpu = 0;
+  Bytes size{0};
+  Time start = Time::zero();
+  uint8_t priority = 0;
+};
+
+struct TrafficSpec {
+  TrafficPattern pattern = TrafficPattern::Explicit;
+  Bytes size{0};                 // message size for generated patterns
+  Time start = Time::zero();     // start time for generated patterns
+  uint8_t priority = 0;          // 802.1p class for generated patterns
+  int64_t shift = 1;             // RingShift
+  uint32_t senders = 0;          // Incast: number of senders (ranks receiver+1, receiver+2, ... mod n)
+  uint32_t receiver = 0;         // Incast
+  std::vector<MessageSpec> messages;  // Explicit
+};
+
+// A traffic entry that cannot be expanded on this fabric. `path` is the dotted path below the
+// entry ("shift", "senders", "messages.3.dst"); `index` is the entry's position in the traffic list.
+class TrafficError : public std::invalid_argument {
+ public:
+  TrafficError(std::size_t index, std::string path, const std::string& what)
+      : std::invalid_argument(what), index_(index), path_(std::move(path)) {}
+  std::size_t index() const { return index_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::size_t index_;
+  std::string path_;
+};
+
+// Expands every entry into messages, in entry order then rank order. `seed` drives Permutation.
+std::vector<MessageSpec> expand_traffic(const std::vector<TrafficSpec>& traffic, uint32_t gpu_count,
+                                        uint64_t seed);
+
+}  // namespace syncsim::models

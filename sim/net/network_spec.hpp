@@ -1,0 +1,79 @@
+#pragma once
+// NetworkSpec: the plain description of a fabric that topology builders produce and the packet and
+// analytic backends consume. It is the only contract between topologies/ and sim/, so sim/ never sees
+// Boost.Graph or YAML.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/core/units.hpp"
+
+namespace syncsim::net {
+
+using NodeId = uint32_t;
+inline constexpr NodeId kNoNode = UINT32_MAX;
+
+enum class NodeKind : uint8_t {
+  Nic,       // a network endpoint: a host NIC, or a GPU's NVLink port
+  Switch,    // a store-and-forward switch: leaf, spine, core, or a host's NVSwitch
+};
+
+enum class SwitchRole : uint8_t { None, Leaf, Spine, Core, NvSwitch };
+
+// One class of link: every link of a class has the same parameters.
+struct LinkParams {
+  std::string name;                    // "host", "fabric", "core", "nvlink"
+  Bandwidth bandwidth = Bandwidth::gbps(100);
+  Time delay = Time::ns(1000);         // one-way propagation
+  Bytes mtu = Bytes{4096};             // maximum payload per packet
+  Bytes header = Bytes{64};            // per-packet wire overhead (Eth+IP+UDP+BTH+ICRC+FCS, preamble/IFG)
+};
+
+struct NodeSpec {
+  NodeKind kind = NodeKind::Nic;
+  SwitchRole role = SwitchRole::None;
+  uint32_t host = UINT32_MAX;          // owning host for NICs, NVLink ports and NVSwitches
+  std::string name;                    // "leaf3", "spine0", "host12.nic1", "host12.gpu3", "host12.nvswitch"
+};
+
+// A full-duplex cable between two nodes, one egress port at each end.
+struct LinkSpec {
+  NodeId a = kNoNode;
+  NodeId b = kNoNode;
+  uint32_t link_class = 0;             // index into NetworkSpec::link_classes
+};
+
+// Where a GPU meets the networks: its NIC for inter-host traffic and its NVLink port for traffic to
+// GPUs of the same host (kNoNode when the host has a single GPU).
+struct GpuAttachment {
+  uint32_t host = 0;
+  uint32_t local_index = 0;
+  NodeId nic = kNoNode;
+  NodeId nvlink_port = kNoNode;
+};
+
+struct SwitchParams {
+  Bytes buffer = Bytes{32 * 1024 * 1024};  // shared packet buffer per switch (Tomahawk-class ~32 MiB)
+  uint32_t priorities = 8;                 // 802.1p classes, one output queue each
+};
+
+struct NetworkSpec {
+  std::vector<NodeSpec> nodes;
+  std::vector<LinkParams> link_classes;
+  std::vector<LinkSpec> links;
+  std::vector<GpuAttachment> gpus;     // indexed by global GPU rank
+  uint32_t hosts = 0;
+  SwitchParams switch_params;
+
+  // Routing data, computed by the topology builder (Boost.Graph BFS). Every NIC hangs off exactly one
+  // switch (its attachment). hops_to_attachment[a * nodes.size() + n] is the hop distance from node n
+  // to attachment switch a (255 = unreachable); attachments lists those switches.
+  std::vector<NodeId> attachments;
+  std::vector<uint32_t> attachment_of_node;  // per node: index into attachments, or UINT32_MAX
+  std::vector<uint8_t> hops_to_attachment;
+
+  uint64_t ecmp_hash_seed = 0;
+  bool ecmp_per_switch_salt = false;   // false: every switch hashes alike, so ECMP can polarize
+};
+
+}  // namespace syncsim::net

@@ -1,0 +1,70 @@
+#pragma once
+// Plain parameter structs for the fabric builders. The scenario loader fills them; the builders in
+// this folder turn them into a net::NetworkSpec.
+#include <cstdint>
+#include <optional>
+
+#include "sim/net/network_spec.hpp"
+
+namespace syncsim::topo {
+
+enum class TopologyKind : uint8_t { SpineLeaf, FatTree, RailOptimized };
+
+struct HostParams {
+  uint32_t gpus = 1;   // GPUs per host; GPU g uses NIC floor(g * nics / gpus)
+  uint32_t nics = 1;   // NICs per host
+};
+
+// 2-tier leaf-spine. Every leaf connects to every spine with `uplinks_per_spine` parallel cables.
+// With `oversubscription` set and `spines` unset, the spine count is derived (rounded up) from
+// downlink capacity / (ratio * uplink capacity per spine).
+struct SpineLeafParams {
+  uint32_t leaves = 2;
+  uint32_t hosts_per_leaf = 2;
+  std::optional<uint32_t> spines;
+  uint32_t uplinks_per_spine = 1;
+  std::optional<double> oversubscription;
+};
+
+// 3-tier fat-tree (Clos). Either k (k-ary: k pods, k/2 leaves and k/2 spines per pod, k/2 hosts per
+// leaf, (k/2)^2 cores) or explicit pods. Spine j of every pod connects to core group j
+// (cores / spines_per_pod cores), one cable each.
+struct FatTreeParams {
+  std::optional<uint32_t> k;
+  uint32_t pods = 2;
+  uint32_t leaves_per_pod = 2;
+  uint32_t spines_per_pod = 2;
+  uint32_t hosts_per_leaf = 2;
+  uint32_t cores = 2;
+};
+
+// Rail-optimized: hosts are grouped (a scalable unit); in each group, rail leaf i connects NIC i of
+// every host in the group. All leaves of all groups connect to every spine.
+struct RailOptimizedParams {
+  uint32_t groups = 1;
+  uint32_t hosts_per_group = 2;
+  uint32_t spines = 2;
+  uint32_t uplinks_per_spine = 1;
+};
+
+struct LinkClasses {
+  net::LinkParams host{.name = "host"};      // NIC <-> leaf
+  net::LinkParams fabric{.name = "fabric"};  // leaf <-> spine
+  net::LinkParams core{.name = "core"};      // spine <-> core (fat-tree only)
+  net::LinkParams nvlink{.name = "nvlink", .bandwidth = Bandwidth::gbps(3600), .delay = Time::ns(100),
+                         .mtu = Bytes{4096}, .header = Bytes{32}};  // H100 NVLink4: 900 GB/s bidir
+};
+
+struct FabricParams {
+  TopologyKind kind = TopologyKind::SpineLeaf;
+  SpineLeafParams spine_leaf;
+  FatTreeParams fat_tree;
+  RailOptimizedParams rail;
+  HostParams host;
+  LinkClasses links;
+  net::SwitchParams switch_params;
+  uint64_t ecmp_hash_seed = 0;
+  bool ecmp_per_switch_salt = false;
+};
+
+}  // namespace syncsim::topo
