@@ -65,12 +65,21 @@ struct NetworkSpec {
   uint32_t hosts = 0;
   SwitchParams switch_params;
 
-  // Routing data, computed by the topology builder (Boost.Graph BFS). Every NIC hangs off exactly one
-  // switch (its attachment). hops_to_attachment[a * nodes.size() + n] is the hop distance from node n
-  // to attachment switch a (255 = unreachable); attachments lists those switches.
-  std::vector<NodeId> attachments;
-  std::vector<uint32_t> attachment_of_node;  // per node: index into attachments, or UINT32_MAX
-  std::vector<uint8_t> hops_to_attachment;
+  // Routing data, filled by the topology builder (Boost.Graph BFS over the switch-only graph).
+  // Switches fall into connected components (the fabric; each host's NVSwitch island). Every NIC hangs
+  // off exactly one switch, its attachment. For ECMP over all shortest paths a switch needs, per
+  // destination attachment, the hop distance from each neighbouring switch: see RoutingComponent.
+  struct RoutingComponent {
+    std::vector<NodeId> switches;      // switches of this component, in NodeId order
+    std::vector<NodeId> attachments;   // the switches of this component that have NICs attached
+    // hops[a * switches.size() + s]: switch hops from switches[s] to attachments[a]; 255 = unreachable
+    std::vector<uint8_t> hops;
+  };
+  std::vector<RoutingComponent> components;
+  std::vector<uint32_t> component_of;      // per node; a NIC's is its attachment switch's component
+  std::vector<uint32_t> switch_index;      // per switch node: index in its component's `switches`
+  std::vector<uint32_t> attachment_index;  // per switch node: index in `attachments`, or UINT32_MAX
+  std::vector<NodeId> attachment_of_nic;   // per node: the switch a NIC hangs off (kNoNode otherwise)
 
   uint64_t ecmp_hash_seed = 0;
   bool ecmp_per_switch_salt = false;   // false: every switch hashes alike, so ECMP can polarize
