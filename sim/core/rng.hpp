@@ -5,6 +5,8 @@
 // standard libraries.
 #include <cstdint>
 
+#include "sim/core/units.hpp"
+
 namespace syncsim {
 
 constexpr uint64_t splitmix64(uint64_t& state) {
@@ -41,7 +43,7 @@ class RngStream {
   double uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
   // Uniform integer in [0, n) without modulo bias (Lemire's method).
   uint64_t below(uint64_t n) {
-    using u128 = unsigned __int128;
+    using u128 = uint128;
     u128 m = static_cast<u128>(next_u64()) * n;
     auto low = static_cast<uint64_t>(m);
     if (low < n) {

@@ -11,6 +11,9 @@
 
 namespace syncsim {
 
+// 128-bit intermediate for exact rate arithmetic; __extension__ keeps -Wpedantic quiet about it.
+__extension__ typedef unsigned __int128 uint128;
+
 class Time {
  public:
   constexpr Time() = default;
@@ -72,14 +75,14 @@ class Bandwidth {
 
   // Exact serialization time of `size` at this rate, rounded up to the next picosecond.
   constexpr Time tx_time(Bytes size) const {
-    using u128 = unsigned __int128;
+    using u128 = uint128;
     const u128 num = static_cast<u128>(size.bits()) * 1'000'000'000'000u;
     const u128 den = static_cast<u128>(bps_);
     return Time::ps(static_cast<int64_t>((num + den - 1) / den));
   }
   // Bytes that fit in `t` at this rate, rounded down.
   constexpr Bytes bytes_in(Time t) const {
-    using u128 = unsigned __int128;
+    using u128 = uint128;
     const u128 bits = static_cast<u128>(t.picoseconds()) * static_cast<u128>(bps_) / 1'000'000'000'000u;
     return Bytes{static_cast<int64_t>(bits / 8)};
   }

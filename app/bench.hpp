@@ -1,0 +1,34 @@
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace syncsim::app {
+
+struct HoldBenchResult {
+  uint64_t events = 0;
+  std::size_t pending = 0;
+  double wall_s = 0;
+  double events_per_s = 0;
+};
+
+// The classic hold model: `pending` events in the queue; each one, when it runs, schedules itself
+// again at now + an exponential delay (mean 1 us). Measures raw event-queue throughput.
+HoldBenchResult bench_hold(std::size_t pending, uint64_t events, uint64_t seed);
+
+struct ScenarioBenchResult {
+  std::string file;
+  double wall_s = 0;            // load + build + simulate, best of the repetitions
+  uint64_t packet_hops = 0;
+  double packet_hops_per_s = 0;
+  uint64_t events = 0;
+  double events_per_s = 0;
+  double peak_rss_mib = 0;      // process high-water mark after this run (monotone across runs)
+};
+
+ScenarioBenchResult bench_scenario(const std::string& file, int repetitions);
+
+// Peak resident set size of this process so far, from /proc/self/status (VmHWM); 0 if unknown.
+double peak_rss_mib();
+
+}  // namespace syncsim::app

@@ -1,0 +1,157 @@
+// syncsim command line: parses arguments, loads scenarios, runs them and prints results.
+// Exit codes: 0 success, 2 bad input (scenario or arguments), 1 internal failure.
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/bench.hpp"
+#include "app/runner.hpp"
+#include "app/scenario_loader.hpp"
+#include "sim/core/check.hpp"
+
+namespace po = boost::program_options;
+using namespace syncsim;
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitInternal = 1;
+constexpr int kExitBadInput = 2;
+
+const char* kUsage =
+    "usage: syncsim <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run [SCENARIO]   simulate a scenario (the built-in default when no file is given)\n"
+    "  bench            event-queue and packet-forwarding throughput on the reference scenarios\n"
+    "\n"
+    "`syncsim <command> --help` describes a command's options.\n";
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+po::variables_map parse(const std::vector<std::string>& args, const po::options_description& opts,
+                        const po::positional_options_description& pos) {
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+  return vm;
+}
+
+int cmd_run(const std::vector<std::string>& args) {
+  po::options_description opts("syncsim run [SCENARIO] [options]");
+  opts.add_options()("help,h", "show this help")(
+      "scenario", po::value<std::string>(), "scenario YAML file (default: the built-in scenario)")(
+      "seed", po::value<uint64_t>(), "override the scenario's seed")(
+      "set", po::value<std::vector<std::string>>()->composing(),
+      "override a scenario value: --set dotted.path=value (repeatable)")(
+      "json", "print one JSON object instead of the text summary");
+  po::positional_options_description pos;
+  pos.add("scenario", 1);
+  const po::variables_map vm = parse(args, opts, pos);
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    return kExitOk;
+  }
+  app::LoadOptions load;
+  if (vm.count("seed")) load.seed = vm["seed"].as<uint64_t>();
+  if (vm.count("set")) {
+    for (const auto& s : vm["set"].as<std::vector<std::string>>()) {
+      load.overrides.push_back(app::parse_override(s));
+    }
+  }
+  const app::Scenario scenario = vm.count("scenario")
+                                     ? app::load_scenario_file(vm["scenario"].as<std::string>(), load)
+                                     : app::load_default_scenario(load);
+  const app::RunResult result = app::run_scenario(scenario);
+  if (vm.count("json")) {
+    std::cout << app::to_json(result).dump(2) << "\n";
+  } else {
+    std::cout << app::to_text(result);
+  }
+  return kExitOk;
+}
+
+int cmd_bench(const std::vector<std::string>& args) {
+  po::options_description opts("syncsim bench [options]");
+  opts.add_options()("help,h", "show this help")(
+      "scenarios", po::value<std::string>()->default_value(SYNCSIM_SCENARIO_DIR),
+      "folder holding ring-next-leaf-128.yaml and ring-next-leaf-1024.yaml")(
+      "hold-events", po::value<uint64_t>()->default_value(20'000'000), "events in the hold model")(
+      "hold-pending", po::value<std::size_t>()->default_value(4096), "pending events in the hold model")(
+      "repetitions", po::value<int>()->default_value(3), "runs per scenario; the best is reported")(
+      "json", "print one JSON object");
+  const po::variables_map vm = parse(args, opts, {});
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    return kExitOk;
+  }
+  const bool json = vm.count("json") > 0;
+  const auto hold =
+      app::bench_hold(vm["hold-pending"].as<std::size_t>(), vm["hold-events"].as<uint64_t>(), 1);
+  if (!json) {
+    std::cout << std::fixed << std::setprecision(2) << "hold model: " << hold.events << " events, "
+              << hold.pending << " pending, " << hold.wall_s << " s, " << hold.events_per_s / 1e6
+              << " M events/s\n";
+  }
+  nlohmann::json out;
+  out["hold"] = {{"events", hold.events}, {"pending", hold.pending}, {"wall_s", hold.wall_s},
+                 {"events_per_s", hold.events_per_s}};
+  const std::string dir = vm["scenarios"].as<std::string>();
+  const int reps = vm["repetitions"].as<int>();
+  for (const char* name : {"ring-next-leaf-128", "ring-next-leaf-1024"}) {
+    const auto r = app::bench_scenario(dir + "/" + name + ".yaml", reps);
+    out["scenarios"][name] = {{"wall_s", r.wall_s},          {"packet_hops", r.packet_hops},
+                              {"packet_hops_per_s", r.packet_hops_per_s},
+                              {"events", r.events},          {"events_per_s", r.events_per_s},
+                              {"peak_rss_mib", r.peak_rss_mib}};
+    if (!json) {
+      std::cout << std::fixed << std::setprecision(3) << name << ": " << r.wall_s << " s (load+build+run, best of "
+                << reps << "), " << r.packet_hops << " packet hops, " << std::setprecision(2)
+                << r.packet_hops_per_s / 1e6 << " M hops/s, " << r.events_per_s / 1e6
+                << " M events/s, peak RSS so far " << std::setprecision(1) << r.peak_rss_mib << " MiB\n";
+    }
+  }
+  if (json) std::cout << out.dump(2) << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << kUsage;
+    return args.empty() ? kExitBadInput : kExitOk;
+  }
+  const std::string command = args[0];
+  args.erase(args.begin());
+  try {
+    if (command == "run") return cmd_run(args);
+    if (command == "bench") return cmd_bench(args);
+    std::cerr << "syncsim: unknown command \"" << command << "\"\n" << kUsage;
+    return kExitBadInput;
+  } catch (const app::ScenarioError& e) {
+    std::cerr << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const UsageError& e) {
+    std::cerr << "syncsim " << command << ": " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const InternalError& e) {
+    std::cerr << "syncsim: " << e.what() << "\n";
+    return kExitInternal;
+  } catch (const std::exception& e) {
+    std::cerr << "syncsim: internal error: " << e.what() << "\n";
+    return kExitInternal;
+  }
+}

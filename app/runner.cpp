@@ -1,0 +1,195 @@
+#include "app/runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <numeric>
+#include <sstream>
+
+#include "models/traffic.hpp"
+#include "sim/backends/analytic_backend.hpp"
+#include "sim/backends/packet_backend.hpp"
+#include "topologies/fabric_builder.hpp"
+
+namespace syncsim::app {
+
+namespace {
+
+// Starts every message at its start time: messages sorted by start, one pending event at a time.
+class TrafficInjector final : public EventTarget {
+ public:
+  TrafficInjector(TransferBackend& backend, std::vector<models::MessageSpec> messages)
+      : backend_(backend), messages_(std::move(messages)) {
+    std::stable_sort(messages_.begin(), messages_.end(),
+                     [](const auto& a, const auto& b) { return a.start < b.start; });
+    if (!messages_.empty()) backend_.simulation().queue().schedule(messages_[0].start, this, 0);
+  }
+  void on_event(uint32_t /*kind*/, uint64_t /*arg*/) override {
+    const Time now = backend_.simulation().now();
+    while (next_ < messages_.size() && messages_[next_].start == now) {
+      const auto& m = messages_[next_++];
+      backend_.start(TransferRequest{m.src_gpu, m.dst_gpu, m.size, m.priority});
+    }
+    if (next_ < messages_.size()) {
+      backend_.simulation().queue().schedule(messages_[next_].start, this, 0);
+    }
+  }
+
+ private:
+  TransferBackend& backend_;
+  std::vector<models::MessageSpec> messages_;
+  std::size_t next_ = 0;
+};
+
+}  // namespace
+
+const char* fidelity_name(Fidelity f) {
+  switch (f) {
+    case Fidelity::Packet: return "packet";
+    case Fidelity::Analytic: return "analytic";
+  }
+  return "unknown";
+}
+
+double percentile_sorted(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0.0;
+  const double rank = std::ceil(p / 100.0 * static_cast<double>(sorted.size()));
+  const auto idx = static_cast<std::size_t>(std::max(1.0, rank)) - 1;
+  return sorted[std::min(idx, sorted.size() - 1)];
+}
+
+RunResult run_scenario(const Scenario& scenario) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const net::NetworkSpec spec = topo::build_fabric(scenario.fabric);
+  auto messages = models::expand_traffic(scenario.traffic,
+                                         static_cast<uint32_t>(spec.gpus.size()), scenario.seed);
+
+  Simulation sim(scenario.seed);
+  std::unique_ptr<TransferBackend> backend;
+  switch (scenario.fidelity) {
+    case Fidelity::Packet: backend = std::make_unique<PacketBackend>(sim, spec); break;
+    case Fidelity::Analytic: backend = std::make_unique<AnalyticBackend>(sim, spec); break;
+  }
+  RunResult r;
+  r.messages = messages.size();
+  TrafficInjector injector(*backend, std::move(messages));
+  sim.queue().run();
+
+  r.scenario = scenario.name;
+  r.seed = scenario.seed;
+  r.fidelity = scenario.fidelity;
+  r.sim_time_s = sim.now().seconds();
+  r.events = sim.queue().executed();
+  r.counters = backend->counters();
+  r.gpus = static_cast<uint32_t>(spec.gpus.size());
+  r.hosts = spec.hosts;
+  r.links = spec.links.size();
+  r.switches = static_cast<std::size_t>(std::count_if(
+      spec.nodes.begin(), spec.nodes.end(),
+      [](const net::NodeSpec& n) { return n.kind == net::NodeKind::Switch; }));
+  if (auto* pb = dynamic_cast<PacketBackend*>(backend.get())) {
+    r.packets_dropped_buffer_full = pb->network().counters().packets_dropped[static_cast<std::size_t>(
+        net::DropReason::BufferFull)];
+  }
+
+  std::vector<double> fct;
+  fct.reserve(backend->transfers().size());
+  for (const TransferRecord& t : backend->transfers()) {
+    if (t.done) fct.push_back((t.finish - t.start).seconds());
+  }
+  r.messages_completed = fct.size();
+  std::sort(fct.begin(), fct.end());
+  if (!fct.empty()) {
+    r.fct.min_s = fct.front();
+    r.fct.max_s = fct.back();
+    r.fct.mean_s = std::accumulate(fct.begin(), fct.end(), 0.0) / static_cast<double>(fct.size());
+    r.fct.p50_s = percentile_sorted(fct, 50);
+    r.fct.p99_s = percentile_sorted(fct, 99);
+  }
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return r;
+}
+
+nlohmann::json to_json(const RunResult& r) {
+  nlohmann::json j;
+  j["scenario"] = r.scenario;
+  j["seed"] = r.seed;
+  j["fidelity"] = fidelity_name(r.fidelity);
+  j["sim_time_s"] = r.sim_time_s;
+  j["wall_s"] = r.wall_s;
+  j["events"] = r.events;
+  j["packet_hops"] = r.counters.packet_hops;
+  j["bytes_injected"] = r.counters.bytes_injected;
+  j["bytes_delivered"] = r.counters.bytes_delivered;
+  j["bytes_dropped"] = r.counters.bytes_dropped;
+  j["messages"] = {{"count", r.messages},
+                   {"completed", r.messages_completed},
+                   {"fct_s",
+                    {{"min", r.fct.min_s},
+                     {"mean", r.fct.mean_s},
+                     {"p50", r.fct.p50_s},
+                     {"p99", r.fct.p99_s},
+                     {"max", r.fct.max_s}}}};
+  j["max_queue_bytes"] = r.counters.max_queue_bytes;
+  j["drops"] = {{"buffer_full_packets", r.packets_dropped_buffer_full}};
+  j["fabric"] = {{"gpus", r.gpus}, {"hosts", r.hosts}, {"switches", r.switches}, {"links", r.links}};
+  return j;
+}
+
+namespace {
+std::string fmt_time(double s) {
+  std::ostringstream o;
+  o.precision(4);
+  if (s < 1e-6) {
+    o << s * 1e9 << " ns";
+  } else if (s < 1e-3) {
+    o << s * 1e6 << " us";
+  } else if (s < 1.0) {
+    o << s * 1e3 << " ms";
+  } else {
+    o << s << " s";
+  }
+  return o.str();
+}
+std::string fmt_bytes(int64_t b) {
+  std::ostringstream o;
+  o.precision(4);
+  const auto d = static_cast<double>(b);
+  if (b >= (int64_t{1} << 30)) {
+    o << d / static_cast<double>(int64_t{1} << 30) << " GiB";
+  } else if (b >= (int64_t{1} << 20)) {
+    o << d / static_cast<double>(int64_t{1} << 20) << " MiB";
+  } else if (b >= 1024) {
+    o << d / 1024.0 << " KiB";
+  } else {
+    o << b << " B";
+  }
+  return o.str();
+}
+}  // namespace
+
+std::string to_text(const RunResult& r) {
+  std::ostringstream o;
+  o << "scenario   " << r.scenario << "  (seed " << r.seed << ", fidelity " << fidelity_name(r.fidelity)
+    << ")\n";
+  o << "fabric     " << r.gpus << " GPUs on " << r.hosts << " hosts, " << r.switches << " switches, "
+    << r.links << " links\n";
+  o << "simulated  " << fmt_time(r.sim_time_s) << " in " << fmt_time(r.wall_s) << " wall, " << r.events
+    << " events, " << r.counters.packet_hops << " packet hops\n";
+  o << "messages   " << r.messages_completed << " of " << r.messages << " completed\n";
+  o << "fct        min " << fmt_time(r.fct.min_s) << "  mean " << fmt_time(r.fct.mean_s) << "  p50 "
+    << fmt_time(r.fct.p50_s) << "  p99 " << fmt_time(r.fct.p99_s) << "  max " << fmt_time(r.fct.max_s)
+    << "\n";
+  o << "bytes      injected " << fmt_bytes(r.counters.bytes_injected) << ", delivered "
+    << fmt_bytes(r.counters.bytes_delivered) << ", dropped " << fmt_bytes(r.counters.bytes_dropped)
+    << "\n";
+  o << "queues     deepest egress queue " << fmt_bytes(r.counters.max_queue_bytes) << "\n";
+  if (r.messages_completed < r.messages) {
+    o << "warning    " << (r.messages - r.messages_completed)
+      << " messages never completed (packets were dropped and this transport does not retransmit)\n";
+  }
+  return o.str();
+}
+
+}  // namespace syncsim::app

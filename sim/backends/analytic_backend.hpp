@@ -1,0 +1,32 @@
+#pragma once
+#include <vector>
+
+#include "sim/backends/transfer_backend.hpp"
+#include "sim/net/routing.hpp"
+
+namespace syncsim {
+
+// Per-path latency plus bytes over the bottleneck, with no contention: each transfer is timed as if it
+// had its ECMP path to itself. The time is the exact store-and-forward pipeline of its packets over an
+// idle tandem of links (max-plus):
+//   T = sum_h delay_h + max_h [ sum_{j<h} tx_j(first) + sum_k tx_h(packet k) + sum_{j>h} tx_j(last) ]
+// so the packet backend must reproduce it to the picosecond on an idle path. Queues are never
+// modelled, so max_queue_bytes and drops are always zero here.
+class AnalyticBackend final : public TransferBackend {
+ public:
+  AnalyticBackend(Simulation& sim, const net::NetworkSpec& spec);
+  Fidelity fidelity() const override { return Fidelity::Analytic; }
+  BackendCounters counters() const override { return counters_; }
+
+  // The idle-path completion time of `size` bytes over a route (exposed for tests and planners).
+  Time path_time(const std::vector<net::PortId>& route, Bytes size) const;
+
+ private:
+  void begin(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r) override;
+
+  net::Routing routing_;
+  std::vector<net::PortId> scratch_route_;
+  BackendCounters counters_;
+};
+
+}  // namespace syncsim

@@ -1,0 +1,28 @@
+#include "sim/backends/packet_backend.hpp"
+
+namespace syncsim {
+
+PacketBackend::PacketBackend(Simulation& sim, const net::NetworkSpec& spec)
+    : TransferBackend(sim, spec), network_(sim, spec) {
+  network_.set_completion_handler(this);
+}
+
+void PacketBackend::begin(TransferId id, net::NodeId src, net::NodeId dst,
+                          const TransferRequest& r) {
+  // The transfer id doubles as the queue-pair number, which seeds the flow's ECMP hash.
+  const net::FlowId flow = network_.start_flow(src, dst, r.size, r.priority, id);
+  if (transfer_of_flow_.size() <= flow) transfer_of_flow_.resize(flow + 1);
+  transfer_of_flow_[flow] = id;
+}
+
+void PacketBackend::on_flow_complete(net::FlowId flow, const net::FlowRecord& /*record*/) {
+  complete(transfer_of_flow_[flow]);
+}
+
+BackendCounters PacketBackend::counters() const {
+  const net::NetworkCounters& c = network_.counters();
+  return BackendCounters{c.packet_hops, c.bytes_injected, c.bytes_delivered, c.bytes_dropped,
+                         c.max_queue_bytes};
+}
+
+}  // namespace syncsim

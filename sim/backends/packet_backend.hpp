@@ -1,0 +1,25 @@
+#pragma once
+#include <vector>
+
+#include "sim/backends/transfer_backend.hpp"
+#include "sim/net/network.hpp"
+
+namespace syncsim {
+
+// Every packet through NICs, ports, links and switches (sim/net).
+class PacketBackend final : public TransferBackend, private net::FlowCompletionHandler {
+ public:
+  PacketBackend(Simulation& sim, const net::NetworkSpec& spec);
+  Fidelity fidelity() const override { return Fidelity::Packet; }
+  BackendCounters counters() const override;
+  const net::Network& network() const { return network_; }
+
+ private:
+  void begin(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r) override;
+  void on_flow_complete(net::FlowId flow, const net::FlowRecord& record) override;
+
+  net::Network network_;
+  std::vector<TransferId> transfer_of_flow_;
+};
+
+}  // namespace syncsim

@@ -1,0 +1,61 @@
+#include "sim/backends/transfer_backend.hpp"
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "sim/core/check.hpp"
+
+namespace syncsim {
+
+TransferId TransferBackend::start(const TransferRequest& request, TransferCallback on_done) {
+  const auto gpus = spec_.gpus.size();
+  if (request.src_gpu >= gpus || request.dst_gpu >= gpus) {
+    throw std::invalid_argument("transfer between GPU " + std::to_string(request.src_gpu) +
+                                " and GPU " + std::to_string(request.dst_gpu) + ", but the fabric has " +
+                                std::to_string(gpus) + " GPUs");
+  }
+  if (request.src_gpu == request.dst_gpu) {
+    throw std::invalid_argument("transfer from GPU " + std::to_string(request.src_gpu) +
+                                " to itself");
+  }
+  if (request.size.count() < 0) throw std::invalid_argument("transfer of a negative size");
+  const auto id = static_cast<TransferId>(records_.size());
+  records_.push_back(TransferRecord{request, sim_.now(), Time::max(), false});
+  callbacks_.push_back(std::move(on_done));
+
+  const net::GpuAttachment& a = spec_.gpus[request.src_gpu];
+  const net::GpuAttachment& b = spec_.gpus[request.dst_gpu];
+  net::NodeId src = a.nic;
+  net::NodeId dst = b.nic;
+  if (a.host == b.host) {
+    SIM_CHECK(a.nvlink_port != net::kNoNode && b.nvlink_port != net::kNoNode,
+              "two GPUs of one host without NVLink ports");
+    src = a.nvlink_port;
+    dst = b.nvlink_port;
+  }
+  if (request.size.count() == 0) {
+    // Nothing to move: complete at the current instant, but through the queue, so callers never
+    // see their callback run inside start().
+    sim_.queue().schedule_fn(sim_.now(), [this, id] { complete(id); });
+    return id;
+  }
+  begin(id, src, dst, request);
+  return id;
+}
+
+void TransferBackend::complete(TransferId id) {
+  TransferRecord& r = records_[id];
+  SIM_CHECK(!r.done, "a transfer completed twice");
+  r.done = true;
+  r.finish = sim_.now();
+  if (callbacks_[id]) {
+    TransferCallback cb = std::move(callbacks_[id]);
+    callbacks_[id] = nullptr;
+    // A copy: the callback may start transfers, which can reallocate records_.
+    const TransferRecord record = r;
+    cb(id, record);
+  }
+}
+
+}  // namespace syncsim

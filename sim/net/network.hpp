@@ -1,0 +1,213 @@
+#pragma once
+// The packet-level network: NICs, store-and-forward switches, egress ports and links built from a
+// NetworkSpec. A packet's life is a straight line (see architecture.md):
+//   Nic::pull -> EgressPort (per-priority FIFOs, tx-done event) -> Link (propagation, one pending
+//   event per link) -> Switch::receive (buffer admission, next hop from the route) -> EgressPort ...
+//   -> Nic::receive (delivery, flow completion).
+// The hot path allocates nothing per packet once queues and the packet pool have warmed up.
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "sim/core/simulation.hpp"
+#include "sim/net/network_spec.hpp"
+#include "sim/net/packet.hpp"
+#include "sim/net/ring_queue.hpp"
+#include "sim/net/routing.hpp"
+#include "sim/net/shared_buffer_mmu.hpp"
+
+namespace syncsim::net {
+
+class Network;
+class Nic;
+
+inline constexpr uint32_t kMaxPriorities = 8;
+
+struct FlowRecord {
+  NodeId src = kNoNode;
+  NodeId dst = kNoNode;
+  int64_t size_bytes = 0;
+  int64_t sent_bytes = 0;
+  int64_t delivered_bytes = 0;
+  Time start = Time::zero();
+  Time finish = Time::max();
+  uint32_t route_begin = 0;
+  uint16_t route_hops = 0;
+  uint32_t mtu_bytes = 0;
+  uint8_t priority = 0;
+  bool done = false;
+};
+
+struct NetworkCounters {
+  uint64_t packet_hops = 0;       // packet transmissions over links
+  uint64_t packets_injected = 0;
+  int64_t bytes_injected = 0;     // payload bytes put on the wire by source NICs
+  int64_t bytes_delivered = 0;    // payload bytes received by destination NICs
+  int64_t bytes_dropped = 0;      // payload bytes lost in switches
+  std::array<uint64_t, static_cast<std::size_t>(DropReason::Count)> packets_dropped{};
+  int64_t max_queue_bytes = 0;    // deepest egress queue seen anywhere (wire bytes)
+  uint64_t flows_started = 0;
+  uint64_t flows_completed = 0;
+};
+
+class FlowCompletionHandler {
+ public:
+  virtual ~FlowCompletionHandler() = default;
+  virtual void on_flow_complete(FlowId flow, const FlowRecord& record) = 0;
+};
+
+class Node {
+ public:
+  virtual ~Node() = default;
+  virtual void receive(PacketRef packet, uint32_t in_port) = 0;
+};
+
+// One direction of a cable: owns the propagation delay. Packets in flight sit in a FIFO with their
+// arrival times; only the head has an event pending.
+class Link final : public EventTarget {
+ public:
+  Link(Network& net, Time delay, Node* peer, uint32_t peer_in_port)
+      : net_(net), delay_(delay), peer_(peer), peer_in_port_(peer_in_port) {}
+  void transmit(PacketRef packet);
+  void on_event(uint32_t kind, uint64_t arg) override;
+  Time delay() const { return delay_; }
+
+ private:
+  struct InFlight {
+    int64_t arrival_ps;
+    PacketRef packet;
+  };
+  Network& net_;
+  Time delay_;
+  Node* peer_;
+  uint32_t peer_in_port_;
+  RingQueue<InFlight> in_flight_;
+};
+
+// An output port: strict-priority FIFOs (higher class first), one packet in service at a time.
+// A NIC's port pulls data from its NIC when its queues are empty, like a NIC's transmit scheduler.
+class EgressPort final : public EventTarget {
+ public:
+  EgressPort(Network& net, const LinkParams& link, uint32_t priorities, Node* peer,
+             uint32_t peer_in_port, SharedBufferMmu* mmu, Nic* source);
+  void enqueue(PacketRef packet);
+  // Starts transmitting if idle and something is eligible.
+  void kick() {
+    if (in_service_ == kNoPacket) start_next();
+  }
+  void on_event(uint32_t kind, uint64_t arg) override;
+
+  int64_t queued_bytes() const { return queued_bytes_; }
+  Bandwidth bandwidth() const { return bandwidth_; }
+  Bytes header() const { return header_; }
+
+ private:
+  void start_next();
+  Time tx_time(uint32_t wire_bytes) {
+    if (wire_bytes != cached_wire_bytes_) {
+      cached_wire_bytes_ = wire_bytes;
+      cached_tx_time_ = bandwidth_.tx_time(Bytes{wire_bytes});
+    }
+    return cached_tx_time_;
+  }
+
+  Network& net_;
+  Bandwidth bandwidth_;
+  Bytes header_;
+  Link link_;
+  uint32_t priorities_;
+  std::array<RingQueue<PacketRef>, kMaxPriorities> queues_;
+  PacketRef in_service_ = kNoPacket;
+  int64_t queued_bytes_ = 0;  // wire bytes waiting or in service
+  SharedBufferMmu* mmu_;      // the owning switch's buffer; null on a NIC
+  Nic* source_;               // the owning NIC; null on a switch
+  uint32_t cached_wire_bytes_ = 0;
+  Time cached_tx_time_ = Time::zero();
+};
+
+class Switch final : public Node {
+ public:
+  Switch(Network& net, NodeId id, const SwitchParams& params, uint32_t ports);
+  void receive(PacketRef packet, uint32_t in_port) override;
+  SharedBufferMmu& mmu() { return mmu_; }
+  const SharedBufferMmu& mmu() const { return mmu_; }
+  NodeId id() const { return id_; }
+  // Wire overhead of each ingress port's link: a packet is charged payload + ingress header.
+  void set_ingress_headers(std::vector<uint32_t> headers) { ingress_header_ = std::move(headers); }
+
+ private:
+  Network& net_;
+  NodeId id_;
+  SharedBufferMmu mmu_;
+  std::vector<uint32_t> ingress_header_;
+};
+
+class Nic final : public Node {
+ public:
+  Nic(Network& net, NodeId id) : net_(net), id_(id) {}
+  void receive(PacketRef packet, uint32_t in_port) override;
+  // The next data packet to send, round-robin over active flows, or kNoPacket.
+  PacketRef pull();
+  void add_flow(FlowId flow);
+  NodeId id() const { return id_; }
+
+ private:
+  Network& net_;
+  NodeId id_;
+  std::vector<FlowId> active_;
+  std::size_t next_ = 0;
+};
+
+class Network {
+ public:
+  Network(Simulation& sim, const NetworkSpec& spec);
+  Network(const Network&) = delete;
+  Network& operator=(const Network&) = delete;
+
+  // Starts a flow of `size` bytes from NIC `src` to NIC `dst` now. `queue_pair` feeds the ECMP hash.
+  FlowId start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority, uint32_t queue_pair);
+  void set_completion_handler(FlowCompletionHandler* handler) { completion_ = handler; }
+
+  const FlowRecord& flow(FlowId id) const { return flows_[id]; }
+  std::size_t flow_count() const { return flows_.size(); }
+  const NetworkCounters& counters() const { return counters_; }
+  const Routing& routing() const { return routing_; }
+  const NetworkSpec& spec() const { return spec_; }
+  Simulation& simulation() { return sim_; }
+  std::size_t packets_in_flight() const { return pool_.live(); }
+  std::size_t packet_pool_capacity() const { return pool_.capacity(); }
+  const Switch* switch_at(NodeId id) const;
+  const EgressPort& port(PortId id) const { return *ports_[id]; }
+
+  // --- hot-path services for the components above ---
+  EventQueue& queue() { return sim_.queue(); }
+  Time now() const { return sim_.now(); }
+  Packet& packet(PacketRef r) { return pool_[r]; }
+  PacketPool& pool() { return pool_; }
+  PortId route_hop(const Packet& p) const { return route_arena_[p.route_begin + p.hop]; }
+  EgressPort& egress(PortId id) { return *ports_[id]; }
+  FlowRecord& flow_mut(FlowId id) { return flows_[id]; }
+  NetworkCounters& counters_mut() { return counters_; }
+  void note_queue_depth(int64_t bytes) {
+    if (bytes > counters_.max_queue_bytes) counters_.max_queue_bytes = bytes;
+  }
+  void drop(PacketRef packet, DropReason reason);
+  void deliver(PacketRef packet);
+
+ private:
+  Simulation& sim_;
+  const NetworkSpec& spec_;
+  Routing routing_;
+  PacketPool pool_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<Switch*> switches_;  // by NodeId, null for NICs
+  std::vector<Nic*> nics_;         // by NodeId, null for switches
+  std::vector<std::unique_ptr<EgressPort>> ports_;
+  std::vector<PortId> route_arena_;
+  std::vector<FlowRecord> flows_;
+  NetworkCounters counters_;
+  FlowCompletionHandler* completion_ = nullptr;
+};
+
+}  // namespace syncsim::net

@@ -1,0 +1,50 @@
+#pragma once
+// Packets are small PODs in a pool owned by the Network and referred to by index. A packet carries a
+// precomputed route (offset into the Network's route arena) and its hop index, so forwarding is one
+// array read per hop.
+#include <cstdint>
+#include <vector>
+
+namespace syncsim::net {
+
+using PacketRef = uint32_t;
+using FlowId = uint32_t;
+inline constexpr PacketRef kNoPacket = UINT32_MAX;
+
+enum class PacketKind : uint8_t { Data, Ack, Cnp, Pause };
+
+struct Packet {
+  FlowId flow;
+  uint32_t route_begin;      // offset of hop 0 in the route arena
+  uint32_t payload_bytes;    // application bytes carried
+  uint32_t buffered_bytes;   // bytes charged to the current switch's buffer (ingress wire size)
+  uint16_t hop;              // index of the egress port this packet is queued at / will use next
+  uint16_t ingress_port;     // local port index at the current switch, for buffer release
+  uint8_t priority;
+  PacketKind kind;
+  bool ecn_ce;
+};
+
+class PacketPool {
+ public:
+  PacketRef allocate() {
+    if (free_.empty()) {
+      packets_.push_back(Packet{});
+      return static_cast<PacketRef>(packets_.size() - 1);
+    }
+    const PacketRef r = free_.back();
+    free_.pop_back();
+    return r;
+  }
+  void release(PacketRef r) { free_.push_back(r); }
+  Packet& operator[](PacketRef r) { return packets_[r]; }
+  const Packet& operator[](PacketRef r) const { return packets_[r]; }
+  std::size_t live() const { return packets_.size() - free_.size(); }
+  std::size_t capacity() const { return packets_.size(); }
+
+ private:
+  std::vector<Packet> packets_;
+  std::vector<PacketRef> free_;
+};
+
+}  // namespace syncsim::net

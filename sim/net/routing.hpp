@@ -1,0 +1,54 @@
+#pragma once
+// Ports and routes over a NetworkSpec, shared by every backend so that packet, analytic and (later)
+// flow fidelity send a given flow over the same ECMP path.
+//
+// Each cable becomes two egress ports: port 2i sends a -> b on link i, port 2i+1 sends b -> a. A route
+// is the list of egress ports a flow's packets leave through, from the source NIC to the last switch.
+#include <cstdint>
+#include <vector>
+
+#include "sim/net/network_spec.hpp"
+
+namespace syncsim::net {
+
+using PortId = uint32_t;
+
+struct PortInfo {
+  NodeId owner;
+  NodeId peer;
+  uint32_t link_class;
+  uint32_t local_index;       // index among the owner's ports
+  uint32_t peer_local_index;  // index of the reverse port among the peer's ports
+};
+
+class Routing {
+ public:
+  explicit Routing(const NetworkSpec& spec);
+
+  const NetworkSpec& spec() const { return spec_; }
+  const std::vector<PortInfo>& ports() const { return ports_; }
+  const std::vector<PortId>& ports_of(NodeId n) const { return node_ports_[n]; }
+  const LinkParams& link_of(PortId p) const { return spec_.link_classes[ports_[p].link_class]; }
+
+  // The ECMP hash of a flow's 5-tuple (src, dst, UDP source port from the queue pair, 4791, UDP).
+  uint64_t flow_hash(NodeId src, NodeId dst, uint32_t queue_pair) const;
+
+  // Appends the egress ports from src NIC to dst NIC to `out`; returns false if dst is unreachable.
+  // At each switch the candidates are every port towards a neighbour one hop closer to the
+  // destination's attachment switch; the flow hash picks one (mixed with the switch id when
+  // per-switch salt is on, otherwise every switch hashes alike and choices can polarize).
+  bool route(NodeId src, NodeId dst, uint64_t hash, std::vector<PortId>& out) const;
+
+  // Smallest MTU along a route: the source segments to it, as RoCE path-MTU discovery would.
+  Bytes path_mtu(const PortId* route, std::size_t hops) const;
+
+ private:
+  uint8_t hops_to(uint32_t component, uint32_t attachment, NodeId sw) const;
+
+  const NetworkSpec& spec_;
+  std::vector<PortInfo> ports_;
+  std::vector<std::vector<PortId>> node_ports_;
+  std::vector<PortId> down_port_to_nic_;  // per NIC node: the attachment switch's port facing it
+};
+
+}  // namespace syncsim::net
