@@ -170,6 +170,11 @@ class Network {
   void set_completion_handler(FlowCompletionHandler* handler) { completion_ = handler; }
 
   const FlowRecord& flow(FlowId id) const { return flows_[id]; }
+  // The egress ports a flow's packets leave through, source NIC first.
+  std::vector<PortId> route_of(FlowId id) const {
+    const FlowRecord& f = flows_[id];
+    return {route_arena_.begin() + f.route_begin, route_arena_.begin() + f.route_begin + f.route_hops};
+  }
   std::size_t flow_count() const { return flows_.size(); }
   const NetworkCounters& counters() const { return counters_; }
   const Routing& routing() const { return routing_; }
