@@ -1,5 +1,6 @@
 #include "sim/core/event_queue.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "sim/core/check.hpp"
@@ -8,15 +9,35 @@ namespace syncsim {
 
 namespace {
 constexpr std::size_t kArity = 4;
-}
+constexpr uint64_t kSequenceLimit = uint64_t{1} << 32;
+}  // namespace
 
-EventQueue::EventQueue() { heap_.reserve(1024); }
+EventQueue::EventQueue() { reserve(1024); }
 
 void EventQueue::schedule(Time at, EventTarget* target, uint32_t kind, uint64_t arg,
                           const CancelToken* token) {
   SIM_CHECK(at >= now_, "an event was scheduled in the past");
-  push(Entry{at.picoseconds(), next_seq_++, target, arg, token, kind,
-             token != nullptr ? token->generation : 0u});
+  uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    SIM_CHECK(payloads_.size() < UINT32_MAX, "more than 2^32 pending events");
+    slot = static_cast<uint32_t>(payloads_.size());
+    payloads_.emplace_back();
+  }
+  payloads_[slot] = Payload{target, arg, token, kind, token != nullptr ? token->generation : 0u};
+  if (next_seq_ == kSequenceLimit) renumber();
+  push(make_key(at.picoseconds(), (next_seq_++ << 32) | slot));
+}
+
+void EventQueue::renumber() {
+  std::sort(heap_.begin(), heap_.end());  // a sorted array is a valid heap
+  for (std::size_t i = 0; i < heap_.size(); ++i) {
+    heap_[i] = make_key(time_of(heap_[i]),
+                        (static_cast<uint64_t>(i) << 32) | (order_of(heap_[i]) & 0xFFFF'FFFFu));
+  }
+  next_seq_ = heap_.size();
 }
 
 void EventQueue::schedule_fn(Time at, std::function<void()> fn) {
@@ -41,36 +62,52 @@ void EventQueue::ClosureRunner::on_event(uint32_t /*kind*/, uint64_t arg) {
   fn();
 }
 
-void EventQueue::push(const Entry& e) {
+void EventQueue::push(Key e) {
   heap_.push_back(e);
   std::size_t i = heap_.size() - 1;
   while (i > 0) {
     const std::size_t parent = (i - 1) / kArity;
-    if (!before(e, heap_[parent])) break;
+    if (!(e < heap_[parent])) break;
     heap_[i] = heap_[parent];
     i = parent;
   }
   heap_[i] = e;
 }
 
-EventQueue::Entry EventQueue::pop() {
-  const Entry top = heap_.front();
-  const Entry last = heap_.back();
+EventQueue::Key EventQueue::pop() {
+  const Key top = heap_.front();
+  const Key last = heap_.back();
   heap_.pop_back();
   const std::size_t n = heap_.size();
   if (n == 0) return top;
+  // Floyd's variant: walk the hole down to a leaf along the smallest children, then sift the last
+  // element up from there; it usually belongs near the bottom, so this saves comparisons.
   std::size_t i = 0;
   for (;;) {
     const std::size_t first = i * kArity + 1;
-    if (first >= n) break;
-    std::size_t best = first;
-    const std::size_t end = first + kArity < n ? first + kArity : n;
-    for (std::size_t c = first + 1; c < end; ++c) {
-      if (before(heap_[c], heap_[best])) best = c;
+    if (first + kArity <= n) {
+      const Key* c = &heap_[first];
+      const std::size_t a = c[1] < c[0] ? 1 : 0;
+      const std::size_t b = c[3] < c[2] ? 3 : 2;
+      const std::size_t best = first + (c[b] < c[a] ? b : a);
+      heap_[i] = heap_[best];
+      i = best;
+    } else if (first < n) {
+      std::size_t best = first;
+      for (std::size_t k = first + 1; k < n; ++k) {
+        if (heap_[k] < heap_[best]) best = k;
+      }
+      heap_[i] = heap_[best];
+      i = best;
+    } else {
+      break;
     }
-    if (!before(heap_[best], last)) break;
-    heap_[i] = heap_[best];
-    i = best;
+  }
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / kArity;
+    if (!(last < heap_[parent])) break;
+    heap_[i] = heap_[parent];
+    i = parent;
   }
   heap_[i] = last;
   return top;
@@ -78,13 +115,16 @@ EventQueue::Entry EventQueue::pop() {
 
 bool EventQueue::dispatch_next() {
   while (!heap_.empty()) {
-    const Entry e = pop();
+    const Key k = pop();
+    const auto slot = static_cast<uint32_t>(order_of(k) & 0xFFFF'FFFFu);
+    const Payload e = payloads_[slot];
+    free_slots_.push_back(slot);
     if (e.token != nullptr && e.token->generation != e.generation) {
       ++cancelled_;
       continue;
     }
-    SIM_CHECK(e.time_ps >= now_.picoseconds(), "simulated time went backwards");
-    now_ = Time::ps(e.time_ps);
+    SIM_CHECK(time_of(k) >= now_.picoseconds(), "simulated time went backwards");
+    now_ = Time::ps(time_of(k));
     ++executed_;
     e.target->on_event(e.kind, e.arg);
     return true;
@@ -98,7 +138,7 @@ uint64_t EventQueue::run(Time until) {
   stop_requested_ = false;
   const uint64_t start = executed_;
   while (!heap_.empty() && !stop_requested_) {
-    if (heap_.front().time_ps > until.picoseconds()) break;
+    if (time_of(heap_.front()) > until.picoseconds()) break;
     dispatch_next();
   }
   return executed_ - start;

@@ -51,24 +51,36 @@ class EventQueue {
   // Makes run() return after the event in progress.
   void stop() { stop_requested_ = true; }
 
-  void reserve(std::size_t n) { heap_.reserve(n); }
+  void reserve(std::size_t n) {
+    heap_.reserve(n);
+    payloads_.reserve(n);
+    free_slots_.reserve(n);
+  }
 
  private:
-  struct Entry {
-    int64_t time_ps;
-    uint64_t seq;
+  // The heap holds 16-byte keys only (four children share one cache line); what to run lives in a
+  // slab slot named by the key's low 32 bits. The high 32 bits are the insertion sequence, so
+  // comparing `order` compares sequence numbers. Before the sequence wraps, pending events are
+  // renumbered in order (once per 2^32 events), which keeps ordering exact forever.
+  // ((time << 64) | (sequence << 32) | slot) as one unsigned 128-bit number: one compare orders by
+  // time, then sequence, and the selection below compiles to conditional moves, not branches.
+  using Key = uint128;
+  static Key make_key(int64_t time_ps, uint64_t order) {
+    return (static_cast<Key>(static_cast<uint64_t>(time_ps)) << 64) | order;
+  }
+  static int64_t time_of(Key k) { return static_cast<int64_t>(static_cast<uint64_t>(k >> 64)); }
+  static uint64_t order_of(Key k) { return static_cast<uint64_t>(k); }
+  struct Payload {
     EventTarget* target;
     uint64_t arg;
     const CancelToken* token;
     uint32_t kind;
     uint32_t generation;
   };
-  static bool before(const Entry& a, const Entry& b) {
-    return a.time_ps < b.time_ps || (a.time_ps == b.time_ps && a.seq < b.seq);
-  }
-  void push(const Entry& e);
-  Entry pop();
+  void push(Key k);
+  Key pop();
   bool dispatch_next();
+  void renumber();
 
   class ClosureRunner : public EventTarget {
    public:
@@ -78,7 +90,9 @@ class EventQueue {
     EventQueue& queue_;
   };
 
-  std::vector<Entry> heap_;
+  std::vector<Key> heap_;
+  std::vector<Payload> payloads_;
+  std::vector<uint32_t> free_slots_;
   Time now_ = Time::zero();
   uint64_t next_seq_ = 0;
   uint64_t executed_ = 0;

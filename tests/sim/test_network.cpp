@@ -45,15 +45,16 @@ TEST_CASE("network: one message over an idle multi-hop path matches the store-an
     REQUIRE(backend.transfers()[0].done);
     const Time measured = backend.transfers()[0].finish;
 
-    // Closed form, written independently of the backends: every link is equal, so the last
-    // packet leaves the source after all packets' serialization, then crosses the remaining
-    // hops store-and-forward, plus propagation on every hop.
+    // Closed form, written independently of the backends: every link is equal, so packets leave
+    // the source back to back; the last one then waits behind its full-size predecessor at every
+    // later hop (store-and-forward), and propagation adds once per hop.
     const int64_t mtu = 4096, header = 64;
     const int64_t packets = (size + mtu - 1) / mtu;
     const int64_t last = size - (packets - 1) * mtu;
     const Time tx_full = b.tx_time(Bytes{mtu + header});
     const Time tx_last = b.tx_time(Bytes{last + header});
-    const Time expected = tx_full * (packets - 1) + tx_last * hops + delay * hops;
+    const Time tx_first = packets == 1 ? tx_last : tx_full;
+    const Time expected = tx_first * (hops - 1) + tx_full * (packets - 1) + tx_last + delay * hops;
     const Time one_packet = tx_full;
     CHECK(measured >= expected - one_packet);
     CHECK(measured <= expected + one_packet);
@@ -85,7 +86,8 @@ TEST_CASE("network: a faster bottleneck-free path is timed by its slowest link")
 }
 
 TEST_CASE("network: incast N -> 1 delivers at the receiver's link rate") {
-  for (uint32_t senders : {2u, 8u, 15u}) {
+  // Senders 1..7 share the receiver's leaf; 8..15 arrive through the two spines.
+  for (uint32_t senders : {2u, 7u, 15u}) {
     CAPTURE(senders);
     const auto spec = topo::build_fabric(small_spine_leaf(2, 8, 2));
     Simulation sim(1);
@@ -108,8 +110,14 @@ TEST_CASE("network: incast N -> 1 delivers at the receiver's link rate") {
     const double expected = 100e9 * 4096.0 / (4096.0 + 64.0);
     CHECK(goodput == doctest::Approx(expected).epsilon(0.02));
     CHECK(goodput <= expected * 1.0001);  // never faster than the wire
-    // Round-robin at the sources and FIFO at the bottleneck keep senders close to fair.
-    CHECK((last_finish - first_finish).seconds() < 0.1 * last_finish.seconds());
+    if (senders <= 7) {
+      // One input port per sender and a FIFO at the bottleneck: senders finish close together.
+      CHECK((last_finish - first_finish).seconds() < 0.1 * last_finish.seconds());
+    } else {
+      // The FIFO shares the bottleneck per input port, not per flow: four flows behind one
+      // spine port get a quarter of a local sender's rate, so remote senders finish last.
+      CHECK((last_finish - first_finish).seconds() > 0.3 * last_finish.seconds());
+    }
     CHECK(c.max_queue_bytes > 0);
   }
 }

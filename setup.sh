@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# syncsim set-up: installs what is missing (Debian 12, as root), configures, builds, then
+#   ./setup.sh run [ARGS...]   runs `syncsim run` (the built-in default scenario unless ARGS say otherwise)
+#   ./setup.sh test            builds with warnings as errors and runs the whole test suite through ctest,
+#                              then again under AddressSanitizer + UndefinedBehaviorSanitizer
+#   ./setup.sh build           only installs and builds (Release, build/release)
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PACKAGES=(g++ cmake ninja-build libboost-graph-dev libboost-program-options-dev libeigen3-dev
+          libyaml-cpp-dev libspdlog-dev doctest-dev nlohmann-json3-dev)
+
+install_missing() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    echo "setup: installing ${missing[*]}"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+}
+
+jobs=$(nproc 2>/dev/null || echo 2)
+
+build() {  # build PRESET
+  cmake --preset "$1" >/dev/null
+  cmake --build --preset "$1" -j "$jobs"
+}
+
+mode=${1:-run}
+[ $# -gt 0 ] && shift
+install_missing
+case "$mode" in
+  build)
+    build release
+    ;;
+  run)
+    build release
+    exec ./build/release/app/syncsim run "$@"
+    ;;
+  test)
+    build ci
+    ctest --preset ci -j "$jobs"
+    build ci-asan
+    ctest --preset ci-asan -j "$jobs"
+    ;;
+  *)
+    echo "usage: ./setup.sh [run [ARGS...] | test | build]" >&2
+    exit 2
+    ;;
+esac
