@@ -1,0 +1,856 @@
+#include "app/scenario_loader.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string_view>
+#include <utility>
+
+#include "app/default_scenario.hpp"
+#include "app/units.hpp"
+#include "topologies/fabric_builder.hpp"
+
+namespace syncsim::app {
+
+namespace {
+
+std::string format_what(const std::string& file, int line, int column, const std::string& path,
+                        const std::string& message) {
+  std::string out = file;
+  if (line > 0) {
+    out += ":" + std::to_string(line) + ":" + std::to_string(column);
+  }
+  out += ": ";
+  if (!path.empty()) {
+    out += path + ": ";
+  }
+  return out + message;
+}
+
+}  // namespace
+
+ScenarioError::ScenarioError(std::string file, int line, int column, std::string path,
+                             std::string message)
+    : std::runtime_error(format_what(file, line, column, path, message)),
+      file_(std::move(file)),
+      line_(line),
+      column_(column),
+      path_(std::move(path)),
+      message_(std::move(message)) {}
+
+namespace {
+
+constexpr const char* kOverrideSource = "--set";
+
+std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+std::string join_path(const std::string& parent, std::string_view key) {
+  return parent.empty() ? std::string(key) : parent + "." + std::string(key);
+}
+
+std::string join_path(const std::string& parent, std::size_t index) {
+  return join_path(parent, std::to_string(index));
+}
+
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = path.find('.', start);
+    parts.push_back(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) {
+      break;
+    }
+    start = dot + 1;
+  }
+  return parts;
+}
+
+// A path component that indexes a sequence: digits only.
+std::optional<std::size_t> parse_index(const std::string& s) {
+  if (s.empty() || s.size() > 9) {
+    return std::nullopt;
+  }
+  std::size_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') {
+      return std::nullopt;
+    }
+    v = v * 10 + static_cast<std::size_t>(c - '0');
+  }
+  return v;
+}
+
+// What a node is, for "expected X, got Y" messages.
+std::string describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a sequence";
+    case YAML::NodeType::Scalar:
+      return quoted(node.Scalar());
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      break;
+  }
+  return "nothing (null)";
+}
+
+std::string one_of(const std::vector<std::string_view>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) {
+      out += ", ";
+    }
+    out += names[i];
+  }
+  return out;
+}
+
+class Loader;
+
+// The entries of one YAML map, checked against the keys allowed at that place. yaml-cpp handles are
+// kept by value and never assigned to: Node::operator= writes through to the tree.
+class MapView {
+ public:
+  MapView(const Loader& loader, const YAML::Node& node, std::string path,
+          std::vector<std::string_view> allowed, const std::string& context = "");
+
+  const YAML::Node* find(std::string_view key) const;
+  // A missing required key is reported at this map's mark (the parent of the missing key).
+  const YAML::Node& require(std::string_view key) const;
+  std::string path_of(std::string_view key) const { return join_path(path_, key); }
+  const YAML::Node& node() const { return node_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Entry {
+    std::string key;
+    YAML::Node key_node;
+    YAML::Node value;
+  };
+  const Loader& loader_;
+  YAML::Node node_;
+  std::string path_;
+  std::vector<Entry> entries_;
+};
+
+class Loader {
+ public:
+  Loader(std::string source, const LoadOptions& options)
+      : source_(std::move(source)), options_(options) {}
+
+  Scenario load(const std::string& text);
+
+  [[noreturn]] void fail(const std::string& path, const YAML::Node& node,
+                         const std::string& message) const {
+    fail_at(path, node, path, message);
+  }
+  // Reports `path` at the position of `where`, the node found at `where_path` (they differ for a
+  // missing key, which is reported at its parent).
+  [[noreturn]] void fail_at(const std::string& where_path, const YAML::Node& where,
+                            const std::string& path, const std::string& message) const {
+    if (from_override(where_path)) {
+      const YAML::Mark m = where.Mark();
+      const bool valid = !m.is_null();
+      throw ScenarioError(kOverrideSource, valid ? m.line + 1 : 1, valid ? m.column + 1 : 1, path,
+                          message);
+    }
+    const YAML::Mark m = where.Mark();
+    if (m.is_null()) {
+      throw ScenarioError(source_, 1, 1, path, message);
+    }
+    throw ScenarioError(source_, m.line + 1, m.column + 1, path, message);
+  }
+  // For errors found after reading (builder, traffic expansion): points at the deepest node that
+  // exists along `path`, so a defaulted key is reported at its parent.
+  [[noreturn]] void fail_path(const std::string& path, const std::string& message) const;
+
+  // Scalar readers. Each checks the node's type and range and reports expected vs got.
+  std::string read_string(const YAML::Node& node, const std::string& path) const;
+  uint64_t read_uint(const YAML::Node& node, const std::string& path, uint64_t min,
+                     uint64_t max) const;
+  uint32_t read_u32(const YAML::Node& node, const std::string& path, uint32_t min = 0) const {
+    return static_cast<uint32_t>(read_uint(node, path, min, std::numeric_limits<uint32_t>::max()));
+  }
+  int64_t read_int(const YAML::Node& node, const std::string& path) const;
+  double read_number(const YAML::Node& node, const std::string& path) const;
+  bool read_bool(const YAML::Node& node, const std::string& path) const;
+  Time read_time(const YAML::Node& node, const std::string& path) const;
+  Bytes read_bytes(const YAML::Node& node, const std::string& path) const;
+  Bandwidth read_bandwidth(const YAML::Node& node, const std::string& path) const;
+  template <typename E>
+  E read_enum(const YAML::Node& node, const std::string& path,
+              const std::vector<std::pair<std::string_view, E>>& table) const;
+
+ private:
+  bool from_override(const std::string& path) const;
+  void apply_override(const Override& o);
+  const std::string& scalar(const YAML::Node& node, const std::string& path,
+                            const std::string& expected) const;
+
+  Scenario read_root();
+  topo::FabricParams read_fabric(const YAML::Node& node, const std::string& path) const;
+  void read_link(const YAML::Node& node, const std::string& path, net::LinkParams& link) const;
+  models::TrafficSpec read_traffic_entry(const YAML::Node& node, const std::string& path) const;
+  models::MessageSpec read_message(const YAML::Node& node, const std::string& path) const;
+  void validate(const Scenario& scenario) const;
+
+  std::string source_;
+  const LoadOptions& options_;
+  YAML::Node root_;
+  // Paths whose nodes came from --set (assigned values and maps created on the way to them).
+  std::vector<std::string> override_paths_;
+};
+
+MapView::MapView(const Loader& loader, const YAML::Node& node, std::string path,
+                 std::vector<std::string_view> allowed, const std::string& context)
+    : loader_(loader), node_(node), path_(std::move(path)) {
+  if (!node.IsMap()) {
+    loader.fail(path_, node, "expected a map, got " + describe(node));
+  }
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const YAML::Node key_node = it->first;
+    if (!key_node.IsScalar()) {
+      loader.fail(path_, key_node, "expected a plain key, got " + describe(key_node));
+    }
+    const std::string key = key_node.Scalar();
+    bool known = false;
+    for (std::string_view a : allowed) {
+      known = known || a == key;
+    }
+    if (!known) {
+      loader.fail(path_of(key), key_node,
+                  "unknown key " + quoted(key) + context + "; expected one of: " + one_of(allowed));
+    }
+    for (const Entry& e : entries_) {
+      if (e.key == key) {
+        loader.fail(path_of(key), key_node,
+                    "duplicate key " + quoted(key) + " (first given on line " +
+                        std::to_string(e.key_node.Mark().line + 1) + ")");
+      }
+    }
+    entries_.push_back(Entry{key, key_node, it->second});
+  }
+}
+
+const YAML::Node* MapView::find(std::string_view key) const {
+  for (const Entry& e : entries_) {
+    if (e.key == key) {
+      return &e.value;
+    }
+  }
+  return nullptr;
+}
+
+const YAML::Node& MapView::require(std::string_view key) const {
+  const YAML::Node* v = find(key);
+  if (v == nullptr) {
+    loader_.fail_at(path_, node_, path_of(key), "missing required key " + quoted(key));
+  }
+  return *v;
+}
+
+bool Loader::from_override(const std::string& path) const {
+  for (const std::string& o : override_paths_) {
+    if (path == o ||
+        (path.size() > o.size() && path.compare(0, o.size(), o) == 0 && path[o.size()] == '.')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void Loader::apply_override(const Override& o) {
+  const std::vector<std::string> parts = split_path(o.path);
+  for (const std::string& part : parts) {
+    if (part.empty()) {
+      throw ScenarioError(
+          kOverrideSource, 1, 1, o.path,
+          "expected a dotted path with non-empty components, got " + quoted(o.path));
+    }
+  }
+  YAML::Node value;
+  try {
+    value.reset(YAML::Load(o.value));
+  } catch (const YAML::ParserException& e) {
+    throw ScenarioError(kOverrideSource, e.mark.line + 1, e.mark.column + 1, o.path,
+                        "invalid YAML value " + quoted(o.value) + ": " + e.msg);
+  }
+  // An empty document has no root node to write into; start from an empty map.
+  if (!root_.IsDefined() || root_.IsNull()) {
+    root_.reset(YAML::Node(YAML::NodeType::Map));
+  }
+  YAML::Node cur;
+  cur.reset(root_);
+  std::string walked;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const std::string& part = parts[i];
+    const bool last = i + 1 == parts.size();
+    const std::string here = join_path(walked, part);
+    if (cur.IsSequence()) {
+      const std::optional<std::size_t> index = parse_index(part);
+      if (!index) {
+        throw ScenarioError(
+            kOverrideSource, 1, 1, o.path,
+            "cannot set " + quoted(o.path) + ": " + walked +
+                " is a sequence, so the next path component must be an index, got " + quoted(part));
+      }
+      if (*index >= cur.size()) {
+        throw ScenarioError(kOverrideSource, 1, 1, o.path,
+                            "cannot set " + quoted(o.path) + ": index " + part +
+                                " is out of range, " + walked + " has " +
+                                std::to_string(cur.size()) + " entries");
+      }
+      if (last) {
+        cur[*index] = value;
+      } else {
+        YAML::Node next = cur[*index];
+        cur.reset(next);
+      }
+    } else if (cur.IsMap() || cur.IsNull() || !cur.IsDefined()) {
+      // A null node (an empty `key:` or an empty document) becomes a map, as writing into it
+      // implies.
+      if (last) {
+        cur[part] = value;
+      } else {
+        const YAML::Node& const_cur = cur;
+        if (!const_cur[part].IsDefined()) {
+          cur[part] = YAML::Node(YAML::NodeType::Map);
+          override_paths_.push_back(here);
+        }
+        YAML::Node next = cur[part];
+        cur.reset(next);
+      }
+    } else {
+      throw ScenarioError(kOverrideSource, 1, 1, o.path,
+                          "cannot set " + quoted(o.path) + ": " + walked + " is " + describe(cur) +
+                              ", not a map or sequence");
+    }
+    walked = here;
+  }
+  override_paths_.push_back(o.path);
+}
+
+void Loader::fail_path(const std::string& path, const std::string& message) const {
+  YAML::Node cur;
+  cur.reset(root_);
+  std::string walked;
+  for (const std::string& part : split_path(path)) {
+    YAML::Node next;
+    if (cur.IsMap()) {
+      const YAML::Node& const_cur = cur;
+      const YAML::Node child = const_cur[part];
+      if (!child.IsDefined()) {
+        break;
+      }
+      next.reset(child);
+    } else if (cur.IsSequence()) {
+      const std::optional<std::size_t> index = parse_index(part);
+      if (!index || *index >= cur.size()) {
+        break;
+      }
+      const YAML::Node& const_cur = cur;
+      next.reset(const_cur[*index]);
+    } else {
+      break;
+    }
+    cur.reset(next);
+    walked = join_path(walked, part);
+  }
+  fail_at(walked, cur, path, message);
+}
+
+const std::string& Loader::scalar(const YAML::Node& node, const std::string& path,
+                                  const std::string& expected) const {
+  if (!node.IsScalar()) {
+    fail(path, node, "expected " + expected + ", got " + describe(node));
+  }
+  return node.Scalar();
+}
+
+std::string Loader::read_string(const YAML::Node& node, const std::string& path) const {
+  const std::string& s = scalar(node, path, "a string");
+  if (s.empty()) {
+    fail(path, node, "expected a non-empty string, got \"\"");
+  }
+  return s;
+}
+
+uint64_t Loader::read_uint(const YAML::Node& node, const std::string& path, uint64_t min,
+                           uint64_t max) const {
+  const std::string& s = scalar(node, path, "a non-negative integer");
+  bool digits = !s.empty();
+  for (char c : s) {
+    digits = digits && c >= '0' && c <= '9';
+  }
+  // Also rejects "-3", "1.5", "1e3", "0x10": counts are written as plain decimal integers.
+  if (!digits) {
+    fail(path, node, "expected a non-negative integer, got " + quoted(s));
+  }
+  errno = 0;
+  const unsigned long long v = std::strtoull(s.c_str(), nullptr, 10);
+  if (errno == ERANGE || v < min || v > max) {
+    fail(path, node,
+         "expected an integer in " + std::to_string(min) + ".." + std::to_string(max) + ", got " +
+             s);
+  }
+  return v;
+}
+
+int64_t Loader::read_int(const YAML::Node& node, const std::string& path) const {
+  const std::string& s = scalar(node, path, "an integer");
+  const std::size_t first = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
+  bool digits = s.size() > first;
+  for (std::size_t i = first; i < s.size(); ++i) {
+    digits = digits && s[i] >= '0' && s[i] <= '9';
+  }
+  if (!digits) {
+    fail(path, node, "expected an integer, got " + quoted(s));
+  }
+  errno = 0;
+  const long long v = std::strtoll(s.c_str(), nullptr, 10);
+  if (errno == ERANGE) {
+    fail(path, node, "expected a 64-bit integer, got " + s);
+  }
+  return v;
+}
+
+double Loader::read_number(const YAML::Node& node, const std::string& path) const {
+  const std::string& s = scalar(node, path, "a number");
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || errno == ERANGE || !std::isfinite(v)) {
+    fail(path, node, "expected a finite number, got " + quoted(s));
+  }
+  return v;
+}
+
+bool Loader::read_bool(const YAML::Node& node, const std::string& path) const {
+  const std::string& s = scalar(node, path, "true or false");
+  if (s == "true" || s == "True" || s == "TRUE") {
+    return true;
+  }
+  if (s == "false" || s == "False" || s == "FALSE") {
+    return false;
+  }
+  fail(path, node, "expected true or false, got " + quoted(s));
+}
+
+Time Loader::read_time(const YAML::Node& node, const std::string& path) const {
+  const std::string& s = scalar(node, path, "a time like \"1.5us\"");
+  try {
+    return parse_time(s);
+  } catch (const UnitError& e) {
+    fail(path, node, e.what());
+  }
+}
+
+Bytes Loader::read_bytes(const YAML::Node& node, const std::string& path) const {
+  const std::string& s = scalar(node, path, "a size like \"64MiB\"");
+  try {
+    return parse_bytes(s);
+  } catch (const UnitError& e) {
+    fail(path, node, e.what());
+  }
+}
+
+Bandwidth Loader::read_bandwidth(const YAML::Node& node, const std::string& path) const {
+  const std::string& s = scalar(node, path, "a bandwidth like \"400Gbps\"");
+  try {
+    return parse_bandwidth(s);
+  } catch (const UnitError& e) {
+    fail(path, node, e.what());
+  }
+}
+
+template <typename E>
+E Loader::read_enum(const YAML::Node& node, const std::string& path,
+                    const std::vector<std::pair<std::string_view, E>>& table) const {
+  std::vector<std::string_view> names;
+  for (const auto& [name, value] : table) {
+    names.push_back(name);
+  }
+  const std::string& s = scalar(node, path, "one of: " + one_of(names));
+  for (const auto& [name, value] : table) {
+    if (name == s) {
+      return value;
+    }
+  }
+  fail(path, node, "expected one of: " + one_of(names) + "; got " + quoted(s));
+}
+
+const std::vector<std::pair<std::string_view, topo::TopologyKind>> kTopologies{
+    {"spine_leaf", topo::TopologyKind::SpineLeaf},
+    {"fat_tree", topo::TopologyKind::FatTree},
+    {"rail_optimized", topo::TopologyKind::RailOptimized},
+};
+
+const std::vector<std::pair<std::string_view, Fidelity>> kFidelities{
+    {"packet", Fidelity::Packet},
+    {"analytic", Fidelity::Analytic},
+};
+
+const std::vector<std::pair<std::string_view, models::TrafficPattern>> kPatterns{
+    {"messages", models::TrafficPattern::Explicit},
+    {"ring_shift", models::TrafficPattern::RingShift},
+    {"permutation", models::TrafficPattern::Permutation},
+    {"incast", models::TrafficPattern::Incast},
+    {"all_to_all", models::TrafficPattern::AllToAll},
+};
+
+constexpr uint64_t kMaxPriority = 7;  // 802.1p classes 0..7
+
+Scenario Loader::load(const std::string& text) {
+  try {
+    root_.reset(YAML::Load(text));
+  } catch (const YAML::ParserException& e) {
+    throw ScenarioError(source_, e.mark.line + 1, e.mark.column + 1, "", e.msg);
+  }
+  for (const Override& o : options_.overrides) {
+    apply_override(o);
+  }
+  Scenario scenario = read_root();
+  if (options_.seed) {
+    scenario.seed = *options_.seed;
+  }
+  validate(scenario);
+  return scenario;
+}
+
+Scenario Loader::read_root() {
+  const MapView top(*this, root_, "", {"name", "seed", "fidelity", "fabric", "traffic"});
+  Scenario s;
+  s.source = source_;
+  s.name = read_string(top.require("name"), "name");
+  if (const YAML::Node* n = top.find("seed")) {
+    s.seed = read_uint(*n, "seed", 0, std::numeric_limits<uint64_t>::max());
+  }
+  if (const YAML::Node* n = top.find("fidelity")) {
+    s.fidelity = read_enum(*n, "fidelity", kFidelities);
+  }
+  s.fabric = read_fabric(top.require("fabric"), "fabric");
+
+  const YAML::Node& traffic = top.require("traffic");
+  if (!traffic.IsSequence()) {
+    fail("traffic", traffic, "expected a sequence of traffic entries, got " + describe(traffic));
+  }
+  if (traffic.size() == 0) {
+    fail("traffic", traffic, "expected at least one traffic entry, got an empty sequence");
+  }
+  for (std::size_t i = 0; i < traffic.size(); ++i) {
+    s.traffic.push_back(read_traffic_entry(traffic[i], join_path("traffic", i)));
+  }
+  return s;
+}
+
+topo::FabricParams Loader::read_fabric(const YAML::Node& node, const std::string& path) const {
+  const MapView fabric(
+      *this, node, path,
+      {"topology", "spine_leaf", "fat_tree", "rail_optimized", "host", "links", "switch", "ecmp"});
+  topo::FabricParams p;
+  p.kind = read_enum(fabric.require("topology"), fabric.path_of("topology"), kTopologies);
+
+  // Blocks of the topologies not selected are still read, so a typo there is caught before a sweep
+  // flips `fabric.topology` to them.
+  if (const YAML::Node* n = fabric.find("spine_leaf")) {
+    const MapView m(
+        *this, *n, fabric.path_of("spine_leaf"),
+        {"leaves", "hosts_per_leaf", "spines", "uplinks_per_spine", "oversubscription"});
+    auto& sl = p.spine_leaf;
+    if (const YAML::Node* v = m.find("leaves")) {
+      sl.leaves = read_u32(*v, m.path_of("leaves"));
+    }
+    if (const YAML::Node* v = m.find("hosts_per_leaf")) {
+      sl.hosts_per_leaf = read_u32(*v, m.path_of("hosts_per_leaf"));
+    }
+    // null clears an optional field, so `--set fabric.spine_leaf.oversubscription=null` works.
+    // Ranges and combinations (0 spines, spines together with oversubscription) are checked by
+    // build_fabric, whose TopologyError is mapped back to the node here.
+    if (const YAML::Node* v = m.find("spines"); v && !v->IsNull()) {
+      sl.spines = read_u32(*v, m.path_of("spines"));
+    }
+    if (const YAML::Node* v = m.find("uplinks_per_spine")) {
+      sl.uplinks_per_spine = read_u32(*v, m.path_of("uplinks_per_spine"));
+    }
+    if (const YAML::Node* v = m.find("oversubscription"); v && !v->IsNull()) {
+      sl.oversubscription = read_number(*v, m.path_of("oversubscription"));
+    }
+  }
+  if (const YAML::Node* n = fabric.find("fat_tree")) {
+    const MapView m(*this, *n, fabric.path_of("fat_tree"),
+                    {"k", "pods", "leaves_per_pod", "spines_per_pod", "hosts_per_leaf", "cores"});
+    auto& ft = p.fat_tree;
+    if (const YAML::Node* v = m.find("k"); v && !v->IsNull()) {
+      ft.k = read_u32(*v, m.path_of("k"));
+    }
+    const std::pair<std::string_view, uint32_t*> counts[] = {
+        {"pods", &ft.pods},
+        {"leaves_per_pod", &ft.leaves_per_pod},
+        {"spines_per_pod", &ft.spines_per_pod},
+        {"hosts_per_leaf", &ft.hosts_per_leaf},
+        {"cores", &ft.cores},
+    };
+    for (const auto& [key, field] : counts) {
+      if (const YAML::Node* v = m.find(key)) {
+        *field = read_u32(*v, m.path_of(key));
+        // k fixes every count; an explicit count next to it would be silently ignored.
+        if (ft.k) {
+          fail(m.path_of(key), *v,
+               "expected either k or explicit counts, got k = " + std::to_string(*ft.k) + " and " +
+                   std::string(key) + " = " + std::to_string(*field));
+        }
+      }
+    }
+  }
+  if (const YAML::Node* n = fabric.find("rail_optimized")) {
+    const MapView m(*this, *n, fabric.path_of("rail_optimized"),
+                    {"groups", "hosts_per_group", "spines", "uplinks_per_spine"});
+    auto& r = p.rail;
+    if (const YAML::Node* v = m.find("groups")) {
+      r.groups = read_u32(*v, m.path_of("groups"));
+    }
+    if (const YAML::Node* v = m.find("hosts_per_group")) {
+      r.hosts_per_group = read_u32(*v, m.path_of("hosts_per_group"));
+    }
+    if (const YAML::Node* v = m.find("spines")) {
+      r.spines = read_u32(*v, m.path_of("spines"));
+    }
+    if (const YAML::Node* v = m.find("uplinks_per_spine")) {
+      r.uplinks_per_spine = read_u32(*v, m.path_of("uplinks_per_spine"));
+    }
+  }
+  if (const YAML::Node* n = fabric.find("host")) {
+    const MapView m(*this, *n, fabric.path_of("host"), {"gpus", "nics"});
+    if (const YAML::Node* v = m.find("gpus")) {
+      p.host.gpus = read_u32(*v, m.path_of("gpus"));
+    }
+    if (const YAML::Node* v = m.find("nics")) {
+      p.host.nics = read_u32(*v, m.path_of("nics"));
+    }
+  }
+  if (const YAML::Node* n = fabric.find("links")) {
+    const MapView m(*this, *n, fabric.path_of("links"), {"host", "fabric", "core", "nvlink"});
+    const std::pair<std::string_view, net::LinkParams*> classes[] = {
+        {"host", &p.links.host},
+        {"fabric", &p.links.fabric},
+        {"core", &p.links.core},
+        {"nvlink", &p.links.nvlink},
+    };
+    for (const auto& [key, link] : classes) {
+      if (const YAML::Node* v = m.find(key)) {
+        read_link(*v, m.path_of(key), *link);
+      }
+    }
+  }
+  if (const YAML::Node* n = fabric.find("switch")) {
+    const MapView m(*this, *n, fabric.path_of("switch"), {"buffer", "priorities"});
+    if (const YAML::Node* v = m.find("buffer")) {
+      p.switch_params.buffer = read_bytes(*v, m.path_of("buffer"));
+    }
+    if (const YAML::Node* v = m.find("priorities")) {
+      p.switch_params.priorities = read_u32(*v, m.path_of("priorities"));
+    }
+  }
+  if (const YAML::Node* n = fabric.find("ecmp")) {
+    const MapView m(*this, *n, fabric.path_of("ecmp"), {"hash_seed", "per_switch_salt"});
+    if (const YAML::Node* v = m.find("hash_seed")) {
+      p.ecmp_hash_seed =
+          read_uint(*v, m.path_of("hash_seed"), 0, std::numeric_limits<uint64_t>::max());
+    }
+    if (const YAML::Node* v = m.find("per_switch_salt")) {
+      p.ecmp_per_switch_salt = read_bool(*v, m.path_of("per_switch_salt"));
+    }
+  }
+  return p;
+}
+
+void Loader::read_link(const YAML::Node& node, const std::string& path,
+                       net::LinkParams& link) const {
+  const MapView m(*this, node, path, {"bandwidth", "delay", "mtu", "header"});
+  // Positivity (bandwidth, MTU) is build_fabric's check, for the link classes it uses.
+  if (const YAML::Node* v = m.find("bandwidth")) {
+    link.bandwidth = read_bandwidth(*v, m.path_of("bandwidth"));
+  }
+  if (const YAML::Node* v = m.find("delay")) {
+    link.delay = read_time(*v, m.path_of("delay"));
+  }
+  if (const YAML::Node* v = m.find("mtu")) {
+    link.mtu = read_bytes(*v, m.path_of("mtu"));
+  }
+  if (const YAML::Node* v = m.find("header")) {
+    link.header = read_bytes(*v, m.path_of("header"));
+  }
+}
+
+models::TrafficSpec Loader::read_traffic_entry(const YAML::Node& node,
+                                               const std::string& path) const {
+  if (!node.IsMap()) {
+    fail(path, node, "expected a traffic entry (a map), got " + describe(node));
+  }
+  // The pattern decides which keys are valid, so it is read before the keys are checked.
+  const YAML::Node pattern_node = node["pattern"];
+  if (!pattern_node.IsDefined()) {
+    fail_at(path, node, join_path(path, "pattern"), "missing required key \"pattern\"");
+  }
+  models::TrafficSpec t;
+  t.pattern = read_enum(pattern_node, join_path(path, "pattern"), kPatterns);
+  const std::string pattern_name = pattern_node.Scalar();
+
+  std::vector<std::string_view> allowed{"pattern"};
+  if (t.pattern == models::TrafficPattern::Explicit) {
+    allowed.push_back("messages");
+  } else {
+    allowed.insert(allowed.end(), {"size", "start", "priority"});
+  }
+  if (t.pattern == models::TrafficPattern::RingShift) {
+    allowed.push_back("shift");
+  }
+  if (t.pattern == models::TrafficPattern::Incast) {
+    allowed.insert(allowed.end(), {"senders", "receiver"});
+  }
+  const MapView m(*this, node, path, allowed, " for pattern " + pattern_name);
+
+  if (t.pattern == models::TrafficPattern::Explicit) {
+    const YAML::Node& list = m.require("messages");
+    const std::string list_path = m.path_of("messages");
+    if (!list.IsSequence()) {
+      fail(list_path, list, "expected a sequence of messages, got " + describe(list));
+    }
+    if (list.size() == 0) {
+      fail(list_path, list, "expected at least one message, got an empty sequence");
+    }
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      t.messages.push_back(read_message(list[k], join_path(list_path, k)));
+    }
+    return t;
+  }
+  t.size = read_bytes(m.require("size"), m.path_of("size"));
+  if (const YAML::Node* v = m.find("start")) {
+    t.start = read_time(*v, m.path_of("start"));
+  }
+  if (const YAML::Node* v = m.find("priority")) {
+    t.priority = static_cast<uint8_t>(read_uint(*v, m.path_of("priority"), 0, kMaxPriority));
+  }
+  if (const YAML::Node* v = m.find("shift")) {
+    t.shift = read_int(*v, m.path_of("shift"));
+  }
+  if (t.pattern == models::TrafficPattern::Incast) {
+    t.senders = read_u32(m.require("senders"), m.path_of("senders"));
+    if (const YAML::Node* v = m.find("receiver")) {
+      t.receiver = read_u32(*v, m.path_of("receiver"));
+    }
+  }
+  return t;
+}
+
+models::MessageSpec Loader::read_message(const YAML::Node& node, const std::string& path) const {
+  const MapView m(*this, node, path, {"src", "dst", "size", "start", "priority"});
+  models::MessageSpec msg;
+  msg.src_gpu = read_u32(m.require("src"), m.path_of("src"));
+  msg.dst_gpu = read_u32(m.require("dst"), m.path_of("dst"));
+  msg.size = read_bytes(m.require("size"), m.path_of("size"));
+  if (const YAML::Node* v = m.find("start")) {
+    msg.start = read_time(*v, m.path_of("start"));
+  }
+  if (const YAML::Node* v = m.find("priority")) {
+    msg.priority = static_cast<uint8_t>(read_uint(*v, m.path_of("priority"), 0, kMaxPriority));
+  }
+  return msg;
+}
+
+void Loader::validate(const Scenario& scenario) const {
+  // The builder checks every fabric range and combination; its path is relative to `fabric.`.
+  net::NetworkSpec spec;
+  try {
+    spec = topo::build_fabric(scenario.fabric);
+  } catch (const topo::TopologyError& e) {
+    fail_path(e.path().empty() ? "fabric" : join_path("fabric", e.path()), e.what());
+  }
+
+  // A priority without an output queue would have nowhere to go in the switches (priorities is
+  // known to be >= 1 once the fabric is built).
+  const uint32_t classes = scenario.fabric.switch_params.priorities;
+  const auto check_priority = [&](uint8_t priority, const std::string& path) {
+    if (priority >= classes) {
+      fail_path(path, "expected a priority in 0.." + std::to_string(classes - 1) +
+                          " (fabric.switch.priorities is " + std::to_string(classes) + "), got " +
+                          std::to_string(priority));
+    }
+  };
+  for (std::size_t i = 0; i < scenario.traffic.size(); ++i) {
+    const models::TrafficSpec& t = scenario.traffic[i];
+    const std::string entry = join_path("traffic", i);
+    if (t.pattern != models::TrafficPattern::Explicit) {
+      check_priority(t.priority, join_path(entry, "priority"));
+    }
+    for (std::size_t k = 0; k < t.messages.size(); ++k) {
+      check_priority(t.messages[k].priority,
+                     join_path(join_path(join_path(entry, "messages"), k), "priority"));
+    }
+  }
+
+  // build_fabric caps the GPU count at 2^32 - 1, so the rank count fits.
+  try {
+    models::expand_traffic(scenario.traffic, static_cast<uint32_t>(spec.gpus.size()),
+                           scenario.seed);
+  } catch (const models::TrafficError& e) {
+    const std::string entry = join_path("traffic", e.index());
+    fail_path(e.path().empty() ? entry : join_path(entry, e.path()), e.what());
+  }
+}
+
+}  // namespace
+
+Scenario load_scenario_text(const std::string& yaml_text, const std::string& source_name,
+                            const LoadOptions& options) {
+  Loader loader(source_name, options);
+  return loader.load(yaml_text);
+}
+
+Scenario load_scenario_file(const std::string& path, const LoadOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int err = errno;
+    throw ScenarioError(
+        path, 0, 0, "",
+        std::string("cannot read file: ") + (err != 0 ? std::strerror(err) : "open failed"));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    throw ScenarioError(path, 0, 0, "", "cannot read file: read error");
+  }
+  return load_scenario_text(text.str(), path, options);
+}
+
+Scenario load_default_scenario(const LoadOptions& options) {
+  return load_scenario_text(default_scenario_yaml(), kDefaultScenarioSource, options);
+}
+
+Override parse_override(const std::string& arg) {
+  const std::size_t eq = arg.find('=');
+  if (eq == std::string::npos) {
+    throw ScenarioError(kOverrideSource, 0, 0, "",
+                        "expected dotted.path=value, got " + quoted(arg));
+  }
+  Override o{arg.substr(0, eq), arg.substr(eq + 1)};
+  for (const std::string& part : split_path(o.path)) {
+    if (part.empty()) {
+      throw ScenarioError(
+          kOverrideSource, 0, 0, "",
+          "expected dotted.path=value with non-empty path components, got " + quoted(arg));
+    }
+  }
+  return o;
+}
+
+}  // namespace syncsim::app

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# End-to-end checks of the syncsim command line: exit codes, error format, JSON keys.
+# usage: test_cli.sh SYNCSIM_BINARY SOURCE_DIR
+set -u
+bin=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+passes=0
+check() {  # check NAME CONDITION...
+  local name=$1
+  shift
+  if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; fails=$((fails + 1)); fi
+}
+
+# The default scenario runs, and --json carries the contract keys.
+"$bin" run --json --set traffic.0.size=256KiB >"$tmp/out.json" 2>"$tmp/err"
+check "default run exits 0" test $? -eq 0
+for key in scenario seed fidelity sim_time_s wall_s events packet_hops bytes_injected bytes_delivered \
+           bytes_dropped messages max_queue_bytes; do
+  check "json has $key" grep -q "\"$key\"" "$tmp/out.json"
+done
+for key in count fct_s min mean p50 p99 max; do
+  check "json messages has $key" grep -q "\"$key\"" "$tmp/out.json"
+done
+check "--seed is reported" bash -c "'$bin' run --json --seed 77 --set traffic.0.size=64KiB | grep -q '\"seed\": 77'"
+
+# Bad input: one line file:line:col: path: message, exit code 2.
+cat >"$tmp/bad.yaml" <<'YAML'
+name: bad
+fabric:
+  topology: spine_leaf
+  spine_leaf: {leaves: 2, hosts_per_leaf: 2, spines: 2}
+  links:
+    host: {bandwidth: 400}
+traffic:
+  - {pattern: ring_shift, size: 1MiB}
+YAML
+"$bin" run "$tmp/bad.yaml" >"$tmp/out" 2>"$tmp/err"
+check "bad unit exits 2" test $? -eq 2
+check "bad unit names file:line:col and path" grep -q "bad.yaml:6:.*fabric.links.host.bandwidth" "$tmp/err"
+check "bad input prints one line" test "$(wc -l <"$tmp/err")" -eq 1
+
+"$bin" run "$tmp/missing.yaml" >/dev/null 2>"$tmp/err"
+check "missing file exits 2" test $? -eq 2
+"$bin" run --set 'nonsense' >/dev/null 2>"$tmp/err"
+check "malformed --set exits 2" test $? -eq 2
+"$bin" run --set fabric.spine_leaf.leaves=0 >/dev/null 2>"$tmp/err"
+check "0 leaves exits 2" test $? -eq 2
+check "0 leaves names the path" grep -q "fabric.spine_leaf.leaves" "$tmp/err"
+"$bin" run --no-such-flag >/dev/null 2>"$tmp/err"
+check "unknown flag exits 2" test $? -eq 2
+"$bin" frobnicate >/dev/null 2>"$tmp/err"
+check "unknown command exits 2" test $? -eq 2
+
+# Reference scenarios parse and analytic fidelity runs them quickly.
+for f in "$src"/scenarios/*.yaml; do
+  "$bin" run "$f" --set fidelity=analytic --json >/dev/null 2>"$tmp/err"
+  check "$(basename "$f") runs (analytic)" test $? -eq 0
+done
+
+echo "cli: $passes passed, $fails failed"
+test "$fails" -eq 0
