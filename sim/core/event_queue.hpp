@@ -51,6 +51,9 @@ class EventQueue {
   // Makes run() return after the event in progress.
   void stop() { stop_requested_ = true; }
 
+  // Jumps the insertion sequence forward so tests can cross the 2^32 renumbering point.
+  void advance_sequence_for_testing(uint64_t next) { next_seq_ = next; }
+
   void reserve(std::size_t n) {
     heap_.reserve(n);
     payloads_.reserve(n);

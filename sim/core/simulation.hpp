@@ -9,7 +9,7 @@
 namespace syncsim {
 
 // Stream ids for RngStream, one per component family; a component adds its own index.
-enum class RngStreamKind : uint64_t { Traffic = 1, Ecmp = 2, Jitter = 3, Compute = 4 };
+enum class RngStreamKind : uint64_t { Traffic = 1, Ecmp = 2, Jitter = 3, Compute = 4, Ecn = 5 };
 
 class Simulation {
  public:

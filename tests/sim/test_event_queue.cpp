@@ -125,3 +125,13 @@ TEST_CASE("rng: streams are reproducible and independent") {
   const double u = ra.uniform();
   CHECK((u >= 0.0 && u < 1.0));
 }
+
+TEST_CASE("event queue: order survives the sequence renumbering at 2^32 insertions") {
+  EventQueue q;
+  Recorder r;
+  r.q = &q;
+  q.advance_sequence_for_testing((uint64_t{1} << 32) - 3);
+  for (uint64_t i = 0; i < 10; ++i) q.schedule(Time::ns(static_cast<int64_t>(i % 3)), &r, 0, i);
+  q.run();
+  CHECK(r.seen == std::vector<uint64_t>{0, 3, 6, 9, 1, 4, 7, 2, 5, 8});
+}
