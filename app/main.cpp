@@ -9,8 +9,12 @@
 #include <vector>
 
 #include "app/bench.hpp"
+#include "app/calibrate_cmd.hpp"
+#include "app/collective_cmd.hpp"
 #include "app/runner.hpp"
 #include "app/scenario_loader.hpp"
+#include "app/units.hpp"
+#include "calibration/profile.hpp"
 #include "sim/core/check.hpp"
 
 namespace po = boost::program_options;
@@ -28,6 +32,8 @@ const char* kUsage =
     "commands:\n"
     "  run [SCENARIO]   simulate a scenario (the built-in default when no file is given)\n"
     "  bench            event-queue and packet-forwarding throughput on the reference scenarios\n"
+    "  calibrate import|fit LOG...  nccl-tests logs -> measurement table / alpha-beta fits\n"
+    "  collective [SCENARIO]  nccl-tests-style sweep of one collective (all_reduce_perf table)\n"
     "\n"
     "`syncsim <command> --help` describes a command's options.\n";
 
@@ -126,6 +132,79 @@ int cmd_bench(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+int cmd_collective(const std::vector<std::string>& args) {
+  po::options_description opts("syncsim collective [SCENARIO] [options]");
+  opts.add_options()("help,h", "show this help")(
+      "scenario", po::value<std::string>(), "scenario YAML file (default: the built-in scenario)")(
+      "set", po::value<std::vector<std::string>>()->composing(),
+      "override a scenario value: --set dotted.path=value (repeatable)")(
+      "op", po::value<std::string>()->default_value("all_reduce"),
+      "all_reduce | reduce_scatter | all_gather | broadcast | reduce | all_to_all | send_recv")(
+      "algo", po::value<std::string>(),
+      "ring | tree | halving_doubling | hierarchical | pairwise | auto (NCCL's cost model picks "
+      "ring or tree per size; default: ring, pairwise for all_to_all and send_recv)")(
+      "ranks", po::value<uint32_t>()->default_value(0), "ranks = the first N GPUs (0: all)")(
+      "min-bytes,b", po::value<std::string>()->default_value("32M"),
+      "smallest size; K/M/G/T are powers of 1024 as in nccl-tests, or units like 64MiB, 1GB")(
+      "max-bytes,e", po::value<std::string>()->default_value("32M"), "largest size")(
+      "step-factor,f", po::value<int64_t>()->default_value(2), "size multiplier between rows")(
+      "channels", po::value<uint32_t>()->default_value(1), "parallel rings")(
+      "chunk-bytes", po::value<std::string>()->default_value("0"), "pipelining chunk (0: none)")(
+      "root", po::value<uint32_t>()->default_value(0), "broadcast/reduce root, send_recv sender")(
+      "step-latency", po::value<std::string>()->default_value("0"),
+      "delay before every transfer (protocol/launch overhead), e.g. 2us")(
+      "hbm", po::value<std::string>()->default_value("3.35TBps"),
+      "GPU memory bandwidth for reductions (3 bytes of traffic per byte reduced); 0 = free")(
+      "json", "print the rows as JSON");
+  po::positional_options_description pos;
+  pos.add("scenario", 1);
+  const po::variables_map vm = parse(args, opts, pos);
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    return kExitOk;
+  }
+  app::CollectiveSweepOptions o;
+  app::LoadOptions load;
+  try {
+    o.op = models::parse_collective_op(vm["op"].as<std::string>());
+    if (vm.count("algo")) {
+      const std::string algo = vm["algo"].as<std::string>();
+      if (algo == "auto") {
+        o.auto_algo = true;
+      } else {
+        o.algo = models::parse_collective_algo(algo);
+      }
+    }
+    o.ranks = vm["ranks"].as<uint32_t>();
+    o.min_bytes = app::parse_size_flag(vm["min-bytes"].as<std::string>());
+    o.max_bytes = app::parse_size_flag(vm["max-bytes"].as<std::string>());
+    o.step_factor = vm["step-factor"].as<int64_t>();
+    o.channels = vm["channels"].as<uint32_t>();
+    o.chunk_bytes = app::parse_size_flag(vm["chunk-bytes"].as<std::string>());
+    o.root = vm["root"].as<uint32_t>();
+    o.run.step_latency = app::parse_time(vm["step-latency"].as<std::string>());
+    const std::string hbm = vm["hbm"].as<std::string>();
+    o.run.hbm_bytes_per_s = hbm == "0" ? 0.0 : app::parse_bandwidth(hbm).bytes_per_second();
+  } catch (const std::invalid_argument& e) {  // unknown op/algo, app::UnitError
+    throw UsageError(e.what());
+  }
+  if (vm.count("set")) {
+    for (const auto& s : vm["set"].as<std::vector<std::string>>()) {
+      load.overrides.push_back(app::parse_override(s));
+    }
+  }
+  const app::Scenario scenario = vm.count("scenario")
+                                     ? app::load_scenario_file(vm["scenario"].as<std::string>(), load)
+                                     : app::load_default_scenario(load);
+  const app::CollectiveSweep sweep = app::run_collective_sweep(scenario, o);
+  if (vm.count("json")) {
+    std::cout << app::nccl_tests_json(sweep.header, sweep.rows).dump(2) << "\n";
+  } else {
+    std::cout << app::format_nccl_tests(sweep.header, sweep.rows);
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -139,10 +218,27 @@ int main(int argc, char** argv) {
   try {
     if (command == "run") return cmd_run(args);
     if (command == "bench") return cmd_bench(args);
+    if (command == "calibrate") return app::calibrate_main(args, std::cout);
+    if (command == "collective") return cmd_collective(args);
     std::cerr << "syncsim: unknown command \"" << command << "\"\n" << kUsage;
     return kExitBadInput;
   } catch (const app::ScenarioError& e) {
     std::cerr << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const app::CollectiveUsageError& e) {
+    std::cerr << "syncsim " << command << ": " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const calibration::ParseError& e) {  // nccl-tests log: "file:line: expected, found"
+    std::cerr << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const calibration::FitError& e) {
+    std::cerr << "syncsim " << command << ": " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const calibration::ProfileError& e) {
+    std::cerr << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const app::CalibrateUsageError& e) {
+    std::cerr << "syncsim " << command << ": " << e.what() << "\n";
     return kExitBadInput;
   } catch (const UsageError& e) {
     std::cerr << "syncsim " << command << ": " << e.what() << "\n";

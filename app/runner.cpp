@@ -9,6 +9,7 @@
 
 #include "models/traffic.hpp"
 #include "sim/backends/analytic_backend.hpp"
+#include "sim/backends/make_backend.hpp"
 #include "sim/backends/packet_backend.hpp"
 #include "topologies/fabric_builder.hpp"
 
@@ -44,14 +45,6 @@ class TrafficInjector final : public EventTarget {
 
 }  // namespace
 
-const char* fidelity_name(Fidelity f) {
-  switch (f) {
-    case Fidelity::Packet: return "packet";
-    case Fidelity::Analytic: return "analytic";
-  }
-  return "unknown";
-}
-
 double percentile_sorted(const std::vector<double>& sorted, double p) {
   if (sorted.empty()) return 0.0;
   const double rank = std::ceil(p / 100.0 * static_cast<double>(sorted.size()));
@@ -61,16 +54,14 @@ double percentile_sorted(const std::vector<double>& sorted, double p) {
 
 RunResult run_scenario(const Scenario& scenario) {
   const auto wall_start = std::chrono::steady_clock::now();
-  const net::NetworkSpec spec = topo::build_fabric(scenario.fabric);
+  net::NetworkSpec spec = topo::build_fabric(scenario.fabric);
+  spec.pfc = scenario.fabric.pfc;
+  spec.ecn = scenario.fabric.ecn;
   auto messages = models::expand_traffic(scenario.traffic,
                                          static_cast<uint32_t>(spec.gpus.size()), scenario.seed);
 
   Simulation sim(scenario.seed);
-  std::unique_ptr<TransferBackend> backend;
-  switch (scenario.fidelity) {
-    case Fidelity::Packet: backend = std::make_unique<PacketBackend>(sim, spec); break;
-    case Fidelity::Analytic: backend = std::make_unique<AnalyticBackend>(sim, spec); break;
-  }
+  std::unique_ptr<TransferBackend> backend = make_backend(scenario.fidelity, sim, spec);
   RunResult r;
   r.messages = messages.size();
   TrafficInjector injector(*backend, std::move(messages));
@@ -88,14 +79,40 @@ RunResult run_scenario(const Scenario& scenario) {
   r.switches = static_cast<std::size_t>(std::count_if(
       spec.nodes.begin(), spec.nodes.end(),
       [](const net::NodeSpec& n) { return n.kind == net::NodeKind::Switch; }));
+  for (std::size_t i = 0; i < static_cast<std::size_t>(net::DropReason::Count); ++i) {
+    r.drops.emplace_back(net::drop_reason_name(static_cast<net::DropReason>(i)), 0);
+  }
   if (auto* pb = dynamic_cast<PacketBackend*>(backend.get())) {
-    r.packets_dropped_buffer_full = pb->network().counters().packets_dropped[static_cast<std::size_t>(
-        net::DropReason::BufferFull)];
+    const net::Network& network = pb->network();
+    const net::NetworkCounters& c = network.counters();
+    r.packets_dropped_buffer_full =
+        c.packets_dropped[static_cast<std::size_t>(net::DropReason::BufferFull)];
+    for (std::size_t i = 0; i < r.drops.size(); ++i) r.drops[i].second = c.packets_dropped[i];
+    r.pause_frames = c.pause_frames;
+    r.resume_frames = c.resume_frames;
+    r.ecn_marks = c.ecn_marks;
+    r.warnings = network.warnings();
+    std::vector<std::pair<double, net::PortId>> paused;
+    for (net::PortId p = 0; p < network.port_count(); ++p) {
+      const double t = network.port(p).paused_time(sim.now()).seconds();
+      r.paused_time_s += t;
+      if (t > 0) paused.emplace_back(t, p);
+    }
+    // Longest first; ties by port id, so the list is deterministic.
+    std::sort(paused.begin(), paused.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    for (std::size_t i = 0; i < paused.size(); ++i) {
+      const net::PortInfo& info = network.routing().ports()[paused[i].second];
+      r.paused_ports.emplace_back(
+          spec.nodes[info.owner].name + "->" + spec.nodes[info.peer].name, paused[i].first);
+    }
   }
 
   std::vector<double> fct;
   fct.reserve(backend->transfers().size());
   for (const TransferRecord& t : backend->transfers()) {
+    r.fct_by_message_s.push_back(t.done ? (t.finish - t.start).seconds() : -1.0);
     if (t.done) fct.push_back((t.finish - t.start).seconds());
   }
   r.messages_completed = fct.size();
@@ -132,7 +149,21 @@ nlohmann::json to_json(const RunResult& r) {
                      {"p99", r.fct.p99_s},
                      {"max", r.fct.max_s}}}};
   j["max_queue_bytes"] = r.counters.max_queue_bytes;
-  j["drops"] = {{"buffer_full_packets", r.packets_dropped_buffer_full}};
+  // `drops`: packets by reason; `buffer_full_packets` is kept for older readers.
+  nlohmann::json drops = nlohmann::json::object();
+  drops["buffer_full_packets"] = r.packets_dropped_buffer_full;
+  for (const auto& [reason, packets] : r.drops) drops[reason] = packets;
+  j["drops"] = drops;
+  nlohmann::json top = nlohmann::json::array();
+  for (std::size_t i = 0; i < r.paused_ports.size() && i < 5; ++i) {
+    top.push_back({{"port", r.paused_ports[i].first}, {"paused_time_s", r.paused_ports[i].second}});
+  }
+  j["pfc"] = {{"pause_frames", r.pause_frames},
+              {"resume_frames", r.resume_frames},
+              {"paused_time_s", r.paused_time_s},
+              {"top_paused_ports", top}};
+  j["ecn_marks"] = r.ecn_marks;
+  j["warnings"] = r.warnings;
   j["fabric"] = {{"gpus", r.gpus}, {"hosts", r.hosts}, {"switches", r.switches}, {"links", r.links}};
   return j;
 }
@@ -185,6 +216,25 @@ std::string to_text(const RunResult& r) {
     << fmt_bytes(r.counters.bytes_delivered) << ", dropped " << fmt_bytes(r.counters.bytes_dropped)
     << "\n";
   o << "queues     deepest egress queue " << fmt_bytes(r.counters.max_queue_bytes) << "\n";
+  uint64_t dropped = 0;
+  for (const auto& d : r.drops) dropped += d.second;
+  if (dropped > 0) {
+    o << "drops     ";
+    for (const auto& [reason, packets] : r.drops) {
+      if (packets > 0) o << " " << reason << " " << packets;
+    }
+    o << " (packets)\n";
+  }
+  if (r.pause_frames > 0 || r.ecn_marks > 0) {
+    o << "pfc        " << r.pause_frames << " pause frames, " << r.resume_frames << " resumes, paused "
+      << fmt_time(r.paused_time_s) << " in total over ports\n";
+    for (std::size_t i = 0; i < r.paused_ports.size() && i < 5; ++i) {
+      o << "           " << r.paused_ports[i].first << " paused " << fmt_time(r.paused_ports[i].second)
+        << "\n";
+    }
+    o << "ecn        " << r.ecn_marks << " packets marked\n";
+  }
+  for (const std::string& w : r.warnings) o << "warning    " << w << "\n";
   if (r.messages_completed < r.messages) {
     o << "warning    " << (r.messages - r.messages_completed)
       << " messages never completed (packets were dropped and this transport does not retransmit)\n";

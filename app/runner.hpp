@@ -2,10 +2,13 @@
 // Runs a parsed scenario on the backend its fidelity names and summarises the outcome.
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "app/scenario.hpp"
+#include "sim/backends/make_backend.hpp"
 #include "sim/backends/transfer_backend.hpp"
 
 namespace syncsim::app {
@@ -30,6 +33,15 @@ struct RunResult {
   std::size_t switches = 0;
   std::size_t links = 0;
   uint64_t packets_dropped_buffer_full = 0;
+  // Packet-level only (zero on the analytic backend).
+  std::vector<std::pair<std::string, uint64_t>> drops;  // packets dropped, by reason (every reason)
+  uint64_t pause_frames = 0;                             // PFC PAUSE frames sent
+  uint64_t resume_frames = 0;                            // PFC RESUME frames sent
+  double paused_time_s = 0;                              // summed over every egress port and priority
+  std::vector<std::pair<std::string, double>> paused_ports;  // "owner->peer", seconds, longest first
+  std::vector<double> fct_by_message_s;  // per message in start order (stable), -1 if not completed
+  uint64_t ecn_marks = 0;
+  std::vector<std::string> warnings;                     // configuration checks
 };
 
 RunResult run_scenario(const Scenario& scenario);
@@ -39,7 +51,7 @@ nlohmann::json to_json(const RunResult& r);
 // A human-readable summary for the terminal.
 std::string to_text(const RunResult& r);
 
-const char* fidelity_name(Fidelity f);
+using syncsim::fidelity_name;
 
 // Nearest-rank percentile of an ascending vector (p in [0, 100]).
 double percentile_sorted(const std::vector<double>& sorted, double p);

@@ -199,6 +199,8 @@ class Loader {
   Scenario read_root();
   topo::FabricParams read_fabric(const YAML::Node& node, const std::string& path) const;
   void read_link(const YAML::Node& node, const std::string& path, net::LinkParams& link) const;
+  void read_pfc(const YAML::Node& node, const std::string& path, net::PfcParams& pfc) const;
+  void read_ecn(const YAML::Node& node, const std::string& path, net::EcnParams& ecn) const;
   models::TrafficSpec read_traffic_entry(const YAML::Node& node, const std::string& path) const;
   models::MessageSpec read_message(const YAML::Node& node, const std::string& path) const;
   void validate(const Scenario& scenario) const;
@@ -497,6 +499,7 @@ const std::vector<std::pair<std::string_view, topo::TopologyKind>> kTopologies{
 const std::vector<std::pair<std::string_view, Fidelity>> kFidelities{
     {"packet", Fidelity::Packet},
     {"analytic", Fidelity::Analytic},
+    {"flow", Fidelity::Flow},
 };
 
 const std::vector<std::pair<std::string_view, models::TrafficPattern>> kPatterns{
@@ -652,7 +655,13 @@ topo::FabricParams Loader::read_fabric(const YAML::Node& node, const std::string
     }
   }
   if (const YAML::Node* n = fabric.find("switch")) {
-    const MapView m(*this, *n, fabric.path_of("switch"), {"buffer", "priorities"});
+    const MapView m(*this, *n, fabric.path_of("switch"), {"buffer", "priorities", "pfc", "ecn"});
+    if (const YAML::Node* v = m.find("pfc")) {
+      read_pfc(*v, m.path_of("pfc"), p.pfc);
+    }
+    if (const YAML::Node* v = m.find("ecn")) {
+      read_ecn(*v, m.path_of("ecn"), p.ecn);
+    }
     if (const YAML::Node* v = m.find("buffer")) {
       p.switch_params.buffer = read_bytes(*v, m.path_of("buffer"));
     }
@@ -688,6 +697,132 @@ void Loader::read_link(const YAML::Node& node, const std::string& path,
   }
   if (const YAML::Node* v = m.find("header")) {
     link.header = read_bytes(*v, m.path_of("header"));
+  }
+}
+
+void Loader::read_pfc(const YAML::Node& node, const std::string& path, net::PfcParams& pfc) const {
+  const MapView m(*this, node, path,
+                  {"enabled", "lossless_priorities", "threshold", "xon_offset", "headroom",
+                   "response_time"});
+  if (const YAML::Node* v = m.find("enabled")) {
+    pfc.enabled = read_bool(*v, m.path_of("enabled"));
+  }
+  if (const YAML::Node* v = m.find("lossless_priorities")) {
+    const std::string list_path = m.path_of("lossless_priorities");
+    if (!v->IsSequence() || v->size() == 0) {
+      fail(list_path, *v,
+           "expected a non-empty list of priorities like [3], got " +
+               (v->IsSequence() ? std::string("[]") : describe(*v)));
+    }
+    pfc.lossless_mask = 0;
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      const YAML::Node& item = (*v)[i];
+      const auto prio = read_uint(item, join_path(list_path, i), 0, kMaxPriority);
+      pfc.lossless_mask = static_cast<uint8_t>(pfc.lossless_mask | (1U << prio));
+    }
+  }
+  const YAML::Node* threshold_node = m.find("threshold");
+  if (threshold_node != nullptr) {
+    const std::string tpath = m.path_of("threshold");
+    const MapView t(*this, *threshold_node, tpath, {"static", "dynamic_alpha"});
+    const YAML::Node* st = t.find("static");
+    const YAML::Node* dyn = t.find("dynamic_alpha");
+    if ((st == nullptr) == (dyn == nullptr)) {
+      fail(tpath, *threshold_node,
+           "expected exactly one of: static (bytes), dynamic_alpha (a fraction of the free shared "
+           "buffer)");
+    }
+    if (st != nullptr) {
+      pfc.dynamic_threshold = false;
+      pfc.static_xoff = read_bytes(*st, t.path_of("static"));
+      if (pfc.static_xoff.count() <= 0) {
+        fail(t.path_of("static"), *st, "expected a positive XOFF threshold, got 0 B");
+      }
+    } else {
+      pfc.dynamic_threshold = true;
+      pfc.alpha = read_number(*dyn, t.path_of("dynamic_alpha"));
+      if (!(pfc.alpha > 0.0 && pfc.alpha <= 16.0)) {
+        fail(t.path_of("dynamic_alpha"), *dyn,
+             "expected 0 < dynamic_alpha <= 16 (HPCC uses 0.125), got " + dyn->Scalar());
+      }
+    }
+  }
+  if (const YAML::Node* v = m.find("xon_offset")) {
+    pfc.xon_offset = read_bytes(*v, m.path_of("xon_offset"));
+    if (pfc.xon_offset.count() <= 0) {
+      fail(m.path_of("xon_offset"), *v, "expected xon_offset > 0 (XON must sit below XOFF), got 0 B");
+    }
+    if (!pfc.dynamic_threshold && pfc.xon_offset.count() > pfc.static_xoff.count()) {
+      fail(m.path_of("xon_offset"), *v,
+           "expected xon_offset <= the static XOFF threshold (" +
+               std::to_string(pfc.static_xoff.count()) + " B) so that 0 <= XON < XOFF, got " +
+               std::to_string(pfc.xon_offset.count()) + " B");
+    }
+  } else if (!pfc.dynamic_threshold && pfc.xon_offset.count() > pfc.static_xoff.count()) {
+    fail(m.path_of("threshold"), *threshold_node,
+         "expected a static XOFF threshold of at least the default xon_offset (" +
+             std::to_string(pfc.xon_offset.count()) + " B), or set xon_offset, got " +
+             std::to_string(pfc.static_xoff.count()) + " B");
+  }
+  if (const YAML::Node* v = m.find("headroom")) {
+    if (v->IsScalar() && v->Scalar() == "auto") {
+      pfc.headroom_auto = true;
+    } else {
+      pfc.headroom_auto = false;
+      const std::string& text = scalar(*v, m.path_of("headroom"), "auto or a size like \"64KiB\"");
+      try {
+        pfc.headroom = parse_bytes(text);
+      } catch (const UnitError& e) {
+        fail(m.path_of("headroom"), *v,
+             "expected auto or a size like \"64KiB\", got " + quoted(text) + " (" + e.what() + ")");
+      }
+    }
+  }
+  if (const YAML::Node* v = m.find("response_time")) {
+    pfc.response_time = read_time(*v, m.path_of("response_time"));
+    if (pfc.response_time < Time::zero()) {
+      fail(m.path_of("response_time"), *v, "expected a non-negative time, got " + v->Scalar());
+    }
+  }
+}
+
+const std::vector<std::pair<std::string_view, bool>> kEcnMarkOn{
+    {"dequeue", false},
+    {"enqueue", true},
+};
+
+void Loader::read_ecn(const YAML::Node& node, const std::string& path, net::EcnParams& ecn) const {
+  const MapView m(*this, node, path, {"enabled", "kmin", "kmax", "pmax", "mark_on"});
+  if (const YAML::Node* v = m.find("enabled")) {
+    ecn.enabled = read_bool(*v, m.path_of("enabled"));
+  }
+  const YAML::Node* kmin = m.find("kmin");
+  const YAML::Node* kmax = m.find("kmax");
+  if ((kmin == nullptr) != (kmax == nullptr)) {
+    const std::string missing = kmin == nullptr ? "kmin" : "kmax";
+    fail_at(path, node, m.path_of(missing),
+            "missing key \"" + missing +
+                "\": give kmin and kmax together (or neither, for the per-link-speed defaults)");
+  }
+  if (kmin != nullptr) {
+    ecn.kmin_auto = false;
+    ecn.kmax_auto = false;
+    ecn.kmin = read_bytes(*kmin, m.path_of("kmin"));
+    ecn.kmax = read_bytes(*kmax, m.path_of("kmax"));
+    if (ecn.kmin.count() >= ecn.kmax.count()) {
+      fail(m.path_of("kmax"), *kmax,
+           "expected kmax above kmin (" + std::to_string(ecn.kmin.count()) + " B), got " +
+               std::to_string(ecn.kmax.count()) + " B");
+    }
+  }
+  if (const YAML::Node* v = m.find("pmax")) {
+    ecn.pmax = read_number(*v, m.path_of("pmax"));
+    if (!(ecn.pmax > 0.0 && ecn.pmax <= 1.0)) {
+      fail(m.path_of("pmax"), *v, "expected 0 < pmax <= 1, got " + v->Scalar());
+    }
+  }
+  if (const YAML::Node* v = m.find("mark_on")) {
+    ecn.mark_on_enqueue = read_enum(*v, m.path_of("mark_on"), kEcnMarkOn);
   }
 }
 
@@ -786,6 +921,12 @@ void Loader::validate(const Scenario& scenario) const {
                           std::to_string(priority));
     }
   };
+  const net::PfcParams& pfc = scenario.fabric.pfc;
+  if (pfc.enabled && (pfc.lossless_mask >> classes) != 0) {
+    fail_path("fabric.switch.pfc.lossless_priorities",
+              "expected lossless priorities in 0.." + std::to_string(classes - 1) +
+                  " (fabric.switch.priorities is " + std::to_string(classes) + ")");
+  }
   for (std::size_t i = 0; i < scenario.traffic.size(); ++i) {
     const models::TrafficSpec& t = scenario.traffic[i];
     const std::string entry = join_path("traffic", i);

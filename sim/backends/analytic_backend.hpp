@@ -7,10 +7,8 @@
 namespace syncsim {
 
 // Per-path latency plus bytes over the bottleneck, with no contention: each transfer is timed as if it
-// had its ECMP path to itself. The time is the exact store-and-forward pipeline of its packets over an
-// idle tandem of links (max-plus):
-//   T = sum_h delay_h + max_h [ sum_{j<h} tx_j(first) + sum_k tx_h(packet k) + sum_{j>h} tx_j(last) ]
-// so the packet backend must reproduce it to the picosecond on an idle path. Queues are never
+// had its ECMP path to itself, by the exact store-and-forward pipeline of idle_path_time
+// (path_time.hpp), so the packet backend must reproduce it to the picosecond on an idle path. Queues are never
 // modelled, so max_queue_bytes and drops are always zero here.
 class AnalyticBackend final : public TransferBackend {
  public:

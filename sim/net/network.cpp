@@ -1,6 +1,8 @@
 #include "sim/net/network.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <sstream>
 
 #include "sim/core/check.hpp"
 
@@ -27,13 +29,14 @@ void Link::on_event(uint32_t /*kind*/, uint64_t /*arg*/) {
 // ---------------------------------------------------------------- EgressPort
 
 EgressPort::EgressPort(Network& net, const LinkParams& link, uint32_t priorities, Node* peer,
-                       uint32_t peer_in_port, SharedBufferMmu* mmu, Nic* source)
+                       uint32_t peer_in_port, Switch* owner, Nic* source)
     : net_(net),
       bandwidth_(link.bandwidth),
       header_(link.header),
       link_(net, link.delay, peer, peer_in_port),
       priorities_(priorities),
-      mmu_(mmu),
+      owner_(owner),
+      mmu_(owner != nullptr ? &owner->mmu() : nullptr),
       source_(source) {
   SIM_CHECK(priorities_ >= 1 && priorities_ <= kMaxPriorities, "priority count out of range");
   SIM_CHECK(bandwidth_.bits_per_second() > 0, "a link needs a positive bandwidth");
@@ -42,23 +45,72 @@ EgressPort::EgressPort(Network& net, const LinkParams& link, uint32_t priorities
 void EgressPort::enqueue(PacketRef packet) {
   const Packet& p = net_.packet(packet);
   SIM_CHECK(p.priority < priorities_, "packet priority above the port's class count");
-  queued_bytes_ += p.payload_bytes + header_.count();
+  const int64_t wire = p.payload_bytes + header_.count();
+  if (ecn_enabled_ && ecn_on_enqueue_ && ecn_mark(p.priority)) net_.packet(packet).ecn_ce = true;
+  queued_bytes_ += wire;
+  prio_bytes_[p.priority] += wire;
   net_.note_queue_depth(queued_bytes_);
   queues_[p.priority].push(packet);
   if (in_service_ == kNoPacket) start_next();
 }
 
+void EgressPort::send_control(PacketRef packet) {
+  queued_bytes_ += net_.packet(packet).payload_bytes + header_.count();
+  control_.push(packet);
+  if (in_service_ == kNoPacket) start_next();
+}
+
+bool EgressPort::ecn_mark(uint8_t priority) {
+  if (!ecn_.mark(prio_bytes_[priority], ecn_rng_)) return false;
+  ++net_.counters_mut().ecn_marks;
+  return true;
+}
+
+void EgressPort::set_paused(uint8_t priority, bool paused) {
+  SIM_CHECK(priority < priorities_, "PFC frame for a priority above the port's class count");
+  ++pause_frames_received_;
+  const auto bit = static_cast<uint8_t>(1U << priority);
+  const bool was = (paused_mask_ & bit) != 0;
+  if (paused && !was) {
+    paused_mask_ = static_cast<uint8_t>(paused_mask_ | bit);
+    paused_since_ps_[priority] = net_.now().picoseconds();
+  } else if (!paused && was) {
+    paused_mask_ = static_cast<uint8_t>(paused_mask_ & ~bit);
+    paused_ps_ += net_.now().picoseconds() - paused_since_ps_[priority];
+    kick();
+  }
+}
+
+Time EgressPort::paused_time(Time now) const {
+  int64_t total = paused_ps_;
+  for (uint32_t prio = 0; prio < priorities_; ++prio) {
+    if (((paused_mask_ >> prio) & 1U) != 0) total += now.picoseconds() - paused_since_ps_[prio];
+  }
+  return Time::ps(total);
+}
+
 void EgressPort::start_next() {
   PacketRef next = kNoPacket;
-  for (uint32_t prio = priorities_; prio-- > 0;) {
-    if (!queues_[prio].empty()) {
-      next = queues_[prio].pop();
-      break;
+  if (!control_.empty()) {
+    next = control_.pop();
+  } else {
+    for (uint32_t prio = priorities_; prio-- > 0;) {
+      if (!queues_[prio].empty() && ((paused_mask_ >> prio) & 1U) == 0) {
+        next = queues_[prio].pop();
+        Packet& p = net_.packet(next);
+        // Dequeue marking sees the FIFO including the departing packet.
+        if (ecn_enabled_ && !ecn_on_enqueue_ && p.kind == PacketKind::Data &&
+            ecn_mark(static_cast<uint8_t>(prio))) {
+          p.ecn_ce = true;
+        }
+        prio_bytes_[prio] -= p.payload_bytes + header_.count();
+        break;
+      }
     }
   }
   if (next == kNoPacket) {
     if (source_ == nullptr) return;
-    next = source_->pull();
+    next = source_->pull(paused_mask_);
     if (next == kNoPacket) return;
     queued_bytes_ += net_.packet(next).payload_bytes + header_.count();
   }
@@ -73,21 +125,59 @@ void EgressPort::on_event(uint32_t /*kind*/, uint64_t /*arg*/) {
   const Packet& p = net_.packet(done);
   queued_bytes_ -= p.payload_bytes + header_.count();
   SIM_CHECK(queued_bytes_ >= 0, "egress queue byte count went negative");
-  if (mmu_ != nullptr) mmu_->release(p.ingress_port, p.priority, Bytes{p.buffered_bytes});
+  if (mmu_ != nullptr && p.kind == PacketKind::Data) {
+    // A RESUME goes out of the ingress port the bytes were charged to.
+    if (mmu_->release(p.ingress_port, p.priority, Bytes{p.buffered_bytes}) == PfcSignal::Resume) {
+      owner_->send_pfc(p.ingress_port, p.priority, false);
+    }
+  }
   link_.transmit(done);
   start_next();
 }
 
 // ---------------------------------------------------------------- Switch
 
-Switch::Switch(Network& net, NodeId id, const SwitchParams& params, uint32_t ports)
-    : net_(net), id_(id), mmu_(params.buffer, ports, params.priorities) {}
+Switch::Switch(Network& net, NodeId id, const SwitchParams& params,
+               const std::vector<PortId>& ports, MmuPfcConfig pfc)
+    : net_(net),
+      id_(id),
+      mmu_(params.buffer, static_cast<uint32_t>(ports.size()), params.priorities, std::move(pfc)),
+      ports_(ports) {}
+
+void Switch::send_pfc(uint32_t port, uint8_t priority, bool xoff) {
+  EgressPort& out = net_.egress(ports_[port]);
+  const PacketRef ref = net_.pool().allocate();
+  Packet& f = net_.packet(ref);
+  const auto header = static_cast<uint32_t>(out.header().count());
+  f.flow = 0;
+  f.route_begin = 0;
+  f.payload_bytes = header < kPauseFrameWireBytes ? kPauseFrameWireBytes - header : 0;
+  f.buffered_bytes = 0;
+  f.hop = 0;
+  f.ingress_port = 0;
+  f.priority = priority;
+  f.kind = PacketKind::Pause;
+  f.ecn_ce = false;
+  f.pfc_xoff = xoff;
+  NetworkCounters& c = net_.counters_mut();
+  ++(xoff ? c.pause_frames : c.resume_frames);
+  out.send_control(ref);
+}
 
 void Switch::receive(PacketRef packet, uint32_t in_port) {
   Packet& p = net_.packet(packet);
+  if (p.kind == PacketKind::Pause) {
+    net_.egress(ports_[in_port]).set_paused(p.priority, p.pfc_xoff);
+    net_.pool().release(packet);
+    return;
+  }
   const uint32_t wire_in = p.payload_bytes + ingress_header_[in_port];
-  if (mmu_.admit(in_port, p.priority, Bytes{wire_in}) != Admission::Admitted) {
-    net_.drop(packet, DropReason::BufferFull);
+  const AdmitResult r = mmu_.admit(in_port, p.priority, Bytes{wire_in});
+  if (r.pfc == PfcSignal::Pause) send_pfc(in_port, p.priority, true);
+  if (r.admission != Admission::Admitted) {
+    net_.drop(packet, r.admission == Admission::DroppedHeadroomExceeded
+                          ? DropReason::LosslessHeadroomExceeded
+                          : DropReason::BufferFull);
     return;
   }
   p.buffered_bytes = wire_in;
@@ -100,9 +190,17 @@ void Switch::receive(PacketRef packet, uint32_t in_port) {
 
 void Nic::add_flow(FlowId flow) { active_.push_back(flow); }
 
-PacketRef Nic::pull() {
+PacketRef Nic::pull(uint8_t paused_mask) {
   if (active_.empty()) return kNoPacket;
   if (next_ >= active_.size()) next_ = 0;
+  if (paused_mask != 0) {
+    // Skip flows of paused priorities, keeping the round-robin position.
+    std::size_t tried = 0;
+    while (((static_cast<uint32_t>(paused_mask) >> net_.flow(active_[next_]).priority) & 1U) != 0) {
+      if (++tried == active_.size()) return kNoPacket;
+      if (++next_ == active_.size()) next_ = 0;
+    }
+  }
   const FlowId id = active_[next_];
   FlowRecord& f = net_.flow_mut(id);
   const int64_t payload = std::min<int64_t>(f.mtu_bytes, f.size_bytes - f.sent_bytes);
@@ -117,6 +215,7 @@ PacketRef Nic::pull() {
   p.priority = f.priority;
   p.kind = PacketKind::Data;
   p.ecn_ce = false;
+  p.pfc_xoff = false;
   f.sent_bytes += payload;
   NetworkCounters& c = net_.counters_mut();
   ++c.packets_injected;
@@ -130,8 +229,16 @@ PacketRef Nic::pull() {
   return ref;
 }
 
-void Nic::receive(PacketRef packet, uint32_t /*in_port*/) {
-  SIM_CHECK(net_.packet(packet).kind == PacketKind::Data, "unexpected control packet at a NIC");
+void Nic::receive(PacketRef packet, uint32_t in_port) {
+  const Packet& p = net_.packet(packet);
+  if (p.kind == PacketKind::Pause) {
+    net_.egress(net_.routing().ports_of(id_)[in_port]).set_paused(p.priority, p.pfc_xoff);
+    net_.pool().release(packet);
+    return;
+  }
+  SIM_CHECK(p.kind == PacketKind::Data, "unexpected control packet at a NIC");
+  // DCQCN notification point (later step): an ECN-marked data packet (p.ecn_ce) is where the
+  // destination NIC would send a CNP to the source queue pair, at most once per interval.
   net_.deliver(packet);
 }
 
@@ -143,10 +250,27 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
   nodes_.reserve(n);
   switches_.assign(n, nullptr);
   nics_.assign(n, nullptr);
+  const PfcParams& pfc = spec.pfc;
   for (NodeId id = 0; id < n; ++id) {
     if (spec.nodes[id].kind == NodeKind::Switch) {
-      auto sw = std::make_unique<Switch>(*this, id, spec.switch_params,
-                                         static_cast<uint32_t>(routing_.ports_of(id).size()));
+      // NVLink is credit-based and lossless by itself: PFC and ECN are for the Ethernet switches.
+      const bool ethernet = spec.nodes[id].role != SwitchRole::NvSwitch;
+      MmuPfcConfig cfg;
+      cfg.enabled = pfc.enabled && ethernet;
+      cfg.lossless_mask = pfc.lossless_mask;
+      cfg.dynamic = pfc.dynamic_threshold;
+      cfg.alpha = pfc.alpha;
+      cfg.static_xoff = pfc.static_xoff.count();
+      cfg.xon_offset = pfc.xon_offset.count();
+      if (cfg.enabled) {
+        for (PortId p : routing_.ports_of(id)) {
+          cfg.headroom.push_back(pfc.headroom_auto
+                                     ? required_headroom(routing_.link_of(p), pfc.response_time)
+                                     : pfc.headroom.count());
+        }
+      }
+      auto sw = std::make_unique<Switch>(*this, id, spec.switch_params, routing_.ports_of(id),
+                                         std::move(cfg));
       std::vector<uint32_t> headers;
       for (PortId p : routing_.ports_of(id)) {
         headers.push_back(static_cast<uint32_t>(routing_.link_of(p).header.count()));
@@ -164,11 +288,91 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
   ports_.reserve(ports.size());
   for (PortId p = 0; p < ports.size(); ++p) {
     const PortInfo& info = ports[p];
-    SharedBufferMmu* mmu = switches_[info.owner] ? &switches_[info.owner]->mmu() : nullptr;
     ports_.push_back(std::make_unique<EgressPort>(*this, routing_.link_of(p),
                                                   spec.switch_params.priorities,
                                                   nodes_[info.peer].get(), info.peer_local_index,
-                                                  mmu, nics_[info.owner]));
+                                                  switches_[info.owner], nics_[info.owner]));
+    const EcnParams& ecn = spec.ecn;
+    if (ecn.enabled && switches_[info.owner] != nullptr &&
+        spec.nodes[info.owner].role != SwitchRole::NvSwitch) {
+      const auto [kmin, kmax] = ecn_thresholds(ecn, routing_.link_of(p).bandwidth);
+      ports_.back()->enable_ecn(EcnMarker(kmin, kmax, ecn.pmax), ecn.mark_on_enqueue,
+                                sim.rng(RngStreamKind::Ecn, p));
+    }
+  }
+  check_configuration();
+}
+
+int64_t Network::required_headroom(const LinkParams& link, Time response_time) {
+  // references.md section 6: MTU_R + MTU_S + cable both ways + sender response, plus the PAUSE frame
+  // itself (it waits behind MTU_R, then takes its own wire time).
+  const int64_t mtu_wire = link.mtu.count() + link.header.count();
+  const double bytes_per_ps = static_cast<double>(link.bandwidth.bits_per_second()) / 8e12;
+  const auto cable = static_cast<int64_t>(
+      std::ceil(2.0 * bytes_per_ps * static_cast<double>(link.delay.picoseconds())));
+  const auto response = static_cast<int64_t>(
+      std::ceil(bytes_per_ps * static_cast<double>(response_time.picoseconds())));
+  return 2 * mtu_wire + cable + response + kPauseFrameWireBytes;
+}
+
+std::pair<int64_t, int64_t> Network::ecn_thresholds(const EcnParams& ecn, Bandwidth bandwidth) {
+  // HPCC's ns-3 defaults: Kmin 100 KB and Kmax 400 KB per 25 Gb/s of port speed.
+  const double scale = static_cast<double>(bandwidth.bits_per_second()) / 25e9;
+  const int64_t kmin =
+      ecn.kmin_auto ? static_cast<int64_t>(std::llround(100'000.0 * scale)) : ecn.kmin.count();
+  const int64_t kmax =
+      ecn.kmax_auto ? static_cast<int64_t>(std::llround(400'000.0 * scale)) : ecn.kmax.count();
+  return {kmin, kmax > kmin ? kmax : kmin + 1};
+}
+
+void Network::check_configuration() {
+  const PfcParams& pfc = spec_.pfc;
+  const EcnParams& ecn = spec_.ecn;
+  if (!pfc.enabled) return;
+  // One check per (switch-facing) link class; messages name the class.
+  std::vector<uint32_t> seen_classes;
+  int64_t min_shared = INT64_MAX;
+  for (const Switch* sw : switches_) {
+    if (sw == nullptr || spec_.nodes[sw->id()].role == SwitchRole::NvSwitch) continue;
+    min_shared = std::min(min_shared, sw->mmu().shared_capacity().count());
+    for (PortId p : routing_.ports_of(sw->id())) {
+      const uint32_t cls = routing_.ports()[p].link_class;
+      if (std::find(seen_classes.begin(), seen_classes.end(), cls) == seen_classes.end()) {
+        seen_classes.push_back(cls);
+      }
+    }
+  }
+  if (min_shared == INT64_MAX) return;
+  if (min_shared <= 0) {
+    warnings_.push_back(
+        "fabric.switch.pfc: the lossless headroom reserved on every port takes the whole switch "
+        "buffer; nothing is left to share");
+  }
+  const int64_t xoff_max = pfc.dynamic_threshold
+                               ? static_cast<int64_t>(pfc.alpha * static_cast<double>(min_shared))
+                               : pfc.static_xoff.count();
+  for (uint32_t cls : seen_classes) {
+    const LinkParams& link = spec_.link_classes[cls];
+    if (!pfc.headroom_auto) {
+      const int64_t need = required_headroom(link, Time::zero());
+      if (pfc.headroom.count() < need) {
+        std::ostringstream o;
+        o << "fabric.switch.pfc.headroom: " << pfc.headroom.count() << " B is below the "
+          << need << " B that MTU (both ends) and cable delay require on " << link.name
+          << " links; lossless packets will be dropped (lossless_headroom_exceeded)";
+        warnings_.push_back(o.str());
+      }
+    }
+    if (ecn.enabled) {
+      const auto [kmin, kmax] = ecn_thresholds(ecn, link.bandwidth);
+      if (kmin >= xoff_max || kmax > xoff_max) {
+        std::ostringstream o;
+        o << "fabric.switch.ecn: on " << link.name << " links Kmin " << kmin << " B / Kmax " << kmax
+          << " B sit above the PFC XOFF threshold (" << (pfc.dynamic_threshold ? "at most " : "")
+          << xoff_max << " B); PFC will pause before ECN can slow the senders";
+        warnings_.push_back(o.str());
+      }
+    }
   }
 }
 

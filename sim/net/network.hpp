@@ -8,9 +8,12 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/core/simulation.hpp"
+#include "sim/net/ecn.hpp"
 #include "sim/net/network_spec.hpp"
 #include "sim/net/packet.hpp"
 #include "sim/net/ring_queue.hpp"
@@ -21,6 +24,7 @@ namespace syncsim::net {
 
 class Network;
 class Nic;
+class Switch;
 
 inline constexpr uint32_t kMaxPriorities = 8;
 
@@ -47,6 +51,9 @@ struct NetworkCounters {
   int64_t bytes_dropped = 0;      // payload bytes lost in switches
   std::array<uint64_t, static_cast<std::size_t>(DropReason::Count)> packets_dropped{};
   int64_t max_queue_bytes = 0;    // deepest egress queue seen anywhere (wire bytes)
+  uint64_t pause_frames = 0;      // PFC PAUSE (XOFF) frames sent by switches
+  uint64_t resume_frames = 0;     // PFC RESUME (XON) frames sent by switches
+  uint64_t ecn_marks = 0;         // data packets marked CE by switch egress queues
   uint64_t flows_started = 0;
   uint64_t flows_completed = 0;
 };
@@ -87,11 +94,24 @@ class Link final : public EventTarget {
 
 // An output port: strict-priority FIFOs (higher class first), one packet in service at a time.
 // A NIC's port pulls data from its NIC when its queues are empty, like a NIC's transmit scheduler.
+// PFC: a priority paused by the peer is not started (the packet in service finishes); PFC frames wait
+// in a control queue served before every priority and never paused. ECN (switch ports only) marks
+// data packets by RED on the depth of their priority's FIFO, at dequeue or at enqueue.
 class EgressPort final : public EventTarget {
  public:
   EgressPort(Network& net, const LinkParams& link, uint32_t priorities, Node* peer,
-             uint32_t peer_in_port, SharedBufferMmu* mmu, Nic* source);
+             uint32_t peer_in_port, Switch* owner, Nic* source);
   void enqueue(PacketRef packet);
+  // A PFC frame: sent ahead of every data priority, ignoring pauses.
+  void send_control(PacketRef packet);
+  // Applies a received PAUSE (paused = true) or RESUME for one priority.
+  void set_paused(uint8_t priority, bool paused);
+  void enable_ecn(EcnMarker marker, bool on_enqueue, RngStream rng) {
+    ecn_ = marker;
+    ecn_enabled_ = true;
+    ecn_on_enqueue_ = on_enqueue;
+    ecn_rng_ = rng;
+  }
   // Starts transmitting if idle and something is eligible.
   void kick() {
     if (in_service_ == kNoPacket) start_next();
@@ -99,11 +119,18 @@ class EgressPort final : public EventTarget {
   void on_event(uint32_t kind, uint64_t arg) override;
 
   int64_t queued_bytes() const { return queued_bytes_; }
+  // Wire bytes waiting in one priority's FIFO (not counting the packet in service).
+  int64_t priority_bytes(uint8_t priority) const { return prio_bytes_[priority]; }
+  bool paused(uint8_t priority) const { return ((paused_mask_ >> priority) & 1U) != 0; }
+  // Time any priority of this port spent paused (summed over priorities), open intervals up to `now`.
+  Time paused_time(Time now) const;
+  uint64_t pause_frames_received() const { return pause_frames_received_; }
   Bandwidth bandwidth() const { return bandwidth_; }
   Bytes header() const { return header_; }
 
  private:
   void start_next();
+  bool ecn_mark(uint8_t priority);
   Time tx_time(uint32_t wire_bytes) {
     if (wire_bytes != cached_wire_bytes_) {
       cached_wire_bytes_ = wire_bytes;
@@ -120,16 +147,30 @@ class EgressPort final : public EventTarget {
   std::array<RingQueue<PacketRef>, kMaxPriorities> queues_;
   PacketRef in_service_ = kNoPacket;
   int64_t queued_bytes_ = 0;  // wire bytes waiting or in service
-  SharedBufferMmu* mmu_;      // the owning switch's buffer; null on a NIC
-  Nic* source_;               // the owning NIC; null on a switch
   uint32_t cached_wire_bytes_ = 0;
   Time cached_tx_time_ = Time::zero();
+  Switch* owner_;             // the owning switch; null on a NIC
+  SharedBufferMmu* mmu_;      // the owning switch's buffer; null on a NIC
+  Nic* source_;               // the owning NIC; null on a switch
+  uint8_t paused_mask_ = 0;   // bit p: priority p paused by the peer
+  bool ecn_enabled_ = false;
+  bool ecn_on_enqueue_ = false;
+  std::array<int64_t, kMaxPriorities> prio_bytes_{};  // wire bytes waiting per priority
+  RingQueue<PacketRef> control_;                      // PFC frames
+  std::array<int64_t, kMaxPriorities> paused_since_ps_{};
+  int64_t paused_ps_ = 0;     // closed paused intervals, summed over priorities
+  uint64_t pause_frames_received_ = 0;
+  EcnMarker ecn_;
+  RngStream ecn_rng_{0, 0};
 };
 
 class Switch final : public Node {
  public:
-  Switch(Network& net, NodeId id, const SwitchParams& params, uint32_t ports);
+  Switch(Network& net, NodeId id, const SwitchParams& params, const std::vector<PortId>& ports,
+         MmuPfcConfig pfc);
   void receive(PacketRef packet, uint32_t in_port) override;
+  // Sends a PFC PAUSE (xoff) or RESUME for `priority` out of local port `port`, to the upstream node.
+  void send_pfc(uint32_t port, uint8_t priority, bool xoff);
   SharedBufferMmu& mmu() { return mmu_; }
   const SharedBufferMmu& mmu() const { return mmu_; }
   NodeId id() const { return id_; }
@@ -140,6 +181,7 @@ class Switch final : public Node {
   Network& net_;
   NodeId id_;
   SharedBufferMmu mmu_;
+  const std::vector<PortId>& ports_;  // local port index -> egress PortId
   std::vector<uint32_t> ingress_header_;
 };
 
@@ -147,8 +189,9 @@ class Nic final : public Node {
  public:
   Nic(Network& net, NodeId id) : net_(net), id_(id) {}
   void receive(PacketRef packet, uint32_t in_port) override;
-  // The next data packet to send, round-robin over active flows, or kNoPacket.
-  PacketRef pull();
+  // The next data packet to send, round-robin over active flows whose priority is not paused
+  // (bit p of `paused_mask`), or kNoPacket.
+  PacketRef pull(uint8_t paused_mask);
   void add_flow(FlowId flow);
   NodeId id() const { return id_; }
 
@@ -184,6 +227,13 @@ class Network {
   std::size_t packet_pool_capacity() const { return pool_.capacity(); }
   const Switch* switch_at(NodeId id) const;
   const EgressPort& port(PortId id) const { return *ports_[id]; }
+  std::size_t port_count() const { return ports_.size(); }
+  // Configuration checks run at construction (PFC/ECN thresholds, headroom), for the run's output.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  // Lossless headroom per ingress port as configured (auto or explicit), in bytes.
+  static int64_t required_headroom(const LinkParams& link, Time response_time);
+  // ECN (Kmin, Kmax) in bytes for a port of this bandwidth (explicit values, or scaled defaults).
+  static std::pair<int64_t, int64_t> ecn_thresholds(const EcnParams& ecn, Bandwidth bandwidth);
 
   // --- hot-path services for the components above ---
   EventQueue& queue() { return sim_.queue(); }
@@ -201,6 +251,8 @@ class Network {
   void deliver(PacketRef packet);
 
  private:
+  void check_configuration();
+
   Simulation& sim_;
   const NetworkSpec& spec_;
   Routing routing_;
@@ -213,6 +265,7 @@ class Network {
   std::vector<FlowRecord> flows_;
   NetworkCounters counters_;
   FlowCompletionHandler* completion_ = nullptr;
+  std::vector<std::string> warnings_;
 };
 
 }  // namespace syncsim::net

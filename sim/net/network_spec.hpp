@@ -52,6 +52,33 @@ struct GpuAttachment {
   NodeId nvlink_port = kNoNode;
 };
 
+// Priority flow control (IEEE 802.1Qbb) on the switches' ingress accounting. Off by default so that
+// lossy scenarios keep their meaning; see shared_buffer_mmu.hpp for the mechanism.
+struct PfcParams {
+  bool enabled = false;
+  uint8_t lossless_mask = 1U << 3;     // bit p: priority p is lossless (default: priority 3, RoCE's usual)
+  bool dynamic_threshold = true;       // XOFF = alpha * free shared buffer; else static_xoff bytes
+  double alpha = 0.125;                // HPCC / Broadcom-style 1/8
+  Bytes static_xoff = Bytes{0};
+  Bytes xon_offset = Bytes{3 * 1024};  // RESUME once ingress bytes <= XOFF - xon_offset (HPCC: 3 KB)
+  bool headroom_auto = true;           // per ingress port: MTU_R + MTU_S + 2*rate*delay + rate*response
+  Bytes headroom = Bytes{0};           // used when !headroom_auto, for every port
+  Time response_time = Time::us(1);    // sender reaction allowance inside the auto headroom
+};
+
+// RED-style ECN marking on a switch egress queue (per priority): p = 0 below Kmin, Pmax between,
+// 1 above Kmax. Unset Kmin/Kmax scale with the port's bandwidth as in HPCC's ns-3 settings
+// (100 KB and 400 KB per 25 Gb/s).
+struct EcnParams {
+  bool enabled = false;
+  bool kmin_auto = true;
+  bool kmax_auto = true;
+  Bytes kmin = Bytes{0};
+  Bytes kmax = Bytes{0};
+  double pmax = 0.2;
+  bool mark_on_enqueue = false;        // default: mark at dequeue (fresher queue information)
+};
+
 struct SwitchParams {
   Bytes buffer = Bytes{32 * 1024 * 1024};  // shared packet buffer per switch (Tomahawk-class ~32 MiB)
   uint32_t priorities = 8;                 // 802.1p classes, one output queue each
@@ -64,6 +91,8 @@ struct NetworkSpec {
   std::vector<GpuAttachment> gpus;     // indexed by global GPU rank
   uint32_t hosts = 0;
   SwitchParams switch_params;
+  PfcParams pfc;                       // switches' PFC (copied from the scenario, not by the builders)
+  EcnParams ecn;                       // switches' ECN marking
 
   // Routing data, filled by the topology builder (Boost.Graph BFS over the switch-only graph).
   // Switches fall into connected components (the fabric; each host's NVSwitch island). Every NIC hangs

@@ -20,10 +20,13 @@ struct Packet {
   uint32_t buffered_bytes;   // bytes charged to the current switch's buffer (ingress wire size)
   uint16_t hop;              // index of the egress port this packet is queued at / will use next
   uint16_t ingress_port;     // local port index at the current switch, for buffer release
-  uint8_t priority;
+  uint8_t priority;          // Pause frames: the class paused or resumed
   PacketKind kind;
   bool ecn_ce;
+  bool pfc_xoff;             // Pause frames: true = PAUSE (XOFF), false = RESUME (XON)
 };
+
+inline constexpr uint32_t kPauseFrameWireBytes = 64;
 
 class PacketPool {
  public:

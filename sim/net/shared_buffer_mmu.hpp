@@ -1,8 +1,16 @@
 #pragma once
 // A switch's shared packet buffer, as pure accounting: no events, no packets, just counters, so it can
 // be unit-tested alone. Admission charges a packet to its (ingress port, priority); release returns the
-// charge when the packet leaves on its egress port. PFC (XOFF/XON thresholds and headroom per ingress
-// port and priority) extends this object; today a full buffer means tail drop.
+// charge when the packet leaves on its egress port.
+//
+// PFC (IEEE 802.1Qbb) lives here too, still as accounting: each lossless (ingress port, priority) has
+// an XOFF threshold (static bytes, or dynamic: alpha x free shared buffer, as in Broadcom-style MMUs and
+// HPCC's ns-3 switch), an XON point `xon_offset` below it, and a headroom pool reserved out of the buffer.
+// admit() and release() return the PFC signal the switch must act on (send PAUSE / RESUME upstream on
+// that ingress port and priority); the switch turns signals into packets, so this object stays
+// event-free. Bytes that arrive after XOFF go to the headroom; a headroom overflow is a drop with
+// reason lossless_headroom_exceeded (reported, never hidden). Lossy priorities tail-drop when the shared
+// part is full.
 #include <cstdint>
 #include <vector>
 
@@ -10,38 +18,87 @@
 
 namespace syncsim::net {
 
-enum class DropReason : uint8_t { BufferFull, NoRoute, Count };
+enum class DropReason : uint8_t { BufferFull, NoRoute, LosslessHeadroomExceeded, Count };
 inline constexpr const char* drop_reason_name(DropReason r) {
   switch (r) {
     case DropReason::BufferFull: return "buffer_full";
     case DropReason::NoRoute: return "no_route";
+    case DropReason::LosslessHeadroomExceeded: return "lossless_headroom_exceeded";
     case DropReason::Count: break;
   }
   return "unknown";
 }
 
-enum class Admission : uint8_t { Admitted, DroppedBufferFull };
+enum class Admission : uint8_t { Admitted, DroppedBufferFull, DroppedHeadroomExceeded };
+enum class PfcSignal : uint8_t { None, Pause, Resume };
+
+struct AdmitResult {
+  Admission admission = Admission::Admitted;
+  PfcSignal pfc = PfcSignal::None;  // Pause: send XOFF upstream on this (ingress port, priority)
+};
+
+// PFC accounting parameters of one switch (already resolved: headroom in bytes per ingress port).
+struct MmuPfcConfig {
+  bool enabled = false;
+  uint8_t lossless_mask = 0;          // bit p set: priority p is lossless
+  bool dynamic = true;                // XOFF = alpha * (shared capacity - shared used)
+  double alpha = 0.125;
+  int64_t static_xoff = 0;            // bytes, when !dynamic
+  int64_t xon_offset = 3 * 1024;      // RESUME when ingress bytes + xon_offset <= XOFF (or reach 0)
+  std::vector<int64_t> headroom;      // per ingress port, bytes reserved per lossless priority
+};
 
 class SharedBufferMmu {
  public:
-  SharedBufferMmu(Bytes buffer, uint32_t ports, uint32_t priorities);
+  SharedBufferMmu(Bytes buffer, uint32_t ports, uint32_t priorities, MmuPfcConfig pfc = {});
 
-  Admission admit(uint32_t ingress_port, uint8_t priority, Bytes size);
-  void release(uint32_t ingress_port, uint8_t priority, Bytes size);
+  AdmitResult admit(uint32_t ingress_port, uint8_t priority, Bytes size);
+  PfcSignal release(uint32_t ingress_port, uint8_t priority, Bytes size);
 
   Bytes used() const { return Bytes{used_}; }
   Bytes peak() const { return Bytes{peak_}; }
   Bytes capacity() const { return Bytes{capacity_}; }
+  // Capacity less the headroom reserved for lossless (port, priority) pairs.
+  Bytes shared_capacity() const { return Bytes{shared_capacity_}; }
+  Bytes shared_used() const { return Bytes{shared_used_}; }
+  // Bytes held per (ingress port, priority), shared part plus headroom.
   Bytes ingress_bytes(uint32_t port, uint8_t priority) const {
-    return Bytes{ingress_[port * priorities_ + priority]};
+    const Counter& c = counters_[index(port, priority)];
+    return Bytes{c.shared + c.headroom};
+  }
+  Bytes headroom_used(uint32_t port, uint8_t priority) const {
+    return Bytes{counters_[index(port, priority)].headroom};
+  }
+  bool xoff(uint32_t port, uint8_t priority) const { return counters_[index(port, priority)].xoff; }
+  bool lossless(uint8_t priority) const {
+    return pfc_.enabled && ((pfc_.lossless_mask >> priority) & 1U) != 0;
+  }
+  // The current XOFF threshold for the shared part of one (port, priority).
+  int64_t xoff_threshold() const {
+    if (!pfc_.dynamic) return pfc_.static_xoff;
+    const int64_t free_shared = shared_capacity_ - shared_used_;
+    return free_shared > 0 ? static_cast<int64_t>(pfc_.alpha * static_cast<double>(free_shared)) : 0;
   }
 
  private:
+  std::size_t index(uint32_t port, uint8_t priority) const {
+    return static_cast<std::size_t>(port) * priorities_ + priority;
+  }
+
   int64_t capacity_;
+  int64_t shared_capacity_;
   int64_t used_ = 0;
+  int64_t shared_used_ = 0;
   int64_t peak_ = 0;
   uint32_t priorities_;
-  std::vector<int64_t> ingress_;  // bytes held per (ingress port, priority)
+  MmuPfcConfig pfc_;
+  // Per (ingress port, priority), together so that one packet touches one cache line.
+  struct Counter {
+    int64_t shared = 0;    // bytes held in the shared part
+    int64_t headroom = 0;  // bytes held in this pair's headroom
+    bool xoff = false;     // a PAUSE is outstanding
+  };
+  std::vector<Counter> counters_;
 };
 
 }  // namespace syncsim::net

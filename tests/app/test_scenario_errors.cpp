@@ -366,3 +366,57 @@ TEST_CASE("scenario: files from tests/data report their own path") {
           dir + "/does_not_exist.yaml: cannot read file: No such file or directory");
   }
 }
+
+TEST_CASE("scenario: PFC and ECN keys are checked with their ranges") {
+  const auto with_switch = [](const std::string& line) {
+    return edit("  host:", "  switch:\n    " + line + "\n  host:");
+  };
+  CHECK(error_of(with_switch("pfc: {enabled: true, bogus: 1}")) ==
+        "t.yaml:10:26: fabric.switch.pfc.bogus: unknown key \"bogus\"; expected one of: enabled, "
+        "lossless_priorities, threshold, xon_offset, headroom, response_time");
+  CHECK(error_of(with_switch("ecn: {enabled: true, kmin: 400KB, kmax: 100KB}")) ==
+        "t.yaml:10:45: fabric.switch.ecn.kmax: expected kmax above kmin (400000 B), got 100000 B");
+  CHECK(error_of(with_switch("ecn: {enabled: true, kmin: 40KB, kmax: 100KB, pmax: 0}")) ==
+        "t.yaml:10:57: fabric.switch.ecn.pmax: expected 0 < pmax <= 1, got 0");
+  CHECK(error_of(with_switch("ecn: {enabled: true, kmin: 40KB}")) ==
+        "t.yaml:10:10: fabric.switch.ecn.kmax: missing key \"kmax\": give kmin and kmax together (or "
+        "neither, for the per-link-speed defaults)");
+  CHECK(error_of(with_switch("ecn: {mark_on: sometimes}")) ==
+        "t.yaml:10:20: fabric.switch.ecn.mark_on: expected one of: dequeue, enqueue; got \"sometimes\"");
+  CHECK(error_of(with_switch("pfc: {enabled: true, threshold: {static: 10KB}, xon_offset: 20KB}")) ==
+        "t.yaml:10:65: fabric.switch.pfc.xon_offset: expected xon_offset <= the static XOFF threshold "
+        "(10000 B) so that 0 <= XON < XOFF, got 20000 B");
+  CHECK(error_of(with_switch("pfc: {enabled: true, threshold: {static: 10KB, dynamic_alpha: 0.5}}")) ==
+        "t.yaml:10:37: fabric.switch.pfc.threshold: expected exactly one of: static (bytes), "
+        "dynamic_alpha (a fraction of the free shared buffer)");
+  CHECK(error_of(with_switch("pfc: {enabled: true, threshold: {dynamic_alpha: 0}}")) ==
+        "t.yaml:10:53: fabric.switch.pfc.threshold.dynamic_alpha: expected 0 < dynamic_alpha <= 16 "
+        "(HPCC uses 0.125), got 0");
+  CHECK(error_of(with_switch("pfc: {enabled: true, lossless_priorities: [9]}")) ==
+        "t.yaml:10:48: fabric.switch.pfc.lossless_priorities.0: expected an integer in 0..7, got 9");
+  CHECK(error_of(with_switch("pfc: {enabled: true, lossless_priorities: []}")) ==
+        "t.yaml:10:47: fabric.switch.pfc.lossless_priorities: expected a non-empty list of priorities "
+        "like [3], got []");
+  CHECK(error_of(with_switch("pfc: {enabled: true, headroom: lots}")).rfind(
+            "t.yaml:10:36: fabric.switch.pfc.headroom: expected auto or a size like \"64KiB\", got "
+            "\"lots\"",
+            0) == 0);
+  // The default lossless priority (3) needs a queue.
+  CHECK(error_of(edit("  host:", "  switch: {priorities: 2, pfc: {enabled: true}}\n  host:")) ==
+        "t.yaml:9:32: fabric.switch.pfc.lossless_priorities: expected lossless priorities in 0..1 "
+        "(fabric.switch.priorities is 2)");
+
+  const Scenario s = load_scenario_text(
+      with_switch("pfc: {enabled: true, lossless_priorities: [3, 5], threshold: {static: 200KB}, "
+                  "xon_offset: 20KB, headroom: 64KB, response_time: 2us}"),
+      "t.yaml");
+  CHECK(s.fabric.pfc.enabled);
+  CHECK(s.fabric.pfc.lossless_mask == ((1U << 3) | (1U << 5)));
+  CHECK_FALSE(s.fabric.pfc.dynamic_threshold);
+  CHECK(s.fabric.pfc.static_xoff == Bytes{200'000});
+  CHECK(s.fabric.pfc.xon_offset == Bytes{20'000});
+  CHECK_FALSE(s.fabric.pfc.headroom_auto);
+  CHECK(s.fabric.pfc.headroom == Bytes{64'000});
+  CHECK(s.fabric.pfc.response_time == Time::us(2));
+  CHECK_FALSE(s.fabric.ecn.enabled);  // off unless asked for
+}

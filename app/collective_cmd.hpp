@@ -1,0 +1,56 @@
+#pragma once
+// `syncsim collective`: an nccl-tests-style sweep of one collective over message sizes, each size a
+// fresh simulation of the scenario's fabric on the scenario's backend.
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "app/nccl_tests_format.hpp"
+#include "app/scenario.hpp"
+#include "models/collective_cost.hpp"
+#include "models/collective_plan.hpp"
+#include "models/collective_runner.hpp"
+
+namespace syncsim::app {
+
+// Bad command-line input for `collective` (exit code 2).
+class CollectiveUsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct CollectiveSweepOptions {
+  models::CollectiveOp op = models::CollectiveOp::AllReduce;
+  // Default: ring, or pairwise for all_to_all/send_recv. With auto_algo, each size runs the
+  // algorithm NCCL's cost model (collective_cost.hpp) predicts fastest (ring or tree for
+  // all_reduce; protocols are not simulated, only the algorithm choice is used).
+  std::optional<models::CollectiveAlgo> algo;
+  bool auto_algo = false;
+  uint32_t ranks = 0;                           // 0 = every GPU of the fabric
+  int64_t min_bytes = 32 << 20;                 // nccl-tests' defaults: -b 32M -e 32M -f 2
+  int64_t max_bytes = 32 << 20;
+  int64_t step_factor = 2;
+  uint32_t channels = 1;
+  int64_t chunk_bytes = 0;
+  uint32_t root = 0;
+  models::CollectiveRunOptions run;
+};
+
+struct CollectiveSweep {
+  NcclTestsHeader header;
+  std::vector<NcclTestsRow> rows;
+};
+
+// Sizes as nccl-tests reads them: a bare number is bytes and a K, M, G or T suffix is a power of
+// 1024 ("8G" = 8 GiB, as in nccl-tests' -b/-e); anything else goes through parse_bytes ("64MiB",
+// "1GB" = 10^9). Throws UnitError.
+int64_t parse_size_flag(std::string_view text);
+
+// Runs the sweep. Throws CollectiveUsageError for impossible requests (more ranks than GPUs, an
+// algorithm that does not implement the op, ...).
+CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveSweepOptions& options);
+
+}  // namespace syncsim::app

@@ -1,0 +1,237 @@
+#include "calibration/profile.hpp"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+namespace syncsim::calibration {
+
+namespace {
+
+constexpr int kFormatVersion = 1;
+constexpr int kDoublePrecision = 12;
+
+[[noreturn]] void fail(const std::string& file, const YAML::Node& node, const std::string& path,
+                       const std::string& message) {
+  const YAML::Mark mark = node.Mark();
+  std::string where = file;
+  if (!mark.is_null()) where += ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+  throw ProfileError(where + ": " + path + ": " + message);
+}
+
+std::string found(const YAML::Node& n) {
+  if (n.IsScalar()) {
+    std::string q(1, '"');
+    q.append(n.Scalar());
+    q.push_back('"');
+    return q;
+  }
+  if (n.IsSequence()) return "a list";
+  if (n.IsMap()) return "a map";
+  return "nothing";
+}
+
+// Typed access with file:line:col errors; rejects keys outside `allowed`.
+struct Reader {
+  const std::string& file;
+
+  void check_keys(const YAML::Node& map, const std::string& path, const std::set<std::string>& allowed) const {
+    if (!map.IsMap()) fail(file, map, path, "expected a map, found " + found(map));
+    for (const auto& kv : map) {
+      const std::string key = kv.first.as<std::string>();
+      if (allowed.count(key) == 0) {
+        fail(file, kv.first, path.empty() ? key : path + "." + key, "unknown key");
+      }
+    }
+  }
+  template <class T>
+  T get(const YAML::Node& node, const std::string& path, const char* expected) const {
+    if (!node.IsScalar()) fail(file, node, path, std::string("expected ") + expected + ", found " + found(node));
+    try {
+      return node.as<T>();
+    } catch (const YAML::Exception&) {
+      fail(file, node, path, std::string("expected ") + expected + ", found " + found(node));
+    }
+  }
+  template <class T>
+  void opt(const YAML::Node& map, const char* key, const std::string& path, const char* expected, T& out) const {
+    const YAML::Node n = map[key];
+    if (n) out = get<T>(n, path.empty() ? key : path + "." + key, expected);
+  }
+  YAML::Node list(const YAML::Node& map, const char* key, const std::string& path) const {
+    const YAML::Node n = map[key];
+    if (n && !n.IsSequence()) fail(file, n, path + key, "expected a list, found " + found(n));
+    return n;
+  }
+};
+
+}  // namespace
+
+CollectiveProfile to_profile(const LineFit& fit) {
+  return {fit.op, fit.ranks, fit.max_rel_error, fit.heldout_rel_error, fit.regimes};
+}
+
+std::string write_profile_yaml(const CalibrationProfile& p) {
+  YAML::Emitter e;
+  e.SetDoublePrecision(kDoublePrecision);
+  e << YAML::BeginMap;
+  e << YAML::Key << "syncsim_calibration_profile" << YAML::Value << kFormatVersion;
+  if (!p.source.empty()) e << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << p.source;
+  e << YAML::Key << "gpu" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  e << YAML::Key << "name" << YAML::Value << YAML::DoubleQuoted << p.gpu_name;
+  e << YAML::Key << "count" << YAML::Value << p.gpu_count << YAML::EndMap;
+  e << YAML::Key << "versions" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  e << YAML::Key << "driver" << YAML::Value << YAML::DoubleQuoted << p.driver_version;
+  e << YAML::Key << "cuda" << YAML::Value << YAML::DoubleQuoted << p.cuda_version;
+  e << YAML::Key << "nccl" << YAML::Value << YAML::DoubleQuoted << p.nccl_version << YAML::EndMap;
+  e << YAML::Key << "spread" << YAML::Value << p.spread;
+  e << YAML::Key << "probes" << YAML::Value << YAML::BeginSeq;
+  for (const auto& v : p.probes) {
+    e << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << v.name;
+    e << YAML::Key << "unit" << YAML::Value << v.unit << YAML::Key << "mean" << YAML::Value << v.mean;
+    e << YAML::Key << "stddev" << YAML::Value << v.stddev << YAML::Key << "samples" << YAML::Value
+      << v.samples << YAML::EndMap;
+  }
+  e << YAML::EndSeq;
+  e << YAML::Key << "collectives" << YAML::Value << YAML::BeginSeq;
+  for (const auto& c : p.collectives) {
+    e << YAML::BeginMap << YAML::Key << "op" << YAML::Value << c.op;
+    e << YAML::Key << "ranks" << YAML::Value << c.ranks;
+    e << YAML::Key << "max_rel_error" << YAML::Value << c.max_rel_error;
+    e << YAML::Key << "heldout_rel_error" << YAML::Value << c.heldout_rel_error;
+    e << YAML::Key << "regimes" << YAML::Value << YAML::BeginSeq;
+    for (const auto& r : c.regimes) {
+      e << YAML::Flow << YAML::BeginMap << YAML::Key << "min_bytes" << YAML::Value << r.min_bytes;
+      e << YAML::Key << "max_bytes" << YAML::Value << r.max_bytes;
+      e << YAML::Key << "latency_us" << YAML::Value << r.latency_us;
+      e << YAML::Key << "algbw_GBps" << YAML::Value << r.algbw_GBps << YAML::EndMap;
+    }
+    e << YAML::EndSeq << YAML::EndMap;
+  }
+  e << YAML::EndSeq;
+  e << YAML::Key << "gemm" << YAML::Value << YAML::BeginSeq;
+  for (const auto& g : p.gemm) {
+    e << YAML::Flow << YAML::BeginMap << YAML::Key << "dtype" << YAML::Value << g.dtype;
+    e << YAML::Key << "peak_tflops" << YAML::Value << g.peak_tflops;
+    e << YAML::Key << "e_max" << YAML::Value << g.e_max;
+    e << YAML::Key << "intensity_half" << YAML::Value << g.intensity_half;
+    e << YAML::Key << "max_rel_error" << YAML::Value << g.max_rel_error << YAML::EndMap;
+  }
+  e << YAML::EndSeq << YAML::EndMap;
+  return std::string(e.c_str()) + "\n";
+}
+
+CalibrationProfile parse_profile_yaml(const std::string& text, const std::string& file) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& ex) {
+    throw ProfileError(file + ":" + std::to_string(ex.mark.line + 1) + ":" +
+                       std::to_string(ex.mark.column + 1) + ": " + ex.msg);
+  }
+  const Reader rd{file};
+  CalibrationProfile p;
+  if (!root.IsMap()) fail(file, root, "(top)", "expected a map, found " + found(root));
+  rd.check_keys(root, "", {"syncsim_calibration_profile", "source", "gpu", "versions", "spread",
+                            "probes", "collectives", "gemm"});
+  const YAML::Node version = root["syncsim_calibration_profile"];
+  if (!version) fail(file, root, "syncsim_calibration_profile", "expected the format version 1, found nothing");
+  if (rd.get<int>(version, "syncsim_calibration_profile", "the format version 1") != kFormatVersion) {
+    fail(file, version, "syncsim_calibration_profile", "expected the format version 1, found " + found(version));
+  }
+  rd.opt(root, "source", "", "a string", p.source);
+  rd.opt(root, "spread", "", "a number", p.spread);
+  if (const YAML::Node gpu = root["gpu"]) {
+    rd.check_keys(gpu, "gpu", {"name", "count"});
+    rd.opt(gpu, "name", "gpu", "a string", p.gpu_name);
+    rd.opt(gpu, "count", "gpu", "an integer", p.gpu_count);
+  }
+  if (const YAML::Node v = root["versions"]) {
+    rd.check_keys(v, "versions", {"driver", "cuda", "nccl"});
+    rd.opt(v, "driver", "versions", "a string", p.driver_version);
+    rd.opt(v, "cuda", "versions", "a string", p.cuda_version);
+    rd.opt(v, "nccl", "versions", "a string", p.nccl_version);
+  }
+  if (const YAML::Node probes = rd.list(root, "probes", "")) {
+    for (std::size_t i = 0; i < probes.size(); ++i) {
+      const std::string path = "probes." + std::to_string(i);
+      const YAML::Node n = probes[i];
+      rd.check_keys(n, path, {"name", "unit", "mean", "stddev", "samples"});
+      ProbeValue v;
+      rd.opt(n, "name", path, "a string", v.name);
+      rd.opt(n, "unit", path, "a string", v.unit);
+      rd.opt(n, "mean", path, "a number", v.mean);
+      rd.opt(n, "stddev", path, "a number", v.stddev);
+      rd.opt(n, "samples", path, "an integer", v.samples);
+      p.probes.push_back(v);
+    }
+  }
+  if (const YAML::Node cs = rd.list(root, "collectives", "")) {
+    for (std::size_t i = 0; i < cs.size(); ++i) {
+      const std::string path = "collectives." + std::to_string(i);
+      const YAML::Node n = cs[i];
+      rd.check_keys(n, path, {"op", "ranks", "max_rel_error", "heldout_rel_error", "regimes"});
+      CollectiveProfile c;
+      rd.opt(n, "op", path, "an op name", c.op);
+      rd.opt(n, "ranks", path, "an integer", c.ranks);
+      rd.opt(n, "max_rel_error", path, "a number", c.max_rel_error);
+      rd.opt(n, "heldout_rel_error", path, "a number", c.heldout_rel_error);
+      const YAML::Node regimes = rd.list(n, "regimes", path + ".");
+      if (!regimes || regimes.size() == 0) fail(file, n, path + ".regimes", "expected at least one regime, found none");
+      for (std::size_t j = 0; j < regimes.size(); ++j) {
+        const std::string rpath = path + ".regimes." + std::to_string(j);
+        const YAML::Node rn = regimes[j];
+        rd.check_keys(rn, rpath, {"min_bytes", "max_bytes", "latency_us", "algbw_GBps"});
+        Regime r;
+        rd.opt(rn, "min_bytes", rpath, "an integer", r.min_bytes);
+        rd.opt(rn, "max_bytes", rpath, "an integer", r.max_bytes);
+        rd.opt(rn, "latency_us", rpath, "a number", r.latency_us);
+        rd.opt(rn, "algbw_GBps", rpath, "a number", r.algbw_GBps);
+        if (r.latency_us < 0 || r.algbw_GBps < 0 || r.max_bytes < r.min_bytes) {
+          fail(file, rn, rpath, "expected latency_us >= 0, algbw_GBps >= 0 and min_bytes <= max_bytes");
+        }
+        c.regimes.push_back(r);
+      }
+      if (c.op.empty() || c.ranks <= 0) fail(file, n, path, "expected an op and ranks > 0");
+      p.collectives.push_back(c);
+    }
+  }
+  if (const YAML::Node gs = rd.list(root, "gemm", "")) {
+    for (std::size_t i = 0; i < gs.size(); ++i) {
+      const std::string path = "gemm." + std::to_string(i);
+      const YAML::Node n = gs[i];
+      rd.check_keys(n, path, {"dtype", "peak_tflops", "e_max", "intensity_half", "max_rel_error"});
+      GemmFit g;
+      rd.opt(n, "dtype", path, "a dtype", g.dtype);
+      rd.opt(n, "peak_tflops", path, "a number", g.peak_tflops);
+      rd.opt(n, "e_max", path, "a number", g.e_max);
+      rd.opt(n, "intensity_half", path, "a number", g.intensity_half);
+      rd.opt(n, "max_rel_error", path, "a number", g.max_rel_error);
+      try {
+        (void)dtype_bytes(g.dtype);
+      } catch (const FitError& ex) {
+        fail(file, n, path + ".dtype", ex.what());
+      }
+      p.gemm.push_back(g);
+    }
+  }
+  return p;
+}
+
+CalibrationProfile read_profile_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ProfileError(path + ": expected a readable profile, found none");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_profile_yaml(ss.str(), path);
+}
+
+void write_profile_file(const CalibrationProfile& profile, const std::string& path) {
+  std::ofstream out(path, std::ios::binary);
+  out << write_profile_yaml(profile);
+  if (!out) throw ProfileError(path + ": cannot write the profile");
+}
+
+}  // namespace syncsim::calibration

@@ -1,0 +1,75 @@
+#pragma once
+// A calibration profile: what was measured on one GPU node (by syncsim-probe) or fitted from
+// nccl-tests logs (by `syncsim calibrate fit --out`), as YAML:
+//
+//   syncsim_calibration_profile: 1
+//   source: "syncsim calibrate fit logs/ar.log"     # how it was produced
+//   gpu: {name: NVIDIA H200, count: 8}
+//   versions: {driver: "570.86", cuda: "12.8", nccl: "2.25.1"}
+//   spread: 0.012                                   # max relative stddev of repeated runs
+//   probes:                                         # scalar measurements: mean, stddev, samples
+//     - {name: hbm_copy_bandwidth, unit: GB/s, mean: 4012.5, stddev: 3.1, samples: 20}
+//   collectives:
+//     - op: all_reduce
+//       ranks: 8
+//       max_rel_error: 0.03
+//       heldout_rel_error: 0.04
+//       regimes:
+//         - {min_bytes: 0, max_bytes: 65535, latency_us: 12.1, algbw_GBps: 20.5}
+//         - {min_bytes: 65536, max_bytes: 8589934592, latency_us: 35.0, algbw_GBps: 180.2}
+//   gemm:
+//     - {dtype: bf16, peak_tflops: 989, e_max: 0.78, intensity_half: 310.5, max_rel_error: 0.05}
+//
+// Every key but syncsim_calibration_profile is optional; unknown keys are errors.
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "calibration/alpha_beta_fit.hpp"
+
+namespace syncsim::calibration {
+
+// A malformed profile. what() is "file:line:col: path: what was expected, what was found".
+class ProfileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ProbeValue {
+  std::string name;
+  std::string unit;
+  double mean = 0;
+  double stddev = 0;
+  int samples = 0;
+};
+
+struct CollectiveProfile {
+  std::string op;
+  int ranks = 0;
+  double max_rel_error = 0;
+  double heldout_rel_error = 0;
+  std::vector<Regime> regimes;
+};
+
+struct CalibrationProfile {
+  std::string source;
+  std::string gpu_name;
+  int gpu_count = 0;
+  std::string driver_version;
+  std::string cuda_version;
+  std::string nccl_version;
+  double spread = 0;
+  std::vector<ProbeValue> probes;
+  std::vector<CollectiveProfile> collectives;
+  std::vector<GemmFit> gemm;
+};
+
+CollectiveProfile to_profile(const LineFit& fit);
+
+std::string write_profile_yaml(const CalibrationProfile& profile);
+// `file` is only used in error messages.
+CalibrationProfile parse_profile_yaml(const std::string& text, const std::string& file);
+CalibrationProfile read_profile_file(const std::string& path);
+void write_profile_file(const CalibrationProfile& profile, const std::string& path);
+
+}  // namespace syncsim::calibration

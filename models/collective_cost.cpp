@@ -1,0 +1,127 @@
+#include "models/collective_cost.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace syncsim::models {
+
+namespace {
+
+constexpr std::size_t kLL = 0, kLL128 = 1, kSimple = 2;
+
+std::size_t index_of(NcclProtocol p) {
+  switch (p) {
+    case NcclProtocol::LL: return kLL;
+    case NcclProtocol::LL128: return kLL128;
+    case NcclProtocol::Simple: return kSimple;
+  }
+  return kSimple;
+}
+
+// §1.2 baseLatencies, §1.3 hwLatencies (us), rows Tree, Ring; columns LL, LL128, Simple.
+constexpr std::array<std::array<double, 3>, 2> kBase = {{{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}}};
+constexpr std::array<std::array<double, 3>, 2> kNvlink = {{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}}};
+constexpr std::array<std::array<double, 3>, 2> kNet = {{{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}}};
+constexpr std::size_t kTree = 0, kRing = 1;
+
+// §1.1 treeCorrectionFactor, indexed by log2i(bytes >> 6).
+constexpr std::array<std::array<double, 24>, 3> kTreeCorrection = {{
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9},
+}};
+
+// §1.5 per-channel caps (GB/s) for Hopper, by node-count column N1, N2, N4+.
+std::size_t node_column(uint32_t nodes) { return nodes == 1 ? 0 : nodes == 2 ? 1 : 2; }
+double ll_max_bw(const NcclCostInputs& in) {
+  if (in.nodes == 1) return 141.0;  // indexed by GPU arch (Hopper)
+  // nNodes > 1: indexed by CPU vendor row (Intel = row 0, AMD = row 1).
+  constexpr std::array<std::array<double, 3>, 2> rows = {{{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}}};
+  return rows[in.amd_cpu ? 1 : 0][node_column(in.nodes)];
+}
+constexpr double kPerChMaxRingLL128 = 36.7;
+constexpr std::array<double, 3> kPerChMaxTreeLL128 = {36.7, 36.7, 29.0};
+constexpr std::array<double, 3> kPerChMaxTree = {38.7, 41.4, 36.0};
+
+int log2i(int64_t v) {
+  int r = -1;
+  while (v > 0) {
+    v >>= 1;
+    ++r;
+  }
+  return r;
+}
+
+}  // namespace
+
+std::string_view to_string(NcclProtocol p) {
+  switch (p) {
+    case NcclProtocol::LL: return "LL";
+    case NcclProtocol::LL128: return "LL128";
+    case NcclProtocol::Simple: return "Simple";
+  }
+  return "?";
+}
+
+double nccl_predicted_time_us(CollectiveAlgo algo, NcclProtocol proto, const NcclCostInputs& in,
+                              int64_t bytes) {
+  const bool ring = algo == CollectiveAlgo::Ring;
+  if (!ring && !(algo == CollectiveAlgo::Tree && in.op == CollectiveOp::AllReduce)) return -1.0;
+  const std::size_t p = index_of(proto);
+  const std::size_t a = ring ? kRing : kTree;
+  const uint32_t ranks = in.nodes * in.gpus_per_node;
+  const double nranks = ranks;
+  const bool ar = in.op == CollectiveOp::AllReduce;
+  const bool ag_rs = in.op == CollectiveOp::AllGather || in.op == CollectiveOp::ReduceScatter;
+  const double nsteps = ar ? 2.0 * (nranks - 1) : ag_rs ? nranks - 1 : nranks;
+  const std::size_t col = node_column(in.nodes);
+
+  // Bandwidth (§1.5).
+  double bus = in.channels * (in.nodes <= 2 ? in.bw_intra : in.bw_inter);
+  if (ring && p == kLL) bus = std::min(ll_max_bw(in), 0.5 * bus);
+  if (ring && p == kLL128) bus = std::min(0.92 * bus, in.channels * kPerChMaxRingLL128);
+  if (!ring) {
+    bus = std::min(0.92 * bus, in.channels * kPerChMaxTree[col]);
+    if (p == kLL) bus = std::min(bus / 3.8, ll_max_bw(in));
+    if (p == kLL128) {
+      bus = std::min(bus * (in.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
+                     in.channels * kPerChMaxTreeLL128[col]);
+    }
+  }
+  double alg = ring ? bus * nranks / nsteps : 0.5 * bus;
+
+  // Latency (§1.4).
+  const double intra = kNvlink[a][p];
+  double inter = (in.gpus_per_node == 1 ? kNet[kTree][p] : kNet[a][p]) + in.latency_inter_us;
+  if (p == kSimple) inter += in.latency_inter_us;  // the "flush"
+  double lat = kBase[a][p];
+  if (ring) {
+    const double inter_steps = in.nodes <= 1 ? 0.0 : ar ? 2.0 * (in.nodes - 1) : in.nodes - 1.0;
+    const double overhead = in.nodes > 1 ? in.net_overhead_us * (p == kSimple ? 3.0 : 1.0) : 0.0;
+    lat += (nsteps - inter_steps) * std::max(intra, overhead) + inter_steps * inter;
+    if (p == kSimple && in.nodes > 1 && ar &&
+        static_cast<double>(bytes) / (in.channels * nranks) >= 64.0) {
+      lat *= 1.4;  // "plateau effect of ring", compute capability >= 80
+    }
+  } else {
+    lat += 2.0 * ((in.gpus_per_node - 1.0) * intra + log2i(in.nodes) * inter);
+    const int idx = log2i(bytes >> 6);
+    if (idx >= 0 && idx < 23) alg *= kTreeCorrection[p][static_cast<std::size_t>(idx)];
+  }
+  return lat + static_cast<double>(bytes) / (1000.0 * alg);
+}
+
+NcclChoice nccl_choose(const NcclCostInputs& in, int64_t bytes) {
+  NcclChoice best;
+  best.time_us = -1;
+  for (CollectiveAlgo a : {CollectiveAlgo::Tree, CollectiveAlgo::Ring}) {
+    for (NcclProtocol p : {NcclProtocol::LL, NcclProtocol::LL128, NcclProtocol::Simple}) {
+      const double t = nccl_predicted_time_us(a, p, in, bytes);
+      if (t >= 0 && (best.time_us < 0 || t < best.time_us)) best = NcclChoice{a, p, t};
+    }
+  }
+  return best;
+}
+
+}  // namespace syncsim::models

@@ -1,0 +1,102 @@
+#pragma once
+// Collectives as plain data. A plan is a list of steps (transfers between ranks and local
+// reductions) with dependencies on earlier steps; one runner (collective_runner.hpp) executes any
+// plan on any TransferBackend, and a symbolic verifier (verify_plan) checks the data flow without a
+// network.
+//
+// Data model: the collective's buffer is cut into `chunks` (logical pieces with a byte size). Every
+// transfer carries a contiguous range of chunks [chunk_first, chunk_first + chunk_count). A transfer
+// either copies (the receiver's copy of those chunks is replaced) or is followed by a Reduce step on
+// the receiver that adds the received data into its own copy; the Reduce step names the transfer it
+// consumes (`source_step`). Symbolically each (rank, chunk) holds a vector of contribution counts per
+// source rank, so double counting is caught as well as missing contributions.
+//
+// Ranks are 0..ranks-1; the runner maps rank r to GPU rank_to_gpu[r].
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace syncsim::models {
+
+enum class CollectiveOp : uint8_t {
+  AllReduce, ReduceScatter, AllGather, Broadcast, Reduce, AllToAll, SendRecv
+};
+enum class CollectiveAlgo : uint8_t { Ring, Tree, HalvingDoubling, Hierarchical, Pairwise };
+
+std::string_view to_string(CollectiveOp op);
+std::string_view to_string(CollectiveAlgo algo);
+// Parse "all_reduce", "reduce_scatter", ..., "send_recv" / "ring", "tree", "halving_doubling",
+// "hierarchical", "pairwise". Throw std::invalid_argument on anything else.
+CollectiveOp parse_collective_op(std::string_view text);
+CollectiveAlgo parse_collective_algo(std::string_view text);
+
+struct PlanStep {
+  enum class Kind : uint8_t { Transfer, Reduce };
+  Kind kind = Kind::Transfer;
+  uint32_t src = 0;          // Transfer: sending rank. Reduce: the rank that reduces.
+  uint32_t dst = 0;          // Transfer: receiving rank. Reduce: same as src.
+  int64_t bytes = 0;         // bytes moved (Transfer) or reduced (Reduce)
+  uint32_t channel = 0;      // Transfer: the channel (an independent connection set)
+  uint32_t chunk_first = 0;  // chunk range carried / reduced
+  uint32_t chunk_count = 1;
+  bool reduce = false;       // Transfer: the receiver reduces it (a Reduce step follows)
+  uint32_t source_step = 0;  // Reduce: the transfer whose data is added
+  std::vector<uint32_t> deps;  // indices of earlier steps that must finish first
+};
+
+struct CollectivePlan {
+  CollectiveOp op = CollectiveOp::AllReduce;
+  CollectiveAlgo algo = CollectiveAlgo::Ring;
+  uint32_t ranks = 0;
+  uint32_t root = 0;   // Broadcast/Reduce root; SendRecv sender
+  uint32_t peer = 0;   // SendRecv receiver
+  int64_t bytes = 0;   // the nccl-tests size S (see PlanOptions::bytes)
+  std::vector<int64_t> chunk_bytes;  // size of every chunk
+  // Which rank owns chunk c: ReduceScatter/AllGather shard owner; AllToAll: chunk c is block
+  // (src = c / ranks, dst = c % ranks) and owner is unused. Empty for the other ops.
+  std::vector<uint32_t> chunk_owner;
+  std::vector<PlanStep> steps;
+
+  std::size_t transfer_count() const;
+};
+
+struct PlanOptions {
+  CollectiveOp op = CollectiveOp::AllReduce;
+  CollectiveAlgo algo = CollectiveAlgo::Ring;
+  uint32_t ranks = 2;
+  // nccl-tests' S: the buffer for AllReduce/Broadcast/Reduce/SendRecv, the whole gathered array
+  // (recvcount * n) for ReduceScatter/AllGather, and sendcount * n (one rank's send buffer) for
+  // AllToAll. Split into parts of whole bytes; remainders go to the first parts.
+  int64_t bytes = 0;
+  uint32_t channels = 1;        // Ring, Hierarchical (inter-node rings): parallel rings
+  int64_t chunk_bytes = 0;      // pipelining granularity (Ring, Tree); 0 = no pipelining
+  uint32_t root = 0;            // Broadcast/Reduce root, SendRecv sender
+  uint32_t peer = 1;            // SendRecv receiver
+  uint32_t gpus_per_host = 0;   // Hierarchical: ranks r..r+g-1 with r % g == 0 share a host
+};
+
+// Builds the plan, or throws std::invalid_argument for an unsupported (op, algo) pair or bad
+// parameters. Supported: Ring: AllReduce, ReduceScatter, AllGather, Broadcast, Reduce (chains from
+// the root); Tree (double binary tree): AllReduce, Broadcast, Reduce; HalvingDoubling: AllReduce,
+// ReduceScatter, AllGather; Hierarchical: AllReduce; Pairwise: AllToAll, SendRecv.
+CollectivePlan build_plan(const PlanOptions& options);
+
+// Result of the symbolic check; `error` is empty when the plan is correct.
+struct PlanCheck {
+  bool ok = false;
+  std::string error;
+};
+// Replays the plan symbolically (steps in index order) and checks: dependencies point backwards;
+// every transfer reads data whose last writer is among its (transitive) dependencies, and every
+// write is ordered after the previous write of the same (rank, chunk) (no read-after-write or
+// write-after-write races under any execution order the dependencies allow); and the final state
+// is what the operation promises (all_reduce: every rank holds every contribution exactly once for
+// every chunk; reduce_scatter: each rank its fully reduced shard; all_gather: every shard
+// everywhere; broadcast/reduce from/to the root; all_to_all: every (src, dst) block at dst).
+PlanCheck verify_plan(const CollectivePlan& plan);
+
+// nccl-tests' bus bandwidth factor for the op (references §2): busbw = algbw * factor.
+double bus_bandwidth_factor(CollectiveOp op, uint32_t ranks);
+
+}  // namespace syncsim::models

@@ -1,0 +1,103 @@
+#include "models/collective_runner.hpp"
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace syncsim::models {
+
+Time reduction_time(int64_t bytes, const CollectiveRunOptions& options) {
+  if (options.hbm_bytes_per_s <= 0.0 || bytes <= 0) return Time::zero();
+  return Time::from_seconds(3.0 * static_cast<double>(bytes) / options.hbm_bytes_per_s);
+}
+
+CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePlan& plan,
+                                   std::vector<uint32_t> rank_to_gpu, CollectiveRunOptions options)
+    : backend_(backend), plan_(plan), gpu_(std::move(rank_to_gpu)), options_(options) {
+  if (gpu_.size() < plan_.ranks) {
+    throw std::invalid_argument("rank_to_gpu maps " + std::to_string(gpu_.size()) +
+                                " ranks, the plan has " + std::to_string(plan_.ranks));
+  }
+  const std::size_t n = plan_.steps.size();
+  waiting_.assign(n, 0);
+  finish_.assign(n, Time::max());
+  dep_offsets_.assign(n + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (uint32_t d : plan_.steps[i].deps) {
+      if (d >= i) throw std::invalid_argument("plan step depends on a later step");
+      ++dep_offsets_[d + 1];
+    }
+    waiting_[i] = static_cast<uint32_t>(plan_.steps[i].deps.size());
+  }
+  for (std::size_t i = 0; i < n; ++i) dep_offsets_[i + 1] += dep_offsets_[i];
+  dependents_.assign(dep_offsets_[n], 0);
+  std::vector<uint32_t> fill(dep_offsets_.begin(), dep_offsets_.end() - 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (uint32_t d : plan_.steps[i].deps) dependents_[fill[d]++] = static_cast<uint32_t>(i);
+  }
+}
+
+void CollectiveRunner::start(std::function<void(const CollectiveResult&)> on_done) {
+  if (started_) throw std::logic_error("a CollectiveRunner runs once");
+  started_ = true;
+  on_done_ = std::move(on_done);
+  Simulation& sim = backend_.simulation();
+  result_.start = sim.now();
+  result_.finish = sim.now();
+  if (plan_.steps.empty()) {
+    sim.queue().schedule_fn(sim.now(), [this] {
+      if (on_done_) on_done_(result_);
+    });
+    return;
+  }
+  for (uint32_t i = 0; i < plan_.steps.size(); ++i) {
+    if (waiting_[i] == 0) issue(i);
+  }
+}
+
+void CollectiveRunner::issue(uint32_t step) {
+  const PlanStep& s = plan_.steps[step];
+  Simulation& sim = backend_.simulation();
+  if (s.kind == PlanStep::Kind::Reduce) {
+    ++result_.reductions;
+    sim.queue().schedule_fn(sim.now() + reduction_time(s.bytes, options_),
+                            [this, step] { finish(step); });
+    return;
+  }
+  ++result_.transfers;
+  result_.bytes_sent += s.bytes;
+  auto go = [this, step] {
+    const PlanStep& t = plan_.steps[step];
+    backend_.start(TransferRequest{gpu_[t.src], gpu_[t.dst], Bytes{t.bytes}, options_.priority},
+                   [this, step](TransferId, const TransferRecord&) { finish(step); });
+  };
+  if (options_.step_latency > Time::zero()) {
+    sim.queue().schedule_fn(sim.now() + options_.step_latency, go);
+  } else {
+    go();
+  }
+}
+
+void CollectiveRunner::finish(uint32_t step) {
+  const Time now = backend_.simulation().now();
+  finish_[step] = now;
+  ++finished_;
+  if (now > result_.finish) result_.finish = now;
+  for (uint32_t k = dep_offsets_[step]; k < dep_offsets_[step + 1]; ++k) {
+    const uint32_t next = dependents_[k];
+    if (--waiting_[next] == 0) issue(next);
+  }
+  if (finished_ == plan_.steps.size() && on_done_) on_done_(result_);
+}
+
+CollectiveResult run_collective(TransferBackend& backend, const CollectivePlan& plan,
+                                const std::vector<uint32_t>& rank_to_gpu,
+                                const CollectiveRunOptions& options) {
+  CollectiveRunner runner(backend, plan, rank_to_gpu, options);
+  runner.start();
+  backend.simulation().queue().run();
+  if (!runner.done()) throw std::logic_error("collective did not complete");
+  return runner.result();
+}
+
+}  // namespace syncsim::models

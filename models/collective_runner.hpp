@@ -1,0 +1,79 @@
+#pragma once
+// Executes a CollectivePlan on any TransferBackend: a step is issued as soon as all its
+// dependencies have finished. Transfers go through backend.start() (after an optional per-step
+// latency, NCCL's protocol/launch overhead); reductions take a compute time from the GPU's memory
+// bandwidth and are scheduled on the Simulation's queue.
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "models/collective_plan.hpp"
+#include "sim/backends/transfer_backend.hpp"
+
+namespace syncsim::models {
+
+struct CollectiveRunOptions {
+  // Delay before every transfer starts (protocol + launch overhead per step). Zero by default.
+  Time step_latency = Time::zero();
+  // GPU memory bandwidth in bytes/s used for reductions (H100 SXM HBM3: 3.35 TB/s). A reduction
+  // of B bytes reads two buffers and writes one: 3 * B / hbm_bytes_per_s. <= 0 makes reductions
+  // free (they still go through the queue).
+  double hbm_bytes_per_s = 3.35e12;
+  uint8_t priority = 0;
+};
+
+// The compute time of reducing `bytes` under `options`.
+Time reduction_time(int64_t bytes, const CollectiveRunOptions& options);
+
+struct CollectiveResult {
+  Time start = Time::zero();
+  Time finish = Time::zero();
+  Time duration() const { return finish - start; }
+  std::size_t transfers = 0;
+  std::size_t reductions = 0;
+  int64_t bytes_sent = 0;  // over all transfers
+};
+
+class CollectiveRunner {
+ public:
+  // rank_to_gpu[r] is the GPU of rank r (size >= plan.ranks). The plan is referenced, not copied
+  // (plans of 1024-rank rings hold millions of steps): it must outlive the runner.
+  CollectiveRunner(TransferBackend& backend, const CollectivePlan& plan,
+                   std::vector<uint32_t> rank_to_gpu, CollectiveRunOptions options = {});
+  CollectiveRunner(const CollectiveRunner&) = delete;
+  CollectiveRunner& operator=(const CollectiveRunner&) = delete;
+
+  // Issues the steps without dependencies now; `on_done` runs when the last step finishes. The
+  // runner must outlive the simulation run. An empty plan completes through the queue at now().
+  void start(std::function<void(const CollectiveResult&)> on_done = {});
+  bool done() const { return finished_ == plan_.steps.size() && started_; }
+  const CollectiveResult& result() const { return result_; }
+  // Finish time of every step (Time::max() until it finishes).
+  const std::vector<Time>& step_finish() const { return finish_; }
+
+ private:
+  void issue(uint32_t step);
+  void finish(uint32_t step);
+
+  TransferBackend& backend_;
+  const CollectivePlan& plan_;
+  std::vector<uint32_t> gpu_;
+  CollectiveRunOptions options_;
+  std::vector<uint32_t> waiting_;      // unfinished dependencies per step
+  std::vector<uint32_t> dep_offsets_;  // CSR of dependents
+  std::vector<uint32_t> dependents_;
+  std::vector<Time> finish_;
+  std::size_t finished_ = 0;
+  bool started_ = false;
+  CollectiveResult result_;
+  std::function<void(const CollectiveResult&)> on_done_;
+};
+
+// Builds nothing: runs `plan` alone on `backend` until the queue drains and returns the result.
+// Throws std::logic_error if the plan did not complete (a dependency cycle cannot occur in a plan
+// whose deps point backwards, so this means a backend lost a transfer).
+CollectiveResult run_collective(TransferBackend& backend, const CollectivePlan& plan,
+                                const std::vector<uint32_t>& rank_to_gpu,
+                                const CollectiveRunOptions& options = {});
+
+}  // namespace syncsim::models

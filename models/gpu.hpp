@@ -1,0 +1,40 @@
+#pragma once
+// GPU presets from vendor datasheets and an achieved-efficiency model for training compute, used
+// until a calibration profile supplies measured values.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace syncsim::models {
+
+enum class DType : uint8_t { Bf16, Fp16, Fp8, Tf32 };
+
+struct GpuSpec {
+  std::string name;
+  double bf16_tflops = 0;     // dense peak, no sparsity
+  double fp16_tflops = 0;
+  double fp8_tflops = 0;      // 0 where unsupported
+  double tf32_tflops = 0;
+  double hbm_bytes_per_s = 0;
+  double nvlink_bytes_per_s = 0;  // per direction, per GPU
+  double memory_bytes = 0;
+  // Fraction of peak a large, well-shaped GEMM reaches (cuBLAS on big square-ish shapes). The
+  // default 0.75 is a typical published figure for H100/A100 BF16 GEMMs at 8k x 8k x 8k; replace it
+  // with a calibration profile's measurement when one exists.
+  double max_gemm_efficiency = 0.75;
+  double kernel_launch_s = 4e-6;  // per kernel, CUDA launch + tail
+};
+
+// a100 (SXM4 80GB), h100 (SXM5), h200 (SXM), b200 (HGX): NVIDIA datasheets.
+std::optional<GpuSpec> gpu_preset(const std::string& name);
+std::vector<std::string> gpu_preset_names();
+
+double peak_flops(const GpuSpec& gpu, DType dtype);
+
+// Time of one GEMM (m x k) * (k x n) on this GPU: a roofline of compute at max_gemm_efficiency and
+// memory traffic of the three matrices, whichever is slower, with the efficiency reduced for small
+// shapes by wave quantization (tiles of 128 x 128 over the SMs' worth of work) and one launch.
+// Approximate by design; a calibration profile replaces it.
+double gemm_seconds(const GpuSpec& gpu, DType dtype, double m, double n, double k);
+
+}  // namespace syncsim::models

@@ -1,0 +1,81 @@
+// NCCL's tuning model (references §1) against hand-computed values, and NCCL's `auto` choice.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "models/collective_cost.hpp"
+
+using namespace syncsim::models;
+
+TEST_CASE("collective cost: ring Simple all_reduce on one node, by hand") {
+  NcclCostInputs in;
+  in.nodes = 1;
+  in.gpus_per_node = 8;
+  in.channels = 1;
+  in.bw_intra = 20.6;
+  // bus 20.6, alg = 20.6 * 8 / 14; lat = base 8.4 + 14 steps * NVLink ring Simple 3.4 = 56.0.
+  const double expected = 56.0 + 1e6 / (1000.0 * 20.6 * 8.0 / 14.0);
+  CHECK(nccl_predicted_time_us(CollectiveAlgo::Ring, NcclProtocol::Simple, in, 1'000'000) ==
+        doctest::Approx(expected).epsilon(1e-12));
+}
+
+TEST_CASE("collective cost: tree LL all_reduce over 4 nodes, by hand") {
+  NcclCostInputs in;
+  in.nodes = 4;
+  in.gpus_per_node = 8;
+  in.channels = 2;
+  in.bw_inter = 12.0;
+  // bus = min(0.92 * 24, 2 * 36.0) = 22.08; LL: min(22.08 / 3.8, llMaxBw Intel N4 20.4);
+  // alg = bus / 2, times treeCorrection LL[log2(4096 >> 6) = 6] = 0.7.
+  const double alg = 22.08 / 3.8 * 0.5 * 0.7;
+  // lat = 6.8 + 2 * (7 * NVLink tree LL 0.6 + log2(4) * NET tree LL 5.0) = 35.2.
+  const double expected = 35.2 + 4096.0 / (1000.0 * alg);
+  CHECK(nccl_predicted_time_us(CollectiveAlgo::Tree, NcclProtocol::LL, in, 4096) ==
+        doctest::Approx(expected).epsilon(1e-12));
+  CHECK(nccl_predicted_time_us(CollectiveAlgo::Tree, NcclProtocol::LL, NcclCostInputs{.op = CollectiveOp::AllGather}, 4096) < 0);
+}
+
+TEST_CASE("collective cost: multi-node ring Simple gets the 1.4 plateau factor") {
+  NcclCostInputs in;
+  in.nodes = 2;
+  in.gpus_per_node = 8;
+  in.channels = 1;
+  in.net_overhead_us = 1.0;
+  // nsteps 30, inter steps 2: lat = 8.4 + 28 * max(3.4, 3 * 1.0) + 2 * 14 = 131.6; x1.4 when
+  // bytes / (channels * ranks) >= 64.
+  const double bw = 20.6 * 16.0 / 30.0;
+  CHECK(nccl_predicted_time_us(CollectiveAlgo::Ring, NcclProtocol::Simple, in, 512) ==
+        doctest::Approx(131.6 + 512 / (1000.0 * bw)));
+  CHECK(nccl_predicted_time_us(CollectiveAlgo::Ring, NcclProtocol::Simple, in, 1024) ==
+        doctest::Approx(131.6 * 1.4 + 1024 / (1000.0 * bw)));
+}
+
+TEST_CASE("collective cost: tree wins small all_reduces, ring wins large ones, auto takes the minimum") {
+  NcclCostInputs in;
+  in.nodes = 16;
+  in.gpus_per_node = 8;
+  in.channels = 8;
+  in.bw_intra = 20.6;
+  in.bw_inter = 12.0;
+  bool saw_tree = false, saw_ring_after_tree = false;
+  for (int64_t bytes = 8; bytes <= (int64_t{8} << 30); bytes *= 2) {
+    const NcclChoice c = nccl_choose(in, bytes);
+    double best = 1e300;
+    for (CollectiveAlgo a : {CollectiveAlgo::Ring, CollectiveAlgo::Tree}) {
+      for (NcclProtocol p : {NcclProtocol::LL, NcclProtocol::LL128, NcclProtocol::Simple}) {
+        const double t = nccl_predicted_time_us(a, p, in, bytes);
+        if (t >= 0) best = std::min(best, t);
+      }
+    }
+    CAPTURE(bytes);
+    CHECK(c.time_us == best);
+    if (c.algo == CollectiveAlgo::Tree) saw_tree = true;
+    if (saw_tree && c.algo == CollectiveAlgo::Ring && !saw_ring_after_tree) {
+      saw_ring_after_tree = true;
+      MESSAGE("16 nodes x 8 GPUs, 8 channels: ring takes over from tree at ", bytes, " B");
+    }
+  }
+  CHECK(nccl_choose(in, 8).algo == CollectiveAlgo::Tree);
+  CHECK(nccl_choose(in, int64_t{8} << 30).algo == CollectiveAlgo::Ring);
+  CHECK(saw_ring_after_tree);  // a crossover exists
+}

@@ -1,0 +1,263 @@
+// The collective runner on the analytic and packet backends against the alpha-beta closed forms
+// (references §8).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/collective_plan.hpp"
+#include "models/collective_runner.hpp"
+#include "sim/backends/analytic_backend.hpp"
+#include "sim/backends/packet_backend.hpp"
+#include "topologies/fabric_builder.hpp"
+
+using namespace syncsim;
+using namespace syncsim::models;
+
+namespace {
+
+// n leaves with one single-GPU host each and one spine: every pair of ranks is 4 hops apart over
+// identical links, and a ring (or a tree) never puts two flows on one link (non-blocking).
+topo::FabricParams one_host_per_leaf(uint32_t leaves, int64_t gbps = 100) {
+  topo::FabricParams p;
+  p.kind = topo::TopologyKind::SpineLeaf;
+  p.spine_leaf.leaves = leaves;
+  p.spine_leaf.hosts_per_leaf = 1;
+  p.spine_leaf.spines = 1;
+  for (net::LinkParams* l : {&p.links.host, &p.links.fabric}) {
+    l->bandwidth = Bandwidth::gbps(gbps);
+    l->delay = Time::us(1);
+    l->mtu = Bytes{4096};
+    l->header = Bytes{64};
+  }
+  p.switch_params.buffer = Bytes{64 << 20};
+  return p;
+}
+
+std::vector<uint32_t> identity(uint32_t n) {
+  std::vector<uint32_t> v(n);
+  for (uint32_t i = 0; i < n; ++i) v[i] = i;
+  return v;
+}
+
+// One transfer of `size` bytes between two GPUs on an idle analytic backend.
+Time single_transfer(const net::NetworkSpec& spec, uint32_t a, uint32_t b, int64_t size) {
+  Simulation sim(1);
+  AnalyticBackend backend(sim, spec);
+  backend.start(TransferRequest{a, b, Bytes{size}, 0});
+  sim.queue().run();
+  return backend.transfers()[0].finish;
+}
+
+// alpha (s) and 1/B (s/byte) of the path a->b, from two transfers whose sizes are whole MTUs, so
+// T(x) = alpha + x * beta holds exactly for any x that is a whole number of MTUs.
+struct AlphaBeta {
+  double alpha = 0;
+  double beta = 0;
+  double time(double bytes) const { return alpha + bytes * beta; }
+};
+AlphaBeta alpha_beta(const net::NetworkSpec& spec, uint32_t a, uint32_t b) {
+  const int64_t x1 = 4096 * 16, x2 = 4096 * 1024;
+  const double t1 = single_transfer(spec, a, b, x1).seconds();
+  const double t2 = single_transfer(spec, a, b, x2).seconds();
+  AlphaBeta ab;
+  ab.beta = (t2 - t1) / static_cast<double>(x2 - x1);
+  ab.alpha = t1 - static_cast<double>(x1) * ab.beta;
+  return ab;
+}
+
+Time run_on(TransferBackend& backend, const PlanOptions& o, const CollectiveRunOptions& ro = {}) {
+  const CollectivePlan plan = build_plan(o);
+  return run_collective(backend, plan, identity(o.ranks), ro).duration();
+}
+
+}  // namespace
+
+TEST_CASE("collective ring on the analytic backend equals the alpha-beta closed form") {
+  const uint32_t n = 8;
+  const auto spec = topo::build_fabric(one_host_per_leaf(n));
+  const AlphaBeta ab = alpha_beta(spec, 0, 1);
+  CHECK(ab.alpha > 0);
+  // S = n * 4096 * 64: every per-step message is a whole number of MTUs, so the closed form has no
+  // packet rounding; the only error is picosecond rounding per step (tolerance 1 ns in total).
+  const int64_t S = int64_t{n} * 4096 * 64;
+  CollectiveRunOptions ro;  // H100 HBM: reductions cost 3 * bytes / 3.35 TB/s each
+  const double red = reduction_time(S / n, ro).seconds();
+  const double dn = n;
+
+  Simulation sim(1);
+  AnalyticBackend backend(sim, spec);
+  PlanOptions o;
+  o.ranks = n;
+  o.bytes = S;
+  const double ar = run_on(backend, o, ro).seconds();
+  // 2(n-1) alpha + 2(n-1)/n S beta + (n-1) reductions of S/n on the critical path.
+  const double ar_expected = 2 * (dn - 1) * ab.alpha + 2 * (dn - 1) / dn * S * ab.beta + (dn - 1) * red;
+  CHECK(std::abs(ar - ar_expected) < 1e-9);
+
+  for (CollectiveOp op : {CollectiveOp::ReduceScatter, CollectiveOp::AllGather}) {
+    Simulation s2(1);
+    AnalyticBackend b2(s2, spec);
+    o.op = op;
+    const double t = run_on(b2, o, ro).seconds();
+    const double expected = (dn - 1) * ab.alpha + (dn - 1) / dn * S * ab.beta +
+                            (op == CollectiveOp::ReduceScatter ? (dn - 1) * red : 0.0);
+    CAPTURE(std::string(to_string(op)));
+    CHECK(std::abs(t - expected) < 1e-9);
+  }
+}
+
+TEST_CASE("collective runner: per-step latency adds once per ring step") {
+  const uint32_t n = 4;
+  const auto spec = topo::build_fabric(one_host_per_leaf(n));
+  PlanOptions o;
+  o.ranks = n;
+  o.bytes = 4 * 4096 * 8;
+  CollectiveRunOptions ro;
+  ro.hbm_bytes_per_s = 0;
+  Simulation s1(1), s2(1);
+  AnalyticBackend b1(s1, spec), b2(s2, spec);
+  const Time base = run_on(b1, o, ro);
+  ro.step_latency = Time::us(5);
+  const Time slow = run_on(b2, o, ro);
+  CHECK(slow - base == Time::us(5) * (2 * (n - 1)));
+}
+
+// About 0.1 s (8 x 64 MiB at 100G is ~1M packet hops), so not in the "slow" suite.
+TEST_CASE("collective ring all_reduce on the packet backend is within 3% of the closed form") {
+  const uint32_t n = 8;
+  const auto spec = topo::build_fabric(one_host_per_leaf(n));
+  const AlphaBeta ab = alpha_beta(spec, 0, 1);
+  const int64_t S = int64_t{64} << 20;  // 64 MiB
+  CollectiveRunOptions ro;
+  const double dn = n;
+  const double expected = 2 * (dn - 1) * ab.alpha + 2 * (dn - 1) / dn * S * ab.beta +
+                          (dn - 1) * reduction_time(S / n, ro).seconds();
+  Simulation sim(1);
+  PacketBackend backend(sim, spec);
+  PlanOptions o;
+  o.ranks = n;
+  o.bytes = S;
+  const double t = run_on(backend, o, ro).seconds();
+  MESSAGE("packet ring all_reduce 8 x 64 MiB @100G: ", t * 1e3, " ms, closed form ", expected * 1e3, " ms");
+  CHECK(t == doctest::Approx(expected).epsilon(0.03));
+}
+
+TEST_CASE("collective double binary tree: small-message latency grows like log2(n)") {
+  // Tiny messages: each tree edge costs one hop time; the taller tree has 1 + floor(log2(n-1))
+  // edges (a root with one child over an in-order tree), crossed up and then down.
+  std::vector<double> per_hop;
+  for (uint32_t n : {4u, 8u, 16u, 32u}) {
+    const auto spec = topo::build_fabric(one_host_per_leaf(n));
+    const double hop = single_transfer(spec, 0, 1, 4).seconds();
+    Simulation sim(1);
+    AnalyticBackend backend(sim, spec);
+    PlanOptions o;
+    o.ranks = n;
+    o.bytes = 8;
+    o.algo = CollectiveAlgo::Tree;
+    CollectiveRunOptions ro;
+    ro.hbm_bytes_per_s = 0;
+    const double t = run_on(backend, o, ro).seconds();
+    const double height = 1 + std::floor(std::log2(n - 1));
+    CAPTURE(n);
+    CHECK(t / (2 * hop) == doctest::Approx(height).epsilon(1e-9));
+    per_hop.push_back(t / hop);
+  }
+  // Doubling n adds one level (two hops: up and down), not a factor of two.
+  for (std::size_t i = 1; i < per_hop.size(); ++i) CHECK(per_hop[i] - per_hop[i - 1] == doctest::Approx(2.0));
+}
+
+TEST_CASE("collective hierarchical all_reduce beats a flat ring by the predicted ratio") {
+  // 4 hosts x 4 GPUs x 4 NICs (100G), NVLink 3600G; analytic backend, free reductions.
+  const uint32_t hosts = 4, g = 4, n = hosts * g;
+  topo::FabricParams p = one_host_per_leaf(hosts);
+  p.host.gpus = g;
+  p.host.nics = g;
+  p.spine_leaf.spines = g;  // leaf uplinks = host downlinks: non-blocking
+  const auto spec = topo::build_fabric(p);
+  const AlphaBeta inter = alpha_beta(spec, 0, g);  // GPU 0 of host 0 -> GPU 0 of host 1 (rail 0)
+  const AlphaBeta intra = alpha_beta(spec, 0, 1);  // NVLink
+  CHECK(intra.beta * 10 < inter.beta);
+  const double S = 64.0 * 4096 * 64;
+  const double dn = n, dg = g, dh = hosts;
+  CollectiveRunOptions ro;
+  ro.hbm_bytes_per_s = 0;
+  PlanOptions o;
+  o.ranks = n;
+  o.bytes = static_cast<int64_t>(S);
+  Simulation s1(1), s2(1);
+  AnalyticBackend b1(s1, spec), b2(s2, spec);
+  const double ring = run_on(b1, o, ro).seconds();
+  o.algo = CollectiveAlgo::Hierarchical;
+  o.gpus_per_host = g;
+  const double hier = run_on(b2, o, ro).seconds();
+  // Flat ring: every step waits for its slowest (inter-node) hop.
+  const double ring_pred = 2 * (dn - 1) * inter.time(S / dn);
+  const double hier_pred = 2 * (dg - 1) * intra.time(S / dg) + 2 * (dh - 1) * inter.time(S / (dg * dh));
+  MESSAGE("ring ", ring * 1e6, " us (pred ", ring_pred * 1e6, "), hierarchical ", hier * 1e6,
+          " us (pred ", hier_pred * 1e6, ")");
+  CHECK(hier < ring);
+  CHECK(ring / hier == doctest::Approx(ring_pred / hier_pred).epsilon(0.10));
+}
+
+TEST_CASE("collective plans agree on the analytic and packet backends on an uncongested fabric") {
+  // One flow per link at a time in each of these plans (rings, halving-doubling pairs, pairwise
+  // exchange, a pipelined chain), so the packet backend must match the contention-free analytic
+  // one. Tolerance 1%: packets of consecutive transfers on one connection do not overlap in either.
+  struct Case {
+    CollectiveOp op;
+    CollectiveAlgo algo;
+    uint32_t ranks;
+    int64_t chunk;
+  };
+  const Case cases[] = {
+      {CollectiveOp::AllReduce, CollectiveAlgo::Ring, 8, 0},
+      {CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, 8, 0},
+      {CollectiveOp::AllGather, CollectiveAlgo::Ring, 8, 0},
+      {CollectiveOp::AllReduce, CollectiveAlgo::HalvingDoubling, 8, 0},
+      {CollectiveOp::AllReduce, CollectiveAlgo::HalvingDoubling, 6, 0},
+      {CollectiveOp::AllToAll, CollectiveAlgo::Pairwise, 8, 0},
+      {CollectiveOp::Broadcast, CollectiveAlgo::Ring, 8, 1 << 20},
+  };
+  for (const Case& c : cases) {
+    const auto spec = topo::build_fabric(one_host_per_leaf(c.ranks));
+    PlanOptions o;
+    o.op = c.op;
+    o.algo = c.algo;
+    o.ranks = c.ranks;
+    o.bytes = 16 << 20;
+    o.chunk_bytes = c.chunk;
+    Simulation s1(1), s2(1);
+    AnalyticBackend analytic(s1, spec);
+    PacketBackend packet(s2, spec);
+    const double ta = run_on(analytic, o).seconds();
+    const double tp = run_on(packet, o).seconds();
+    CAPTURE(std::string(to_string(c.op)));
+    CAPTURE(std::string(to_string(c.algo)));
+    CAPTURE(c.ranks);
+    CHECK(tp == doctest::Approx(ta).epsilon(0.01));
+  }
+}
+
+TEST_CASE("collective runner: an empty plan and zero-byte transfers complete") {
+  const auto spec = topo::build_fabric(one_host_per_leaf(4));
+  Simulation sim(1);
+  AnalyticBackend backend(sim, spec);
+  PlanOptions o;
+  o.ranks = 4;
+  o.bytes = 0;
+  const CollectivePlan plan = build_plan(o);
+  const auto r = run_collective(backend, plan, identity(4));
+  CHECK(r.transfers == plan.transfer_count());
+  CHECK(r.duration() == Time::zero());
+  CollectivePlan empty;
+  empty.ranks = 2;
+  Simulation sim2(1);
+  AnalyticBackend b2(sim2, spec);
+  CHECK(run_collective(b2, empty, identity(2)).duration() == Time::zero());
+  CHECK_THROWS_AS(CollectiveRunner(b2, plan, {0, 1}), std::invalid_argument);
+}
