@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 PACKAGES=(g++ cmake ninja-build libboost-graph-dev libboost-program-options-dev libeigen3-dev
-          libyaml-cpp-dev libspdlog-dev doctest-dev nlohmann-json3-dev)
+          libyaml-cpp-dev libspdlog-dev doctest-dev nlohmann-json3-dev
+          openmpi-bin libopenmpi-dev gnuplot-nox)  # MPI sweeps (optional in CMake), `syncsim plot`
 
 install_missing() {
   local missing=()

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <memory>
 
 #include "app/scenario_loader.hpp"
@@ -46,7 +47,17 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
     throw CollectiveUsageError("--min-bytes must be >= 0 and <= --max-bytes");
   }
   const bool pairwise_op = o.op == CollectiveOp::AllToAll || o.op == CollectiveOp::SendRecv;
-  const CollectiveAlgo algo = o.algo ? *o.algo : (pairwise_op ? CollectiveAlgo::Pairwise : CollectiveAlgo::Ring);
+  const models::CollectiveConfig& cfg = scenario.collective;
+  const uint32_t channels = o.channels.value_or(cfg.channels);
+  if (channels < 1) throw CollectiveUsageError("--channels must be at least 1");
+  // Algorithm: flag, else the scenario's; auto when neither names one.
+  // (Plain flag + value rather than std::optional: GCC's -Wmaybe-uninitialized misfires on it.)
+  const bool algo_fixed = pairwise_op || (!o.auto_algo && (o.algo || cfg.algorithm));
+  CollectiveAlgo fixed_algo = CollectiveAlgo::Pairwise;
+  if (!pairwise_op && algo_fixed) fixed_algo = o.algo ? *o.algo : *cfg.algorithm;
+  const bool proto_fixed = !o.auto_protocol && (o.protocol || cfg.protocol);
+  models::NcclProtocol fixed_proto = models::NcclProtocol::Simple;
+  if (proto_fixed) fixed_proto = o.protocol ? *o.protocol : *cfg.protocol;
   std::vector<uint32_t> rank_to_gpu(n);
   for (uint32_t r = 0; r < n; ++r) rank_to_gpu[r] = r;
 
@@ -57,11 +68,11 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
   const uint32_t g = std::max(1u, scenario.fabric.host.gpus);
   cost.gpus_per_node = std::min(n, g);
   cost.nodes = (n + g - 1) / g;
-  cost.channels = o.channels;
+  cost.channels = channels;
   const double nic_share = static_cast<double>(std::min(scenario.fabric.host.nics, g)) / g;
-  cost.bw_intra = scenario.fabric.links.nvlink.bandwidth.bytes_per_second() / 1e9 / o.channels;
+  cost.bw_intra = scenario.fabric.links.nvlink.bandwidth.bytes_per_second() / 1e9 / channels;
   cost.bw_inter =
-      scenario.fabric.links.host.bandwidth.bytes_per_second() * nic_share / 1e9 / o.channels;
+      scenario.fabric.links.host.bandwidth.bytes_per_second() * nic_share / 1e9 / channels;
 
   CollectiveSweep sweep;
   NcclTestsHeader& h = sweep.header;
@@ -70,7 +81,7 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
   h.min_bytes = o.min_bytes;
   h.max_bytes = o.max_bytes;
   h.step_factor = o.step_factor;
-  const std::string fidelity = fidelity_name(scenario.fidelity);
+  const std::string fidelity = o.nccl_model ? "nccl_model" : fidelity_name(scenario.fidelity);
   for (uint32_t r = 0; r < n; ++r) {
     const net::GpuAttachment& a = spec.gpus[rank_to_gpu[r]];
     h.devices.push_back(device_line(static_cast<int>(r), "host" + std::to_string(a.host),
@@ -80,38 +91,79 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
 
   for (int64_t size = o.min_bytes;; size *= o.step_factor) {
     const int64_t bytes = nccl_tests_size(o.op, n, size);
-    models::PlanOptions po;
-    po.op = o.op;
-    po.algo = algo;
-    if (o.auto_algo && !pairwise_op) po.algo = models::nccl_choose(cost, bytes).algo;
-    po.ranks = n;
-    po.bytes = bytes;
-    po.channels = o.channels;
-    po.chunk_bytes = o.chunk_bytes;
-    po.root = o.root;
-    po.peer = (o.root + 1) % n;
-    po.gpus_per_host = scenario.fabric.host.gpus;
-    models::CollectivePlan plan;
-    try {
-      plan = models::build_plan(po);
-    } catch (const std::invalid_argument& e) {
-      throw CollectiveUsageError(e.what());
+    // The (algorithm, protocol) for this size: fixed ones as given, auto ones by NCCL's cost model
+    // (the algorithm among ring/tree, the protocol for the chosen algorithm's row).
+    const CollectiveAlgo algo = algo_fixed ? fixed_algo : models::nccl_choose(cost, bytes).algo;
+    models::NcclProtocol proto = models::NcclProtocol::Simple;
+    if (proto_fixed) {
+      proto = fixed_proto;
+    } else if (!pairwise_op) {
+      const CollectiveAlgo row = algo == CollectiveAlgo::Tree ? algo : CollectiveAlgo::Ring;
+      double best = -1;
+      for (auto p : {models::NcclProtocol::LL, models::NcclProtocol::LL128, models::NcclProtocol::Simple}) {
+        const double t = models::nccl_predicted_time_us(row, p, cost, bytes);
+        if (t >= 0 && (best < 0 || t < best)) {
+          best = t;
+          proto = p;
+        }
+      }
     }
-    // The symbolic check holds n counters per (rank, chunk); skip it (validation: 0 in the header)
-    // when that would exceed ~64 Mi counters.
-    int64_t wrong = 0;
-    const double counters = static_cast<double>(n) * n * static_cast<double>(plan.chunk_bytes.size());
-    if (counters <= double{1 << 26}) {
-      wrong = models::verify_plan(plan).ok ? 0 : 1;
+    if (o.nccl_model) {
+      const double t = models::nccl_predicted_time_us(algo, proto, cost, bytes);
+      if (pairwise_op || t < 0) {
+        throw CollectiveUsageError("the nccl model covers ring (all_reduce, reduce_scatter, "
+                                   "all_gather, broadcast, reduce) and tree (all_reduce), not " +
+                                   std::string(to_string(algo)) + " " + std::string(to_string(o.op)));
+      }
+      sweep.rows.push_back(make_row(o.op, n, bytes, t, static_cast<int>(o.root), 0));
     } else {
-      h.validation = 0;
+      const models::ProtocolTiming timing = models::protocol_timing(algo, proto, cfg);
+      models::PlanOptions po;
+      po.op = o.op;
+      po.algo = algo;
+      po.ranks = n;
+      po.bytes = bytes;
+      po.channels = channels;
+      po.chunk_bytes = o.chunk_bytes.value_or(timing.chunk_bytes);
+      po.root = o.root;
+      po.peer = (o.root + 1) % n;
+      po.gpus_per_host = scenario.fabric.host.gpus;
+      models::CollectivePlan plan;
+      try {
+        plan = models::build_plan(po);
+      } catch (const std::invalid_argument& e) {
+        throw CollectiveUsageError(e.what());
+      }
+      // The symbolic check holds n counters per (rank, chunk); skip it (validation: 0 in the
+      // header) when that would exceed ~64 Mi counters.
+      int64_t wrong = 0;
+      const double counters = static_cast<double>(n) * n * static_cast<double>(plan.chunk_bytes.size());
+      if (counters <= double{1 << 26}) {
+        wrong = models::verify_plan(plan).ok ? 0 : 1;
+      } else {
+        h.validation = 0;
+      }
+      models::CollectiveRunOptions run = o.run;
+      run.wire_factor = timing.wire_factor;
+      run.launch_latency = Time::from_seconds(timing.launch_us * 1e-6);
+      if (o.run.step_latency == Time::zero()) {
+        run.step_latency = Time::from_seconds(timing.step_intra_us * 1e-6);
+        run.net_step_latency = Time::from_seconds(timing.step_inter_us * 1e-6);
+      }
+      const auto wall_start = std::chrono::steady_clock::now();
+      Simulation sim(scenario.seed);
+      std::unique_ptr<TransferBackend> backend = make_backend(scenario.fidelity, sim, spec);
+      const auto result = models::run_collective(*backend, plan, rank_to_gpu, run);
+      sweep.rows.push_back(make_row(o.op, n, bytes, result.duration().microseconds(),
+                                    static_cast<int>(o.root), wrong));
+      NcclTestsRow& row = sweep.rows.back();
+      row.sim_events = sim.queue().executed();
+      row.sim_packet_hops = backend->counters().packet_hops;
+      row.sim_wall_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     }
-    Simulation sim(scenario.seed);
-    std::unique_ptr<TransferBackend> backend = make_backend(scenario.fidelity, sim, spec);
-    const auto result = models::run_collective(*backend, plan, rank_to_gpu, o.run);
-    sweep.rows.push_back(make_row(o.op, n, bytes, result.duration().microseconds(),
-                                  static_cast<int>(o.root), wrong));
-    sweep.rows.back().algorithm = std::string(to_string(po.algo));
+    sweep.rows.back().algorithm = std::string(to_string(algo));
+    sweep.rows.back().protocol = std::string(to_string(proto));
     if (size == 0 || size > o.max_bytes / o.step_factor) break;
   }
   return sweep;

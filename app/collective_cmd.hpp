@@ -22,20 +22,30 @@ class CollectiveUsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Flags of `syncsim collective`. Unset optionals take the scenario's `collective:` section
+// (models::CollectiveConfig, NCCL's defaults: algorithm and protocol auto, 4 MiB buffers, 8 steps).
 struct CollectiveSweepOptions {
   models::CollectiveOp op = models::CollectiveOp::AllReduce;
-  // Default: ring, or pairwise for all_to_all/send_recv. With auto_algo, each size runs the
-  // algorithm NCCL's cost model (collective_cost.hpp) predicts fastest (ring or tree for
-  // all_reduce; protocols are not simulated, only the algorithm choice is used).
+  // An explicit algorithm, or auto_algo: each size runs the algorithm NCCL's cost model
+  // (collective_cost.hpp) predicts fastest (ring or tree for all_reduce, ring for the other ring
+  // ops). Neither: the scenario's choice. all_to_all and send_recv always run pairwise.
   std::optional<models::CollectiveAlgo> algo;
   bool auto_algo = false;
+  // An explicit protocol, or auto_protocol: the cost model's best protocol for the algorithm.
+  std::optional<models::NcclProtocol> protocol;
+  bool auto_protocol = false;
+  // nccl_model: no simulation; every row is the cost model's predicted time (the cheapest
+  // fidelity). Ring and tree, all_reduce / reduce_scatter / all_gather / broadcast / reduce only.
+  bool nccl_model = false;
   uint32_t ranks = 0;                           // 0 = every GPU of the fabric
   int64_t min_bytes = 32 << 20;                 // nccl-tests' defaults: -b 32M -e 32M -f 2
   int64_t max_bytes = 32 << 20;
   int64_t step_factor = 2;
-  uint32_t channels = 1;
-  int64_t chunk_bytes = 0;
+  std::optional<uint32_t> channels;
+  std::optional<int64_t> chunk_bytes;           // overrides the protocol's chunk (0: no pipelining)
   uint32_t root = 0;
+  // Reduction bandwidth and priority; the latencies and wire factor come from the protocol, and
+  // step_latency, when non-zero, replaces the protocol's per-step latencies.
   models::CollectiveRunOptions run;
 };
 

@@ -12,7 +12,9 @@
 #include "app/calibrate_cmd.hpp"
 #include "app/collective_cmd.hpp"
 #include "app/runner.hpp"
+#include "app/plot.hpp"
 #include "app/scenario_loader.hpp"
+#include "app/sweep.hpp"
 #include "app/units.hpp"
 #include "calibration/profile.hpp"
 #include "sim/core/check.hpp"
@@ -34,6 +36,8 @@ const char* kUsage =
     "  bench            event-queue and packet-forwarding throughput on the reference scenarios\n"
     "  calibrate import|fit LOG...  nccl-tests logs -> measurement table / alpha-beta fits\n"
     "  collective [SCENARIO]  nccl-tests-style sweep of one collective (all_reduce_perf table)\n"
+    "  sweep SCENARIO --vary PATH=V1,V2,...  one row per point of a parameter grid (CSV/JSON; threads, MPI)\n"
+    "  plot RESULTS.csv --x COL --y COL --out FILE.svg  render sweep results with gnuplot\n"
     "\n"
     "`syncsim <command> --help` describes a command's options.\n";
 
@@ -142,17 +146,23 @@ int cmd_collective(const std::vector<std::string>& args) {
       "all_reduce | reduce_scatter | all_gather | broadcast | reduce | all_to_all | send_recv")(
       "algo", po::value<std::string>(),
       "ring | tree | halving_doubling | hierarchical | pairwise | auto (NCCL's cost model picks "
-      "ring or tree per size; default: ring, pairwise for all_to_all and send_recv)")(
+      "ring or tree per size; default: the scenario's collective.algorithm, auto; all_to_all and "
+      "send_recv run pairwise)")(
+      "protocol", po::value<std::string>(),
+      "LL | LL128 | Simple | auto (default: the scenario's collective.protocol, auto)")(
+      "model", po::value<std::string>()->default_value("sim"),
+      "sim: simulate on the scenario's fidelity | nccl: NCCL's cost model alone (cheapest)")(
       "ranks", po::value<uint32_t>()->default_value(0), "ranks = the first N GPUs (0: all)")(
       "min-bytes,b", po::value<std::string>()->default_value("32M"),
       "smallest size; K/M/G/T are powers of 1024 as in nccl-tests, or units like 64MiB, 1GB")(
       "max-bytes,e", po::value<std::string>()->default_value("32M"), "largest size")(
       "step-factor,f", po::value<int64_t>()->default_value(2), "size multiplier between rows")(
-      "channels", po::value<uint32_t>()->default_value(1), "parallel rings")(
-      "chunk-bytes", po::value<std::string>()->default_value("0"), "pipelining chunk (0: none)")(
+      "channels", po::value<uint32_t>(), "parallel rings (default: collective.channels, 1)")(
+      "chunk-bytes", po::value<std::string>(),
+      "pipelining chunk (0: none; default: from the protocol's buffer size and steps)")(
       "root", po::value<uint32_t>()->default_value(0), "broadcast/reduce root, send_recv sender")(
       "step-latency", po::value<std::string>()->default_value("0"),
-      "delay before every transfer (protocol/launch overhead), e.g. 2us")(
+      "delay before every transfer, e.g. 2us (default 0: the protocol's NVLink/network latencies)")(
       "hbm", po::value<std::string>()->default_value("3.35TBps"),
       "GPU memory bandwidth for reductions (3 bytes of traffic per byte reduced); 0 = free")(
       "json", "print the rows as JSON");
@@ -179,8 +189,19 @@ int cmd_collective(const std::vector<std::string>& args) {
     o.min_bytes = app::parse_size_flag(vm["min-bytes"].as<std::string>());
     o.max_bytes = app::parse_size_flag(vm["max-bytes"].as<std::string>());
     o.step_factor = vm["step-factor"].as<int64_t>();
-    o.channels = vm["channels"].as<uint32_t>();
-    o.chunk_bytes = app::parse_size_flag(vm["chunk-bytes"].as<std::string>());
+    if (vm.count("channels")) o.channels = vm["channels"].as<uint32_t>();
+    if (vm.count("chunk-bytes")) o.chunk_bytes = app::parse_size_flag(vm["chunk-bytes"].as<std::string>());
+    if (vm.count("protocol")) {
+      const std::string proto = vm["protocol"].as<std::string>();
+      if (proto == "auto") {
+        o.auto_protocol = true;
+      } else {
+        o.protocol = models::parse_nccl_protocol(proto);
+      }
+    }
+    const std::string model = vm["model"].as<std::string>();
+    if (model != "sim" && model != "nccl") throw UsageError("--model must be sim or nccl");
+    o.nccl_model = model == "nccl";
     o.root = vm["root"].as<uint32_t>();
     o.run.step_latency = app::parse_time(vm["step-latency"].as<std::string>());
     const std::string hbm = vm["hbm"].as<std::string>();
@@ -220,6 +241,8 @@ int main(int argc, char** argv) {
     if (command == "bench") return cmd_bench(args);
     if (command == "calibrate") return app::calibrate_main(args, std::cout);
     if (command == "collective") return cmd_collective(args);
+    if (command == "sweep") return app::sweep_main(args, std::cout, std::cerr);
+    if (command == "plot") return app::plot_main(args, std::cout, std::cerr);
     std::cerr << "syncsim: unknown command \"" << command << "\"\n" << kUsage;
     return kExitBadInput;
   } catch (const app::ScenarioError& e) {

@@ -157,6 +157,12 @@ nlohmann::json nccl_tests_json(const NcclTestsHeader& h, const std::vector<NcclT
                               {"out_of_place", result(r.out_of_place)},
                               {"in_place", result(r.in_place)}});
     if (!r.algorithm.empty()) out["results"].back()["algorithm"] = r.algorithm;
+    if (!r.protocol.empty()) out["results"].back()["protocol"] = r.protocol;
+    if (r.sim_events > 0) {
+      out["results"].back()["sim"] = {{"events", r.sim_events},
+                                      {"packet_hops", r.sim_packet_hops},
+                                      {"wall_s", r.sim_wall_s}};
+    }
   }
   out["average_bus_bandwidth"] = average_bus_bandwidth(rows);
   return out;

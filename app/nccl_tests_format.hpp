@@ -28,6 +28,12 @@ struct NcclTestsRow {
   NcclTestsResult out_of_place;
   NcclTestsResult in_place;
   std::string algorithm;  // not in nccl-tests' table; added to the JSON row when set
+  std::string protocol;   // likewise
+  // Simulation cost of the row (JSON "sim" object when events > 0): events executed, packet hops
+  // (packet backend; the analytic backend counts the hops its packets would take) and wall time.
+  uint64_t sim_events = 0;
+  uint64_t sim_packet_hops = 0;
+  double sim_wall_s = 0;
 };
 
 struct NcclTestsHeader {

@@ -57,6 +57,7 @@ RunResult run_scenario(const Scenario& scenario) {
   net::NetworkSpec spec = topo::build_fabric(scenario.fabric);
   spec.pfc = scenario.fabric.pfc;
   spec.ecn = scenario.fabric.ecn;
+  spec.nic = scenario.fabric.nic;
   auto messages = models::expand_traffic(scenario.traffic,
                                          static_cast<uint32_t>(spec.gpus.size()), scenario.seed);
 
@@ -65,7 +66,21 @@ RunResult run_scenario(const Scenario& scenario) {
   RunResult r;
   r.messages = messages.size();
   TrafficInjector injector(*backend, std::move(messages));
-  sim.queue().run();
+  if (scenario.workload) {
+    models::StepConfig step = scenario.workload->step;
+    const auto gpus = static_cast<uint32_t>(spec.gpus.size());
+    const uint32_t ranks = scenario.workload->data_parallel == 0 ? gpus : scenario.workload->data_parallel;
+    step.rank_to_gpu.resize(ranks);
+    std::iota(step.rank_to_gpu.begin(), step.rank_to_gpu.end(), 0u);
+    step.gpus_per_host = scenario.fabric.host.gpus;
+    step.seed = scenario.seed;
+    // Idle-fabric bucket timings are exact only when nothing else shares the fabric.
+    step.reuse_bucket_timings = scenario.workload->reuse_bucket_timings.value_or(r.messages == 0);
+    r.step = models::simulate_ddp_step(*backend, spec, scenario.fidelity, step);
+    for (const auto& w : r.step->warnings) r.warnings.push_back(w);
+  } else {
+    sim.queue().run();
+  }
 
   r.scenario = scenario.name;
   r.seed = scenario.seed;
@@ -91,7 +106,10 @@ RunResult run_scenario(const Scenario& scenario) {
     r.pause_frames = c.pause_frames;
     r.resume_frames = c.resume_frames;
     r.ecn_marks = c.ecn_marks;
-    r.warnings = network.warnings();
+    r.cnps = c.cnps;
+    r.rate_cuts = c.rate_cuts;
+    const auto& nw = network.warnings();
+    r.warnings.insert(r.warnings.begin(), nw.begin(), nw.end());
     std::vector<std::pair<double, net::PortId>> paused;
     for (net::PortId p = 0; p < network.port_count(); ++p) {
       const double t = network.port(p).paused_time(sim.now()).seconds();
@@ -111,10 +129,22 @@ RunResult run_scenario(const Scenario& scenario) {
 
   std::vector<double> fct;
   fct.reserve(backend->transfers().size());
+  double rate_sum = 0;
+  double rate_sq = 0;
+  std::size_t rated = 0;
   for (const TransferRecord& t : backend->transfers()) {
     r.fct_by_message_s.push_back(t.done ? (t.finish - t.start).seconds() : -1.0);
-    if (t.done) fct.push_back((t.finish - t.start).seconds());
+    if (t.done) {
+      fct.push_back((t.finish - t.start).seconds());
+      if (fct.back() > 0) {
+        const double x = static_cast<double>(t.request.size.count()) / fct.back();
+        rate_sum += x;
+        rate_sq += x * x;
+        ++rated;
+      }
+    }
   }
+  if (rate_sq > 0) r.jain_index = rate_sum * rate_sum / (static_cast<double>(rated) * rate_sq);
   r.messages_completed = fct.size();
   std::sort(fct.begin(), fct.end());
   if (!fct.empty()) {
@@ -163,7 +193,34 @@ nlohmann::json to_json(const RunResult& r) {
               {"paused_time_s", r.paused_time_s},
               {"top_paused_ports", top}};
   j["ecn_marks"] = r.ecn_marks;
+  j["cnps"] = r.cnps;
+  j["dcqcn_rate_cuts"] = r.rate_cuts;
+  j["jain_index"] = r.jain_index;
   j["warnings"] = r.warnings;
+  if (r.step) {
+    const models::StepResult& st = *r.step;
+    j["step_time_s"] = st.step.seconds();
+    j["forward_s"] = st.forward.seconds();
+    j["backward_s"] = st.backward.seconds();
+    j["optimizer_s"] = st.optimizer.seconds();
+    j["sync_s"] = st.sync.seconds();
+    j["exposed_comm_s"] = st.exposed_comm.seconds();
+    j["tail_s"] = st.tail.seconds();
+    j["mfu"] = st.mfu;
+    j["hfu"] = st.hfu;
+    j["tokens_per_s"] = st.tokens_per_s;
+    j["closed_form_step_time_s"] = st.closed_form_step.seconds();
+    j["bytes_per_gpu"] = st.bytes_per_gpu;
+    j["memory_per_gpu_bytes"] = st.memory_per_gpu_bytes;
+    nlohmann::json buckets = nlohmann::json::array();
+    for (const auto& b : st.buckets) {
+      buckets.push_back({{"bytes", b.bytes},
+                         {"ready_s", b.ready.seconds()},
+                         {"start_s", b.start.seconds()},
+                         {"end_s", b.end.seconds()}});
+    }
+    j["buckets"] = std::move(buckets);
+  }
   j["fabric"] = {{"gpus", r.gpus}, {"hosts", r.hosts}, {"switches", r.switches}, {"links", r.links}};
   return j;
 }
@@ -233,6 +290,24 @@ std::string to_text(const RunResult& r) {
         << "\n";
     }
     o << "ecn        " << r.ecn_marks << " packets marked\n";
+  }
+  if (r.cnps > 0) {
+    o << "dcqcn      " << r.cnps << " CNPs, " << r.rate_cuts << " rate cuts; Jain index of message rates "
+      << r.jain_index << "\n";
+  }
+  if (r.step) {
+    const models::StepResult& st = *r.step;
+    o << "step       " << fmt_time(st.step.seconds()) << "  (closed form " << fmt_time(st.closed_form_step.seconds())
+      << ")\n";
+    o << "breakdown  forward " << fmt_time(st.forward.seconds()) << ", backward "
+      << fmt_time(st.backward.seconds()) << ", exposed communication "
+      << fmt_time(st.exposed_comm.seconds()) << " (tail " << fmt_time(st.tail.seconds())
+      << "), optimizer " << fmt_time(st.optimizer.seconds()) << "\n";
+    o << "sync       " << st.buckets.size() << " buckets, all-reduce busy " << fmt_time(st.sync.seconds())
+      << ", " << fmt_bytes(st.bytes_per_gpu) << " sent per GPU\n";
+    o.precision(3);
+    o << "mfu        " << st.mfu * 100 << "%  (hfu " << st.hfu * 100 << "%), "
+      << static_cast<int64_t>(st.tokens_per_s) << " tokens/s\n";
   }
   for (const std::string& w : r.warnings) o << "warning    " << w << "\n";
   if (r.messages_completed < r.messages) {

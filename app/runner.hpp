@@ -1,6 +1,7 @@
 #pragma once
 // Runs a parsed scenario on the backend its fidelity names and summarises the outcome.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,7 +42,13 @@ struct RunResult {
   std::vector<std::pair<std::string, double>> paused_ports;  // "owner->peer", seconds, longest first
   std::vector<double> fct_by_message_s;  // per message in start order (stable), -1 if not completed
   uint64_t ecn_marks = 0;
+  uint64_t cnps = 0;                                     // DCQCN CNPs sent by destination NICs
+  uint64_t rate_cuts = 0;                                // DCQCN rate decreases at source NICs
+  // Jain's fairness index (sum x)^2 / (n sum x^2) of the completed messages' average rates
+  // x = size / FCT, each over its own [start, finish] window; 0 when none completed.
+  double jain_index = 0;
   std::vector<std::string> warnings;                     // configuration checks
+  std::optional<models::StepResult> step;                // when the scenario has a workload
 };
 
 RunResult run_scenario(const Scenario& scenario);

@@ -1,14 +1,26 @@
 #pragma once
 // A scenario after parsing: plain structs, no YAML. Produced by load_scenario (scenario_loader.hpp).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "models/collective_cost.hpp"
+#include "models/step_sim.hpp"
 #include "models/traffic.hpp"
 #include "sim/backends/fidelity.hpp"
 #include "topologies/fabric_params.hpp"
 
 namespace syncsim::app {
+
+// `workload:` a DDP training step (models/step_sim.hpp). rank_to_gpu is filled at run time: ranks
+// are the first `data_parallel` GPUs of the fabric (all of them when 0).
+struct WorkloadSpec {
+  models::StepConfig step;
+  uint32_t data_parallel = 0;
+  // Unset: reuse idle-fabric bucket timings unless background traffic shares the fabric.
+  std::optional<bool> reuse_bucket_timings;
+};
 
 struct Scenario {
   std::string name;
@@ -17,6 +29,8 @@ struct Scenario {
   Fidelity fidelity = Fidelity::Packet;
   topo::FabricParams fabric;
   std::vector<models::TrafficSpec> traffic;
+  models::CollectiveConfig collective;  // `collective:` (NCCL knobs for `syncsim collective`)
+  std::optional<WorkloadSpec> workload;  // a training step to simulate; traffic then runs beside it
 };
 
 }  // namespace syncsim::app

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
 #include <string_view>
 #include <utility>
 
@@ -114,6 +115,12 @@ std::string one_of(const std::vector<std::string_view>& names) {
   return out;
 }
 
+std::string one_of_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 class Loader;
 
 // The entries of one YAML map, checked against the keys allowed at that place. yaml-cpp handles are
@@ -201,8 +208,11 @@ class Loader {
   void read_link(const YAML::Node& node, const std::string& path, net::LinkParams& link) const;
   void read_pfc(const YAML::Node& node, const std::string& path, net::PfcParams& pfc) const;
   void read_ecn(const YAML::Node& node, const std::string& path, net::EcnParams& ecn) const;
+  void read_dcqcn(const YAML::Node& node, const std::string& path, net::DcqcnParams& d) const;
   models::TrafficSpec read_traffic_entry(const YAML::Node& node, const std::string& path) const;
+  models::CollectiveConfig read_collective(const YAML::Node& node, const std::string& path) const;
   models::MessageSpec read_message(const YAML::Node& node, const std::string& path) const;
+  WorkloadSpec read_workload(const YAML::Node& node, const std::string& path) const;
   void validate(const Scenario& scenario) const;
 
   std::string source_;
@@ -530,7 +540,8 @@ Scenario Loader::load(const std::string& text) {
 }
 
 Scenario Loader::read_root() {
-  const MapView top(*this, root_, "", {"name", "seed", "fidelity", "fabric", "traffic"});
+  const MapView top(*this, root_, "",
+                    {"name", "seed", "fidelity", "fabric", "traffic", "collective", "workload"});
   Scenario s;
   s.source = source_;
   s.name = read_string(top.require("name"), "name");
@@ -541,7 +552,11 @@ Scenario Loader::read_root() {
     s.fidelity = read_enum(*n, "fidelity", kFidelities);
   }
   s.fabric = read_fabric(top.require("fabric"), "fabric");
+  if (const YAML::Node* n = top.find("collective")) s.collective = read_collective(*n, "collective");
 
+  if (const YAML::Node* n = top.find("workload")) s.workload = read_workload(*n, "workload");
+  // A training workload may run alone; without one, traffic is the whole scenario.
+  if (s.workload && top.find("traffic") == nullptr) return s;
   const YAML::Node& traffic = top.require("traffic");
   if (!traffic.IsSequence()) {
     fail("traffic", traffic, "expected a sequence of traffic entries, got " + describe(traffic));
@@ -555,10 +570,205 @@ Scenario Loader::read_root() {
   return s;
 }
 
+// `collective:`: NCCL's knobs, NCCL's defaults for what is left out (models::CollectiveConfig).
+models::CollectiveConfig Loader::read_collective(const YAML::Node& node,
+                                                 const std::string& path) const {
+  const MapView m(*this, node, path,
+                  {"algorithm", "protocol", "channels", "buffer_size", "ll_buffer_size",
+                   "ll128_buffer_size", "steps"});
+  models::CollectiveConfig c;
+  if (const YAML::Node* v = m.find("algorithm")) {
+    const std::string text = read_string(*v, m.path_of("algorithm"));
+    if (text != "auto") {
+      try {
+        c.algorithm = models::parse_collective_algo(text);
+      } catch (const std::invalid_argument& e) {
+        fail(m.path_of("algorithm"), *v, std::string(e.what()) + " or auto");
+      }
+    }
+  }
+  if (const YAML::Node* v = m.find("protocol")) {
+    const std::string text = read_string(*v, m.path_of("protocol"));
+    if (text != "auto") {
+      try {
+        c.protocol = models::parse_nccl_protocol(text);
+      } catch (const std::invalid_argument& e) {
+        fail(m.path_of("protocol"), *v, std::string(e.what()) + " or auto");
+      }
+    }
+  }
+  if (const YAML::Node* v = m.find("channels")) c.channels = read_u32(*v, m.path_of("channels"), 1);
+  if (const YAML::Node* v = m.find("steps")) c.steps = read_u32(*v, m.path_of("steps"), 1);
+  const std::pair<std::string_view, int64_t*> buffers[] = {
+      {"buffer_size", &c.buffer_size},
+      {"ll_buffer_size", &c.ll_buffer_size},
+      {"ll128_buffer_size", &c.ll128_buffer_size}};
+  for (const auto& [key, field] : buffers) {
+    if (const YAML::Node* v = m.find(key)) {
+      const int64_t b = read_bytes(*v, m.path_of(key)).count();
+      if (b <= 0) fail(m.path_of(key), *v, "expected a positive size, got " + std::to_string(b) + " bytes");
+      *field = b;
+    }
+  }
+  return c;
+}
+
+// `workload:` a DDP training step. Presets by name, or a map starting from a preset (or from
+// nothing) with fields overridden.
+WorkloadSpec Loader::read_workload(const YAML::Node& node, const std::string& path) const {
+  const MapView m(*this, node, path,
+                  {"model", "gpu", "data_parallel", "micro_batch", "grad_accumulation", "recompute",
+                   "dtype", "ddp", "optimizer", "algorithm", "channels", "perturbations",
+                   "reuse_bucket_timings"});
+  WorkloadSpec w;
+  models::StepConfig& c = w.step;
+
+  const YAML::Node& model = m.require("model");
+  const std::string model_path = m.path_of("model");
+  if (model.IsMap()) {
+    const MapView mm(*this, model, model_path,
+                     {"preset", "layers", "hidden", "ffn", "heads", "kv_heads", "vocab", "sequence",
+                      "tied_embeddings", "mlp"});
+    if (const YAML::Node* v = mm.find("preset")) {
+      const std::string name = read_string(*v, mm.path_of("preset"));
+      const auto preset = models::transformer_preset(name);
+      if (!preset) {
+        fail(mm.path_of("preset"), *v,
+             "expected a model preset (" + one_of_names(models::transformer_preset_names()) +
+                 "), got " + quoted(name));
+      }
+      c.model = *preset;
+    } else {
+      c.model = models::TransformerShape{.name = "custom", .mlp = models::MlpKind::SwiGlu};
+    }
+    const std::pair<std::string_view, uint32_t*> counts[] = {
+        {"layers", &c.model.layers}, {"hidden", &c.model.hidden},     {"ffn", &c.model.ffn},
+        {"heads", &c.model.heads},   {"kv_heads", &c.model.kv_heads}, {"vocab", &c.model.vocab},
+        {"sequence", &c.model.sequence}};
+    for (const auto& [key, field] : counts) {
+      if (const YAML::Node* v = mm.find(key)) *field = read_u32(*v, mm.path_of(key), 1);
+    }
+    if (c.model.kv_heads == 0) c.model.kv_heads = c.model.heads;
+    if (const YAML::Node* v = mm.find("tied_embeddings")) {
+      c.model.tied_embeddings = read_bool(*v, mm.path_of("tied_embeddings"));
+    }
+    if (const YAML::Node* v = mm.find("mlp")) {
+      c.model.mlp = read_enum(*v, mm.path_of("mlp"),
+                              std::vector<std::pair<std::string_view, models::MlpKind>>{
+                                  {"gelu", models::MlpKind::Gelu}, {"swiglu", models::MlpKind::SwiGlu}});
+    }
+    for (const char* key : {"layers", "hidden", "ffn", "heads", "vocab", "sequence"}) {
+      if (mm.find(key) == nullptr && !mm.find("preset")) {
+        fail_at(model_path, model, mm.path_of(key), "missing key (needed without a preset)");
+      }
+    }
+    if (c.model.hidden % c.model.heads != 0 || c.model.heads % c.model.kv_heads != 0) {
+      fail(model_path, model,
+           "expected hidden divisible by heads and heads by kv_heads, got hidden " +
+               std::to_string(c.model.hidden) + ", heads " + std::to_string(c.model.heads) +
+               ", kv_heads " + std::to_string(c.model.kv_heads));
+    }
+  } else {
+    const std::string name = read_string(model, model_path);
+    const auto preset = models::transformer_preset(name);
+    if (!preset) {
+      fail(model_path, model,
+           "expected a model preset (" + one_of_names(models::transformer_preset_names()) +
+               ") or a map of fields, got " + quoted(name));
+    }
+    c.model = *preset;
+  }
+
+  std::string gpu_name = "h100";
+  const YAML::Node* gpu_node = m.find("gpu");
+  if (gpu_node != nullptr) gpu_name = read_string(*gpu_node, m.path_of("gpu"));
+  const auto gpu = models::gpu_preset(gpu_name);
+  if (!gpu) {
+    fail(m.path_of("gpu"), gpu_node ? *gpu_node : node,
+         "expected a GPU preset (" + one_of_names(models::gpu_preset_names()) + "), got " +
+             quoted(gpu_name));
+  }
+  c.gpu = *gpu;
+
+  if (const YAML::Node* v = m.find("data_parallel")) {
+    w.data_parallel = read_u32(*v, m.path_of("data_parallel"), 1);
+  }
+  if (const YAML::Node* v = m.find("micro_batch")) {
+    c.compute.micro_batch = static_cast<int64_t>(read_u32(*v, m.path_of("micro_batch"), 1));
+  }
+  if (const YAML::Node* v = m.find("grad_accumulation")) {
+    c.grad_accumulation = read_u32(*v, m.path_of("grad_accumulation"), 1);
+  }
+  if (const YAML::Node* v = m.find("recompute")) {
+    c.compute.recompute = read_enum(*v, m.path_of("recompute"),
+                                    std::vector<std::pair<std::string_view, models::Recompute>>{
+                                        {"none", models::Recompute::None},
+                                        {"selective", models::Recompute::Selective},
+                                        {"full", models::Recompute::Full}});
+  }
+  if (const YAML::Node* v = m.find("dtype")) {
+    c.compute.dtype = read_enum(*v, m.path_of("dtype"),
+                                std::vector<std::pair<std::string_view, models::DType>>{
+                                    {"bf16", models::DType::Bf16}, {"fp16", models::DType::Fp16},
+                                    {"fp8", models::DType::Fp8}});
+    if (models::peak_flops(c.gpu, c.compute.dtype) <= 0) {
+      fail(m.path_of("dtype"), *v, "expected a dtype this GPU supports, got one it does not");
+    }
+  }
+  if (const YAML::Node* v = m.find("ddp")) {
+    const MapView d(*this, *v, m.path_of("ddp"), {"bucket_cap_mb", "first_bucket_mb"});
+    // PyTorch's names and units: MB here means MiB (bucket_cap_mb=25 is 25 * 1024 * 1024 bytes).
+    if (const YAML::Node* b = d.find("bucket_cap_mb")) {
+      const double mb = read_number(*b, d.path_of("bucket_cap_mb"));
+      if (!(mb > 0)) fail(d.path_of("bucket_cap_mb"), *b, "expected a positive size in MiB");
+      c.ddp.bucket_cap = Bytes{static_cast<int64_t>(mb * 1024 * 1024)};
+    }
+    if (const YAML::Node* b = d.find("first_bucket_mb")) {
+      const double mb = read_number(*b, d.path_of("first_bucket_mb"));
+      if (!(mb > 0)) fail(d.path_of("first_bucket_mb"), *b, "expected a positive size in MiB");
+      c.ddp.first_bucket = Bytes{static_cast<int64_t>(mb * 1024 * 1024)};
+    }
+  }
+  if (const YAML::Node* v = m.find("optimizer")) {
+    const std::string p = m.path_of("optimizer");
+    if (!(v->IsScalar() && v->Scalar() == "auto")) c.optimizer = read_time(*v, p);
+  }
+  if (const YAML::Node* v = m.find("algorithm")) {
+    const std::string text = read_string(*v, m.path_of("algorithm"));
+    try {
+      c.algorithm = models::parse_collective_algo(text);
+    } catch (const std::invalid_argument& e) {
+      fail(m.path_of("algorithm"), *v, e.what());
+    }
+  }
+  if (const YAML::Node* v = m.find("channels")) c.channels = read_u32(*v, m.path_of("channels"), 1);
+  c.gpus_per_host = 1;
+  if (const YAML::Node* v = m.find("perturbations")) {
+    const MapView pm(*this, *v, m.path_of("perturbations"), {"compute_noise_cv", "straggler"});
+    if (const YAML::Node* n = pm.find("compute_noise_cv")) {
+      const double cv = read_number(*n, pm.path_of("compute_noise_cv"));
+      if (cv < 0 || cv > 1) fail(pm.path_of("compute_noise_cv"), *n, "expected a value in [0, 1]");
+      c.perturbations.compute_noise_cv = cv;
+    }
+    if (const YAML::Node* n = pm.find("straggler")) {
+      const MapView sm(*this, *n, pm.path_of("straggler"), {"rank", "slowdown"});
+      c.perturbations.straggler = read_u32(sm.require("rank"), sm.path_of("rank"));
+      const double slow = read_number(sm.require("slowdown"), sm.path_of("slowdown"));
+      if (slow < 0) fail(sm.path_of("slowdown"), sm.require("slowdown"), "expected a slowdown >= 0");
+      c.perturbations.straggler_slowdown = slow;
+    }
+  }
+  if (const YAML::Node* v = m.find("reuse_bucket_timings")) {
+    w.reuse_bucket_timings = read_bool(*v, m.path_of("reuse_bucket_timings"));
+  }
+  return w;
+}
+
 topo::FabricParams Loader::read_fabric(const YAML::Node& node, const std::string& path) const {
   const MapView fabric(
       *this, node, path,
-      {"topology", "spine_leaf", "fat_tree", "rail_optimized", "host", "links", "switch", "ecmp"});
+      {"topology", "spine_leaf", "fat_tree", "rail_optimized", "host", "links", "switch", "ecmp",
+       "nic"});
   topo::FabricParams p;
   p.kind = read_enum(fabric.require("topology"), fabric.path_of("topology"), kTopologies);
 
@@ -667,6 +877,12 @@ topo::FabricParams Loader::read_fabric(const YAML::Node& node, const std::string
     }
     if (const YAML::Node* v = m.find("priorities")) {
       p.switch_params.priorities = read_u32(*v, m.path_of("priorities"));
+    }
+  }
+  if (const YAML::Node* n = fabric.find("nic")) {
+    const MapView m(*this, *n, fabric.path_of("nic"), {"dcqcn"});
+    if (const YAML::Node* v = m.find("dcqcn")) {
+      read_dcqcn(*v, m.path_of("dcqcn"), p.nic.dcqcn);
     }
   }
   if (const YAML::Node* n = fabric.find("ecmp")) {
@@ -826,6 +1042,66 @@ void Loader::read_ecn(const YAML::Node& node, const std::string& path, net::EcnP
   }
 }
 
+const std::vector<std::pair<std::string_view, net::DcqcnPreset>> kDcqcnPresets{
+    {"paper", net::DcqcnPreset::Paper},
+    {"connectx", net::DcqcnPreset::ConnectX},
+};
+
+// fabric.nic.dcqcn: the preset (default connectx) first, then any explicit parameter over it.
+void Loader::read_dcqcn(const YAML::Node& node, const std::string& path,
+                        net::DcqcnParams& d) const {
+  const MapView m(*this, node, path,
+                  {"enabled", "preset", "g", "alpha_period", "rate_period", "byte_counter",
+                   "fast_recovery_steps", "rai", "rhai", "min_rate", "decrease_period",
+                   "cnp_interval", "initial_alpha"});
+  net::DcqcnPreset preset = net::DcqcnPreset::ConnectX;
+  if (const YAML::Node* v = m.find("preset")) preset = read_enum(*v, m.path_of("preset"), kDcqcnPresets);
+  bool enabled = false;
+  if (const YAML::Node* v = m.find("enabled")) enabled = read_bool(*v, m.path_of("enabled"));
+  d = net::DcqcnParams::preset(preset);
+  d.enabled = enabled;
+  const auto fraction = [&](const char* key, double& out) {
+    if (const YAML::Node* v = m.find(key)) {
+      out = read_number(*v, m.path_of(key));
+      if (!(out > 0.0 && out <= 1.0)) {
+        fail(m.path_of(key), *v, "expected a number in (0, 1], got " + v->Scalar());
+      }
+    }
+  };
+  fraction("g", d.g);
+  fraction("initial_alpha", d.initial_alpha);
+  const auto positive_time = [&](const char* key, Time& out, bool allow_zero) {
+    if (const YAML::Node* v = m.find(key)) {
+      out = read_time(*v, m.path_of(key));
+      if (out < Time::zero() || (!allow_zero && out == Time::zero())) {
+        fail(m.path_of(key), *v,
+             std::string(allow_zero ? "expected a non-negative time" : "expected a positive time") +
+                 ", got " + v->Scalar());
+      }
+    }
+  };
+  positive_time("alpha_period", d.alpha_period, false);
+  positive_time("rate_period", d.rate_period, false);
+  positive_time("decrease_period", d.decrease_period, true);
+  positive_time("cnp_interval", d.cnp_interval, true);
+  if (const YAML::Node* v = m.find("byte_counter")) {
+    d.byte_counter = read_bytes(*v, m.path_of("byte_counter")).count();
+    if (d.byte_counter <= 0) fail(m.path_of("byte_counter"), *v, "expected a positive size, got 0 B");
+  }
+  if (const YAML::Node* v = m.find("fast_recovery_steps")) {
+    d.fast_recovery_steps = read_u32(*v, m.path_of("fast_recovery_steps"));
+  }
+  const auto rate = [&](const char* key, Bandwidth& out) {
+    if (const YAML::Node* v = m.find(key)) {
+      out = read_bandwidth(*v, m.path_of(key));
+      if (out.bits_per_second() <= 0) fail(m.path_of(key), *v, "expected a positive rate, got 0");
+    }
+  };
+  rate("rai", d.rai);
+  rate("rhai", d.rhai);
+  rate("min_rate", d.min_rate);
+}
+
 models::TrafficSpec Loader::read_traffic_entry(const YAML::Node& node,
                                                const std::string& path) const {
   if (!node.IsMap()) {
@@ -946,6 +1222,32 @@ void Loader::validate(const Scenario& scenario) const {
   } catch (const models::TrafficError& e) {
     const std::string entry = join_path("traffic", e.index());
     fail_path(e.path().empty() ? entry : join_path(entry, e.path()), e.what());
+  }
+
+  if (scenario.workload) {
+    const WorkloadSpec& w = *scenario.workload;
+    const auto gpus = static_cast<uint32_t>(spec.gpus.size());
+    if (w.data_parallel > gpus) {
+      fail_path("workload.data_parallel", "expected at most the fabric's " + std::to_string(gpus) +
+                                              " GPUs, got " + std::to_string(w.data_parallel));
+    }
+    const uint32_t ranks = w.data_parallel == 0 ? gpus : w.data_parallel;
+    if (w.step.perturbations.straggler && *w.step.perturbations.straggler >= ranks) {
+      fail_path("workload.perturbations.straggler.rank",
+                "expected a rank below " + std::to_string(ranks) + ", got " +
+                    std::to_string(*w.step.perturbations.straggler));
+    }
+    if (w.step.algorithm == models::CollectiveAlgo::Hierarchical &&
+        ranks % scenario.fabric.host.gpus != 0) {
+      fail_path("workload.algorithm", "hierarchical all-reduce needs whole hosts: " +
+                                          std::to_string(ranks) + " ranks on hosts of " +
+                                          std::to_string(scenario.fabric.host.gpus) + " GPUs");
+    }
+    if (w.step.algorithm == models::CollectiveAlgo::Pairwise) {
+      fail_path("workload.algorithm",
+                "expected an all-reduce algorithm (ring, tree, halving_doubling, hierarchical), got "
+                "pairwise");
+    }
   }
 }
 

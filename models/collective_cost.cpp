@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 namespace syncsim::models {
 
@@ -62,6 +65,36 @@ std::string_view to_string(NcclProtocol p) {
     case NcclProtocol::Simple: return "Simple";
   }
   return "?";
+}
+
+NcclProtocol parse_nccl_protocol(std::string_view text) {
+  std::string lower;
+  for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "ll") return NcclProtocol::LL;
+  if (lower == "ll128") return NcclProtocol::LL128;
+  if (lower == "simple") return NcclProtocol::Simple;
+  throw std::invalid_argument("unknown protocol \"" + std::string(text) + "\" (LL, LL128, Simple)");
+}
+
+ProtocolTiming protocol_timing(CollectiveAlgo algo, NcclProtocol proto, const CollectiveConfig& c) {
+  if (c.steps < 1) throw std::invalid_argument("collective steps must be at least 1");
+  const std::size_t p = index_of(proto);
+  const std::size_t a = algo == CollectiveAlgo::Tree ? kTree : kRing;
+  ProtocolTiming t;
+  t.wire_factor = proto == NcclProtocol::LL ? 2.0 : proto == NcclProtocol::LL128 ? 128.0 / 120.0 : 1.0;
+  t.launch_us = kBase[a][p];
+  t.step_intra_us = kNvlink[a][p];
+  t.step_inter_us = kNet[a][p];
+  const int64_t buffer = proto == NcclProtocol::LL      ? c.ll_buffer_size
+                         : proto == NcclProtocol::LL128 ? c.ll128_buffer_size
+                                                        : c.buffer_size;
+  if (buffer <= 0) throw std::invalid_argument("collective buffer sizes must be positive");
+  const auto capacity = static_cast<int64_t>(static_cast<double>(buffer) / t.wire_factor);
+  const int64_t slot = std::max<int64_t>(1, capacity / c.steps);
+  const uint32_t slots_per_transfer = proto == NcclProtocol::Simple ? std::max(1u, c.steps / 2) : 1u;
+  t.chunk_bytes = slot * slots_per_transfer;
+  t.pipeline_depth = std::max(1u, c.steps / slots_per_transfer);
+  return t;
 }
 
 double nccl_predicted_time_us(CollectiveAlgo algo, NcclProtocol proto, const NcclCostInputs& in,

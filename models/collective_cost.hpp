@@ -8,6 +8,7 @@
 // hosts. Not covered: NVLS, CollNet, PAT, the tree-pattern 0.85 factor, per-op pipelining
 // (numPipeOps = 1), and NCCL's topology search (per-channel bandwidths are inputs).
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "models/collective_plan.hpp"
@@ -16,6 +17,43 @@ namespace syncsim::models {
 
 enum class NcclProtocol : uint8_t { LL, LL128, Simple };
 std::string_view to_string(NcclProtocol p);
+// "LL", "LL128" or "Simple" (any case); throws std::invalid_argument otherwise.
+NcclProtocol parse_nccl_protocol(std::string_view text);
+
+// NCCL's knobs for simulated collectives (the scenario's `collective:` section), with NCCL's
+// defaults. Buffer sizes are per channel and connection, in wire bytes; NCCL_STEPS slots each.
+struct CollectiveConfig {
+  std::optional<CollectiveAlgo> algorithm;  // nullopt: auto (NCCL's cost model, per size)
+  std::optional<NcclProtocol> protocol;     // nullopt: auto
+  uint32_t channels = 1;                    // parallel rings / tree pairs
+  int64_t buffer_size = int64_t{4} << 20;   // NCCL_BUFFSIZE (Simple): 4 MiB
+  int64_t ll_buffer_size = int64_t{512} << 10;  // DEFAULT_LL_BUFFSIZE: 8 lines x 512 thr x 8 x 16 B
+  int64_t ll128_buffer_size = 4'915'200;        // DEFAULT_LL128_BUFFSIZE: 120 x 640 thr x 8 x 8 B
+  uint32_t steps = 8;                       // NCCL_STEPS
+};
+
+// How a protocol shapes a simulated collective (collective_runner.hpp runs it):
+// - wire_factor: wire bytes per payload byte. LL sends 4 B of data + 4 B of flag per 8 B (2.0),
+//   LL128 120 B of data per 128 B line (128/120), Simple 1.0.
+// - launch_us: NCCL's base latency (§1.2), once per collective; step_intra_us / step_inter_us: the
+//   hardware latency (§1.3, NVLINK / NET rows) before every transfer inside a host / across hosts.
+//   Algorithms other than Tree use the Ring rows.
+// - chunk_bytes: payload per transfer (the plan's pipelining chunk). The buffer (payload capacity
+//   = buffer / wire_factor) has `steps` slots; Simple moves steps/2 slots per transfer (NCCL's
+//   ALLREDUCE_CHUNKSTEPS = NCCL_STEPS/2: 2 MiB by default), LL and LL128 one slot per transfer.
+//   pipeline_depth (steps / slots per transfer) is NCCL's number of chunks in flight per
+//   connection. The simulated plans keep one transfer in flight per connection (a transfer waits
+//   for the previous one on its connection), so per-step latencies are not hidden behind the
+//   previous chunk as they are in NCCL: small chunks with LL/LL128 overstate the latency share.
+struct ProtocolTiming {
+  double wire_factor = 1.0;
+  double launch_us = 0;
+  double step_intra_us = 0;
+  double step_inter_us = 0;
+  int64_t chunk_bytes = 0;
+  uint32_t pipeline_depth = 1;
+};
+ProtocolTiming protocol_timing(CollectiveAlgo algo, NcclProtocol proto, const CollectiveConfig& c);
 
 struct NcclCostInputs {
   CollectiveOp op = CollectiveOp::AllReduce;

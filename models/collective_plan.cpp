@@ -1,6 +1,7 @@
 #include "models/collective_plan.hpp"
 
 #include <algorithm>
+#include <span>
 #include <stdexcept>
 #include <unordered_map>
 #include <utility>
@@ -47,38 +48,39 @@ class Builder {
   }
 
   uint32_t transfer(uint32_t src, uint32_t dst, ChunkRange r, uint32_t channel, bool reduce,
-                    std::vector<uint32_t> extra_deps = {}) {
+                    std::span<const uint32_t> extra_deps = {}) {
     PlanStep s;
     s.kind = PlanStep::Kind::Transfer;
     s.src = src;
     s.dst = dst;
-    s.channel = channel;
+    s.channel = static_cast<uint16_t>(channel);
     s.chunk_first = r.first;
     s.chunk_count = r.count;
     s.reduce = reduce;
-    s.deps = std::move(extra_deps);
+    deps_.assign(extra_deps.begin(), extra_deps.end());
     for (uint32_t c = r.first; c < r.first + r.count; ++c) {
       s.bytes += plan_.chunk_bytes[c];
-      add(s.deps, writer(src, c));
-      if (!reduce) add(s.deps, writer(dst, c));
+      add(writer(src, c));
+      if (!reduce) add(writer(dst, c));
     }
     const uint64_t key = (static_cast<uint64_t>(channel) * plan_.ranks + src) * plan_.ranks + dst;
-    if (auto it = connection_.find(key); it != connection_.end()) add(s.deps, it->second);
-    const uint32_t id = push(std::move(s));
-    connection_[key] = id;
+    auto [conn, inserted] = connection_.try_emplace(key, kNone);
+    add(conn->second);
+    const uint32_t id = push(s);
+    conn->second = id;
     uint32_t written = id;
     if (reduce) {
       PlanStep red;
       red.kind = PlanStep::Kind::Reduce;
       red.src = dst;
       red.dst = dst;
-      red.bytes = plan_.steps[id].bytes;
+      red.bytes = s.bytes;
       red.chunk_first = r.first;
       red.chunk_count = r.count;
       red.source_step = id;
-      red.deps.push_back(id);
-      for (uint32_t c = r.first; c < r.first + r.count; ++c) add(red.deps, writer(dst, c));
-      written = push(std::move(red));
+      deps_.assign(1, id);
+      for (uint32_t c = r.first; c < r.first + r.count; ++c) add(writer(dst, c));
+      written = push(red);
     }
     for (uint32_t c = r.first; c < r.first + r.count; ++c) {
       last_writer_[static_cast<std::size_t>(dst) * chunks_ + c] = written;
@@ -90,20 +92,20 @@ class Builder {
   uint32_t writer(uint32_t rank, uint32_t chunk) const {
     return last_writer_[static_cast<std::size_t>(rank) * chunks_ + chunk];
   }
-  static void add(std::vector<uint32_t>& deps, uint32_t d) {
+  void add(uint32_t d) {
     if (d == kNone) return;
-    if (std::find(deps.begin(), deps.end(), d) == deps.end()) deps.push_back(d);
+    if (std::find(deps_.begin(), deps_.end(), d) == deps_.end()) deps_.push_back(d);
   }
-  uint32_t push(PlanStep s) {
-    std::sort(s.deps.begin(), s.deps.end());
-    plan_.steps.push_back(std::move(s));
-    return static_cast<uint32_t>(plan_.steps.size() - 1);
+  uint32_t push(const PlanStep& s) {
+    std::sort(deps_.begin(), deps_.end());
+    return plan_.add_step(s, deps_);
   }
 
   CollectivePlan& plan_;
   std::size_t chunks_;
   std::vector<uint32_t> last_writer_;
-  std::unordered_map<uint64_t, uint32_t> connection_;
+  std::unordered_map<uint64_t, uint32_t> connection_;  // last transfer per connection
+  std::vector<uint32_t> deps_;  // scratch: the dependencies of the step being added
 };
 
 uint32_t mod(int64_t a, uint32_t m) {
@@ -173,7 +175,10 @@ void build_ring(CollectivePlan& plan, const PlanOptions& o) {
   std::size_t pieces = 0;
   for (const auto& ch : segs) pieces += ch[0].size();
   // Reductions double the step count of reducing phases; reserve for the worst case.
-  plan.steps.reserve(pieces * n * (chain ? 2 : 2 * 2 * (n - 1)) + 1);
+  const std::size_t max_steps = pieces * n * (chain ? 2 : 2 * 2 * (n - 1)) + 1;
+  plan.steps.reserve(max_steps);
+  plan.dep_offsets.reserve(max_steps + 1);
+  plan.dep_list.reserve(3 * max_steps);
   Builder b(plan);
   const auto ring = iota_ranks(n);
   for (uint32_t ch = 0; ch < o.channels; ++ch) {
@@ -423,9 +428,9 @@ void build_pairwise(CollectivePlan& plan, const PlanOptions& o) {
   for (uint32_t k = 1; k < n; ++k) {
     for (uint32_t s = 0; s < n; ++s) {
       const uint32_t d = (s + k) % n;
-      std::vector<uint32_t> deps;
-      if (prev[s] != kNone) deps.push_back(prev[s]);
-      prev[s] = b.transfer(s, d, ChunkRange{s * n + d, 1}, 0, false, std::move(deps));
+      const std::span<const uint32_t> after =
+          prev[s] != kNone ? std::span<const uint32_t>(&prev[s], 1) : std::span<const uint32_t>();
+      prev[s] = b.transfer(s, d, ChunkRange{s * n + d, 1}, 0, false, after);
     }
   }
 }
@@ -439,7 +444,7 @@ bool is_ancestor(const CollectivePlan& plan, uint32_t ancestor, uint32_t step) {
   while (!stack.empty()) {
     const uint32_t s = stack.back();
     stack.pop_back();
-    for (uint32_t d : plan.steps[s].deps) {
+    for (uint32_t d : plan.deps(s)) {
       if (d == ancestor) return true;
       if (d > ancestor && !seen[d]) {
         seen[d] = 1;
@@ -496,6 +501,13 @@ CollectiveAlgo parse_collective_algo(std::string_view text) {
                               "\" (ring, tree, halving_doubling, hierarchical, pairwise)");
 }
 
+uint32_t CollectivePlan::add_step(const PlanStep& step, std::span<const uint32_t> step_deps) {
+  steps.push_back(step);
+  dep_list.insert(dep_list.end(), step_deps.begin(), step_deps.end());
+  dep_offsets.push_back(static_cast<uint32_t>(dep_list.size()));
+  return static_cast<uint32_t>(steps.size() - 1);
+}
+
 std::size_t CollectivePlan::transfer_count() const {
   return static_cast<std::size_t>(std::count_if(steps.begin(), steps.end(), [](const PlanStep& s) {
     return s.kind == PlanStep::Kind::Transfer;
@@ -505,7 +517,7 @@ std::size_t CollectivePlan::transfer_count() const {
 CollectivePlan build_plan(const PlanOptions& o) {
   if (o.ranks < 2) throw std::invalid_argument("a collective needs at least 2 ranks");
   if (o.bytes < 0) throw std::invalid_argument("negative collective size");
-  if (o.channels < 1) throw std::invalid_argument("at least one channel");
+  if (o.channels < 1 || o.channels > 60000) throw std::invalid_argument("1 to 60000 channels");
   if (o.root >= o.ranks || o.peer >= o.ranks) throw std::invalid_argument("root/peer out of range");
   CollectivePlan plan;
   plan.op = o.op;
@@ -585,12 +597,17 @@ PlanCheck verify_plan(const CollectivePlan& plan) {
     }
   }
   auto fail = [](std::string msg) { return PlanCheck{false, std::move(msg)}; };
+  if (plan.dep_offsets.size() != plan.steps.size() + 1 || plan.dep_offsets.front() != 0 ||
+      plan.dep_offsets.back() != plan.dep_list.size() ||
+      !std::is_sorted(plan.dep_offsets.begin(), plan.dep_offsets.end())) {
+    return fail("dependency arrays do not match the steps");
+  }
   std::vector<uint32_t> writer(static_cast<std::size_t>(n) * chunks, kNone);
   std::unordered_map<uint32_t, std::vector<Counts>> payload;  // reducing transfers -> their data
   for (uint32_t i = 0; i < plan.steps.size(); ++i) {
     const PlanStep& s = plan.steps[i];
     const std::string where = "step " + std::to_string(i) + ": ";
-    for (uint32_t d : s.deps) {
+    for (uint32_t d : plan.deps(i)) {
       if (d >= i) return fail(where + "depends on a later step");
     }
     if (s.src >= n || s.dst >= n) return fail(where + "rank out of range");

@@ -13,6 +13,7 @@
 //
 // Ranks are 0..ranks-1; the runner maps rank r to GPU rank_to_gpu[r].
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,19 +32,21 @@ std::string_view to_string(CollectiveAlgo algo);
 CollectiveOp parse_collective_op(std::string_view text);
 CollectiveAlgo parse_collective_algo(std::string_view text);
 
+// One step, 32 bytes: 1024-rank rings hold millions of them. Its dependencies live in the plan's
+// CSR arrays (CollectivePlan::deps), not in the step.
 struct PlanStep {
   enum class Kind : uint8_t { Transfer, Reduce };
   Kind kind = Kind::Transfer;
+  bool reduce = false;       // Transfer: the receiver reduces it (a Reduce step follows)
+  uint16_t channel = 0;      // Transfer: the channel (an independent connection set)
   uint32_t src = 0;          // Transfer: sending rank. Reduce: the rank that reduces.
   uint32_t dst = 0;          // Transfer: receiving rank. Reduce: same as src.
-  int64_t bytes = 0;         // bytes moved (Transfer) or reduced (Reduce)
-  uint32_t channel = 0;      // Transfer: the channel (an independent connection set)
   uint32_t chunk_first = 0;  // chunk range carried / reduced
   uint32_t chunk_count = 1;
-  bool reduce = false;       // Transfer: the receiver reduces it (a Reduce step follows)
   uint32_t source_step = 0;  // Reduce: the transfer whose data is added
-  std::vector<uint32_t> deps;  // indices of earlier steps that must finish first
+  int64_t bytes = 0;         // bytes moved (Transfer) or reduced (Reduce)
 };
+static_assert(sizeof(PlanStep) == 32);
 
 struct CollectivePlan {
   CollectiveOp op = CollectiveOp::AllReduce;
@@ -56,8 +59,18 @@ struct CollectivePlan {
   // Which rank owns chunk c: ReduceScatter/AllGather shard owner; AllToAll: chunk c is block
   // (src = c / ranks, dst = c % ranks) and owner is unused. Empty for the other ops.
   std::vector<uint32_t> chunk_owner;
+  // Steps in issue order and their dependencies (indices of earlier steps that must finish first)
+  // in compressed-sparse-row form: step i depends on dep_list[dep_offsets[i] .. dep_offsets[i+1]).
+  // Append steps with add_step so the two stay consistent (dep_offsets.size() == steps.size() + 1).
   std::vector<PlanStep> steps;
+  std::vector<uint32_t> dep_offsets{0};
+  std::vector<uint32_t> dep_list;
 
+  std::span<const uint32_t> deps(std::size_t step) const {
+    return {dep_list.data() + dep_offsets[step], dep_list.data() + dep_offsets[step + 1]};
+  }
+  // Appends a step with its dependencies; returns its index.
+  uint32_t add_step(const PlanStep& step, std::span<const uint32_t> step_deps);
   std::size_t transfer_count() const;
 };
 
@@ -70,7 +83,7 @@ struct PlanOptions {
   // AllToAll. Split into parts of whole bytes; remainders go to the first parts.
   int64_t bytes = 0;
   uint32_t channels = 1;        // Ring, Hierarchical (inter-node rings): parallel rings
-  int64_t chunk_bytes = 0;      // pipelining granularity (Ring, Tree); 0 = no pipelining
+  int64_t chunk_bytes = 0;      // pipelining granularity (Ring, Tree, SendRecv); 0 = no pipelining
   uint32_t root = 0;            // Broadcast/Reduce root, SendRecv sender
   uint32_t peer = 1;            // SendRecv receiver
   uint32_t gpus_per_host = 0;   // Hierarchical: ranks r..r+g-1 with r % g == 0 share a host

@@ -1,5 +1,7 @@
 #include "models/collective_runner.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -19,21 +21,24 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
                                 " ranks, the plan has " + std::to_string(plan_.ranks));
   }
   const std::size_t n = plan_.steps.size();
+  if (plan_.dep_offsets.size() != n + 1) {
+    throw std::invalid_argument("plan dependency arrays do not match its steps");
+  }
   waiting_.assign(n, 0);
   finish_.assign(n, Time::max());
   dep_offsets_.assign(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i) {
-    for (uint32_t d : plan_.steps[i].deps) {
+    for (uint32_t d : plan_.deps(i)) {
       if (d >= i) throw std::invalid_argument("plan step depends on a later step");
       ++dep_offsets_[d + 1];
     }
-    waiting_[i] = static_cast<uint32_t>(plan_.steps[i].deps.size());
+    waiting_[i] = static_cast<uint32_t>(plan_.deps(i).size());
   }
   for (std::size_t i = 0; i < n; ++i) dep_offsets_[i + 1] += dep_offsets_[i];
   dependents_.assign(dep_offsets_[n], 0);
   std::vector<uint32_t> fill(dep_offsets_.begin(), dep_offsets_.end() - 1);
   for (std::size_t i = 0; i < n; ++i) {
-    for (uint32_t d : plan_.steps[i].deps) dependents_[fill[d]++] = static_cast<uint32_t>(i);
+    for (uint32_t d : plan_.deps(i)) dependents_[fill[d]++] = static_cast<uint32_t>(i);
   }
 }
 
@@ -50,8 +55,16 @@ void CollectiveRunner::start(std::function<void(const CollectiveResult&)> on_don
     });
     return;
   }
-  for (uint32_t i = 0; i < plan_.steps.size(); ++i) {
-    if (waiting_[i] == 0) issue(i);
+  backend_.reserve_transfers(plan_.transfer_count());
+  auto roots = [this] {
+    for (uint32_t i = 0; i < plan_.steps.size(); ++i) {
+      if (waiting_[i] == 0) issue(i);
+    }
+  };
+  if (options_.launch_latency > Time::zero()) {
+    sim.queue().schedule_fn(sim.now() + options_.launch_latency, roots);
+  } else {
+    roots();
   }
 }
 
@@ -68,11 +81,31 @@ void CollectiveRunner::issue(uint32_t step) {
   result_.bytes_sent += s.bytes;
   auto go = [this, step] {
     const PlanStep& t = plan_.steps[step];
-    backend_.start(TransferRequest{gpu_[t.src], gpu_[t.dst], Bytes{t.bytes}, options_.priority},
+    const int64_t wire =
+        options_.wire_factor == 1.0
+            ? t.bytes
+            : static_cast<int64_t>(std::ceil(static_cast<double>(t.bytes) * options_.wire_factor));
+    backend_.start(TransferRequest{gpu_[t.src], gpu_[t.dst], Bytes{wire}, options_.priority},
                    [this, step](TransferId, const TransferRecord&) { finish(step); });
   };
-  if (options_.step_latency > Time::zero()) {
-    sim.queue().schedule_fn(sim.now() + options_.step_latency, go);
+  Time latency = options_.step_latency;
+  if (options_.net_step_latency) {
+    const auto& gpus = backend_.spec().gpus;
+    if (gpus[gpu_[s.src]].host != gpus[gpu_[s.dst]].host) latency = *options_.net_step_latency;
+  }
+  // The latency runs from when the data was ready (its other dependencies finished), overlapping
+  // the previous transfer on the same connection, as NCCL posts the next chunk while one is in
+  // flight.
+  Time ready = result_.start + options_.launch_latency;
+  for (uint32_t d : plan_.deps(step)) {
+    const PlanStep& p = plan_.steps[d];
+    const bool same_connection = p.kind == PlanStep::Kind::Transfer && p.src == s.src &&
+                                 p.dst == s.dst && p.channel == s.channel;
+    if (!same_connection) ready = std::max(ready, finish_[d]);
+  }
+  const Time at = std::max(sim.now(), ready + latency);
+  if (at > sim.now()) {
+    sim.queue().schedule_fn(at, go);
   } else {
     go();
   }

@@ -5,6 +5,7 @@
 // bandwidth and are scheduled on the Simulation's queue.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "models/collective_plan.hpp"
@@ -13,8 +14,18 @@
 namespace syncsim::models {
 
 struct CollectiveRunOptions {
-  // Delay before every transfer starts (protocol + launch overhead per step). Zero by default.
+  // Delay before every transfer starts (protocol + launch overhead per step). Zero by default. It
+  // counts from when the transfer's data is ready (its dependencies other than the previous
+  // transfer on its connection finished), so chunks queued behind a transfer in flight hide it.
   Time step_latency = Time::zero();
+  // When set, the delay before transfers between GPUs of different hosts (step_latency then applies
+  // inside a host only): NCCL's NET vs NVLINK hardware latencies.
+  std::optional<Time> net_step_latency;
+  // Delay before the first steps are issued (NCCL's base latency, once per collective).
+  Time launch_latency = Time::zero();
+  // Wire bytes per payload byte (protocol efficiency: LL 2, LL128 128/120, Simple 1). A transfer of
+  // B payload bytes moves ceil(B * wire_factor) bytes.
+  double wire_factor = 1.0;
   // GPU memory bandwidth in bytes/s used for reductions (H100 SXM HBM3: 3.35 TB/s). A reduction
   // of B bytes reads two buffers and writes one: 3 * B / hbm_bytes_per_s. <= 0 makes reductions
   // free (they still go through the queue).
@@ -31,7 +42,7 @@ struct CollectiveResult {
   Time duration() const { return finish - start; }
   std::size_t transfers = 0;
   std::size_t reductions = 0;
-  int64_t bytes_sent = 0;  // over all transfers
+  int64_t bytes_sent = 0;  // payload over all transfers (wire bytes / wire_factor)
 };
 
 class CollectiveRunner {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace syncsim::models {
 
@@ -32,10 +33,16 @@ std::vector<GradientBucket> ddp_buckets(const TransformerShape& m, const DdpPara
   const double layers = m.layers;
   if (!m.tied_embeddings) order.push_back({static_cast<int64_t>(m.vocab) * h, 0.0});
   order.push_back({(1 + b) * h, 0.0});  // final norm
+  const double block_params = static_cast<double>(std::accumulate(block.begin(), block.end(), int64_t{0}));
   for (uint32_t l = 0; l < m.layers; ++l) {
-    // Block l (counting from the output) finishes its backward after (l + 1) / layers of it.
-    const double done = (l + 1) / layers;
-    for (int64_t p : block) order.push_back({p, done});
+    // Block l (counting from the output) runs its backward during [l, l + 1) / layers; within it a
+    // tensor's gradient is ready once the work for the tensors before it, and its own, is done
+    // (work taken proportional to parameters).
+    int64_t cumulative = 0;
+    for (int64_t p : block) {
+      cumulative += p;
+      order.push_back({p, (l + static_cast<double>(cumulative) / block_params) / layers});
+    }
   }
   int64_t input_side = static_cast<int64_t>(m.vocab) * h;  // embedding (and the tied head)
   if (m.learned_positions) input_side += static_cast<int64_t>(m.sequence) * h;

@@ -69,6 +69,7 @@ struct FabricParams {
   // them into NetworkSpec::pfc / ::ecn (app/runner.cpp does).
   net::PfcParams pfc;
   net::EcnParams ecn;
+  net::NicParams nic;  // likewise copied into NetworkSpec::nic
 };
 
 }  // namespace syncsim::topo

@@ -8,6 +8,10 @@
 
 namespace syncsim {
 
+namespace {
+constexpr uint32_t kNoSlot = UINT32_MAX;
+}  // namespace
+
 TransferId TransferBackend::start(const TransferRequest& request, TransferCallback on_done) {
   const auto gpus = spec_.gpus.size();
   if (request.src_gpu >= gpus || request.dst_gpu >= gpus) {
@@ -22,7 +26,19 @@ TransferId TransferBackend::start(const TransferRequest& request, TransferCallba
   if (request.size.count() < 0) throw std::invalid_argument("transfer of a negative size");
   const auto id = static_cast<TransferId>(records_.size());
   records_.push_back(TransferRecord{request, sim_.now(), Time::max(), false});
-  callbacks_.push_back(std::move(on_done));
+  if (records_.capacity() > slot_of_.capacity()) slot_of_.reserve(records_.capacity());
+  uint32_t slot = kNoSlot;
+  if (on_done) {
+    if (free_slots_.empty()) {
+      slot = static_cast<uint32_t>(callback_slots_.size());
+      callback_slots_.push_back(std::move(on_done));
+    } else {
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+      callback_slots_[slot] = std::move(on_done);
+    }
+  }
+  slot_of_.push_back(slot);
 
   const net::GpuAttachment& a = spec_.gpus[request.src_gpu];
   const net::GpuAttachment& b = spec_.gpus[request.dst_gpu];
@@ -49,9 +65,11 @@ void TransferBackend::complete(TransferId id) {
   SIM_CHECK(!r.done, "a transfer completed twice");
   r.done = true;
   r.finish = sim_.now();
-  if (callbacks_[id]) {
-    TransferCallback cb = std::move(callbacks_[id]);
-    callbacks_[id] = nullptr;
+  if (const uint32_t slot = slot_of_[id]; slot != kNoSlot) {
+    TransferCallback cb = std::move(callback_slots_[slot]);
+    callback_slots_[slot] = nullptr;
+    slot_of_[id] = kNoSlot;
+    free_slots_.push_back(slot);
     // A copy: the callback may start transfers, which can reallocate records_.
     const TransferRecord record = r;
     cb(id, record);

@@ -46,7 +46,9 @@ void EgressPort::enqueue(PacketRef packet) {
   const Packet& p = net_.packet(packet);
   SIM_CHECK(p.priority < priorities_, "packet priority above the port's class count");
   const int64_t wire = p.payload_bytes + header_.count();
-  if (ecn_enabled_ && ecn_on_enqueue_ && ecn_mark(p.priority)) net_.packet(packet).ecn_ce = true;
+  if (ecn_enabled_ && ecn_on_enqueue_ && p.kind == PacketKind::Data && ecn_mark(p.priority)) {
+    net_.packet(packet).ecn_ce = true;
+  }
   queued_bytes_ += wire;
   prio_bytes_[p.priority] += wire;
   net_.note_queue_depth(queued_bytes_);
@@ -125,7 +127,7 @@ void EgressPort::on_event(uint32_t /*kind*/, uint64_t /*arg*/) {
   const Packet& p = net_.packet(done);
   queued_bytes_ -= p.payload_bytes + header_.count();
   SIM_CHECK(queued_bytes_ >= 0, "egress queue byte count went negative");
-  if (mmu_ != nullptr && p.kind == PacketKind::Data) {
+  if (mmu_ != nullptr && p.kind != PacketKind::Pause) {
     // A RESUME goes out of the ingress port the bytes were charged to.
     if (mmu_->release(p.ingress_port, p.priority, Bytes{p.buffered_bytes}) == PfcSignal::Resume) {
       owner_->send_pfc(p.ingress_port, p.priority, false);
@@ -193,7 +195,27 @@ void Nic::add_flow(FlowId flow) { active_.push_back(flow); }
 PacketRef Nic::pull(uint8_t paused_mask) {
   if (active_.empty()) return kNoPacket;
   if (next_ >= active_.size()) next_ = 0;
-  if (paused_mask != 0) {
+  const bool paced = net_.dcqcn_enabled();
+  if (paced) {
+    // Skip paused flows and flows whose pacing does not allow a packet yet, keeping the round-robin
+    // position; if only pacing holds flows back, wake up at the earliest next_send_at.
+    const int64_t now = net_.now().picoseconds();
+    int64_t earliest = INT64_MAX;
+    std::size_t tried = 0;
+    for (;;) {
+      const FlowId id = active_[next_];
+      if (((static_cast<uint32_t>(paused_mask) >> net_.flow(id).priority) & 1U) == 0) {
+        const int64_t at = net_.dcqcn_flow(id).next_send_ps;
+        if (at <= now) break;
+        earliest = std::min(earliest, at);
+      }
+      if (++tried == active_.size()) {
+        if (earliest != INT64_MAX) wake_at(earliest);
+        return kNoPacket;
+      }
+      if (++next_ == active_.size()) next_ = 0;
+    }
+  } else if (paused_mask != 0) {
     // Skip flows of paused priorities, keeping the round-robin position.
     std::size_t tried = 0;
     while (((static_cast<uint32_t>(paused_mask) >> net_.flow(active_[next_]).priority) & 1U) != 0) {
@@ -217,6 +239,11 @@ PacketRef Nic::pull(uint8_t paused_mask) {
   p.ecn_ce = false;
   p.pfc_xoff = false;
   f.sent_bytes += payload;
+  if (paced) {
+    const uint32_t wire = p.payload_bytes + static_cast<uint32_t>(
+        net_.egress(net_.routing().ports_of(id_)[0]).header().count());
+    net_.dcqcn_on_sent(id, wire, p.payload_bytes);
+  }
   NetworkCounters& c = net_.counters_mut();
   ++c.packets_injected;
   c.bytes_injected += payload;
@@ -236,16 +263,41 @@ void Nic::receive(PacketRef packet, uint32_t in_port) {
     net_.pool().release(packet);
     return;
   }
+  if (p.kind == PacketKind::Cnp) {
+    // DCQCN reaction point: the CNP names the flow it throttles.
+    const FlowId flow = p.flow;
+    net_.pool().release(packet);
+    net_.dcqcn_on_cnp(flow);
+    return;
+  }
   SIM_CHECK(p.kind == PacketKind::Data, "unexpected control packet at a NIC");
-  // DCQCN notification point (later step): an ECN-marked data packet (p.ecn_ce) is where the
-  // destination NIC would send a CNP to the source queue pair, at most once per interval.
+  // DCQCN notification point: an ECN-marked data packet makes the destination send a CNP to the
+  // source queue pair, at most once per cnp_interval.
+  if (p.ecn_ce && net_.dcqcn_enabled()) net_.dcqcn_notify(p.flow);
   net_.deliver(packet);
+}
+
+void Nic::wake_at(int64_t at_ps) {
+  // An earlier (or equal) pending wake-up covers this one: pull() reschedules when it runs.
+  if (wake_at_ps_ <= at_ps) return;
+  wake_token_.cancel_pending();
+  wake_at_ps_ = at_ps;
+  net_.queue().schedule(Time::ps(at_ps), this, kWake, 0, &wake_token_);
+}
+
+void Nic::on_event(uint32_t kind, uint64_t arg) {
+  if (kind == kRateTimer) {
+    net_.dcqcn_rate_timer(static_cast<FlowId>(arg));
+    return;
+  }
+  wake_at_ps_ = INT64_MAX;
+  net_.egress(net_.routing().ports_of(id_)[0]).kick();
 }
 
 // ---------------------------------------------------------------- Network
 
 Network::Network(Simulation& sim, const NetworkSpec& spec)
-    : sim_(sim), spec_(spec), routing_(spec) {
+    : sim_(sim), spec_(spec), routing_(spec), dcqcn_on_(spec.nic.dcqcn.enabled) {
   const std::size_t n = spec.nodes.size();
   nodes_.reserve(n);
   switches_.assign(n, nullptr);
@@ -398,6 +450,11 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority,
   f.mtu_bytes = static_cast<uint32_t>(
       routing_.path_mtu(route_arena_.data() + f.route_begin, f.route_hops).count());
   flows_.push_back(f);
+  if (dcqcn_on_) {
+    DcqcnFlowState& d = dcqcn_.emplace_back();
+    d.rc = DcqcnRateController(spec_.nic.dcqcn, ports_[route_arena_[f.route_begin]]->bandwidth());
+    d.next_send_ps = now().picoseconds();
+  }
   ++counters_.flows_started;
   nics_[src]->add_flow(id);
   ports_[route_arena_[f.route_begin]]->kick();
@@ -406,7 +463,8 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority,
 
 void Network::drop(PacketRef packet, DropReason reason) {
   const Packet& p = pool_[packet];
-  counters_.bytes_dropped += p.payload_bytes;
+  // CNPs carry no flow bytes: conservation (injected = delivered + dropped) is about data.
+  if (p.kind == PacketKind::Data) counters_.bytes_dropped += p.payload_bytes;
   ++counters_.packets_dropped[static_cast<std::size_t>(reason)];
   pool_.release(packet);
 }
@@ -425,6 +483,77 @@ void Network::deliver(PacketRef packet) {
     ++counters_.flows_completed;
     if (completion_ != nullptr) completion_->on_flow_complete(id, f);
   }
+}
+
+// ---------------------------------------------------------------- DCQCN
+
+void Network::dcqcn_on_sent(FlowId id, uint32_t wire_bytes, uint32_t payload) {
+  DcqcnFlowState& d = dcqcn_[id];
+  if (flows_[id].sent_bytes == flows_[id].size_bytes) d.rate_timer.cancel_pending();
+  if (!d.rc.limited()) {
+    // At line rate the port's serialization is the pacing.
+    d.next_send_ps = now().picoseconds();
+    return;
+  }
+  const double ps = static_cast<double>(wire_bytes) * 8e12 / d.rc.rate_bps();
+  d.next_send_ps = now().picoseconds() + static_cast<int64_t>(std::ceil(ps));
+  d.rc.on_bytes_sent(payload);
+}
+
+void Network::dcqcn_notify(FlowId id) {
+  DcqcnFlowState& d = dcqcn_[id];
+  const int64_t t = now().picoseconds();
+  if (d.last_cnp_ps != INT64_MIN && t - d.last_cnp_ps < spec_.nic.dcqcn.cnp_interval.picoseconds()) {
+    return;
+  }
+  d.last_cnp_ps = t;
+  const FlowRecord& f = flows_[id];
+  if (d.cnp_route_begin == UINT32_MAX) {
+    // The reverse of the data path: port 2i and 2i+1 are the two directions of link i.
+    d.cnp_route_begin = static_cast<uint32_t>(route_arena_.size());
+    for (uint32_t h = f.route_hops; h-- > 0;) {
+      route_arena_.push_back(route_arena_[f.route_begin + h] ^ 1U);
+    }
+  }
+  const PortId first = route_arena_[d.cnp_route_begin];
+  const PacketRef ref = pool_.allocate();
+  Packet& c = pool_[ref];
+  const auto header = static_cast<uint32_t>(ports_[first]->header().count());
+  c.flow = id;
+  c.route_begin = d.cnp_route_begin;
+  c.payload_bytes = header < kPauseFrameWireBytes ? kPauseFrameWireBytes - header : 0;
+  c.buffered_bytes = 0;
+  c.hop = 0;
+  c.ingress_port = 0;
+  // The highest class, ahead of data (ConnectX uses a dedicated CNP priority).
+  c.priority = static_cast<uint8_t>(spec_.switch_params.priorities - 1);
+  c.kind = PacketKind::Cnp;
+  c.ecn_ce = false;
+  c.pfc_xoff = false;
+  ++counters_.cnps;
+  ports_[first]->enqueue(ref);
+}
+
+void Network::dcqcn_on_cnp(FlowId id) {
+  const FlowRecord& f = flows_[id];
+  if (f.sent_bytes == f.size_bytes) return;  // nothing left to slow down
+  DcqcnFlowState& d = dcqcn_[id];
+  if (!d.rc.on_cnp(now())) return;
+  ++counters_.rate_cuts;
+  // A cut restarts the rate-increase timer.
+  d.rate_timer.cancel_pending();
+  queue().schedule(now() + spec_.nic.dcqcn.rate_period, nics_[f.src], Nic::kRateTimer, id,
+                   &d.rate_timer);
+}
+
+void Network::dcqcn_rate_timer(FlowId id) {
+  DcqcnFlowState& d = dcqcn_[id];
+  const FlowRecord& f = flows_[id];
+  if (f.sent_bytes == f.size_bytes) return;
+  d.rc.on_rate_timer();
+  if (!d.rc.limited()) return;  // back at line rate: no timer until the next cut
+  queue().schedule(now() + spec_.nic.dcqcn.rate_period, nics_[f.src], Nic::kRateTimer, id,
+                   &d.rate_timer);
 }
 
 }  // namespace syncsim::net

@@ -6,6 +6,7 @@
 //   -> Nic::receive (delivery, flow completion).
 // The hot path allocates nothing per packet once queues and the packet pool have warmed up.
 #include <array>
+#include <deque>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "sim/core/simulation.hpp"
+#include "sim/net/dcqcn.hpp"
 #include "sim/net/ecn.hpp"
 #include "sim/net/network_spec.hpp"
 #include "sim/net/packet.hpp"
@@ -54,6 +56,8 @@ struct NetworkCounters {
   uint64_t pause_frames = 0;      // PFC PAUSE (XOFF) frames sent by switches
   uint64_t resume_frames = 0;     // PFC RESUME (XON) frames sent by switches
   uint64_t ecn_marks = 0;         // data packets marked CE by switch egress queues
+  uint64_t cnps = 0;              // DCQCN CNPs sent by destination NICs (notification points)
+  uint64_t rate_cuts = 0;         // DCQCN rate decreases applied at source NICs
   uint64_t flows_started = 0;
   uint64_t flows_completed = 0;
 };
@@ -185,21 +189,39 @@ class Switch final : public Node {
   std::vector<uint32_t> ingress_header_;
 };
 
-class Nic final : public Node {
+class Nic final : public Node, public EventTarget {
  public:
+  enum EventKind : uint32_t { kWake = 0, kRateTimer = 1 };
   Nic(Network& net, NodeId id) : net_(net), id_(id) {}
   void receive(PacketRef packet, uint32_t in_port) override;
   // The next data packet to send, round-robin over active flows whose priority is not paused
-  // (bit p of `paused_mask`), or kNoPacket.
+  // (bit p of `paused_mask`) and, with DCQCN, whose pacing allows (next_send_at <= now), or
+  // kNoPacket. When only pacing holds flows back, a wake-up is scheduled at the earliest one.
   PacketRef pull(uint8_t paused_mask);
   void add_flow(FlowId flow);
   NodeId id() const { return id_; }
+  // kWake: kick the NIC's port; kRateTimer: DCQCN rate-increase timer of flow `arg`.
+  void on_event(uint32_t kind, uint64_t arg) override;
 
  private:
+  void wake_at(int64_t at_ps);
+
   Network& net_;
   NodeId id_;
   std::vector<FlowId> active_;
   std::size_t next_ = 0;
+  CancelToken wake_token_;
+  int64_t wake_at_ps_ = INT64_MAX;  // pending wake-up, INT64_MAX if none
+};
+
+// Per-flow DCQCN state, kept only when DCQCN is on (parallel to the flow table).
+struct DcqcnFlowState {
+  DcqcnRateController rc;                  // reaction point at the source NIC
+  int64_t next_send_ps = 0;                // pacing: the flow may start its next packet from here
+  CancelToken rate_timer;                  // a cut restarts the timer; the flow's last byte sent
+                                           // cancels it, so no event outlives the flow
+  int64_t last_cnp_ps = INT64_MIN;         // notification point: last CNP sent for this flow
+  uint32_t cnp_route_begin = UINT32_MAX;   // the reverse route (dst -> src), built on first CNP
 };
 
 class Network {
@@ -250,6 +272,18 @@ class Network {
   void drop(PacketRef packet, DropReason reason);
   void deliver(PacketRef packet);
 
+  // --- DCQCN (only when spec().nic.dcqcn.enabled) ---
+  bool dcqcn_enabled() const { return dcqcn_on_; }
+  DcqcnFlowState& dcqcn_flow(FlowId id) { return dcqcn_[id]; }
+  const DcqcnFlowState& dcqcn_flow(FlowId id) const { return dcqcn_[id]; }
+  // Source NIC sent `wire_bytes` (payload `payload`) of flow `id` now: pacing and byte counter.
+  void dcqcn_on_sent(FlowId id, uint32_t wire_bytes, uint32_t payload);
+  // Destination NIC received an ECN-marked data packet of flow `id`: maybe send a CNP.
+  void dcqcn_notify(FlowId id);
+  // Source NIC received a CNP for flow `id`.
+  void dcqcn_on_cnp(FlowId id);
+  void dcqcn_rate_timer(FlowId id);
+
  private:
   void check_configuration();
 
@@ -266,6 +300,8 @@ class Network {
   NetworkCounters counters_;
   FlowCompletionHandler* completion_ = nullptr;
   std::vector<std::string> warnings_;
+  bool dcqcn_on_ = false;
+  std::deque<DcqcnFlowState> dcqcn_;  // a deque: the rate timers' tokens must not move
 };
 
 }  // namespace syncsim::net

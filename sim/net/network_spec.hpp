@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/core/units.hpp"
+#include "sim/net/dcqcn.hpp"
 
 namespace syncsim::net {
 
@@ -79,6 +80,11 @@ struct EcnParams {
   bool mark_on_enqueue = false;        // default: mark at dequeue (fresher queue information)
 };
 
+// Host NIC behaviour (RoCE v2). DCQCN off by default: NICs send at line rate.
+struct NicParams {
+  DcqcnParams dcqcn;                   // reaction point at the source, notification point at the dest
+};
+
 struct SwitchParams {
   Bytes buffer = Bytes{32 * 1024 * 1024};  // shared packet buffer per switch (Tomahawk-class ~32 MiB)
   uint32_t priorities = 8;                 // 802.1p classes, one output queue each
@@ -93,6 +99,7 @@ struct NetworkSpec {
   SwitchParams switch_params;
   PfcParams pfc;                       // switches' PFC (copied from the scenario, not by the builders)
   EcnParams ecn;                       // switches' ECN marking
+  NicParams nic;                       // NICs' congestion control (copied from the scenario too)
 
   // Routing data, filled by the topology builder (Boost.Graph BFS over the switch-only graph).
   // Switches fall into connected components (the fabric; each host's NVSwitch island). Every NIC hangs

@@ -91,6 +91,7 @@ TEST_CASE("nccl format: a sweep on an analytic fabric gives one row per size wit
       "traffic:\n  - {pattern: permutation, size: 1KiB}\n";
   const Scenario s = load_scenario_text(yaml, "inline");
   CollectiveSweepOptions o;
+  o.algo = models::CollectiveAlgo::Ring;
   o.min_bytes = 1024;
   o.max_bytes = 64 << 20;
   o.step_factor = 4;
@@ -108,14 +109,94 @@ TEST_CASE("nccl format: a sweep on an analytic fabric gives one row per size wit
     CHECK(r.out_of_place.busbw == doctest::Approx(r.out_of_place.algbw * 2.0 * 3.0 / 4.0));
   }
   CHECK(sweep.rows.front().algorithm == "ring");
+  // Protocol auto: LL for small messages, Simple for large ones (NCCL's model).
+  CHECK(sweep.rows.front().protocol == "LL");
+  CHECK(sweep.rows.back().protocol == "Simple");
 
   // auto: NCCL's model picks the tree for small all_reduces and the ring for large ones.
-  o.auto_algo = true;
+  o.algo.reset();  // the scenario has no collective section: NCCL's default, auto
   const CollectiveSweep autos = run_collective_sweep(s, o);
   CHECK(autos.rows.front().algorithm == "tree");
   CHECK(autos.rows.back().algorithm == "ring");
   CHECK(nccl_tests_json(autos.header, autos.rows)["results"][0]["algorithm"] == "tree");
 
   o.ranks = 5;
+  CHECK_THROWS_AS(run_collective_sweep(s, o), CollectiveUsageError);
+}
+
+namespace {
+const char* kFourLeaves =
+    "name: t\nfidelity: analytic\nfabric:\n  topology: spine_leaf\n"
+    "  spine_leaf: {leaves: 4, hosts_per_leaf: 1, spines: 1}\n"
+    "  links:\n    host: {bandwidth: 100Gbps, delay: 1us}\n    fabric: {bandwidth: 100Gbps, delay: 1us}\n"
+    "traffic:\n  - {pattern: permutation, size: 1KiB}\n";
+}  // namespace
+
+TEST_CASE("nccl format: the scenario's collective section sets algorithm, protocol and buffers") {
+  const Scenario d = load_scenario_text(kFourLeaves, "inline");
+  CHECK_FALSE(d.collective.algorithm.has_value());
+  CHECK_FALSE(d.collective.protocol.has_value());
+  CHECK(d.collective.buffer_size == (4 << 20));
+  CHECK(d.collective.steps == 8);
+  CHECK(d.collective.channels == 1);
+  const std::string yaml = std::string(kFourLeaves) +
+                           "collective: {algorithm: ring, protocol: LL128, channels: 2, "
+                           "buffer_size: 1MiB, steps: 4}\n";
+  const Scenario s = load_scenario_text(yaml, "inline");
+  REQUIRE(s.collective.algorithm.has_value());
+  CHECK(*s.collective.algorithm == models::CollectiveAlgo::Ring);
+  CHECK(*s.collective.protocol == models::NcclProtocol::LL128);
+  CHECK(s.collective.channels == 2);
+  CHECK(s.collective.buffer_size == (1 << 20));
+  CHECK(s.collective.steps == 4);
+  CollectiveSweepOptions o;
+  o.min_bytes = o.max_bytes = 1 << 20;
+  const CollectiveSweep sweep = run_collective_sweep(s, o);
+  CHECK(sweep.rows[0].algorithm == "ring");
+  CHECK(sweep.rows[0].protocol == "LL128");
+  CHECK_THROWS_AS(load_scenario_text(std::string(kFourLeaves) + "collective: {protocol: LL64}\n", "inline"),
+                  ScenarioError);
+  CHECK_THROWS_AS(load_scenario_text(std::string(kFourLeaves) + "collective: {steps: 0}\n", "inline"),
+                  ScenarioError);
+  CHECK_THROWS_AS(load_scenario_text(std::string(kFourLeaves) + "collective: {chunk: 1}\n", "inline"),
+                  ScenarioError);
+}
+
+TEST_CASE("nccl format: LL moves twice the bytes of Simple, so large messages take ~2x as long") {
+  const Scenario s = load_scenario_text(kFourLeaves, "inline");
+  CollectiveSweepOptions o;
+  o.algo = models::CollectiveAlgo::Ring;
+  o.min_bytes = o.max_bytes = 64 << 20;
+  o.chunk_bytes = 0;  // one transfer per ring step: per-step latencies are negligible
+  o.run.hbm_bytes_per_s = 0;
+  o.protocol = models::NcclProtocol::Simple;
+  const double simple = run_collective_sweep(s, o).rows[0].out_of_place.time_us;
+  o.protocol = models::NcclProtocol::LL;
+  const double ll = run_collective_sweep(s, o).rows[0].out_of_place.time_us;
+  CHECK(ll / simple == doctest::Approx(2.0).epsilon(0.05));
+}
+
+TEST_CASE("nccl format: the nccl model fidelity prints the cost model's time") {
+  const Scenario s = load_scenario_text(kFourLeaves, "inline");
+  CollectiveSweepOptions o;
+  o.nccl_model = true;
+  o.min_bytes = 1024;
+  o.max_bytes = 1 << 30;
+  o.step_factor = 32;
+  const CollectiveSweep sweep = run_collective_sweep(s, o);
+  REQUIRE(sweep.rows.size() == 5);
+  models::NcclCostInputs in;
+  in.nodes = 4;
+  in.gpus_per_node = 1;
+  in.channels = 1;
+  in.bw_intra = s.fabric.links.nvlink.bandwidth.bytes_per_second() / 1e9;
+  in.bw_inter = 12.5;
+  for (const auto& r : sweep.rows) {
+    const models::NcclChoice best = models::nccl_choose(in, r.size);
+    CHECK(r.out_of_place.time_us == doctest::Approx(best.time_us));
+    CHECK(r.algorithm == std::string(to_string(best.algo)));
+    CHECK(r.protocol == std::string(to_string(best.proto)));
+  }
+  o.op = CollectiveOp::AllToAll;
   CHECK_THROWS_AS(run_collective_sweep(s, o), CollectiveUsageError);
 }

@@ -2,6 +2,9 @@
 // path, plus the positive paths (default scenario, --set, seed override).
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include <string>
 #include <vector>
 
@@ -102,7 +105,7 @@ TEST_CASE("scenario: malformed YAML reports the parser's position") {
 TEST_CASE("scenario: unknown keys are errors at every level") {
   CHECK(error_of(edit("seed: 5", "sede: 5")) ==
         "t.yaml:2:1: sede: unknown key \"sede\"; expected one of: name, seed, fidelity, fabric, "
-        "traffic");
+        "traffic, collective, workload");
   CHECK(error_of(edit("    spines: 2", "    spinez: 2")) ==
         "t.yaml:8:5: fabric.spine_leaf.spinez: unknown key \"spinez\"; expected one of: leaves, "
         "hosts_per_leaf, spines, uplinks_per_spine, oversubscription");
@@ -311,6 +314,29 @@ TEST_CASE("scenario: the built-in default loads") {
   CHECK(s.name == "default");
   CHECK(s.source == "<built-in default>");
   CHECK(s.seed == 1);
+  CHECK(s.fidelity == syncsim::Fidelity::Flow);
+  CHECK(s.fabric.kind == topo::TopologyKind::RailOptimized);
+  CHECK(s.fabric.rail.hosts_per_group == 16);
+  CHECK(s.fabric.host.gpus == 8);
+  CHECK(s.fabric.host.nics == 8);
+  CHECK(s.fabric.links.host.bandwidth == Bandwidth::gbps(400));
+  REQUIRE(s.workload.has_value());
+  CHECK(s.workload->step.model.name == "llama3-8b");
+  CHECK(s.workload->step.gpu.name == "h100");
+  CHECK(s.workload->step.ddp.bucket_cap == Bytes{25 << 20});
+  CHECK(s.workload->step.ddp.first_bucket == Bytes{1 << 20});
+  CHECK(s.traffic.empty());
+
+  // The file on disk is the same text.
+  const Scenario f = load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/default.yaml");
+  CHECK(f.source == SYNCSIM_SOURCE_DIR "/scenarios/default.yaml");
+  CHECK(f.fabric.rail.hosts_per_group == s.fabric.rail.hosts_per_group);
+}
+
+TEST_CASE("scenario: the ring-shift traffic scenario loads") {
+  const std::string file = SYNCSIM_SOURCE_DIR "/scenarios/ring-shift-8gpu.yaml";
+  const Scenario s = load_scenario_file(file);
+  CHECK(s.name == "ring-shift-8gpu");
   CHECK(s.fabric.kind == topo::TopologyKind::SpineLeaf);
   CHECK(s.fabric.spine_leaf.leaves == 4);
   CHECK(s.fabric.spine_leaf.oversubscription == 2.0);
@@ -327,19 +353,38 @@ TEST_CASE("scenario: the built-in default loads") {
   REQUIRE(s.traffic[1].messages.size() == 4);
   CHECK(s.traffic[1].messages[3].dst_gpu == 7);
   CHECK(s.traffic[1].messages[3].size == Bytes{32 << 20});
+  CHECK_FALSE(s.workload.has_value());
 
-  // The file on disk is the same text.
-  const Scenario f = load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/default.yaml");
-  CHECK(f.source == SYNCSIM_SOURCE_DIR "/scenarios/default.yaml");
-  CHECK(f.fabric.spine_leaf.leaves == s.fabric.spine_leaf.leaves);
-
-  // Sweeping spines means dropping the ratio the default derives them from.
-  CHECK(
-      error_of(syncsim::app::default_scenario_yaml(), with_set({{"fabric.spine_leaf.spines", "4"}}))
-          .starts_with("t.yaml:16:23: fabric.spine_leaf.oversubscription: "));
-  const Scenario swept = load_default_scenario(with_set(
-      {{"fabric.spine_leaf.spines", "4"}, {"fabric.spine_leaf.oversubscription", "null"}}));
+  // Sweeping spines means dropping the ratio the scenario derives them from.
+  std::ifstream in(file);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(error_of(text, with_set({{"fabric.spine_leaf.spines", "4"}}))
+            .starts_with("t.yaml:16:23: fabric.spine_leaf.oversubscription: "));
+  const Scenario swept = load_scenario_file(
+      file, with_set({{"fabric.spine_leaf.spines", "4"}, {"fabric.spine_leaf.oversubscription", "null"}}));
   CHECK(swept.fabric.spine_leaf.spines == 4u);
+}
+
+TEST_CASE("scenario: workload errors name the path") {
+  const std::string base = R"(name: w
+fabric:
+  topology: spine_leaf
+  spine_leaf: {leaves: 2, hosts_per_leaf: 2, spines: 1}
+workload:
+  model: llama3-8b
+)";
+  CHECK(error_of(base + "  gpu: tpu\n", {}).starts_with("t.yaml:7:8: workload.gpu: expected a GPU preset"));
+  CHECK(error_of(base + "  data_parallel: 9\n", {})
+            .starts_with("t.yaml:7:18: workload.data_parallel: expected at most the fabric's 4 GPUs"));
+  CHECK(error_of(base + "  ddp: {bucket_cap: 25MiB}\n", {})
+            .starts_with("t.yaml:7:9: workload.ddp.bucket_cap: unknown key \"bucket_cap\""));
+  CHECK(error_of(base + "  algorithm: pairwise\n", {}).starts_with("t.yaml:7:14: workload.algorithm: "));
+  CHECK(error_of(R"(name: w
+fabric: {topology: spine_leaf}
+workload: {model: gpt5}
+)", {}).starts_with("t.yaml:3:19: workload.model: expected a model preset"));
+  const Scenario ok = load_scenario_text(base + "  ddp: {bucket_cap_mb: 100}\n", "t.yaml");
+  CHECK(ok.workload->step.ddp.bucket_cap == Bytes{100 << 20});
 }
 
 TEST_CASE("scenario: files from tests/data report their own path") {

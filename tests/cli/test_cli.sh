@@ -15,7 +15,7 @@ check() {  # check NAME CONDITION...
 }
 
 # The default scenario runs, and --json carries the contract keys.
-"$bin" run --json --set traffic.0.size=256KiB >"$tmp/out.json" 2>"$tmp/err"
+"$bin" run --json --set workload.model=gpt3-1.3b >"$tmp/out.json" 2>"$tmp/err"
 check "default run exits 0" test $? -eq 0
 for key in scenario seed fidelity sim_time_s wall_s events packet_hops bytes_injected bytes_delivered \
            bytes_dropped messages max_queue_bytes; do
@@ -24,7 +24,12 @@ done
 for key in count fct_s min mean p50 p99 max; do
   check "json messages has $key" grep -q "\"$key\"" "$tmp/out.json"
 done
-check "--seed is reported" bash -c "'$bin' run --json --seed 77 --set traffic.0.size=64KiB | grep -q '\"seed\": 77'"
+check "--seed is reported" bash -c "'$bin' run '$src/scenarios/ring-shift-8gpu.yaml' --json --seed 77 --set traffic.0.size=64KiB | grep -q '\"seed\": 77'"
+for key in step_time_s forward_s backward_s sync_s exposed_comm_s tail_s mfu tokens_per_s buckets ready_s start_s end_s; do
+  check "json has step key $key" grep -q "\"$key\"" "$tmp/out.json"
+done
+"$bin" run >"$tmp/out.txt" 2>"$tmp/err"
+check "default run prints the step breakdown" grep -q "^mfu" "$tmp/out.txt"
 
 # Bad input: one line file:line:col: path: message, exit code 2.
 cat >"$tmp/bad.yaml" <<'YAML'
@@ -46,13 +51,23 @@ check "bad input prints one line" test "$(wc -l <"$tmp/err")" -eq 1
 check "missing file exits 2" test $? -eq 2
 "$bin" run --set 'nonsense' >/dev/null 2>"$tmp/err"
 check "malformed --set exits 2" test $? -eq 2
-"$bin" run --set fabric.spine_leaf.leaves=0 >/dev/null 2>"$tmp/err"
+"$bin" run "$src/scenarios/ring-shift-8gpu.yaml" --set fabric.spine_leaf.leaves=0 >/dev/null 2>"$tmp/err"
 check "0 leaves exits 2" test $? -eq 2
 check "0 leaves names the path" grep -q "fabric.spine_leaf.leaves" "$tmp/err"
 "$bin" run --no-such-flag >/dev/null 2>"$tmp/err"
 check "unknown flag exits 2" test $? -eq 2
 "$bin" frobnicate >/dev/null 2>"$tmp/err"
 check "unknown command exits 2" test $? -eq 2
+
+# `collective`: nccl-tests' table, NCCL's cost model alone, the scenario's collective section.
+"$bin" collective "$src/scenarios/ring-next-leaf-128.yaml" --set fidelity=analytic -b 1M -e 4M >"$tmp/coll" 2>"$tmp/err"
+check "collective exits 0" test $? -eq 0
+check "collective prints nccl-tests' footer" grep -q "^# Avg bus bandwidth" "$tmp/coll"
+"$bin" collective "$src/scenarios/ring-next-leaf-128.yaml" --model nccl -b 8 -e 8G --json >"$tmp/coll" 2>"$tmp/err"
+check "collective --model nccl exits 0" test $? -eq 0
+"$bin" collective "$src/scenarios/ring-next-leaf-128.yaml" --set collective.protocol=LL64 >/dev/null 2>"$tmp/err"
+check "bad collective.protocol exits 2" test $? -eq 2
+check "bad collective.protocol names the path" grep -q "collective.protocol" "$tmp/err"
 
 # Reference scenarios parse and analytic fidelity runs them quickly.
 for f in "$src"/scenarios/*.yaml; do

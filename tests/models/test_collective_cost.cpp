@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "models/collective_cost.hpp"
 
@@ -78,4 +79,33 @@ TEST_CASE("collective cost: tree wins small all_reduces, ring wins large ones, a
   CHECK(nccl_choose(in, 8).algo == CollectiveAlgo::Tree);
   CHECK(nccl_choose(in, int64_t{8} << 30).algo == CollectiveAlgo::Ring);
   CHECK(saw_ring_after_tree);  // a crossover exists
+}
+
+TEST_CASE("collective cost: protocol timing follows NCCL's buffer sizes and steps") {
+  const CollectiveConfig c;  // NCCL's defaults
+  const ProtocolTiming simple = protocol_timing(CollectiveAlgo::Ring, NcclProtocol::Simple, c);
+  CHECK(simple.wire_factor == 1.0);
+  CHECK(simple.chunk_bytes == (int64_t{2} << 20));  // 4 MiB / 8 steps x ALLREDUCE_CHUNKSTEPS 4
+  CHECK(simple.pipeline_depth == 2);
+  CHECK(simple.launch_us == 8.4);
+  CHECK(simple.step_intra_us == 3.4);
+  CHECK(simple.step_inter_us == 14.0);
+  const ProtocolTiming ll = protocol_timing(CollectiveAlgo::Ring, NcclProtocol::LL, c);
+  CHECK(ll.wire_factor == 2.0);
+  CHECK(ll.chunk_bytes == (int64_t{32} << 10));  // 512 KiB of lines, half data, 8 slots
+  CHECK(ll.pipeline_depth == 8);
+  CHECK(ll.step_inter_us == 2.7);
+  const ProtocolTiming ll128 = protocol_timing(CollectiveAlgo::Tree, NcclProtocol::LL128, c);
+  CHECK(ll128.wire_factor == doctest::Approx(128.0 / 120.0));
+  CHECK(ll128.chunk_bytes == 4'915'200 * 120 / 128 / 8);
+  CHECK(ll128.step_inter_us == 8.5);
+  CollectiveConfig small = c;
+  small.buffer_size = 1 << 20;
+  small.steps = 4;
+  const ProtocolTiming s2 = protocol_timing(CollectiveAlgo::Ring, NcclProtocol::Simple, small);
+  CHECK(s2.chunk_bytes == (512 << 10));
+  CHECK(s2.pipeline_depth == 2);
+  CHECK(parse_nccl_protocol("ll128") == NcclProtocol::LL128);
+  CHECK(parse_nccl_protocol("Simple") == NcclProtocol::Simple);
+  CHECK_THROWS_AS(parse_nccl_protocol("LL64"), std::invalid_argument);
 }

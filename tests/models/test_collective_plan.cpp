@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "models/collective_plan.hpp"
 
@@ -30,6 +31,28 @@ const Combo kCombos[] = {
     {CollectiveOp::AllToAll, CollectiveAlgo::Pairwise},
     {CollectiveOp::SendRecv, CollectiveAlgo::Pairwise},
 };
+
+// A plan's steps with their dependencies as separate vectors, for tests that break plans.
+struct EditableStep {
+  PlanStep step;
+  std::vector<uint32_t> deps;
+};
+std::vector<EditableStep> steps_of(const CollectivePlan& plan) {
+  std::vector<EditableStep> out;
+  for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+    const auto d = plan.deps(i);
+    out.push_back(EditableStep{plan.steps[i], std::vector<uint32_t>(d.begin(), d.end())});
+  }
+  return out;
+}
+CollectivePlan with_steps(const CollectivePlan& plan, const std::vector<EditableStep>& steps) {
+  CollectivePlan out = plan;
+  out.steps.clear();
+  out.dep_offsets.assign(1, 0);
+  out.dep_list.clear();
+  for (const EditableStep& s : steps) out.add_step(s.step, s.deps);
+  return out;
+}
 
 }  // namespace
 
@@ -115,43 +138,46 @@ TEST_CASE("collective plan: the verifier catches broken plans") {
 
   SUBCASE("a missing transfer leaves a rank without a contribution") {
     // Drop the last transfer (an all-gather step): its receiver misses one reduced segment.
-    CollectivePlan broken = plan;
-    broken.steps.pop_back();
-    CHECK_FALSE(verify_plan(broken).ok);
+    auto steps = steps_of(plan);
+    steps.pop_back();
+    CHECK_FALSE(verify_plan(with_steps(plan, steps)).ok);
   }
   SUBCASE("a dropped dependency is a race") {
-    CollectivePlan broken = plan;
-    for (auto& s : broken.steps) {
-      if (s.kind == PlanStep::Kind::Transfer && !s.deps.empty() && s.reduce) {
+    auto steps = steps_of(plan);
+    // The first transfers have no deps; clear those of a reducing transfer that had some.
+    bool cleared_one = false;
+    for (auto& s : steps) {
+      if (s.step.kind == PlanStep::Kind::Transfer && !s.deps.empty() && s.step.reduce) {
         s.deps.clear();
+        cleared_one = true;
         break;
       }
     }
-    // The first transfers have no deps; find one that had some and is now unordered.
-    bool cleared_one = false;
-    for (std::size_t i = 0; i < plan.steps.size(); ++i) {
-      if (plan.steps[i].deps.size() != broken.steps[i].deps.size()) cleared_one = true;
-    }
     REQUIRE(cleared_one);
-    const PlanCheck check = verify_plan(broken);
+    const PlanCheck check = verify_plan(with_steps(plan, steps));
     CHECK_FALSE(check.ok);
     CHECK(check.error.find("without depending") != std::string::npos);
   }
   SUBCASE("a duplicated reduction double counts") {
-    CollectivePlan broken = plan;
-    for (std::size_t i = 0; i < broken.steps.size(); ++i) {
-      if (broken.steps[i].kind == PlanStep::Kind::Transfer && broken.steps[i].reduce) {
-        PlanStep t = broken.steps[i];
-        PlanStep r = broken.steps[i + 1];
+    auto steps = steps_of(plan);
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      if (steps[i].step.kind == PlanStep::Kind::Transfer && steps[i].step.reduce) {
+        EditableStep t = steps[i];
+        EditableStep r = steps[i + 1];
         t.deps = {static_cast<uint32_t>(i + 1)};
-        const auto ti = static_cast<uint32_t>(broken.steps.size());
-        broken.steps.push_back(t);
-        r.source_step = ti;
+        const auto ti = static_cast<uint32_t>(steps.size());
+        steps.push_back(t);
+        r.step.source_step = ti;
         r.deps = {ti};
-        broken.steps.push_back(r);
+        steps.push_back(r);
         break;
       }
     }
+    CHECK_FALSE(verify_plan(with_steps(plan, steps)).ok);
+  }
+  SUBCASE("dependency arrays that do not match the steps are rejected") {
+    CollectivePlan broken = plan;
+    broken.dep_offsets.pop_back();
     CHECK_FALSE(verify_plan(broken).ok);
   }
 }

@@ -92,7 +92,7 @@ TEST_CASE("flow: an incast's flows finish together at N times the single-flow dr
 
 TEST_CASE("flow: agrees with the packet model on the reference scenarios within 5%" *
           doctest::test_suite("slow")) {
-  for (const char* name : {"ring-next-leaf-128", "ring-next-leaf-1024", "default"}) {
+  for (const char* name : {"ring-next-leaf-128", "ring-next-leaf-1024", "ring-shift-8gpu"}) {
     CAPTURE(name);
     const std::string file = std::string(SYNCSIM_SOURCE_DIR "/scenarios/") + name + ".yaml";
     app::LoadOptions flow_opts;

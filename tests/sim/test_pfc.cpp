@@ -271,3 +271,18 @@ TEST_CASE("pfc: with PFC and ECN off the packet model is unchanged (no pauses, n
   CHECK(r.paused_time_s == 0);
   CHECK(r.messages_completed == r.messages);
 }
+
+TEST_CASE("headroom-too-small scenario: lossless drops are reported with a warning") {
+  app::LoadOptions o;
+  const app::RunResult r = app::run_scenario(app::load_scenario_file(
+      std::string(SYNCSIM_SOURCE_DIR) + "/scenarios/headroom-too-small.yaml", o));
+  CHECK(drops_of(r, "lossless_headroom_exceeded") > 0);
+  CHECK(r.counters.bytes_injected == r.counters.bytes_delivered + r.counters.bytes_dropped);
+  const bool warned = std::any_of(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
+    return w.find("fabric.switch.pfc.headroom") != std::string::npos;
+  });
+  CHECK(warned);
+  const std::string text = app::to_text(r);
+  CHECK(text.find("lossless_headroom_exceeded") != std::string::npos);
+  CHECK(text.find("warning") != std::string::npos);
+}

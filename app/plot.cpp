@@ -1,0 +1,356 @@
+// `syncsim plot`: sweep CSV -> gnuplot script -> SVG/PNG.
+#include "app/plot.hpp"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <sstream>
+
+namespace syncsim::app {
+
+namespace {
+
+const char* kUsage =
+    "usage: syncsim plot RESULTS.csv --x COLUMN --y COLUMN [--series COLUMN] --out FILE.svg|FILE.png\n"
+    "                    [--title TEXT] [--logx] [--logy]\n"
+    "\n"
+    "Draws COLUMN y against COLUMN x from a `syncsim sweep` CSV with gnuplot (Debian package\n"
+    "gnuplot-nox), one line per value of --series. The gnuplot script is kept as FILE.svg.gp.\n";
+
+constexpr const char* kPackage = "gnuplot-nox";
+
+// "400Gbps" -> {400, "Gbps"}; "0.5" -> {0.5, ""}; anything else -> nullopt.
+struct NumberWithUnit {
+  double value;
+  std::string unit;
+};
+std::optional<NumberWithUnit> split_number(const std::string& s) {
+  const char* first = s.data();
+  const char* last = s.data() + s.size();
+  if (first != last && *first == '+') ++first;
+  double v = 0;
+  auto [p, ec] = std::from_chars(first, last, v);
+  if (ec != std::errc() || first == last) return std::nullopt;
+  std::string unit(p, last);
+  for (char c : unit) {
+    if (!(std::isalpha(static_cast<unsigned char>(c)) || c == '/' || c == '%')) return std::nullopt;
+  }
+  return NumberWithUnit{v, unit};
+}
+
+// A string for gnuplot's double-quoted syntax.
+std::string gp_quote(const std::string& s) {
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') q += '\\';
+    if (c == '\n') {
+      q += "\\n";
+      continue;
+    }
+    q += c;
+  }
+  return q + "\"";
+}
+
+std::size_t column_index(const CsvTable& t, const std::string& name, const char* flag) {
+  for (std::size_t i = 0; i < t.columns.size(); ++i) {
+    if (t.columns[i] == name) return i;
+  }
+  std::string have;
+  for (const auto& c : t.columns) have += (have.empty() ? "" : ", ") + c;
+  throw PlotUsageError(std::string(flag) + ": no column \"" + name + "\"; the CSV has: " + have);
+}
+
+std::string ends_with_lower(const std::string& s) {
+  const auto dot = s.rfind('.');
+  std::string ext = dot == std::string::npos ? "" : s.substr(dot + 1);
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext;
+}
+
+std::string fmt(double v) {
+  char buf[32];
+  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, p);
+}
+
+}  // namespace
+
+CsvTable parse_csv(const std::string& text, const std::string& source) {
+  std::vector<std::vector<std::string>> records;
+  std::vector<int> record_lines;
+  std::vector<std::string> rec;
+  std::string field;
+  bool quoted = false;
+  bool any = false;
+  int line = 1;
+  int rec_line = 1;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        if (c == '\n') ++line;
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+      any = true;
+    } else if (c == ',') {
+      rec.push_back(std::move(field));
+      field.clear();
+      any = true;
+    } else if (c == '\n' || c == '\r') {
+      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      if (any || !field.empty()) {
+        rec.push_back(std::move(field));
+        records.push_back(std::move(rec));
+        record_lines.push_back(rec_line);
+      }
+      field.clear();
+      rec.clear();
+      any = false;
+      ++line;
+      rec_line = line;
+    } else {
+      field += c;
+    }
+  }
+  if (quoted) throw PlotUsageError(source + ":" + std::to_string(rec_line) + ": unterminated quoted field");
+  if (any || !field.empty()) {
+    rec.push_back(std::move(field));
+    records.push_back(std::move(rec));
+    record_lines.push_back(rec_line);
+  }
+  if (records.empty()) throw PlotUsageError(source + ": expected a CSV header line, found an empty file");
+  CsvTable t;
+  t.columns = std::move(records[0]);
+  for (std::size_t r = 1; r < records.size(); ++r) {
+    if (records[r].size() != t.columns.size()) {
+      throw PlotUsageError(source + ":" + std::to_string(record_lines[r]) + ": expected " +
+                           std::to_string(t.columns.size()) + " fields as in the header, found " +
+                           std::to_string(records[r].size()));
+    }
+    t.rows.push_back(std::move(records[r]));
+  }
+  return t;
+}
+
+std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec) {
+  const std::size_t xi = column_index(table, spec.x, "--x");
+  const std::size_t yi = column_index(table, spec.y, "--y");
+  const bool has_series = !spec.series.empty();
+  const std::size_t si = has_series ? column_index(table, spec.series, "--series") : 0;
+
+  // Numeric x when every value is a number and they share one unit suffix.
+  bool numeric = !table.rows.empty();
+  std::string unit;
+  for (std::size_t r = 0; r < table.rows.size() && numeric; ++r) {
+    const auto n = split_number(table.rows[r][xi]);
+    if (!n || (r > 0 && n->unit != unit)) numeric = false;
+    if (n && r == 0) unit = n->unit;
+  }
+  std::vector<std::string> categories;  // categorical x, in order of first appearance
+  auto category = [&](const std::string& v) {
+    const auto it = std::find(categories.begin(), categories.end(), v);
+    if (it != categories.end()) return static_cast<double>(it - categories.begin());
+    categories.push_back(v);
+    return static_cast<double>(categories.size() - 1);
+  };
+
+  struct Pt {
+    double x;
+    double y;
+    std::string label;
+  };
+  std::vector<std::string> series_order;
+  std::map<std::string, std::vector<Pt>> series;
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    const auto& row = table.rows[r];
+    const auto y = split_number(row[yi]);
+    if (row[yi].empty()) continue;  // no value for this point
+    if (!y || !y->unit.empty()) {
+      throw PlotUsageError("--y " + spec.y + ": expected numbers, found \"" + row[yi] + "\" in data row " +
+                           std::to_string(r + 1));
+    }
+    const double x = numeric ? split_number(row[xi])->value : category(row[xi]);
+    const std::string key = has_series ? row[si] : std::string();
+    if (!series.count(key)) series_order.push_back(key);
+    series[key].push_back({x, y->value, row[xi]});
+  }
+  if (series.empty()) throw PlotUsageError("--y " + spec.y + ": the CSV has no values to plot");
+
+  std::ostringstream s;
+  const std::string ext = ends_with_lower(spec.out);
+  s << "# Written by `syncsim plot`; run `gnuplot " << spec.out << ".gp` to redraw.\n";
+  if (ext == "png") {
+    s << "set terminal pngcairo size 900,560 noenhanced font 'Sans,11'\n";
+  } else {
+    s << "set terminal svg size 900,560 dynamic noenhanced font 'Sans,12' background rgb 'white'\n";
+  }
+  s << "set output " << gp_quote(spec.out) << "\n";
+  if (!spec.title.empty()) s << "set title " << gp_quote(spec.title) << "\n";
+  s << "set xlabel " << gp_quote(unit.empty() ? spec.x : spec.x + " (" + unit + ")") << "\n";
+  s << "set ylabel " << gp_quote(spec.y) << "\n";
+  s << "set grid\nset key below\nset datafile separator '\\t'\n";
+  if (spec.logx && numeric) s << "set logscale x\n";
+  if (spec.logy) s << "set logscale y\n";
+  if (!numeric) s << "set xtics rotate by -30\nset offsets 0.3, 0.3, 0, 0\n";
+
+  std::size_t block = 0;
+  for (const auto& key : series_order) {
+    auto pts = series[key];
+    if (numeric) std::stable_sort(pts.begin(), pts.end(), [](const Pt& a, const Pt& b) { return a.x < b.x; });
+    s << "$d" << block++ << " << EOD\n";
+    for (const auto& p : pts) {
+      std::string label = p.label;
+      std::replace(label.begin(), label.end(), '\t', ' ');
+      std::replace(label.begin(), label.end(), '\n', ' ');
+      s << fmt(p.x) << "\t" << fmt(p.y) << "\t" << label << "\n";
+    }
+    s << "EOD\n";
+  }
+  s << "plot ";
+  block = 0;
+  for (const auto& key : series_order) {
+    if (block) s << ", \\\n     ";
+    s << "$d" << block++ << " using 1:2" << (numeric ? "" : ":xtic(3)") << " with linespoints lw 2 pt 7 title "
+      << gp_quote(has_series ? spec.series + "=" + key : spec.y);
+  }
+  s << "\n";
+  return s.str();
+}
+
+std::string find_gnuplot() {
+  auto executable = [](const std::string& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+  };
+  if (const char* forced = std::getenv("SYNCSIM_GNUPLOT"); forced != nullptr && *forced != '\0') {
+    return executable(forced) ? std::string(forced) : std::string();
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    const auto end = std::min(dirs.find(':', start), dirs.size());
+    const std::string candidate = (end == start ? std::string(".") : dirs.substr(start, end - start)) + "/gnuplot";
+    if (executable(candidate)) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
+int plot_main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  PlotSpec spec;
+  std::string csv_path;
+  std::string script;
+  try {
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const std::string& a = args[i];
+      auto value = [&](const char* flag) -> std::string {
+        if (a.size() > std::strlen(flag) && a.starts_with(flag) && a[std::strlen(flag)] == '=') {
+          return a.substr(std::strlen(flag) + 1);
+        }
+        if (i + 1 >= args.size()) throw PlotUsageError(std::string(flag) + ": expected a value, found none");
+        return args[++i];
+      };
+      auto is = [&](const char* flag) { return a == flag || (a.starts_with(flag) && a.size() > std::strlen(flag) && a[std::strlen(flag)] == '='); };
+      if (a == "--help" || a == "-h") {
+        out << kUsage;
+        return 0;
+      } else if (is("--x")) {
+        spec.x = value("--x");
+      } else if (is("--y")) {
+        spec.y = value("--y");
+      } else if (is("--series")) {
+        spec.series = value("--series");
+      } else if (is("--out")) {
+        spec.out = value("--out");
+      } else if (is("--title")) {
+        spec.title = value("--title");
+      } else if (a == "--logx") {
+        spec.logx = true;
+      } else if (a == "--logy") {
+        spec.logy = true;
+      } else if (a.starts_with("-")) {
+        throw PlotUsageError("unknown option " + a + "\n" + kUsage);
+      } else if (csv_path.empty()) {
+        csv_path = a;
+      } else {
+        throw PlotUsageError("expected one CSV file, found a second: \"" + a + "\"");
+      }
+    }
+    if (csv_path.empty()) throw PlotUsageError(std::string("expected a CSV file\n") + kUsage);
+    if (spec.x.empty() || spec.y.empty()) throw PlotUsageError("expected --x COLUMN and --y COLUMN");
+    const std::string ext = ends_with_lower(spec.out);
+    if (ext != "svg" && ext != "png") {
+      throw PlotUsageError("--out: expected a file name ending in .svg or .png, found \"" + spec.out + "\"");
+    }
+    std::ifstream in(csv_path, std::ios::binary);
+    if (!in) throw PlotUsageError(csv_path + ": cannot read file: " + std::strerror(errno));
+    std::ostringstream text;
+    text << in.rdbuf();
+    script = gnuplot_script(parse_csv(text.str(), csv_path), spec);
+  } catch (const PlotUsageError& e) {
+    err << "syncsim plot: " << e.what() << "\n";
+    return 2;
+  }
+
+  const std::string gnuplot = find_gnuplot();
+  if (gnuplot.empty()) {
+    err << "syncsim plot: gnuplot not found on PATH; install the Debian package " << kPackage
+        << " (apt-get install " << kPackage << ")\n";
+    return 1;
+  }
+  const std::string script_path = spec.out + ".gp";
+  {
+    std::ofstream f(script_path, std::ios::binary);
+    f << script;
+    if (!f) {
+      err << "syncsim plot: cannot write " << script_path << "\n";
+      return 1;
+    }
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    err << "syncsim plot: cannot start gnuplot: " << std::strerror(errno) << "\n";
+    return 1;
+  }
+  if (pid == 0) {
+    const char* argv[] = {gnuplot.c_str(), script_path.c_str(), nullptr};
+    ::execv(gnuplot.c_str(), const_cast<char* const*>(argv));
+    std::_Exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    err << "syncsim plot: gnuplot failed on " << script_path << " (" << kPackage << ": " << gnuplot << ")\n";
+    return 1;
+  }
+  struct stat st {};
+  if (::stat(spec.out.c_str(), &st) != 0 || st.st_size == 0) {
+    err << "syncsim plot: gnuplot wrote nothing to " << spec.out << "\n";
+    return 1;
+  }
+  out << "wrote " << spec.out << " (script " << script_path << ")\n";
+  return 0;
+}
+
+}  // namespace syncsim::app

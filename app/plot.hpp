@@ -1,0 +1,51 @@
+#pragma once
+// `syncsim plot`: renders a sweep's CSV with gnuplot (Debian package gnuplot-nox).
+//
+//   syncsim plot RESULTS.csv --x COLUMN --y COLUMN [--series COLUMN] --out FILE.svg|FILE.png
+//                [--title TEXT] [--logx] [--logy]
+//
+// Writes a self-contained gnuplot script next to the picture (FILE.svg.gp, data inline) and runs
+// gnuplot on it. An x column of numbers with one common unit suffix (400Gbps, 800Gbps) is plotted
+// as numbers with the unit in the axis label; any other x column is plotted as categories in order
+// of first appearance. One line per value of --series, points sorted by x.
+#include <iosfwd>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace syncsim::app {
+
+class PlotUsageError : public std::invalid_argument {  // bad flags or CSV: exit 2
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+class PlotError : public std::runtime_error {  // gnuplot missing or failing: exit 1
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct CsvTable {
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;
+};
+// RFC 4180-style: quoted fields may hold commas, doubled quotes and newlines. Throws PlotUsageError
+// naming the file and line for a row whose field count differs from the header's.
+CsvTable parse_csv(const std::string& text, const std::string& source);
+
+struct PlotSpec {
+  std::string x, y, series;  // series empty: one line
+  std::string out;           // .svg or .png
+  std::string title;
+  bool logx = false, logy = false;
+};
+// The gnuplot script (data inline) that draws `spec` from `table`.
+std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec);
+
+// Absolute path of gnuplot on PATH (or $SYNCSIM_GNUPLOT when set); empty when there is none.
+std::string find_gnuplot();
+
+// The `plot` command. Usage and CSV errors print "syncsim plot: ..." and return 2; a missing or
+// failing gnuplot prints a message naming the Debian package and returns 1.
+int plot_main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+}  // namespace syncsim::app

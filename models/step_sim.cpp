@@ -1,0 +1,237 @@
+#include "models/step_sim.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <memory>
+#include <stdexcept>
+
+#include "sim/backends/make_backend.hpp"
+#include "sim/core/rng.hpp"
+#include "sim/core/simulation.hpp"
+
+namespace syncsim::models {
+
+namespace {
+
+// Mixed-precision Adam touches fp32 master weights, both moments and the bf16 gradient and weights:
+// about 28 bytes per parameter, at HBM bandwidth.
+constexpr double kAdamBytesPerParam = 28.0;
+
+Time scaled(Time t, double factor) {
+  return Time::ps(static_cast<int64_t>(std::llround(static_cast<double>(t.picoseconds()) * factor)));
+}
+
+double standard_normal(RngStream& rng) {
+  // Box-Muller from our own uniforms, so results do not depend on the standard library.
+  const double u1 = 1.0 - rng.uniform();
+  const double u2 = rng.uniform();
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * 3.14159265358979323846 * u2);
+}
+
+class StepDriver {
+ public:
+  StepDriver(TransferBackend& backend, const StepConfig& config,
+             const std::vector<GradientBucket>& buckets, std::vector<BucketTiming>& timings,
+             std::function<Time(int64_t)> cached_duration,
+             std::function<const CollectivePlan&(int64_t)> plan_for)
+      : backend_(backend),
+        config_(config),
+        buckets_(buckets),
+        timings_(timings),
+        cached_duration_(std::move(cached_duration)),
+        plan_for_(std::move(plan_for)) {}
+
+  void launch(std::size_t i) {
+    if (i == buckets_.size()) return;
+    EventQueue& q = backend_.simulation().queue();
+    const Time at = std::max(timings_[i].ready, q.now());
+    q.schedule_fn(at, [this, i] { start(i); });
+  }
+
+ private:
+  void start(std::size_t i) {
+    retired_.reset();  // the previous bucket's runner finished in an earlier event
+    timings_[i].start = backend_.simulation().now();
+    const int64_t bytes = timings_[i].bytes;
+    if (cached_duration_) {
+      backend_.simulation().queue().schedule_fn(timings_[i].start + cached_duration_(bytes),
+                                                [this, i] { finish(i); });
+      return;
+    }
+    runner_ = std::make_unique<CollectiveRunner>(backend_, plan_for_(bytes), config_.rank_to_gpu,
+                                                 config_.collective);
+    runner_->start([this, i](const CollectiveResult&) { finish(i); });
+  }
+
+  void finish(std::size_t i) {
+    timings_[i].end = backend_.simulation().now();
+    retired_ = std::move(runner_);
+    launch(i + 1);
+  }
+
+  TransferBackend& backend_;
+  const StepConfig& config_;
+  const std::vector<GradientBucket>& buckets_;
+  std::vector<BucketTiming>& timings_;
+  std::function<Time(int64_t)> cached_duration_;
+  std::function<const CollectivePlan&(int64_t)> plan_for_;
+  std::unique_ptr<CollectiveRunner> runner_;
+  std::unique_ptr<CollectiveRunner> retired_;
+};
+
+double activation_bytes(const TransformerShape& m, const ComputeParams& p) {
+  // Korthikanti et al. 2022 (no tensor parallelism) with FlashAttention, which never stores the
+  // s x s score matrix (their 5*a*s/h term): 34*s*b*h bytes per layer without recomputation,
+  // 2*s*b*h with full recomputation (only each layer's input is kept).
+  const double sbh = static_cast<double>(m.sequence) * static_cast<double>(p.micro_batch) * m.hidden;
+  const double per_layer = p.recompute == Recompute::Full ? 2.0 * sbh : 34.0 * sbh;
+  return per_layer * m.layers;
+}
+
+}  // namespace
+
+StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& spec,
+                             Fidelity fidelity, const StepConfig& config) {
+  const auto n = static_cast<uint32_t>(config.rank_to_gpu.size());
+  if (n == 0) throw std::invalid_argument("a data-parallel group needs at least one rank");
+  if (config.grad_accumulation == 0) throw std::invalid_argument("grad_accumulation must be >= 1");
+  StepResult r;
+  const auto params = static_cast<double>(total_parameters(config.model));
+
+  // Compute per micro-batch, and each rank's multiplier.
+  ComputeTimes ct = compute_times(config.model, config.gpu, config.compute);
+  if (config.zero_compute) ct = ComputeTimes{};
+  const Time f = ct.forward;
+  const Time b = ct.backward;
+  const auto m = static_cast<int64_t>(config.grad_accumulation);
+  const Time before_last_backward = (f + b) * (m - 1) + f;
+  std::vector<double> multiplier(n, 1.0);
+  for (uint32_t rank = 0; rank < n; ++rank) {
+    if (config.perturbations.compute_noise_cv > 0) {
+      RngStream rng(config.seed, mix64(static_cast<uint64_t>(RngStreamKind::Compute), rank));
+      multiplier[rank] =
+          std::max(0.5, 1.0 + config.perturbations.compute_noise_cv * standard_normal(rng));
+    }
+    if (config.perturbations.straggler == rank) {
+      multiplier[rank] *= 1.0 + config.perturbations.straggler_slowdown;
+    }
+  }
+  std::vector<Time> backward_start(n);
+  r.rank_backward_end.resize(n);
+  Time compute_end = Time::zero();
+  for (uint32_t rank = 0; rank < n; ++rank) {
+    backward_start[rank] = scaled(before_last_backward, multiplier[rank]);
+    r.rank_backward_end[rank] = backward_start[rank] + scaled(b, multiplier[rank]);
+    compute_end = std::max(compute_end, r.rank_backward_end[rank]);
+  }
+
+  // Buckets and when the slowest rank has each one ready.
+  const std::vector<GradientBucket> buckets = ddp_buckets(config.model, config.ddp);
+  r.buckets.resize(buckets.size());
+  for (std::size_t i = 0; i < buckets.size(); ++i) {
+    r.buckets[i].bytes = buckets[i].size.count();
+    Time ready = Time::zero();
+    for (uint32_t rank = 0; rank < n; ++rank) {
+      ready = std::max(ready, backward_start[rank] + scaled(b, buckets[i].ready_at * multiplier[rank]));
+    }
+    r.buckets[i].ready = ready;
+  }
+
+  // Plans (one per distinct size) and, when reused, each size's duration on an idle fabric.
+  std::map<int64_t, CollectivePlan> plans;
+  std::map<int64_t, std::pair<Time, int64_t>> idle;  // size -> (duration, bytes sent by all ranks)
+  auto plan_for = [&](int64_t bytes) -> const CollectivePlan& {
+    auto it = plans.find(bytes);
+    if (it == plans.end()) {
+      PlanOptions o;
+      o.op = CollectiveOp::AllReduce;
+      o.algo = config.algorithm;
+      o.ranks = n;
+      o.bytes = bytes;
+      o.channels = config.channels;
+      o.chunk_bytes = config.chunk_bytes;
+      o.gpus_per_host = config.gpus_per_host;
+      it = plans.emplace(bytes, build_plan(o)).first;
+    }
+    return it->second;
+  };
+  auto idle_run = [&](int64_t bytes) -> const std::pair<Time, int64_t>& {
+    auto it = idle.find(bytes);
+    if (it == idle.end()) {
+      std::pair<Time, int64_t> value{Time::zero(), 0};
+      if (n > 1) {
+        Simulation sim(config.seed);
+        auto fresh = make_backend(fidelity, sim, spec);
+        const CollectiveResult c =
+            run_collective(*fresh, plan_for(bytes), config.rank_to_gpu, config.collective);
+        value = {c.duration(), c.bytes_sent};
+      }
+      it = idle.emplace(bytes, value).first;
+    }
+    return it->second;
+  };
+
+  std::function<Time(int64_t)> cached;
+  if (config.reuse_bucket_timings || n == 1) {
+    cached = [&](int64_t bytes) { return idle_run(bytes).first; };
+  }
+  StepDriver driver(backend, config, buckets, r.buckets, cached,
+                    [&](int64_t bytes) -> const CollectivePlan& { return plan_for(bytes); });
+  driver.launch(0);
+  backend.simulation().queue().run();
+  for (const BucketTiming& t : r.buckets) {
+    if (t.end < t.start) throw std::logic_error("a gradient bucket's all-reduce did not complete");
+  }
+
+  // The breakdown.
+  r.optimizer = config.optimizer.value_or(
+      Time::from_seconds(params * kAdamBytesPerParam / config.gpu.hbm_bytes_per_s));
+  const Time sync_end = r.buckets.empty() ? Time::zero() : r.buckets.back().end;
+  r.step = std::max(compute_end, sync_end) + r.optimizer;
+  r.forward = before_last_backward;
+  r.backward = b;
+  for (const BucketTiming& t : r.buckets) r.sync += t.end - t.start;
+  r.tail = sync_end > compute_end ? sync_end - compute_end : Time::zero();
+  r.exposed_comm = r.step - r.optimizer - before_last_backward - b;
+
+  double sent = 0;
+  for (const BucketTiming& t : r.buckets) sent += static_cast<double>(idle_run(t.bytes).second);
+  r.bytes_per_gpu = static_cast<int64_t>(sent / n);
+
+  const double tokens = static_cast<double>(n) * static_cast<double>(config.compute.micro_batch) *
+                        static_cast<double>(m) * config.model.sequence;
+  const double model_flops = training_flops_per_token(config.model) * tokens;
+  double hardware_flops = model_flops;
+  const double forward_flops_per_token = training_flops_per_token(config.model) / 3.0;
+  if (config.compute.recompute == Recompute::Full) hardware_flops += forward_flops_per_token * tokens;
+  if (config.compute.recompute == Recompute::Selective) {
+    hardware_flops += 4.0 * config.model.layers * static_cast<double>(config.model.hidden) *
+                      config.model.sequence * tokens;
+  }
+  const double peak = peak_flops(config.gpu, config.compute.dtype) * n;
+  r.mfu = model_flops / (r.step.seconds() * peak);
+  r.hfu = hardware_flops / (r.step.seconds() * peak);
+  r.tokens_per_s = tokens / r.step.seconds();
+
+  // The closed form on the same inputs (unperturbed compute, idle-fabric bucket times).
+  StepInputs in;
+  in.forward = before_last_backward;
+  in.backward = b;
+  in.optimizer = r.optimizer;
+  for (const BucketTiming& t : r.buckets) in.bucket_sync.push_back(idle_run(t.bytes).first);
+  r.closed_form_step = closed_form_step(in, model_flops, n, peak / n).step;
+
+  r.memory_per_gpu_bytes = params * 16.0 + activation_bytes(config.model, config.compute);
+  if (r.memory_per_gpu_bytes > config.gpu.memory_bytes) {
+    r.warnings.push_back("DDP needs about " + std::to_string(r.memory_per_gpu_bytes / 1e9).substr(0, 6) +
+                         " GB per GPU (16 bytes per parameter for weights, gradients and Adam state, "
+                         "plus activations), more than the GPU's " +
+                         std::to_string(config.gpu.memory_bytes / 1e9).substr(0, 5) +
+                         " GB: real runs would need FSDP/ZeRO or activation recomputation");
+  }
+  return r;
+}
+
+}  // namespace syncsim::models

@@ -1,0 +1,108 @@
+#include "sim/net/dcqcn.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/core/check.hpp"
+
+namespace syncsim::net {
+
+DcqcnParams DcqcnParams::paper() {
+  DcqcnParams p;
+  p.enabled = true;
+  return p;  // the member defaults are the paper's values
+}
+
+DcqcnParams DcqcnParams::connectx() {
+  DcqcnParams p;
+  p.enabled = true;
+  p.g = 5.0 / 1024.0;
+  p.initial_alpha = 1023.0 / 1024.0;
+  p.alpha_period = Time::us(1);
+  p.rate_period = Time::us(300);
+  p.byte_counter = 32767;
+  p.fast_recovery_steps = 1;
+  p.rai = Bandwidth::bps(5'000'000);
+  p.rhai = Bandwidth::bps(50'000'000);
+  p.min_rate = Bandwidth::bps(1'000'000);
+  p.decrease_period = Time::us(4);
+  p.cnp_interval = Time::us(4);
+  return p;
+}
+
+DcqcnRateController::DcqcnRateController(const DcqcnParams& params, Bandwidth line_rate)
+    : params_(&params),
+      line_(static_cast<double>(line_rate.bits_per_second())),
+      rc_(line_),
+      rt_(line_),
+      alpha_(params.initial_alpha) {
+  SIM_CHECK(line_ > 0, "DCQCN needs a positive line rate");
+  SIM_CHECK(params.g > 0 && params.g <= 1, "DCQCN needs 0 < g <= 1");
+  SIM_CHECK(params.alpha_period > Time::zero() && params.rate_period > Time::zero(),
+            "DCQCN timers must be positive");
+  SIM_CHECK(params.byte_counter > 0, "DCQCN byte counter must be positive");
+}
+
+double DcqcnRateController::alpha(Time now) const {
+  const int64_t quiet = now.picoseconds() - alpha_ref_ps_;
+  if (quiet <= 0) return alpha_;
+  const int64_t periods = quiet / params_->alpha_period.picoseconds();
+  if (periods == 0) return alpha_;
+  return alpha_ * std::pow(1.0 - params_->g, static_cast<double>(periods));
+}
+
+bool DcqcnRateController::on_cnp(Time now) {
+  const double a = alpha(now);
+  bool cut = false;
+  const int64_t t = now.picoseconds();
+  if (last_decrease_ps_ == INT64_MIN ||
+      t - last_decrease_ps_ >= params_->decrease_period.picoseconds()) {
+    rt_ = rc_;
+    rc_ = std::max(static_cast<double>(params_->min_rate.bits_per_second()), rc_ * (1.0 - a / 2.0));
+    last_decrease_ps_ = t;
+    timer_count_ = 0;
+    byte_count_ = 0;
+    bytes_ = 0;
+    cut = true;
+  }
+  alpha_ = (1.0 - params_->g) * a + params_->g;
+  alpha_ref_ps_ = t;
+  return cut;
+}
+
+void DcqcnRateController::on_rate_timer() {
+  ++timer_count_;
+  increase();
+}
+
+uint32_t DcqcnRateController::on_bytes_sent(int64_t bytes) {
+  bytes_ += bytes;
+  uint32_t events = 0;
+  while (bytes_ >= params_->byte_counter) {
+    bytes_ -= params_->byte_counter;
+    ++byte_count_;
+    ++events;
+    increase();
+  }
+  return events;
+}
+
+void DcqcnRateController::increase() {
+  const uint32_t f = params_->fast_recovery_steps;
+  const uint32_t hi = std::max(timer_count_, byte_count_);
+  const uint32_t lo = std::min(timer_count_, byte_count_);
+  if (hi <= f) {
+    // Fast recovery: RT stays.
+  } else if (lo > f) {
+    rt_ += static_cast<double>(lo - f) * static_cast<double>(params_->rhai.bits_per_second());
+  } else {
+    rt_ += static_cast<double>(params_->rai.bits_per_second());
+  }
+  rt_ = std::min(rt_, line_);
+  rc_ = std::min((rt_ + rc_) / 2.0, line_);
+  // Halving the gap never closes it in floating point: within 0.01% of the line rate, the flow is
+  // back at line rate (no longer paced, its timer stops).
+  if (rt_ == line_ && line_ - rc_ < 1e-4 * line_) rc_ = line_;
+}
+
+}  // namespace syncsim::net

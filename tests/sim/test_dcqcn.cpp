@@ -1,0 +1,254 @@
+// DCQCN reaction point against hand-computed sequences (issue 3), and the DCQCN incast.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "app/runner.hpp"
+#include "app/scenario_loader.hpp"
+#include "sim/net/dcqcn.hpp"
+
+using namespace syncsim;
+using namespace syncsim::net;
+
+namespace {
+constexpr double kG = 1e9;
+}  // namespace
+
+TEST_CASE("dcqcn: a CNP cuts the rate to RC * (1 - alpha/2) and moves alpha towards 1") {
+  DcqcnParams p = DcqcnParams::paper();
+  p.initial_alpha = 0.5;
+  DcqcnRateController c(p, Bandwidth::gbps(100));
+  CHECK_FALSE(c.limited());
+  CHECK(c.on_cnp(Time::us(10)));
+  CHECK(c.rate_bps() == doctest::Approx(100 * kG * (1 - 0.25)));
+  CHECK(c.target_bps() == doctest::Approx(100 * kG));
+  const double a1 = (1 - p.g) * 0.5 + p.g;
+  CHECK(c.alpha(Time::us(10)) == doctest::Approx(a1));
+  CHECK(c.limited());
+  // A second CNP (the paper has no decrease period: every CNP cuts) uses the updated alpha.
+  CHECK(c.on_cnp(Time::us(20)));
+  CHECK(c.target_bps() == doctest::Approx(75 * kG));
+  CHECK(c.rate_bps() == doctest::Approx(75 * kG * (1 - a1 / 2)));
+  CHECK(c.alpha(Time::us(20)) == doctest::Approx((1 - p.g) * a1 + p.g));
+}
+
+TEST_CASE("dcqcn: five fast-recovery steps from 50 to 100 Gb/s land at 100 - 50/2^5 Gb/s") {
+  const DcqcnParams p = DcqcnParams::paper();  // initial alpha 1: the first CNP halves the rate
+  DcqcnRateController c(p, Bandwidth::gbps(100));
+  c.on_cnp(Time::zero());
+  REQUIRE(c.rate_bps() == doctest::Approx(50 * kG));
+  double expect = 50 * kG;
+  for (int i = 0; i < 5; ++i) {
+    c.on_rate_timer();
+    expect = (100 * kG + expect) / 2;
+    CHECK(c.rate_bps() == doctest::Approx(expect));
+    CHECK(c.target_bps() == doctest::Approx(100 * kG));
+  }
+  CHECK(c.rate_bps() == doctest::Approx(100 * kG - 50 * kG / 32));
+}
+
+TEST_CASE("dcqcn: additive then hyper increase follow the timer and byte counters") {
+  const DcqcnParams p = DcqcnParams::paper();
+  DcqcnRateController c(p, Bandwidth::gbps(100));
+  c.on_cnp(Time::zero());    // RT 100, RC 50, alpha stays 1 ((1-g) * 1 + g)
+  c.on_cnp(Time::us(50));    // RT 50, RC 25
+  REQUIRE(c.target_bps() == doctest::Approx(50 * kG));
+  REQUIRE(c.rate_bps() == doctest::Approx(25 * kG));
+  for (int i = 0; i < 5; ++i) c.on_rate_timer();  // fast recovery: RT stays 50
+  double rc = 50 * kG - 25 * kG / 32;
+  CHECK(c.rate_bps() == doctest::Approx(rc));
+  double rt = 50 * kG;
+  c.on_rate_timer();  // T = 6 > F, BC = 0: additive
+  rt += 40e6;
+  rc = (rt + rc) / 2;
+  CHECK(c.target_bps() == doctest::Approx(rt));
+  CHECK(c.rate_bps() == doctest::Approx(rc));
+  // Five byte-counter events: T = 6 > F but BC <= F, still additive.
+  CHECK(c.on_bytes_sent(5 * p.byte_counter) == 5);
+  for (int i = 0; i < 5; ++i) {
+    rt += 40e6;
+    rc = (rt + rc) / 2;
+  }
+  CHECK(c.target_bps() == doctest::Approx(rt));
+  CHECK(c.rate_bps() == doctest::Approx(rc));
+  // The sixth byte event makes min(T, BC) = 6 > F: hyper increase with i = 1, then i = 2 (timer).
+  CHECK(c.on_bytes_sent(p.byte_counter - 1) == 0);
+  CHECK(c.on_bytes_sent(1) == 1);
+  rt += 400e6;
+  rc = (rt + rc) / 2;
+  CHECK(c.target_bps() == doctest::Approx(rt));
+  CHECK(c.rate_bps() == doctest::Approx(rc));
+  c.on_rate_timer();  // T = 7, BC = 6: i = 1 again
+  rt += 400e6;
+  rc = (rt + rc) / 2;
+  CHECK(c.target_bps() == doctest::Approx(rt));
+  c.on_bytes_sent(p.byte_counter);  // T = 7, BC = 7: i = 2
+  rt += 2 * 400e6;
+  rc = (rt + rc) / 2;
+  CHECK(c.target_bps() == doctest::Approx(rt));
+  CHECK(c.rate_bps() == doctest::Approx(rc));
+  // A cut resets both counters: the next event is fast recovery again.
+  c.on_cnp(Time::us(100));
+  const double rt_after_cut = c.target_bps();
+  c.on_rate_timer();
+  CHECK(c.target_bps() == doctest::Approx(rt_after_cut));
+}
+
+TEST_CASE("dcqcn: increases clamp at line rate and the flow stops being limited") {
+  const DcqcnParams p = DcqcnParams::paper();
+  DcqcnRateController c(p, Bandwidth::gbps(100));
+  c.on_cnp(Time::zero());
+  for (int i = 0; i < 40; ++i) c.on_rate_timer();
+  CHECK(c.target_bps() == 100 * kG);
+  CHECK(c.rate_bps() == 100 * kG);
+  CHECK_FALSE(c.limited());
+}
+
+TEST_CASE("dcqcn: alpha decays by (1 - g) per quiet alpha period") {
+  const DcqcnParams p = DcqcnParams::paper();
+  DcqcnRateController c(p, Bandwidth::gbps(100));
+  c.on_cnp(Time::us(100));
+  const double a = c.alpha(Time::us(100));
+  // Initial alpha 1 decayed over one quiet 55 us period before the CNP at 100 us, then the update.
+  CHECK(a == doctest::Approx((1 - p.g) * (1 - p.g) + p.g));
+  CHECK(c.alpha(Time::us(154)) == doctest::Approx(a));  // less than one 55 us period
+  CHECK(c.alpha(Time::us(155)) == doctest::Approx(a * (1 - p.g)));
+  CHECK(c.alpha(Time::us(100 + 3 * 55 + 1)) == doctest::Approx(a * std::pow(1 - p.g, 3)));
+  // The next CNP cuts with the decayed alpha and restarts the quiet period.
+  const double decayed = a * std::pow(1 - p.g, 10);
+  const double rc = c.rate_bps();
+  c.on_cnp(Time::us(100 + 10 * 55));
+  CHECK(c.rate_bps() == doctest::Approx(rc * (1 - decayed / 2)));
+  CHECK(c.alpha(Time::us(100 + 10 * 55)) == doctest::Approx((1 - p.g) * decayed + p.g));
+}
+
+TEST_CASE("dcqcn: ConnectX preset cuts at most once per 4 us and never below the minimum rate") {
+  const DcqcnParams p = DcqcnParams::connectx();
+  CHECK(p.g == doctest::Approx(5.0 / 1024));
+  CHECK(p.fast_recovery_steps == 1);
+  CHECK(p.rate_period == Time::us(300));
+  CHECK(p.byte_counter == 32767);
+  CHECK(p.cnp_interval == Time::us(4));
+  DcqcnRateController c(p, Bandwidth::gbps(100));
+  CHECK(c.on_cnp(Time::zero()));
+  const double rc = c.rate_bps();
+  CHECK(rc == doctest::Approx(100 * kG * (1 - (1023.0 / 1024) / 2)));
+  const double a1 = c.alpha(Time::zero());
+  // Inside the decrease period: alpha moves (after 3 quiet 1 us periods of decay), the rate does not.
+  CHECK_FALSE(c.on_cnp(Time::us(3)));
+  CHECK(c.rate_bps() == rc);
+  CHECK(c.alpha(Time::us(3)) == doctest::Approx((1 - p.g) * (a1 * std::pow(1 - p.g, 3)) + p.g));
+  CHECK(c.on_cnp(Time::us(4)));
+  CHECK(c.rate_bps() < rc);
+  for (int i = 0; i < 2000; ++i) c.on_cnp(Time::us(4 + 4 * (i + 1)));
+  CHECK(c.rate_bps() == doctest::Approx(1e6));
+  // With F = 1 the second increase event is already additive (+5 Mb/s).
+  const double rt = c.target_bps();
+  c.on_rate_timer();
+  CHECK(c.target_bps() == doctest::Approx(rt));
+  c.on_rate_timer();
+  CHECK(c.target_bps() == doctest::Approx(rt + 5e6));
+}
+
+// ---------------------------------------------------------------- the DCQCN incast (phenomenon 2)
+
+namespace {
+
+app::Scenario scenario_file(const std::string& name, std::vector<app::Override> overrides = {}) {
+  app::LoadOptions o;
+  o.overrides = std::move(overrides);
+  return app::load_scenario_file(std::string(SYNCSIM_SOURCE_DIR) + "/scenarios/" + name, o);
+}
+
+uint64_t dropped_packets(const app::RunResult& r) {
+  uint64_t n = 0;
+  for (const auto& d : r.drops) n += d.second;
+  return n;
+}
+
+// Jain's index of the 16 incast senders' average rates, each over its own completion window
+// [start = 0, finish]: messages 1..16 of the file (message 0 is the victim), 1 MB each.
+double sender_jain(const app::RunResult& r) {
+  double sum = 0;
+  double sq = 0;
+  for (std::size_t i = 1; i <= 16; ++i) {
+    const double x = 1e6 / r.fct_by_message_s.at(i);
+    sum += x;
+    sq += x * x;
+  }
+  return sum * sum / (16 * sq);
+}
+
+}  // namespace
+
+// Not asserted yet (issue 3 phenomenon 2 is open here): with 1 MB messages and the stock ConnectX
+// preset the senders over-cut during the first PFC-held burst and recover slowly (AI 5 Mb/s per 300 us
+// timer), so the incast takes ~37 ms instead of ~1.3 ms, Jain's index of the senders' rates is ~0.87
+// and the victim (marked at the spine while leaf0 pauses it) takes ~11.6 ms instead of ~1.3 ms under
+// PFC alone. The numbers are printed below so the gap stays visible.
+TEST_CASE("dcqcn incast: lossless, far fewer pauses, CNPs and rate cuts, bounded queue") {
+  const app::RunResult pfc = app::run_scenario(scenario_file("incast-pfc.yaml"));
+  const app::RunResult dc = app::run_scenario(scenario_file("incast-dcqcn.yaml"));
+  MESSAGE("PFC only: pauses " << pfc.pause_frames << ", victim " << pfc.fct_by_message_s[0] * 1e6
+                              << " us, max queue " << pfc.counters.max_queue_bytes << " B, Jain "
+                              << sender_jain(pfc));
+  MESSAGE("DCQCN:    pauses " << dc.pause_frames << ", victim " << dc.fct_by_message_s[0] * 1e6
+                              << " us, max queue " << dc.counters.max_queue_bytes << " B, Jain "
+                              << sender_jain(dc) << ", CNPs " << dc.cnps << ", cuts "
+                              << dc.rate_cuts << ", last " << dc.sim_time_s * 1e6 << " us");
+  CHECK(dropped_packets(dc) == 0);
+  CHECK(dc.counters.bytes_dropped == 0);
+  CHECK(dc.messages_completed == dc.messages);
+  CHECK(dc.counters.bytes_delivered == dc.counters.bytes_injected);
+  CHECK(dc.cnps > 0);
+  CHECK(dc.rate_cuts > 0);
+  CHECK(dc.warnings.empty());
+  // No DCQCN timer outlives its flow: the last event is at most a CNP's trip after the last
+  // completion (a 300 us rate timer left pending would show here).
+  CHECK(dc.sim_time_s - dc.fct.max_s < 10e-6);
+  // Far fewer pauses than PFC alone.
+  CHECK(dc.pause_frames * 4 <= pfc.pause_frames);
+  // The deepest egress queue (the first burst, before any CNP arrives, held by PFC) stays at or
+  // below PFC alone and within half of the 1 MiB switch buffer.
+  CHECK(dc.counters.max_queue_bytes <= pfc.counters.max_queue_bytes);
+  CHECK(dc.counters.max_queue_bytes <= 512 * 1024);
+  // Deterministic.
+  const app::RunResult again = app::run_scenario(scenario_file("incast-dcqcn.yaml"));
+  CHECK(again.events == dc.events);
+  CHECK(again.fct_by_message_s == dc.fct_by_message_s);
+  CHECK(again.cnps == dc.cnps);
+  const nlohmann::json j = app::to_json(dc);
+  CHECK(j["cnps"].get<uint64_t>() == dc.cnps);
+  CHECK(j["jain_index"].get<double>() > 0.0);
+}
+
+TEST_CASE("dcqcn incast: the paper preset also reacts, and DCQCN off sends no CNPs") {
+  const app::RunResult paper =
+      app::run_scenario(scenario_file("incast-dcqcn.yaml", {app::parse_override("fabric.nic.dcqcn.preset=paper")}));
+  CHECK(paper.cnps > 0);
+  CHECK(dropped_packets(paper) == 0);
+  CHECK(paper.messages_completed == paper.messages);
+  const app::RunResult off = app::run_scenario(
+      scenario_file("incast-dcqcn.yaml", {app::parse_override("fabric.nic.dcqcn.enabled=false")}));
+  CHECK(off.cnps == 0);
+  CHECK(off.rate_cuts == 0);
+}
+
+TEST_CASE("dcqcn: YAML parameters override the preset and bad values are rejected") {
+  const app::Scenario s = scenario_file(
+      "incast-dcqcn.yaml", {app::parse_override("fabric.nic.dcqcn={enabled: true, preset: paper, g: 0.125, "
+                                                "rate_period: 10us, rai: 100Mbps, byte_counter: 1MB}")});
+  const net::DcqcnParams& d = s.fabric.nic.dcqcn;
+  CHECK(d.enabled);
+  CHECK(d.g == 0.125);
+  CHECK(d.rate_period == Time::us(10));
+  CHECK(d.rai == Bandwidth::bps(100'000'000));
+  CHECK(d.byte_counter == 1'000'000);
+  CHECK(d.fast_recovery_steps == 5);  // from the paper preset
+  CHECK(d.cnp_interval == Time::us(50));
+  CHECK_THROWS(scenario_file("incast-dcqcn.yaml", {app::parse_override("fabric.nic.dcqcn.g=0")}));
+  CHECK_THROWS(scenario_file("incast-dcqcn.yaml", {app::parse_override("fabric.nic.dcqcn.preset=fast")}));
+  CHECK_THROWS(scenario_file("incast-dcqcn.yaml", {app::parse_override("fabric.nic.dcqcn.bogus=1")}));
+}
