@@ -2,6 +2,7 @@
 // Exit codes: 0 success, 2 bad input (scenario or arguments), 1 internal failure.
 #include <boost/program_options.hpp>
 #include <cstdio>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "app/calibrate_cmd.hpp"
 #include "app/collective_cmd.hpp"
 #include "app/runner.hpp"
+#include "app/trace.hpp"
 #include "app/plot.hpp"
 #include "app/scenario_loader.hpp"
 #include "app/sweep.hpp"
@@ -65,7 +67,9 @@ int cmd_run(const std::vector<std::string>& args) {
       "seed", po::value<uint64_t>(), "override the scenario's seed")(
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a scenario value: --set dotted.path=value (repeatable)")(
-      "json", "print one JSON object instead of the text summary");
+      "json", "print one JSON object instead of the text summary")(
+      "trace", po::value<std::string>(),
+      "write the training step as Chrome-trace/Perfetto JSON to this file (workload scenarios)");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   const po::variables_map vm = parse(args, opts, pos);
@@ -83,7 +87,16 @@ int cmd_run(const std::vector<std::string>& args) {
   const app::Scenario scenario = vm.count("scenario")
                                      ? app::load_scenario_file(vm["scenario"].as<std::string>(), load)
                                      : app::load_default_scenario(load);
+  if (vm.count("trace") && !scenario.workload) {
+    throw UsageError("--trace needs a scenario with a workload (a training step to draw)");
+  }
   const app::RunResult result = app::run_scenario(scenario);
+  if (vm.count("trace")) {
+    const std::string path = vm["trace"].as<std::string>();
+    std::ofstream out(path);
+    if (!out) throw UsageError("cannot write the trace to " + path);
+    out << app::step_trace(*result.step).dump() << "\n";
+  }
   if (vm.count("json")) {
     std::cout << app::to_json(result).dump(2) << "\n";
   } else {

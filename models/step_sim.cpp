@@ -184,6 +184,7 @@ StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& s
   for (const BucketTiming& t : r.buckets) {
     if (t.end < t.start) throw std::logic_error("a gradient bucket's all-reduce did not complete");
   }
+  r.rank_backward_start = backward_start;
 
   // The breakdown.
   r.optimizer = config.optimizer.value_or(

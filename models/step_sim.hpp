@@ -70,6 +70,7 @@ struct StepResult {
   int64_t bytes_per_gpu = 0;      // bytes each GPU sends per step (all-reduce traffic)
   double memory_per_gpu_bytes = 0;
   std::vector<BucketTiming> buckets;
+  std::vector<Time> rank_backward_start;  // the last micro-batch's backward, per rank
   std::vector<Time> rank_backward_end;
   std::vector<std::string> warnings;
 };

@@ -28,6 +28,13 @@ check "--seed is reported" bash -c "'$bin' run '$src/scenarios/ring-shift-8gpu.y
 for key in step_time_s forward_s backward_s sync_s exposed_comm_s tail_s mfu tokens_per_s buckets ready_s start_s end_s; do
   check "json has step key $key" grep -q "\"$key\"" "$tmp/out.json"
 done
+"$bin" run --trace "$tmp/trace.json" --set workload.model=gpt3-1.3b >"$tmp/out.txt" 2>"$tmp/err"
+for event in '"name":"forward"' '"name":"backward"' '"name":"optimizer"' '"name":"process_name"' \
+             '"name":"all_reduce bucket 0"' '"traceEvents"'; do
+  check "--trace has $event" grep -q "$event" "$tmp/trace.json"
+done
+"$bin" run "$src/scenarios/ring-shift-8gpu.yaml" --trace "$tmp/t2.json" >/dev/null 2>"$tmp/err"
+check "--trace without a workload exits 2" test $? -eq 2
 "$bin" run >"$tmp/out.txt" 2>"$tmp/err"
 check "default run prints the step breakdown" grep -q "^mfu" "$tmp/out.txt"
 

@@ -1,0 +1,17 @@
+#pragma once
+// Chrome trace / Perfetto JSON of a simulated training step: one process per rank (the first
+// `max_ranks` ranks at scale) with a compute track (forward, backward, optimizer) and a
+// communication track (each gradient bucket's all-reduce, with its size). Opens in ui.perfetto.dev
+// and chrome://tracing.
+#include <cstddef>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "models/step_sim.hpp"
+
+namespace syncsim::app {
+
+nlohmann::json step_trace(const models::StepResult& step, std::size_t max_ranks = 64);
+
+}  // namespace syncsim::app
