@@ -97,7 +97,7 @@ void EgressPort::start_next() {
     next = control_.pop();
   } else {
     for (uint32_t prio = priorities_; prio-- > 0;) {
-      if (!queues_[prio].empty() && ((paused_mask_ >> prio) & 1U) == 0) {
+      if (!queues_[prio].empty() && ((static_cast<uint32_t>(paused_mask_) >> prio) & 1U) == 0) {
         next = queues_[prio].pop();
         Packet& p = net_.packet(next);
         // Dequeue marking sees the FIFO including the departing packet.

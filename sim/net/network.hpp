@@ -125,7 +125,7 @@ class EgressPort final : public EventTarget {
   int64_t queued_bytes() const { return queued_bytes_; }
   // Wire bytes waiting in one priority's FIFO (not counting the packet in service).
   int64_t priority_bytes(uint8_t priority) const { return prio_bytes_[priority]; }
-  bool paused(uint8_t priority) const { return ((paused_mask_ >> priority) & 1U) != 0; }
+  bool paused(uint8_t priority) const { return ((static_cast<uint32_t>(paused_mask_) >> priority) & 1U) != 0; }
   // Time any priority of this port spent paused (summed over priorities), open intervals up to `now`.
   Time paused_time(Time now) const;
   uint64_t pause_frames_received() const { return pause_frames_received_; }
