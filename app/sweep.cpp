@@ -23,20 +23,24 @@ namespace syncsim::app {
 namespace {
 
 const char* kUsage =
-    "usage: syncsim sweep SCENARIO --vary dotted.path=v1,v2,... [--vary ...]... [options]\n"
+    "usage: syncsim sweep SCENARIO --set dotted.path=v1,v2,... [--set ...]... [options]\n"
+    "       (--vary PATH=V1,V2,... is the same axis; --set PATH=V with one value fixes a value)\n"
     "\n"
-    "Runs SCENARIO once per point of the cartesian product of the --vary lists (the last varies\n"
+    "Runs SCENARIO once per point of the cartesian product of the axes (the last varies\n"
     "fastest) and prints one row per point: every swept value, then sim_time_s, messages,\n"
     "messages_completed, fct_mean_s, fct_p99_s, fct_max_s, bytes_dropped, max_queue_bytes,\n"
-    "pause_frames, ecn_marks, events, wall_s. Every point is loaded and checked before any runs.\n"
+    "pause_frames, ecn_marks, events, (for workload scenarios) step_time_s, mfu, exposed_comm_s,\n"
+    "tail_s, tokens_per_s, and wall_s; with a workload it names the point with the shortest step.\n"
+    "Every point is loaded and checked before any runs.\n"
     "Under `mpirun -n N` (Open MPI build) rank 0 hands points out to ranks 1..N-1.\n"
     "\n"
     "options:\n"
     "  --vary PATH=V1,V2,...  values of one scenario value (each read as YAML, e.g. 400Gbps); repeatable\n"
-    "  --set PATH=VALUE       a fixed override applied to every point; repeatable\n"
+    "  --set PATH=V1,V2,...   an axis (two or more values); --set PATH=VALUE fixes a value; repeatable\n"
     "  --seed N               override the scenario's seed\n"
     "  --jobs N               points run in parallel on N threads (default 1)\n"
-    "  --csv FILE             write the CSV table to FILE (default: stdout unless --json)\n"
+    "  --csv FILE             write the CSV table to FILE (default: stdout unless --json or --out)\n"
+    "  --out FILE             write the rows to FILE: JSON if it ends in .json, else CSV\n"
     "  --json                 print the rows as a JSON array\n"
     "  --no-wall              leave out wall_s, so the output of two runs compares byte for byte\n"
     "  --quiet                no progress line (it is shown only when stderr is a terminal)\n";
@@ -157,6 +161,7 @@ SweepPlan plan_sweep(SweepSpec spec) {
     plan.scenarios.push_back(load_scenario_file(spec.scenario_path, load));
   }
   plan.spec = std::move(spec);
+  plan.spec.step = !plan.scenarios.empty() && plan.scenarios.front().workload.has_value();
   return plan;
 }
 
@@ -166,6 +171,11 @@ std::vector<std::string> sweep_columns(const SweepSpec& spec) {
   for (const char* c : {"sim_time_s", "messages", "messages_completed", "fct_mean_s", "fct_p99_s", "fct_max_s",
                         "bytes_dropped", "max_queue_bytes", "pause_frames", "ecn_marks", "events"}) {
     cols.emplace_back(c);
+  }
+  if (spec.step) {
+    for (const char* c : {"step_time_s", "mfu", "exposed_comm_s", "tail_s", "tokens_per_s"}) {
+      cols.emplace_back(c);
+    }
   }
   if (spec.wall) cols.emplace_back("wall_s");
   return cols;
@@ -186,6 +196,13 @@ nlohmann::ordered_json sweep_row(const SweepSpec& spec, const std::vector<std::s
   row["pause_frames"] = r.pause_frames;
   row["ecn_marks"] = r.ecn_marks;
   row["events"] = r.events;
+  if (spec.step && r.step) {
+    row["step_time_s"] = r.step->step.seconds();
+    row["mfu"] = r.step->mfu;
+    row["exposed_comm_s"] = r.step->exposed_comm.seconds();
+    row["tail_s"] = r.step->tail.seconds();
+    row["tokens_per_s"] = r.step->tokens_per_s;
+  }
   if (spec.wall) row["wall_s"] = r.wall_s;
   return row;
 }
@@ -284,6 +301,7 @@ int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ost
   SweepSpec spec;
   unsigned jobs = 1;
   std::string csv_path;
+  std::string out_path;  // CSV, or JSON when the name ends in .json
   bool json = false;
   bool quiet = false;
   try {
@@ -296,10 +314,16 @@ int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ost
         spec.axes.push_back(parse_vary(needs_value(args, i, a)));
       } else if (a.starts_with("--vary=")) {
         spec.axes.push_back(parse_vary(a.substr(7)));
-      } else if (a == "--set") {
-        spec.sets.push_back(parse_override(needs_value(args, i, a)));
-      } else if (a.starts_with("--set=")) {
-        spec.sets.push_back(parse_override(a.substr(6)));
+      } else if (a == "--set" || a.starts_with("--set=")) {
+        // `--set path=v` fixes a value; `--set path=v1,v2,...` makes it an axis, like --vary.
+        const std::string v = a == "--set" ? needs_value(args, i, a) : a.substr(6);
+        const Override o = parse_override(v);
+        SweepAxis axis = parse_vary(v);
+        if (axis.values.size() > 1) {
+          spec.axes.push_back(std::move(axis));
+        } else {
+          spec.sets.push_back(o);
+        }
       } else if (a == "--seed" || a.starts_with("--seed=")) {
         const std::string v = a == "--seed" ? needs_value(args, i, a) : a.substr(7);
         uint64_t seed = 0;
@@ -318,6 +342,8 @@ int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ost
         csv_path = needs_value(args, i, a);
       } else if (a.starts_with("--csv=")) {
         csv_path = a.substr(6);
+      } else if (a == "--out" || a.starts_with("--out=")) {
+        out_path = a == "--out" ? needs_value(args, i, a) : a.substr(6);
       } else if (a == "--json") {
         json = true;
       } else if (a == "--quiet" || a == "-q") {
@@ -333,7 +359,10 @@ int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ost
       }
     }
     if (spec.scenario_path.empty()) throw SweepUsageError(std::string("expected a scenario file\n") + kUsage);
-    if (spec.axes.empty()) throw SweepUsageError("expected at least one --vary dotted.path=v1,v2,...");
+    if (spec.axes.empty()) {
+      throw SweepUsageError(
+          "expected at least one axis: --set dotted.path=v1,v2,... or --vary dotted.path=v1,v2,...");
+    }
     for (std::size_t a = 0; a < spec.axes.size(); ++a) {
       for (std::size_t b = 0; b < a; ++b) {
         if (spec.axes[a].path == spec.axes[b].path) {
@@ -390,6 +419,31 @@ int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ost
   progress.finish();
 
   const auto columns = sweep_columns(plan.spec);
+  if (!out_path.empty()) {
+    std::ofstream f(out_path, std::ios::binary);
+    f << (out_path.ends_with(".json") ? sweep_json(rows) : sweep_csv(columns, rows));
+    if (!f) {
+      err << "syncsim sweep: cannot write " << out_path << "\n";
+      return 1;
+    }
+  }
+  if (plan.spec.step && !quiet) {
+    // Name the best point: the shortest step.
+    std::size_t best = 0;
+    double best_time = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const double t = nlohmann::json::parse(rows[i]).at("step_time_s").get<double>();
+      if (i == 0 || t < best_time) {
+        best = i;
+        best_time = t;
+      }
+    }
+    err << "syncsim sweep: best point (shortest step, " << best_time << " s):";
+    for (std::size_t a = 0; a < plan.spec.axes.size(); ++a) {
+      err << " " << plan.spec.axes[a].path << "=" << plan.values[best][a];
+    }
+    err << "\n";
+  }
   if (!csv_path.empty()) {
     std::ofstream f(csv_path, std::ios::binary);
     f << sweep_csv(columns, rows);
@@ -400,7 +454,7 @@ int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ost
   }
   if (json) {
     out << sweep_json(rows);
-  } else if (csv_path.empty()) {
+  } else if (csv_path.empty() && out_path.empty()) {
     out << sweep_csv(columns, rows);
   }
   return 0;

@@ -45,6 +45,7 @@ struct SweepSpec {
   std::vector<Override> sets;    // applied before each point's --vary values
   std::optional<uint64_t> seed;  // --seed
   bool wall = true;              // include the wall_s column
+  bool step = false;             // step columns (set by plan_sweep when the scenario has a workload)
 };
 
 // The cartesian product of the axes' values, in point order (the last axis varies fastest).
