@@ -82,5 +82,12 @@ for f in "$src"/scenarios/*.yaml; do
   check "$(basename "$f") runs (analytic)" test $? -eq 0
 done
 
+# Sweep: --set with a list is an axis; step columns and the best point for workload scenarios.
+"$bin" sweep "$src/scenarios/bucket-size-study.yaml" --set workload.ddp.bucket_cap_mb=25,256 \
+  --set workload.micro_batch=1 --no-wall --out "$tmp/sweep.json" >"$tmp/sweep.out" 2>"$tmp/sweep.err"
+check "sweep with --set lists exits 0" test $? -eq 0
+check "sweep --out writes JSON rows with step_time_s" test "$(grep -c '"step_time_s"' "$tmp/sweep.json")" -eq 2
+check "sweep names the best point" grep -q "best point .*workload.ddp.bucket_cap_mb=" "$tmp/sweep.err"
+
 echo "cli: $passes passed, $fails failed"
 test "$fails" -eq 0
