@@ -31,6 +31,9 @@ struct Scenario {
   std::vector<models::TrafficSpec> traffic;
   models::CollectiveConfig collective;  // `collective:` (NCCL knobs for `syncsim collective`)
   std::optional<WorkloadSpec> workload;  // a training step to simulate; traffic then runs beside it
+  // `sweep:` axes for `syncsim sweep FILE` (dotted path -> values, each a YAML scalar as written);
+  // `syncsim run` ignores them.
+  std::vector<std::pair<std::string, std::vector<std::string>>> sweep;
 };
 
 }  // namespace syncsim::app

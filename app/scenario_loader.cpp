@@ -541,7 +541,8 @@ Scenario Loader::load(const std::string& text) {
 
 Scenario Loader::read_root() {
   const MapView top(*this, root_, "",
-                    {"name", "seed", "fidelity", "fabric", "traffic", "collective", "workload"});
+                    {"name", "seed", "fidelity", "fabric", "traffic", "collective", "workload",
+                     "sweep"});
   Scenario s;
   s.source = source_;
   s.name = read_string(top.require("name"), "name");
@@ -555,6 +556,27 @@ Scenario Loader::read_root() {
   if (const YAML::Node* n = top.find("collective")) s.collective = read_collective(*n, "collective");
 
   if (const YAML::Node* n = top.find("workload")) s.workload = read_workload(*n, "workload");
+  if (const YAML::Node* n = top.find("sweep")) {
+    if (!n->IsMap() || n->size() == 0) {
+      fail("sweep", *n, "expected a map of dotted.path: [values...], got " + describe(*n));
+    }
+    for (const auto& kv : *n) {
+      const std::string axis = kv.first.Scalar();
+      const std::string path = join_path("sweep", axis);
+      const YAML::Node& values = kv.second;
+      if (!values.IsSequence() || values.size() < 2) {
+        fail(path, values, "expected a list of at least two values, got " + describe(values));
+      }
+      std::vector<std::string> texts;
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        if (!values[i].IsScalar()) {
+          fail(join_path(path, i), values[i], "expected a scalar value, got " + describe(values[i]));
+        }
+        texts.push_back(values[i].Scalar());
+      }
+      s.sweep.emplace_back(axis, std::move(texts));
+    }
+  }
   // A training workload may run alone; without one, traffic is the whole scenario.
   if (s.workload && top.find("traffic") == nullptr) return s;
   const YAML::Node& traffic = top.require("traffic");

@@ -30,7 +30,7 @@ const char* kUsage =
     "fastest) and prints one row per point: every swept value, then sim_time_s, messages,\n"
     "messages_completed, fct_mean_s, fct_p99_s, fct_max_s, bytes_dropped, max_queue_bytes,\n"
     "pause_frames, ecn_marks, events, (for workload scenarios) step_time_s, mfu, exposed_comm_s,\n"
-    "tail_s, tokens_per_s, and wall_s; with a workload it names the point with the shortest step.\n"
+    "tail_s, tokens_per_s, and wall_s; with a workload it names the point with the most tokens/s.\n"
     "Every point is loaded and checked before any runs.\n"
     "Under `mpirun -n N` (Open MPI build) rank 0 hands points out to ranks 1..N-1.\n"
     "\n"
@@ -359,6 +359,12 @@ int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ost
       }
     }
     if (spec.scenario_path.empty()) throw SweepUsageError(std::string("expected a scenario file\n") + kUsage);
+    if (spec.axes.empty() && !spec.scenario_path.empty()) {
+      // No axes on the command line: the scenario's own `sweep:` block.
+      for (auto& [path, values] : load_scenario_file(spec.scenario_path).sweep) {
+        spec.axes.push_back(SweepAxis{path, values});
+      }
+    }
     if (spec.axes.empty()) {
       throw SweepUsageError(
           "expected at least one axis: --set dotted.path=v1,v2,... or --vary dotted.path=v1,v2,...");
@@ -428,17 +434,21 @@ int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ost
     }
   }
   if (plan.spec.step && !quiet) {
-    // Name the best point: the shortest step.
+    // Name the best point: the most tokens per second (the shortest step when the batch is fixed).
     std::size_t best = 0;
-    double best_time = 0;
+    double best_rate = 0;
+    double best_step = 0;
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      const double t = nlohmann::json::parse(rows[i]).at("step_time_s").get<double>();
-      if (i == 0 || t < best_time) {
+      const auto row = nlohmann::json::parse(rows[i]);
+      const double rate = row.at("tokens_per_s").get<double>();
+      if (i == 0 || rate > best_rate) {
         best = i;
-        best_time = t;
+        best_rate = rate;
+        best_step = row.at("step_time_s").get<double>();
       }
     }
-    err << "syncsim sweep: best point (shortest step, " << best_time << " s):";
+    err << "syncsim sweep: best point (most tokens/s: " << best_rate << ", step " << best_step
+        << " s):";
     for (std::size_t a = 0; a < plan.spec.axes.size(); ++a) {
       err << " " << plan.spec.axes[a].path << "=" << plan.values[best][a];
     }

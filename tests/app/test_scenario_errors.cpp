@@ -105,7 +105,7 @@ TEST_CASE("scenario: malformed YAML reports the parser's position") {
 TEST_CASE("scenario: unknown keys are errors at every level") {
   CHECK(error_of(edit("seed: 5", "sede: 5")) ==
         "t.yaml:2:1: sede: unknown key \"sede\"; expected one of: name, seed, fidelity, fabric, "
-        "traffic, collective, workload");
+        "traffic, collective, workload, sweep");
   CHECK(error_of(edit("    spines: 2", "    spinez: 2")) ==
         "t.yaml:8:5: fabric.spine_leaf.spinez: unknown key \"spinez\"; expected one of: leaves, "
         "hosts_per_leaf, spines, uplinks_per_spine, oversubscription");
@@ -363,6 +363,20 @@ TEST_CASE("scenario: the ring-shift traffic scenario loads") {
   const Scenario swept = load_scenario_file(
       file, with_set({{"fabric.spine_leaf.spines", "4"}, {"fabric.spine_leaf.oversubscription", "null"}}));
   CHECK(swept.fabric.spine_leaf.spines == 4u);
+}
+
+TEST_CASE("scenario: a sweep block lists axes; bad ones name the path") {
+  const std::string base = R"(name: s
+fabric: {topology: spine_leaf}
+traffic: [{pattern: all_to_all, size: 1KiB}]
+)";
+  const Scenario ok = load_scenario_text(base + "sweep: {fabric.links.host.bandwidth: [100Gbps, 400Gbps]}\n", "t.yaml");
+  REQUIRE(ok.sweep.size() == 1);
+  CHECK(ok.sweep[0].first == "fabric.links.host.bandwidth");
+  CHECK(ok.sweep[0].second == std::vector<std::string>{"100Gbps", "400Gbps"});
+  CHECK(error_of(base + "sweep: {seed: [1]}\n", {})
+            .starts_with("t.yaml:4:15: sweep.seed: expected a list of at least two values"));
+  CHECK(error_of(base + "sweep: [1, 2]\n", {}).starts_with("t.yaml:4:8: sweep: expected a map"));
 }
 
 TEST_CASE("scenario: workload errors name the path") {

@@ -88,6 +88,8 @@ done
 check "sweep with --set lists exits 0" test $? -eq 0
 check "sweep --out writes JSON rows with step_time_s" test "$(grep -c '"step_time_s"' "$tmp/sweep.json")" -eq 2
 check "sweep names the best point" grep -q "best point .*workload.ddp.bucket_cap_mb=" "$tmp/sweep.err"
+"$bin" sweep "$src/scenarios/bucket-size-study.yaml" --no-wall --quiet >"$tmp/sweep2.csv" 2>/dev/null
+check "sweep FILE runs the scenario's own sweep block" test "$(wc -l <"$tmp/sweep2.csv")" -eq 8
 
 echo "cli: $passes passed, $fails failed"
 test "$fails" -eq 0
