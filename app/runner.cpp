@@ -74,6 +74,15 @@ RunResult run_scenario(const Scenario& scenario) {
     std::iota(step.rank_to_gpu.begin(), step.rank_to_gpu.end(), 0u);
     step.gpus_per_host = scenario.fabric.host.gpus;
     step.seed = scenario.seed;
+    // NCCL moves large gradients with the Simple protocol: its base latency once per bucket, its
+    // per-step NVLink/network latencies, and its 2 MiB chunks (scenario `collective:` knobs).
+    const models::ProtocolTiming timing =
+        models::protocol_timing(step.algorithm, models::NcclProtocol::Simple, scenario.collective);
+    step.collective.wire_factor = timing.wire_factor;
+    step.collective.launch_latency = Time::from_seconds(timing.launch_us * 1e-6);
+    step.collective.step_latency = Time::from_seconds(timing.step_intra_us * 1e-6);
+    step.collective.net_step_latency = Time::from_seconds(timing.step_inter_us * 1e-6);
+    if (step.chunk_bytes == 0) step.chunk_bytes = timing.chunk_bytes;
     // Idle-fabric bucket timings are exact only when nothing else shares the fabric.
     step.reuse_bucket_timings = scenario.workload->reuse_bucket_timings.value_or(r.messages == 0);
     r.step = models::simulate_ddp_step(*backend, spec, scenario.fidelity, step);
