@@ -15,6 +15,7 @@
 
 #include "app/default_scenario.hpp"
 #include "app/units.hpp"
+#include "calibration/profile.hpp"
 #include "topologies/fabric_builder.hpp"
 
 namespace syncsim::app {
@@ -213,6 +214,7 @@ class Loader {
   models::CollectiveConfig read_collective(const YAML::Node& node, const std::string& path) const;
   models::MessageSpec read_message(const YAML::Node& node, const std::string& path) const;
   WorkloadSpec read_workload(const YAML::Node& node, const std::string& path) const;
+  void apply_calibration(const YAML::Node& node, const std::string& path, models::StepConfig& c) const;
   void validate(const Scenario& scenario) const;
 
   std::string source_;
@@ -635,13 +637,56 @@ models::CollectiveConfig Loader::read_collective(const YAML::Node& node,
   return c;
 }
 
+// `workload.calibration: FILE`: a profile from `syncsim calibrate fit --out` or syncsim-probe. Its
+// GEMM fit for the workload's dtype replaces the GPU's peak and efficiency curve; its HBM copy probe
+// replaces the HBM bandwidth. A relative path is taken from the scenario file's folder.
+void Loader::apply_calibration(const YAML::Node& node, const std::string& path,
+                               models::StepConfig& c) const {
+  std::string file = read_string(node, path);
+  if (!file.empty() && file.front() != '/' && source_.find('/') != std::string::npos) {
+    file = source_.substr(0, source_.rfind('/') + 1) + file;
+  }
+  calibration::CalibrationProfile profile;
+  try {
+    profile = calibration::read_profile_file(file);
+  } catch (const std::exception& e) {
+    fail(path, node, std::string("expected a readable calibration profile, got: ") + e.what());
+  }
+  const char* dtype = c.compute.dtype == models::DType::Fp8    ? "fp8"
+                      : c.compute.dtype == models::DType::Fp16 ? "fp16"
+                                                               : "bf16";
+  bool used = false;
+  for (const calibration::GemmFit& g : profile.gemm) {
+    if (g.dtype != dtype) continue;
+    double& peak = c.compute.dtype == models::DType::Fp8    ? c.gpu.fp8_tflops
+                   : c.compute.dtype == models::DType::Fp16 ? c.gpu.fp16_tflops
+                                                            : c.gpu.bf16_tflops;
+    if (g.peak_tflops > 0) peak = g.peak_tflops;
+    c.gpu.max_gemm_efficiency = g.e_max;
+    c.gpu.gemm_intensity_half = g.intensity_half;
+    used = true;
+  }
+  for (const calibration::ProbeValue& p : profile.probes) {
+    if (p.name == "hbm_copy_bandwidth" && p.unit == "GB/s" && p.mean > 0) {
+      c.gpu.hbm_bytes_per_s = p.mean * 1e9;
+      used = true;
+    }
+  }
+  if (!used) {
+    fail(path, node,
+         std::string("expected a profile with a ") + dtype +
+             " GEMM fit or an hbm_copy_bandwidth probe, got neither in " + file);
+  }
+  c.gpu.calibrated_from = file;
+}
+
 // `workload:` a DDP training step. Presets by name, or a map starting from a preset (or from
 // nothing) with fields overridden.
 WorkloadSpec Loader::read_workload(const YAML::Node& node, const std::string& path) const {
   const MapView m(*this, node, path,
                   {"model", "gpu", "data_parallel", "micro_batch", "grad_accumulation", "recompute",
                    "dtype", "ddp", "optimizer", "algorithm", "channels", "perturbations",
-                   "reuse_bucket_timings"});
+                   "reuse_bucket_timings", "calibration"});
   WorkloadSpec w;
   models::StepConfig& c = w.step;
 
@@ -783,6 +828,7 @@ WorkloadSpec Loader::read_workload(const YAML::Node& node, const std::string& pa
   if (const YAML::Node* v = m.find("reuse_bucket_timings")) {
     w.reuse_bucket_timings = read_bool(*v, m.path_of("reuse_bucket_timings"));
   }
+  if (const YAML::Node* v = m.find("calibration")) apply_calibration(*v, m.path_of("calibration"), c);
   return w;
 }
 

@@ -58,9 +58,13 @@ double gemm_seconds(const GpuSpec& gpu, DType dtype, double m, double n, double 
   const double tiles = std::ceil(m / kTile) * std::ceil(n / kTile);
   const double waves = std::ceil(tiles / kSms);
   const double wave_efficiency = tiles / (waves * kSms);
-  const double compute =
-      flops / (peak_flops(gpu, dtype) * gpu.max_gemm_efficiency * wave_efficiency);
   const double element_bytes = dtype == DType::Fp8 ? 1.0 : dtype == DType::Tf32 ? 4.0 : 2.0;
+  double efficiency = gpu.max_gemm_efficiency * wave_efficiency;
+  if (gpu.gemm_intensity_half > 0) {
+    const double intensity = flops / ((m * k + k * n + m * n) * element_bytes);
+    efficiency = gpu.max_gemm_efficiency * intensity / (intensity + gpu.gemm_intensity_half);
+  }
+  const double compute = flops / (peak_flops(gpu, dtype) * efficiency);
   const double memory = (m * k + k * n + m * n) * element_bytes / gpu.hbm_bytes_per_s;
   return std::max(compute, memory) + gpu.kernel_launch_s;
 }

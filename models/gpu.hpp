@@ -23,6 +23,11 @@ struct GpuSpec {
   // with a calibration profile's measurement when one exists.
   double max_gemm_efficiency = 0.75;
   double kernel_launch_s = 4e-6;  // per kernel, CUDA launch + tail
+  // From a calibration profile's GEMM fit: when > 0, a GEMM's efficiency is
+  // max_gemm_efficiency * I / (I + gemm_intensity_half), I = 2mnk / ((mk + kn + mn) * bytes per
+  // element) (the fitted curve), instead of the wave-quantization model.
+  double gemm_intensity_half = 0;
+  std::string calibrated_from{};  // the profile's path, empty for datasheet presets
 };
 
 // a100 (SXM4 80GB), h100 (SXM5), h200 (SXM), b200 (HGX): NVIDIA datasheets.
@@ -34,7 +39,7 @@ double peak_flops(const GpuSpec& gpu, DType dtype);
 // Time of one GEMM (m x k) * (k x n) on this GPU: a roofline of compute at max_gemm_efficiency and
 // memory traffic of the three matrices, whichever is slower, with the efficiency reduced for small
 // shapes by wave quantization (tiles of 128 x 128 over the SMs' worth of work) and one launch.
-// Approximate by design; a calibration profile replaces it.
+// Approximate by design; a calibration profile's fit (gemm_intensity_half) replaces the shape term.
 double gemm_seconds(const GpuSpec& gpu, DType dtype, double m, double n, double k);
 
 }  // namespace syncsim::models
