@@ -128,6 +128,7 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
       po.root = o.root;
       po.peer = (o.root + 1) % n;
       po.gpus_per_host = scenario.fabric.host.gpus;
+      po.nics_per_host = scenario.fabric.host.nics;
       models::CollectivePlan plan;
       try {
         plan = models::build_plan(po);

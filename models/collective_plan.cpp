@@ -164,6 +164,32 @@ std::vector<uint32_t> iota_ranks(uint32_t n, uint32_t start = 0) {
   return r;
 }
 
+// Ring order of channel `ch`. With hosts of g GPUs (ranks node-major) and more than one host, every
+// host is visited in one block that starts at the first GPU on rail (ch mod rails) and goes round
+// its GPUs in local order: the ring enters host i+1 at that GPU, and the edge into it leaves host i
+// from the GPU just before in local order. Sent through the host's NIC on the destination GPU's
+// rail (NCCL's PXN, CollectiveRunOptions::pxn), every inter-host hop of channel ch then stays on
+// rail ch mod rails, as NCCL's rings on rail-optimized fabrics do (NET/c GPU/c ... NET/c). Other
+// shapes (one host, ranks not a multiple of g) keep the plain order 0..n-1.
+std::vector<uint32_t> channel_ring(const PlanOptions& o, uint32_t ch) {
+  const uint32_t n = o.ranks;
+  const uint32_t g = o.gpus_per_host;
+  if (g < 2 || n % g != 0 || n / g < 2) return iota_ranks(n);
+  // The fabric builder gives GPU l NIC floor(l * nics / g); with nics >= g every GPU has its own.
+  const uint32_t nics = o.nics_per_host == 0 ? g : o.nics_per_host;
+  uint32_t entry = ch % g;
+  if (nics < g) {
+    const uint64_t rail = ch % nics;
+    entry = static_cast<uint32_t>((rail * g + nics - 1) / nics);  // first l with floor(l*nics/g) == rail
+  }
+  std::vector<uint32_t> ring;
+  ring.reserve(n);
+  for (uint32_t node = 0; node < n / g; ++node) {
+    for (uint32_t k = 0; k < g; ++k) ring.push_back(node * g + (entry + k) % g);
+  }
+  return ring;
+}
+
 void build_ring(CollectivePlan& plan, const PlanOptions& o) {
   const uint32_t n = o.ranks;
   const auto channel_bytes = split_bytes(o.bytes, o.channels);
@@ -180,28 +206,36 @@ void build_ring(CollectivePlan& plan, const PlanOptions& o) {
   plan.dep_offsets.reserve(max_steps + 1);
   plan.dep_list.reserve(3 * max_steps);
   Builder b(plan);
-  const auto ring = iota_ranks(n);
+  std::vector<uint32_t> position(n);
+  std::vector<std::vector<ChunkRange>> rot(n);
   for (uint32_t ch = 0; ch < o.channels; ++ch) {
+    const auto ring = channel_ring(o, ch);
+    for (uint32_t i = 0; i < n; ++i) position[ring[i]] = i;
     switch (o.op) {
       case CollectiveOp::AllReduce:
         ring_reduce_scatter(b, ring, segs[ch], ch);
         ring_all_gather(b, ring, segs[ch], ch, 1);
         break;
-      case CollectiveOp::ReduceScatter: {
-        // Position i ends with segment i + 1; give it shard i by rotating the segment list.
-        std::vector<std::vector<ChunkRange>> rot(n);
-        for (uint32_t j = 0; j < n; ++j) rot[(j + 1) % n] = segs[ch][j];
+      case CollectiveOp::ReduceScatter:
+        // Position i ends with segment i + 1; give rank j its shard j by rotating the segments.
+        for (uint32_t j = 0; j < n; ++j) rot[(position[j] + 1) % n] = segs[ch][j];
         ring_reduce_scatter(b, ring, rot, ch);
         break;
-      }
-      case CollectiveOp::AllGather: ring_all_gather(b, ring, segs[ch], ch, 0); break;
+      case CollectiveOp::AllGather:
+        // Position i starts with the shard of the rank there.
+        for (uint32_t j = 0; j < n; ++j) rot[position[j]] = segs[ch][j];
+        ring_all_gather(b, ring, rot, ch, 0);
+        break;
       case CollectiveOp::Broadcast:
       case CollectiveOp::Reduce: {
-        // A chain: root -> root+1 -> ... (broadcast), or root+1 -> ... -> root (reduce).
+        // A chain along the ring: from the root (broadcast), or from the root's successor to the
+        // root (reduce).
         const bool bcast = o.op == CollectiveOp::Broadcast;
-        const auto order = iota_ranks(n, bcast ? o.root : o.root + 1);
+        const uint32_t first = (position[o.root] + (bcast ? 0 : 1)) % n;
         for (const ChunkRange& piece : segs[ch][0]) {
-          for (uint32_t i = 0; i + 1 < n; ++i) b.transfer(order[i], order[i + 1], piece, ch, !bcast);
+          for (uint32_t i = 0; i + 1 < n; ++i) {
+            b.transfer(ring[(first + i) % n], ring[(first + i + 1) % n], piece, ch, !bcast);
+          }
         }
         break;
       }

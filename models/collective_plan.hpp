@@ -86,7 +86,13 @@ struct PlanOptions {
   int64_t chunk_bytes = 0;      // pipelining granularity (Ring, Tree, SendRecv); 0 = no pipelining
   uint32_t root = 0;            // Broadcast/Reduce root, SendRecv sender
   uint32_t peer = 1;            // SendRecv receiver
-  uint32_t gpus_per_host = 0;   // Hierarchical: ranks r..r+g-1 with r % g == 0 share a host
+  // Ranks r..r+g-1 with r % g == 0 share a host (0: unknown). Hierarchical needs it; Ring uses it
+  // to keep every channel's inter-host hops on one rail (see nics_per_host).
+  uint32_t gpus_per_host = 0;
+  // NICs per host (0: one per GPU). Ring channel c enters and leaves every host through rail
+  // c mod min(nics, gpus_per_host), GPU l having NIC floor(l * nics / gpus_per_host) as the fabric
+  // builder wires them.
+  uint32_t nics_per_host = 0;
 };
 
 // Builds the plan, or throws std::invalid_argument for an unsupported (op, algo) pair or bad

@@ -20,6 +20,18 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
     throw std::invalid_argument("rank_to_gpu maps " + std::to_string(gpu_.size()) +
                                 " ranks, the plan has " + std::to_string(plan_.ranks));
   }
+  if (options_.pxn) {
+    const auto& gpus = backend_.spec().gpus;
+    uint32_t hosts = 0;
+    for (const auto& a : gpus) {
+      hosts = std::max(hosts, a.host + 1);
+      proxy_stride_ = std::max(proxy_stride_, a.local_index + 1);
+    }
+    proxy_.assign(static_cast<std::size_t>(hosts) * proxy_stride_, UINT32_MAX);
+    for (uint32_t i = 0; i < gpus.size(); ++i) {
+      proxy_[static_cast<std::size_t>(gpus[i].host) * proxy_stride_ + gpus[i].local_index] = i;
+    }
+  }
   const std::size_t n = plan_.steps.size();
   if (plan_.dep_offsets.size() != n + 1) {
     throw std::invalid_argument("plan dependency arrays do not match its steps");
@@ -85,7 +97,17 @@ void CollectiveRunner::issue(uint32_t step) {
         options_.wire_factor == 1.0
             ? t.bytes
             : static_cast<int64_t>(std::ceil(static_cast<double>(t.bytes) * options_.wire_factor));
-    backend_.start(TransferRequest{gpu_[t.src], gpu_[t.dst], Bytes{wire}, options_.priority},
+    uint32_t src = gpu_[t.src];
+    const uint32_t dst = gpu_[t.dst];
+    if (!proxy_.empty()) {
+      const auto& gpus = backend_.spec().gpus;
+      if (gpus[src].host != gpus[dst].host) {
+        const uint32_t proxy =
+            proxy_[static_cast<std::size_t>(gpus[src].host) * proxy_stride_ + gpus[dst].local_index];
+        if (proxy != UINT32_MAX) src = proxy;
+      }
+    }
+    backend_.start(TransferRequest{src, dst, Bytes{wire}, options_.priority},
                    [this, step](TransferId, const TransferRecord&) { finish(step); });
   };
   Time latency = options_.step_latency;

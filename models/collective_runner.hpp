@@ -31,6 +31,13 @@ struct CollectiveRunOptions {
   // free (they still go through the queue).
   double hbm_bytes_per_s = 3.35e12;
   uint8_t priority = 0;
+  // NCCL's PXN (NCCL_PXN_DISABLE=0): a transfer between hosts leaves through the NIC of the
+  // sending host's GPU that has the receiver's local index, i.e. the NIC on the receiver's rail, so
+  // rail-aligned rings (collective_plan.hpp) never cross spines. In NCCL the data first crosses
+  // NVLink to that GPU; that hop is not simulated (NVLink carries ~9x a NIC's bandwidth, so it adds
+  // well under a chunk's NIC time of latency and its NVLink load is ignored). The backend records
+  // the transfer from the proxy GPU. false: every GPU uses its own NIC.
+  bool pxn = true;
 };
 
 // The compute time of reducing `bytes` under `options`.
@@ -69,6 +76,10 @@ class CollectiveRunner {
   TransferBackend& backend_;
   const CollectivePlan& plan_;
   std::vector<uint32_t> gpu_;
+  // PXN proxies: the GPU at (host h, local index l) is proxy_[h * proxy_stride_ + l] (UINT32_MAX
+  // where the host has no such GPU). Empty without PXN.
+  std::vector<uint32_t> proxy_;
+  uint32_t proxy_stride_ = 0;
   CollectiveRunOptions options_;
   std::vector<uint32_t> waiting_;      // unfinished dependencies per step
   std::vector<uint32_t> dep_offsets_;  // CSR of dependents
