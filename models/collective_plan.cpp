@@ -1,5 +1,7 @@
 #include "models/collective_plan.hpp"
 
+#include "sim/core/huge_pages.hpp"
+
 #include <algorithm>
 #include <span>
 #include <stdexcept>
@@ -201,10 +203,19 @@ void build_ring(CollectivePlan& plan, const PlanOptions& o) {
   std::size_t pieces = 0;
   for (const auto& ch : segs) pieces += ch[0].size();
   // Reductions double the step count of reducing phases; reserve for the worst case.
-  const std::size_t max_steps = pieces * n * (chain ? 2 : 2 * 2 * (n - 1)) + 1;
-  plan.steps.reserve(max_steps);
-  plan.dep_offsets.reserve(max_steps + 1);
-  plan.dep_list.reserve(3 * max_steps);
+  // Steps per piece and channel: all_reduce 2(n-1) transfers per position and (n-1) reductions,
+  // reduce_scatter (n-1) of each, all_gather (n-1) transfers; a chain n-1 transfers (and as many
+  // reductions for reduce). Transfers have at most 3 dependencies (sender's writer, receiver's
+  // writer, previous on the connection), reductions 2.
+  std::size_t per_piece = n - 1;
+  if (o.op == CollectiveOp::AllReduce) per_piece = 3 * std::size_t{n} * (n - 1);
+  if (o.op == CollectiveOp::ReduceScatter) per_piece = 2 * std::size_t{n} * (n - 1);
+  if (o.op == CollectiveOp::AllGather) per_piece = std::size_t{n} * (n - 1);
+  if (o.op == CollectiveOp::Reduce) per_piece = 2 * std::size_t{n - 1};
+  const std::size_t max_steps = pieces * per_piece;
+  reserve_huge(plan.steps, max_steps);
+  reserve_huge(plan.dep_offsets, max_steps + 1);
+  reserve_huge(plan.dep_list, 3 * max_steps);
   Builder b(plan);
   std::vector<uint32_t> position(n);
   std::vector<std::vector<ChunkRange>> rot(n);

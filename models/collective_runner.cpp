@@ -1,5 +1,7 @@
 #include "models/collective_runner.hpp"
 
+#include "sim/core/huge_pages.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -36,6 +38,9 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
   if (plan_.dep_offsets.size() != n + 1) {
     throw std::invalid_argument("plan dependency arrays do not match its steps");
   }
+  reserve_huge(waiting_, n);
+  reserve_huge(finish_, n);
+  reserve_huge(dep_offsets_, n + 1);
   waiting_.assign(n, 0);
   finish_.assign(n, Time::max());
   dep_offsets_.assign(n + 1, 0);
@@ -47,11 +52,15 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
     waiting_[i] = static_cast<uint32_t>(plan_.deps(i).size());
   }
   for (std::size_t i = 0; i < n; ++i) dep_offsets_[i + 1] += dep_offsets_[i];
+  reserve_huge(dependents_, dep_offsets_[n]);
   dependents_.assign(dep_offsets_[n], 0);
-  std::vector<uint32_t> fill(dep_offsets_.begin(), dep_offsets_.end() - 1);
+  // dep_offsets_[d] serves as step d's fill cursor, ending at the start of d + 1's list; shifting
+  // by one restores the offsets (no second array of n cursors).
   for (std::size_t i = 0; i < n; ++i) {
-    for (uint32_t d : plan_.deps(i)) dependents_[fill[d]++] = static_cast<uint32_t>(i);
+    for (uint32_t d : plan_.deps(i)) dependents_[dep_offsets_[d]++] = static_cast<uint32_t>(i);
   }
+  for (std::size_t i = n; i > 0; --i) dep_offsets_[i] = dep_offsets_[i - 1];
+  dep_offsets_[0] = 0;
 }
 
 void CollectiveRunner::start(std::function<void(const CollectiveResult&)> on_done) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/backends/fidelity.hpp"
+#include "sim/core/huge_pages.hpp"
 #include "sim/core/simulation.hpp"
 #include "sim/net/network_spec.hpp"
 
@@ -57,7 +58,10 @@ class TransferBackend {
   const std::vector<TransferRecord>& transfers() const { return records_; }
   // Capacity hint for callers that know how many more transfers they will start (a collective
   // plan of millions of steps): the record array is allocated once instead of regrown.
-  void reserve_transfers(std::size_t more) { records_.reserve(records_.size() + more); }
+  void reserve_transfers(std::size_t more) {
+    reserve_huge(records_, records_.size() + more);
+    reserve_huge(slot_of_, records_.capacity());
+  }
   Simulation& simulation() { return sim_; }
   const net::NetworkSpec& spec() const { return spec_; }
 
