@@ -11,6 +11,7 @@
 
 #include "app/bench.hpp"
 #include "app/calibrate_cmd.hpp"
+#include "app/calibrated_collective.hpp"
 #include "app/collective_cmd.hpp"
 #include "app/runner.hpp"
 #include "app/trace.hpp"
@@ -164,7 +165,12 @@ int cmd_collective(const std::vector<std::string>& args) {
       "protocol", po::value<std::string>(),
       "LL | LL128 | Simple | auto (default: the scenario's collective.protocol, auto)")(
       "model", po::value<std::string>()->default_value("sim"),
-      "sim: simulate on the scenario's fidelity | nccl: NCCL's cost model alone (cheapest)")(
+      "sim: simulate on the scenario's fidelity | nccl: NCCL's cost model alone (cheapest) | "
+      "calibrated: a profile's fitted line for the op and rank count (the default when the scenario "
+      "has collective.calibration or --calibration is given; simulated, with a warning, where the "
+      "profile lacks the line)")(
+      "calibration", po::value<std::string>(),
+      "calibration profile (syncsim calibrate fit --out, syncsim-probe); replaces collective.calibration")(
       "ranks", po::value<uint32_t>()->default_value(0), "ranks = the first N GPUs (0: all)")(
       "min-bytes,b", po::value<std::string>()->default_value("32M"),
       "smallest size; K/M/G/T are powers of 1024 as in nccl-tests, or units like 64MiB, 1GB")(
@@ -213,7 +219,9 @@ int cmd_collective(const std::vector<std::string>& args) {
       }
     }
     const std::string model = vm["model"].as<std::string>();
-    if (model != "sim" && model != "nccl") throw UsageError("--model must be sim or nccl");
+    if (model != "sim" && model != "nccl" && model != "calibrated") {
+      throw UsageError("--model must be sim, nccl or calibrated");
+    }
     o.nccl_model = model == "nccl";
     o.root = vm["root"].as<uint32_t>();
     o.run.step_latency = app::parse_time(vm["step-latency"].as<std::string>());
@@ -230,10 +238,32 @@ int cmd_collective(const std::vector<std::string>& args) {
   const app::Scenario scenario = vm.count("scenario")
                                      ? app::load_scenario_file(vm["scenario"].as<std::string>(), load)
                                      : app::load_default_scenario(load);
-  const app::CollectiveSweep sweep = app::run_collective_sweep(scenario, o);
-  if (vm.count("json")) {
-    std::cout << app::nccl_tests_json(sweep.header, sweep.rows).dump(2) << "\n";
+  // A profile (flag, else the scenario's) makes `calibrated` the default model; an explicit
+  // --model sim or nccl still wins.
+  std::optional<app::CollectiveCalibration> calibration = scenario.collective_calibration;
+  if (vm.count("calibration")) {
+    calibration = app::read_collective_calibration(vm["calibration"].as<std::string>());
+  }
+  const bool calibrated = vm["model"].as<std::string>() == "calibrated" ||
+                          (vm["model"].defaulted() && calibration.has_value());
+  if (calibrated && !calibration) {
+    throw UsageError("--model calibrated needs --calibration FILE or a scenario with collective.calibration");
+  }
+  app::CalibratedSweep result;
+  if (calibrated) {
+    result = app::run_calibrated_sweep(scenario, o, *calibration);
   } else {
+    result.sweep = app::run_collective_sweep(scenario, o);
+  }
+  const app::CollectiveSweep& sweep = result.sweep;
+  if (vm.count("json")) {
+    nlohmann::json j = app::nccl_tests_json(sweep.header, sweep.rows);
+    j["model"] = result.calibrated ? "calibrated" : o.nccl_model ? "nccl" : "sim";
+    if (calibrated) j["calibration"] = calibration->file;
+    j["warnings"] = result.warnings;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    for (const std::string& w : result.warnings) std::cout << "# warning: " << w << "\n";
     std::cout << app::format_nccl_tests(sweep.header, sweep.rows);
   }
   return kExitOk;
