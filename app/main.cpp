@@ -37,7 +37,7 @@ const char* kUsage =
     "commands:\n"
     "  run [SCENARIO]   simulate a scenario (the built-in default when no file is given)\n"
     "  bench            event-queue and packet-forwarding throughput on the reference scenarios\n"
-    "  calibrate import|fit LOG...  nccl-tests logs -> measurement table / alpha-beta fits\n"
+    "  calibrate import|fit|report LOG...  nccl-tests logs -> table / alpha-beta fits / measured vs simulated\n"
     "  collective [SCENARIO]  nccl-tests-style sweep of one collective (all_reduce_perf table)\n"
     "  sweep SCENARIO --vary PATH=V1,V2,...  one row per point of a parameter grid (CSV/JSON; threads, MPI)\n"
     "  plot RESULTS.csv --x COL --y COL --out FILE.svg  render sweep results with gnuplot\n"
@@ -306,6 +306,9 @@ int main(int argc, char** argv) {
   } catch (const app::CalibrateUsageError& e) {
     std::cerr << "syncsim " << command << ": " << e.what() << "\n";
     return kExitBadInput;
+  } catch (const app::PlotError& e) {  // gnuplot missing or failing (calibrate report --plot)
+    std::cerr << "syncsim " << command << ": " << e.what() << "\n";
+    return kExitInternal;
   } catch (const UsageError& e) {
     std::cerr << "syncsim " << command << ": " << e.what() << "\n";
     return kExitBadInput;

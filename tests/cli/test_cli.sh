@@ -129,5 +129,17 @@ check "--model calibrated without a profile exits 2" test $? -eq 2
 "$bin" calibrate import "$tmp/cal.txt" >/dev/null 2>"$tmp/err"
 check "calibrated collective output parses as an nccl-tests log" test $? -eq 0
 
+"$bin" calibrate report "$log" --profile "$tmp/prof.yaml" --scenario "$tmp/cal.yaml" --json >"$tmp/rep.json" 2>"$tmp/err"
+check "calibrate report --json exits 0" test $? -eq 0
+for key in measured_us calibrated_us calibrated_rel_error simulated_us simulated_rel_error calibrated_max_rel_error_ge_1MiB; do
+  check "calibrate report json has $key" grep -q "\"$key\"" "$tmp/rep.json"
+done
+"$bin" calibrate report "$log" >"$tmp/rep.txt" 2>"$tmp/err"
+check "calibrate report text has the error summary" grep -q "^max |rel_err|: calibrated" "$tmp/rep.txt"
+if command -v gnuplot >/dev/null; then
+  "$bin" calibrate report "$log" --scenario "$tmp/cal.yaml" --plot "$tmp/rep.svg" >/dev/null 2>"$tmp/err"
+  check "calibrate report --plot draws an SVG" grep -q "<svg" "$tmp/rep.svg"
+fi
+
 echo "cli: $passes passed, $fails failed"
 test "$fails" -eq 0
