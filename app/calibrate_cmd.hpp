@@ -1,5 +1,5 @@
 #pragma once
-// `syncsim calibrate import|fit`: nccl-tests logs -> measurement table -> alpha-beta fits -> profile.
+// `syncsim calibrate import|fit|report` (report: app/calibrate_report.hpp): nccl-tests logs -> measurement table -> alpha-beta fits -> profile.
 //
 //   syncsim calibrate import LOG... [--json]
 //   syncsim calibrate fit [LOG...] [--gemm CSV] [--peak DTYPE=TFLOPS]... [--json] [--residuals]

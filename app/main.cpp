@@ -11,6 +11,7 @@
 
 #include "app/bench.hpp"
 #include "app/calibrate_cmd.hpp"
+#include "app/calibrated_collective.hpp"
 #include "app/collective_cmd.hpp"
 #include "app/runner.hpp"
 #include "app/trace.hpp"
@@ -36,7 +37,7 @@ const char* kUsage =
     "commands:\n"
     "  run [SCENARIO]   simulate a scenario (the built-in default when no file is given)\n"
     "  bench            event-queue and packet-forwarding throughput on the reference scenarios\n"
-    "  calibrate import|fit LOG...  nccl-tests logs -> measurement table / alpha-beta fits\n"
+    "  calibrate import|fit|report LOG...  nccl-tests logs -> table / alpha-beta fits / measured vs simulated\n"
     "  collective [SCENARIO]  nccl-tests-style sweep of one collective (all_reduce_perf table)\n"
     "  sweep SCENARIO --vary PATH=V1,V2,...  one row per point of a parameter grid (CSV/JSON; threads, MPI)\n"
     "  plot RESULTS.csv --x COL --y COL --out FILE.svg  render sweep results with gnuplot\n"
@@ -164,7 +165,12 @@ int cmd_collective(const std::vector<std::string>& args) {
       "protocol", po::value<std::string>(),
       "LL | LL128 | Simple | auto (default: the scenario's collective.protocol, auto)")(
       "model", po::value<std::string>()->default_value("sim"),
-      "sim: simulate on the scenario's fidelity | nccl: NCCL's cost model alone (cheapest)")(
+      "sim: simulate on the scenario's fidelity | nccl: NCCL's cost model alone (cheapest) | "
+      "calibrated: a profile's fitted line for the op and rank count (the default when the scenario "
+      "has collective.calibration or --calibration is given; simulated, with a warning, where the "
+      "profile lacks the line)")(
+      "calibration", po::value<std::string>(),
+      "calibration profile (syncsim calibrate fit --out, syncsim-probe); replaces collective.calibration")(
       "ranks", po::value<uint32_t>()->default_value(0), "ranks = the first N GPUs (0: all)")(
       "min-bytes,b", po::value<std::string>()->default_value("32M"),
       "smallest size; K/M/G/T are powers of 1024 as in nccl-tests, or units like 64MiB, 1GB")(
@@ -213,7 +219,9 @@ int cmd_collective(const std::vector<std::string>& args) {
       }
     }
     const std::string model = vm["model"].as<std::string>();
-    if (model != "sim" && model != "nccl") throw UsageError("--model must be sim or nccl");
+    if (model != "sim" && model != "nccl" && model != "calibrated") {
+      throw UsageError("--model must be sim, nccl or calibrated");
+    }
     o.nccl_model = model == "nccl";
     o.root = vm["root"].as<uint32_t>();
     o.run.step_latency = app::parse_time(vm["step-latency"].as<std::string>());
@@ -230,10 +238,32 @@ int cmd_collective(const std::vector<std::string>& args) {
   const app::Scenario scenario = vm.count("scenario")
                                      ? app::load_scenario_file(vm["scenario"].as<std::string>(), load)
                                      : app::load_default_scenario(load);
-  const app::CollectiveSweep sweep = app::run_collective_sweep(scenario, o);
-  if (vm.count("json")) {
-    std::cout << app::nccl_tests_json(sweep.header, sweep.rows).dump(2) << "\n";
+  // A profile (flag, else the scenario's) makes `calibrated` the default model; an explicit
+  // --model sim or nccl still wins.
+  std::optional<app::CollectiveCalibration> calibration = scenario.collective_calibration;
+  if (vm.count("calibration")) {
+    calibration = app::read_collective_calibration(vm["calibration"].as<std::string>());
+  }
+  const bool calibrated = vm["model"].as<std::string>() == "calibrated" ||
+                          (vm["model"].defaulted() && calibration.has_value());
+  if (calibrated && !calibration) {
+    throw UsageError("--model calibrated needs --calibration FILE or a scenario with collective.calibration");
+  }
+  app::CalibratedSweep result;
+  if (calibrated) {
+    result = app::run_calibrated_sweep(scenario, o, *calibration);
   } else {
+    result.sweep = app::run_collective_sweep(scenario, o);
+  }
+  const app::CollectiveSweep& sweep = result.sweep;
+  if (vm.count("json")) {
+    nlohmann::json j = app::nccl_tests_json(sweep.header, sweep.rows);
+    j["model"] = result.calibrated ? "calibrated" : o.nccl_model ? "nccl" : "sim";
+    if (calibrated) j["calibration"] = calibration->file;
+    j["warnings"] = result.warnings;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    for (const std::string& w : result.warnings) std::cout << "# warning: " << w << "\n";
     std::cout << app::format_nccl_tests(sweep.header, sweep.rows);
   }
   return kExitOk;
@@ -276,6 +306,9 @@ int main(int argc, char** argv) {
   } catch (const app::CalibrateUsageError& e) {
     std::cerr << "syncsim " << command << ": " << e.what() << "\n";
     return kExitBadInput;
+  } catch (const app::PlotError& e) {  // gnuplot missing or failing (calibrate report --plot)
+    std::cerr << "syncsim " << command << ": " << e.what() << "\n";
+    return kExitInternal;
   } catch (const UsageError& e) {
     std::cerr << "syncsim " << command << ": " << e.what() << "\n";
     return kExitBadInput;

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "app/calibrated_collective.hpp"
 #include "models/traffic.hpp"
 #include "sim/backends/analytic_backend.hpp"
 #include "sim/backends/make_backend.hpp"
@@ -85,6 +86,10 @@ RunResult run_scenario(const Scenario& scenario) {
     if (step.chunk_bytes == 0) step.chunk_bytes = timing.chunk_bytes;
     // Idle-fabric bucket timings are exact only when nothing else shares the fabric.
     step.reuse_bucket_timings = scenario.workload->reuse_bucket_timings.value_or(r.messages == 0);
+    if (scenario.collective_calibration) {
+      r.bucket_allreduce_model =
+          calibrate_bucket_allreduce(*scenario.collective_calibration, ranks, step, r.warnings);
+    }
     r.step = models::simulate_ddp_step(*backend, spec, scenario.fidelity, step);
     for (const auto& w : r.step->warnings) r.warnings.push_back(w);
   } else {
@@ -221,6 +226,7 @@ nlohmann::json to_json(const RunResult& r) {
     j["closed_form_step_time_s"] = st.closed_form_step.seconds();
     j["bytes_per_gpu"] = st.bytes_per_gpu;
     j["memory_per_gpu_bytes"] = st.memory_per_gpu_bytes;
+    j["bucket_allreduce_model"] = r.bucket_allreduce_model;
     nlohmann::json buckets = nlohmann::json::array();
     for (const auto& b : st.buckets) {
       buckets.push_back({{"bytes", b.bytes},
@@ -314,6 +320,7 @@ std::string to_text(const RunResult& r) {
       << "), optimizer " << fmt_time(st.optimizer.seconds()) << "\n";
     o << "sync       " << st.buckets.size() << " buckets, all-reduce busy " << fmt_time(st.sync.seconds())
       << ", " << fmt_bytes(st.bytes_per_gpu) << " sent per GPU\n";
+    if (r.bucket_allreduce_model != "simulated") o << "           bucket all-reduces " << r.bucket_allreduce_model << "\n";
     o.precision(3);
     o << "mfu        " << st.mfu * 100 << "%  (hfu " << st.hfu * 100 << "%), "
       << static_cast<int64_t>(st.tokens_per_s) << " tokens/s\n";

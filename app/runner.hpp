@@ -49,6 +49,9 @@ struct RunResult {
   double jain_index = 0;
   std::vector<std::string> warnings;                     // configuration checks
   std::optional<models::StepResult> step;                // when the scenario has a workload
+  // How the bucket all-reduces were timed: "simulated", or "calibrated: FILE, all_reduce at N
+  // ranks" (collective.calibration).
+  std::string bucket_allreduce_model = "simulated";
 };
 
 RunResult run_scenario(const Scenario& scenario);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "calibration/profile.hpp"
 #include "models/collective_cost.hpp"
 #include "models/step_sim.hpp"
 #include "models/traffic.hpp"
@@ -22,6 +23,14 @@ struct WorkloadSpec {
   std::optional<bool> reuse_bucket_timings;
 };
 
+// `collective.calibration: FILE`: the fitted collective lines of a calibration profile. They replace
+// the simulated time of `syncsim collective` rows and of the workload's bucket all-reduces for the
+// (op, rank count) pairs they cover (app/calibrated_collective.hpp).
+struct CollectiveCalibration {
+  std::string file;
+  std::vector<calibration::CollectiveProfile> collectives;
+};
+
 struct Scenario {
   std::string name;
   std::string source;        // file path, or "<built-in default>"
@@ -30,6 +39,7 @@ struct Scenario {
   topo::FabricParams fabric;
   std::vector<models::TrafficSpec> traffic;
   models::CollectiveConfig collective;  // `collective:` (NCCL knobs for `syncsim collective`)
+  std::optional<CollectiveCalibration> collective_calibration;  // `collective.calibration`
   std::optional<WorkloadSpec> workload;  // a training step to simulate; traffic then runs beside it
   // `sweep:` axes for `syncsim sweep FILE` (dotted path -> values, each a YAML scalar as written);
   // `syncsim run` ignores them.

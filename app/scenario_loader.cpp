@@ -215,6 +215,7 @@ class Loader {
   models::MessageSpec read_message(const YAML::Node& node, const std::string& path) const;
   WorkloadSpec read_workload(const YAML::Node& node, const std::string& path) const;
   void apply_calibration(const YAML::Node& node, const std::string& path, models::StepConfig& c) const;
+  CollectiveCalibration read_collective_calibration(const YAML::Node& node, const std::string& path) const;
   void validate(const Scenario& scenario) const;
 
   std::string source_;
@@ -556,6 +557,11 @@ Scenario Loader::read_root() {
   }
   s.fabric = read_fabric(top.require("fabric"), "fabric");
   if (const YAML::Node* n = top.find("collective")) s.collective = read_collective(*n, "collective");
+  if (const YAML::Node* n = top.find("collective")) {
+    if (n->IsMap() && (*n)["calibration"]) {
+      s.collective_calibration = read_collective_calibration((*n)["calibration"], "collective.calibration");
+    }
+  }
 
   if (const YAML::Node* n = top.find("workload")) s.workload = read_workload(*n, "workload");
   if (const YAML::Node* n = top.find("sweep")) {
@@ -599,7 +605,7 @@ models::CollectiveConfig Loader::read_collective(const YAML::Node& node,
                                                  const std::string& path) const {
   const MapView m(*this, node, path,
                   {"algorithm", "protocol", "channels", "buffer_size", "ll_buffer_size",
-                   "ll128_buffer_size", "steps"});
+                   "ll128_buffer_size", "steps", "calibration"});
   models::CollectiveConfig c;
   if (const YAML::Node* v = m.find("algorithm")) {
     const std::string text = read_string(*v, m.path_of("algorithm"));
@@ -678,6 +684,29 @@ void Loader::apply_calibration(const YAML::Node& node, const std::string& path,
              " GEMM fit or an hbm_copy_bandwidth probe, got neither in " + file);
   }
   c.gpu.calibrated_from = file;
+}
+
+// `collective.calibration: FILE`: a profile with fitted collective lines (`syncsim calibrate fit
+// --out`, syncsim-probe). A relative path is taken from the scenario file's folder, or from the
+// working directory when it came from --set. A profile without collective lines is an error here;
+// (op, rank count) pairs it lacks are reported where they are needed (they fall back to simulation).
+CollectiveCalibration Loader::read_collective_calibration(const YAML::Node& node,
+                                                          const std::string& path) const {
+  std::string file = read_string(node, path);
+  if (!from_override(path) && file.front() != '/' && source_.find('/') != std::string::npos) {
+    file = source_.substr(0, source_.rfind('/') + 1) + file;
+  }
+  CollectiveCalibration c;
+  c.file = file;
+  try {
+    c.collectives = calibration::read_profile_file(file).collectives;
+  } catch (const std::exception& e) {
+    fail(path, node, std::string("expected a readable calibration profile, got: ") + e.what());
+  }
+  if (c.collectives.empty()) {
+    fail(path, node, "expected a profile with fitted collectives (`collectives:`), got none in " + file);
+  }
+  return c;
 }
 
 // `workload:` a DDP training step. Presets by name, or a map starting from a preset (or from

@@ -161,7 +161,13 @@ StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& s
     auto it = idle.find(bytes);
     if (it == idle.end()) {
       std::pair<Time, int64_t> value{Time::zero(), 0};
-      if (n > 1) {
+      if (n > 1 && config.calibrated_allreduce) {
+        int64_t sent = 0;
+        for (const PlanStep& s : plan_for(bytes).steps) {
+          if (s.kind == PlanStep::Kind::Transfer) sent += s.bytes;
+        }
+        value = {config.calibrated_allreduce(bytes), sent};
+      } else if (n > 1) {
         Simulation sim(config.seed);
         auto fresh = make_backend(fidelity, sim, spec);
         const CollectiveResult c =
@@ -174,7 +180,7 @@ StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& s
   };
 
   std::function<Time(int64_t)> cached;
-  if (config.reuse_bucket_timings || n == 1) {
+  if (config.reuse_bucket_timings || n == 1 || config.calibrated_allreduce) {
     cached = [&](int64_t bytes) { return idle_run(bytes).first; };
   }
   StepDriver driver(backend, config, buckets, r.buckets, cached,

@@ -6,6 +6,7 @@
 // ready and the previous bucket has finished). The optimizer runs when both backward and the last
 // bucket are done.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +47,11 @@ struct StepConfig {
   // an idle fabric); turn it off to run every bucket live, e.g. against background traffic.
   bool reuse_bucket_timings = true;
   bool zero_compute = false;            // communication only (a test limit)
+  // When set, each bucket all-reduce takes this time for its byte size (a calibration profile's
+  // fitted all_reduce line) instead of a simulated one, and buckets take the cached-duration path;
+  // bytes sent still come from the plan. The app sets it only when bucket timings are reused: a
+  // fitted idle-fabric time cannot see live contention.
+  std::function<Time(int64_t)> calibrated_allreduce{};
 };
 
 struct BucketTiming {

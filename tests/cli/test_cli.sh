@@ -91,5 +91,55 @@ check "sweep names the best point" grep -q "best point .*workload.ddp.bucket_cap
 "$bin" sweep "$src/scenarios/bucket-size-study.yaml" --no-wall --quiet >"$tmp/sweep2.csv" 2>/dev/null
 check "sweep FILE runs the scenario's own sweep block" test "$(wc -l <"$tmp/sweep2.csv")" -eq 8
 
+# Calibration: fit a committed synthetic nccl-tests log (two regimes, 1% noise), then `collective`
+# with the fitted profile reproduces it within 5% from 1 MiB on (issue 6).
+log="$src/tests/data/nccl/all_reduce_8r_two_regimes.log"
+"$bin" calibrate fit "$log" --out "$tmp/prof.yaml" >/dev/null 2>"$tmp/err"
+check "calibrate fit --out exits 0" test $? -eq 0
+"$bin" collective --calibration "$tmp/prof.yaml" --ranks 8 -b 1M -e 1G >"$tmp/cal.txt" 2>"$tmp/err"
+check "collective --calibration exits 0" test $? -eq 0
+worst=$(awk 'NR == FNR { if ($1 !~ /^#/ && $1 >= 1048576) m[$1] = $6; next }
+             $1 !~ /^#/ && ($1 in m) { e = ($6 - m[$1]) / m[$1]; if (e < 0) e = -e; if (e > w) w = e; n++ }
+             END { printf "%d %.4f", n, w }' "$log" "$tmp/cal.txt")
+check "calibrated collective covers 11 sizes from 1 MiB ($worst)" test "${worst% *}" -eq 11
+check "calibrated collective reproduces the log within 5% ($worst)" awk -v w="${worst#* }" 'BEGIN { exit !(w < 0.05) }'
+# The same profile as the scenario's collective.calibration (a relative path from the scenario's folder).
+cat >"$tmp/cal.yaml" <<'YAML'
+name: calibrated
+fidelity: analytic
+fabric:
+  topology: spine_leaf
+  spine_leaf: {leaves: 2, hosts_per_leaf: 2, spines: 2}
+  host: {gpus: 2, nics: 2}
+collective:
+  calibration: prof.yaml
+workload: {model: gpt3-1.3b, gpu: h100}
+YAML
+"$bin" collective "$tmp/cal.yaml" -b 1M -e 1M --json >"$tmp/cal.json" 2>"$tmp/err"
+check "collective.calibration: rows are calibrated" grep -q '"model": "calibrated"' "$tmp/cal.json"
+"$bin" collective "$tmp/cal.yaml" --ranks 4 -b 1M -e 1M --json >"$tmp/cal4.json" 2>"$tmp/err"
+check "a rank count the profile lacks is simulated" grep -q '"model": "sim"' "$tmp/cal4.json"
+check "... and a warning says so" grep -q 'no all_reduce line for 4 ranks.*simulated' "$tmp/cal4.json"
+"$bin" collective "$tmp/cal.yaml" --ranks 4 -b 1M -e 1M >"$tmp/cal4.txt" 2>"$tmp/err"
+check "... also in the text table" grep -q '^# warning: .*no all_reduce line for 4 ranks' "$tmp/cal4.txt"
+"$bin" run "$tmp/cal.yaml" --json >"$tmp/calrun.json" 2>"$tmp/err"
+check "workload buckets use the profile's all_reduce line" grep -q '"bucket_allreduce_model": "calibrated: .*all_reduce at 8 ranks"' "$tmp/calrun.json"
+"$bin" collective --model calibrated -b 1M -e 1M >/dev/null 2>"$tmp/err"
+check "--model calibrated without a profile exits 2" test $? -eq 2
+"$bin" calibrate import "$tmp/cal.txt" >/dev/null 2>"$tmp/err"
+check "calibrated collective output parses as an nccl-tests log" test $? -eq 0
+
+"$bin" calibrate report "$log" --profile "$tmp/prof.yaml" --scenario "$tmp/cal.yaml" --json >"$tmp/rep.json" 2>"$tmp/err"
+check "calibrate report --json exits 0" test $? -eq 0
+for key in measured_us calibrated_us calibrated_rel_error simulated_us simulated_rel_error calibrated_max_rel_error_ge_1MiB; do
+  check "calibrate report json has $key" grep -q "\"$key\"" "$tmp/rep.json"
+done
+"$bin" calibrate report "$log" >"$tmp/rep.txt" 2>"$tmp/err"
+check "calibrate report text has the error summary" grep -q "^max |rel_err|: calibrated" "$tmp/rep.txt"
+if command -v gnuplot >/dev/null; then
+  "$bin" calibrate report "$log" --scenario "$tmp/cal.yaml" --plot "$tmp/rep.svg" >/dev/null 2>"$tmp/err"
+  check "calibrate report --plot draws an SVG" grep -q "<svg" "$tmp/rep.svg"
+fi
+
 echo "cli: $passes passed, $fails failed"
 test "$fails" -eq 0
