@@ -1,5 +1,7 @@
 #include "calibration/profile.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -70,7 +72,31 @@ struct Reader {
 }  // namespace
 
 CollectiveProfile to_profile(const LineFit& fit) {
-  return {fit.op, fit.ranks, fit.max_rel_error, fit.heldout_rel_error, fit.regimes};
+  CollectiveProfile c;
+  c.op = fit.op;
+  c.ranks = fit.ranks;
+  c.max_rel_error = fit.max_rel_error;
+  c.heldout_rel_error = fit.heldout_rel_error;
+  c.regimes = fit.regimes;
+  return c;
+}
+
+ProbeValue summarize(const std::string& name, const std::string& unit, std::vector<double> runs) {
+  ProbeValue v;
+  v.name = name;
+  v.unit = unit;
+  v.samples = static_cast<int>(runs.size());
+  if (runs.empty()) return v;
+  std::sort(runs.begin(), runs.end());
+  const std::size_t n = runs.size();
+  for (double x : runs) v.mean += x;
+  v.mean /= static_cast<double>(n);
+  for (double x : runs) v.stddev += (x - v.mean) * (x - v.mean);
+  v.stddev = n > 1 ? std::sqrt(v.stddev / static_cast<double>(n - 1)) : 0.0;
+  v.min = runs.front();
+  v.max = runs.back();
+  v.median = n % 2 == 1 ? runs[n / 2] : 0.5 * (runs[n / 2 - 1] + runs[n / 2]);
+  return v;
 }
 
 std::string write_profile_yaml(const CalibrationProfile& p) {
@@ -92,7 +118,12 @@ std::string write_profile_yaml(const CalibrationProfile& p) {
     e << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << v.name;
     e << YAML::Key << "unit" << YAML::Value << v.unit << YAML::Key << "mean" << YAML::Value << v.mean;
     e << YAML::Key << "stddev" << YAML::Value << v.stddev << YAML::Key << "samples" << YAML::Value
-      << v.samples << YAML::EndMap;
+      << v.samples;
+    if (v.min != 0 || v.median != 0 || v.max != 0) {
+      e << YAML::Key << "min" << YAML::Value << v.min << YAML::Key << "median" << YAML::Value << v.median
+        << YAML::Key << "max" << YAML::Value << v.max;
+    }
+    e << YAML::EndMap;
   }
   e << YAML::EndSeq;
   e << YAML::Key << "collectives" << YAML::Value << YAML::BeginSeq;
@@ -101,6 +132,10 @@ std::string write_profile_yaml(const CalibrationProfile& p) {
     e << YAML::Key << "ranks" << YAML::Value << c.ranks;
     e << YAML::Key << "max_rel_error" << YAML::Value << c.max_rel_error;
     e << YAML::Key << "heldout_rel_error" << YAML::Value << c.heldout_rel_error;
+    if (c.spread != 0 || c.samples != 0) {
+      e << YAML::Key << "spread" << YAML::Value << c.spread;
+      e << YAML::Key << "samples" << YAML::Value << c.samples;
+    }
     e << YAML::Key << "regimes" << YAML::Value << YAML::BeginSeq;
     for (const auto& r : c.regimes) {
       e << YAML::Flow << YAML::BeginMap << YAML::Key << "min_bytes" << YAML::Value << r.min_bytes;
@@ -158,13 +193,20 @@ CalibrationProfile parse_profile_yaml(const std::string& text, const std::string
     for (std::size_t i = 0; i < probes.size(); ++i) {
       const std::string path = "probes." + std::to_string(i);
       const YAML::Node n = probes[i];
-      rd.check_keys(n, path, {"name", "unit", "mean", "stddev", "samples"});
+      rd.check_keys(n, path, {"name", "unit", "mean", "stddev", "samples", "min", "median", "max"});
       ProbeValue v;
       rd.opt(n, "name", path, "a string", v.name);
       rd.opt(n, "unit", path, "a string", v.unit);
       rd.opt(n, "mean", path, "a number", v.mean);
       rd.opt(n, "stddev", path, "a number", v.stddev);
       rd.opt(n, "samples", path, "an integer", v.samples);
+      rd.opt(n, "min", path, "a number", v.min);
+      rd.opt(n, "median", path, "a number", v.median);
+      rd.opt(n, "max", path, "a number", v.max);
+      if (v.stddev < 0 || v.samples < 0) fail(file, n, path, "expected stddev >= 0 and samples >= 0");
+      if ((v.min != 0 || v.median != 0 || v.max != 0) && !(v.min <= v.median && v.median <= v.max)) {
+        fail(file, n, path, "expected min <= median <= max");
+      }
       p.probes.push_back(v);
     }
   }
@@ -172,12 +214,15 @@ CalibrationProfile parse_profile_yaml(const std::string& text, const std::string
     for (std::size_t i = 0; i < cs.size(); ++i) {
       const std::string path = "collectives." + std::to_string(i);
       const YAML::Node n = cs[i];
-      rd.check_keys(n, path, {"op", "ranks", "max_rel_error", "heldout_rel_error", "regimes"});
+      rd.check_keys(n, path, {"op", "ranks", "max_rel_error", "heldout_rel_error", "spread", "samples", "regimes"});
       CollectiveProfile c;
       rd.opt(n, "op", path, "an op name", c.op);
       rd.opt(n, "ranks", path, "an integer", c.ranks);
       rd.opt(n, "max_rel_error", path, "a number", c.max_rel_error);
       rd.opt(n, "heldout_rel_error", path, "a number", c.heldout_rel_error);
+      rd.opt(n, "spread", path, "a number", c.spread);
+      rd.opt(n, "samples", path, "an integer", c.samples);
+      if (c.spread < 0 || c.samples < 0) fail(file, n, path, "expected spread >= 0 and samples >= 0");
       const YAML::Node regimes = rd.list(n, "regimes", path + ".");
       if (!regimes || regimes.size() == 0) fail(file, n, path + ".regimes", "expected at least one regime, found none");
       for (std::size_t j = 0; j < regimes.size(); ++j) {

@@ -8,12 +8,15 @@
 //   versions: {driver: "570.86", cuda: "12.8", nccl: "2.25.1"}
 //   spread: 0.012                                   # max relative stddev of repeated runs
 //   probes:                                         # scalar measurements: mean, stddev, samples
-//     - {name: hbm_copy_bandwidth, unit: GB/s, mean: 4012.5, stddev: 3.1, samples: 20}
+//     - {name: hbm_copy_bandwidth, unit: GB/s, mean: 4012.5, stddev: 3.1, samples: 20,
+//        min: 4007.9, median: 4012.8, max: 4016.0}
 //   collectives:
 //     - op: all_reduce
 //       ranks: 8
 //       max_rel_error: 0.03
 //       heldout_rel_error: 0.04
+//       spread: 0.008        # max relative stddev of repeated runs over the sizes (0: unknown)
+//       samples: 5           # repeated runs per size (0: unknown, e.g. fitted from nccl-tests logs)
 //       regimes:
 //         - {min_bytes: 0, max_bytes: 65535, latency_us: 12.1, algbw_GBps: 20.5}
 //         - {min_bytes: 65536, max_bytes: 8589934592, latency_us: 35.0, algbw_GBps: 180.2}
@@ -41,7 +44,14 @@ struct ProbeValue {
   double mean = 0;
   double stddev = 0;
   int samples = 0;
+  // Spread of the repeated runs; all 0 when not recorded (profiles written before they existed).
+  double min = 0;
+  double median = 0;
+  double max = 0;
 };
+
+// Mean, sample stddev, min, median and max of repeated runs (empty: all zero).
+ProbeValue summarize(const std::string& name, const std::string& unit, std::vector<double> runs);
 
 struct CollectiveProfile {
   std::string op;
@@ -49,6 +59,8 @@ struct CollectiveProfile {
   double max_rel_error = 0;
   double heldout_rel_error = 0;
   std::vector<Regime> regimes;
+  double spread = 0;   // max relative stddev of repeated runs over the measured sizes; 0: unknown
+  int samples = 0;     // repeated runs per size; 0: unknown
 };
 
 struct CalibrationProfile {

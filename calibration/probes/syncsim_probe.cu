@@ -1,21 +1,27 @@
 // syncsim-probe: measures one GPU node and writes a calibration profile (calibration/profile.hpp).
 //
-//   syncsim-probe [--out FILE] [--repeats N] [--peak-bf16 TFLOPS] [--peak-fp16 TFLOPS] [--quick]
+//   syncsim-probe [--out FILE] [--repeats N] [--peak-bf16 TFLOPS] [--peak-fp16 TFLOPS]
+//                 [--peak-fp8 TFLOPS] [--quick]
 //
-// Measures, each repeated N times (mean and stddev recorded, spread = max relative stddev):
+// Records the GPU name, the driver version (/proc/driver/nvidia/version, else the driver API
+// version), the CUDA runtime and NCCL versions. Measures, each repeated N times (mean, stddev, min,
+// median and max recorded per measurement; the profile's spread = max relative stddev):
 //   - cuBLAS GEMM throughput (cublasGemmEx, fp32 accumulation) for bf16 and fp16 over transformer
 //     shapes (tokens x hidden projections, QKV, MLP up/down) with warm-up and cudaEvent timing, then a
 //     GEMM efficiency fit per dtype (alpha_beta_fit.hpp). Without --peak-* the peak is the best
 //     measured throughput, so efficiencies are relative to the best observed shape.
+//   - fp8 (E4M3 inputs, bf16 output, fp32 accumulation) through cublasLt on compute capability 8.9
+//     and newer (Ada, Hopper, Blackwell); skipped, and said so, on older GPUs;
 //   - device memory bandwidth (a float4 copy kernel; 2 bytes moved per byte copied);
 //   - host<->device bandwidth, pinned and pageable (cudaMemcpy);
 //   - peer-to-peer bandwidth and small-copy latency between GPU 0 and 1 when >= 2 GPUs can peer;
 //   - kernel launch overhead (back-to-back empty kernels);
 //   - with NCCL (SYNCSIM_HAVE_NCCL): an all_reduce / all_gather / reduce_scatter sweep over all GPUs
-//     of the node (one process, ncclCommInitAll), fitted into alpha-beta regimes.
-// Not done here: the two-node GPUDirect RDMA send/recv probe (needs MPI); run nccl-tests'
-// sendrecv_perf under mpirun and `syncsim calibrate fit` its log instead.
+//     of the node (one process, ncclCommInitAll): each size's time as a probe value with its spread,
+//     and per op a fitted alpha-beta line with its spread and sample count.
+// The two-node GPUDirect RDMA send/recv probe is a separate MPI program: syncsim_p2p_probe.cu.
 #include <cuda_runtime.h>
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -26,10 +32,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -57,23 +65,6 @@ namespace {
       std::exit(1);                                                                     \
     }                                                                                   \
   } while (0)
-
-struct Stats {
-  double mean = 0;
-  double stddev = 0;
-  int samples = 0;
-};
-
-Stats stats(const std::vector<double>& v) {
-  Stats s;
-  s.samples = static_cast<int>(v.size());
-  if (v.empty()) return s;
-  for (double x : v) s.mean += x;
-  s.mean /= static_cast<double>(v.size());
-  for (double x : v) s.stddev += (x - s.mean) * (x - s.mean);
-  s.stddev = v.size() > 1 ? std::sqrt(s.stddev / static_cast<double>(v.size() - 1)) : 0.0;
-  return s;
-}
 
 // Milliseconds of `iters` calls of `body`, timed with events on `stream`, after `warmup` calls.
 double time_ms(cudaStream_t stream, int warmup, int iters, const std::function<void()>& body) {
@@ -106,12 +97,14 @@ struct Probe {
   bool quick = false;
   cal::CalibrationProfile profile;
 
-  void record(const std::string& name, const std::string& unit, const std::vector<double>& v) {
-    const Stats s = stats(v);
-    profile.probes.push_back({name, unit, s.mean, s.stddev, s.samples});
+  // Every measurement goes into the profile with its spread over the repeated runs.
+  cal::ProbeValue record(const std::string& name, const std::string& unit, const std::vector<double>& v) {
+    const cal::ProbeValue s = cal::summarize(name, unit, v);
+    profile.probes.push_back(s);
     if (s.mean > 0) profile.spread = std::max(profile.spread, s.stddev / s.mean);
-    std::printf("  %-34s %12.3f %-6s (stddev %.3f, %d runs)\n", name.c_str(), s.mean, unit.c_str(), s.stddev,
-                s.samples);
+    std::printf("  %-34s %12.3f %-6s (stddev %.3f, min %.3f, median %.3f, max %.3f, %d runs)\n", name.c_str(),
+                s.mean, unit.c_str(), s.stddev, s.min, s.median, s.max, s.samples);
+    return s;
   }
 
   void device_bandwidth() {
@@ -209,14 +202,13 @@ struct Probe {
     record("kernel_launch_overhead", "us", us);
   }
 
-  void gemm(double peak_bf16, double peak_fp16) {
-    cublasHandle_t h;
-    PROBE_CUBLAS(cublasCreate(&h));
+  struct Shape {
+    int64_t m, n, k;
+  };
+  // The transformer's GEMMs: tokens x hidden projections (all multiples of 16, as fp8 needs).
+  std::vector<Shape> transformer_shapes() const {
     const std::vector<int64_t> hiddens = quick ? std::vector<int64_t>{4096} : std::vector<int64_t>{4096, 8192};
     const std::vector<int64_t> tokens = quick ? std::vector<int64_t>{512, 4096} : std::vector<int64_t>{256, 1024, 4096, 16384};
-    struct Shape {
-      int64_t m, n, k;
-    };
     std::vector<Shape> shapes;
     for (int64_t hd : hiddens) {
       for (int64_t t : tokens) {
@@ -226,6 +218,25 @@ struct Probe {
         shapes.push_back({t, hd, 4 * hd});  // MLP down
       }
     }
+    return shapes;
+  }
+
+  void fit(const std::vector<cal::GemmSample>& samples, const char* dtype, double given_peak, double best) {
+    const double peak = given_peak > 0 ? given_peak : best;
+    try {
+      profile.gemm.push_back(cal::fit_gemm(samples, dtype, peak));
+      const auto& g = profile.gemm.back();
+      std::printf("  gemm %s fit: peak %.1f TFLOPS%s, e_max %.3f, intensity_half %.1f FLOP/B, max_rel_error %.3f\n",
+                  dtype, peak, given_peak > 0 ? "" : " (best measured)", g.e_max, g.intensity_half, g.max_rel_error);
+    } catch (const cal::FitError& e) {
+      std::printf("  gemm %s fit: %s\n", dtype, e.what());
+    }
+  }
+
+  void gemm(double peak_bf16, double peak_fp16) {
+    cublasHandle_t h;
+    PROBE_CUBLAS(cublasCreate(&h));
+    const std::vector<Shape> shapes = transformer_shapes();
     size_t max_elems = 0;
     for (const auto& s : shapes) max_elems = std::max({max_elems, size_t(s.m * s.k), size_t(s.k * s.n), size_t(s.m * s.n)});
     void *A = nullptr, *B = nullptr, *C = nullptr;
@@ -258,28 +269,96 @@ struct Probe {
           const double ms = time_ms(nullptr, 3, iters, run);
           tflops.push_back(flop * iters / (ms * 1e-3) / 1e12);
         }
-        const Stats st = stats(tflops);
         char name[128];
         std::snprintf(name, sizeof name, "gemm_%s_%lldx%lldx%lld", d.name, static_cast<long long>(s.m),
                       static_cast<long long>(s.n), static_cast<long long>(s.k));
-        record(name, "TFLOPS", tflops);
+        const cal::ProbeValue st = record(name, "TFLOPS", tflops);
         samples.push_back({s.m, s.n, s.k, d.name, st.mean});
         best = std::max(best, st.mean);
       }
-      const double peak = d.peak > 0 ? d.peak : best;
-      try {
-        profile.gemm.push_back(cal::fit_gemm(samples, d.name, peak));
-        const auto& g = profile.gemm.back();
-        std::printf("  gemm %s fit: peak %.1f TFLOPS%s, e_max %.3f, intensity_half %.1f FLOP/B, max_rel_error %.3f\n",
-                    d.name, peak, d.peak > 0 ? "" : " (best measured)", g.e_max, g.intensity_half, g.max_rel_error);
-      } catch (const cal::FitError& e) {
-        std::printf("  gemm %s fit: %s\n", d.name, e.what());
-      }
+      fit(samples, d.name, d.peak, best);
     }
     PROBE_CUDA(cudaFree(A));
     PROBE_CUDA(cudaFree(B));
     PROBE_CUDA(cudaFree(C));
     PROBE_CUBLAS(cublasDestroy(h));
+  }
+
+  // fp8 GEMMs through cublasLt: E4M3 A and B, bf16 C/D, fp32 accumulation and scale. cublasLt's
+  // fp8 kernels take A transposed and B not ("TN"), so D[m,n] = A^T B with A stored k x m and B
+  // k x n, column-major. Only throughput is measured (the inputs are zeros).
+  void gemm_fp8(double peak_fp8, int compute_capability) {
+    if (compute_capability < 89) {
+      std::printf("  gemm fp8: skipped (compute capability %d.%d; fp8 needs 8.9 or newer)\n",
+                  compute_capability / 10, compute_capability % 10);
+      return;
+    }
+    cublasLtHandle_t lt;
+    PROBE_CUBLAS(cublasLtCreate(&lt));
+    const std::vector<Shape> shapes = transformer_shapes();
+    size_t max_elems = 0;
+    for (const auto& s : shapes) max_elems = std::max({max_elems, size_t(s.m * s.k), size_t(s.k * s.n), size_t(s.m * s.n)});
+    size_t workspace_bytes = size_t{32} << 20;
+    void *A = nullptr, *B = nullptr, *C = nullptr, *workspace = nullptr;
+    PROBE_CUDA(cudaMalloc(&A, max_elems));
+    PROBE_CUDA(cudaMalloc(&B, max_elems));
+    PROBE_CUDA(cudaMalloc(&C, max_elems * 2));
+    PROBE_CUDA(cudaMalloc(&workspace, workspace_bytes));
+    PROBE_CUDA(cudaMemset(A, 0, max_elems));
+    PROBE_CUDA(cudaMemset(B, 0, max_elems));
+    const float alpha = 1.0f, beta = 0.0f;
+    std::vector<cal::GemmSample> samples;
+    double best = 0;
+    for (const auto& s : shapes) {
+      cublasLtMatmulDesc_t op;
+      PROBE_CUBLAS(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+      const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+      PROBE_CUBLAS(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+      PROBE_CUBLAS(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+      cublasLtMatrixLayout_t la, lb, lc;
+      PROBE_CUBLAS(cublasLtMatrixLayoutCreate(&la, CUDA_R_8F_E4M3, uint64_t(s.k), uint64_t(s.m), s.k));
+      PROBE_CUBLAS(cublasLtMatrixLayoutCreate(&lb, CUDA_R_8F_E4M3, uint64_t(s.k), uint64_t(s.n), s.k));
+      PROBE_CUBLAS(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, uint64_t(s.m), uint64_t(s.n), s.m));
+      cublasLtMatmulPreference_t pref;
+      PROBE_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
+      PROBE_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                        &workspace_bytes, sizeof workspace_bytes));
+      cublasLtMatmulHeuristicResult_t heuristic{};
+      int found = 0;
+      const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &heuristic, &found);
+      char name[128];
+      std::snprintf(name, sizeof name, "gemm_fp8_%lldx%lldx%lld", static_cast<long long>(s.m),
+                    static_cast<long long>(s.n), static_cast<long long>(s.k));
+      if (st != CUBLAS_STATUS_SUCCESS || found == 0) {
+        std::printf("  %s: skipped (cublasLt has no fp8 algorithm for it, status %d)\n", name, static_cast<int>(st));
+      } else {
+        auto run = [&] {
+          PROBE_CUBLAS(cublasLtMatmul(lt, op, &alpha, A, la, B, lb, &beta, C, lc, C, lc, &heuristic.algo, workspace,
+                                      workspace_bytes, nullptr));
+        };
+        const double flop = 2.0 * double(s.m) * double(s.n) * double(s.k);
+        const int iters = std::max(3, int(4e12 / flop));
+        std::vector<double> tflops;
+        for (int r = 0; r < repeats; ++r) {
+          const double ms = time_ms(nullptr, 3, iters, run);
+          tflops.push_back(flop * iters / (ms * 1e-3) / 1e12);
+        }
+        const cal::ProbeValue v = record(name, "TFLOPS", tflops);
+        samples.push_back({s.m, s.n, s.k, "fp8", v.mean});
+        best = std::max(best, v.mean);
+      }
+      PROBE_CUBLAS(cublasLtMatmulPreferenceDestroy(pref));
+      PROBE_CUBLAS(cublasLtMatrixLayoutDestroy(la));
+      PROBE_CUBLAS(cublasLtMatrixLayoutDestroy(lb));
+      PROBE_CUBLAS(cublasLtMatrixLayoutDestroy(lc));
+      PROBE_CUBLAS(cublasLtMatmulDescDestroy(op));
+    }
+    if (!samples.empty()) fit(samples, "fp8", peak_fp8, best);
+    PROBE_CUDA(cudaFree(A));
+    PROBE_CUDA(cudaFree(B));
+    PROBE_CUDA(cudaFree(C));
+    PROBE_CUDA(cudaFree(workspace));
+    PROBE_CUBLAS(cublasLtDestroy(lt));
   }
 
 #ifdef SYNCSIM_HAVE_NCCL
@@ -310,6 +389,7 @@ struct Probe {
       PROBE_CUDA(cudaStreamCreate(&streams[size_t(i)]));
     }
     std::vector<cal::Measurement> ms;
+    std::map<std::string, double> line_spread;  // "op/ranks" -> max relative stddev over its sizes
     for (const char* op : {"all_reduce", "all_gather", "reduce_scatter"}) {
       for (size_t bytes = 1024; bytes <= max_bytes; bytes *= 4) {
         const size_t count = bytes / 4;  // floats; AG/RS: per-rank share of the total `bytes`
@@ -336,8 +416,11 @@ struct Probe {
           us.push_back(time_ms(streams[0], 5, iters, run) * 1e3 / iters);
           for (int i = 0; i < gpus; ++i) PROBE_CUDA(cudaStreamSynchronize(streams[size_t(i)]));
         }
-        const Stats st = stats(us);
-        if (st.mean > 0) profile.spread = std::max(profile.spread, st.stddev / st.mean);
+        char name[128];
+        std::snprintf(name, sizeof name, "nccl_%s_%dr_%zuB", op, gpus, bytes);
+        const cal::ProbeValue st = record(name, "us", us);
+        const std::string key = std::string(op) + "/" + std::to_string(gpus);
+        if (st.mean > 0) line_spread[key] = std::max(line_spread[key], st.stddev / st.mean);
         cal::Measurement m;
         m.op = op;
         m.ranks = gpus;
@@ -352,6 +435,8 @@ struct Probe {
     }
     for (const auto& f : cal::fit_collectives(ms)) {
       profile.collectives.push_back(cal::to_profile(f));
+      profile.collectives.back().spread = line_spread[f.op + "/" + std::to_string(f.ranks)];
+      profile.collectives.back().samples = repeats;
       std::printf("  nccl %-15s %d ranks: latency %.2f us, algbw %.2f GB/s, %zu regime(s), max_rel_error %.3f\n",
                   f.op.c_str(), f.ranks, f.latency_us(), f.algbw_GBps(), f.regimes.size(), f.max_rel_error);
     }
@@ -369,12 +454,26 @@ struct Probe {
 
 std::string cuda_version_string(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
 
+// The kernel driver's version ("570.86.15") from /proc/driver/nvidia/version ("NVRM version: NVIDIA
+// UNIX x86_64 Kernel Module  570.86.15  ..."); empty where that file does not exist.
+std::string kernel_driver_version() {
+  std::ifstream in("/proc/driver/nvidia/version");
+  std::string line;
+  if (!std::getline(in, line)) return "";
+  const std::string marker = "Kernel Module";
+  const auto at = line.find(marker);
+  if (at == std::string::npos) return "";
+  const auto start = line.find_first_not_of(' ', at + marker.size());
+  if (start == std::string::npos) return "";
+  return line.substr(start, line.find(' ', start) - start);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string out = "calibration-profile.yaml";
   Probe p;
-  double peak_bf16 = 0, peak_fp16 = 0;
+  double peak_bf16 = 0, peak_fp16 = 0, peak_fp8 = 0;
   std::string command = "syncsim-probe";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -395,12 +494,14 @@ int main(int argc, char** argv) {
       peak_bf16 = std::atof(next().c_str());
     } else if (a == "--peak-fp16") {
       peak_fp16 = std::atof(next().c_str());
+    } else if (a == "--peak-fp8") {
+      peak_fp8 = std::atof(next().c_str());
     } else if (a == "--quick") {
       p.quick = true;
     } else {
       std::fprintf(stderr,
                    "usage: syncsim-probe [--out FILE] [--repeats N] [--peak-bf16 TFLOPS] [--peak-fp16 TFLOPS] "
-                   "[--quick]\n");
+                   "[--peak-fp8 TFLOPS] [--quick]\n");
       return a == "--help" || a == "-h" ? 0 : 2;
     }
   }
@@ -417,17 +518,22 @@ int main(int argc, char** argv) {
   p.profile.source = command;
   p.profile.gpu_name = prop.name;
   p.profile.gpu_count = gpus;
-  // The CUDA driver API version (the driver's own version string needs NVML).
-  p.profile.driver_version = "cuda-driver-api " + cuda_version_string(driver);
+  // The kernel driver's version; without /proc/driver/nvidia, the CUDA version the driver supports.
+  const std::string kernel_driver = kernel_driver_version();
+  p.profile.driver_version =
+      kernel_driver.empty() ? "cuda-driver-api " + cuda_version_string(driver) : kernel_driver;
   p.profile.cuda_version = cuda_version_string(runtime);
-  std::printf("syncsim-probe: %s x %d, driver API %s, runtime %s\n", prop.name, gpus,
-              cuda_version_string(driver).c_str(), p.profile.cuda_version.c_str());
+  const int compute_capability = prop.major * 10 + prop.minor;
+  std::printf("syncsim-probe: %s (sm_%d) x %d, driver %s (CUDA %s), runtime %s\n", prop.name, compute_capability,
+              gpus, p.profile.driver_version.c_str(), cuda_version_string(driver).c_str(),
+              p.profile.cuda_version.c_str());
   PROBE_CUDA(cudaSetDevice(0));
   p.launch_overhead();
   p.device_bandwidth();
   p.host_bandwidth();
   p.peer_to_peer(gpus);
   p.gemm(peak_bf16, peak_fp16);
+  p.gemm_fp8(peak_fp8, compute_capability);
 #ifdef SYNCSIM_HAVE_NCCL
   p.nccl_sweep(gpus);
 #else
