@@ -785,7 +785,14 @@ WorkloadSpec Loader::read_workload(const YAML::Node& node, const std::string& pa
     }
   }
   if (const YAML::Node* v = m.find("ddp")) {
-    const MapView d(*this, *v, m.path_of("ddp"), {"bucket_cap_mb", "first_bucket_mb"});
+    const MapView d(*this, *v, m.path_of("ddp"), {"bucket_cap_mb", "first_bucket_mb", "bucket_order"});
+    // ready: PyTorch's buckets after rebuild_buckets() (every step after the first); parameters:
+    // the first iteration's, in reverse model.parameters() order.
+    if (const YAML::Node* b = d.find("bucket_order")) {
+      c.ddp.parameter_order =
+          read_enum(*b, d.path_of("bucket_order"),
+                    std::vector<std::pair<std::string_view, bool>>{{"ready", false}, {"parameters", true}});
+    }
     // PyTorch's names and units: MB here means MiB (bucket_cap_mb=25 is 25 * 1024 * 1024 bytes).
     if (const YAML::Node* b = d.find("bucket_cap_mb")) {
       const double mb = read_number(*b, d.path_of("bucket_cap_mb"));

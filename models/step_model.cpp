@@ -52,10 +52,14 @@ std::vector<GradientBucket> ddp_buckets(const TransformerShape& m, const DdpPara
     // tensor's gradient is ready once the work for the tensors before it, and its own, is done
     // (work taken proportional to parameters).
     int64_t cumulative = 0;
+    const std::size_t first = order.size();
     for (int64_t p : block) {
       cumulative += p;
       order.push_back({p, (l + static_cast<double>(cumulative) / block_params) / layers});
     }
+    // First iteration: reverse parameter order puts the block's norms (the last tensor in ready
+    // order) first.
+    if (ddp.parameter_order) std::rotate(order.begin() + static_cast<std::ptrdiff_t>(first), order.end() - 1, order.end());
   }
   if (scope.input_embedding) {
     int64_t input_side = vocab_share;  // embedding (and the tied head)
@@ -72,9 +76,10 @@ std::vector<GradientBucket> ddp_buckets(const TransformerShape& m, const DdpPara
     if (filled > 0 && filled + bytes > cap) {
       buckets.push_back({Bytes{filled}, ready});
       filled = 0;
+      ready = 0;
     }
     filled += bytes;
-    ready = tensor.ready_at;
+    ready = std::max(ready, tensor.ready_at);  // a bucket is ready when its last gradient is
   }
   if (filled > 0) buckets.push_back({Bytes{filled}, ready});
   return buckets;

@@ -23,11 +23,18 @@ struct DdpParams {
   Bytes first_bucket{1 << 20};
   Bytes bucket_cap{25 << 20};
   int64_t gradient_bytes_per_param = 2;  // bf16 gradients
+  // false (default): buckets in the order gradients become ready, which is what PyTorch's
+  // rebuild_buckets() produces after the first iteration (the steady state every later step runs
+  // with). true: the first iteration's buckets, in reverse model.parameters() order, where each
+  // block's norms (registered after attention and MLP in Hugging Face's Llama and GPT blocks) come
+  // first in reverse, so the bucket holding them waits for the end of the block's backward.
+  bool parameter_order = false;
 };
 
 struct GradientBucket {
   Bytes size{0};
   // Fraction of backward done when the bucket's last gradient is ready (0 = start, 1 = end).
+  // Non-decreasing over buckets in ready order; not necessarily with parameter_order.
   double ready_at = 0;
 };
 
