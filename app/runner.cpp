@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "app/calibrated_collective.hpp"
+#include "models/fsdp.hpp"
+#include "models/parallelism.hpp"
 #include "models/traffic.hpp"
 #include "sim/backends/analytic_backend.hpp"
 #include "sim/backends/make_backend.hpp"
@@ -70,7 +72,12 @@ RunResult run_scenario(const Scenario& scenario) {
   if (scenario.workload) {
     models::StepConfig step = scenario.workload->step;
     const auto gpus = static_cast<uint32_t>(spec.gpus.size());
-    const uint32_t ranks = scenario.workload->data_parallel == 0 ? gpus : scenario.workload->data_parallel;
+    // With model parallelism the ranks are TP x CP x PP x DP on the first GPUs, in Megatron order
+    // (models/parallelism.hpp); data_parallel then counts replicas.
+    const uint32_t model_parallel = step.layout.tensor * step.layout.context * step.layout.pipeline;
+    const uint32_t ranks = scenario.workload->data_parallel == 0
+                               ? gpus / model_parallel * model_parallel
+                               : scenario.workload->data_parallel * model_parallel;
     step.rank_to_gpu.resize(ranks);
     std::iota(step.rank_to_gpu.begin(), step.rank_to_gpu.end(), 0u);
     step.gpus_per_host = scenario.fabric.host.gpus;
@@ -87,10 +94,26 @@ RunResult run_scenario(const Scenario& scenario) {
     // Idle-fabric bucket timings are exact only when nothing else shares the fabric.
     step.reuse_bucket_timings = scenario.workload->reuse_bucket_timings.value_or(r.messages == 0);
     if (scenario.collective_calibration) {
-      r.bucket_allreduce_model =
-          calibrate_bucket_allreduce(*scenario.collective_calibration, ranks, step, r.warnings);
+      if (step.parallelism == models::DataParallelism::Ddp && !step.layout.model_parallel()) {
+        r.bucket_allreduce_model =
+            calibrate_bucket_allreduce(*scenario.collective_calibration, ranks, step, r.warnings);
+      } else {
+        r.warnings.push_back("collective.calibration drives DDP bucket all-reduces only; this step's "
+                             "FSDP/model-parallel collectives are simulated without the profile");
+      }
     }
-    r.step = models::simulate_ddp_step(*backend, spec, scenario.fidelity, step);
+    if (step.layout.model_parallel()) {
+      r.step = models::simulate_parallel_step(spec, scenario.fidelity, step);
+      if (r.messages > 0) {
+        r.step->warnings.push_back("the model-parallel step is a closed form on an idle fabric: the "
+                                   "background traffic runs but does not slow it");
+      }
+      sim.queue().run();
+    } else if (step.parallelism == models::DataParallelism::Fsdp) {
+      r.step = models::simulate_fsdp_step(*backend, spec, scenario.fidelity, step);
+    } else {
+      r.step = models::simulate_ddp_step(*backend, spec, scenario.fidelity, step);
+    }
     for (const auto& w : r.step->warnings) r.warnings.push_back(w);
   } else {
     sim.queue().run();
@@ -235,6 +258,32 @@ nlohmann::json to_json(const RunResult& r) {
                          {"end_s", b.end.seconds()}});
     }
     j["buckets"] = std::move(buckets);
+    // Which engine produced the step, the data-parallel flavour and the model-parallel layout.
+    j["engine"] = st.engine;
+    j["parallelism"] = std::string(models::to_string(st.parallelism));
+    j["layout"] = {{"tensor_parallel", st.layout.tensor},
+                   {"context_parallel", st.layout.context},
+                   {"pipeline_parallel", st.layout.pipeline},
+                   {"data_parallel", st.data_parallel},
+                   {"sequence_parallel", st.layout.sequence_parallel}};
+    nlohmann::json collectives = nlohmann::json::array();
+    for (const auto& c : st.collectives) {
+      collectives.push_back({{"kind", c.kind},
+                             {"unit", c.unit},
+                             {"bytes", c.bytes},
+                             {"ready_s", c.ready.seconds()},
+                             {"start_s", c.start.seconds()},
+                             {"end_s", c.end.seconds()},
+                             {"count", c.count}});
+    }
+    j["collectives"] = std::move(collectives);
+    if (st.layout.model_parallel()) {
+      j["pipeline_bubble_s"] = st.pipeline_bubble.seconds();
+      j["bubble_fraction"] = st.bubble_fraction;
+      j["tp_comm_s"] = st.tensor_parallel_comm.seconds();
+      j["cp_exposed_s"] = st.context_parallel_exposed.seconds();
+      j["pp_p2p_s"] = st.pipeline_p2p.seconds();
+    }
   }
   j["fabric"] = {{"gpus", r.gpus}, {"hosts", r.hosts}, {"switches", r.switches}, {"links", r.links}};
   return j;
@@ -312,15 +361,35 @@ std::string to_text(const RunResult& r) {
   }
   if (r.step) {
     const models::StepResult& st = *r.step;
-    o << "step       " << fmt_time(st.step.seconds()) << "  (closed form " << fmt_time(st.closed_form_step.seconds())
-      << ")\n";
+    o << "step       " << fmt_time(st.step.seconds());
+    if (st.engine == "closed_form") {
+      o << "  (closed form only: model parallelism is not simulated event by event)\n";
+    } else {
+      o << "  (closed form " << fmt_time(st.closed_form_step.seconds()) << ")\n";
+    }
+    o << "layout     " << models::to_string(st.parallelism) << ", TP " << st.layout.tensor << " x CP "
+      << st.layout.context << " x PP " << st.layout.pipeline << " x DP " << st.data_parallel
+      << (st.layout.sequence_parallel ? " (sequence parallel)" : "") << ", engine " << st.engine << "\n";
+    if (st.layout.model_parallel()) {
+      o << "parallel   TP collectives " << fmt_time(st.tensor_parallel_comm.seconds()) << ", CP exposed "
+        << fmt_time(st.context_parallel_exposed.seconds()) << ", PP sends "
+        << fmt_time(st.pipeline_p2p.seconds()) << ", pipeline bubble "
+        << fmt_time(st.pipeline_bubble.seconds()) << " (" << st.bubble_fraction * 100
+        << "% of ideal)\n";
+    }
     o << "breakdown  forward " << fmt_time(st.forward.seconds()) << ", backward "
       << fmt_time(st.backward.seconds()) << ", exposed communication "
       << fmt_time(st.exposed_comm.seconds()) << " (tail " << fmt_time(st.tail.seconds())
       << "), optimizer " << fmt_time(st.optimizer.seconds()) << "\n";
-    o << "sync       " << st.buckets.size() << " buckets, all-reduce busy " << fmt_time(st.sync.seconds())
-      << ", " << fmt_bytes(st.bytes_per_gpu) << " sent per GPU\n";
-    if (r.bucket_allreduce_model != "simulated") o << "           bucket all-reduces " << r.bucket_allreduce_model << "\n";
+    if (st.parallelism == models::DataParallelism::Fsdp) {
+      o << "sync       " << st.collectives.size() << " all-gathers and reduce-scatters, busy "
+        << fmt_time(st.sync.seconds()) << ", " << fmt_bytes(st.bytes_per_gpu) << " sent per GPU, "
+        << fmt_bytes(static_cast<int64_t>(st.memory_per_gpu_bytes)) << " memory per GPU\n";
+    } else {
+      o << "sync       " << st.buckets.size() << " buckets, all-reduce busy " << fmt_time(st.sync.seconds())
+        << ", " << fmt_bytes(st.bytes_per_gpu) << " sent per GPU\n";
+      if (r.bucket_allreduce_model != "simulated") o << "           bucket all-reduces " << r.bucket_allreduce_model << "\n";
+    }
     o.precision(3);
     o << "mfu        " << st.mfu * 100 << "%  (hfu " << st.hfu * 100 << "%), "
       << static_cast<int64_t>(st.tokens_per_s) << " tokens/s\n";

@@ -216,6 +216,7 @@ class Loader {
   WorkloadSpec read_workload(const YAML::Node& node, const std::string& path) const;
   void apply_calibration(const YAML::Node& node, const std::string& path, models::StepConfig& c) const;
   CollectiveCalibration read_collective_calibration(const YAML::Node& node, const std::string& path) const;
+  void read_parallelism(const MapView& m, models::StepConfig& c) const;
   void validate(const Scenario& scenario) const;
 
   std::string source_;
@@ -715,7 +716,8 @@ WorkloadSpec Loader::read_workload(const YAML::Node& node, const std::string& pa
   const MapView m(*this, node, path,
                   {"model", "gpu", "data_parallel", "micro_batch", "grad_accumulation", "recompute",
                    "dtype", "ddp", "optimizer", "algorithm", "channels", "perturbations",
-                   "reuse_bucket_timings", "calibration"});
+                   "reuse_bucket_timings", "calibration", "parallelism", "fsdp", "tensor_parallel",
+                   "pipeline_parallel", "context_parallel", "sequence_parallel"});
   WorkloadSpec w;
   models::StepConfig& c = w.step;
 
@@ -812,7 +814,14 @@ WorkloadSpec Loader::read_workload(const YAML::Node& node, const std::string& pa
     }
   }
   if (const YAML::Node* v = m.find("ddp")) {
-    const MapView d(*this, *v, m.path_of("ddp"), {"bucket_cap_mb", "first_bucket_mb"});
+    const MapView d(*this, *v, m.path_of("ddp"), {"bucket_cap_mb", "first_bucket_mb", "bucket_order"});
+    // ready: PyTorch's buckets after rebuild_buckets() (every step after the first); parameters:
+    // the first iteration's, in reverse model.parameters() order.
+    if (const YAML::Node* b = d.find("bucket_order")) {
+      c.ddp.parameter_order =
+          read_enum(*b, d.path_of("bucket_order"),
+                    std::vector<std::pair<std::string_view, bool>>{{"ready", false}, {"parameters", true}});
+    }
     // PyTorch's names and units: MB here means MiB (bucket_cap_mb=25 is 25 * 1024 * 1024 bytes).
     if (const YAML::Node* b = d.find("bucket_cap_mb")) {
       const double mb = read_number(*b, d.path_of("bucket_cap_mb"));
@@ -858,7 +867,66 @@ WorkloadSpec Loader::read_workload(const YAML::Node& node, const std::string& pa
     w.reuse_bucket_timings = read_bool(*v, m.path_of("reuse_bucket_timings"));
   }
   if (const YAML::Node* v = m.find("calibration")) apply_calibration(*v, m.path_of("calibration"), c);
+  read_parallelism(m, c);
   return w;
+}
+
+// `workload.parallelism: ddp | fsdp`, `workload.fsdp: {...}` and the model-parallel degrees.
+void Loader::read_parallelism(const MapView& m, models::StepConfig& c) const {
+  if (const YAML::Node* v = m.find("parallelism")) {
+    c.parallelism = read_enum(*v, m.path_of("parallelism"),
+                              std::vector<std::pair<std::string_view, models::DataParallelism>>{
+                                  {"ddp", models::DataParallelism::Ddp},
+                                  {"fsdp", models::DataParallelism::Fsdp}});
+  }
+  if (const YAML::Node* v = m.find("fsdp")) {
+    const MapView f(*this, *v, m.path_of("fsdp"), {"layers_per_unit", "streams"});
+    if (c.parallelism != models::DataParallelism::Fsdp) {
+      fail(m.path_of("fsdp"), *v, "an fsdp block needs workload.parallelism: fsdp, got ddp");
+    }
+    if (const YAML::Node* n = f.find("layers_per_unit")) {
+      c.fsdp.layers_per_unit = read_u32(*n, f.path_of("layers_per_unit"), 1);
+      if (c.fsdp.layers_per_unit > c.model.layers) {
+        fail(f.path_of("layers_per_unit"), *n,
+             "expected at most the model's " + std::to_string(c.model.layers) + " layers");
+      }
+    }
+    if (const YAML::Node* n = f.find("streams")) {
+      c.fsdp.separate_streams =
+          read_enum(*n, f.path_of("streams"),
+                    std::vector<std::pair<std::string_view, bool>>{{"separate", true}, {"shared", false}});
+    }
+  }
+  const std::pair<std::string_view, uint32_t*> degrees[] = {{"tensor_parallel", &c.layout.tensor},
+                                                            {"pipeline_parallel", &c.layout.pipeline},
+                                                            {"context_parallel", &c.layout.context}};
+  for (const auto& [key, field] : degrees) {
+    if (const YAML::Node* v = m.find(key)) *field = read_u32(*v, m.path_of(key), 1);
+  }
+  if (const YAML::Node* v = m.find("sequence_parallel")) {
+    c.layout.sequence_parallel = read_bool(*v, m.path_of("sequence_parallel"));
+  }
+  auto check = [&](std::string_view key, bool ok, const std::string& expected) {
+    if (const YAML::Node* v = m.find(key); v && !ok) fail(m.path_of(key), *v, expected);
+  };
+  const auto& mm = c.model;
+  const uint32_t t = c.layout.tensor;
+  check("tensor_parallel", mm.heads % t == 0 && mm.ffn % t == 0 && mm.hidden % t == 0 && mm.vocab >= t,
+        "expected a tensor-parallel degree dividing the heads (" + std::to_string(mm.heads) +
+            "), hidden and FFN sizes, got " + std::to_string(t));
+  check("pipeline_parallel", mm.layers % c.layout.pipeline == 0,
+        "expected a pipeline-parallel degree dividing the " + std::to_string(mm.layers) +
+            " layers, got " + std::to_string(c.layout.pipeline));
+  check("context_parallel", mm.sequence % (2 * c.layout.context) == 0 || c.layout.context == 1,
+        "expected a context-parallel degree c with the sequence (" + std::to_string(mm.sequence) +
+            ") divisible by 2c (load-balanced causal chunks), got " + std::to_string(c.layout.context));
+  check("sequence_parallel", !c.layout.sequence_parallel || t > 1,
+        "sequence parallelism needs tensor_parallel > 1");
+  if (c.parallelism == models::DataParallelism::Fsdp && c.layout.model_parallel()) {
+    fail(m.path_of("parallelism"), *m.find("parallelism"),
+         "fsdp composed with tensor, pipeline or context parallelism is not modelled; expected ddp "
+         "with model parallelism");
+  }
 }
 
 topo::FabricParams Loader::read_fabric(const YAML::Node& node, const std::string& path) const {
@@ -1328,7 +1396,27 @@ void Loader::validate(const Scenario& scenario) const {
       fail_path("workload.data_parallel", "expected at most the fabric's " + std::to_string(gpus) +
                                               " GPUs, got " + std::to_string(w.data_parallel));
     }
-    const uint32_t ranks = w.data_parallel == 0 ? gpus : w.data_parallel;
+    const models::ParallelLayout& lay = w.step.layout;
+    const uint32_t model_parallel = lay.tensor * lay.context * lay.pipeline;
+    if (model_parallel > 1) {
+      const uint64_t product = uint64_t{model_parallel} * (w.data_parallel == 0 ? 1 : w.data_parallel);
+      if (w.data_parallel == 0 && gpus % model_parallel != 0) {
+        fail_path("workload.tensor_parallel",
+                  "expected tensor_parallel x context_parallel x pipeline_parallel (" +
+                      std::to_string(lay.tensor) + " x " + std::to_string(lay.context) + " x " +
+                      std::to_string(lay.pipeline) + " = " + std::to_string(model_parallel) +
+                      ") to divide the fabric's " + std::to_string(gpus) + " GPUs");
+      }
+      if (product > gpus) {
+        fail_path("workload.data_parallel",
+                  "expected tensor_parallel x context_parallel x pipeline_parallel x data_parallel (" +
+                      std::to_string(lay.tensor) + " x " + std::to_string(lay.context) + " x " +
+                      std::to_string(lay.pipeline) + " x " + std::to_string(w.data_parallel) + " = " +
+                      std::to_string(product) + ") to be at most the fabric's " +
+                      std::to_string(gpus) + " GPUs");
+      }
+    }
+    const uint32_t ranks = (w.data_parallel == 0 ? gpus / model_parallel : w.data_parallel) * model_parallel;
     if (w.step.perturbations.straggler && *w.step.perturbations.straggler >= ranks) {
       fail_path("workload.perturbations.straggler.rank",
                 "expected a rank below " + std::to_string(ranks) + ", got " +

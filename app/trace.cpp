@@ -35,6 +35,24 @@ nlohmann::json step_trace(const models::StepResult& step, std::size_t max_ranks)
     events.push_back(slice("forward", r, kCompute, Time::zero(), bwd_start));
     events.push_back(slice("backward", r, kCompute, bwd_start, bwd_end));
     events.push_back(slice("optimizer", r, kCompute, optimizer_start, step.step));
+    if (step.parallelism == models::DataParallelism::Fsdp) {
+      // FSDP: the all-gather and reduce-scatter streams, and rank 0's compute per unit.
+      constexpr int kReduce = 2;
+      constexpr int kUnits = 3;
+      events.push_back(metadata("thread_name", r, kComm, "all-gather stream"));
+      events.push_back(metadata("thread_name", r, kReduce, "reduce-scatter stream"));
+      for (const auto& c : step.collectives) {
+        const int tid = c.kind == "all_gather" ? kComm : kReduce;
+        events.push_back(slice(c.kind + " unit " + std::to_string(c.unit), r, tid, c.start, c.end,
+                               {{"bytes", c.bytes}, {"ready_us", us(c.ready)}}));
+      }
+      if (r == 0) {
+        events.push_back(metadata("thread_name", r, kUnits, "compute per unit"));
+        for (const auto& t : step.rank0_compute) {
+          if (t.end > t.start) events.push_back(slice(t.name, r, kUnits, t.start, t.end));
+        }
+      }
+    }
     for (std::size_t b = 0; b < step.buckets.size(); ++b) {
       const auto& bucket = step.buckets[b];
       events.push_back(slice("all_reduce bucket " + std::to_string(b), r, kComm, bucket.start,

@@ -1,7 +1,8 @@
 #pragma once
 // Chrome trace / Perfetto JSON of a simulated training step: one process per rank (the first
 // `max_ranks` ranks at scale) with a compute track (forward, backward, optimizer) and a
-// communication track (each gradient bucket's all-reduce, with its size). Opens in ui.perfetto.dev
+// communication track (each gradient bucket's all-reduce, with its size; for FSDP an all-gather
+// and a reduce-scatter track, and rank 0's compute per unit). Opens in ui.perfetto.dev
 // and chrome://tracing.
 #include <cstddef>
 #include <string>

@@ -11,88 +11,123 @@ Time seconds(double s) { return Time::from_seconds(s); }
 }  // namespace
 
 std::vector<GradientBucket> ddp_buckets(const TransformerShape& m, const DdpParams& ddp) {
+  return ddp_buckets(m, ddp, BucketScope{});
+}
+
+std::vector<GradientBucket> ddp_buckets(const TransformerShape& m, const DdpParams& ddp,
+                                        const BucketScope& scope) {
   const int64_t h = m.hidden;
   const int64_t kv = static_cast<int64_t>(m.kv_heads) * (h / m.heads);
   const int64_t ffn = m.ffn;
   const int64_t b = m.biases ? 1 : 0;
-  // One block's tensors in the order backward produces their gradients.
+  const int64_t t = std::max<int64_t>(1, scope.tensor_parallel);
+  // One block's tensors in the order backward produces their gradients. Under tensor parallelism
+  // the weights are split t ways; the biases of the row-parallel layers (MLP down, attention output)
+  // and the norms are replicated.
   std::vector<int64_t> block = {
-      ffn * h + b * h,                                        // MLP down
-      (m.mlp == MlpKind::SwiGlu ? 2 : 1) * (h * ffn + b * ffn),  // MLP up (+ gate)
-      h * h + b * h,                                          // attention output
-      h * kv + b * kv,                                        // value
-      h * kv + b * kv,                                        // key
-      h * h + b * h,                                          // query
-      (1 + b) * h * 2,                                        // the two norms
+      ffn * h / t + b * h,                                              // MLP down
+      (m.mlp == MlpKind::SwiGlu ? 2 : 1) * (h * ffn + b * ffn) / t,     // MLP up (+ gate)
+      h * h / t + b * h,                                                // attention output
+      (h * kv + b * kv) / t,                                            // value
+      (h * kv + b * kv) / t,                                            // key
+      (h * h + b * h) / t,                                              // query
+      (1 + b) * h * 2,                                                  // the two norms
   };
   struct Tensor {
     int64_t params;
     double ready_at;
   };
   std::vector<Tensor> order;
-  const double layers = m.layers;
-  if (!m.tied_embeddings) order.push_back({static_cast<int64_t>(m.vocab) * h, 0.0});
-  order.push_back({(1 + b) * h, 0.0});  // final norm
+  const uint32_t layers = scope.layers == 0 ? m.layers - std::min(m.layers, scope.first_layer) : scope.layers;
+  const int64_t vocab_share = static_cast<int64_t>(m.vocab) * h / t;
+  if (scope.output_head) {
+    // Untied: the output projection. Tied, on a last pipeline stage without the input embedding:
+    // Megatron keeps a copy of the word embeddings there for the head.
+    if (!m.tied_embeddings || !scope.input_embedding) order.push_back({vocab_share, 0.0});
+    order.push_back({(1 + b) * h, 0.0});  // final norm
+  }
   const double block_params = static_cast<double>(std::accumulate(block.begin(), block.end(), int64_t{0}));
-  for (uint32_t l = 0; l < m.layers; ++l) {
+  for (uint32_t l = 0; l < layers; ++l) {
     // Block l (counting from the output) runs its backward during [l, l + 1) / layers; within it a
     // tensor's gradient is ready once the work for the tensors before it, and its own, is done
     // (work taken proportional to parameters).
     int64_t cumulative = 0;
+    const std::size_t first = order.size();
     for (int64_t p : block) {
       cumulative += p;
       order.push_back({p, (l + static_cast<double>(cumulative) / block_params) / layers});
     }
+    // First iteration: reverse parameter order puts the block's norms (the last tensor in ready
+    // order) first.
+    if (ddp.parameter_order) std::rotate(order.begin() + static_cast<std::ptrdiff_t>(first), order.end() - 1, order.end());
   }
-  int64_t input_side = static_cast<int64_t>(m.vocab) * h;  // embedding (and the tied head)
-  if (m.learned_positions) input_side += static_cast<int64_t>(m.sequence) * h;
-  order.push_back({input_side, 1.0});
+  if (scope.input_embedding) {
+    int64_t input_side = vocab_share;  // embedding (and the tied head)
+    if (m.learned_positions) input_side += static_cast<int64_t>(m.sequence) * h;
+    order.push_back({input_side, 1.0});
+  }
 
   std::vector<GradientBucket> buckets;
   int64_t filled = 0;
   double ready = 0;
-  for (const Tensor& t : order) {
-    const int64_t bytes = t.params * ddp.gradient_bytes_per_param;
+  for (const Tensor& tensor : order) {
+    const int64_t bytes = tensor.params * ddp.gradient_bytes_per_param;
     const int64_t cap = buckets.empty() ? ddp.first_bucket.count() : ddp.bucket_cap.count();
     if (filled > 0 && filled + bytes > cap) {
       buckets.push_back({Bytes{filled}, ready});
       filled = 0;
+      ready = 0;
     }
     filled += bytes;
-    ready = t.ready_at;
+    ready = std::max(ready, tensor.ready_at);  // a bucket is ready when its last gradient is
   }
   if (filled > 0) buckets.push_back({Bytes{filled}, ready});
   return buckets;
 }
 
-ComputeTimes compute_times(const TransformerShape& m, const GpuSpec& gpu, const ComputeParams& p) {
-  const double tokens = static_cast<double>(p.micro_batch) * m.sequence;
+LayerCompute layer_compute(const TransformerShape& m, const GpuSpec& gpu, const ComputeParams& p,
+                           const ComputeSplit& split) {
+  const double t = std::max<uint32_t>(1, split.tensor);
+  const double c = std::max<uint32_t>(1, split.context);
+  const double tokens = static_cast<double>(p.micro_batch) * m.sequence / c;
+  const double queries = m.sequence / c;
   const double h = m.hidden;
   const double kv = static_cast<double>(m.kv_heads) * (h / m.heads);
   const double ffn = m.ffn;
   const double head_dim = h / m.heads;
-  const double batch_heads = static_cast<double>(p.micro_batch) * m.heads;
+  const double batch_heads = static_cast<double>(p.micro_batch) * m.heads / t;
 
-  double block_gemms = gemm_seconds(gpu, p.dtype, tokens, h + 2 * kv, h)  // QKV
-                       + gemm_seconds(gpu, p.dtype, tokens, h, h);       // output
-  block_gemms += m.mlp == MlpKind::SwiGlu ? gemm_seconds(gpu, p.dtype, tokens, 2 * ffn, h)
-                                          : gemm_seconds(gpu, p.dtype, tokens, ffn, h);
-  block_gemms += gemm_seconds(gpu, p.dtype, tokens, h, ffn);  // MLP down
-  // Scores (s x s per head) and the weighted sum of values, batched over micro-batch x heads.
+  double block_gemms = gemm_seconds(gpu, p.dtype, tokens, (h + 2 * kv) / t, h)  // QKV
+                       + gemm_seconds(gpu, p.dtype, tokens, h, h / t);         // output
+  block_gemms += m.mlp == MlpKind::SwiGlu ? gemm_seconds(gpu, p.dtype, tokens, 2 * ffn / t, h)
+                                          : gemm_seconds(gpu, p.dtype, tokens, ffn / t, h);
+  block_gemms += gemm_seconds(gpu, p.dtype, tokens, h, ffn / t);  // MLP down
+  // Scores (queries x s per head) and the weighted sum of values, batched over micro-batch x heads.
   const double attention =
-      batch_heads * (gemm_seconds(gpu, p.dtype, m.sequence, m.sequence, head_dim) +
-                     gemm_seconds(gpu, p.dtype, m.sequence, head_dim, m.sequence)) -
+      batch_heads * (gemm_seconds(gpu, p.dtype, queries, m.sequence, head_dim) +
+                     gemm_seconds(gpu, p.dtype, queries, head_dim, m.sequence)) -
       2 * (batch_heads - 1) * gpu.kernel_launch_s;  // batched: one launch each
-  const double elementwise =
-      p.elementwise_passes_per_layer * tokens * h * 2.0 / gpu.hbm_bytes_per_s;
+  const double elementwise = p.elementwise_passes_per_layer * tokens * h * 2.0 / gpu.hbm_bytes_per_s /
+                             (split.sequence_parallel ? t : 1.0);
   const double block = block_gemms + attention + elementwise;
-  const double logits = gemm_seconds(gpu, p.dtype, tokens, m.vocab, h);
+  const double logits = gemm_seconds(gpu, p.dtype, tokens, m.vocab / t, h);
 
-  const double forward = m.layers * block + logits;
-  double backward = 2.0 * (m.layers * (block_gemms + attention) + logits) + m.layers * elementwise;
-  if (p.recompute == Recompute::Full) backward += m.layers * block;
-  if (p.recompute == Recompute::Selective) backward += m.layers * attention;
-  return ComputeTimes{seconds(forward), seconds(backward)};
+  LayerCompute lc;
+  lc.layer_forward = block;
+  lc.attention_forward = attention;
+  lc.layer_backward = 2.0 * (block_gemms + attention) + elementwise;
+  lc.attention_backward = 2.0 * attention;
+  if (p.recompute == Recompute::Full) lc.layer_backward += block;
+  if (p.recompute == Recompute::Selective) lc.layer_backward += attention;
+  lc.head_forward = logits;
+  lc.head_backward = 2.0 * logits;
+  return lc;
+}
+
+ComputeTimes compute_times(const TransformerShape& m, const GpuSpec& gpu, const ComputeParams& p) {
+  const LayerCompute lc = layer_compute(m, gpu, p);
+  return ComputeTimes{seconds(m.layers * lc.layer_forward + lc.head_forward),
+                      seconds(m.layers * lc.layer_backward + lc.head_backward)};
 }
 
 StepBreakdown closed_form_step(const StepInputs& in, double model_flops, int64_t gpus,

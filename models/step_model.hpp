@@ -23,11 +23,18 @@ struct DdpParams {
   Bytes first_bucket{1 << 20};
   Bytes bucket_cap{25 << 20};
   int64_t gradient_bytes_per_param = 2;  // bf16 gradients
+  // false (default): buckets in the order gradients become ready, which is what PyTorch's
+  // rebuild_buckets() produces after the first iteration (the steady state every later step runs
+  // with). true: the first iteration's buckets, in reverse model.parameters() order, where each
+  // block's norms (registered after attention and MLP in Hugging Face's Llama and GPT blocks) come
+  // first in reverse, so the bucket holding them waits for the end of the block's backward.
+  bool parameter_order = false;
 };
 
 struct GradientBucket {
   Bytes size{0};
   // Fraction of backward done when the bucket's last gradient is ready (0 = start, 1 = end).
+  // Non-decreasing over buckets in ready order; not necessarily with parameter_order.
   double ready_at = 0;
 };
 
@@ -36,6 +43,21 @@ struct GradientBucket {
 // the cap gets a bucket of its own, as in DDP. Per block, the tensors in backward order are the MLP
 // down, gate/up, then the attention output, value, key and query projections and the two norms.
 std::vector<GradientBucket> ddp_buckets(const TransformerShape& model, const DdpParams& ddp);
+
+// The part of the model one data-parallel replica's rank holds under tensor and pipeline
+// parallelism: blocks [first_layer, first_layer + layers) (layers = 0: all), the input embedding on
+// the first stage, the output head and final norm on the last, every linear layer's weight (and
+// the vocabulary-parallel embedding and head) split over `tensor_parallel` ranks (Megatron); norms
+// are replicated. The default scope is the whole model, where this equals ddp_buckets above.
+struct BucketScope {
+  uint32_t first_layer = 0;
+  uint32_t layers = 0;
+  bool input_embedding = true;
+  bool output_head = true;
+  uint32_t tensor_parallel = 1;
+};
+std::vector<GradientBucket> ddp_buckets(const TransformerShape& model, const DdpParams& ddp,
+                                        const BucketScope& scope);
 
 enum class Recompute : uint8_t { None, Selective, Full };
 
@@ -48,6 +70,33 @@ struct ComputeParams {
   double elementwise_passes_per_layer = 16;
 };
 
+// How one GPU's share of a block shrinks under tensor and context parallelism (Megatron-LM):
+// - tensor parallel t: every GEMM's output (column-parallel QKV and MLP up) or input (row-parallel
+//   attention output and MLP down) dimension is divided by t, attention heads are divided by t,
+//   the logits GEMM is vocabulary-parallel (vocab / t). Elementwise work (norms, residuals,
+//   dropout) is replicated on every TP rank unless sequence_parallel, which divides it by t.
+// - context parallel c: each rank holds s / c of the tokens: GEMMs see b*s/c rows, attention computes
+//   its s/c queries against all s keys (so attention work is divided by c as well).
+// Smaller GEMMs lose efficiency through the GEMM model (wave quantization or the calibrated curve),
+// so t*c GPUs are not exactly t*c times faster.
+struct ComputeSplit {
+  uint32_t tensor = 1;
+  uint32_t context = 1;
+  bool sequence_parallel = false;
+};
+
+// Seconds per micro-batch on one GPU.
+struct LayerCompute {
+  double layer_forward = 0;       // one block
+  double layer_backward = 0;      // one block, including recomputation
+  double attention_forward = 0;   // the scores and weighted-values part of layer_forward
+  double attention_backward = 0;  // ... and of layer_backward
+  double head_forward = 0;        // the logits GEMM
+  double head_backward = 0;
+};
+LayerCompute layer_compute(const TransformerShape& model, const GpuSpec& gpu, const ComputeParams& p,
+                           const ComputeSplit& split = {});
+
 struct ComputeTimes {
   Time forward = Time::zero();   // one micro-batch
   Time backward = Time::zero();  // one micro-batch, including recomputation
@@ -56,6 +105,7 @@ struct ComputeTimes {
 // Per-block GEMMs (QKV, attention output, MLP) through gemm_seconds, attention scores and values as
 // two batched GEMMs per head, the logits GEMM, and elementwise passes at HBM bandwidth. Backward is
 // twice the forward GEMMs (input and weight gradients) plus the recomputed forward when asked.
+// Equals layers x layer_compute(...).layer_* + head_* (one GPU, no model parallelism).
 ComputeTimes compute_times(const TransformerShape& model, const GpuSpec& gpu, const ComputeParams& p);
 
 struct StepInputs {

@@ -19,10 +19,6 @@ namespace {
 // about 28 bytes per parameter, at HBM bandwidth.
 constexpr double kAdamBytesPerParam = 28.0;
 
-Time scaled(Time t, double factor) {
-  return Time::ps(static_cast<int64_t>(std::llround(static_cast<double>(t.picoseconds()) * factor)));
-}
-
 double standard_normal(RngStream& rng) {
   // Box-Muller from our own uniforms, so results do not depend on the standard library.
   const double u1 = 1.0 - rng.uniform();
@@ -81,6 +77,18 @@ class StepDriver {
   std::unique_ptr<CollectiveRunner> retired_;
 };
 
+std::string key_of(CollectiveOp op, CollectiveAlgo algo, int64_t bytes) {
+  return std::string(to_string(op)) + "/" + std::string(to_string(algo)) + "/" + std::to_string(bytes);
+}
+
+}  // namespace
+
+std::string_view to_string(DataParallelism p) { return p == DataParallelism::Fsdp ? "fsdp" : "ddp"; }
+
+Time scaled(Time t, double factor) {
+  return Time::ps(static_cast<int64_t>(std::llround(static_cast<double>(t.picoseconds()) * factor)));
+}
+
 double activation_bytes(const TransformerShape& m, const ComputeParams& p) {
   // Korthikanti et al. 2022 (no tensor parallelism) with FlashAttention, which never stores the
   // s x s score matrix (their 5*a*s/h term): 34*s*b*h bytes per layer without recomputation,
@@ -90,7 +98,81 @@ double activation_bytes(const TransformerShape& m, const ComputeParams& p) {
   return per_layer * m.layers;
 }
 
-}  // namespace
+Time adam_time(double params, const GpuSpec& gpu) {
+  return Time::from_seconds(params * kAdamBytesPerParam / gpu.hbm_bytes_per_s);
+}
+
+std::vector<double> rank_compute_multipliers(const StepConfig& config, uint32_t n) {
+  std::vector<double> multiplier(n, 1.0);
+  for (uint32_t rank = 0; rank < n; ++rank) {
+    if (config.perturbations.compute_noise_cv > 0) {
+      RngStream rng(config.seed, mix64(static_cast<uint64_t>(RngStreamKind::Compute), rank));
+      multiplier[rank] =
+          std::max(0.5, 1.0 + config.perturbations.compute_noise_cv * standard_normal(rng));
+    }
+    if (config.perturbations.straggler == rank) {
+      multiplier[rank] *= 1.0 + config.perturbations.straggler_slowdown;
+    }
+  }
+  return multiplier;
+}
+
+IdleCollectiveTimer::IdleCollectiveTimer(const net::NetworkSpec& spec, Fidelity fidelity,
+                                         const StepConfig& config)
+    : spec_(spec), fidelity_(fidelity), config_(config) {}
+
+const CollectivePlan& IdleCollectiveTimer::plan(CollectiveOp op, CollectiveAlgo algo, uint32_t ranks,
+                                                int64_t bytes) {
+  const std::string key = key_of(op, algo, bytes) + "/" + std::to_string(ranks);
+  auto it = plans_.find(key);
+  if (it == plans_.end()) {
+    PlanOptions o;
+    o.op = op;
+    o.algo = algo;
+    o.ranks = ranks;
+    o.bytes = bytes;
+    o.channels = config_.channels;
+    o.chunk_bytes = config_.chunk_bytes;
+    o.gpus_per_host = config_.gpus_per_host;
+    if (op == CollectiveOp::SendRecv) {
+      o.root = 0;
+      o.peer = 1;
+    }
+    it = plans_.emplace(key, build_plan(o)).first;
+  }
+  return it->second;
+}
+
+const IdleCollectiveTimer::Timing& IdleCollectiveTimer::time(
+    CollectiveOp op, CollectiveAlgo algo, const std::vector<std::vector<uint32_t>>& groups,
+    int64_t bytes) {
+  std::string key = key_of(op, algo, bytes);
+  for (const auto& g : groups) {
+    key += "|";
+    for (uint32_t gpu : g) key += std::to_string(gpu) + ",";
+  }
+  auto it = timings_.find(key);
+  if (it != timings_.end()) return it->second;
+  Timing timing;
+  const auto ranks = groups.empty() ? 0u : static_cast<uint32_t>(groups.front().size());
+  if (ranks > 1 && bytes > 0) {
+    const CollectivePlan& p = plan(op, algo, ranks, bytes);
+    Simulation sim(config_.seed);
+    auto backend = make_backend(fidelity_, sim, spec_);
+    std::vector<std::unique_ptr<CollectiveRunner>> runners;
+    for (const auto& g : groups) {
+      runners.push_back(std::make_unique<CollectiveRunner>(*backend, p, g, config_.collective));
+      runners.back()->start();
+    }
+    sim.queue().run();
+    for (const auto& runner : runners) {
+      if (!runner->done()) throw std::logic_error("an idle-fabric collective did not complete");
+      timing.duration = std::max(timing.duration, runner->result().duration());
+    }
+    timing.bytes_per_gpu = runners.front()->result().bytes_sent / ranks;
+  }
+  return timings_.emplace(key, timing).first->second;
+}
 
 StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& spec,
                              Fidelity fidelity, const StepConfig& config) {
@@ -107,17 +189,7 @@ StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& s
   const Time b = ct.backward;
   const auto m = static_cast<int64_t>(config.grad_accumulation);
   const Time before_last_backward = (f + b) * (m - 1) + f;
-  std::vector<double> multiplier(n, 1.0);
-  for (uint32_t rank = 0; rank < n; ++rank) {
-    if (config.perturbations.compute_noise_cv > 0) {
-      RngStream rng(config.seed, mix64(static_cast<uint64_t>(RngStreamKind::Compute), rank));
-      multiplier[rank] =
-          std::max(0.5, 1.0 + config.perturbations.compute_noise_cv * standard_normal(rng));
-    }
-    if (config.perturbations.straggler == rank) {
-      multiplier[rank] *= 1.0 + config.perturbations.straggler_slowdown;
-    }
-  }
+  const std::vector<double> multiplier = rank_compute_multipliers(config, n);
   std::vector<Time> backward_start(n);
   r.rank_backward_end.resize(n);
   Time compute_end = Time::zero();
@@ -193,8 +265,8 @@ StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& s
   r.rank_backward_start = backward_start;
 
   // The breakdown.
-  r.optimizer = config.optimizer.value_or(
-      Time::from_seconds(params * kAdamBytesPerParam / config.gpu.hbm_bytes_per_s));
+  r.optimizer = config.optimizer.value_or(adam_time(params, config.gpu));
+  r.data_parallel = n;
   const Time sync_end = r.buckets.empty() ? Time::zero() : r.buckets.back().end;
   r.step = std::max(compute_end, sync_end) + r.optimizer;
   r.forward = before_last_backward;

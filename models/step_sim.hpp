@@ -7,6 +7,8 @@
 // bucket are done.
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <string_view>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +27,33 @@ struct Perturbations {
   double compute_noise_cv = 0;        // per-rank compute multiplier ~ 1 + cv * N(0,1), floored at 0.5
   std::optional<uint32_t> straggler;  // a rank whose compute is slower by `straggler_slowdown`
   double straggler_slowdown = 0;      // 0.1 = 10% slower
+};
+
+// How gradients are synchronised across the data-parallel group.
+enum class DataParallelism : uint8_t {
+  Ddp,   // PyTorch DDP: replicated parameters, bucketed gradient all-reduce
+  Fsdp,  // PyTorch FSDP (ZeRO-3, FULL_SHARD): sharded parameters, per-unit all-gather / reduce-scatter
+};
+std::string_view to_string(DataParallelism p);
+
+// PyTorch FSDP (v1) with its defaults: BACKWARD_PRE prefetch, limit_all_gathers, mixed precision
+// with bf16 parameters and gradient reduction (models/fsdp.hpp).
+struct FsdpParams {
+  uint32_t layers_per_unit = 1;   // transformer blocks per FSDP unit (auto-wrap policy)
+  // PyTorch issues all-gathers and reduce-scatters on two CUDA streams, so a reduce-scatter never
+  // holds up the next all-gather; false puts both on one stream (in issue order).
+  bool separate_streams = true;
+  int64_t param_bytes = 2;         // bytes per gathered parameter (param_dtype bf16)
+  int64_t gradient_bytes = 2;      // bytes per reduced gradient (reduce_dtype bf16)
+};
+
+// Model parallelism composed with data parallelism (models/parallelism.hpp); all 1 = plain DP.
+struct ParallelLayout {
+  uint32_t tensor = 1;
+  uint32_t context = 1;
+  uint32_t pipeline = 1;
+  bool sequence_parallel = false;
+  bool model_parallel() const { return tensor * context * pipeline > 1; }
 };
 
 struct StepConfig {
@@ -52,6 +81,31 @@ struct StepConfig {
   // bytes sent still come from the plan. The app sets it only when bucket timings are reused: a
   // fitted idle-fabric time cannot see live contention.
   std::function<Time(int64_t)> calibrated_allreduce{};
+  DataParallelism parallelism = DataParallelism::Ddp;
+  FsdpParams fsdp;
+  // With model parallelism rank_to_gpu holds every rank (tensor x context x pipeline x data), in
+  // Megatron order: rank = ((d * pipeline + p) * context + c) * tensor + t.
+  ParallelLayout layout;
+};
+
+// One collective of the step (FSDP's per-unit all-gathers and reduce-scatters; the model-parallel
+// collectives of the closed form): what, for which unit or layer (-1: not applicable), its size
+// (nccl-tests' S) and when it was issued, started and finished.
+struct CollectiveTiming {
+  std::string kind;
+  int32_t unit = -1;
+  int64_t bytes = 0;
+  Time ready = Time::zero();
+  Time start = Time::zero();
+  Time end = Time::zero();
+  int64_t count = 1;  // closed form: occurrences per step of this collective (one row per kind)
+};
+
+// A compute slice on rank 0 (FSDP: per unit), for the trace.
+struct ComputeSlice {
+  std::string name;
+  Time start = Time::zero();
+  Time end = Time::zero();
 };
 
 struct BucketTiming {
@@ -79,6 +133,53 @@ struct StepResult {
   std::vector<Time> rank_backward_start;  // the last micro-batch's backward, per rank
   std::vector<Time> rank_backward_end;
   std::vector<std::string> warnings;
+  // Which engine produced the numbers: "event_driven" (DDP, FSDP) or "closed_form" (model
+  // parallelism, whose step is not simulated event by event).
+  std::string engine = "event_driven";
+  DataParallelism parallelism = DataParallelism::Ddp;
+  std::vector<CollectiveTiming> collectives;  // FSDP; model-parallel collectives per micro-batch
+  std::vector<ComputeSlice> rank0_compute;    // FSDP
+  // Model parallelism (closed form).
+  ParallelLayout layout;
+  uint32_t data_parallel = 0;
+  Time pipeline_bubble = Time::zero();  // (m-1) t_max + sum of stage times - m t_max
+  double bubble_fraction = 0;           // bubble / (m t_max): (p-1)/m for equal stages
+  Time tensor_parallel_comm = Time::zero();   // per step on one GPU, exposed (not overlapped)
+  Time context_parallel_exposed = Time::zero();  // K/V ring time not hidden by attention
+  Time pipeline_p2p = Time::zero();     // activation sends on one stage's critical path
+};
+
+// Shared by the step engines.
+// Per-rank compute multipliers from the perturbations (noise by seed and rank, the straggler).
+std::vector<double> rank_compute_multipliers(const StepConfig& config, uint32_t ranks);
+// Activation memory of one micro-batch on one GPU (FlashAttention, Korthikanti et al. 2022).
+double activation_bytes(const TransformerShape& m, const ComputeParams& p);
+// Mixed-precision Adam: about 28 bytes per parameter at HBM bandwidth.
+Time adam_time(double params, const GpuSpec& gpu);
+Time scaled(Time t, double factor);
+
+// Times collectives on idle copies of the fabric (the scenario's fidelity), each distinct
+// (op, groups, bytes) once. Several groups run the same collective at the same time (e.g. every
+// tensor-parallel rank's data-parallel group), sharing the fabric as placed.
+class IdleCollectiveTimer {
+ public:
+  IdleCollectiveTimer(const net::NetworkSpec& spec, Fidelity fidelity, const StepConfig& config);
+  struct Timing {
+    Time duration = Time::zero();
+    int64_t bytes_per_gpu = 0;  // payload each GPU of group 0 sent, on average
+  };
+  // `groups`: lists of GPUs (all the same size). Groups of one rank take no time.
+  const Timing& time(CollectiveOp op, CollectiveAlgo algo,
+                     const std::vector<std::vector<uint32_t>>& groups, int64_t bytes);
+  // The plan for `ranks` ranks (kept alive for runners that reference it).
+  const CollectivePlan& plan(CollectiveOp op, CollectiveAlgo algo, uint32_t ranks, int64_t bytes);
+
+ private:
+  const net::NetworkSpec& spec_;
+  Fidelity fidelity_;
+  const StepConfig& config_;
+  std::map<std::string, CollectivePlan> plans_;
+  std::map<std::string, Timing> timings_;
 };
 
 // Runs one step on `backend` (whose simulation must be at time zero). `spec` and `fidelity` build the

@@ -82,6 +82,24 @@ for f in "$src"/scenarios/*.yaml; do
   check "$(basename "$f") runs (analytic)" test $? -eq 0
 done
 
+# FSDP and 3D-parallel workloads: which engine produced the step, per-collective rows, the trace.
+"$bin" run "$src/scenarios/fsdp-llama-70b.yaml" --set fidelity=analytic --json --trace "$tmp/fsdp-trace.json" \
+  >"$tmp/fsdp.json" 2>"$tmp/err"
+check "fsdp scenario exits 0" test $? -eq 0
+check "fsdp json says event_driven" grep -q '"engine": "event_driven"' "$tmp/fsdp.json"
+check "fsdp json says fsdp" grep -q '"parallelism": "fsdp"' "$tmp/fsdp.json"
+check "fsdp json lists reduce-scatters" grep -q '"kind": "reduce_scatter"' "$tmp/fsdp.json"
+check "fsdp trace has all-gather slices" grep -q '"name":"all_gather unit 1"' "$tmp/fsdp-trace.json"
+"$bin" run "$src/scenarios/llama-70b-3d.yaml" --set fidelity=analytic --json >"$tmp/3d.json" 2>"$tmp/err"
+check "3d scenario exits 0" test $? -eq 0
+check "3d json says closed_form" grep -q '"engine": "closed_form"' "$tmp/3d.json"
+check "3d json has the bubble" grep -q '"bubble_fraction"' "$tmp/3d.json"
+sed -e 's/tensor_parallel: 8/tensor_parallel: 16/' -e 's/context_parallel: 1/data_parallel: 4/' \
+  "$src/scenarios/llama-70b-3d.yaml" >"$tmp/bad3d.yaml"
+"$bin" run "$tmp/bad3d.yaml" >/dev/null 2>"$tmp/err"
+check "3d with TP x PP x DP larger than the fabric exits 2" test $? -eq 2
+check "3d error names file:line:col" grep -q "bad3d.yaml:[0-9]*:[0-9]*: workload.data_parallel: expected" "$tmp/err"
+
 # Sweep: --set with a list is an axis; step columns and the best point for workload scenarios.
 "$bin" sweep "$src/scenarios/bucket-size-study.yaml" --set workload.ddp.bucket_cap_mb=25,256 \
   --set workload.micro_batch=1 --no-wall --out "$tmp/sweep.json" >"$tmp/sweep.out" 2>"$tmp/sweep.err"

@@ -1,0 +1,393 @@
+#include "models/fsdp.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <memory>
+#include <stdexcept>
+
+#include "sim/core/simulation.hpp"
+
+namespace syncsim::models {
+
+namespace {
+
+Time seconds(double s) { return Time::from_seconds(s); }
+
+CollectiveAlgo gather_algo(CollectiveAlgo algo) {
+  // NCCL runs all-gather and reduce-scatter as rings (NVLS/PAT aside); halving-doubling is kept
+  // when asked for because the plans support it.
+  return algo == CollectiveAlgo::HalvingDoubling ? algo : CollectiveAlgo::Ring;
+}
+
+// Runs the schedule on every rank: compute tasks on each rank's compute stream, collectives on the
+// all-gather and reduce-scatter streams (one shared stream when asked), each collective issued when
+// every rank has reached its issue point.
+class FsdpDriver {
+ public:
+  FsdpDriver(TransferBackend& backend, const StepConfig& config, const FsdpSchedule& schedule,
+             const std::vector<double>& multiplier, const std::vector<Time>* cached,
+             IdleCollectiveTimer& timer)
+      : backend_(backend),
+        config_(config),
+        schedule_(schedule),
+        multiplier_(multiplier),
+        cached_(cached),
+        timer_(timer),
+        ranks_(static_cast<uint32_t>(multiplier.size())),
+        next_(ranks_, 0),
+        busy_(ranks_, false),
+        issued_(schedule.comms.size(), 0),
+        done_(schedule.comms.size(), false),
+        streams_(config.fsdp.separate_streams ? 2 : 1) {
+    timings.resize(schedule.comms.size());
+    for (std::size_t i = 0; i < schedule.comms.size(); ++i) {
+      const FsdpComm& c = schedule.comms[i];
+      timings[i].kind = std::string(to_string(c.op));
+      timings[i].unit = c.unit;
+      timings[i].bytes = c.bytes;
+      timings[i].end = Time::zero() - Time::ps(1);
+    }
+    rank_end_.assign(ranks_, Time::zero());
+    slices.resize(schedule.tasks.size());
+    task_end.assign(schedule.tasks.size(), Time::zero());
+  }
+
+  void start() {
+    if (!schedule_.tasks.empty() && schedule_.tasks[0].gather >= 0) {
+      issue(static_cast<std::size_t>(schedule_.tasks[0].gather));
+    }
+    for (uint32_t r = 0; r < ranks_; ++r) try_start(r);
+  }
+
+  std::vector<CollectiveTiming> timings;
+  std::vector<ComputeSlice> slices;  // rank 0
+  std::vector<Time> task_end;        // slowest rank
+  std::vector<Time> rank_end_;       // when each rank's last task ended
+
+ private:
+  struct Stream {
+    std::deque<std::size_t> queue;
+    bool busy = false;
+    std::unique_ptr<CollectiveRunner> runner;
+  };
+
+  Time now() const { return backend_.simulation().now(); }
+  EventQueue& queue() { return backend_.simulation().queue(); }
+
+  void try_start(uint32_t rank) {
+    if (busy_[rank] || next_[rank] >= schedule_.tasks.size()) return;
+    const std::size_t k = next_[rank];
+    const FsdpTask& task = schedule_.tasks[k];
+    if (task.gather >= 0 && !done_[static_cast<std::size_t>(task.gather)]) return;
+    busy_[rank] = true;
+    const Time begin = now();
+    if (rank == 0) slices[k] = ComputeSlice{task.name, begin, begin};
+    // The next task's all-gather is issued as this one starts (prefetch depth one).
+    if (k + 1 < schedule_.tasks.size() && schedule_.tasks[k + 1].gather >= 0) {
+      count_issue(static_cast<std::size_t>(schedule_.tasks[k + 1].gather));
+    }
+    queue().schedule_fn(begin + scaled(task.duration, multiplier_[rank]), [this, rank] { end_task(rank); });
+  }
+
+  void end_task(uint32_t rank) {
+    const std::size_t k = next_[rank];
+    const FsdpTask& task = schedule_.tasks[k];
+    if (rank == 0) slices[k].end = now();
+    task_end[k] = std::max(task_end[k], now());
+    rank_end_[rank] = now();
+    busy_[rank] = false;
+    ++next_[rank];
+    if (task.reduce >= 0) count_issue(static_cast<std::size_t>(task.reduce));
+    try_start(rank);
+  }
+
+  void count_issue(std::size_t comm) {
+    if (++issued_[comm] == ranks_) issue(comm);
+  }
+
+  Stream& stream_of(std::size_t comm) {
+    const bool gather = schedule_.comms[comm].op == CollectiveOp::AllGather;
+    return streams_[streams_.size() == 2 && !gather ? 1 : 0];
+  }
+
+  void issue(std::size_t comm) {
+    timings[comm].ready = now();
+    Stream& s = stream_of(comm);
+    s.queue.push_back(comm);
+    pump(s);
+  }
+
+  void pump(Stream& s) {
+    if (s.busy || s.queue.empty()) return;
+    const std::size_t comm = s.queue.front();
+    s.queue.pop_front();
+    s.busy = true;
+    timings[comm].start = now();
+    if (cached_ != nullptr || ranks_ == 1) {
+      const Time d = cached_ != nullptr ? (*cached_)[comm] : Time::zero();
+      queue().schedule_fn(now() + d, [this, comm, &s] { finish(s, comm); });
+      return;
+    }
+    const FsdpComm& c = schedule_.comms[comm];
+    s.runner = std::make_unique<CollectiveRunner>(
+        backend_, timer_.plan(c.op, gather_algo(config_.algorithm), ranks_, c.bytes),
+        config_.rank_to_gpu, config_.collective);
+    s.runner->start([this, comm, &s](const CollectiveResult&) { finish(s, comm); });
+  }
+
+  void finish(Stream& s, std::size_t comm) {
+    timings[comm].end = now();
+    done_[comm] = true;
+    s.busy = false;
+    if (s.runner) {
+      // finish() runs inside the runner's completion callback: destroy it in a later event.
+      retired_.push_back(std::move(s.runner));
+      queue().schedule_fn(now(), [this] { retired_.clear(); });
+    }
+    if (schedule_.comms[comm].op == CollectiveOp::AllGather) {
+      for (uint32_t r = 0; r < ranks_; ++r) try_start(r);
+    }
+    pump(s);
+  }
+
+  TransferBackend& backend_;
+  const StepConfig& config_;
+  const FsdpSchedule& schedule_;
+  const std::vector<double>& multiplier_;
+  const std::vector<Time>* cached_;
+  IdleCollectiveTimer& timer_;
+  uint32_t ranks_;
+  std::vector<std::size_t> next_;
+  std::vector<bool> busy_;
+  std::vector<uint32_t> issued_;
+  std::vector<bool> done_;
+  std::vector<Stream> streams_;
+  std::vector<std::unique_ptr<CollectiveRunner>> retired_;
+};
+
+}  // namespace
+
+std::vector<FsdpUnit> fsdp_units(const TransformerShape& m, const FsdpParams& fsdp) {
+  std::vector<FsdpUnit> units;
+  units.push_back(FsdpUnit{.params = embedding_parameters(m), .first_layer = 0, .layers = 0, .root = true});
+  const uint32_t per = std::max<uint32_t>(1, fsdp.layers_per_unit);
+  for (uint32_t first = 0; first < m.layers; first += per) {
+    const uint32_t layers = std::min(per, m.layers - first);
+    units.push_back(FsdpUnit{.params = static_cast<int64_t>(layers) * layer_parameters(m),
+                             .first_layer = first, .layers = layers, .root = false});
+  }
+  return units;
+}
+
+FsdpSchedule fsdp_schedule(const StepConfig& config) {
+  const auto units = fsdp_units(config.model, config.fsdp);
+  LayerCompute lc = layer_compute(config.model, config.gpu, config.compute);
+  if (config.zero_compute) lc = LayerCompute{};
+  FsdpSchedule s;
+  auto add_comm = [&](CollectiveOp op, std::size_t unit) {
+    const int64_t per = op == CollectiveOp::AllGather ? config.fsdp.param_bytes : config.fsdp.gradient_bytes;
+    s.comms.push_back(FsdpComm{op, static_cast<int32_t>(unit), units[unit].params * per});
+    return static_cast<int32_t>(s.comms.size() - 1);
+  };
+  const uint32_t m = std::max<uint32_t>(1, config.grad_accumulation);
+  for (uint32_t mb = 0; mb < m; ++mb) {
+    const bool last = mb + 1 == m;
+    // Forward: the root (embedding lookup: no measurable compute), the units, the logits.
+    s.tasks.push_back(FsdpTask{.name = "embedding", .duration = Time::zero(),
+                               .gather = add_comm(CollectiveOp::AllGather, 0), .reduce = -1,
+                               .backward = false, .last_micro_batch = last});
+    for (std::size_t u = 1; u < units.size(); ++u) {
+      s.tasks.push_back(FsdpTask{.name = "forward unit " + std::to_string(u),
+                                 .duration = seconds(units[u].layers * lc.layer_forward),
+                                 .gather = add_comm(CollectiveOp::AllGather, u), .reduce = -1,
+                                 .backward = false, .last_micro_batch = last});
+    }
+    s.tasks.push_back(FsdpTask{.name = "head forward", .duration = seconds(lc.head_forward),
+                               .gather = -1, .reduce = -1, .backward = false, .last_micro_batch = last});
+    s.tasks.push_back(FsdpTask{.name = "head backward", .duration = seconds(lc.head_backward),
+                               .gather = -1, .reduce = -1, .backward = true, .last_micro_batch = last});
+    for (std::size_t u = units.size() - 1; u >= 1; --u) {
+      const int32_t gather = add_comm(CollectiveOp::AllGather, u);
+      const int32_t reduce = add_comm(CollectiveOp::ReduceScatter, u);
+      s.tasks.push_back(FsdpTask{.name = "backward unit " + std::to_string(u),
+                                 .duration = seconds(units[u].layers * lc.layer_backward),
+                                 .gather = gather, .reduce = reduce, .backward = true,
+                                 .last_micro_batch = last});
+    }
+    s.tasks.push_back(FsdpTask{.name = "embedding backward", .duration = Time::zero(), .gather = -1,
+                               .reduce = add_comm(CollectiveOp::ReduceScatter, 0), .backward = true,
+                               .last_micro_batch = last});
+  }
+  return s;
+}
+
+double fsdp_ring_bytes_per_gpu(const TransformerShape& model, const FsdpParams& fsdp, uint32_t n) {
+  double bytes = 0;
+  for (const FsdpUnit& u : fsdp_units(model, fsdp)) {
+    const auto p = static_cast<double>(u.params);
+    bytes += (u.root ? 1.0 : 2.0) * p * static_cast<double>(fsdp.param_bytes) +
+             p * static_cast<double>(fsdp.gradient_bytes);
+  }
+  return bytes * (n - 1) / n;
+}
+
+FsdpTimeline fsdp_closed_form(const FsdpSchedule& s, const std::vector<Time>& d, bool separate) {
+  FsdpTimeline t;
+  t.comms.resize(s.comms.size());
+  t.tasks.resize(s.tasks.size());
+  Time gather_free = Time::zero();
+  Time reduce_free = Time::zero();
+  Time& reduce_stream = separate ? reduce_free : gather_free;
+  auto run = [&](Time& stream, int32_t comm, Time issued) {
+    const auto c = static_cast<std::size_t>(comm);
+    t.comms[c] = CollectiveTiming{std::string(to_string(s.comms[c].op)), s.comms[c].unit,
+                                  s.comms[c].bytes, issued, std::max(stream, issued),
+                                  std::max(stream, issued) + d[c]};
+    stream = t.comms[c].end;
+    t.comm_end = std::max(t.comm_end, stream);
+  };
+  if (!s.tasks.empty() && s.tasks[0].gather >= 0) run(gather_free, s.tasks[0].gather, Time::zero());
+  Time end = Time::zero();
+  for (std::size_t k = 0; k < s.tasks.size(); ++k) {
+    const FsdpTask& task = s.tasks[k];
+    Time start = end;
+    if (task.gather >= 0) start = std::max(start, t.comms[static_cast<std::size_t>(task.gather)].end);
+    // Issue order on a shared stream: the next all-gather (at this start), then this task's
+    // reduce-scatter (at its end).
+    if (k + 1 < s.tasks.size() && s.tasks[k + 1].gather >= 0) run(gather_free, s.tasks[k + 1].gather, start);
+    end = start + task.duration;
+    t.tasks[k] = ComputeSlice{task.name, start, end};
+    if (task.reduce >= 0) run(reduce_stream, task.reduce, end);
+  }
+  t.compute_end = end;
+  return t;
+}
+
+double fsdp_memory_per_gpu(const StepConfig& config, uint32_t n) {
+  const auto units = fsdp_units(config.model, config.fsdp);
+  double largest_block_unit = 0;
+  for (const FsdpUnit& u : units) {
+    if (!u.root) largest_block_unit = std::max(largest_block_unit, static_cast<double>(u.params));
+  }
+  const auto params = static_cast<double>(total_parameters(config.model));
+  const auto root = static_cast<double>(units.front().params);
+  return 16.0 * params / n + root * static_cast<double>(config.fsdp.param_bytes) +
+         2.0 * largest_block_unit * static_cast<double>(config.fsdp.param_bytes) +
+         std::max(root, largest_block_unit) * static_cast<double>(config.fsdp.gradient_bytes) +
+         activation_bytes(config.model, config.compute);
+}
+
+StepResult simulate_fsdp_step(TransferBackend& backend, const net::NetworkSpec& spec,
+                              Fidelity fidelity, const StepConfig& config) {
+  const auto n = static_cast<uint32_t>(config.rank_to_gpu.size());
+  if (n == 0) throw std::invalid_argument("a data-parallel group needs at least one rank");
+  if (config.layout.model_parallel()) {
+    throw std::invalid_argument("FSDP with tensor, pipeline or context parallelism is not modelled");
+  }
+  StepResult r;
+  r.parallelism = DataParallelism::Fsdp;
+  r.data_parallel = n;
+  const auto params = static_cast<double>(total_parameters(config.model));
+  const FsdpSchedule schedule = fsdp_schedule(config);
+
+  IdleCollectiveTimer timer(spec, fidelity, config);
+  const CollectiveAlgo algo = gather_algo(config.algorithm);
+  std::vector<Time> idle(schedule.comms.size());
+  double sent = 0;
+  for (std::size_t i = 0; i < schedule.comms.size(); ++i) {
+    const auto& t = timer.time(schedule.comms[i].op, algo, {config.rank_to_gpu}, schedule.comms[i].bytes);
+    idle[i] = t.duration;
+    sent += static_cast<double>(t.bytes_per_gpu);
+  }
+  r.bytes_per_gpu = static_cast<int64_t>(sent);
+
+  const std::vector<double> multiplier = rank_compute_multipliers(config, n);
+  FsdpDriver driver(backend, config, schedule, multiplier,
+                    config.reuse_bucket_timings ? &idle : nullptr, timer);
+  driver.start();
+  backend.simulation().queue().run();
+  for (const CollectiveTiming& t : driver.timings) {
+    if (t.end < t.start) throw std::logic_error("an FSDP collective did not complete");
+  }
+  r.optimizer = config.optimizer.value_or(adam_time(params / n, config.gpu));
+
+  // Breakdown: forward = compute before the last micro-batch's backward, backward = its compute
+  // (unperturbed, as for DDP); the rest of the step is communication the compute waited for.
+  Time compute_total = Time::zero();
+  for (const FsdpTask& t : schedule.tasks) {
+    compute_total += t.duration;
+    if (t.backward && t.last_micro_batch) r.backward += t.duration;
+  }
+  r.forward = compute_total - r.backward;
+  Time compute_end = Time::zero();
+  Time comm_end = Time::zero();
+  for (Time t : driver.rank_end_) compute_end = std::max(compute_end, t);
+  for (const CollectiveTiming& t : driver.timings) {
+    comm_end = std::max(comm_end, t.end);
+    r.sync += t.end - t.start;
+  }
+  r.step = std::max(compute_end, comm_end) + r.optimizer;
+  r.tail = comm_end > compute_end ? comm_end - compute_end : Time::zero();
+  r.exposed_comm = r.step - r.optimizer - compute_total;
+  r.collectives = driver.timings;
+  r.rank0_compute = driver.slices;
+
+  // Per-rank spans for the trace: the last micro-batch's backward starts at its "head backward".
+  std::size_t last_backward = 0;
+  for (std::size_t k = 0; k < schedule.tasks.size(); ++k) {
+    if (schedule.tasks[k].backward && schedule.tasks[k].last_micro_batch) {
+      last_backward = k;
+      break;
+    }
+  }
+  r.rank_backward_start.assign(n, driver.slices[last_backward].start);
+  r.rank_backward_end = driver.rank_end_;
+
+  const double tokens = static_cast<double>(n) * static_cast<double>(config.compute.micro_batch) *
+                        std::max<uint32_t>(1, config.grad_accumulation) * config.model.sequence;
+  const double model_flops = training_flops_per_token(config.model) * tokens;
+  double hardware_flops = model_flops;
+  if (config.compute.recompute == Recompute::Full) {
+    hardware_flops += training_flops_per_token(config.model) / 3.0 * tokens;
+  }
+  if (config.compute.recompute == Recompute::Selective) {
+    hardware_flops += 4.0 * config.model.layers * static_cast<double>(config.model.hidden) *
+                      config.model.sequence * tokens;
+  }
+  const double peak = peak_flops(config.gpu, config.compute.dtype) * n;
+  r.mfu = model_flops / (r.step.seconds() * peak);
+  r.hfu = hardware_flops / (r.step.seconds() * peak);
+  r.tokens_per_s = tokens / r.step.seconds();
+
+  const FsdpTimeline closed = fsdp_closed_form(schedule, idle, config.fsdp.separate_streams);
+  r.closed_form_step = std::max(closed.compute_end, closed.comm_end) + r.optimizer;
+
+  // Reused idle timings ignore the contention of an all-gather and a reduce-scatter that overlap.
+  if (config.reuse_bucket_timings && config.fsdp.separate_streams && fidelity != Fidelity::Analytic) {
+    Time overlap = Time::zero();
+    for (const CollectiveTiming& rs : r.collectives) {
+      if (rs.kind != "reduce_scatter") continue;
+      for (const CollectiveTiming& ag : r.collectives) {
+        if (ag.kind != "all_gather") continue;
+        const Time lo = std::max(rs.start, ag.start);
+        const Time hi = std::min(rs.end, ag.end);
+        if (hi > lo) overlap += hi - lo;
+      }
+    }
+    if (overlap > Time::zero()) {
+      r.warnings.push_back("FSDP all-gathers and reduce-scatters overlapped for " +
+                           std::to_string(overlap.seconds() * 1e3).substr(0, 6) +
+                           " ms; with reused idle-fabric timings they do not slow each other (set "
+                           "workload.reuse_bucket_timings: false to run them live)");
+    }
+  }
+  r.memory_per_gpu_bytes = fsdp_memory_per_gpu(config, n);
+  if (r.memory_per_gpu_bytes > config.gpu.memory_bytes) {
+    r.warnings.push_back("FSDP needs about " + std::to_string(r.memory_per_gpu_bytes / 1e9).substr(0, 6) +
+                         " GB per GPU, more than the GPU's " +
+                         std::to_string(config.gpu.memory_bytes / 1e9).substr(0, 5) + " GB");
+  }
+  return r;
+}
+
+}  // namespace syncsim::models

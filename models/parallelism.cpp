@@ -1,0 +1,284 @@
+#include "models/parallelism.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace syncsim::models {
+
+namespace {
+
+Time seconds(double s) { return Time::from_seconds(s); }
+
+using Groups = std::vector<std::vector<uint32_t>>;
+
+}  // namespace
+
+PipelineTime pipeline_1f1b(const std::vector<Time>& stage, uint32_t micro_batches) {
+  PipelineTime p;
+  if (stage.empty()) return p;
+  const auto m = static_cast<int64_t>(std::max<uint32_t>(1, micro_batches));
+  Time longest = Time::zero();
+  Time sum = Time::zero();
+  for (Time t : stage) {
+    longest = std::max(longest, t);
+    sum += t;
+  }
+  p.total = longest * (m - 1) + sum;
+  p.bubble = p.total - longest * m;
+  const double ideal = longest.seconds() * static_cast<double>(m);
+  p.bubble_fraction = ideal > 0 ? p.bubble.seconds() / ideal : 0.0;
+  return p;
+}
+
+int64_t tp_activation_bytes(const TransformerShape& m, const ComputeParams& c, const ParallelLayout& l) {
+  return c.micro_batch * static_cast<int64_t>(m.sequence / std::max<uint32_t>(1, l.context)) * m.hidden * 2;
+}
+
+std::pair<int, int> tp_collectives_per_layer(const ComputeParams& c) {
+  // Megatron: f/g conjugate operators, one after attention and one after the MLP, in each
+  // direction; full recomputation repeats the forward ones during backward.
+  return {2, c.recompute == Recompute::Full ? 4 : 2};
+}
+
+uint32_t megatron_rank(const ParallelLayout& l, uint32_t t, uint32_t c, uint32_t p, uint32_t d) {
+  return ((d * l.pipeline + p) * l.context + c) * l.tensor + t;
+}
+
+StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelity,
+                                  const StepConfig& config) {
+  const ParallelLayout& lay = config.layout;
+  const uint32_t tp = std::max<uint32_t>(1, lay.tensor);
+  const uint32_t cp = std::max<uint32_t>(1, lay.context);
+  const uint32_t pp = std::max<uint32_t>(1, lay.pipeline);
+  const uint32_t model_parallel = tp * cp * pp;
+  const auto total = static_cast<uint32_t>(config.rank_to_gpu.size());
+  if (total == 0 || total % model_parallel != 0) {
+    throw std::invalid_argument("the ranks must be a multiple of tensor x context x pipeline parallel");
+  }
+  if (config.model.layers % pp != 0) {
+    throw std::invalid_argument("pipeline parallelism must divide the layers");
+  }
+  const uint32_t dp = total / model_parallel;
+  const uint32_t m = std::max<uint32_t>(1, config.grad_accumulation);
+  const auto mb = static_cast<int64_t>(m);
+  const TransformerShape& model = config.model;
+  const uint32_t layers = model.layers / pp;
+  auto gpu_of = [&](uint32_t t, uint32_t c, uint32_t p, uint32_t d) {
+    return config.rank_to_gpu[megatron_rank(ParallelLayout{tp, cp, pp, lay.sequence_parallel}, t, c, p, d)];
+  };
+
+  StepResult r;
+  r.engine = "closed_form";
+  r.layout = ParallelLayout{tp, cp, pp, lay.sequence_parallel};
+  r.data_parallel = dp;
+  IdleCollectiveTimer timer(spec, fidelity, config);
+  LayerCompute lc = layer_compute(model, config.gpu, config.compute,
+                                  ComputeSplit{tp, cp, lay.sequence_parallel});
+  if (config.zero_compute) lc = LayerCompute{};
+  double slowest = 1.0;
+  for (double x : rank_compute_multipliers(config, total)) slowest = std::max(slowest, x);
+  CollectiveAlgo dp_algo = config.algorithm;
+  if (dp_algo == CollectiveAlgo::Hierarchical && model_parallel > 1) {
+    dp_algo = CollectiveAlgo::Ring;
+    r.warnings.push_back("hierarchical all-reduce assumes a data-parallel group of whole hosts; "
+                         "with model parallelism the gradient all-reduce uses a ring");
+  }
+  auto add_row = [&](const char* kind, int64_t bytes, Time duration, int64_t count) {
+    r.collectives.push_back(CollectiveTiming{kind, -1, bytes, Time::zero(), Time::zero(), duration, count});
+  };
+
+  // Tensor parallel: every TP group at once.
+  const int64_t act = tp_activation_bytes(model, config.compute, lay);
+  const auto [tp_fwd_count, tp_bwd_count] = tp_collectives_per_layer(config.compute);
+  Time tp_fwd = Time::zero();
+  Time tp_bwd = Time::zero();
+  int64_t tp_bytes_per_gpu = 0;  // one micro-batch, one block
+  if (tp > 1) {
+    Groups groups;
+    for (uint32_t d = 0; d < dp; ++d)
+      for (uint32_t p = 0; p < pp; ++p)
+        for (uint32_t c = 0; c < cp; ++c) {
+          groups.emplace_back();
+          for (uint32_t t = 0; t < tp; ++t) groups.back().push_back(gpu_of(t, c, p, d));
+        }
+    const int64_t per_layer = tp_fwd_count + tp_bwd_count;
+    if (lay.sequence_parallel) {
+      const auto ag = timer.time(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups, act);
+      const auto rs = timer.time(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups, act);
+      tp_fwd = (ag.duration + rs.duration) * tp_fwd_count;
+      tp_bwd = (ag.duration + rs.duration) * tp_bwd_count;
+      tp_bytes_per_gpu = (ag.bytes_per_gpu + rs.bytes_per_gpu) * per_layer;
+      add_row("tp_all_gather", act, ag.duration, per_layer * layers * mb);
+      add_row("tp_reduce_scatter", act, rs.duration, per_layer * layers * mb);
+    } else {
+      const auto ar = timer.time(CollectiveOp::AllReduce, CollectiveAlgo::Ring, groups, act);
+      tp_fwd = ar.duration * tp_fwd_count;
+      tp_bwd = ar.duration * tp_bwd_count;
+      tp_bytes_per_gpu = ar.bytes_per_gpu * per_layer;
+      add_row("tp_all_reduce", act, ar.duration, per_layer * layers * mb);
+    }
+  }
+
+  // Context parallel: the K/V ring, overlapped with attention.
+  Time cp_fwd_exposed = Time::zero();
+  Time cp_bwd_exposed = Time::zero();
+  int64_t cp_bytes_per_gpu = 0;
+  if (cp > 1) {
+    Groups groups;
+    for (uint32_t d = 0; d < dp; ++d)
+      for (uint32_t p = 0; p < pp; ++p)
+        for (uint32_t t = 0; t < tp; ++t) {
+          groups.emplace_back();
+          for (uint32_t c = 0; c < cp; ++c) groups.back().push_back(gpu_of(t, c, p, d));
+        }
+    const int64_t head_dim = model.hidden / model.heads;
+    const int64_t kv_heads = std::max<int64_t>(1, model.kv_heads / tp);  // replicated when fewer than TP
+    const int64_t shard = 2 * config.compute.micro_batch * (model.sequence / cp) * kv_heads * head_dim * 2;
+    const auto ag = timer.time(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups, shard * cp);
+    const auto rs = timer.time(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups, shard * cp);
+    const Time attention_fwd = scaled(seconds(lc.attention_forward), slowest);
+    const Time attention_bwd = scaled(seconds(lc.attention_backward), slowest);
+    cp_fwd_exposed = std::max(Time::zero(), ag.duration - attention_fwd);
+    cp_bwd_exposed = std::max(Time::zero(), ag.duration + rs.duration - attention_bwd);
+    cp_bytes_per_gpu = 2 * ag.bytes_per_gpu + rs.bytes_per_gpu;
+    add_row("cp_all_gather", shard * cp, ag.duration, 2 * layers * mb);
+    add_row("cp_reduce_scatter", shard * cp, rs.duration, layers * mb);
+  }
+
+  // Pipeline: activations to the next stage, gradients back.
+  Time p2p = Time::zero();
+  const int64_t p2p_bytes = act / (lay.sequence_parallel ? tp : 1);
+  int64_t p2p_bytes_per_gpu = 0;
+  if (pp > 1) {
+    Groups pairs;
+    for (uint32_t d = 0; d < dp; ++d)
+      for (uint32_t c = 0; c < cp; ++c)
+        for (uint32_t t = 0; t < tp; ++t) pairs.push_back({gpu_of(t, c, 0, d), gpu_of(t, c, 1, d)});
+    const auto s = timer.time(CollectiveOp::SendRecv, CollectiveAlgo::Pairwise, pairs, p2p_bytes);
+    p2p = s.duration;
+    p2p_bytes_per_gpu = 2 * p2p_bytes * mb;  // a middle stage sends activations and gradients
+    add_row("pp_send_recv", p2p_bytes, p2p, 2 * mb * (pp - 1));
+  }
+
+  // Stage times per micro-batch.
+  std::vector<Time> stage_fwd(pp);
+  std::vector<Time> stage_bwd(pp);
+  std::vector<Time> stage_total(pp);
+  for (uint32_t i = 0; i < pp; ++i) {
+    const bool last = i + 1 == pp;
+    const Time compute_f = scaled(seconds(layers * lc.layer_forward + (last ? lc.head_forward : 0.0)), slowest);
+    const Time compute_b = scaled(seconds(layers * lc.layer_backward + (last ? lc.head_backward : 0.0)), slowest);
+    stage_fwd[i] = compute_f + (tp_fwd + cp_fwd_exposed) * layers + (i > 0 ? p2p : Time::zero());
+    stage_bwd[i] = compute_b + (tp_bwd + cp_bwd_exposed) * layers + (last ? Time::zero() : p2p);
+    stage_total[i] = stage_fwd[i] + stage_bwd[i];
+  }
+  const PipelineTime pipe = pipeline_1f1b(stage_total, m);
+  r.pipeline_bubble = pipe.bubble;
+  r.bubble_fraction = pipe.bubble_fraction;
+
+  // Gradient sync per stage, overlapped with its last backward (the DDP closed form).
+  const double tokens = static_cast<double>(dp) * static_cast<double>(config.compute.micro_batch) *
+                        static_cast<double>(m) * model.sequence;
+  const double model_flops = training_flops_per_token(model) * tokens;
+  const double peak = peak_flops(config.gpu, config.compute.dtype);
+  Time stage_end = pipe.total;  // stage 0 ends last; stage i ends sum_{j<i} t_bwd,j earlier
+  Time best = Time::zero();
+  std::size_t critical = 0;
+  std::vector<std::vector<GradientBucket>> stage_buckets(pp);
+  std::vector<std::vector<Time>> stage_sync(pp);
+  std::vector<StepBreakdown> stage_step(pp);
+  double params_gpu = 0;
+  int64_t dp_bytes_per_gpu = 0;
+  for (uint32_t i = 0; i < pp; ++i) {
+    if (i > 0) stage_end -= stage_bwd[i - 1];
+    BucketScope scope{.first_layer = i * layers, .layers = layers, .input_embedding = i == 0,
+                      .output_head = i + 1 == pp, .tensor_parallel = tp};
+    stage_buckets[i] = ddp_buckets(model, config.ddp, scope);
+    Groups groups;
+    for (uint32_t t = 0; t < tp; ++t) {
+      groups.emplace_back();
+      for (uint32_t d = 0; d < dp; ++d)
+        for (uint32_t c = 0; c < cp; ++c) groups.back().push_back(gpu_of(t, c, i, d));
+    }
+    double stage_params = 0;
+    int64_t stage_bytes = 0;
+    for (const GradientBucket& b : stage_buckets[i]) {
+      const auto& timing = timer.time(CollectiveOp::AllReduce, dp_algo, groups, b.size.count());
+      stage_sync[i].push_back(timing.duration);
+      stage_bytes += timing.bytes_per_gpu;
+      stage_params += static_cast<double>(b.size.count()) / static_cast<double>(config.ddp.gradient_bytes_per_param);
+    }
+    params_gpu = std::max(params_gpu, stage_params);
+    if (i == 0) dp_bytes_per_gpu = stage_bytes;
+    StepInputs in;
+    in.forward = stage_end - stage_bwd[i];
+    in.backward = stage_bwd[i];
+    in.optimizer = Time::zero();
+    in.bucket_sync = stage_sync[i];
+    stage_step[i] = closed_form_step(in, model_flops, total, peak);
+    if (stage_step[i].step > best) {
+      best = stage_step[i].step;
+      critical = i;
+    }
+  }
+  r.optimizer = config.optimizer.value_or(adam_time(params_gpu, config.gpu));
+  const StepBreakdown& b = stage_step[critical];
+  r.step = b.step + r.optimizer;
+  r.closed_form_step = r.step;
+  r.forward = b.forward;
+  r.backward = b.backward;
+  r.sync = b.sync_total;
+  r.tail = b.tail;
+  r.tensor_parallel_comm = (tp_fwd + tp_bwd) * layers * mb;
+  r.context_parallel_exposed = (cp_fwd_exposed + cp_bwd_exposed) * layers * mb;
+  r.pipeline_p2p = pp > 1 ? p2p * (2 * mb) : Time::zero();
+  // Communication on the critical path: the gradient sync not hidden by the last backward, plus
+  // the TP collectives, the exposed K/V ring and the stage's pipeline receives (the bubble apart).
+  r.exposed_comm = (r.step - r.optimizer - b.forward - b.backward) + r.tensor_parallel_comm +
+                   r.context_parallel_exposed + r.pipeline_p2p;
+  r.bytes_per_gpu = dp_bytes_per_gpu + (tp_bytes_per_gpu * layers + cp_bytes_per_gpu * layers) * mb +
+                    p2p_bytes_per_gpu;
+
+  // The critical stage's buckets on its communication stream.
+  const Time bwd_start = b.forward;
+  Time stream = Time::zero();
+  for (std::size_t k = 0; k < stage_buckets[critical].size(); ++k) {
+    BucketTiming t;
+    t.bytes = stage_buckets[critical][k].size.count();
+    t.ready = bwd_start + scaled(b.backward, stage_buckets[critical][k].ready_at);
+    t.start = std::max(t.ready, stream);
+    t.end = t.start + stage_sync[critical][k];
+    stream = t.end;
+    r.buckets.push_back(t);
+  }
+  r.rank_backward_start.assign(total, bwd_start);
+  r.rank_backward_end.assign(total, bwd_start + b.backward);
+
+  double hardware_flops = model_flops;
+  if (config.compute.recompute == Recompute::Full) hardware_flops += training_flops_per_token(model) / 3.0 * tokens;
+  if (config.compute.recompute == Recompute::Selective) {
+    hardware_flops += 4.0 * model.layers * static_cast<double>(model.hidden) * model.sequence * tokens;
+  }
+  const double all_peak = peak * total;
+  r.mfu = model_flops / (r.step.seconds() * all_peak);
+  r.hfu = hardware_flops / (r.step.seconds() * all_peak);
+  r.tokens_per_s = tokens / r.step.seconds();
+
+  // Memory: weights, gradients and Adam state of the GPU's parameters (16 bytes each), and the
+  // activations of the micro-batches in flight on stage 0 (min(m, p) under 1F1B); Korthikanti et
+  // al. 2022 per block: s*b*h*(10 + 24/t) bytes, 34/t with sequence parallelism, 2 (/t) with full
+  // recomputation, all over CP.
+  const double sbh = static_cast<double>(model.sequence) * static_cast<double>(config.compute.micro_batch) *
+                     model.hidden / cp;
+  double per_layer = lay.sequence_parallel ? 34.0 / tp : 10.0 + 24.0 / tp;
+  if (config.compute.recompute == Recompute::Full) per_layer = lay.sequence_parallel ? 2.0 / tp : 2.0;
+  r.memory_per_gpu_bytes = 16.0 * params_gpu + sbh * per_layer * layers * std::min(m, pp);
+  if (r.memory_per_gpu_bytes > config.gpu.memory_bytes) {
+    r.warnings.push_back("this layout needs about " + std::to_string(r.memory_per_gpu_bytes / 1e9).substr(0, 6) +
+                         " GB per GPU, more than the GPU's " +
+                         std::to_string(config.gpu.memory_bytes / 1e9).substr(0, 5) + " GB");
+  }
+  return r;
+}
+
+}  // namespace syncsim::models

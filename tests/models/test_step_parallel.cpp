@@ -1,0 +1,158 @@
+// Tensor, context and pipeline parallelism composed with data parallelism (closed form).
+#include <doctest/doctest.h>
+
+#include <numeric>
+
+#include "models/parallelism.hpp"
+#include "sim/backends/make_backend.hpp"
+#include "topologies/fabric_builder.hpp"
+
+using namespace syncsim;
+using namespace syncsim::models;
+
+namespace {
+
+// hosts x 8 GPUs with 8 NICs, NVLink inside a host.
+net::NetworkSpec fabric(uint32_t hosts, Bandwidth bw) {
+  topo::FabricParams p;
+  p.spine_leaf.leaves = 2;
+  p.spine_leaf.hosts_per_leaf = hosts / 2;
+  p.spine_leaf.spines = 4;
+  p.host.gpus = 8;
+  p.host.nics = 8;
+  p.links.host.bandwidth = bw;
+  p.links.fabric.bandwidth = bw;
+  return topo::build_fabric(p);
+}
+
+StepConfig config_for(const char* model, uint32_t ranks, ParallelLayout layout) {
+  StepConfig c;
+  c.model = *transformer_preset(model);
+  c.gpu = *gpu_preset("h100");
+  c.layout = layout;
+  c.gpus_per_host = 8;
+  c.rank_to_gpu.resize(ranks);
+  std::iota(c.rank_to_gpu.begin(), c.rank_to_gpu.end(), 0u);
+  return c;
+}
+
+const CollectiveTiming* row(const StepResult& r, const std::string& kind) {
+  for (const auto& c : r.collectives) {
+    if (c.kind == kind) return &c;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("parallel: TP = CP = PP = 1 reproduces the DDP closed form exactly") {
+  const auto spec = fabric(4, Bandwidth::gbps(200));
+  for (uint32_t m : {1u, 3u}) {
+    CAPTURE(m);
+    auto c = config_for("gpt3-1.3b", 32, ParallelLayout{});
+    c.grad_accumulation = m;
+    Simulation sim(c.seed);
+    auto backend = make_backend(Fidelity::Analytic, sim, spec);
+    const StepResult ddp = simulate_ddp_step(*backend, spec, Fidelity::Analytic, c);
+    const StepResult closed = simulate_parallel_step(spec, Fidelity::Analytic, c);
+    CHECK(closed.engine == "closed_form");
+    CHECK(closed.step == ddp.closed_form_step);
+    CHECK(closed.forward == ddp.forward);
+    CHECK(closed.backward == ddp.backward);
+    CHECK(closed.buckets.size() == ddp.buckets.size());
+    CHECK(closed.pipeline_bubble == Time::zero());
+  }
+}
+
+TEST_CASE("parallel: 1F1B pipeline time and bubble") {
+  const Time t = Time::ms(10);
+  for (uint32_t p : {1u, 2u, 4u, 8u}) {
+    for (uint32_t m : {1u, 4u, 16u}) {
+      CAPTURE(p);
+      CAPTURE(m);
+      const auto pipe = pipeline_1f1b(std::vector<Time>(p, t), m);
+      CHECK(pipe.total == t * (m + p - 1));
+      // Megatron's definition: the bubble is (p - 1) / m of the ideal time m * t ...
+      CHECK(pipe.bubble_fraction == doctest::Approx(static_cast<double>(p - 1) / m));
+      // ... which is (p - 1) / (m + p - 1) of the pipeline's time.
+      CHECK(pipe.bubble.seconds() / pipe.total.seconds() ==
+            doctest::Approx(static_cast<double>(p - 1) / (m + p - 1)));
+    }
+  }
+  // An uneven stage sets the pace: (m - 1) t_max + sum t_i.
+  const auto uneven = pipeline_1f1b({Time::ms(10), Time::ms(10), Time::ms(15)}, 4);
+  CHECK(uneven.total == Time::ms(3 * 15 + 35));
+}
+
+TEST_CASE("parallel: TP all-reduces move b*s*h*2 bytes, four per block, over NVLink") {
+  const auto spec = fabric(2, Bandwidth::gbps(400));
+  auto c = config_for("llama2-7b", 16, ParallelLayout{.tensor = 8});
+  c.compute.micro_batch = 2;
+  c.grad_accumulation = 2;
+  const StepResult r = simulate_parallel_step(spec, Fidelity::Analytic, c);
+  const CollectiveTiming* ar = row(r, "tp_all_reduce");
+  REQUIRE(ar != nullptr);
+  const int64_t act = int64_t{2} * 4096 * 4096 * 2;
+  CHECK(ar->bytes == act);
+  CHECK(tp_activation_bytes(c.model, c.compute, c.layout) == act);
+  CHECK(ar->count == 4 * 32 * 2);  // 2 forward + 2 backward per block, 32 blocks, 2 micro-batches
+  // A ring inside one host: 2 (t-1)/t S over NVLink (450 GB/s per direction), plus small latencies.
+  const double nvlink = 3600e9 / 8;
+  const double ideal = 2.0 * 7 / 8 * static_cast<double>(act) / nvlink;
+  CHECK(ar->end.seconds() == doctest::Approx(ideal).epsilon(0.05));
+  CHECK(r.tensor_parallel_comm == ar->end * ar->count);
+  // Sequence parallelism: all-gather + reduce-scatter of the same buffer, the same bus traffic.
+  c.layout.sequence_parallel = true;
+  const StepResult sp = simulate_parallel_step(spec, Fidelity::Analytic, c);
+  REQUIRE(row(sp, "tp_all_gather") != nullptr);
+  REQUIRE(row(sp, "tp_reduce_scatter") != nullptr);
+  CHECK(sp.tensor_parallel_comm.seconds() == doctest::Approx(r.tensor_parallel_comm.seconds()).epsilon(0.05));
+}
+
+TEST_CASE("parallel: compute per GPU shrinks with TP and CP, pipeline stages split the layers") {
+  const auto s = *transformer_preset("llama2-13b");
+  const auto h100 = *gpu_preset("h100");
+  ComputeParams p;
+  p.micro_batch = 4;
+  const LayerCompute one = layer_compute(s, h100, p);
+  const LayerCompute tp2 = layer_compute(s, h100, p, ComputeSplit{.tensor = 2});
+  const LayerCompute cp2 = layer_compute(s, h100, p, ComputeSplit{.context = 2});
+  // GEMMs and attention halve; the replicated elementwise work (no sequence parallelism) does not.
+  CHECK(tp2.layer_forward < 0.6 * one.layer_forward);
+  CHECK(tp2.layer_forward > 0.5 * one.layer_forward);
+  CHECK(cp2.layer_forward == doctest::Approx(0.5 * one.layer_forward).epsilon(0.05));
+  const LayerCompute tp2sp = layer_compute(s, h100, p, ComputeSplit{.tensor = 2, .sequence_parallel = true});
+  CHECK(tp2sp.layer_forward == doctest::Approx(0.5 * one.layer_forward).epsilon(0.05));
+  CHECK(tp2.head_forward == doctest::Approx(0.5 * one.head_forward).epsilon(0.05));
+  // Parameters split over TP and PP: the gradients a stage's DP group reduces.
+  BucketScope stage{.first_layer = 0, .layers = 20, .input_embedding = true, .output_head = false,
+                    .tensor_parallel = 2};
+  int64_t bytes = 0;
+  for (const auto& b : ddp_buckets(s, DdpParams{}, stage)) bytes += b.size.count();
+  const int64_t expected = (20 * (layer_parameters(s) - 2 * s.hidden) / 2 + 20 * 2 * s.hidden +
+                            int64_t{s.vocab} * s.hidden / 2) * 2;
+  CHECK(bytes == expected);
+}
+
+TEST_CASE("parallel: a 3D layout places TP inside hosts and reports its parts") {
+  const auto spec = fabric(8, Bandwidth::gbps(400));
+  auto c = config_for("llama2-13b", 64, ParallelLayout{.tensor = 4, .context = 1, .pipeline = 4});
+  c.grad_accumulation = 8;
+  const StepResult r = simulate_parallel_step(spec, Fidelity::Analytic, c);
+  CHECK(r.data_parallel == 4);
+  CHECK(megatron_rank(r.layout, 1, 0, 2, 3) == ((3 * 4 + 2) * 1 + 0) * 4 + 1);
+  CHECK(r.pipeline_bubble > Time::zero());
+  CHECK(r.bubble_fraction == doctest::Approx(3.0 / 8).epsilon(0.15));  // stages differ by the head
+  CHECK(r.pipeline_p2p > Time::zero());
+  CHECK(r.tensor_parallel_comm > Time::zero());
+  CHECK(r.mfu > 0.0);
+  CHECK(r.mfu < 0.75);
+  CHECK(r.exposed_comm >= r.tensor_parallel_comm + r.pipeline_p2p);
+  // The step covers the pipeline (compute, bubble, TP, sends) and the optimizer.
+  CHECK(r.step >= r.forward + r.backward + r.optimizer);
+  // Context parallelism: a K/V ring per block, overlapped with attention.
+  auto cc = config_for("llama2-13b", 64, ParallelLayout{.tensor = 4, .context = 2, .pipeline = 2});
+  const StepResult rc = simulate_parallel_step(spec, Fidelity::Analytic, cc);
+  REQUIRE(row(rc, "cp_all_gather") != nullptr);
+  CHECK(rc.context_parallel_exposed >= Time::zero());
+}
