@@ -156,3 +156,37 @@ TEST_CASE("parallel: a 3D layout places TP inside hosts and reports its parts") 
   REQUIRE(row(rc, "cp_all_gather") != nullptr);
   CHECK(rc.context_parallel_exposed >= Time::zero());
 }
+
+TEST_CASE("parallel: collectives are timed as placed, with every group of a kind at once") {
+  // Hosts of 2 GPUs sharing one NIC. Two data-parallel groups (one per TP rank) each span all hosts:
+  // run together on the flow backend they share every NIC, so each takes about twice as long as one
+  // group alone. (The analytic backend has no contention: there they would not interact.)
+  topo::FabricParams p;
+  p.spine_leaf.leaves = 2;
+  p.spine_leaf.hosts_per_leaf = 2;
+  p.spine_leaf.spines = 2;
+  p.host.gpus = 2;
+  p.host.nics = 1;
+  const auto spec = topo::build_fabric(p);
+  auto c = config_for("gpt3-1.3b", 8, ParallelLayout{.tensor = 2});
+  IdleCollectiveTimer timer(spec, Fidelity::Flow, c);
+  const std::vector<uint32_t> even = {0, 2, 4, 6};
+  const std::vector<uint32_t> odd = {1, 3, 5, 7};
+  const int64_t bytes = 64 << 20;
+  const Time alone = timer.time(CollectiveOp::AllReduce, CollectiveAlgo::Ring, {even}, bytes).duration;
+  const Time together = timer.time(CollectiveOp::AllReduce, CollectiveAlgo::Ring, {even, odd}, bytes).duration;
+  CHECK(together.seconds() == doctest::Approx(2 * alone.seconds()).epsilon(0.1));
+
+  // Tensor parallelism beyond a host goes over the network: TP 16 on 8-GPU hosts costs far more
+  // per all-reduce than TP 8 inside one.
+  const auto big = fabric(4, Bandwidth::gbps(400));
+  auto tp8 = config_for("llama2-7b", 32, ParallelLayout{.tensor = 8});
+  auto tp16 = config_for("llama2-7b", 32, ParallelLayout{.tensor = 16});
+  const auto r8 = simulate_parallel_step(big, Fidelity::Analytic, tp8);
+  const auto r16 = simulate_parallel_step(big, Fidelity::Analytic, tp16);
+  const auto* ar8 = row(r8, "tp_all_reduce");
+  const auto* ar16 = row(r16, "tp_all_reduce");
+  REQUIRE(ar8 != nullptr);
+  REQUIRE(ar16 != nullptr);
+  CHECK(ar16->end > ar8->end * 3);
+}
