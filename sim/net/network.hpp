@@ -221,6 +221,8 @@ class Nic final : public Node, public EventTarget {
   void on_event(uint32_t kind, uint64_t arg) override;
   // Reliable transports (transport.cpp): lists a flow again once it may send, and kicks the port.
   void reactivate(FlowId flow);
+  // ... and unlists one that may no longer send (an ACK covered what it was about to resend).
+  void deactivate(FlowId flow);
 
  private:
   void wake_at(int64_t at_ps);
@@ -343,7 +345,7 @@ class Network {
   std::vector<std::string> warnings_;
   bool dcqcn_on_ = false;
   std::deque<DcqcnFlowState> dcqcn_;  // a deque: the rate timers' tokens must not move
-  std::vector<ReliableFlowState> transport_;
+  std::deque<ReliableFlowState> transport_;  // a deque: completion callbacks add flows mid-handler
 };
 
 }  // namespace syncsim::net

@@ -110,6 +110,14 @@ PacketRef Nic::pull_reliable(FlowId id) {
   return ref;
 }
 
+void Nic::deactivate(FlowId flow) {
+  const auto it = std::find(active_.begin(), active_.end(), flow);
+  if (it == active_.end()) return;
+  const auto index = static_cast<std::size_t>(it - active_.begin());
+  active_.erase(it);
+  if (index < next_) --next_;
+}
+
 void Nic::reactivate(FlowId flow) {
   active_.push_back(flow);
   net_.egress(net_.routing().ports_of(id_)[0]).kick();
@@ -134,9 +142,14 @@ void Network::transport_arm_timer(FlowId id, ReliableFlowState& s) {
 }
 
 void Network::transport_reactivate(FlowId id, ReliableFlowState& s) {
-  if (s.in_active || !transport_can_send(s)) return;
-  s.in_active = true;
-  nics_[flows_[id].src]->reactivate(id);
+  const bool can_send = transport_can_send(s);
+  if (s.in_active && !can_send) {
+    s.in_active = false;
+    nics_[flows_[id].src]->deactivate(id);
+  } else if (!s.in_active && can_send) {
+    s.in_active = true;
+    nics_[flows_[id].src]->reactivate(id);
+  }
 }
 
 void Network::transport_timer(FlowId id) {
@@ -282,8 +295,10 @@ void Network::transport_on_data(PacketRef packet) {
       s.nak_sent = false;
       const bool ack_now = ++s.since_ack >= spec_.transport.gbn.ack_every || s.rcv_nxt == s.packets;
       if (ack_now) s.since_ack = 0;
+      const uint32_t expected = s.rcv_nxt;
+      // deliver() may complete the message, and its callback start new flows: `s` may move.
       deliver(packet);
-      if (ack_now) transport_send_control(id, PacketKind::Ack, s.rcv_nxt, false);
+      if (ack_now) transport_send_control(id, PacketKind::Ack, expected, false);
       return;
     }
     counters_.bytes_discarded += p.payload_bytes;
@@ -307,7 +322,10 @@ void Network::transport_on_data(PacketRef packet) {
   } else {
     s.received[seq] = true;
     while (s.rcv_nxt < s.packets && s.received[s.rcv_nxt]) ++s.rcv_nxt;
-    deliver(packet);
+    const uint32_t expected = s.rcv_nxt;
+    deliver(packet);  // may start new flows (completion callback): `s` may move
+    transport_send_control(id, PacketKind::Ack, expected, ce);
+    return;
   }
   transport_send_control(id, PacketKind::Ack, s.rcv_nxt, ce);
 }
