@@ -46,6 +46,10 @@ for key in retransmitted_packets retransmitted_bytes timeouts naks acks bytes_di
 done
 check "incast-tcp has timeouts" python3 -c "import json,sys; j=json.load(open('$tmp/tcp.json')); sys.exit(0 if j['timeouts'] > 0 and j['messages']['completed'] == j['messages']['count'] else 1)"
 
+"$bin" run "$src/scenarios/jitter-efficiency.yaml" --json >"$tmp/jit.json" 2>"$tmp/err"
+check "jitter-efficiency runs" test $? -eq 0
+check "jitter-efficiency reports mfu" grep -q '"mfu"' "$tmp/jit.json"
+
 # Bad input: one line file:line:col: path: message, exit code 2.
 cat >"$tmp/bad.yaml" <<'YAML'
 name: bad
