@@ -50,6 +50,9 @@ check "incast-tcp has timeouts" python3 -c "import json,sys; j=json.load(open('$
 check "jitter-efficiency runs" test $? -eq 0
 check "jitter-efficiency reports mfu" grep -q '"mfu"' "$tmp/jit.json"
 
+"$bin" run "$src/scenarios/interconnect-matrix.yaml" --json >"$tmp/matrix.json" 2>"$tmp/err"
+check "interconnect-matrix runs" test $? -eq 0
+
 # Bad input: one line file:line:col: path: message, exit code 2.
 cat >"$tmp/bad.yaml" <<'YAML'
 name: bad

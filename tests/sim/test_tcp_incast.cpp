@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "app/runner.hpp"
 #include "app/scenario_loader.hpp"
@@ -41,4 +42,27 @@ TEST_CASE("incast-tcp: drops and retransmission timeouts inflate the p99 complet
   // ConnectX parameters it over-cuts and takes ~37 ms (see incast-dcqcn.yaml), longer than TCP's
   // RTO. Reported, not asserted, until DCQCN converges there.
   WARN(vs_dcqcn > 1.0);
+}
+
+TEST_CASE("interconnect-matrix: cloud TCP without GPUDirect trails both RoCE fabrics" *
+          doctest::test_suite("slow")) {
+  const std::string file = std::string(SYNCSIM_SOURCE_DIR) + "/scenarios/interconnect-matrix.yaml";
+  const app::Scenario s = app::load_scenario_file(file);
+  REQUIRE(s.sweep.size() == 1);
+  REQUIRE(s.sweep[0].first == "fabric");
+  REQUIRE(s.sweep[0].second.size() == 3);
+  std::vector<app::RunResult> rows;
+  for (const std::string& fabric : s.sweep[0].second) {
+    app::LoadOptions o;
+    o.overrides = {app::Override{"fabric", fabric}};
+    rows.push_back(app::run_scenario(app::load_scenario_file(file, o)));
+    REQUIRE(rows.back().step);
+  }
+  CHECK(rows[0].transport == "tcp");
+  CHECK(rows[1].transport == "roce");
+  CHECK(rows[0].step->step > rows[1].step->step);
+  CHECK(rows[0].step->mfu < rows[1].step->mfu);
+  CHECK(rows[0].step->exposed_comm > rows[1].step->exposed_comm);
+  // A ring all-reduce never loads the leaf uplinks enough for (b) and (c) to differ.
+  CHECK(rows[2].step->step <= rows[1].step->step);
 }
