@@ -61,6 +61,8 @@ RunResult run_scenario(const Scenario& scenario) {
   spec.pfc = scenario.fabric.pfc;
   spec.ecn = scenario.fabric.ecn;
   spec.nic = scenario.fabric.nic;
+  spec.transport = scenario.fabric.transport;
+  spec.impairments = scenario.fabric.impairments;
   auto messages = models::expand_traffic(scenario.traffic,
                                          static_cast<uint32_t>(spec.gpus.size()), scenario.seed);
 
@@ -120,6 +122,7 @@ RunResult run_scenario(const Scenario& scenario) {
   }
 
   r.scenario = scenario.name;
+  r.transport = net::transport_name(spec.transport.kind);
   r.seed = scenario.seed;
   r.fidelity = scenario.fidelity;
   r.sim_time_s = sim.now().seconds();
@@ -145,6 +148,13 @@ RunResult run_scenario(const Scenario& scenario) {
     r.ecn_marks = c.ecn_marks;
     r.cnps = c.cnps;
     r.rate_cuts = c.rate_cuts;
+    r.retransmitted_packets = c.retransmitted_packets;
+    r.retransmitted_bytes = c.retransmitted_bytes;
+    r.timeouts = c.timeouts;
+    r.fast_retransmits = c.fast_retransmits;
+    r.naks = c.naks;
+    r.acks = c.acks;
+    r.bytes_discarded = c.bytes_discarded;
     const auto& nw = network.warnings();
     r.warnings.insert(r.warnings.begin(), nw.begin(), nw.end());
     std::vector<std::pair<double, net::PortId>> paused;
@@ -233,6 +243,14 @@ nlohmann::json to_json(const RunResult& r) {
   j["cnps"] = r.cnps;
   j["dcqcn_rate_cuts"] = r.rate_cuts;
   j["jain_index"] = r.jain_index;
+  j["transport"] = r.transport;
+  j["retransmitted_packets"] = r.retransmitted_packets;
+  j["retransmitted_bytes"] = r.retransmitted_bytes;
+  j["timeouts"] = r.timeouts;
+  j["fast_retransmits"] = r.fast_retransmits;
+  j["naks"] = r.naks;
+  j["acks"] = r.acks;
+  j["bytes_discarded"] = r.bytes_discarded;
   j["warnings"] = r.warnings;
   if (r.step) {
     const models::StepResult& st = *r.step;
@@ -394,10 +412,16 @@ std::string to_text(const RunResult& r) {
     o << "mfu        " << st.mfu * 100 << "%  (hfu " << st.hfu * 100 << "%), "
       << static_cast<int64_t>(st.tokens_per_s) << " tokens/s\n";
   }
+  if (r.retransmitted_packets > 0 || r.timeouts > 0 || r.transport != "roce") {
+    o << "transport  " << r.transport << ": " << r.retransmitted_packets << " packets ("
+      << fmt_bytes(r.retransmitted_bytes) << ") retransmitted, " << r.timeouts << " timeouts, "
+      << r.fast_retransmits << " fast retransmits, " << r.naks << " NAKs, " << r.acks << " ACKs\n";
+  }
   for (const std::string& w : r.warnings) o << "warning    " << w << "\n";
   if (r.messages_completed < r.messages) {
     o << "warning    " << (r.messages - r.messages_completed)
-      << " messages never completed (packets were dropped and this transport does not retransmit)\n";
+      << " messages never completed (packets were dropped on a class that does not retransmit:"
+         " lossless RoCE, or fabric.transport.gbn.enabled false)\n";
   }
   return o.str();
 }

@@ -48,6 +48,15 @@ struct RunResult {
   // x = size / FCT, each over its own [start, finish] window; 0 when none completed.
   double jain_index = 0;
   std::vector<std::string> warnings;                     // configuration checks
+  // Reliable transports (packet backend): go-back-N RoCE on lossy classes, TCP.
+  std::string transport = "roce";
+  uint64_t retransmitted_packets = 0;
+  int64_t retransmitted_bytes = 0;
+  uint64_t timeouts = 0;
+  uint64_t fast_retransmits = 0;
+  uint64_t naks = 0;
+  uint64_t acks = 0;
+  int64_t bytes_discarded = 0;
   std::optional<models::StepResult> step;                // when the scenario has a workload
   // How the bucket all-reduces were timed: "simulated", or "calibrated: FILE, all_reduce at N
   // ranks" (collective.calibration).

@@ -210,6 +210,9 @@ class Loader {
   void read_pfc(const YAML::Node& node, const std::string& path, net::PfcParams& pfc) const;
   void read_ecn(const YAML::Node& node, const std::string& path, net::EcnParams& ecn) const;
   void read_dcqcn(const YAML::Node& node, const std::string& path, net::DcqcnParams& d) const;
+  void read_transport(const YAML::Node& node, const std::string& path, net::TransportParams& t) const;
+  void read_impairments(const YAML::Node& node, const std::string& path,
+                        net::ImpairmentParams& imp) const;
   models::TrafficSpec read_traffic_entry(const YAML::Node& node, const std::string& path) const;
   models::CollectiveConfig read_collective(const YAML::Node& node, const std::string& path) const;
   models::MessageSpec read_message(const YAML::Node& node, const std::string& path) const;
@@ -933,7 +936,7 @@ topo::FabricParams Loader::read_fabric(const YAML::Node& node, const std::string
   const MapView fabric(
       *this, node, path,
       {"topology", "spine_leaf", "fat_tree", "rail_optimized", "host", "links", "switch", "ecmp",
-       "nic"});
+       "nic", "transport", "impairments"});
   topo::FabricParams p;
   p.kind = read_enum(fabric.require("topology"), fabric.path_of("topology"), kTopologies);
 
@@ -1049,6 +1052,12 @@ topo::FabricParams Loader::read_fabric(const YAML::Node& node, const std::string
     if (const YAML::Node* v = m.find("dcqcn")) {
       read_dcqcn(*v, m.path_of("dcqcn"), p.nic.dcqcn);
     }
+  }
+  if (const YAML::Node* n = fabric.find("transport")) {
+    read_transport(*n, fabric.path_of("transport"), p.transport);
+  }
+  if (const YAML::Node* n = fabric.find("impairments")) {
+    read_impairments(*n, fabric.path_of("impairments"), p.impairments);
   }
   if (const YAML::Node* n = fabric.find("ecmp")) {
     const MapView m(*this, *n, fabric.path_of("ecmp"), {"hash_seed", "per_switch_salt"});
@@ -1265,6 +1274,144 @@ void Loader::read_dcqcn(const YAML::Node& node, const std::string& path,
   rate("rai", d.rai);
   rate("rhai", d.rhai);
   rate("min_rate", d.min_rate);
+}
+
+const std::vector<std::pair<std::string_view, net::TransportKind>> kTransports{
+    {"roce", net::TransportKind::Roce},
+    {"roce_host_staged", net::TransportKind::RoceHostStaged},
+    {"tcp", net::TransportKind::Tcp},
+};
+
+const std::vector<std::pair<std::string_view, net::TcpCongestionControl>> kTcpCcs{
+    {"dctcp", net::TcpCongestionControl::Dctcp},
+    {"reno", net::TcpCongestionControl::Reno},
+};
+
+const std::vector<std::pair<std::string_view, net::JitterDistribution>> kJitterDistributions{
+    {"none", net::JitterDistribution::None},
+    {"normal", net::JitterDistribution::Normal},
+    {"exponential", net::JitterDistribution::Exponential},
+};
+
+// `fabric.transport`: the fabric-wide transport of inter-host messages and its parameters
+// (sim/net/transport.hpp). Every message of the scenario (traffic and workload) uses it.
+void Loader::read_transport(const YAML::Node& node, const std::string& path,
+                            net::TransportParams& t) const {
+  const MapView m(*this, node, path, {"kind", "go_back_n", "tcp", "host_staging"});
+  if (const YAML::Node* v = m.find("kind")) t.kind = read_enum(*v, m.path_of("kind"), kTransports);
+  const auto positive_time = [&](const MapView& mv, const char* key, Time& out) {
+    if (const YAML::Node* v = mv.find(key)) {
+      out = read_time(*v, mv.path_of(key));
+      if (out <= Time::zero()) fail(mv.path_of(key), *v, "expected a positive time, got " + v->Scalar());
+    }
+  };
+  const auto non_negative_time = [&](const MapView& mv, const char* key, Time& out) {
+    if (const YAML::Node* v = mv.find(key)) {
+      out = read_time(*v, mv.path_of(key));
+      if (out < Time::zero()) fail(mv.path_of(key), *v, "expected a non-negative time, got " + v->Scalar());
+    }
+  };
+  const auto positive_rate = [&](const MapView& mv, const char* key, Bandwidth& out) {
+    if (const YAML::Node* v = mv.find(key)) {
+      out = read_bandwidth(*v, mv.path_of(key));
+      if (out.bits_per_second() <= 0) fail(mv.path_of(key), *v, "expected a positive rate, got 0");
+    }
+  };
+  if (const YAML::Node* n = m.find("go_back_n")) {
+    const MapView g(*this, *n, m.path_of("go_back_n"), {"enabled", "timeout", "ack_every"});
+    if (const YAML::Node* v = g.find("enabled")) t.gbn.enabled = read_bool(*v, g.path_of("enabled"));
+    positive_time(g, "timeout", t.gbn.timeout);
+    if (const YAML::Node* v = g.find("ack_every")) t.gbn.ack_every = read_u32(*v, g.path_of("ack_every"), 1);
+  }
+  if (const YAML::Node* n = m.find("tcp")) {
+    const MapView c(*this, *n, m.path_of("tcp"),
+                    {"congestion_control", "rto_min", "rto_max", "initial_window", "dctcp_g",
+                     "stack_latency", "cpu_per_byte"});
+    if (const YAML::Node* v = c.find("congestion_control")) {
+      t.tcp.cc = read_enum(*v, c.path_of("congestion_control"), kTcpCcs);
+    }
+    positive_time(c, "rto_min", t.tcp.rto_min);
+    positive_time(c, "rto_max", t.tcp.rto_max);
+    if (t.tcp.rto_max < t.tcp.rto_min) {
+      fail_path(c.path_of("rto_max"), "expected rto_max >= rto_min");
+    }
+    if (const YAML::Node* v = c.find("initial_window")) {
+      t.tcp.initial_window = read_u32(*v, c.path_of("initial_window"), 1);
+    }
+    if (const YAML::Node* v = c.find("dctcp_g")) {
+      t.tcp.dctcp_g = read_number(*v, c.path_of("dctcp_g"));
+      if (!(t.tcp.dctcp_g > 0.0 && t.tcp.dctcp_g <= 1.0)) {
+        fail(c.path_of("dctcp_g"), *v, "expected a number in (0, 1], got " + v->Scalar());
+      }
+    }
+    non_negative_time(c, "stack_latency", t.tcp.stack_latency);
+    if (const YAML::Node* v = c.find("cpu_per_byte")) {
+      const Time per_byte = read_time(*v, c.path_of("cpu_per_byte"));
+      if (per_byte < Time::zero()) {
+        fail(c.path_of("cpu_per_byte"), *v, "expected a non-negative time per byte, got " + v->Scalar());
+      }
+      t.tcp.cpu_ps_per_byte = static_cast<double>(per_byte.picoseconds());
+    }
+  }
+  if (const YAML::Node* n = m.find("host_staging")) {
+    const MapView h(*this, *n, m.path_of("host_staging"), {"pcie", "host_memory", "copy_latency"});
+    positive_rate(h, "pcie", t.staging.pcie);
+    positive_rate(h, "host_memory", t.staging.host_memory);
+    non_negative_time(h, "copy_latency", t.staging.copy_latency);
+  }
+}
+
+// `fabric.impairments`: per-link jitter and random loss (issue 5 perturbations).
+void Loader::read_impairments(const YAML::Node& node, const std::string& path,
+                              net::ImpairmentParams& imp) const {
+  const MapView m(*this, node, path, {"links", "jitter", "loss"});
+  if (const YAML::Node* v = m.find("links")) {
+    const std::string lp = m.path_of("links");
+    if (!v->IsSequence()) fail(lp, *v, "expected a list of link classes, got " + describe(*v));
+    imp.link_classes.clear();
+    for (std::size_t k = 0; k < v->size(); ++k) {
+      const std::string name = read_string((*v)[k], join_path(lp, k));
+      if (name != "host" && name != "fabric" && name != "core" && name != "nvlink") {
+        fail(join_path(lp, k), (*v)[k],
+             "expected one of: \"host\", \"fabric\", \"core\", \"nvlink\"; got " + quoted(name));
+      }
+      imp.link_classes.push_back(name);
+    }
+  }
+  if (const YAML::Node* n = m.find("jitter")) {
+    const MapView j(*this, *n, m.path_of("jitter"),
+                    {"distribution", "mean", "stddev", "mean_fraction", "stddev_fraction"});
+    imp.jitter = read_enum(j.require("distribution"), j.path_of("distribution"), kJitterDistributions);
+    const auto time = [&](const char* key, Time& out) {
+      if (const YAML::Node* v = j.find(key)) {
+        out = read_time(*v, j.path_of(key));
+        if (out < Time::zero()) fail(j.path_of(key), *v, "expected a non-negative time, got " + v->Scalar());
+      }
+    };
+    const auto fraction = [&](const char* key, double& out) {
+      if (const YAML::Node* v = j.find(key)) {
+        out = read_number(*v, j.path_of(key));
+        if (!(out >= 0.0 && out <= 100.0)) {
+          fail(j.path_of(key), *v, "expected a fraction of the link delay in [0, 100], got " + v->Scalar());
+        }
+      }
+    };
+    time("mean", imp.jitter_mean);
+    time("stddev", imp.jitter_stddev);
+    fraction("mean_fraction", imp.jitter_mean_fraction);
+    fraction("stddev_fraction", imp.jitter_stddev_fraction);
+    if (imp.jitter == net::JitterDistribution::Exponential &&
+        (j.find("stddev") != nullptr || j.find("stddev_fraction") != nullptr)) {
+      fail_path(j.path_of("distribution"),
+                "an exponential jitter's stddev is its mean: set mean or mean_fraction only");
+    }
+  }
+  if (const YAML::Node* v = m.find("loss")) {
+    imp.loss_probability = read_number(*v, m.path_of("loss"));
+    if (!(imp.loss_probability >= 0.0 && imp.loss_probability < 1.0)) {
+      fail(m.path_of("loss"), *v, "expected a probability in [0, 1), got " + v->Scalar());
+    }
+  }
 }
 
 models::TrafficSpec Loader::read_traffic_entry(const YAML::Node& node,

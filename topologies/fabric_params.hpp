@@ -70,6 +70,8 @@ struct FabricParams {
   net::PfcParams pfc;
   net::EcnParams ecn;
   net::NicParams nic;  // likewise copied into NetworkSpec::nic
+  net::TransportParams transport;      // likewise (NetworkSpec::transport)
+  net::ImpairmentParams impairments;   // likewise (NetworkSpec::impairments)
 };
 
 }  // namespace syncsim::topo

@@ -56,11 +56,36 @@ TransferId TransferBackend::start(const TransferRequest& request, TransferCallba
     sim_.queue().schedule_fn(sim_.now(), [this, id] { complete(id); });
     return id;
   }
+  if (a.host != b.host && spec_.transport.kind != net::TransportKind::Roce) {
+    if (!staging_) {
+      staging_ = std::make_unique<HostStaging>(
+          sim_, spec_, [this](uint32_t t) { begin_staged(t); }, [this](uint32_t t) { complete_now(t); });
+    }
+    staging_->send(id, a.host, request.size.count());
+    return id;
+  }
   begin(id, src, dst, request);
   return id;
 }
 
+void TransferBackend::begin_staged(TransferId id) {
+  const TransferRequest& r = records_[id].request;
+  begin(id, spec_.gpus[r.src_gpu].nic, spec_.gpus[r.dst_gpu].nic, r);
+}
+
 void TransferBackend::complete(TransferId id) {
+  if (staging_) {
+    const TransferRequest& r = records_[id].request;
+    const uint32_t dst_host = spec_.gpus[r.dst_gpu].host;
+    if (spec_.gpus[r.src_gpu].host != dst_host && r.size.count() > 0 &&
+        staging_->receive(id, dst_host, r.size.count())) {
+      return;
+    }
+  }
+  complete_now(id);
+}
+
+void TransferBackend::complete_now(TransferId id) {
   TransferRecord& r = records_[id];
   SIM_CHECK(!r.done, "a transfer completed twice");
   r.done = true;

@@ -4,10 +4,12 @@
 // step model run unchanged on packet, analytic and (later) flow-level networks.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "sim/backends/fidelity.hpp"
 #include "sim/core/huge_pages.hpp"
+#include "sim/backends/host_staging.hpp"
 #include "sim/core/simulation.hpp"
 #include "sim/net/network_spec.hpp"
 
@@ -79,6 +81,10 @@ class TransferBackend {
   std::vector<uint32_t> slot_of_;
   std::vector<TransferCallback> callback_slots_;
   std::vector<uint32_t> free_slots_;
+  // No-GPUDirect transports (roce_host_staged, tcp): copies through host memory at both ends.
+  std::unique_ptr<HostStaging> staging_;
+  void begin_staged(TransferId id);
+  void complete_now(TransferId id);
 };
 
 }  // namespace syncsim

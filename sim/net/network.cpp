@@ -12,7 +12,8 @@ namespace syncsim::net {
 
 void Link::transmit(PacketRef packet) {
   ++net_.counters_mut().packet_hops;
-  const Time arrival = net_.now() + delay_;
+  Time arrival = net_.now() + delay_;
+  if (impairment_ && !impair(packet, arrival)) return;
   const bool was_idle = in_flight_.empty();
   in_flight_.push(InFlight{arrival.picoseconds(), packet});
   if (was_idle) net_.queue().schedule(arrival, this, 0);
@@ -224,6 +225,7 @@ PacketRef Nic::pull(uint8_t paused_mask) {
     }
   }
   const FlowId id = active_[next_];
+  if (net_.flow(id).transport_state != kNoTransportState) return pull_reliable(id);
   FlowRecord& f = net_.flow_mut(id);
   const int64_t payload = std::min<int64_t>(f.mtu_bytes, f.size_bytes - f.sent_bytes);
   const PacketRef ref = net_.pool().allocate();
@@ -270,7 +272,15 @@ void Nic::receive(PacketRef packet, uint32_t in_port) {
     net_.dcqcn_on_cnp(flow);
     return;
   }
+  if (p.kind == PacketKind::Ack || p.kind == PacketKind::Nak) {
+    net_.transport_on_ack(packet);
+    return;
+  }
   SIM_CHECK(p.kind == PacketKind::Data, "unexpected control packet at a NIC");
+  if (net_.flow(p.flow).transport_state != kNoTransportState) {
+    net_.transport_on_data(packet);
+    return;
+  }
   // DCQCN notification point: an ECN-marked data packet makes the destination send a CNP to the
   // source queue pair, at most once per cnp_interval.
   if (p.ecn_ce && net_.dcqcn_enabled()) net_.dcqcn_notify(p.flow);
@@ -288,6 +298,10 @@ void Nic::wake_at(int64_t at_ps) {
 void Nic::on_event(uint32_t kind, uint64_t arg) {
   if (kind == kRateTimer) {
     net_.dcqcn_rate_timer(static_cast<FlowId>(arg));
+    return;
+  }
+  if (kind == kRetransmitTimer) {
+    net_.transport_timer(static_cast<FlowId>(arg));
     return;
   }
   wake_at_ps_ = INT64_MAX;
@@ -352,6 +366,7 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
                                 sim.rng(RngStreamKind::Ecn, p));
     }
   }
+  setup_impairments();
   check_configuration();
 }
 
@@ -455,6 +470,7 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority,
     d.rc = DcqcnRateController(spec_.nic.dcqcn, ports_[route_arena_[f.route_begin]]->bandwidth());
     d.next_send_ps = now().picoseconds();
   }
+  transport_start(id);
   ++counters_.flows_started;
   nics_[src]->add_flow(id);
   ports_[route_arena_[f.route_begin]]->kick();

@@ -21,6 +21,7 @@
 #include "sim/net/ring_queue.hpp"
 #include "sim/net/routing.hpp"
 #include "sim/net/shared_buffer_mmu.hpp"
+#include "sim/net/transport_state.hpp"
 
 namespace syncsim::net {
 
@@ -43,6 +44,7 @@ struct FlowRecord {
   uint32_t mtu_bytes = 0;
   uint8_t priority = 0;
   bool done = false;
+  uint32_t transport_state = kNoTransportState;  // index of its ReliableFlowState, if any
 };
 
 struct NetworkCounters {
@@ -60,6 +62,15 @@ struct NetworkCounters {
   uint64_t rate_cuts = 0;         // DCQCN rate decreases applied at source NICs
   uint64_t flows_started = 0;
   uint64_t flows_completed = 0;
+  // Reliable transports (go-back-N RoCE, TCP): bytes_injected counts retransmissions too, so
+  // injected = delivered + dropped + discarded once nothing is in flight.
+  uint64_t retransmitted_packets = 0;
+  int64_t retransmitted_bytes = 0;
+  uint64_t timeouts = 0;          // retransmission timeouts that fired
+  uint64_t fast_retransmits = 0;  // TCP: 3 duplicate ACKs
+  uint64_t naks = 0;              // go-back-N NAKs sent by receivers
+  uint64_t acks = 0;              // ACK packets sent by receivers
+  int64_t bytes_discarded = 0;    // payload received out of order (go-back-N) or twice
 };
 
 class FlowCompletionHandler {
@@ -83,8 +94,12 @@ class Link final : public EventTarget {
   void transmit(PacketRef packet);
   void on_event(uint32_t kind, uint64_t arg) override;
   Time delay() const { return delay_; }
+  // Jitter and random loss on this direction (transport.hpp, ImpairmentParams).
+  void set_impairment(std::unique_ptr<LinkImpairmentState> state) { impairment_ = std::move(state); }
 
  private:
+  // Applies jitter to `arrival`; false when the packet is lost (dropped here).
+  bool impair(PacketRef packet, Time& arrival);
   struct InFlight {
     int64_t arrival_ps;
     PacketRef packet;
@@ -94,6 +109,7 @@ class Link final : public EventTarget {
   Node* peer_;
   uint32_t peer_in_port_;
   RingQueue<InFlight> in_flight_;
+  std::unique_ptr<LinkImpairmentState> impairment_;
 };
 
 // An output port: strict-priority FIFOs (higher class first), one packet in service at a time.
@@ -131,6 +147,7 @@ class EgressPort final : public EventTarget {
   uint64_t pause_frames_received() const { return pause_frames_received_; }
   Bandwidth bandwidth() const { return bandwidth_; }
   Bytes header() const { return header_; }
+  Link& link() { return link_; }
 
  private:
   void start_next();
@@ -191,7 +208,7 @@ class Switch final : public Node {
 
 class Nic final : public Node, public EventTarget {
  public:
-  enum EventKind : uint32_t { kWake = 0, kRateTimer = 1 };
+  enum EventKind : uint32_t { kWake = 0, kRateTimer = 1, kRetransmitTimer = 2 };
   Nic(Network& net, NodeId id) : net_(net), id_(id) {}
   void receive(PacketRef packet, uint32_t in_port) override;
   // The next data packet to send, round-robin over active flows whose priority is not paused
@@ -202,9 +219,15 @@ class Nic final : public Node, public EventTarget {
   NodeId id() const { return id_; }
   // kWake: kick the NIC's port; kRateTimer: DCQCN rate-increase timer of flow `arg`.
   void on_event(uint32_t kind, uint64_t arg) override;
+  // Reliable transports (transport.cpp): lists a flow again once it may send, and kicks the port.
+  void reactivate(FlowId flow);
+  // ... and unlists one that may no longer send (an ACK covered what it was about to resend).
+  void deactivate(FlowId flow);
 
  private:
   void wake_at(int64_t at_ps);
+  // The next packet of reliable flow active_[next_] (a new PSN or a retransmission).
+  PacketRef pull_reliable(FlowId id);
 
   Network& net_;
   NodeId id_;
@@ -284,7 +307,27 @@ class Network {
   void dcqcn_on_cnp(FlowId id);
   void dcqcn_rate_timer(FlowId id);
 
+  // --- reliable transports (transport.cpp) ---
+  ReliableFlowState& transport_flow(FlowId id) { return transport_[flows_[id].transport_state]; }
+  const ReliableFlowState& transport_flow(FlowId id) const {
+    return transport_[flows_[id].transport_state];
+  }
+  bool transport_can_send(const ReliableFlowState& s) const;
+  // Destination NIC: a data packet of a reliable flow; source NIC: an ACK or NAK.
+  void transport_on_data(PacketRef packet);
+  void transport_on_ack(PacketRef packet);
+  void transport_timer(FlowId id);
+  // Source NIC sent PSN `seq` of flow `id` now.
+  void transport_on_sent(FlowId id, uint32_t seq, uint32_t payload);
+
  private:
+  // Gives a new flow its transport state when its transport and priority call for one.
+  void transport_start(FlowId id);
+  void transport_send_control(FlowId id, PacketKind kind, uint32_t seq, bool ece);
+  void transport_arm_timer(FlowId id, ReliableFlowState& s);
+  void transport_reactivate(FlowId id, ReliableFlowState& s);
+  void setup_impairments();
+
   void check_configuration();
 
   Simulation& sim_;
@@ -302,6 +345,7 @@ class Network {
   std::vector<std::string> warnings_;
   bool dcqcn_on_ = false;
   std::deque<DcqcnFlowState> dcqcn_;  // a deque: the rate timers' tokens must not move
+  std::deque<ReliableFlowState> transport_;  // a deque: completion callbacks add flows mid-handler
 };
 
 }  // namespace syncsim::net

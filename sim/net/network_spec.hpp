@@ -8,6 +8,7 @@
 
 #include "sim/core/units.hpp"
 #include "sim/net/dcqcn.hpp"
+#include "sim/net/transport.hpp"
 
 namespace syncsim::net {
 
@@ -119,6 +120,9 @@ struct NetworkSpec {
 
   uint64_t ecmp_hash_seed = 0;
   bool ecmp_per_switch_salt = false;   // false: every switch hashes alike, so ECMP can polarize
+
+  TransportParams transport;           // end-to-end transport of inter-host messages (transport.hpp)
+  ImpairmentParams impairments;        // per-link jitter and random loss
 };
 
 }  // namespace syncsim::net

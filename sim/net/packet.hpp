@@ -11,7 +11,7 @@ using PacketRef = uint32_t;
 using FlowId = uint32_t;
 inline constexpr PacketRef kNoPacket = UINT32_MAX;
 
-enum class PacketKind : uint8_t { Data, Ack, Cnp, Pause };
+enum class PacketKind : uint8_t { Data, Ack, Cnp, Pause, Nak };
 
 struct Packet {
   FlowId flow;
@@ -24,6 +24,7 @@ struct Packet {
   PacketKind kind;
   bool ecn_ce;
   bool pfc_xoff;             // Pause frames: true = PAUSE (XOFF), false = RESUME (XON)
+  uint32_t seq;              // reliable transports: data PSN; Ack/Nak: cumulative PSN expected next
 };
 
 inline constexpr uint32_t kPauseFrameWireBytes = 64;

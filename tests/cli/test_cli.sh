@@ -38,6 +38,21 @@ check "--trace without a workload exits 2" test $? -eq 2
 "$bin" run >"$tmp/out.txt" 2>"$tmp/err"
 check "default run prints the step breakdown" grep -q "^mfu" "$tmp/out.txt"
 
+# Lossy transports: incast-tcp.yaml retransmits and reports it.
+"$bin" run "$src/scenarios/incast-tcp.yaml" --json >"$tmp/tcp.json" 2>"$tmp/err"
+check "incast-tcp runs" test $? -eq 0
+for key in retransmitted_packets retransmitted_bytes timeouts naks acks bytes_discarded link_loss transport; do
+  check "json has transport key $key" grep -q "\"$key\"" "$tmp/tcp.json"
+done
+check "incast-tcp has timeouts" python3 -c "import json,sys; j=json.load(open('$tmp/tcp.json')); sys.exit(0 if j['timeouts'] > 0 and j['messages']['completed'] == j['messages']['count'] else 1)"
+
+"$bin" run "$src/scenarios/jitter-efficiency.yaml" --json >"$tmp/jit.json" 2>"$tmp/err"
+check "jitter-efficiency runs" test $? -eq 0
+check "jitter-efficiency reports mfu" grep -q '"mfu"' "$tmp/jit.json"
+
+"$bin" run "$src/scenarios/interconnect-matrix.yaml" --json >"$tmp/matrix.json" 2>"$tmp/err"
+check "interconnect-matrix runs" test $? -eq 0
+
 # Bad input: one line file:line:col: path: message, exit code 2.
 cat >"$tmp/bad.yaml" <<'YAML'
 name: bad

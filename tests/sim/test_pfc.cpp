@@ -197,9 +197,12 @@ TEST_CASE("pfc incast: lossless with PFC, lossy without it on the same buffer") 
   const app::RunResult off = app::run_scenario(incast({app::parse_override("fabric.switch.pfc.enabled=false")}));
   CHECK(drops_of(off, "buffer_full") > 0);
   CHECK(off.pause_frames == 0);
-  CHECK(off.messages_completed < off.messages);
-  // Byte conservation holds either way.
-  CHECK(off.counters.bytes_injected == off.counters.bytes_delivered + off.counters.bytes_dropped);
+  // Without PFC the class is lossy: go-back-N retransmits, so messages complete, late.
+  CHECK(off.retransmitted_packets > 0);
+  CHECK(off.messages_completed == off.messages);
+  // Byte conservation holds either way (out-of-order arrivals are discarded by go-back-N).
+  CHECK(off.counters.bytes_injected ==
+        off.counters.bytes_delivered + off.counters.bytes_dropped + off.bytes_discarded);
 }
 
 TEST_CASE("pfc incast: the victim flow is slowed by congestion spreading") {
