@@ -138,7 +138,8 @@ void Network::transport_arm_timer(FlowId id, ReliableFlowState& s) {
   s.rto_deadline_ps = now().picoseconds() + rto_ps(spec_.transport, s);
   if (s.timer_pending) return;  // the pending event re-arms itself at the new deadline
   s.timer_pending = true;
-  queue().schedule(Time::ps(s.rto_deadline_ps), nics_[flows_[id].src], Nic::kRetransmitTimer, id);
+  queue().schedule(Time::ps(s.rto_deadline_ps), nics_[flows_[id].src], Nic::kRetransmitTimer, id,
+                   &s.timer_token);
 }
 
 void Network::transport_reactivate(FlowId id, ReliableFlowState& s) {
@@ -159,7 +160,8 @@ void Network::transport_timer(FlowId id) {
   const int64_t t = now().picoseconds();
   if (t < s.rto_deadline_ps) {
     s.timer_pending = true;
-    queue().schedule(Time::ps(s.rto_deadline_ps), nics_[flows_[id].src], Nic::kRetransmitTimer, id);
+    queue().schedule(Time::ps(s.rto_deadline_ps), nics_[flows_[id].src], Nic::kRetransmitTimer, id,
+                   &s.timer_token);
     return;
   }
   // Nothing came back in time: resend from the oldest unacknowledged PSN.
@@ -221,6 +223,11 @@ void Network::transport_on_ack(PacketRef packet) {
     }
     s.rto_deadline_ps = INT64_MAX;
     if (s.una < s.packets && (s.una < s.nxt || s.retx != kNoSeq)) transport_arm_timer(id, s);
+    if (s.una >= s.packets && s.timer_pending) {
+      // All acknowledged: drop the pending timer, so the run does not end on a dead event.
+      s.timer_token.cancel_pending();
+      s.timer_pending = false;
+    }
   } else if (s.tcp && !nak && ack == s.una && s.una < s.nxt) {
     ++s.dupacks;
     if (s.dupacks == 3 && !s.in_recovery) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/core/event_queue.hpp"
 #include "sim/core/rng.hpp"
 #include "sim/net/transport.hpp"
 
@@ -25,6 +26,7 @@ struct ReliableFlowState {
   bool timer_pending = false;      // an RTO event is in the queue
   int64_t rto_deadline_ps = INT64_MAX;  // INT64_MAX: nothing outstanding, no timeout armed
   uint32_t backoff = 0;            // TCP: RTO doubles per consecutive timeout
+  CancelToken timer_token{};       // cancels the pending RTO event once everything is acknowledged
   // TCP congestion control (windows in packets).
   double cwnd = 1;
   double ssthresh = 1e18;
