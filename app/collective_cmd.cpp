@@ -129,6 +129,7 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
       po.peer = (o.root + 1) % n;
       po.gpus_per_host = scenario.fabric.host.gpus;
       po.nics_per_host = scenario.fabric.host.nics;
+      po.connection_depth = timing.pipeline_depth;
       models::CollectivePlan plan;
       try {
         plan = models::build_plan(po);

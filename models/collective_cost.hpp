@@ -42,9 +42,8 @@ struct CollectiveConfig {
 //   = buffer / wire_factor) has `steps` slots; Simple moves steps/2 slots per transfer (NCCL's
 //   ALLREDUCE_CHUNKSTEPS = NCCL_STEPS/2: 2 MiB by default), LL and LL128 one slot per transfer.
 //   pipeline_depth (steps / slots per transfer) is NCCL's number of chunks in flight per
-//   connection. The simulated plans keep one transfer in flight per connection (a transfer waits
-//   for the previous one on its connection), so per-step latencies are not hidden behind the
-//   previous chunk as they are in NCCL: small chunks with LL/LL128 overstate the latency share.
+//   connection; `syncsim collective` builds its plans with it (PlanOptions::connection_depth), so
+//   a connection keeps that many transfers in flight, sent in order (CollectiveRunner paces them).
 struct ProtocolTiming {
   double wire_factor = 1.0;
   double launch_us = 0;
