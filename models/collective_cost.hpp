@@ -54,6 +54,16 @@ struct ProtocolTiming {
 };
 ProtocolTiming protocol_timing(CollectiveAlgo algo, NcclProtocol proto, const CollectiveConfig& c);
 
+// The transfer chunk NCCL uses for one collective of `bytes`: the protocol's chunk, except that tree
+// LL128 halves it until the pipeline is deep enough for the tree (computeColl in NCCL's
+// enqueue.cc, v2.12 to v2.18, quoted from the source, not from references.md):
+//   nsteps = 1 + log2(nNodes) + 0.1 * ppn
+//   while (bytes / (nChannels * chunk) < nsteps * 64 / ppn && chunk > 131072) chunk /= 2
+//   while (bytes / (nChannels * chunk) < nsteps * 16 / ppn && chunk > 32768) chunk /= 2
+// Without it a 64-node tree moves 2 MiB in two 560 KB chunks and its 12 levels do not pipeline.
+int64_t nccl_chunk_bytes(CollectiveAlgo algo, NcclProtocol proto, int64_t protocol_chunk,
+                         int64_t bytes, uint32_t channels, uint32_t nodes, uint32_t ranks);
+
 struct NcclCostInputs {
   CollectiveOp op = CollectiveOp::AllReduce;
   uint32_t nodes = 1;           // nNodes

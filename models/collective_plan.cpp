@@ -373,10 +373,14 @@ void build_halving_doubling(CollectivePlan& plan, const PlanOptions& o) {
     }
     return;
   }
-  // Fold in.
-  for (uint32_t v = 0; v < extra; ++v) b.transfer(2 * v, 2 * v + 1, all, 0, true);
-  // Halving: v keeps the half of its range that matches its bit, sends the other half.
+  // Fold in. done[v]: the reduction that ended v's previous stage (kNone: none yet).
+  std::vector<uint32_t> done(p, kNone);
+  for (uint32_t v = 0; v < extra; ++v) done[v] = b.transfer(2 * v, 2 * v + 1, all, 0, true) + 1;
+  // Halving: v keeps the half of its range that matches its bit, sends the other half. Each
+  // exchange is a rendezvous (MPI sendrecv of large messages): it starts once the receiver has
+  // finished its previous stage too, so a rank still receiving its fold-in is not sent to early.
   std::vector<ChunkRange> range(p, all);
+  std::vector<uint32_t> next_done(p, kNone);
   for (uint32_t mask = p / 2; mask >= 1; mask /= 2) {
     for (uint32_t v = 0; v < p; ++v) {
       const ChunkRange r = range[v];
@@ -384,9 +388,16 @@ void build_halving_doubling(CollectivePlan& plan, const PlanOptions& o) {
       const ChunkRange lower{r.first, lo_count}, upper{r.first + lo_count, r.count - lo_count};
       const bool keep_lower = (v & mask) == 0;
       const ChunkRange send = keep_lower ? upper : lower;
-      if (send.count > 0) b.transfer(rank_of(v), rank_of(v ^ mask), send, 0, true);
+      const uint32_t w = v ^ mask;
+      next_done[w] = done[w];
+      if (send.count > 0) {
+        const std::span<const uint32_t> after =
+            done[w] != kNone ? std::span<const uint32_t>(&done[w], 1) : std::span<const uint32_t>();
+        next_done[w] = b.transfer(rank_of(v), rank_of(w), send, 0, true, after) + 1;
+      }
       range[v] = keep_lower ? lower : upper;
     }
+    done = next_done;
   }
   if (o.op == CollectiveOp::ReduceScatter) {
     for (uint32_t v = 0; v < p; ++v) {
