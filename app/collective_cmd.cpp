@@ -124,11 +124,13 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
       po.ranks = n;
       po.bytes = bytes;
       po.channels = channels;
-      po.chunk_bytes = o.chunk_bytes.value_or(timing.chunk_bytes);
+      po.chunk_bytes = o.chunk_bytes.value_or(models::nccl_chunk_bytes(
+          algo, proto, timing.chunk_bytes, bytes, channels, cost.nodes, n));
       po.root = o.root;
       po.peer = (o.root + 1) % n;
       po.gpus_per_host = scenario.fabric.host.gpus;
       po.nics_per_host = scenario.fabric.host.nics;
+      po.connection_depth = timing.pipeline_depth;
       models::CollectivePlan plan;
       try {
         plan = models::build_plan(po);

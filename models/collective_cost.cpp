@@ -97,6 +97,22 @@ ProtocolTiming protocol_timing(CollectiveAlgo algo, NcclProtocol proto, const Co
   return t;
 }
 
+int64_t nccl_chunk_bytes(CollectiveAlgo algo, NcclProtocol proto, int64_t protocol_chunk,
+                         int64_t bytes, uint32_t channels, uint32_t nodes, uint32_t ranks) {
+  int64_t chunk = protocol_chunk;
+  if (algo != CollectiveAlgo::Tree || proto != NcclProtocol::LL128 || nodes == 0 || channels == 0) {
+    return chunk;
+  }
+  const double ppn = static_cast<double>(ranks) / nodes;
+  uint32_t log2_nodes = 0;
+  while ((2u << log2_nodes) <= nodes) ++log2_nodes;
+  const double nsteps = 1.0 + log2_nodes + 0.1 * ppn;
+  auto pieces = [&] { return static_cast<double>(bytes / (int64_t{channels} * chunk)); };
+  while (pieces() < nsteps * 64 / ppn && chunk > 131072) chunk /= 2;
+  while (pieces() < nsteps * 16 / ppn && chunk > 32768) chunk /= 2;
+  return chunk;
+}
+
 double nccl_predicted_time_us(CollectiveAlgo algo, NcclProtocol proto, const NcclCostInputs& in,
                               int64_t bytes) {
   const bool ring = algo == CollectiveAlgo::Ring;

@@ -42,9 +42,8 @@ struct CollectiveConfig {
 //   = buffer / wire_factor) has `steps` slots; Simple moves steps/2 slots per transfer (NCCL's
 //   ALLREDUCE_CHUNKSTEPS = NCCL_STEPS/2: 2 MiB by default), LL and LL128 one slot per transfer.
 //   pipeline_depth (steps / slots per transfer) is NCCL's number of chunks in flight per
-//   connection. The simulated plans keep one transfer in flight per connection (a transfer waits
-//   for the previous one on its connection), so per-step latencies are not hidden behind the
-//   previous chunk as they are in NCCL: small chunks with LL/LL128 overstate the latency share.
+//   connection; `syncsim collective` builds its plans with it (PlanOptions::connection_depth), so
+//   a connection keeps that many transfers in flight, sent in order (CollectiveRunner paces them).
 struct ProtocolTiming {
   double wire_factor = 1.0;
   double launch_us = 0;
@@ -54,6 +53,16 @@ struct ProtocolTiming {
   uint32_t pipeline_depth = 1;
 };
 ProtocolTiming protocol_timing(CollectiveAlgo algo, NcclProtocol proto, const CollectiveConfig& c);
+
+// The transfer chunk NCCL uses for one collective of `bytes`: the protocol's chunk, except that tree
+// LL128 halves it until the pipeline is deep enough for the tree (computeColl in NCCL's
+// enqueue.cc, v2.12 to v2.18, quoted from the source, not from references.md):
+//   nsteps = 1 + log2(nNodes) + 0.1 * ppn
+//   while (bytes / (nChannels * chunk) < nsteps * 64 / ppn && chunk > 131072) chunk /= 2
+//   while (bytes / (nChannels * chunk) < nsteps * 16 / ppn && chunk > 32768) chunk /= 2
+// Without it a 64-node tree moves 2 MiB in two 560 KB chunks and its 12 levels do not pipeline.
+int64_t nccl_chunk_bytes(CollectiveAlgo algo, NcclProtocol proto, int64_t protocol_chunk,
+                         int64_t bytes, uint32_t channels, uint32_t nodes, uint32_t ranks);
 
 struct NcclCostInputs {
   CollectiveOp op = CollectiveOp::AllReduce;

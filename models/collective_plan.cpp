@@ -35,11 +35,14 @@ int64_t pieces_for(int64_t bytes, int64_t chunk_bytes) {
 // last writer of every chunk it reads on the sender and writes on the receiver, and for the
 // previous transfer on the same connection (channel, sender, receiver), which is processed in
 // order as in NCCL. A reducing transfer is followed by a Reduce step on the receiver.
+// With a connection depth D > 1 a transfer waits only for the transfer D earlier on its
+// connection: up to D transfers of a connection are in flight, as NCCL's NCCL_STEPS slots allow.
 class Builder {
  public:
-  explicit Builder(CollectivePlan& plan)
+  explicit Builder(CollectivePlan& plan, uint32_t depth = 1)
       : plan_(plan),
         chunks_(plan.chunk_bytes.size()),
+        depth_(std::max(1u, depth)),
         last_writer_(static_cast<std::size_t>(plan.ranks) * plan.chunk_bytes.size(), kNone) {}
 
   // Adds a chunk of `bytes`; returns its id. Only before any step is added.
@@ -66,10 +69,17 @@ class Builder {
       if (!reduce) add(writer(dst, c));
     }
     const uint64_t key = (static_cast<uint64_t>(channel) * plan_.ranks + src) * plan_.ranks + dst;
-    auto [conn, inserted] = connection_.try_emplace(key, kNone);
-    add(conn->second);
+    auto [conn, inserted] = connection_.try_emplace(key, static_cast<uint32_t>(sent_.size()));
+    if (inserted) {
+      sent_.push_back(0);
+      window_.resize(window_.size() + depth_, kNone);
+    }
+    // window_ holds the connection's last depth_ transfers, the oldest at sent % depth_.
+    uint32_t& oldest = window_[static_cast<std::size_t>(conn->second) * depth_ + sent_[conn->second] % depth_];
+    add(oldest);
     const uint32_t id = push(s);
-    conn->second = id;
+    oldest = id;
+    ++sent_[conn->second];
     uint32_t written = id;
     if (reduce) {
       PlanStep red;
@@ -105,8 +115,11 @@ class Builder {
 
   CollectivePlan& plan_;
   std::size_t chunks_;
+  uint32_t depth_;
   std::vector<uint32_t> last_writer_;
-  std::unordered_map<uint64_t, uint32_t> connection_;  // last transfer per connection
+  std::unordered_map<uint64_t, uint32_t> connection_;  // connection -> its index
+  std::vector<uint32_t> sent_;    // per connection: transfers so far
+  std::vector<uint32_t> window_;  // per connection: its last depth_ transfers (ring)
   std::vector<uint32_t> deps_;  // scratch: the dependencies of the step being added
 };
 
@@ -216,7 +229,7 @@ void build_ring(CollectivePlan& plan, const PlanOptions& o) {
   reserve_huge(plan.steps, max_steps);
   reserve_huge(plan.dep_offsets, max_steps + 1);
   reserve_huge(plan.dep_list, 3 * max_steps);
-  Builder b(plan);
+  Builder b(plan, o.connection_depth);
   std::vector<uint32_t> position(n);
   std::vector<std::vector<ChunkRange>> rot(n);
   for (uint32_t ch = 0; ch < o.channels; ++ch) {
@@ -303,7 +316,7 @@ void build_tree(CollectivePlan& plan, const PlanOptions& o) {
       pieces[static_cast<std::size_t>(t)].push_back(ChunkRange{Builder::add_chunk(plan, piece), 1});
     }
   }
-  Builder b(plan);
+  Builder b(plan, o.connection_depth);
   const bool up = o.op != CollectiveOp::Broadcast;
   const bool down = o.op != CollectiveOp::Reduce;
   for (uint32_t t = 0; t < 2; ++t) {
@@ -337,7 +350,7 @@ void build_halving_doubling(CollectivePlan& plan, const PlanOptions& o) {
   for (int64_t bytes : split_bytes(o.bytes, nchunks)) {
     Builder::add_chunk(plan, bytes, static_cast<uint32_t>(plan.chunk_bytes.size()));
   }
-  Builder b(plan);
+  Builder b(plan, o.connection_depth);
   const ChunkRange all{0, nchunks};
   if (o.op == CollectiveOp::AllGather) {
     std::vector<ChunkRange> held(p);
@@ -360,10 +373,14 @@ void build_halving_doubling(CollectivePlan& plan, const PlanOptions& o) {
     }
     return;
   }
-  // Fold in.
-  for (uint32_t v = 0; v < extra; ++v) b.transfer(2 * v, 2 * v + 1, all, 0, true);
-  // Halving: v keeps the half of its range that matches its bit, sends the other half.
+  // Fold in. done[v]: the reduction that ended v's previous stage (kNone: none yet).
+  std::vector<uint32_t> done(p, kNone);
+  for (uint32_t v = 0; v < extra; ++v) done[v] = b.transfer(2 * v, 2 * v + 1, all, 0, true) + 1;
+  // Halving: v keeps the half of its range that matches its bit, sends the other half. Each
+  // exchange is a rendezvous (MPI sendrecv of large messages): it starts once the receiver has
+  // finished its previous stage too, so a rank still receiving its fold-in is not sent to early.
   std::vector<ChunkRange> range(p, all);
+  std::vector<uint32_t> next_done(p, kNone);
   for (uint32_t mask = p / 2; mask >= 1; mask /= 2) {
     for (uint32_t v = 0; v < p; ++v) {
       const ChunkRange r = range[v];
@@ -371,9 +388,16 @@ void build_halving_doubling(CollectivePlan& plan, const PlanOptions& o) {
       const ChunkRange lower{r.first, lo_count}, upper{r.first + lo_count, r.count - lo_count};
       const bool keep_lower = (v & mask) == 0;
       const ChunkRange send = keep_lower ? upper : lower;
-      if (send.count > 0) b.transfer(rank_of(v), rank_of(v ^ mask), send, 0, true);
+      const uint32_t w = v ^ mask;
+      next_done[w] = done[w];
+      if (send.count > 0) {
+        const std::span<const uint32_t> after =
+            done[w] != kNone ? std::span<const uint32_t>(&done[w], 1) : std::span<const uint32_t>();
+        next_done[w] = b.transfer(rank_of(v), rank_of(w), send, 0, true, after) + 1;
+      }
       range[v] = keep_lower ? lower : upper;
     }
+    done = next_done;
   }
   if (o.op == CollectiveOp::ReduceScatter) {
     for (uint32_t v = 0; v < p; ++v) {
@@ -423,7 +447,7 @@ void build_hierarchical(CollectivePlan& plan, const PlanOptions& o) {
   }
   std::vector<std::vector<ChunkRange>> segs(g);
   for (uint32_t j = 0; j < g; ++j) segs[j] = {seg[j]};
-  Builder b(plan);
+  Builder b(plan, o.connection_depth);
   auto node_ring = [&](uint32_t node) {
     std::vector<uint32_t> r(g);
     for (uint32_t l = 0; l < g; ++l) r[l] = node * g + l;
@@ -456,7 +480,7 @@ void build_pairwise(CollectivePlan& plan, const PlanOptions& o) {
     for (int64_t piece : split_bytes(o.bytes, pieces_for(o.bytes, o.chunk_bytes))) {
       Builder::add_chunk(plan, piece);
     }
-    Builder b(plan);
+    Builder b(plan, o.connection_depth);
     for (uint32_t c = 0; c < plan.chunk_bytes.size(); ++c) {
       b.transfer(o.root, o.peer, ChunkRange{c, 1}, 0, false);
     }
@@ -468,7 +492,7 @@ void build_pairwise(CollectivePlan& plan, const PlanOptions& o) {
   for (uint32_t s = 0; s < n; ++s) {
     for (uint32_t d = 0; d < n; ++d) Builder::add_chunk(plan, block[d], s);
   }
-  Builder b(plan);
+  Builder b(plan, o.connection_depth);
   std::vector<uint32_t> prev(n, kNone);
   for (uint32_t k = 1; k < n; ++k) {
     for (uint32_t s = 0; s < n; ++s) {
@@ -571,6 +595,7 @@ CollectivePlan build_plan(const PlanOptions& o) {
   plan.root = o.root;
   plan.peer = o.peer;
   plan.bytes = o.bytes;
+  plan.connection_depth = std::max(1u, o.connection_depth);
   const auto unsupported = [&] {
     return std::invalid_argument(std::string(to_string(o.algo)) + " does not implement " +
                                  std::string(to_string(o.op)));

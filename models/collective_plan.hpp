@@ -55,6 +55,7 @@ struct CollectivePlan {
   uint32_t root = 0;   // Broadcast/Reduce root; SendRecv sender
   uint32_t peer = 0;   // SendRecv receiver
   int64_t bytes = 0;   // the nccl-tests size S (see PlanOptions::bytes)
+  uint32_t connection_depth = 1;  // PlanOptions::connection_depth the plan was built with
   std::vector<int64_t> chunk_bytes;  // size of every chunk
   // Which rank owns chunk c: ReduceScatter/AllGather shard owner; AllToAll: chunk c is block
   // (src = c / ranks, dst = c % ranks) and owner is unused. Empty for the other ops.
@@ -93,6 +94,10 @@ struct PlanOptions {
   // c mod min(nics, gpus_per_host), GPU l having NIC floor(l * nics / gpus_per_host) as the fabric
   // builder wires them.
   uint32_t nics_per_host = 0;
+  // Transfers of one connection (channel, sender, receiver) in flight at once: a transfer waits for
+  // the one `connection_depth` earlier on its connection. NCCL: NCCL_STEPS / slots per transfer
+  // (ProtocolTiming::pipeline_depth: Simple 2, LL/LL128 8). 1: strictly one after another.
+  uint32_t connection_depth = 1;
 };
 
 // Builds the plan, or throws std::invalid_argument for an unsupported (op, algo) pair or bad

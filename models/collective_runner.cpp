@@ -34,6 +34,15 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
       proxy_[static_cast<std::size_t>(gpus[i].host) * proxy_stride_ + gpus[i].local_index] = i;
     }
   }
+  if (plan_.connection_depth > 1) {
+    const net::NetworkSpec& spec = backend_.spec();
+    egress_.assign(spec.nodes.size(), nullptr);
+    for (const net::LinkSpec& l : spec.links) {
+      for (net::NodeId end : {l.a, l.b}) {
+        if (spec.nodes[end].kind == net::NodeKind::Nic) egress_[end] = &spec.link_classes[l.link_class];
+      }
+    }
+  }
   const std::size_t n = plan_.steps.size();
   if (plan_.dep_offsets.size() != n + 1) {
     throw std::invalid_argument("plan dependency arrays do not match its steps");
@@ -134,7 +143,23 @@ void CollectiveRunner::issue(uint32_t step) {
                                  p.dst == s.dst && p.channel == s.channel;
     if (!same_connection) ready = std::max(ready, finish_[d]);
   }
-  const Time at = std::max(sim.now(), ready + latency);
+  Time at = std::max(sim.now(), ready + latency);
+  if (!egress_.empty()) {
+    // Pacing (see paced_until_): after the connection's previous transfer has left the sender.
+    const auto& gpus = backend_.spec().gpus;
+    const net::GpuAttachment& a = gpus[gpu_[s.src]];
+    const net::GpuAttachment& b = gpus[gpu_[s.dst]];
+    const net::NodeId port = a.host == b.host ? a.nvlink_port : a.nic;
+    const uint64_t key = (static_cast<uint64_t>(s.channel) * plan_.ranks + s.src) * plan_.ranks + s.dst;
+    Time& paced = paced_until_[key];
+    at = std::max(at, paced);
+    if (const net::LinkParams* l = port == net::kNoNode ? nullptr : egress_[port]) {
+      const auto wire = static_cast<int64_t>(std::ceil(static_cast<double>(s.bytes) * options_.wire_factor));
+      const int64_t mtu = std::max<int64_t>(1, l->mtu.count());
+      const int64_t packets = (wire + mtu - 1) / mtu;
+      paced = at + l->bandwidth.tx_time(Bytes{wire + packets * l->header.count()});
+    }
+  }
   if (at > sim.now()) {
     sim.queue().schedule_fn(at, go);
   } else {

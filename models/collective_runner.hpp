@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "models/collective_plan.hpp"
@@ -80,6 +81,12 @@ class CollectiveRunner {
   // where the host has no such GPU). Empty without PXN.
   std::vector<uint32_t> proxy_;
   uint32_t proxy_stride_ = 0;
+  // Plans with several transfers in flight per connection: a connection's transfers leave its
+  // sender in order, one after another at the sender's link rate (NCCL posts a connection's slots
+  // in order on one queue pair), so backends that share a link between flows (flow, packet) see
+  // them FIFO rather than interleaved. paced_until_[connection] = when the last one has left.
+  std::unordered_map<uint64_t, Time> paced_until_;
+  std::vector<const net::LinkParams*> egress_;  // per node: its link's class (NICs, NVLink ports)
   CollectiveRunOptions options_;
   std::vector<uint32_t> waiting_;      // unfinished dependencies per step
   std::vector<uint32_t> dep_offsets_;  // CSR of dependents

@@ -1,4 +1,6 @@
 #pragma once
+#include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/backends/transfer_backend.hpp"
@@ -9,7 +11,10 @@ namespace syncsim {
 // Per-path latency plus bytes over the bottleneck, with no contention: each transfer is timed as if it
 // had its ECMP path to itself, by the exact store-and-forward pipeline of idle_path_time
 // (path_time.hpp), so the packet backend must reproduce it to the picosecond on an idle path. Queues are never
-// modelled, so max_queue_bytes and drops are always zero here.
+// modelled, so max_queue_bytes and drops are always zero here. The one interaction kept: transfers
+// between the same two endpoints (several chunks of one connection in flight, or channels sharing a
+// GPU pair) queue FIFO behind each other at their path's bottleneck, so pipelining hides latency
+// but never multiplies bandwidth. Different endpoint pairs never slow each other down.
 class AnalyticBackend final : public TransferBackend {
  public:
   AnalyticBackend(Simulation& sim, const net::NetworkSpec& spec);
@@ -24,6 +29,7 @@ class AnalyticBackend final : public TransferBackend {
 
   net::Routing routing_;
   std::vector<net::PortId> scratch_route_;
+  std::unordered_map<uint64_t, Time> pair_busy_until_;  // (src << 32 | dst) -> last finish
   BackendCounters counters_;
 };
 
