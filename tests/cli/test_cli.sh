@@ -155,6 +155,8 @@ check "a rank count the profile lacks is simulated" grep -q '"model": "sim"' "$t
 check "... and a warning says so" grep -q 'no all_reduce line for 4 ranks.*simulated' "$tmp/cal4.json"
 "$bin" collective "$tmp/cal.yaml" --ranks 4 -b 1M -e 1M >"$tmp/cal4.txt" 2>"$tmp/err"
 check "... also in the text table" grep -q '^# warning: .*no all_reduce line for 4 ranks' "$tmp/cal4.txt"
+"$bin" calibrate import "$tmp/cal4.txt" >/dev/null 2>"$tmp/err"
+check "... which stays a parseable nccl-tests log" test $? -eq 0
 "$bin" run "$tmp/cal.yaml" --json >"$tmp/calrun.json" 2>"$tmp/err"
 check "workload buckets use the profile's all_reduce line" grep -q '"bucket_allreduce_model": "calibrated: .*all_reduce at 8 ranks"' "$tmp/calrun.json"
 "$bin" collective --model calibrated -b 1M -e 1M >/dev/null 2>"$tmp/err"
