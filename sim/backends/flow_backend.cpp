@@ -68,6 +68,8 @@ uint32_t FlowBackend::allocate_slot() {
   flow_mark_.push_back(0);
   frozen_.push_back(0);
   new_rate_.push_back(0.0);
+  bottleneck_.push_back(0);
+  new_bottleneck_.push_back(0);
   route_arena_.resize(flows_.size() * stride_);
   hop_pos_.resize(flows_.size() * stride_);
   return s;
@@ -189,6 +191,12 @@ void FlowBackend::update() {
     schedule_timer();
     return;
   }
+  if (mode_ == Recompute::Local) {
+    solve_local();
+    arrivals_.clear();
+    schedule_timer();
+    return;
+  }
   if (mode_ == Recompute::Global) {
     collect_all();
   } else {
@@ -214,6 +222,7 @@ void FlowBackend::collect_all() {
   }
   for (uint32_t s = 0; s < flows_.size(); ++s) {
     if (!flows_[s].active) continue;
+    flow_mark_[s] = epoch_;
     component_flows_.push_back(s);
     for (uint32_t h = 0; h < flows_[s].hops; ++h) {
       const net::PortId p = route_port(s, h);
@@ -258,17 +267,111 @@ void FlowBackend::collect_component() {
   }
 }
 
+void FlowBackend::add_to_region(uint32_t slot) {
+  if (flow_mark_[slot] == epoch_) return;
+  flow_mark_[slot] = epoch_;
+  component_flows_.push_back(slot);
+  for (uint32_t h = 0; h < flows_[slot].hops; ++h) {
+    const net::PortId p = route_port(slot, h);
+    if (port_mark_[p] != epoch_) {
+      port_mark_[p] = epoch_;
+      component_ports_.push_back(p);
+    }
+  }
+}
+
+void FlowBackend::solve_local() {
+  // Max-min fairness is characterised by bottlenecks: an allocation is the max-min fair one iff
+  // every link is within capacity and every flow crosses a saturated link on which no flow has a
+  // higher rate. The region starts as the flows on the links an arrival or completion touched; it
+  // is refilled with the rates of everyone else held fixed (so every link stays within capacity,
+  // and every region flow gets a saturated bottleneck). Then each link the region crosses is
+  // checked: a flow outside whose bottleneck it is must still see it saturated and be the fastest
+  // there, and a region flow bottlenecked there must not be slower than an outside flow. Where a
+  // check fails, the flows on that link join the region and it is refilled. It ends at the latest
+  // when the region is the whole component (nothing outside to check), so the result is the
+  // max-min allocation; checks use a 1e-9 relative tolerance against floating-point residue.
+  constexpr double kTol = 1e-9;
+  component_flows_.clear();
+  component_ports_.clear();
+  if (++epoch_ == 0) {
+    std::fill(port_mark_.begin(), port_mark_.end(), 0u);
+    std::fill(flow_mark_.begin(), flow_mark_.end(), 0u);
+    epoch_ = 1;
+  }
+  for (uint32_t s : arrivals_) {
+    if (flows_[s].active) add_to_region(s);
+  }
+  for (net::PortId p : seed_ports_) {
+    for (const PortFlow& pf : flows_on_[p]) add_to_region(pf.slot);
+  }
+  if (component_flows_.empty()) return;
+  ++recomputations_;
+  for (;;) {
+    flows_recomputed_ += component_flows_.size();
+    fill_component();
+    violators_.clear();
+    for (std::size_t i = 0; i < component_ports_.size(); ++i) {
+      const net::PortId p = component_ports_[i];
+      double load = 0.0;
+      double fastest_inside = 0.0;
+      double fastest_outside = 0.0;
+      bool has_outside = false;
+      for (const PortFlow& pf : flows_on_[p]) {
+        if (flow_mark_[pf.slot] == epoch_) {
+          load += new_rate_[pf.slot];
+          fastest_inside = std::max(fastest_inside, new_rate_[pf.slot]);
+        } else {
+          has_outside = true;
+          load += flows_[pf.slot].rate_Bps;
+          fastest_outside = std::max(fastest_outside, flows_[pf.slot].rate_Bps);
+        }
+      }
+      if (!has_outside) continue;
+      const bool saturated = load >= capacity_Bps_[p] * (1.0 - kTol);
+      bool broken = false;
+      for (const PortFlow& pf : flows_on_[p]) {
+        const uint32_t s = pf.slot;
+        if (flow_mark_[s] == epoch_) {
+          if (new_bottleneck_[s] == p && new_rate_[s] < fastest_outside * (1.0 - kTol)) broken = true;
+        } else if (bottleneck_[s] == p &&
+                   (!saturated || flows_[s].rate_Bps < fastest_inside * (1.0 - kTol))) {
+          broken = true;
+        }
+      }
+      if (broken) {
+        for (const PortFlow& pf : flows_on_[p]) {
+          if (flow_mark_[pf.slot] != epoch_) violators_.push_back(pf.slot);
+        }
+      }
+    }
+    if (violators_.empty()) break;
+    for (uint32_t s : violators_) add_to_region(s);
+  }
+  apply_rates();
+}
+
 void FlowBackend::fill_component() {
   // Progressive filling: repeatedly take the link whose equal share among its unfrozen flows is the
   // smallest, give that share to those flows, and remove them from every link they cross. A link's
   // share never decreases as flows freeze elsewhere, so a lazy min-heap of shares suffices. Ties
   // break by port id, so the order (and every floating-point operation) on one component is the
   // same whether or not other components are filled in the same pass.
+  // Flows outside the region (Local mode only) keep their rates: the region shares what they leave.
   heap_.clear();
   for (net::PortId p : component_ports_) {
-    link_left_[p] = capacity_Bps_[p];
-    link_unfrozen_[p] = static_cast<uint32_t>(flows_on_[p].size());
-    if (link_unfrozen_[p] > 0) heap_.push_back(Candidate{link_left_[p] / link_unfrozen_[p], p});
+    double outside = 0.0;
+    uint32_t inside = 0;
+    for (const PortFlow& pf : flows_on_[p]) {
+      if (flow_mark_[pf.slot] == epoch_) {
+        ++inside;
+      } else {
+        outside += flows_[pf.slot].rate_Bps;
+      }
+    }
+    link_left_[p] = std::max(0.0, capacity_Bps_[p] - outside);
+    link_unfrozen_[p] = inside;
+    if (inside > 0) heap_.push_back(Candidate{link_left_[p] / inside, p});
   }
   for (uint32_t s : component_flows_) frozen_[s] = 0;
   auto later = [](const Candidate& a, const Candidate& b) {
@@ -286,10 +389,11 @@ void FlowBackend::fill_component() {
     if (share != c.share) continue;  // stale: a fresher entry for this port is in the heap
     for (const PortFlow& pf : flows_on_[p]) {
       const uint32_t s = pf.slot;
-      if (frozen_[s]) continue;
+      if (flow_mark_[s] != epoch_ || frozen_[s]) continue;
       frozen_[s] = 1;
       --unfrozen;
       new_rate_[s] = share;
+      new_bottleneck_[s] = p;
       for (uint32_t h = 0; h < flows_[s].hops; ++h) {
         const net::PortId q = route_port(s, h);
         link_left_[q] = std::max(0.0, link_left_[q] - share);
@@ -313,6 +417,7 @@ void FlowBackend::apply_rates() {
     Flow& f = flows_[s];
     const double rate = new_rate_[s];
     SIM_CHECK(rate > 0, "an active flow has no rate");
+    bottleneck_[s] = new_bottleneck_[s];
     if (rate == f.rate_Bps) continue;  // its projected finish stands
     f.remaining_bytes = std::max(0.0, f.remaining_bytes - f.rate_Bps * (now - f.since).seconds());
     f.since = now;

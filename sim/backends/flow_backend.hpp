@@ -28,12 +28,14 @@ namespace syncsim {
 // are ideal), and per-packet round-robin effects at small sizes. See the README for measured error.
 class FlowBackend final : public TransferBackend, private EventTarget {
  public:
-  // Global recomputes every active flow on every change: the reference the incremental mode is
-  // tested and measured against.
-  enum class Recompute : uint8_t { Incremental, Global };
+  // Local (the default): refill the flows on the touched links with everything else held fixed,
+  // verify that every flow around them keeps a valid bottleneck, and widen the region where one
+  // does not (see update()). Component: refill the whole touched component (bit-identical to
+  // Global). Global: refill every active flow on every change: the reference both are tested and
+  // measured against.
+  enum class Recompute : uint8_t { Local, Component, Global };
 
-  FlowBackend(Simulation& sim, const net::NetworkSpec& spec,
-              Recompute mode = Recompute::Incremental);
+  FlowBackend(Simulation& sim, const net::NetworkSpec& spec, Recompute mode = Recompute::Local);
   Fidelity fidelity() const override { return Fidelity::Flow; }
   BackendCounters counters() const override { return counters_; }
 
@@ -82,6 +84,9 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   void update();
   // Fills component_flows_/component_ports_ with everything reachable from the seeds.
   void collect_component();
+  // Local mode: the seeds' flows, widened until the refilled rates are the max-min rates.
+  void solve_local();
+  void add_to_region(uint32_t slot);
   void collect_all();
   // Progressive filling over component_flows_/component_ports_; rates land in new_rate_[slot].
   void fill_component();
@@ -123,6 +128,9 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   std::vector<uint32_t> link_unfrozen_;  // per port: flows still waiting for a rate
   std::vector<uint8_t> frozen_;          // per slot
   std::vector<double> new_rate_;         // per slot
+  std::vector<net::PortId> bottleneck_;      // per slot: the link that fixed its rate
+  std::vector<net::PortId> new_bottleneck_;  // per slot
+  std::vector<uint32_t> violators_;
   std::vector<Candidate> heap_;
   BackendCounters counters_;
   uint64_t recomputations_ = 0;
