@@ -7,11 +7,13 @@
 #include <numeric>
 #include <sstream>
 
+#include "app/progress.hpp"
 #include "models/traffic.hpp"
 #include "sim/backends/analytic_backend.hpp"
 #include "sim/backends/make_backend.hpp"
 #include "sim/backends/packet_backend.hpp"
 #include "topologies/fabric_builder.hpp"
+#include "topologies/placement.hpp"
 
 namespace syncsim::app {
 
@@ -52,8 +54,9 @@ double percentile_sorted(const std::vector<double>& sorted, double p) {
   return sorted[std::min(idx, sorted.size() - 1)];
 }
 
-RunResult run_scenario(const Scenario& scenario) {
+RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
+  ProgressLine progress(options.progress, options.estimated_wall_s);
   net::NetworkSpec spec = topo::build_fabric(scenario.fabric);
   spec.pfc = scenario.fabric.pfc;
   spec.ecn = scenario.fabric.ecn;
@@ -70,8 +73,7 @@ RunResult run_scenario(const Scenario& scenario) {
     models::StepConfig step = scenario.workload->step;
     const auto gpus = static_cast<uint32_t>(spec.gpus.size());
     const uint32_t ranks = scenario.workload->data_parallel == 0 ? gpus : scenario.workload->data_parallel;
-    step.rank_to_gpu.resize(ranks);
-    std::iota(step.rank_to_gpu.begin(), step.rank_to_gpu.end(), 0u);
+    step.rank_to_gpu = topo::place_ranks(spec, ranks, scenario.workload->placement, scenario.seed);
     step.gpus_per_host = scenario.fabric.host.gpus;
     step.seed = scenario.seed;
     // NCCL moves large gradients with the Simple protocol: its base latency once per bucket, its
@@ -90,6 +92,7 @@ RunResult run_scenario(const Scenario& scenario) {
   } else {
     sim.queue().run();
   }
+  progress.stop();
 
   r.scenario = scenario.name;
   r.seed = scenario.seed;
