@@ -13,6 +13,8 @@
 #include "app/calibrate_cmd.hpp"
 #include "app/calibrated_collective.hpp"
 #include "app/collective_cmd.hpp"
+#include "app/estimate.hpp"
+#include "app/progress.hpp"
 #include "app/runner.hpp"
 #include "app/trace.hpp"
 #include "app/plot.hpp"
@@ -70,7 +72,10 @@ int cmd_run(const std::vector<std::string>& args) {
       "override a scenario value: --set dotted.path=value (repeatable)")(
       "json", "print one JSON object instead of the text summary")(
       "trace", po::value<std::string>(),
-      "write the training step as Chrome-trace/Perfetto JSON to this file (workload scenarios)");
+      "write the training step as Chrome-trace/Perfetto JSON to this file (workload scenarios)")(
+      "verbose,v", "print the pre-run memory/time estimate (stderr)")(
+      "force", "run even when the memory estimate exceeds the available memory")(
+      "quiet,q", "no progress line on a terminal");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   const po::variables_map vm = parse(args, opts, pos);
@@ -91,7 +96,19 @@ int cmd_run(const std::vector<std::string>& args) {
   if (vm.count("trace") && !scenario.workload) {
     throw UsageError("--trace needs a scenario with a workload (a training step to draw)");
   }
-  const app::RunResult result = app::run_scenario(scenario);
+  // Estimate before anything is built; refuse what would not fit rather than be OOM-killed.
+  const app::Estimate estimate = app::estimate_run(scenario);
+  if (vm.count("verbose")) std::cerr << app::to_text(estimate);
+  if (!vm.count("force")) {
+    if (const auto why = app::refusal(estimate, app::available_memory_bytes())) {
+      std::cerr << "syncsim run: " << scenario.source << ": " << *why << "\n";
+      return kExitBadInput;
+    }
+  }
+  app::RunOptions run_options;
+  run_options.progress = !vm.count("quiet") && app::stderr_is_terminal();
+  run_options.estimated_wall_s = estimate.wall_s;
+  const app::RunResult result = app::run_scenario(scenario, run_options);
   if (vm.count("trace")) {
     const std::string path = vm["trace"].as<std::string>();
     std::ofstream out(path);
@@ -99,7 +116,10 @@ int cmd_run(const std::vector<std::string>& args) {
     out << app::step_trace(*result.step).dump() << "\n";
   }
   if (vm.count("json")) {
-    std::cout << app::to_json(result).dump(2) << "\n";
+    nlohmann::json j = app::to_json(result);
+    j["estimate"] = app::to_json(estimate);
+    j["peak_rss_bytes"] = app::peak_rss_bytes();
+    std::cout << j.dump(2) << "\n";
   } else {
     std::cout << app::to_text(result);
   }

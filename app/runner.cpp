@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "app/calibrated_collective.hpp"
+#include "app/progress.hpp"
 #include "models/fsdp.hpp"
 #include "models/parallelism.hpp"
 #include "models/traffic.hpp"
@@ -15,6 +16,7 @@
 #include "sim/backends/make_backend.hpp"
 #include "sim/backends/packet_backend.hpp"
 #include "topologies/fabric_builder.hpp"
+#include "topologies/placement.hpp"
 
 namespace syncsim::app {
 
@@ -55,8 +57,9 @@ double percentile_sorted(const std::vector<double>& sorted, double p) {
   return sorted[std::min(idx, sorted.size() - 1)];
 }
 
-RunResult run_scenario(const Scenario& scenario) {
+RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
+  ProgressLine progress(options.progress, options.estimated_wall_s);
   net::NetworkSpec spec = topo::build_fabric(scenario.fabric);
   spec.pfc = scenario.fabric.pfc;
   spec.ecn = scenario.fabric.ecn;
@@ -80,8 +83,16 @@ RunResult run_scenario(const Scenario& scenario) {
     const uint32_t ranks = scenario.workload->data_parallel == 0
                                ? gpus / model_parallel * model_parallel
                                : scenario.workload->data_parallel * model_parallel;
-    step.rank_to_gpu.resize(ranks);
-    std::iota(step.rank_to_gpu.begin(), step.rank_to_gpu.end(), 0u);
+    if (model_parallel == 1) {
+      step.rank_to_gpu = topo::place_ranks(spec, ranks, scenario.workload->placement, scenario.seed);
+    } else {
+      step.rank_to_gpu.resize(ranks);
+      std::iota(step.rank_to_gpu.begin(), step.rank_to_gpu.end(), 0u);
+      if (scenario.workload->placement != topo::Placement::Packed) {
+        r.warnings.push_back("workload.placement applies to pure data parallelism; model-parallel ranks "
+                             "use Megatron order on the first GPUs (placement ignored)");
+      }
+    }
     step.gpus_per_host = scenario.fabric.host.gpus;
     step.seed = scenario.seed;
     // NCCL moves large gradients with the Simple protocol: its base latency once per bucket, its
@@ -120,6 +131,7 @@ RunResult run_scenario(const Scenario& scenario) {
   } else {
     sim.queue().run();
   }
+  progress.stop();
 
   r.scenario = scenario.name;
   r.transport = net::transport_name(spec.transport.kind);

@@ -63,7 +63,12 @@ struct RunResult {
   std::string bucket_allreduce_model = "simulated";
 };
 
-RunResult run_scenario(const Scenario& scenario);
+struct RunOptions {
+  bool progress = false;         // a progress line on stderr (app/progress.hpp)
+  double estimated_wall_s = 0;   // from app/estimate.hpp, for the progress line's ETA
+};
+
+RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});
 
 // The --json object: the keys the CLI contract names plus a few more.
 nlohmann::json to_json(const RunResult& r);

@@ -11,6 +11,7 @@
 #include "models/traffic.hpp"
 #include "sim/backends/fidelity.hpp"
 #include "topologies/fabric_params.hpp"
+#include "topologies/placement.hpp"
 
 namespace syncsim::app {
 
@@ -21,6 +22,9 @@ struct WorkloadSpec {
   uint32_t data_parallel = 0;
   // Unset: reuse idle-fabric bucket timings unless background traffic shares the fabric.
   std::optional<bool> reuse_bucket_timings;
+  // `workload.placement`: which GPU each rank runs on (topologies/placement.hpp; random uses the
+  // scenario seed).
+  topo::Placement placement = topo::Placement::Packed;
 };
 
 // `collective.calibration: FILE`: the fitted collective lines of a calibration profile. They replace

@@ -528,6 +528,8 @@ const std::vector<std::pair<std::string_view, models::TrafficPattern>> kPatterns
 };
 
 constexpr uint64_t kMaxPriority = 7;  // 802.1p classes 0..7
+// Fabrics up to this many nodes (plus routing-table bytes / 8) are built to validate them.
+constexpr uint64_t kBuildToValidateLimit = 2'000'000;
 
 Scenario Loader::load(const std::string& text) {
   try {
@@ -720,7 +722,7 @@ WorkloadSpec Loader::read_workload(const YAML::Node& node, const std::string& pa
                   {"model", "gpu", "data_parallel", "micro_batch", "grad_accumulation", "recompute",
                    "dtype", "ddp", "optimizer", "algorithm", "channels", "perturbations",
                    "reuse_bucket_timings", "calibration", "parallelism", "fsdp", "tensor_parallel",
-                   "pipeline_parallel", "context_parallel", "sequence_parallel"});
+                   "pipeline_parallel", "context_parallel", "sequence_parallel", "placement"});
   WorkloadSpec w;
   models::StepConfig& c = w.step;
 
@@ -864,6 +866,13 @@ WorkloadSpec Loader::read_workload(const YAML::Node& node, const std::string& pa
       const double slow = read_number(sm.require("slowdown"), sm.path_of("slowdown"));
       if (slow < 0) fail(sm.path_of("slowdown"), sm.require("slowdown"), "expected a slowdown >= 0");
       c.perturbations.straggler_slowdown = slow;
+    }
+  }
+  if (const YAML::Node* v = m.find("placement")) {
+    try {
+      w.placement = topo::parse_placement(read_string(*v, m.path_of("placement")));
+    } catch (const std::invalid_argument& e) {
+      fail(m.path_of("placement"), *v, e.what());
     }
   }
   if (const YAML::Node* v = m.find("reuse_bucket_timings")) {
@@ -1492,9 +1501,16 @@ models::MessageSpec Loader::read_message(const YAML::Node& node, const std::stri
 
 void Loader::validate(const Scenario& scenario) const {
   // The builder checks every fabric range and combination; its path is relative to `fabric.`.
+  // Fabrics too big to build here (a million GPUs) are only sized: the run's memory estimate
+  // refuses them with numbers instead of this check allocating gigabytes of routing tables.
   net::NetworkSpec spec;
   try {
-    spec = topo::build_fabric(scenario.fabric);
+    const topo::FabricSize size = topo::fabric_size(scenario.fabric);
+    if (size.nodes + size.routing_entries / 8 < kBuildToValidateLimit) {
+      spec = topo::build_fabric(scenario.fabric);
+    } else {
+      spec.gpus.resize(size.gpus);  // only the count is read below
+    }
   } catch (const topo::TopologyError& e) {
     fail_path(e.path().empty() ? "fabric" : join_path("fabric", e.path()), e.what());
   }

@@ -290,6 +290,49 @@ Totals check_sizes(const Shape& s, const HostParams& host) {
   return Totals{.nodes = nodes, .links = links};
 }
 
+void validate_params(const FabricParams& params) {
+  require_at_least_one("host", "gpus", params.host.gpus, "GPU per host");
+  require_at_least_one("host", "nics", params.host.nics, "NIC per host");
+  const bool fat_tree = params.kind == TopologyKind::FatTree;
+  const bool nvlink = params.host.gpus > 1;
+  validate_link(params.links.host, "host");
+  validate_link(params.links.fabric, "fabric");
+  if (fat_tree) {
+    validate_link(params.links.core, "core");
+  }
+  if (nvlink) {
+    validate_link(params.links.nvlink, "nvlink");
+  }
+  if (params.switch_params.priorities == 0 || params.switch_params.priorities > kMaxPriorities) {
+    throw TopologyError("switch.priorities", "expected 1 to " + std::to_string(kMaxPriorities) +
+                                                 " priorities, got " +
+                                                 std::to_string(params.switch_params.priorities));
+  }
+  if (params.switch_params.buffer.count() <= 0) {
+    throw TopologyError("switch.buffer", "expected a buffer > 0 bytes, got " +
+                                             std::to_string(params.switch_params.buffer.count()));
+  }
+}
+
+}  // namespace
+
+FabricSize fabric_size(const FabricParams& params) {
+  validate_params(params);
+  FatTreeParams fat_tree = params.fat_tree;
+  const Shape shape = resolve_shape(params, fat_tree);
+  const Totals totals = check_sizes(shape, params.host);
+  FabricSize size;
+  size.hosts = shape.hosts;
+  size.gpus = mul(shape.hosts, params.host.gpus);
+  size.switches = add(add(shape.leaves, shape.spines), shape.cores);
+  size.nodes = totals.nodes;
+  size.links = totals.links;
+  size.routing_entries = mul(shape.attachment_leaves, size.switches);
+  return size;
+}
+
+namespace {
+
 class SpecWriter {
  public:
   explicit SpecWriter(net::NetworkSpec& spec) : spec_(spec) {}
@@ -470,28 +513,9 @@ void check_connected(const net::NetworkSpec& spec) {
 }  // namespace
 
 net::NetworkSpec build_fabric(const FabricParams& params) {
-  require_at_least_one("host", "gpus", params.host.gpus, "GPU per host");
-  require_at_least_one("host", "nics", params.host.nics, "NIC per host");
+  validate_params(params);
   const bool fat_tree = params.kind == TopologyKind::FatTree;
   const bool nvlink = params.host.gpus > 1;
-  validate_link(params.links.host, "host");
-  validate_link(params.links.fabric, "fabric");
-  if (fat_tree) {
-    validate_link(params.links.core, "core");
-  }
-  if (nvlink) {
-    validate_link(params.links.nvlink, "nvlink");
-  }
-  if (params.switch_params.priorities == 0 || params.switch_params.priorities > kMaxPriorities) {
-    throw TopologyError("switch.priorities", "expected 1 to " + std::to_string(kMaxPriorities) +
-                                                 " priorities, got " +
-                                                 std::to_string(params.switch_params.priorities));
-  }
-  if (params.switch_params.buffer.count() <= 0) {
-    throw TopologyError("switch.buffer", "expected a buffer > 0 bytes, got " +
-                                             std::to_string(params.switch_params.buffer.count()));
-  }
-
   FatTreeParams ft = params.fat_tree;
   const Shape shape = resolve_shape(params, ft);
   const Totals totals = check_sizes(shape, params.host);

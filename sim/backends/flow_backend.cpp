@@ -9,12 +9,15 @@
 namespace syncsim {
 
 namespace {
-// A flow counts as drained when less than this many bytes remain (floating-point residue).
-constexpr double kDrainedBytes = 1e-3;
+
+bool later_completion(int64_t a_at, uint32_t a_slot, int64_t b_at, uint32_t b_slot) {
+  return a_at > b_at || (a_at == b_at && a_slot > b_slot);
+}
+
 }  // namespace
 
-FlowBackend::FlowBackend(Simulation& sim, const net::NetworkSpec& spec)
-    : TransferBackend(sim, spec), routing_(spec) {
+FlowBackend::FlowBackend(Simulation& sim, const net::NetworkSpec& spec, Recompute mode)
+    : TransferBackend(sim, spec), mode_(mode), routing_(spec) {
   const auto ports = routing_.ports().size();
   capacity_Bps_.resize(ports);
   for (net::PortId p = 0; p < ports; ++p) {
@@ -25,23 +28,76 @@ FlowBackend::FlowBackend(Simulation& sim, const net::NetworkSpec& spec)
   }
   link_left_.assign(ports, 0.0);
   link_unfrozen_.assign(ports, 0);
+  port_mark_.assign(ports, 0);
   flows_on_.resize(ports);
 }
 
 double FlowBackend::rate_bps(TransferId id) const {
-  for (const ActiveFlow& f : active_) {
-    if (f.transfer == id) return f.rate_Bps * 8.0;
+  for (const Flow& f : flows_) {
+    if (f.active && f.transfer == id) return f.rate_Bps * 8.0;
   }
   return 0.0;
 }
 
+std::vector<std::pair<TransferId, double>> FlowBackend::active_rates_bps() const {
+  std::vector<std::pair<TransferId, double>> out;
+  for (const Flow& f : flows_) {
+    if (f.active) out.emplace_back(f.transfer, f.rate_Bps * 8.0);
+  }
+  return out;
+}
+
+std::vector<std::pair<TransferId, double>> FlowBackend::global_rates_bps() {
+  collect_all();
+  fill_component();
+  std::vector<std::pair<TransferId, double>> out;
+  for (uint32_t s = 0; s < flows_.size(); ++s) {
+    if (flows_[s].active) out.emplace_back(flows_[s].transfer, new_rate_[s] * 8.0);
+  }
+  return out;
+}
+
+uint32_t FlowBackend::allocate_slot() {
+  if (!free_slots_.empty()) {
+    const uint32_t s = free_slots_.back();
+    free_slots_.pop_back();
+    return s;
+  }
+  const auto s = static_cast<uint32_t>(flows_.size());
+  flows_.emplace_back();
+  flow_mark_.push_back(0);
+  frozen_.push_back(0);
+  new_rate_.push_back(0.0);
+  bottleneck_.push_back(0);
+  new_bottleneck_.push_back(0);
+  route_arena_.resize(flows_.size() * stride_);
+  hop_pos_.resize(flows_.size() * stride_);
+  return s;
+}
+
+void FlowBackend::ensure_stride(uint16_t hops) {
+  if (hops <= stride_) return;
+  // Rare (a route longer than any before): re-lay the per-slot arrays out at the wider stride.
+  const uint32_t wider = std::max<uint32_t>(hops, stride_ * 2);
+  std::vector<net::PortId> routes(flows_.size() * wider);
+  std::vector<uint32_t> positions(flows_.size() * wider);
+  for (std::size_t s = 0; s < flows_.size(); ++s) {
+    for (uint32_t h = 0; h < flows_[s].hops; ++h) {
+      routes[s * wider + h] = route_arena_[s * stride_ + h];
+      positions[s * wider + h] = hop_pos_[s * stride_ + h];
+    }
+  }
+  route_arena_ = std::move(routes);
+  hop_pos_ = std::move(positions);
+  stride_ = wider;
+}
+
 void FlowBackend::begin(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r) {
-  settle_to_now();
-  const auto begin_at = static_cast<uint32_t>(route_arena_.size());
-  const bool routed = routing_.route(src, dst, routing_.flow_hash(src, dst, id), route_arena_);
+  route_scratch_.clear();
+  const bool routed = routing_.route(src, dst, routing_.flow_hash(src, dst, id), route_scratch_);
   SIM_CHECK(routed, "no route between the transfer's NICs");
-  const auto hops = static_cast<uint16_t>(route_arena_.size() - begin_at);
-  const net::PortId* route = route_arena_.data() + begin_at;
+  const auto hops = static_cast<uint16_t>(route_scratch_.size());
+  const net::PortId* route = route_scratch_.data();
 
   // The pipeline latency beyond the fluid drain at the route's bottleneck rate.
   double bottleneck = capacity_Bps_[route[0]];
@@ -49,54 +105,48 @@ void FlowBackend::begin(TransferId id, net::NodeId src, net::NodeId dst, const T
   const Time alone = idle_path_time(routing_, route, hops, r.size);
   const double drain_s = static_cast<double>(r.size.count()) / bottleneck;
   const Time drain = Time::ps(static_cast<int64_t>(std::ceil(drain_s * 1e12)));
-  const Time tail = alone > drain ? alone - drain : Time::zero();
 
-  active_.push_back(ActiveFlow{id, begin_at, hops, static_cast<double>(r.size.count()), 0.0, tail});
+  ensure_stride(hops);
+  const uint32_t slot = allocate_slot();
+  Flow& f = flows_[slot];
+  f.transfer = id;
+  f.hops = hops;
+  f.active = true;
+  ++f.generation;
+  f.remaining_bytes = static_cast<double>(r.size.count());
+  f.rate_Bps = 0.0;
+  f.since = simulation().now();
+  f.tail_latency = alone > drain ? alone - drain : Time::zero();
+  for (uint32_t h = 0; h < hops; ++h) {
+    const net::PortId p = route[h];
+    route_arena_[std::size_t{slot} * stride_ + h] = p;
+    hop_pos_[std::size_t{slot} * stride_ + h] = static_cast<uint32_t>(flows_on_[p].size());
+    flows_on_[p].push_back(PortFlow{slot, h});
+  }
+  ++active_count_;
+  peak_active_ = std::max(peak_active_, active_count_);
+  arrivals_.push_back(slot);
+
   const int64_t mtu = routing_.path_mtu(route, hops).count();
   counters_.packet_hops += static_cast<uint64_t>((r.size.count() + mtu - 1) / mtu) * hops;
   counters_.bytes_injected += r.size.count();
-  if (!recompute_pending_) {
+  if (!arrivals_pending_) {
     // Transfers starting at one instant share one recomputation.
-    recompute_pending_ = true;
-    simulation().queue().schedule(simulation().now(), this, kRecompute);
+    arrivals_pending_ = true;
+    simulation().queue().schedule(simulation().now(), this, kArrivals);
   }
-}
-
-void FlowBackend::settle_to_now() {
-  const Time now = simulation().now();
-  const double dt = (now - last_settle_).seconds();
-  if (dt > 0) {
-    for (ActiveFlow& f : active_) f.remaining_bytes -= f.rate_Bps * dt;
-  }
-  last_settle_ = now;
 }
 
 void FlowBackend::on_event(uint32_t kind, uint64_t arg) {
   switch (kind) {
-    case kRecompute:
-      recompute_pending_ = false;
-      settle_to_now();
-      recompute_rates();
-      schedule_next_drain();
+    case kArrivals:
+      arrivals_pending_ = false;
+      update();
       break;
-    case kDrain: {
-      settle_to_now();
-      const Time now = simulation().now();
-      // A flow whose drain time has come has at most a picosecond's worth of bytes left.
-      std::size_t kept = 0;
-      for (std::size_t i = 0; i < active_.size(); ++i) {
-        ActiveFlow& f = active_[i];
-        if (f.remaining_bytes <= kDrainedBytes + f.rate_Bps * 1e-12) {
-          simulation().queue().schedule(now + f.tail_latency, this, kDeliver, f.transfer);
-        } else {
-          active_[kept++] = f;
-        }
-      }
-      active_.resize(kept);
-      recompute_rates();
-      schedule_next_drain();
+    case kTimer:
+      timer_at_ = Time::max();
+      update();
       break;
-    }
     case kDeliver: {
       const auto id = static_cast<TransferId>(arg);
       counters_.bytes_delivered += transfers()[id].request.size.count();
@@ -108,35 +158,227 @@ void FlowBackend::on_event(uint32_t kind, uint64_t arg) {
   }
 }
 
-void FlowBackend::recompute_rates() {
-  ++recomputations_;
-  // Progressive filling: repeatedly take the link whose equal share among its unfrozen flows is the
-  // smallest, give that share to those flows, and remove them from every link they cross. A link's
-  // share never decreases as flows freeze elsewhere, so a lazy min-heap of shares suffices.
-  touched_.clear();
-  for (uint32_t i = 0; i < active_.size(); ++i) {
-    const ActiveFlow& f = active_[i];
-    for (uint16_t h = 0; h < f.route_hops; ++h) {
-      const net::PortId p = route_arena_[f.route_begin + h];
-      if (flows_on_[p].empty()) {
-        touched_.push_back(p);
-        link_left_[p] = capacity_Bps_[p];
-        link_unfrozen_[p] = 0;
+void FlowBackend::update() {
+  const Time now = simulation().now();
+  seed_ports_.clear();
+  // Completions due now: the projected finish (rounded up to a picosecond) has come.
+  auto later = [](const Completion& a, const Completion& b) {
+    return later_completion(a.at_ps, a.slot, b.at_ps, b.slot);
+  };
+  while (!completions_.empty() && completions_.front().at_ps <= now.picoseconds()) {
+    std::pop_heap(completions_.begin(), completions_.end(), later);
+    const Completion c = completions_.back();
+    completions_.pop_back();
+    Flow& f = flows_[c.slot];
+    if (!f.active || f.generation != c.generation) continue;
+    simulation().queue().schedule(now + f.tail_latency, this, kDeliver, f.transfer);
+    for (uint32_t h = 0; h < f.hops; ++h) {
+      const net::PortId p = route_port(c.slot, h);
+      std::vector<PortFlow>& on = flows_on_[p];
+      const uint32_t pos = hop_pos_[std::size_t{c.slot} * stride_ + h];
+      const PortFlow moved = on.back();
+      on[pos] = moved;
+      hop_pos_[std::size_t{moved.slot} * stride_ + moved.hop] = pos;
+      on.pop_back();
+      seed_ports_.push_back(p);
+    }
+    f.active = false;
+    ++f.generation;
+    --active_count_;
+    free_slots_.push_back(c.slot);
+  }
+  if (seed_ports_.empty() && arrivals_.empty()) {
+    schedule_timer();
+    return;
+  }
+  if (mode_ == Recompute::Local) {
+    solve_local();
+    arrivals_.clear();
+    schedule_timer();
+    return;
+  }
+  if (mode_ == Recompute::Global) {
+    collect_all();
+  } else {
+    collect_component();
+  }
+  arrivals_.clear();
+  if (!component_flows_.empty()) {
+    ++recomputations_;
+    flows_recomputed_ += component_flows_.size();
+    fill_component();
+    apply_rates();
+  }
+  schedule_timer();
+}
+
+void FlowBackend::collect_all() {
+  component_flows_.clear();
+  component_ports_.clear();
+  if (++epoch_ == 0) {
+    std::fill(port_mark_.begin(), port_mark_.end(), 0u);
+    std::fill(flow_mark_.begin(), flow_mark_.end(), 0u);
+    epoch_ = 1;
+  }
+  for (uint32_t s = 0; s < flows_.size(); ++s) {
+    if (!flows_[s].active) continue;
+    flow_mark_[s] = epoch_;
+    component_flows_.push_back(s);
+    for (uint32_t h = 0; h < flows_[s].hops; ++h) {
+      const net::PortId p = route_port(s, h);
+      if (port_mark_[p] != epoch_) {
+        port_mark_[p] = epoch_;
+        component_ports_.push_back(p);
       }
-      flows_on_[p].push_back(i);
-      ++link_unfrozen_[p];
     }
   }
-  frozen_.assign(active_.size(), 0);
+}
+
+void FlowBackend::collect_component() {
+  component_flows_.clear();
+  component_ports_.clear();
+  if (++epoch_ == 0) {
+    std::fill(port_mark_.begin(), port_mark_.end(), 0u);
+    std::fill(flow_mark_.begin(), flow_mark_.end(), 0u);
+    epoch_ = 1;
+  }
+  port_stack_.clear();
+  auto visit_port = [this](net::PortId p) {
+    if (port_mark_[p] == epoch_) return;
+    port_mark_[p] = epoch_;
+    port_stack_.push_back(p);
+  };
+  for (net::PortId p : seed_ports_) visit_port(p);
+  for (uint32_t s : arrivals_) {
+    if (!flows_[s].active) continue;
+    for (uint32_t h = 0; h < flows_[s].hops; ++h) visit_port(route_port(s, h));
+  }
+  // Breadth over the bipartite graph: a port brings in its flows, a flow brings in its ports.
+  while (!port_stack_.empty()) {
+    const net::PortId p = port_stack_.back();
+    port_stack_.pop_back();
+    component_ports_.push_back(p);
+    for (const PortFlow& pf : flows_on_[p]) {
+      if (flow_mark_[pf.slot] == epoch_) continue;
+      flow_mark_[pf.slot] = epoch_;
+      component_flows_.push_back(pf.slot);
+      for (uint32_t h = 0; h < flows_[pf.slot].hops; ++h) visit_port(route_port(pf.slot, h));
+    }
+  }
+}
+
+void FlowBackend::add_to_region(uint32_t slot) {
+  if (flow_mark_[slot] == epoch_) return;
+  flow_mark_[slot] = epoch_;
+  component_flows_.push_back(slot);
+  for (uint32_t h = 0; h < flows_[slot].hops; ++h) {
+    const net::PortId p = route_port(slot, h);
+    if (port_mark_[p] != epoch_) {
+      port_mark_[p] = epoch_;
+      component_ports_.push_back(p);
+    }
+  }
+}
+
+void FlowBackend::solve_local() {
+  // Max-min fairness is characterised by bottlenecks: an allocation is the max-min fair one iff
+  // every link is within capacity and every flow crosses a saturated link on which no flow has a
+  // higher rate. The region starts as the flows on the links an arrival or completion touched; it
+  // is refilled with the rates of everyone else held fixed (so every link stays within capacity,
+  // and every region flow gets a saturated bottleneck). Then each link the region crosses is
+  // checked: a flow outside whose bottleneck it is must still see it saturated and be the fastest
+  // there, and a region flow bottlenecked there must not be slower than an outside flow. Where a
+  // check fails, the flows on that link join the region and it is refilled. It ends at the latest
+  // when the region is the whole component (nothing outside to check), so the result is the
+  // max-min allocation; checks use a 1e-9 relative tolerance against floating-point residue.
+  constexpr double kTol = 1e-9;
+  component_flows_.clear();
+  component_ports_.clear();
+  if (++epoch_ == 0) {
+    std::fill(port_mark_.begin(), port_mark_.end(), 0u);
+    std::fill(flow_mark_.begin(), flow_mark_.end(), 0u);
+    epoch_ = 1;
+  }
+  for (uint32_t s : arrivals_) {
+    if (flows_[s].active) add_to_region(s);
+  }
+  for (net::PortId p : seed_ports_) {
+    for (const PortFlow& pf : flows_on_[p]) add_to_region(pf.slot);
+  }
+  if (component_flows_.empty()) return;
+  ++recomputations_;
+  for (;;) {
+    flows_recomputed_ += component_flows_.size();
+    fill_component();
+    violators_.clear();
+    for (std::size_t i = 0; i < component_ports_.size(); ++i) {
+      const net::PortId p = component_ports_[i];
+      double load = 0.0;
+      double fastest_inside = 0.0;
+      double fastest_outside = 0.0;
+      bool has_outside = false;
+      for (const PortFlow& pf : flows_on_[p]) {
+        if (flow_mark_[pf.slot] == epoch_) {
+          load += new_rate_[pf.slot];
+          fastest_inside = std::max(fastest_inside, new_rate_[pf.slot]);
+        } else {
+          has_outside = true;
+          load += flows_[pf.slot].rate_Bps;
+          fastest_outside = std::max(fastest_outside, flows_[pf.slot].rate_Bps);
+        }
+      }
+      if (!has_outside) continue;
+      const bool saturated = load >= capacity_Bps_[p] * (1.0 - kTol);
+      bool broken = false;
+      for (const PortFlow& pf : flows_on_[p]) {
+        const uint32_t s = pf.slot;
+        if (flow_mark_[s] == epoch_) {
+          if (new_bottleneck_[s] == p && new_rate_[s] < fastest_outside * (1.0 - kTol)) broken = true;
+        } else if (bottleneck_[s] == p &&
+                   (!saturated || flows_[s].rate_Bps < fastest_inside * (1.0 - kTol))) {
+          broken = true;
+        }
+      }
+      if (broken) {
+        for (const PortFlow& pf : flows_on_[p]) {
+          if (flow_mark_[pf.slot] != epoch_) violators_.push_back(pf.slot);
+        }
+      }
+    }
+    if (violators_.empty()) break;
+    for (uint32_t s : violators_) add_to_region(s);
+  }
+  apply_rates();
+}
+
+void FlowBackend::fill_component() {
+  // Progressive filling: repeatedly take the link whose equal share among its unfrozen flows is the
+  // smallest, give that share to those flows, and remove them from every link they cross. A link's
+  // share never decreases as flows freeze elsewhere, so a lazy min-heap of shares suffices. Ties
+  // break by port id, so the order (and every floating-point operation) on one component is the
+  // same whether or not other components are filled in the same pass.
+  // Flows outside the region (Local mode only) keep their rates: the region shares what they leave.
+  heap_.clear();
+  for (net::PortId p : component_ports_) {
+    double outside = 0.0;
+    uint32_t inside = 0;
+    for (const PortFlow& pf : flows_on_[p]) {
+      if (flow_mark_[pf.slot] == epoch_) {
+        ++inside;
+      } else {
+        outside += flows_[pf.slot].rate_Bps;
+      }
+    }
+    link_left_[p] = std::max(0.0, capacity_Bps_[p] - outside);
+    link_unfrozen_[p] = inside;
+    if (inside > 0) heap_.push_back(Candidate{link_left_[p] / inside, p});
+  }
+  for (uint32_t s : component_flows_) frozen_[s] = 0;
   auto later = [](const Candidate& a, const Candidate& b) {
     return a.share > b.share || (a.share == b.share && a.port > b.port);
   };
-  heap_.clear();
-  for (net::PortId p : touched_) {
-    heap_.push_back(Candidate{link_left_[p] / link_unfrozen_[p], p});
-  }
   std::make_heap(heap_.begin(), heap_.end(), later);
-  std::size_t unfrozen = active_.size();
+  std::size_t unfrozen = component_flows_.size();
   while (unfrozen > 0 && !heap_.empty()) {
     std::pop_heap(heap_.begin(), heap_.end(), later);
     const Candidate c = heap_.back();
@@ -145,14 +387,15 @@ void FlowBackend::recompute_rates() {
     if (link_unfrozen_[p] == 0) continue;
     const double share = link_left_[p] / link_unfrozen_[p];
     if (share != c.share) continue;  // stale: a fresher entry for this port is in the heap
-    for (uint32_t i : flows_on_[p]) {
-      if (frozen_[i]) continue;
-      frozen_[i] = 1;
+    for (const PortFlow& pf : flows_on_[p]) {
+      const uint32_t s = pf.slot;
+      if (flow_mark_[s] != epoch_ || frozen_[s]) continue;
+      frozen_[s] = 1;
       --unfrozen;
-      ActiveFlow& f = active_[i];
-      f.rate_Bps = share;
-      for (uint16_t h = 0; h < f.route_hops; ++h) {
-        const net::PortId q = route_arena_[f.route_begin + h];
+      new_rate_[s] = share;
+      new_bottleneck_[s] = p;
+      for (uint32_t h = 0; h < flows_[s].hops; ++h) {
+        const net::PortId q = route_port(s, h);
         link_left_[q] = std::max(0.0, link_left_[q] - share);
         --link_unfrozen_[q];
         if (q != p && link_unfrozen_[q] > 0) {
@@ -163,19 +406,54 @@ void FlowBackend::recompute_rates() {
     }
   }
   SIM_CHECK(unfrozen == 0, "progressive filling left flows without a rate");
-  for (net::PortId p : touched_) flows_on_[p].clear();
 }
 
-void FlowBackend::schedule_next_drain() {
-  drain_token_.cancel_pending();
-  if (active_.empty()) return;
-  double soonest_s = INFINITY;
-  for (const ActiveFlow& f : active_) {
-    SIM_CHECK(f.rate_Bps > 0, "an active flow has no rate");
-    soonest_s = std::min(soonest_s, std::max(0.0, f.remaining_bytes) / f.rate_Bps);
+void FlowBackend::apply_rates() {
+  const Time now = simulation().now();
+  auto later = [](const Completion& a, const Completion& b) {
+    return later_completion(a.at_ps, a.slot, b.at_ps, b.slot);
+  };
+  for (uint32_t s : component_flows_) {
+    Flow& f = flows_[s];
+    const double rate = new_rate_[s];
+    SIM_CHECK(rate > 0, "an active flow has no rate");
+    bottleneck_[s] = new_bottleneck_[s];
+    if (rate == f.rate_Bps) continue;  // its projected finish stands
+    f.remaining_bytes = std::max(0.0, f.remaining_bytes - f.rate_Bps * (now - f.since).seconds());
+    f.since = now;
+    f.rate_Bps = rate;
+    ++f.generation;
+    const auto drain_ps = static_cast<int64_t>(std::ceil(f.remaining_bytes / rate * 1e12));
+    completions_.push_back(Completion{(now + Time::ps(drain_ps)).picoseconds(), s, f.generation});
+    std::push_heap(completions_.begin(), completions_.end(), later);
   }
-  const Time at = simulation().now() + Time::ps(static_cast<int64_t>(std::ceil(soonest_s * 1e12)));
-  simulation().queue().schedule(at, this, kDrain, 0, &drain_token_);
+  // Stale entries pile up when rates change often: rebuild from the live flows now and then.
+  if (completions_.size() > 4 * active_count_ + 1024) {
+    completions_.erase(std::remove_if(completions_.begin(), completions_.end(),
+                                      [this](const Completion& c) {
+                                        return !flows_[c.slot].active ||
+                                               flows_[c.slot].generation != c.generation;
+                                      }),
+                       completions_.end());
+    std::make_heap(completions_.begin(), completions_.end(), later);
+  }
+}
+
+void FlowBackend::schedule_timer() {
+  auto later = [](const Completion& a, const Completion& b) {
+    return later_completion(a.at_ps, a.slot, b.at_ps, b.slot);
+  };
+  while (!completions_.empty()) {
+    const Completion& top = completions_.front();
+    if (flows_[top.slot].active && flows_[top.slot].generation == top.generation) break;
+    std::pop_heap(completions_.begin(), completions_.end(), later);
+    completions_.pop_back();
+  }
+  const Time next = completions_.empty() ? Time::max() : Time::ps(completions_.front().at_ps);
+  if (next == timer_at_) return;
+  timer_token_.cancel_pending();
+  timer_at_ = next;
+  if (next != Time::max()) simulation().queue().schedule(next, this, kTimer, 0, &timer_token_);
 }
 
 }  // namespace syncsim

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "sim/backends/transfer_backend.hpp"
@@ -14,55 +15,126 @@ namespace syncsim {
 // path's pipeline latency (propagation plus store-and-forward of the first packet), taken from the
 // analytic model, so an uncontended flow finishes exactly when the analytic backend says.
 //
+// Recomputation is incremental: flows that share a link, transitively, form a connected component
+// of the link-flow graph, and the max-min rates of one component do not depend on any other. An
+// arrival or completion only re-runs progressive filling on the component(s) it touches (arrivals
+// and completions of one instant share one recomputation). The heap order of progressive filling
+// is (share, port), so filling one component performs exactly the floating-point operations the
+// global filling performs on it: the rates are bit-identical to a global recomputation (tested).
+// Each flow keeps its bytes left at the time its rate last changed and a projected finish time in
+// a completion heap, so flows whose rate does not change cost nothing per event.
+//
 // What it does not see: queueing delay, head-of-line blocking, PFC spreading and drops (all queues
 // are ideal), and per-packet round-robin effects at small sizes. See the README for measured error.
 class FlowBackend final : public TransferBackend, private EventTarget {
  public:
-  FlowBackend(Simulation& sim, const net::NetworkSpec& spec);
+  // Local (the default): refill the flows on the touched links with everything else held fixed,
+  // verify that every flow around them keeps a valid bottleneck, and widen the region where one
+  // does not (see update()). Component: refill the whole touched component (bit-identical to
+  // Global). Global: refill every active flow on every change: the reference both are tested and
+  // measured against.
+  enum class Recompute : uint8_t { Local, Component, Global };
+
+  FlowBackend(Simulation& sim, const net::NetworkSpec& spec, Recompute mode = Recompute::Local);
   Fidelity fidelity() const override { return Fidelity::Flow; }
   BackendCounters counters() const override { return counters_; }
 
   uint64_t rate_recomputations() const { return recomputations_; }
+  // Flows given a rate, summed over every recomputation (the work incremental mode saves).
+  uint64_t flows_recomputed() const { return flows_recomputed_; }
+  std::size_t active_flows() const { return active_count_; }
+  // Peak number of flows in flight at once (for memory estimates).
+  std::size_t peak_active_flows() const { return peak_active_; }
   // Current fair rate of an active transfer in bits/s (0 if it is not active); for tests.
   double rate_bps(TransferId id) const;
+  // Every active flow's (transfer, current rate in bits/s), in slot order.
+  std::vector<std::pair<TransferId, double>> active_rates_bps() const;
+  // The same flows' rates from a progressive filling over all active flows at once, computed now
+  // without changing any state; for tests.
+  std::vector<std::pair<TransferId, double>> global_rates_bps();
 
  private:
-  struct ActiveFlow {
-    TransferId transfer;
-    uint32_t route_begin;
-    uint16_t route_hops;
-    double remaining_bytes;
-    double rate_Bps;     // payload bytes per second
-    Time tail_latency;   // paid after the fluid drain
+  struct Flow {
+    TransferId transfer = 0;
+    uint16_t hops = 0;
+    bool active = false;
+    uint32_t generation = 0;         // completion-heap entries of older generations are stale
+    double remaining_bytes = 0;      // bytes left at `since`
+    double rate_Bps = 0;             // payload bytes per second since `since`
+    Time since = Time::zero();
+    Time tail_latency = Time::zero();  // paid after the fluid drain
   };
-  enum EventKind : uint32_t { kRecompute = 0, kDrain = 1, kDeliver = 2 };
-
-  void begin(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r) override;
-  void on_event(uint32_t kind, uint64_t arg) override;
-  void settle_to_now();
-  void recompute_rates();
-  void schedule_next_drain();
-
-  net::Routing routing_;
-  std::vector<double> capacity_Bps_;  // per directed port
-  std::vector<net::PortId> route_arena_;
-  std::vector<ActiveFlow> active_;
-  Time last_settle_ = Time::zero();
-  bool recompute_pending_ = false;
-  CancelToken drain_token_;
-  // Scratch for progressive filling, kept to avoid allocation per recomputation.
-  std::vector<double> link_left_;              // per port: capacity not yet handed out
-  std::vector<uint32_t> link_unfrozen_;        // per port: flows still waiting for a rate
-  std::vector<std::vector<uint32_t>> flows_on_; // per port: indices into active_
-  std::vector<uint8_t> frozen_;
-  std::vector<net::PortId> touched_;
+  struct PortFlow {
+    uint32_t slot;
+    uint32_t hop;
+  };
+  struct Completion {
+    int64_t at_ps;
+    uint32_t slot;
+    uint32_t generation;
+  };
   struct Candidate {
     double share;
     net::PortId port;
   };
+  enum EventKind : uint32_t { kArrivals = 0, kTimer = 1, kDeliver = 2 };
+
+  void begin(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r) override;
+  void on_event(uint32_t kind, uint64_t arg) override;
+  void update();
+  // Fills component_flows_/component_ports_ with everything reachable from the seeds.
+  void collect_component();
+  // Local mode: the seeds' flows, widened until the refilled rates are the max-min rates.
+  void solve_local();
+  void add_to_region(uint32_t slot);
+  void collect_all();
+  // Progressive filling over component_flows_/component_ports_; rates land in new_rate_[slot].
+  void fill_component();
+  void apply_rates();
+  void schedule_timer();
+  uint32_t allocate_slot();
+  void ensure_stride(uint16_t hops);
+  net::PortId route_port(uint32_t slot, uint32_t hop) const {
+    return route_arena_[std::size_t{slot} * stride_ + hop];
+  }
+
+  Recompute mode_;
+  net::Routing routing_;
+  std::vector<double> capacity_Bps_;  // per directed port
+  // Per slot: `stride_` route ports and, for each, the flow's position in flows_on_[port].
+  uint32_t stride_ = 8;
+  std::vector<net::PortId> route_arena_;
+  std::vector<uint32_t> hop_pos_;
+  std::vector<Flow> flows_;
+  std::vector<uint32_t> free_slots_;
+  std::size_t active_count_ = 0;
+  std::size_t peak_active_ = 0;
+  std::vector<std::vector<PortFlow>> flows_on_;  // per port: the active flows crossing it
+  std::vector<Completion> completions_;          // min-heap by (at_ps, slot)
+  std::vector<uint32_t> arrivals_;               // slots started since the last update
+  bool arrivals_pending_ = false;
+  CancelToken timer_token_;
+  Time timer_at_ = Time::max();
+  // Scratch, kept to avoid allocation per recomputation.
+  std::vector<net::PortId> route_scratch_;
+  std::vector<net::PortId> seed_ports_;
+  std::vector<uint32_t> component_flows_;
+  std::vector<net::PortId> component_ports_;
+  std::vector<net::PortId> port_stack_;
+  std::vector<uint32_t> port_mark_;  // per port: epoch of the last visit
+  std::vector<uint32_t> flow_mark_;  // per slot
+  uint32_t epoch_ = 0;
+  std::vector<double> link_left_;       // per port: capacity not yet handed out
+  std::vector<uint32_t> link_unfrozen_;  // per port: flows still waiting for a rate
+  std::vector<uint8_t> frozen_;          // per slot
+  std::vector<double> new_rate_;         // per slot
+  std::vector<net::PortId> bottleneck_;      // per slot: the link that fixed its rate
+  std::vector<net::PortId> new_bottleneck_;  // per slot
+  std::vector<uint32_t> violators_;
   std::vector<Candidate> heap_;
   BackendCounters counters_;
   uint64_t recomputations_ = 0;
+  uint64_t flows_recomputed_ = 0;
 };
 
 }  // namespace syncsim

@@ -113,8 +113,8 @@ EventQueue::Key EventQueue::pop() {
   return top;
 }
 
-bool EventQueue::dispatch_next() {
-  while (!heap_.empty()) {
+bool EventQueue::dispatch_next(int64_t until_ps) {
+  while (!heap_.empty() && time_of(heap_.front()) <= until_ps) {
     const Key k = pop();
     const auto slot = static_cast<uint32_t>(order_of(k) & 0xFFFF'FFFFu);
     const Payload e = payloads_[slot];
@@ -132,14 +132,15 @@ bool EventQueue::dispatch_next() {
   return false;
 }
 
-bool EventQueue::step() { return dispatch_next(); }
+bool EventQueue::step() { return dispatch_next(Time::max().picoseconds()); }
 
 uint64_t EventQueue::run(Time until) {
   stop_requested_ = false;
   const uint64_t start = executed_;
   while (!heap_.empty() && !stop_requested_) {
-    if (time_of(heap_.front()) > until.picoseconds()) break;
-    dispatch_next();
+    // A cancelled event at the front is skipped inside dispatch_next, which must not then run a
+    // live event beyond `until`.
+    if (!dispatch_next(until.picoseconds())) break;
   }
   return executed_ - start;
 }

@@ -82,7 +82,7 @@ class EventQueue {
   };
   void push(Key k);
   Key pop();
-  bool dispatch_next();
+  bool dispatch_next(int64_t until_ps);
   void renumber();
 
   class ClosureRunner : public EventTarget {

@@ -93,7 +93,11 @@ check "bad collective.protocol names the path" grep -q "collective.protocol" "$t
 
 # Reference scenarios parse and analytic fidelity runs them quickly.
 for f in "$src"/scenarios/*.yaml; do
-  "$bin" run "$f" --set fidelity=analytic --json >/dev/null 2>"$tmp/err"
+  small=()  # scale studies run here at their smallest size
+  case "$(basename "$f")" in
+    ddp-70b-16k.yaml) small=(--set fabric.fat_tree.pods=1 --set fabric.fat_tree.leaves_per_pod=2) ;;
+  esac
+  "$bin" run "$f" --set fidelity=analytic "${small[@]}" --json >/dev/null 2>"$tmp/err"
   check "$(basename "$f") runs (analytic)" test $? -eq 0
 done
 
@@ -175,6 +179,26 @@ if command -v gnuplot >/dev/null; then
   "$bin" calibrate report "$log" --scenario "$tmp/cal.yaml" --plot "$tmp/rep.svg" >/dev/null 2>"$tmp/err"
   check "calibrate report --plot draws an SVG" grep -q "<svg" "$tmp/rep.svg"
 fi
+# Pre-run estimates: a million GPUs at packet level is refused at once, naming the estimate.
+start=$(date +%s)
+"$bin" run "$src/scenarios/ddp-70b-16k.yaml" --set fabric.fat_tree.pods=1024 --set fidelity=packet \
+  >/dev/null 2>"$tmp/err"
+check "1M-GPU packet scenario is refused with exit 2" test $? -eq 2
+check "refusal names the estimate" grep -q "estimated memory .* GiB exceeds the .* available" "$tmp/err"
+check "refusal is quick" test $(( $(date +%s) - start )) -le 10
+# ...and the estimate is within 3x of the measured peak RSS (flow and packet fidelity).
+ratio_ok() {  # ratio_ok JSON: estimate.memory_bytes / peak_rss_bytes in [1/3, 3]
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['estimate']['memory_bytes']/d['peak_rss_bytes']; print(sys.argv[1], 'estimate/measured', round(r, 2)); sys.exit(0 if 1/3 <= r <= 3 else 1)" "$1"
+}
+"$bin" run "$src/scenarios/ddp-70b-16k.yaml" --set fabric.fat_tree.pods=1 --set fabric.fat_tree.leaves_per_pod=4 \
+  --set workload.model=llama3-8b --json --quiet >"$tmp/est1.json" 2>/dev/null
+check "estimate json keys" grep -q '"estimate"' "$tmp/est1.json"
+check "flow estimate within 3x of peak RSS" ratio_ok "$tmp/est1.json"
+"$bin" run "$src/scenarios/ring-next-leaf-1024.yaml" --json --quiet >"$tmp/est2.json" 2>/dev/null
+check "packet estimate within 3x of peak RSS" ratio_ok "$tmp/est2.json"
+"$bin" run "$src/scenarios/ddp-70b-16k.yaml" --set fabric.fat_tree.pods=1 --set fabric.fat_tree.leaves_per_pod=2 \
+  --set workload.model=llama3-8b --verbose --quiet >/dev/null 2>"$tmp/verbose.err"
+check "--verbose prints the estimate" grep -q "^estimate: memory" "$tmp/verbose.err"
 
 echo "cli: $passes passed, $fails failed"
 test "$fails" -eq 0

@@ -1,0 +1,45 @@
+#pragma once
+// Memory and time estimates of a scenario before anything is built, so a run too big for the
+// machine is refused with numbers instead of being killed by the OOM killer hours later.
+//
+// The model counts what dominates: the fabric (nodes, cables, the routing table of hop distances),
+// the backend's per-port state by fidelity, the messages and their transfer records, and for a
+// training step the collective plans of every distinct bucket size (kept together) and the
+// transfer records of the largest one. Per-item costs are measured constants (see estimate.cpp);
+// the CLI test checks the estimate against the measured peak RSS on a few scenarios (within 3x).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "app/scenario.hpp"
+
+namespace syncsim::app {
+
+struct Estimate {
+  double memory_bytes = 0;
+  double wall_s = 0;
+  double transfers = 0;     // network transfers the run will start (workload plans + traffic)
+  double packet_hops = 0;   // packet fidelity: packet transmissions over links
+  std::vector<std::pair<std::string, double>> memory_parts;  // what makes up memory_bytes
+};
+
+// Throws topo::TopologyError for a fabric build_fabric would reject.
+Estimate estimate_run(const Scenario& scenario);
+
+// /proc/meminfo MemAvailable in bytes; nullopt where it cannot be read.
+std::optional<double> available_memory_bytes();
+
+// Peak resident set size of this process so far (getrusage), bytes.
+double peak_rss_bytes();
+
+nlohmann::json to_json(const Estimate& e);
+std::string to_text(const Estimate& e);
+// "estimated memory 12.3 GiB exceeds the 8.0 GiB available (MemAvailable); ..." when the run
+// should be refused, nullopt when it fits (or availability is unknown).
+std::optional<std::string> refusal(const Estimate& e, std::optional<double> available);
+
+}  // namespace syncsim::app

@@ -1,0 +1,29 @@
+// run(until) must stop at `until` even when a cancelled event sits at the front of the queue.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "sim/core/event_queue.hpp"
+
+using namespace syncsim;
+
+namespace {
+struct Recorder final : EventTarget {
+  std::vector<uint32_t> seen;
+  void on_event(uint32_t kind, uint64_t) override { seen.push_back(kind); }
+};
+}  // namespace
+
+TEST_CASE("event queue: run(until) does not run a live event beyond until after a cancelled one") {
+  EventQueue q;
+  Recorder r;
+  CancelToken token;
+  q.schedule(Time::us(1), &r, 1, 0, &token);
+  q.schedule(Time::us(5), &r, 5);
+  token.cancel_pending();
+  q.run(Time::us(2));
+  CHECK(r.seen.empty());
+  CHECK(q.now() <= Time::us(2));
+  q.run();
+  CHECK(r.seen == std::vector<uint32_t>{5});
+}
