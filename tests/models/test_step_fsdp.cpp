@@ -122,19 +122,27 @@ TEST_CASE("fsdp: with an infinitely fast network the step is the compute") {
 }
 
 TEST_CASE("fsdp: event-driven and closed form agree within 2% on an uncongested analytic fabric") {
+  // One stream: collectives never overlap, so the fabric is uncongested and the two engines must agree.
+  // Two streams: an all-gather and a reduce-scatter overlap on the same GPU pairs. The analytic backend
+  // queues transfers between the same endpoints one after another (FIFO per pair, like one queue pair),
+  // so the live step pays contention the closed form (idle-fabric times) does not see: the closed form
+  // is then a lower bound, and the step is never worse than running everything on one stream.
   for (auto bw : {Bandwidth::gbps(25), Bandwidth::gbps(100), Bandwidth::gbps(400)}) {
-    for (bool separate : {true, false}) {
-      CAPTURE(bw.gbit_per_second());
-      CAPTURE(separate);
-      auto c = fsdp_config("gpt3-1.3b", 8);
-      c.fsdp.separate_streams = separate;
-      c.grad_accumulation = 2;
-      c.reuse_bucket_timings = false;  // every collective through the runner, live
-      const auto r = run(fabric(8, bw), Fidelity::Analytic, c);
-      CHECK(r.step.seconds() == doctest::Approx(r.closed_form_step.seconds()).epsilon(0.02));
-      CHECK(r.mfu > 0.0);
-      CHECK(r.mfu <= 1.0);
-      CHECK(r.step >= r.forward + r.backward + r.optimizer);
+    CAPTURE(bw.gbit_per_second());
+    auto c = fsdp_config("gpt3-1.3b", 8);
+    c.grad_accumulation = 2;
+    c.reuse_bucket_timings = false;  // every collective through the runner, live
+    c.fsdp.separate_streams = false;
+    const auto shared = run(fabric(8, bw), Fidelity::Analytic, c);
+    CHECK(shared.step.seconds() == doctest::Approx(shared.closed_form_step.seconds()).epsilon(0.02));
+    c.fsdp.separate_streams = true;
+    const auto separate = run(fabric(8, bw), Fidelity::Analytic, c);
+    CHECK(separate.step.seconds() >= separate.closed_form_step.seconds() * 0.98);
+    CHECK(separate.step.seconds() <= shared.step.seconds() * 1.02);
+    for (const auto* r : {&shared, &separate}) {
+      CHECK(r->mfu > 0.0);
+      CHECK(r->mfu <= 1.0);
+      CHECK(r->step >= r->forward + r->backward + r->optimizer);
     }
   }
 }
