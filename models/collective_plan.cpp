@@ -73,7 +73,9 @@ class Builder {
     if (inserted) {
       sent_.push_back(0);
       window_.resize(window_.size() + depth_, kNone);
+      plan_.connections = static_cast<uint32_t>(sent_.size());
     }
+    s.source_step = conn->second;
     // window_ holds the connection's last depth_ transfers, the oldest at sent % depth_.
     uint32_t& oldest = window_[static_cast<std::size_t>(conn->second) * depth_ + sent_[conn->second] % depth_];
     add(oldest);

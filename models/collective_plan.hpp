@@ -43,7 +43,9 @@ struct PlanStep {
   uint32_t dst = 0;          // Transfer: receiving rank. Reduce: same as src.
   uint32_t chunk_first = 0;  // chunk range carried / reduced
   uint32_t chunk_count = 1;
-  uint32_t source_step = 0;  // Reduce: the transfer whose data is added
+  // Reduce: the transfer whose data is added. Transfer: its connection's dense index
+  // (0..CollectivePlan::connections-1; a connection is (channel, src, dst)).
+  uint32_t source_step = 0;
   int64_t bytes = 0;         // bytes moved (Transfer) or reduced (Reduce)
 };
 static_assert(sizeof(PlanStep) == 32);
@@ -56,6 +58,7 @@ struct CollectivePlan {
   uint32_t peer = 0;   // SendRecv receiver
   int64_t bytes = 0;   // the nccl-tests size S (see PlanOptions::bytes)
   uint32_t connection_depth = 1;  // PlanOptions::connection_depth the plan was built with
+  uint32_t connections = 0;       // distinct (channel, src, dst) of its transfers
   std::vector<int64_t> chunk_bytes;  // size of every chunk
   // Which rank owns chunk c: ReduceScatter/AllGather shard owner; AllToAll: chunk c is block
   // (src = c / ranks, dst = c % ranks) and owner is unused. Empty for the other ops.

@@ -35,6 +35,7 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
     }
   }
   if (plan_.connection_depth > 1) {
+    paced_until_.assign(plan_.connections, Time::zero());
     const net::NetworkSpec& spec = backend_.spec();
     egress_.assign(spec.nodes.size(), nullptr);
     for (const net::LinkSpec& l : spec.links) {
@@ -150,8 +151,11 @@ void CollectiveRunner::issue(uint32_t step) {
     const net::GpuAttachment& a = gpus[gpu_[s.src]];
     const net::GpuAttachment& b = gpus[gpu_[s.dst]];
     const net::NodeId port = a.host == b.host ? a.nvlink_port : a.nic;
-    const uint64_t key = (static_cast<uint64_t>(s.channel) * plan_.ranks + s.src) * plan_.ranks + s.dst;
-    Time& paced = paced_until_[key];
+    if (s.source_step >= paced_until_.size()) {
+      throw std::invalid_argument("plan transfer names connection " + std::to_string(s.source_step) +
+                                  " of " + std::to_string(paced_until_.size()));
+    }
+    Time& paced = paced_until_[s.source_step];
     at = std::max(at, paced);
     if (const net::LinkParams* l = port == net::kNoNode ? nullptr : egress_[port]) {
       const auto wire = static_cast<int64_t>(std::ceil(static_cast<double>(s.bytes) * options_.wire_factor));

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "models/collective_plan.hpp"
@@ -85,7 +84,7 @@ class CollectiveRunner {
   // sender in order, one after another at the sender's link rate (NCCL posts a connection's slots
   // in order on one queue pair), so backends that share a link between flows (flow, packet) see
   // them FIFO rather than interleaved. paced_until_[connection] = when the last one has left.
-  std::unordered_map<uint64_t, Time> paced_until_;
+  std::vector<Time> paced_until_;  // per connection (PlanStep::source_step of a transfer)
   std::vector<const net::LinkParams*> egress_;  // per node: its link's class (NICs, NVLink ports)
   CollectiveRunOptions options_;
   std::vector<uint32_t> waiting_;      // unfinished dependencies per step
