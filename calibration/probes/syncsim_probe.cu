@@ -288,6 +288,11 @@ struct Probe {
   // fp8 kernels take A transposed and B not ("TN"), so D[m,n] = A^T B with A stored k x m and B
   // k x n, column-major. Only throughput is measured (the inputs are zeros).
   void gemm_fp8(double peak_fp8, int compute_capability) {
+#if CUDART_VERSION < 11080
+    (void)peak_fp8;
+    (void)compute_capability;
+    std::printf("  gemm fp8: skipped (built with CUDA %d; fp8 types need CUDA 11.8)\n", CUDART_VERSION);
+#else
     if (compute_capability < 89) {
       std::printf("  gemm fp8: skipped (compute capability %d.%d; fp8 needs 8.9 or newer)\n",
                   compute_capability / 10, compute_capability % 10);
@@ -359,6 +364,7 @@ struct Probe {
     PROBE_CUDA(cudaFree(C));
     PROBE_CUDA(cudaFree(workspace));
     PROBE_CUBLAS(cublasLtDestroy(lt));
+#endif
   }
 
 #ifdef SYNCSIM_HAVE_NCCL
