@@ -34,7 +34,16 @@ TEST_CASE("run: every scenario in scenarios/ conserves bytes" * doctest::test_su
   REQUIRE(files.size() >= 3);
   for (const auto& file : files) {
     CAPTURE(file);
-    const app::Scenario s = app::load_scenario_file(file);
+    // Scale studies run at their smallest size here (the README's scale table runs them in full).
+    app::LoadOptions small;
+    if (file.find("ddp-70b-16k.yaml") != std::string::npos) {
+      small.overrides = {{"fabric.fat_tree.pods", "1"}, {"fabric.fat_tree.leaves_per_pod", "2"},
+                         {"workload.model", "llama3-8b"}};
+    }
+    if (file.find("capacity-70b-4k.yaml") != std::string::npos) {
+      small.overrides = {{"fabric.spine_leaf.leaves", "2"}, {"workload.model", "llama3-8b"}};
+    }
+    const app::Scenario s = app::load_scenario_file(file, small);
     const app::RunResult r = app::run_scenario(s);
     if (s.workload) {
       REQUIRE(r.step.has_value());
@@ -44,7 +53,9 @@ TEST_CASE("run: every scenario in scenarios/ conserves bytes" * doctest::test_su
     // Retransmitting transports also inject what the receiver discards (out of order, duplicates).
     CHECK(r.counters.bytes_injected ==
           r.counters.bytes_delivered + r.counters.bytes_dropped + r.bytes_discarded);
-    if (r.counters.bytes_dropped == 0) CHECK(r.messages_completed == r.messages);
+    // With a workload beside the traffic, completed transfers include the collectives' own.
+    if (r.counters.bytes_dropped == 0 && !s.workload) CHECK(r.messages_completed == r.messages);
+    if (r.counters.bytes_dropped == 0 && s.workload) CHECK(r.messages_completed >= r.messages);
   }
 }
 

@@ -96,6 +96,7 @@ for f in "$src"/scenarios/*.yaml; do
   small=()  # scale studies run here at their smallest size
   case "$(basename "$f")" in
     ddp-70b-16k.yaml) small=(--set fabric.fat_tree.pods=1 --set fabric.fat_tree.leaves_per_pod=2) ;;
+    capacity-70b-4k.yaml) small=(--set fabric.spine_leaf.leaves=2) ;;
   esac
   "$bin" run "$f" --set fidelity=analytic "${small[@]}" --json >/dev/null 2>"$tmp/err"
   check "$(basename "$f") runs (analytic)" test $? -eq 0
@@ -179,6 +180,15 @@ if command -v gnuplot >/dev/null; then
   "$bin" calibrate report "$log" --scenario "$tmp/cal.yaml" --plot "$tmp/rep.svg" >/dev/null 2>"$tmp/err"
   check "calibrate report --plot draws an SVG" grep -q "<svg" "$tmp/rep.svg"
 fi
+# The new studies run through `syncsim sweep` with their own sweep blocks.
+"$bin" sweep "$src/scenarios/placement-study.yaml" --no-wall --quiet >"$tmp/placement.csv" 2>/dev/null
+check "placement-study sweeps 4 placements" test "$(grep -c -E '^(packed|random|spread|topology_aware),' "$tmp/placement.csv")" -eq 4
+"$bin" sweep "$src/scenarios/capacity-70b-4k.yaml" --set fabric.spine_leaf.leaves=2 --set workload.model=llama3-8b \
+  --no-wall --quiet >"$tmp/capacity.csv" 2>/dev/null
+check "capacity-70b-4k sweeps its oversubscription axis" test "$(wc -l <"$tmp/capacity.csv")" -eq 5
+"$bin" run "$src/scenarios/placement-study.yaml" --set workload.placement=clustered >/dev/null 2>"$tmp/err"
+check "bad placement exits 2 naming the path" grep -q "workload.placement" "$tmp/err"
+
 # Pre-run estimates: a million GPUs at packet level is refused at once, naming the estimate.
 start=$(date +%s)
 "$bin" run "$src/scenarios/ddp-70b-16k.yaml" --set fabric.fat_tree.pods=1024 --set fidelity=packet \
