@@ -69,7 +69,10 @@ int cmd_run(const std::vector<std::string>& args) {
       "override a scenario value: --set dotted.path=value (repeatable)")(
       "json", "print one JSON object instead of the text summary")(
       "trace", po::value<std::string>(),
-      "write the training step as Chrome-trace/Perfetto JSON to this file (workload scenarios)");
+      "write the training step as Chrome-trace/Perfetto JSON to this file (workload scenarios)")(
+      "timeseries", po::value<std::string>(),
+      "write queue depth, pause state and per-flow rate time series as CSV files into this folder "
+      "(packet fidelity; scenario `observe:` picks ports and interval)");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   const po::variables_map vm = parse(args, opts, pos);
@@ -84,9 +87,16 @@ int cmd_run(const std::vector<std::string>& args) {
       load.overrides.push_back(app::parse_override(s));
     }
   }
-  const app::Scenario scenario = vm.count("scenario")
-                                     ? app::load_scenario_file(vm["scenario"].as<std::string>(), load)
-                                     : app::load_default_scenario(load);
+  app::Scenario scenario = vm.count("scenario")
+                               ? app::load_scenario_file(vm["scenario"].as<std::string>(), load)
+                               : app::load_default_scenario(load);
+  if (vm.count("timeseries")) {
+    if (scenario.fidelity != Fidelity::Packet || scenario.workload) {
+      throw UsageError("--timeseries needs a packet-fidelity scenario without a workload");
+    }
+    if (!scenario.observe) scenario.observe.emplace();
+    scenario.observe->csv_dir = vm["timeseries"].as<std::string>();
+  }
   if (vm.count("trace") && !scenario.workload) {
     throw UsageError("--trace needs a scenario with a workload (a training step to draw)");
   }

@@ -18,6 +18,22 @@ struct FctSummary {
   double min_s = 0, mean_s = 0, p50_s = 0, p99_s = 0, max_s = 0;
 };
 
+// Per-flow mean throughput (payload bits delivered / window length) over a window: the scenario's
+// `observe.rate_window` when stated (flows active in it), else each completed flow over its own
+// [start, finish]. Packet fidelity only.
+struct FlowRateStats {
+  bool stated_window = false;
+  double window_start_s = 0, window_end_s = 0;  // the stated window (0, 0 otherwise)
+  struct Flow {
+    std::string src{}, dst{};
+    double bps = 0;
+    double start_s = 0, finish_s = -1;  // the flow's start and completion (-1: not completed)
+  };
+  std::vector<Flow> flows{};
+  double min_bps = 0, max_bps = 0, mean_bps = 0;
+  double jain_index = 0;  // over `flows`
+};
+
 struct RunResult {
   std::string scenario;
   uint64_t seed = 0;
@@ -47,6 +63,8 @@ struct RunResult {
   // Jain's fairness index (sum x)^2 / (n sum x^2) of the completed messages' average rates
   // x = size / FCT, each over its own [start, finish] window; 0 when none completed.
   double jain_index = 0;
+  FlowRateStats flow_rates;                              // packet fidelity
+  std::vector<std::string> timeseries_files;             // CSV files written (`--timeseries DIR`)
   std::vector<std::string> warnings;                     // configuration checks
   std::optional<models::StepResult> step;                // when the scenario has a workload
 };

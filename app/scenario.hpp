@@ -22,6 +22,18 @@ struct WorkloadSpec {
   std::optional<bool> reuse_bucket_timings;
 };
 
+// `observe:` time series and the flow-rate window (packet fidelity). Sampling never perturbs the
+// run: the runner advances the event queue to each sample time and reads the state.
+struct ObserveSpec {
+  Time interval = Time::us(10);          // sampling period of the time series
+  std::vector<std::string> ports{};      // "owner->peer" egress ports; empty: every switch port
+  bool flows = true;                     // per-flow rate and delivered bytes
+  bool rate_window = false;              // flow_rates over [window_start, window_end]
+  Time window_start = Time::zero();
+  Time window_end = Time::zero();
+  std::string csv_dir{};                 // set by `--timeseries DIR`: write CSV files there
+};
+
 struct Scenario {
   std::string name;
   std::string source;        // file path, or "<built-in default>"
@@ -34,6 +46,7 @@ struct Scenario {
   // `sweep:` axes for `syncsim sweep FILE` (dotted path -> values, each a YAML scalar as written);
   // `syncsim run` ignores them.
   std::vector<std::pair<std::string, std::vector<std::string>>> sweep;
+  std::optional<ObserveSpec> observe;    // `observe:`, or `--timeseries DIR` alone
 };
 
 }  // namespace syncsim::app

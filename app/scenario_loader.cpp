@@ -210,6 +210,7 @@ class Loader {
   void read_pfc(const YAML::Node& node, const std::string& path, net::PfcParams& pfc) const;
   void read_ecn(const YAML::Node& node, const std::string& path, net::EcnParams& ecn) const;
   void read_dcqcn(const YAML::Node& node, const std::string& path, net::DcqcnParams& d) const;
+  ObserveSpec read_observe(const YAML::Node& node, const std::string& path) const;
   models::TrafficSpec read_traffic_entry(const YAML::Node& node, const std::string& path) const;
   models::CollectiveConfig read_collective(const YAML::Node& node, const std::string& path) const;
   models::MessageSpec read_message(const YAML::Node& node, const std::string& path) const;
@@ -544,7 +545,7 @@ Scenario Loader::load(const std::string& text) {
 Scenario Loader::read_root() {
   const MapView top(*this, root_, "",
                     {"name", "seed", "fidelity", "fabric", "traffic", "collective", "workload",
-                     "sweep"});
+                     "sweep", "observe"});
   Scenario s;
   s.source = source_;
   s.name = read_string(top.require("name"), "name");
@@ -558,6 +559,7 @@ Scenario Loader::read_root() {
   if (const YAML::Node* n = top.find("collective")) s.collective = read_collective(*n, "collective");
 
   if (const YAML::Node* n = top.find("workload")) s.workload = read_workload(*n, "workload");
+  if (const YAML::Node* n = top.find("observe")) s.observe = read_observe(*n, "observe");
   if (const YAML::Node* n = top.find("sweep")) {
     if (!n->IsMap() || n->size() == 0) {
       fail("sweep", *n, "expected a map of dotted.path: [values...], got " + describe(*n));
@@ -1121,7 +1123,7 @@ void Loader::read_dcqcn(const YAML::Node& node, const std::string& path,
   const MapView m(*this, node, path,
                   {"enabled", "preset", "g", "alpha_period", "rate_period", "byte_counter",
                    "fast_recovery_steps", "rai", "rhai", "min_rate", "decrease_period",
-                   "cnp_interval", "initial_alpha"});
+                   "cnp_interval", "initial_alpha", "clamp_target_rate"});
   net::DcqcnPreset preset = net::DcqcnPreset::ConnectX;
   if (const YAML::Node* v = m.find("preset")) preset = read_enum(*v, m.path_of("preset"), kDcqcnPresets);
   bool enabled = false;
@@ -1153,8 +1155,7 @@ void Loader::read_dcqcn(const YAML::Node& node, const std::string& path,
   positive_time("decrease_period", d.decrease_period, true);
   positive_time("cnp_interval", d.cnp_interval, true);
   if (const YAML::Node* v = m.find("byte_counter")) {
-    d.byte_counter = read_bytes(*v, m.path_of("byte_counter")).count();
-    if (d.byte_counter <= 0) fail(m.path_of("byte_counter"), *v, "expected a positive size, got 0 B");
+    d.byte_counter = read_bytes(*v, m.path_of("byte_counter")).count();  // 0 B: disabled
   }
   if (const YAML::Node* v = m.find("fast_recovery_steps")) {
     d.fast_recovery_steps = read_u32(*v, m.path_of("fast_recovery_steps"));
@@ -1168,6 +1169,9 @@ void Loader::read_dcqcn(const YAML::Node& node, const std::string& path,
   rate("rai", d.rai);
   rate("rhai", d.rhai);
   rate("min_rate", d.min_rate);
+  if (const YAML::Node* v = m.find("clamp_target_rate")) {
+    d.clamp_target_rate = read_bool(*v, m.path_of("clamp_target_rate"));
+  }
 }
 
 models::TrafficSpec Loader::read_traffic_entry(const YAML::Node& node,
@@ -1360,6 +1364,34 @@ Override parse_override(const std::string& arg) {
           kOverrideSource, 0, 0, "",
           "expected dotted.path=value with non-empty path components, got " + quoted(arg));
     }
+  }
+  return o;
+}
+
+// `observe:` {interval, ports: ["leaf0->host0.nic0", ...], flows, rate_window: {start, end}}.
+// Port names are checked against the built fabric by the runner.
+ObserveSpec Loader::read_observe(const YAML::Node& node, const std::string& path) const {
+  const MapView m(*this, node, path, {"interval", "ports", "flows", "rate_window"});
+  ObserveSpec o;
+  if (const YAML::Node* v = m.find("interval")) {
+    o.interval = read_time(*v, m.path_of("interval"));
+    if (o.interval <= Time::zero()) fail(m.path_of("interval"), *v, "expected a positive time, got " + v->Scalar());
+  }
+  if (const YAML::Node* v = m.find("ports")) {
+    if (!v->IsSequence()) fail(m.path_of("ports"), *v, "expected a list of \"owner->peer\" port names, got " + describe(*v));
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      o.ports.push_back(read_string((*v)[i], join_path(m.path_of("ports"), i)));
+    }
+  }
+  if (const YAML::Node* v = m.find("flows")) o.flows = read_bool(*v, m.path_of("flows"));
+  if (const YAML::Node* v = m.find("rate_window")) {
+    const MapView w(*this, *v, m.path_of("rate_window"), {"start", "end"});
+    o.window_start = read_time(w.require("start"), w.path_of("start"));
+    o.window_end = read_time(w.require("end"), w.path_of("end"));
+    if (o.window_start < Time::zero() || o.window_end <= o.window_start) {
+      fail(m.path_of("rate_window"), *v, "expected 0 <= start < end");
+    }
+    o.rate_window = true;
   }
   return o;
 }

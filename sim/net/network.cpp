@@ -490,6 +490,10 @@ void Network::deliver(PacketRef packet) {
 void Network::dcqcn_on_sent(FlowId id, uint32_t wire_bytes, uint32_t payload) {
   DcqcnFlowState& d = dcqcn_[id];
   if (flows_[id].sent_bytes == flows_[id].size_bytes) d.rate_timer.cancel_pending();
+  d.last_send_ps = now().picoseconds();
+  d.last_wire_bytes = wire_bytes;
+  // The byte counter runs only while the flow is rate-limited; its increases apply to this gap.
+  if (d.rc.limited()) d.rc.on_bytes_sent(payload);
   if (!d.rc.limited()) {
     // At line rate the port's serialization is the pacing.
     d.next_send_ps = now().picoseconds();
@@ -497,7 +501,6 @@ void Network::dcqcn_on_sent(FlowId id, uint32_t wire_bytes, uint32_t payload) {
   }
   const double ps = static_cast<double>(wire_bytes) * 8e12 / d.rc.rate_bps();
   d.next_send_ps = now().picoseconds() + static_cast<int64_t>(std::ceil(ps));
-  d.rc.on_bytes_sent(payload);
 }
 
 void Network::dcqcn_notify(FlowId id) {
@@ -540,6 +543,7 @@ void Network::dcqcn_on_cnp(FlowId id) {
   DcqcnFlowState& d = dcqcn_[id];
   if (!d.rc.on_cnp(now())) return;
   ++counters_.rate_cuts;
+  dcqcn_repace(id);
   // A cut restarts the rate-increase timer.
   d.rate_timer.cancel_pending();
   queue().schedule(now() + spec_.nic.dcqcn.rate_period, nics_[f.src], Nic::kRateTimer, id,
@@ -551,9 +555,25 @@ void Network::dcqcn_rate_timer(FlowId id) {
   const FlowRecord& f = flows_[id];
   if (f.sent_bytes == f.size_bytes) return;
   d.rc.on_rate_timer();
+  dcqcn_repace(id);
   if (!d.rc.limited()) return;  // back at line rate: no timer until the next cut
   queue().schedule(now() + spec_.nic.dcqcn.rate_period, nics_[f.src], Nic::kRateTimer, id,
                    &d.rate_timer);
+}
+
+void Network::dcqcn_repace(FlowId id) {
+  DcqcnFlowState& d = dcqcn_[id];
+  if (d.last_send_ps == INT64_MIN) return;
+  const double gap = d.rc.limited()
+                         ? std::ceil(static_cast<double>(d.last_wire_bytes) * 8e12 / d.rc.rate_bps())
+                         : 0.0;
+  const int64_t next = d.last_send_ps + static_cast<int64_t>(gap);
+  const bool earlier = next < d.next_send_ps;
+  d.next_send_ps = next;
+  const FlowRecord& f = flows_[id];
+  if (earlier && f.sent_bytes < f.size_bytes) {
+    nics_[f.src]->pacing_moved(std::max(next, now().picoseconds()));
+  }
 }
 
 }  // namespace syncsim::net

@@ -202,6 +202,8 @@ class Nic final : public Node, public EventTarget {
   NodeId id() const { return id_; }
   // kWake: kick the NIC's port; kRateTimer: DCQCN rate-increase timer of flow `arg`.
   void on_event(uint32_t kind, uint64_t arg) override;
+  // A paced flow's next send time moved earlier (its rate went up): make sure the NIC looks again.
+  void pacing_moved(int64_t at_ps) { wake_at(at_ps); }
 
  private:
   void wake_at(int64_t at_ps);
@@ -218,6 +220,8 @@ class Nic final : public Node, public EventTarget {
 struct DcqcnFlowState {
   DcqcnRateController rc;                  // reaction point at the source NIC
   int64_t next_send_ps = 0;                // pacing: the flow may start its next packet from here
+  int64_t last_send_ps = INT64_MIN;        // when the flow's last packet started (INT64_MIN: none)
+  uint32_t last_wire_bytes = 0;            // and its wire size: a rate change re-spaces that gap
   CancelToken rate_timer;                  // a cut restarts the timer; the flow's last byte sent
                                            // cancels it, so no event outlives the flow
   int64_t last_cnp_ps = INT64_MIN;         // notification point: last CNP sent for this flow
@@ -241,6 +245,8 @@ class Network {
     return {route_arena_.begin() + f.route_begin, route_arena_.begin() + f.route_begin + f.route_hops};
   }
   std::size_t flow_count() const { return flows_.size(); }
+  // The egress port a flow's packets leave its source NIC through.
+  PortId flow_first_port(FlowId id) const { return route_arena_[flows_[id].route_begin]; }
   const NetworkCounters& counters() const { return counters_; }
   const Routing& routing() const { return routing_; }
   const NetworkSpec& spec() const { return spec_; }
@@ -283,6 +289,9 @@ class Network {
   // Source NIC received a CNP for flow `id`.
   void dcqcn_on_cnp(FlowId id);
   void dcqcn_rate_timer(FlowId id);
+  // The flow's rate changed: the gap after its last packet is re-timed at the new rate (like HPCC's
+  // ns-3 ChangeRate), so a flow cut to a few Mb/s is not stuck for milliseconds after it recovers.
+  void dcqcn_repace(FlowId id);
 
  private:
   void check_configuration();

@@ -91,5 +91,15 @@ check "sweep names the best point" grep -q "best point .*workload.ddp.bucket_cap
 "$bin" sweep "$src/scenarios/bucket-size-study.yaml" --no-wall --quiet >"$tmp/sweep2.csv" 2>/dev/null
 check "sweep FILE runs the scenario's own sweep block" test "$(wc -l <"$tmp/sweep2.csv")" -eq 8
 
+# Time series: --timeseries DIR writes queue and flow CSVs; a bad port name exits 2.
+"$bin" run "$src/scenarios/incast-dcqcn.yaml" --timeseries "$tmp/ts" --json >"$tmp/ts.json" 2>"$tmp/err"
+check "--timeseries exits 0" test $? -eq 0
+check "--timeseries writes queues.csv" grep -q "^0,leaf0->host0.nic0,0,0" "$tmp/ts/queues.csv"
+check "--timeseries writes flows.csv" grep -q "^time_s,flow,src,dst,rate_bps,delivered_bytes" "$tmp/ts/flows.csv"
+check "--json has flow_rates" grep -q '"flow_rates"' "$tmp/ts.json"
+"$bin" run "$src/scenarios/incast-dcqcn.yaml" --timeseries "$tmp/ts2" --set 'observe.ports=["nowhere"]' >/dev/null 2>"$tmp/err"
+check "bad observe port exits 2" test $? -eq 2
+check "bad observe port names the key" grep -q "observe.ports" "$tmp/err"
+
 echo "cli: $passes passed, $fails failed"
 test "$fails" -eq 0
