@@ -91,7 +91,7 @@ void run_observed(Simulation& sim, const net::Network& network, const net::Netwo
   const int64_t step = obs.interval.picoseconds();
   int64_t next_sample = series ? 0 : INT64_MAX;
   bool start_done = !obs.rate_window, end_done = !obs.rate_window;
-  while (!sim.queue().empty()) {
+  while (!sim.queue().empty() && !(network.deadlock() && network.deadlock()->detected)) {
     int64_t next = next_sample;
     if (!start_done) next = std::min(next, obs.window_start.picoseconds());
     if (!end_done) next = std::min(next, obs.window_end.picoseconds());
@@ -161,6 +161,32 @@ void run_observed(Simulation& sim, const net::Network& network, const net::Netwo
   r.timeseries_files.push_back(fpath);
 }
 
+void resolve_route_overrides(const Scenario& scenario, net::NetworkSpec& spec) {
+  for (std::size_t i = 0; i < scenario.route_overrides.size(); ++i) {
+    const RouteOverrideSpec& o = scenario.route_overrides[i];
+    const std::string path = "fabric.route_overrides." + std::to_string(i);
+    if (o.src_gpu >= spec.gpus.size() || o.dst_gpu >= spec.gpus.size()) {
+      throw ScenarioError(std::string{}, 0, 0, path,
+                          "src/dst must be GPU ranks below " + std::to_string(spec.gpus.size()));
+    }
+    net::NetworkSpec::RouteOverride r;
+    r.src = spec.gpus[o.src_gpu].nic;
+    r.dst = spec.gpus[o.dst_gpu].nic;
+    for (const std::string& name : o.via) {
+      net::NodeId found = net::kNoNode;
+      for (net::NodeId n = 0; n < spec.nodes.size() && found == net::kNoNode; ++n) {
+        if (spec.nodes[n].name == name && spec.nodes[n].kind == net::NodeKind::Switch) found = n;
+      }
+      if (found == net::kNoNode || spec.attachment_index[found] == UINT32_MAX) {
+        throw ScenarioError(std::string{}, 0, 0, path + ".via",
+                            "no switch with hosts attached named \"" + name + "\" (e.g. \"leaf1\")");
+      }
+      r.via.push_back(found);
+    }
+    spec.route_overrides.push_back(std::move(r));
+  }
+}
+
 void summarize_rates(FlowRateStats& fr) {
   if (fr.flows.empty()) return;
   double sum = 0, sq = 0;
@@ -192,6 +218,7 @@ RunResult run_scenario(const Scenario& scenario) {
   spec.pfc = scenario.fabric.pfc;
   spec.ecn = scenario.fabric.ecn;
   spec.nic = scenario.fabric.nic;
+  resolve_route_overrides(scenario, spec);
   auto messages = models::expand_traffic(scenario.traffic,
                                          static_cast<uint32_t>(spec.gpus.size()), scenario.seed);
 
@@ -254,6 +281,18 @@ RunResult run_scenario(const Scenario& scenario) {
     r.ecn_marks = c.ecn_marks;
     r.cnps = c.cnps;
     r.rate_cuts = c.rate_cuts;
+    if (const net::DeadlockReport* d = network.deadlock(); d != nullptr && d->detected) {
+      r.deadlock.detected = true;
+      r.deadlock.at_s = d->formed_at.seconds();
+      r.deadlock.detected_at_s = d->detected_at.seconds();
+      r.deadlock.priority = d->priority;
+      for (net::PortId p : d->ports) r.deadlock.ports.push_back(port_name(spec, network, p));
+      std::ostringstream w;
+      w << "PFC deadlock on priority " << static_cast<unsigned>(d->priority) << ": a cycle of "
+        << d->ports.size() << " paused queues since " << d->formed_at.seconds() * 1e6
+        << " us; the run was stopped at " << d->detected_at.seconds() * 1e6 << " us";
+      r.warnings.push_back(w.str());
+    }
     const auto& nw = network.warnings();
     r.warnings.insert(r.warnings.begin(), nw.begin(), nw.end());
     std::vector<std::pair<double, net::PortId>> paused;
@@ -368,6 +407,13 @@ nlohmann::json to_json(const RunResult& r) {
                        {"jain_index", fr.jain_index}, {"flows", flows}};
   }
   if (!r.timeseries_files.empty()) j["timeseries_files"] = r.timeseries_files;
+  j["deadlock"] = {{"detected", r.deadlock.detected}};
+  if (r.deadlock.detected) {
+    j["deadlock"]["at_s"] = r.deadlock.at_s;
+    j["deadlock"]["detected_at_s"] = r.deadlock.detected_at_s;
+    j["deadlock"]["priority"] = r.deadlock.priority;
+    j["deadlock"]["ports"] = r.deadlock.ports;
+  }
   j["warnings"] = r.warnings;
   if (r.step) {
     const models::StepResult& st = *r.step;

@@ -34,6 +34,15 @@ struct FlowRateStats {
   double jain_index = 0;  // over `flows`
 };
 
+// A PFC deadlock the network detected (the run was stopped there).
+struct DeadlockSummary {
+  bool detected = false;
+  double at_s = 0;           // when the cycle closed (its last queue was paused)
+  double detected_at_s = 0;  // when it was detected and the run stopped
+  unsigned priority = 0;
+  std::vector<std::string> ports{};  // "owner->peer", each waiting on the next
+};
+
 struct RunResult {
   std::string scenario;
   uint64_t seed = 0;
@@ -64,6 +73,7 @@ struct RunResult {
   // x = size / FCT, each over its own [start, finish] window; 0 when none completed.
   double jain_index = 0;
   FlowRateStats flow_rates;                              // packet fidelity
+  DeadlockSummary deadlock;
   std::vector<std::string> timeseries_files;             // CSV files written (`--timeseries DIR`)
   std::vector<std::string> warnings;                     // configuration checks
   std::optional<models::StepResult> step;                // when the scenario has a workload

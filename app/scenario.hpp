@@ -34,6 +34,14 @@ struct ObserveSpec {
   std::string csv_dir{};                 // set by `--timeseries DIR`: write CSV files there
 };
 
+// `fabric.route_overrides`: flows from GPU `src` to GPU `dst` pass through the named switches
+// (each with NICs attached: leaves) in order; resolved to NetworkSpec::route_overrides by the runner.
+struct RouteOverrideSpec {
+  uint32_t src_gpu = 0;
+  uint32_t dst_gpu = 0;
+  std::vector<std::string> via{};
+};
+
 struct Scenario {
   std::string name;
   std::string source;        // file path, or "<built-in default>"
@@ -47,6 +55,7 @@ struct Scenario {
   // `syncsim run` ignores them.
   std::vector<std::pair<std::string, std::vector<std::string>>> sweep;
   std::optional<ObserveSpec> observe;    // `observe:`, or `--timeseries DIR` alone
+  std::vector<RouteOverrideSpec> route_overrides;  // `fabric.route_overrides`
 };
 
 }  // namespace syncsim::app

@@ -211,6 +211,8 @@ class Loader {
   void read_ecn(const YAML::Node& node, const std::string& path, net::EcnParams& ecn) const;
   void read_dcqcn(const YAML::Node& node, const std::string& path, net::DcqcnParams& d) const;
   ObserveSpec read_observe(const YAML::Node& node, const std::string& path) const;
+  std::vector<RouteOverrideSpec> read_route_overrides(const YAML::Node& node,
+                                                      const std::string& path) const;
   models::TrafficSpec read_traffic_entry(const YAML::Node& node, const std::string& path) const;
   models::CollectiveConfig read_collective(const YAML::Node& node, const std::string& path) const;
   models::MessageSpec read_message(const YAML::Node& node, const std::string& path) const;
@@ -556,6 +558,9 @@ Scenario Loader::read_root() {
     s.fidelity = read_enum(*n, "fidelity", kFidelities);
   }
   s.fabric = read_fabric(top.require("fabric"), "fabric");
+  if (const YAML::Node& f = top.require("fabric"); f.IsMap() && f["route_overrides"]) {
+    s.route_overrides = read_route_overrides(f["route_overrides"], "fabric.route_overrides");
+  }
   if (const YAML::Node* n = top.find("collective")) s.collective = read_collective(*n, "collective");
 
   if (const YAML::Node* n = top.find("workload")) s.workload = read_workload(*n, "workload");
@@ -838,7 +843,7 @@ topo::FabricParams Loader::read_fabric(const YAML::Node& node, const std::string
   const MapView fabric(
       *this, node, path,
       {"topology", "spine_leaf", "fat_tree", "rail_optimized", "host", "links", "switch", "ecmp",
-       "nic"});
+       "nic", "route_overrides"});
   topo::FabricParams p;
   p.kind = read_enum(fabric.require("topology"), fabric.path_of("topology"), kTopologies);
 
@@ -989,7 +994,7 @@ void Loader::read_link(const YAML::Node& node, const std::string& path,
 void Loader::read_pfc(const YAML::Node& node, const std::string& path, net::PfcParams& pfc) const {
   const MapView m(*this, node, path,
                   {"enabled", "lossless_priorities", "threshold", "xon_offset", "headroom",
-                   "response_time"});
+                   "response_time", "deadlock_detection_time", "watchdog"});
   if (const YAML::Node* v = m.find("enabled")) {
     pfc.enabled = read_bool(*v, m.path_of("enabled"));
   }
@@ -1068,6 +1073,28 @@ void Loader::read_pfc(const YAML::Node& node, const std::string& path, net::PfcP
     pfc.response_time = read_time(*v, m.path_of("response_time"));
     if (pfc.response_time < Time::zero()) {
       fail(m.path_of("response_time"), *v, "expected a non-negative time, got " + v->Scalar());
+    }
+  }
+  if (const YAML::Node* v = m.find("deadlock_detection_time")) {
+    pfc.deadlock_detection_time = read_time(*v, m.path_of("deadlock_detection_time"));  // 0: off
+    if (pfc.deadlock_detection_time < Time::zero()) {
+      fail(m.path_of("deadlock_detection_time"), *v, "expected a non-negative time, got " + v->Scalar());
+    }
+  }
+  if (const YAML::Node* v = m.find("watchdog")) {
+    const MapView w(*this, *v, m.path_of("watchdog"), {"enabled", "detection_time", "action"});
+    pfc.watchdog = true;
+    if (const YAML::Node* e = w.find("enabled")) pfc.watchdog = read_bool(*e, w.path_of("enabled"));
+    if (const YAML::Node* t = w.find("detection_time")) {
+      pfc.watchdog_time = read_time(*t, w.path_of("detection_time"));
+      if (pfc.watchdog_time <= Time::zero()) {
+        fail(w.path_of("detection_time"), *t, "expected a positive time, got " + t->Scalar());
+      }
+    }
+    if (const YAML::Node* a = w.find("action")) {
+      static const std::vector<std::pair<std::string_view, bool>> kActions{{"drop", true},
+                                                                           {"disable", false}};
+      pfc.watchdog_drop = read_enum(*a, w.path_of("action"), kActions);
     }
   }
 }
@@ -1394,6 +1421,28 @@ ObserveSpec Loader::read_observe(const YAML::Node& node, const std::string& path
     o.rate_window = true;
   }
   return o;
+}
+
+// `fabric.route_overrides: [{src: GPU, dst: GPU, via: [leaf1, ...]}]`; switch names are checked by
+// the runner against the built fabric.
+std::vector<RouteOverrideSpec> Loader::read_route_overrides(const YAML::Node& node,
+                                                            const std::string& path) const {
+  if (!node.IsSequence()) fail(path, node, "expected a list of {src, dst, via}, got " + describe(node));
+  std::vector<RouteOverrideSpec> out;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const std::string at = join_path(path, i);
+    const MapView m(*this, node[i], at, {"src", "dst", "via"});
+    RouteOverrideSpec r;
+    r.src_gpu = read_u32(m.require("src"), m.path_of("src"));
+    r.dst_gpu = read_u32(m.require("dst"), m.path_of("dst"));
+    const YAML::Node& via = m.require("via");
+    if (!via.IsSequence() || via.size() == 0) {
+      fail(m.path_of("via"), via, "expected a non-empty list of switch names, got " + describe(via));
+    }
+    for (std::size_t k = 0; k < via.size(); ++k) r.via.push_back(read_string(via[k], join_path(m.path_of("via"), k)));
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
 }  // namespace syncsim::app

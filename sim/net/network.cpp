@@ -46,6 +46,10 @@ void EgressPort::enqueue(PacketRef packet) {
   const Packet& p = net_.packet(packet);
   SIM_CHECK(p.priority < priorities_, "packet priority above the port's class count");
   const int64_t wire = p.payload_bytes + header_.count();
+  if (storm_mask_ != 0 && watchdog_drop_ && storm(p.priority)) {
+    drop_buffered(packet);
+    return;
+  }
   if (ecn_enabled_ && ecn_on_enqueue_ && p.kind == PacketKind::Data && ecn_mark(p.priority)) {
     net_.packet(packet).ecn_ce = true;
   }
@@ -74,11 +78,21 @@ void EgressPort::set_paused(uint8_t priority, bool paused) {
   const auto bit = static_cast<uint8_t>(1U << priority);
   const bool was = (paused_mask_ & bit) != 0;
   if (paused && !was) {
+    if (storm_mask_ != 0 && storm(priority)) return;  // the watchdog ignores PAUSE for now
     paused_mask_ = static_cast<uint8_t>(paused_mask_ | bit);
     paused_since_ps_[priority] = net_.now().picoseconds();
+    if (owner_ != nullptr) {
+      if (watchdog_ps_ > 0) {
+        net_.queue().schedule(net_.now() + Time::ps(watchdog_ps_), this, kWatchdog, priority,
+                              &watchdog_tokens_[priority]);
+      }
+      net_.note_pause();
+    }
   } else if (!paused && was) {
     paused_mask_ = static_cast<uint8_t>(paused_mask_ & ~bit);
     paused_ps_ += net_.now().picoseconds() - paused_since_ps_[priority];
+    watchdog_tokens_[priority].cancel_pending();
+    if (owner_ != nullptr) net_.note_resume();
     kick();
   }
 }
@@ -118,10 +132,54 @@ void EgressPort::start_next() {
   }
   in_service_ = next;
   const uint32_t wire = net_.packet(next).payload_bytes + static_cast<uint32_t>(header_.count());
-  net_.queue().schedule(net_.now() + tx_time(wire), this, 0);
+  net_.queue().schedule(net_.now() + tx_time(wire), this, kTxDone);
 }
 
-void EgressPort::on_event(uint32_t /*kind*/, uint64_t /*arg*/) {
+bool EgressPort::storm(uint8_t priority) {
+  const auto bit = static_cast<uint8_t>(1U << priority);
+  if ((storm_mask_ & bit) == 0) return false;
+  if (net_.now().picoseconds() < storm_until_ps_[priority]) return true;
+  storm_mask_ = static_cast<uint8_t>(storm_mask_ & ~bit);
+  return false;
+}
+
+void EgressPort::drop_buffered(PacketRef packet) {
+  const Packet& p = net_.packet(packet);
+  if (mmu_ != nullptr && p.buffered_bytes > 0 &&
+      mmu_->release(p.ingress_port, p.priority, Bytes{p.buffered_bytes}) == PfcSignal::Resume) {
+    owner_->send_pfc(p.ingress_port, p.priority, false);
+  }
+  net_.drop(packet, DropReason::PfcWatchdog);
+}
+
+void EgressPort::watchdog_fire(uint8_t priority) {
+  // Paused continuously for the detection time (a RESUME cancels this event): a PFC storm or a
+  // deadlock. Stop honouring PAUSE for one more detection time; in drop mode also flush the queue.
+  const auto bit = static_cast<uint8_t>(1U << priority);
+  if ((paused_mask_ & bit) == 0) return;
+  const int64_t now = net_.now().picoseconds();
+  paused_mask_ = static_cast<uint8_t>(paused_mask_ & ~bit);
+  paused_ps_ += now - paused_since_ps_[priority];
+  net_.note_resume();
+  storm_mask_ = static_cast<uint8_t>(storm_mask_ | bit);
+  storm_until_ps_[priority] = now + watchdog_ps_;
+  if (watchdog_drop_) {
+    while (!queues_[priority].empty()) {
+      const PacketRef r = queues_[priority].pop();
+      const int64_t wire = net_.packet(r).payload_bytes + header_.count();
+      prio_bytes_[priority] -= wire;
+      queued_bytes_ -= wire;
+      drop_buffered(r);
+    }
+  }
+  kick();
+}
+
+void EgressPort::on_event(uint32_t kind, uint64_t arg) {
+  if (kind == kWatchdog) {
+    watchdog_fire(static_cast<uint8_t>(arg));
+    return;
+  }
   const PacketRef done = in_service_;
   in_service_ = kNoPacket;
   const Packet& p = net_.packet(done);
@@ -134,7 +192,9 @@ void EgressPort::on_event(uint32_t /*kind*/, uint64_t /*arg*/) {
     }
   }
   link_.transmit(done);
-  start_next();
+  // The RESUME above may have gone out of this very port (a route that turns back over its ingress
+  // link) and started it already.
+  if (in_service_ == kNoPacket) start_next();
 }
 
 // ---------------------------------------------------------------- Switch
@@ -351,6 +411,13 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
       ports_.back()->enable_ecn(EcnMarker(kmin, kmax, ecn.pmax), ecn.mark_on_enqueue,
                                 sim.rng(RngStreamKind::Ecn, p));
     }
+    if (pfc.enabled && pfc.watchdog && switches_[info.owner] != nullptr &&
+        spec.nodes[info.owner].role != SwitchRole::NvSwitch) {
+      ports_.back()->enable_watchdog(pfc.watchdog_time, pfc.watchdog_drop);
+    }
+  }
+  if (pfc.enabled && pfc.deadlock_detection_time > Time::zero()) {
+    deadlock_ = std::make_unique<DeadlockDetector>(*this, pfc.deadlock_detection_time);
   }
   check_configuration();
 }
@@ -443,8 +510,14 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority,
   f.start = now();
   f.priority = priority;
   f.route_begin = static_cast<uint32_t>(route_arena_.size());
-  const bool routed =
-      routing_.route(src, dst, routing_.flow_hash(src, dst, queue_pair), route_arena_);
+  const uint64_t hash = routing_.flow_hash(src, dst, queue_pair);
+  const NetworkSpec::RouteOverride* override_route = nullptr;
+  for (const auto& o : spec_.route_overrides) {
+    if (o.src == src && o.dst == dst) override_route = &o;
+  }
+  const bool routed = override_route != nullptr
+                          ? routing_.route_via(src, dst, override_route->via, hash, route_arena_)
+                          : routing_.route(src, dst, hash, route_arena_);
   SIM_CHECK(routed, "no route between the flow's NICs");
   f.route_hops = static_cast<uint16_t>(route_arena_.size() - f.route_begin);
   f.mtu_bytes = static_cast<uint32_t>(

@@ -15,6 +15,7 @@
 
 #include "sim/core/simulation.hpp"
 #include "sim/net/dcqcn.hpp"
+#include "sim/net/deadlock.hpp"
 #include "sim/net/ecn.hpp"
 #include "sim/net/network_spec.hpp"
 #include "sim/net/packet.hpp"
@@ -129,12 +130,26 @@ class EgressPort final : public EventTarget {
   // Time any priority of this port spent paused (summed over priorities), open intervals up to `now`.
   Time paused_time(Time now) const;
   uint64_t pause_frames_received() const { return pause_frames_received_; }
+  // Deadlock detection and the PFC watchdog read these.
+  bool switch_owned() const { return owner_ != nullptr; }
+  uint8_t paused_mask() const { return paused_mask_; }
+  Time paused_since(uint8_t priority) const { return Time::ps(paused_since_ps_[priority]); }
+  const RingQueue<PacketRef>& fifo(uint8_t priority) const { return queues_[priority]; }
+  // PFC watchdog on this (switch) port: see PfcParams::watchdog.
+  void enable_watchdog(Time detection_time, bool drop) {
+    watchdog_ps_ = detection_time.picoseconds();
+    watchdog_drop_ = drop;
+  }
   Bandwidth bandwidth() const { return bandwidth_; }
   Bytes header() const { return header_; }
 
  private:
   void start_next();
   bool ecn_mark(uint8_t priority);
+  enum EventKind : uint32_t { kTxDone = 0, kWatchdog = 1 };
+  void watchdog_fire(uint8_t priority);
+  bool storm(uint8_t priority);  // inside a watchdog storm period (clears an expired one)
+  void drop_buffered(PacketRef packet);
   Time tx_time(uint32_t wire_bytes) {
     if (wire_bytes != cached_wire_bytes_) {
       cached_wire_bytes_ = wire_bytes;
@@ -166,6 +181,11 @@ class EgressPort final : public EventTarget {
   uint64_t pause_frames_received_ = 0;
   EcnMarker ecn_;
   RngStream ecn_rng_{0, 0};
+  int64_t watchdog_ps_ = 0;                           // 0: no watchdog
+  bool watchdog_drop_ = true;
+  uint8_t storm_mask_ = 0;                            // bit p: priority p in a watchdog storm period
+  std::array<int64_t, kMaxPriorities> storm_until_ps_{};
+  std::array<CancelToken, kMaxPriorities> watchdog_tokens_{};
 };
 
 class Switch final : public Node {
@@ -256,6 +276,14 @@ class Network {
   const Switch* switch_at(NodeId id) const;
   const EgressPort& port(PortId id) const { return *ports_[id]; }
   std::size_t port_count() const { return ports_.size(); }
+  // PFC deadlock detection (null when PFC or detection is off).
+  const DeadlockReport* deadlock() const { return deadlock_ ? &deadlock_->report() : nullptr; }
+  void note_pause() {
+    if (deadlock_) deadlock_->on_pause();
+  }
+  void note_resume() {
+    if (deadlock_) deadlock_->on_resume();
+  }
   // Configuration checks run at construction (PFC/ECN thresholds, headroom), for the run's output.
   const std::vector<std::string>& warnings() const { return warnings_; }
   // Lossless headroom per ingress port as configured (auto or explicit), in bytes.
@@ -311,6 +339,7 @@ class Network {
   std::vector<std::string> warnings_;
   bool dcqcn_on_ = false;
   std::deque<DcqcnFlowState> dcqcn_;  // a deque: the rate timers' tokens must not move
+  std::unique_ptr<DeadlockDetector> deadlock_;
 };
 
 }  // namespace syncsim::net

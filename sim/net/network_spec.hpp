@@ -65,6 +65,16 @@ struct PfcParams {
   bool headroom_auto = true;           // per ingress port: MTU_R + MTU_S + 2*rate*delay + rate*response
   Bytes headroom = Bytes{0};           // used when !headroom_auto, for every port
   Time response_time = Time::us(1);    // sender reaction allowance inside the auto headroom
+  // PFC deadlock detection: a cycle of switch egress queues, each paused by the next switch while
+  // holding packets bound for the next queue of the cycle, all paused for this long, stops the run
+  // and is reported (Network::deadlock()). Zero: off.
+  Time deadlock_detection_time = Time::us(500);
+  // PFC watchdog (per switch egress queue): paused continuously for watchdog_time, the queue stops
+  // honouring PAUSE for the next watchdog_time (the storm period) and, with watchdog_drop, drops what
+  // it holds and what arrives for it meanwhile (drop reason pfc_watchdog); else it forwards.
+  bool watchdog = false;
+  Time watchdog_time = Time::us(200);
+  bool watchdog_drop = true;
 };
 
 // RED-style ECN marking on a switch egress queue (per priority): p = 0 below Kmin, Pmax between,
@@ -119,6 +129,16 @@ struct NetworkSpec {
 
   uint64_t ecmp_hash_seed = 0;
   bool ecmp_per_switch_salt = false;   // false: every switch hashes alike, so ECMP can polarize
+
+  // Static route overrides (e.g. after a link failure, or a misconfiguration): flows from NIC `src`
+  // to NIC `dst` pass through the switches `via` in order (each a switch with NICs attached), on
+  // shortest paths between them. Such routes may go down and up again and close a buffer cycle.
+  struct RouteOverride {
+    NodeId src = kNoNode;
+    NodeId dst = kNoNode;
+    std::vector<NodeId> via{};
+  };
+  std::vector<RouteOverride> route_overrides{};
 };
 
 }  // namespace syncsim::net

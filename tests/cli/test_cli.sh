@@ -101,5 +101,10 @@ check "--json has flow_rates" grep -q '"flow_rates"' "$tmp/ts.json"
 check "bad observe port exits 2" test $? -eq 2
 check "bad observe port names the key" grep -q "observe.ports" "$tmp/err"
 
+# PFC deadlock: detected, reported in JSON, the run stops (exit 0: a result, not an error).
+"$bin" run "$src/scenarios/pfc-deadlock.yaml" --json >"$tmp/dl.json" 2>"$tmp/err"
+check "pfc-deadlock exits 0" test $? -eq 0
+check "pfc-deadlock reports the deadlock" grep -q '"detected": true' "$tmp/dl.json"
+
 echo "cli: $passes passed, $fails failed"
 test "$fails" -eq 0
