@@ -278,6 +278,8 @@ RunResult run_scenario(const Scenario& scenario) {
     for (std::size_t i = 0; i < r.drops.size(); ++i) r.drops[i].second = c.packets_dropped[i];
     r.pause_frames = c.pause_frames;
     r.resume_frames = c.resume_frames;
+    r.nic_pause_frames = c.nic_pause_frames;
+    r.max_nic_rx_bytes = c.max_nic_rx_bytes;
     r.ecn_marks = c.ecn_marks;
     r.cnps = c.cnps;
     r.rate_cuts = c.rate_cuts;
@@ -387,7 +389,9 @@ nlohmann::json to_json(const RunResult& r) {
   j["pfc"] = {{"pause_frames", r.pause_frames},
               {"resume_frames", r.resume_frames},
               {"paused_time_s", r.paused_time_s},
-              {"top_paused_ports", top}};
+              {"top_paused_ports", top},
+              {"nic_pause_frames", r.nic_pause_frames},
+              {"max_nic_rx_bytes", r.max_nic_rx_bytes}};
   j["ecn_marks"] = r.ecn_marks;
   j["cnps"] = r.cnps;
   j["dcqcn_rate_cuts"] = r.rate_cuts;

@@ -63,6 +63,8 @@ struct RunResult {
   std::vector<std::pair<std::string, uint64_t>> drops;  // packets dropped, by reason (every reason)
   uint64_t pause_frames = 0;                             // PFC PAUSE frames sent
   uint64_t resume_frames = 0;                            // PFC RESUME frames sent
+  uint64_t nic_pause_frames = 0;                         // receiver-side PFC PAUSE frames (NICs)
+  int64_t max_nic_rx_bytes = 0;                          // fullest NIC receive buffer
   double paused_time_s = 0;                              // summed over every egress port and priority
   std::vector<std::pair<std::string, double>> paused_ports;  // "owner->peer", seconds, longest first
   std::vector<double> fct_by_message_s;  // per message in start order (stable), -1 if not completed

@@ -955,9 +955,28 @@ topo::FabricParams Loader::read_fabric(const YAML::Node& node, const std::string
     }
   }
   if (const YAML::Node* n = fabric.find("nic")) {
-    const MapView m(*this, *n, fabric.path_of("nic"), {"dcqcn"});
+    const MapView m(*this, *n, fabric.path_of("nic"), {"dcqcn", "rx_pfc"});
     if (const YAML::Node* v = m.find("dcqcn")) {
       read_dcqcn(*v, m.path_of("dcqcn"), p.nic.dcqcn);
+    }
+    if (const YAML::Node* v = m.find("rx_pfc")) {
+      // fabric.nic.rx_pfc: {enabled, buffer, drain_rate, xoff, xon} (receiver-side PFC).
+      const MapView r(*this, *v, m.path_of("rx_pfc"), {"enabled", "buffer", "drain_rate", "xoff", "xon"});
+      net::NicParams& nic = p.nic;
+      nic.rx_pfc = true;
+      if (const YAML::Node* e = r.find("enabled")) nic.rx_pfc = read_bool(*e, r.path_of("enabled"));
+      if (const YAML::Node* e = r.find("buffer")) nic.rx_buffer = read_bytes(*e, r.path_of("buffer"));
+      if (const YAML::Node* e = r.find("drain_rate")) {
+        nic.rx_drain_rate = read_bandwidth(*e, r.path_of("drain_rate"));
+        if (nic.rx_drain_rate.bits_per_second() <= 0) {
+          fail(r.path_of("drain_rate"), *e, "expected a positive rate, got " + e->Scalar());
+        }
+      }
+      if (const YAML::Node* e = r.find("xoff")) nic.rx_xoff = read_bytes(*e, r.path_of("xoff"));
+      if (const YAML::Node* e = r.find("xon")) nic.rx_xon = read_bytes(*e, r.path_of("xon"));
+      if (!(nic.rx_xon < nic.rx_xoff && nic.rx_xoff <= nic.rx_buffer)) {
+        fail(m.path_of("rx_pfc"), *v, "expected xon < xoff <= buffer");
+      }
     }
   }
   if (const YAML::Node* n = fabric.find("ecmp")) {

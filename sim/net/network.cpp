@@ -331,10 +331,78 @@ void Nic::receive(PacketRef packet, uint32_t in_port) {
     return;
   }
   SIM_CHECK(p.kind == PacketKind::Data, "unexpected control packet at a NIC");
+  if (net_.spec().nic.rx_pfc) {
+    rx_accept(packet);
+    return;
+  }
+  consume(packet);
+}
+
+void Nic::consume(PacketRef packet) {
+  const Packet& p = net_.packet(packet);
   // DCQCN notification point: an ECN-marked data packet makes the destination send a CNP to the
   // source queue pair, at most once per cnp_interval.
   if (p.ecn_ce && net_.dcqcn_enabled()) net_.dcqcn_notify(p.flow);
   net_.deliver(packet);
+}
+
+void Nic::rx_accept(PacketRef packet) {
+  const NicParams& cfg = net_.spec().nic;
+  const EgressPort& port = net_.egress(net_.routing().ports_of(id_)[0]);
+  const int64_t wire = net_.packet(packet).payload_bytes + port.header().count();
+  if (rx_bytes_ + wire > cfg.rx_buffer.count()) {
+    net_.drop(packet, DropReason::NicRxOverflow);
+    return;
+  }
+  rx_.push(packet);
+  rx_bytes_ += wire;
+  NetworkCounters& c = net_.counters_mut();
+  if (rx_bytes_ > c.max_nic_rx_bytes) c.max_nic_rx_bytes = rx_bytes_;
+  if (!rx_paused_ && rx_bytes_ > cfg.rx_xoff.count()) rx_pfc(true);
+  if (!rx_draining_) {
+    rx_draining_ = true;
+    net_.queue().schedule(net_.now() + cfg.rx_drain_rate.tx_time(Bytes{wire}), this, kRxDrain);
+  }
+}
+
+void Nic::rx_drain() {
+  const NicParams& cfg = net_.spec().nic;
+  const EgressPort& port = net_.egress(net_.routing().ports_of(id_)[0]);
+  const PacketRef done = rx_.pop();
+  rx_bytes_ -= net_.packet(done).payload_bytes + port.header().count();
+  consume(done);
+  if (rx_paused_ && rx_bytes_ <= cfg.rx_xon.count()) rx_pfc(false);
+  if (rx_.empty()) {
+    rx_draining_ = false;
+    return;
+  }
+  const int64_t wire = net_.packet(rx_.front()).payload_bytes + port.header().count();
+  net_.queue().schedule(net_.now() + cfg.rx_drain_rate.tx_time(Bytes{wire}), this, kRxDrain);
+}
+
+void Nic::rx_pfc(bool xoff) {
+  rx_paused_ = xoff;
+  EgressPort& out = net_.egress(net_.routing().ports_of(id_)[0]);
+  const auto header = static_cast<uint32_t>(out.header().count());
+  // One frame per lossless priority (a real PFC frame carries a per-class vector; the wire cost of
+  // the extra frames is negligible).
+  for (uint32_t prio = 0; prio < net_.spec().switch_params.priorities; ++prio) {
+    if (((static_cast<uint32_t>(net_.spec().pfc.lossless_mask) >> prio) & 1U) == 0) continue;
+    const PacketRef ref = net_.pool().allocate();
+    Packet& f = net_.packet(ref);
+    f.flow = 0;
+    f.route_begin = 0;
+    f.payload_bytes = header < kPauseFrameWireBytes ? kPauseFrameWireBytes - header : 0;
+    f.buffered_bytes = 0;
+    f.hop = 0;
+    f.ingress_port = 0;
+    f.priority = static_cast<uint8_t>(prio);
+    f.kind = PacketKind::Pause;
+    f.ecn_ce = false;
+    f.pfc_xoff = xoff;
+    if (xoff) ++net_.counters_mut().nic_pause_frames;
+    out.send_control(ref);
+  }
 }
 
 void Nic::wake_at(int64_t at_ps) {
@@ -348,6 +416,10 @@ void Nic::wake_at(int64_t at_ps) {
 void Nic::on_event(uint32_t kind, uint64_t arg) {
   if (kind == kRateTimer) {
     net_.dcqcn_rate_timer(static_cast<FlowId>(arg));
+    return;
+  }
+  if (kind == kRxDrain) {
+    rx_drain();
     return;
   }
   wake_at_ps_ = INT64_MAX;

@@ -59,6 +59,8 @@ struct NetworkCounters {
   uint64_t ecn_marks = 0;         // data packets marked CE by switch egress queues
   uint64_t cnps = 0;              // DCQCN CNPs sent by destination NICs (notification points)
   uint64_t rate_cuts = 0;         // DCQCN rate decreases applied at source NICs
+  uint64_t nic_pause_frames = 0;  // receiver-side PFC PAUSE frames sent by NICs (not in pause_frames)
+  int64_t max_nic_rx_bytes = 0;   // fullest NIC receive buffer seen (receiver-side PFC)
   uint64_t flows_started = 0;
   uint64_t flows_completed = 0;
 };
@@ -211,7 +213,7 @@ class Switch final : public Node {
 
 class Nic final : public Node, public EventTarget {
  public:
-  enum EventKind : uint32_t { kWake = 0, kRateTimer = 1 };
+  enum EventKind : uint32_t { kWake = 0, kRateTimer = 1, kRxDrain = 2 };
   Nic(Network& net, NodeId id) : net_(net), id_(id) {}
   void receive(PacketRef packet, uint32_t in_port) override;
   // The next data packet to send, round-robin over active flows whose priority is not paused
@@ -227,9 +229,18 @@ class Nic final : public Node, public EventTarget {
 
  private:
   void wake_at(int64_t at_ps);
+  // Receiver-side PFC: accept a data packet into the receive buffer / drain its head.
+  void rx_accept(PacketRef packet);
+  void rx_drain();
+  void rx_pfc(bool xoff);
+  void consume(PacketRef packet);  // notification point + delivery
 
   Network& net_;
   NodeId id_;
+  RingQueue<PacketRef> rx_;
+  int64_t rx_bytes_ = 0;
+  bool rx_paused_ = false;          // this NIC has paused its switch
+  bool rx_draining_ = false;
   std::vector<FlowId> active_;
   std::size_t next_ = 0;
   CancelToken wake_token_;

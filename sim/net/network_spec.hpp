@@ -93,6 +93,15 @@ struct EcnParams {
 // Host NIC behaviour (RoCE v2). DCQCN off by default: NICs send at line rate.
 struct NicParams {
   DcqcnParams dcqcn;                   // reaction point at the source, notification point at the dest
+  // Receiver-side PFC (off by default: a NIC consumes at line rate). Arriving data waits in a receive
+  // buffer drained at `rx_drain_rate` (the PCIe / host-memory bottleneck); above `rx_xoff` bytes the
+  // NIC sends PAUSE for the lossless priorities to its switch, at or below `rx_xon` RESUME; a packet
+  // that does not fit in `rx_buffer` is dropped (nic_rx_overflow).
+  bool rx_pfc = false;
+  Bytes rx_buffer = Bytes{256 * 1024};
+  Bandwidth rx_drain_rate = Bandwidth::gbps(50);
+  Bytes rx_xoff = Bytes{128 * 1024};
+  Bytes rx_xon = Bytes{96 * 1024};
 };
 
 struct SwitchParams {
