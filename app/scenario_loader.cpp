@@ -1013,7 +1013,7 @@ void Loader::read_link(const YAML::Node& node, const std::string& path,
 void Loader::read_pfc(const YAML::Node& node, const std::string& path, net::PfcParams& pfc) const {
   const MapView m(*this, node, path,
                   {"enabled", "lossless_priorities", "threshold", "xon_offset", "headroom",
-                   "response_time", "deadlock_detection_time", "watchdog"});
+                   "response_time", "deadlock_detection_time", "watchdog", "pause_quanta"});
   if (const YAML::Node* v = m.find("enabled")) {
     pfc.enabled = read_bool(*v, m.path_of("enabled"));
   }
@@ -1092,6 +1092,12 @@ void Loader::read_pfc(const YAML::Node& node, const std::string& path, net::PfcP
     pfc.response_time = read_time(*v, m.path_of("response_time"));
     if (pfc.response_time < Time::zero()) {
       fail(m.path_of("response_time"), *v, "expected a non-negative time, got " + v->Scalar());
+    }
+  }
+  if (const YAML::Node* v = m.find("pause_quanta")) {
+    pfc.pause_quanta = read_u32(*v, m.path_of("pause_quanta"));  // 0: until RESUME
+    if (pfc.pause_quanta > 65535) {
+      fail(m.path_of("pause_quanta"), *v, "expected 0..65535 (a 16-bit field), got " + v->Scalar());
     }
   }
   if (const YAML::Node* v = m.find("deadlock_detection_time")) {

@@ -72,11 +72,17 @@ bool EgressPort::ecn_mark(uint8_t priority) {
   return true;
 }
 
-void EgressPort::set_paused(uint8_t priority, bool paused) {
+void EgressPort::set_paused(uint8_t priority, bool paused, uint32_t quanta) {
   SIM_CHECK(priority < priorities_, "PFC frame for a priority above the port's class count");
   ++pause_frames_received_;
   const auto bit = static_cast<uint8_t>(1U << priority);
   const bool was = (paused_mask_ & bit) != 0;
+  if (paused && quanta > 0 && !(storm_mask_ != 0 && storm(priority))) {
+    // The pause lasts quanta x 512 bit times from now; a refresh restarts it.
+    expiry_tokens_[priority].cancel_pending();
+    const Time hold = bandwidth_.tx_time(Bytes{static_cast<int64_t>(quanta) * 64});
+    net_.queue().schedule(net_.now() + hold, this, kPauseExpiry, priority, &expiry_tokens_[priority]);
+  }
   if (paused && !was) {
     if (storm_mask_ != 0 && storm(priority)) return;  // the watchdog ignores PAUSE for now
     paused_mask_ = static_cast<uint8_t>(paused_mask_ | bit);
@@ -89,12 +95,24 @@ void EgressPort::set_paused(uint8_t priority, bool paused) {
       net_.note_pause();
     }
   } else if (!paused && was) {
-    paused_mask_ = static_cast<uint8_t>(paused_mask_ & ~bit);
-    paused_ps_ += net_.now().picoseconds() - paused_since_ps_[priority];
-    watchdog_tokens_[priority].cancel_pending();
-    if (owner_ != nullptr) net_.note_resume();
-    kick();
+    resume(priority);
   }
+}
+
+void EgressPort::arm_pause_refresh(uint32_t local_port, uint8_t priority, Time after) {
+  refresh_tokens_[priority].cancel_pending();
+  net_.queue().schedule(net_.now() + after, this, kPauseRefresh,
+                        (static_cast<uint64_t>(local_port) << 8) | priority, &refresh_tokens_[priority]);
+}
+
+void EgressPort::resume(uint8_t priority) {
+  const auto bit = static_cast<uint8_t>(1U << priority);
+  paused_mask_ = static_cast<uint8_t>(paused_mask_ & ~bit);
+  paused_ps_ += net_.now().picoseconds() - paused_since_ps_[priority];
+  watchdog_tokens_[priority].cancel_pending();
+  expiry_tokens_[priority].cancel_pending();
+  if (owner_ != nullptr) net_.note_resume();
+  kick();
 }
 
 Time EgressPort::paused_time(Time now) const {
@@ -180,6 +198,18 @@ void EgressPort::on_event(uint32_t kind, uint64_t arg) {
     watchdog_fire(static_cast<uint8_t>(arg));
     return;
   }
+  if (kind == kPauseExpiry) {
+    // Not refreshed in time: the pause lapses as if RESUMEd.
+    const auto prio = static_cast<uint8_t>(arg);
+    if (paused(prio)) resume(prio);
+    return;
+  }
+  if (kind == kPauseRefresh) {
+    const auto prio = static_cast<uint8_t>(arg & 0xFF);
+    const auto local = static_cast<uint32_t>(arg >> 8);
+    if (owner_->mmu().xoff(local, prio)) owner_->send_pfc(local, prio, true);
+    return;
+  }
   const PacketRef done = in_service_;
   in_service_ = kNoPacket;
   const Packet& p = net_.packet(done);
@@ -221,6 +251,16 @@ void Switch::send_pfc(uint32_t port, uint8_t priority, bool xoff) {
   f.kind = PacketKind::Pause;
   f.ecn_ce = false;
   f.pfc_xoff = xoff;
+  const uint32_t quanta = net_.spec().pfc.pause_quanta;
+  f.route_begin = xoff ? quanta : 0;
+  if (quanta > 0) {
+    if (xoff) {
+      // Refresh at half the pause time while still above XOFF.
+      out.arm_pause_refresh(port, priority, out.bandwidth().tx_time(Bytes{int64_t{quanta} * 32}));
+    } else {
+      out.cancel_pause_refresh(priority);
+    }
+  }
   NetworkCounters& c = net_.counters_mut();
   ++(xoff ? c.pause_frames : c.resume_frames);
   out.send_control(ref);
@@ -229,7 +269,7 @@ void Switch::send_pfc(uint32_t port, uint8_t priority, bool xoff) {
 void Switch::receive(PacketRef packet, uint32_t in_port) {
   Packet& p = net_.packet(packet);
   if (p.kind == PacketKind::Pause) {
-    net_.egress(ports_[in_port]).set_paused(p.priority, p.pfc_xoff);
+    net_.egress(ports_[in_port]).set_paused(p.priority, p.pfc_xoff, p.route_begin);
     net_.pool().release(packet);
     return;
   }
@@ -319,7 +359,7 @@ PacketRef Nic::pull(uint8_t paused_mask) {
 void Nic::receive(PacketRef packet, uint32_t in_port) {
   const Packet& p = net_.packet(packet);
   if (p.kind == PacketKind::Pause) {
-    net_.egress(net_.routing().ports_of(id_)[in_port]).set_paused(p.priority, p.pfc_xoff);
+    net_.egress(net_.routing().ports_of(id_)[in_port]).set_paused(p.priority, p.pfc_xoff, p.route_begin);
     net_.pool().release(packet);
     return;
   }

@@ -111,8 +111,13 @@ class EgressPort final : public EventTarget {
   void enqueue(PacketRef packet);
   // A PFC frame: sent ahead of every data priority, ignoring pauses.
   void send_control(PacketRef packet);
-  // Applies a received PAUSE (paused = true) or RESUME for one priority.
-  void set_paused(uint8_t priority, bool paused);
+  // Applies a received PAUSE (paused = true) or RESUME for one priority; a PAUSE with quanta > 0
+  // expires after quanta x 512 bit times unless another PAUSE refreshes it.
+  void set_paused(uint8_t priority, bool paused, uint32_t quanta = 0);
+  // A switch port that sent PAUSE with quanta: re-send it (from switch port `local_port`) at half the
+  // pause time while the ingress is still above XOFF.
+  void arm_pause_refresh(uint32_t local_port, uint8_t priority, Time after);
+  void cancel_pause_refresh(uint8_t priority) { refresh_tokens_[priority].cancel_pending(); }
   void enable_ecn(EcnMarker marker, bool on_enqueue, RngStream rng) {
     ecn_ = marker;
     ecn_enabled_ = true;
@@ -148,7 +153,8 @@ class EgressPort final : public EventTarget {
  private:
   void start_next();
   bool ecn_mark(uint8_t priority);
-  enum EventKind : uint32_t { kTxDone = 0, kWatchdog = 1 };
+  enum EventKind : uint32_t { kTxDone = 0, kWatchdog = 1, kPauseExpiry = 2, kPauseRefresh = 3 };
+  void resume(uint8_t priority);
   void watchdog_fire(uint8_t priority);
   bool storm(uint8_t priority);  // inside a watchdog storm period (clears an expired one)
   void drop_buffered(PacketRef packet);
@@ -188,6 +194,8 @@ class EgressPort final : public EventTarget {
   uint8_t storm_mask_ = 0;                            // bit p: priority p in a watchdog storm period
   std::array<int64_t, kMaxPriorities> storm_until_ps_{};
   std::array<CancelToken, kMaxPriorities> watchdog_tokens_{};
+  std::array<CancelToken, kMaxPriorities> expiry_tokens_{};   // PAUSE quanta expiry
+  std::array<CancelToken, kMaxPriorities> refresh_tokens_{};  // PAUSE refresh (sending side)
 };
 
 class Switch final : public Node {

@@ -75,6 +75,10 @@ struct PfcParams {
   bool watchdog = false;
   Time watchdog_time = Time::us(200);
   bool watchdog_drop = true;
+  // PAUSE quanta (802.1Qbb): a PAUSE stops the priority for quanta x 512 bit times at the link speed
+  // unless refreshed; a switch still above XOFF re-sends PAUSE at half that time. 0: a PAUSE holds
+  // until RESUME (the default, and what earlier results assumed).
+  uint32_t pause_quanta = 0;
 };
 
 // RED-style ECN marking on a switch egress queue (per priority): p = 0 below Kmin, Pmax between,

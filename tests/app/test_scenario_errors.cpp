@@ -433,7 +433,7 @@ TEST_CASE("scenario: PFC and ECN keys are checked with their ranges") {
   CHECK(error_of(with_switch("pfc: {enabled: true, bogus: 1}")) ==
         "t.yaml:10:26: fabric.switch.pfc.bogus: unknown key \"bogus\"; expected one of: enabled, "
         "lossless_priorities, threshold, xon_offset, headroom, response_time, "
-            "deadlock_detection_time, watchdog");
+            "deadlock_detection_time, watchdog, pause_quanta");
   CHECK(error_of(with_switch("ecn: {enabled: true, kmin: 400KB, kmax: 100KB}")) ==
         "t.yaml:10:45: fabric.switch.ecn.kmax: expected kmax above kmin (400000 B), got 100000 B");
   CHECK(error_of(with_switch("ecn: {enabled: true, kmin: 40KB, kmax: 100KB, pmax: 0}")) ==
