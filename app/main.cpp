@@ -75,7 +75,10 @@ int cmd_run(const std::vector<std::string>& args) {
       "write the training step as Chrome-trace/Perfetto JSON to this file (workload scenarios)")(
       "verbose,v", "print the pre-run memory/time estimate (stderr)")(
       "force", "run even when the memory estimate exceeds the available memory")(
-      "quiet,q", "no progress line on a terminal");
+      "quiet,q", "no progress line on a terminal")(
+      "timeseries", po::value<std::string>(),
+      "write queue depth, pause state and per-flow rate time series as CSV files into this folder "
+      "(packet fidelity; scenario `observe:` picks ports and interval)");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   const po::variables_map vm = parse(args, opts, pos);
@@ -90,9 +93,16 @@ int cmd_run(const std::vector<std::string>& args) {
       load.overrides.push_back(app::parse_override(s));
     }
   }
-  const app::Scenario scenario = vm.count("scenario")
-                                     ? app::load_scenario_file(vm["scenario"].as<std::string>(), load)
-                                     : app::load_default_scenario(load);
+  app::Scenario scenario = vm.count("scenario")
+                               ? app::load_scenario_file(vm["scenario"].as<std::string>(), load)
+                               : app::load_default_scenario(load);
+  if (vm.count("timeseries")) {
+    if (scenario.fidelity != Fidelity::Packet || scenario.workload) {
+      throw UsageError("--timeseries needs a packet-fidelity scenario without a workload");
+    }
+    if (!scenario.observe) scenario.observe.emplace();
+    scenario.observe->csv_dir = vm["timeseries"].as<std::string>();
+  }
   if (vm.count("trace") && !scenario.workload) {
     throw UsageError("--trace needs a scenario with a workload (a training step to draw)");
   }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <cmath>
 #include <memory>
 #include <numeric>
@@ -11,10 +13,12 @@
 #include "app/progress.hpp"
 #include "models/fsdp.hpp"
 #include "models/parallelism.hpp"
+#include "app/scenario_loader.hpp"
 #include "models/traffic.hpp"
 #include "sim/backends/analytic_backend.hpp"
 #include "sim/backends/make_backend.hpp"
 #include "sim/backends/packet_backend.hpp"
+#include "sim/net/observer.hpp"
 #include "topologies/fabric_builder.hpp"
 #include "topologies/placement.hpp"
 
@@ -48,6 +52,162 @@ class TrafficInjector final : public EventTarget {
   std::size_t next_ = 0;
 };
 
+std::string port_name(const net::NetworkSpec& spec, const net::Network& network, net::PortId p) {
+  const net::PortInfo& info = network.routing().ports()[p];
+  return spec.nodes[info.owner].name + "->" + spec.nodes[info.peer].name;
+}
+
+// Runs the queue to completion, stopping at each sample time (and at the rate window's ends) to read
+// the network's state: no event is added, so the run is the same as an unobserved one.
+void run_observed(Simulation& sim, const net::Network& network, const net::NetworkSpec& spec,
+                  const ObserveSpec& obs, RunResult& r) {
+  const bool series = !obs.csv_dir.empty();
+  net::ObserverConfig cfg;
+  cfg.flows = obs.flows;
+  if (series) {
+    if (obs.ports.empty()) {
+      for (net::PortId p = 0; p < network.port_count(); ++p) {
+        const net::NodeSpec& owner = spec.nodes[network.routing().ports()[p].owner];
+        if (owner.kind == net::NodeKind::Switch && owner.role != net::SwitchRole::NvSwitch) {
+          cfg.ports.push_back(p);
+        }
+      }
+    } else {
+      for (const std::string& name : obs.ports) {
+        net::PortId found = UINT32_MAX;
+        for (net::PortId p = 0; p < network.port_count() && found == UINT32_MAX; ++p) {
+          if (port_name(spec, network, p) == name) found = p;
+        }
+        if (found == UINT32_MAX) {
+          throw ScenarioError(std::string{}, 0, 0, "observe.ports",
+                              "no egress port named \"" + name +
+                                  "\" (expected \"owner->peer\", e.g. \"leaf0->host0.nic0\")");
+        }
+        cfg.ports.push_back(found);
+      }
+    }
+  }
+  net::NetworkObserver observer(network, cfg);
+  std::vector<int64_t> at_start, at_end;
+  const auto snapshot = [&](std::vector<int64_t>& out) {
+    out.clear();
+    for (net::FlowId f = 0; f < network.flow_count(); ++f) out.push_back(network.flow(f).delivered_bytes);
+  };
+  const int64_t step = obs.interval.picoseconds();
+  int64_t next_sample = series ? 0 : INT64_MAX;
+  bool start_done = !obs.rate_window, end_done = !obs.rate_window;
+  while (!sim.queue().empty() && !(network.deadlock() && network.deadlock()->detected)) {
+    int64_t next = next_sample;
+    if (!start_done) next = std::min(next, obs.window_start.picoseconds());
+    if (!end_done) next = std::min(next, obs.window_end.picoseconds());
+    if (next == INT64_MAX) {
+      sim.queue().run();
+      break;
+    }
+    sim.queue().run(Time::ps(next));
+    if (!start_done && next == obs.window_start.picoseconds()) {
+      snapshot(at_start);
+      start_done = true;
+    }
+    if (!end_done && next == obs.window_end.picoseconds()) {
+      snapshot(at_end);
+      end_done = true;
+    }
+    if (next == next_sample) {
+      observer.sample(Time::ps(next));
+      next_sample += step;
+    }
+  }
+  if (!start_done) snapshot(at_start);  // the run ended before the window: nothing in it
+  if (!end_done) snapshot(at_end);
+  if (obs.rate_window) {
+    FlowRateStats& fr = r.flow_rates;
+    fr.stated_window = true;
+    fr.window_start_s = obs.window_start.seconds();
+    fr.window_end_s = obs.window_end.seconds();
+    const double len = (obs.window_end - obs.window_start).seconds();
+    for (net::FlowId f = 0; f < network.flow_count(); ++f) {
+      const net::FlowRecord& rec = network.flow(f);
+      // Active in the window: started before its end and not finished before its start.
+      if (rec.start >= obs.window_end || (rec.done && rec.finish <= obs.window_start)) continue;
+      const int64_t before = f < at_start.size() ? at_start[f] : 0;
+      const int64_t after = f < at_end.size() ? at_end[f] : rec.delivered_bytes;
+      fr.flows.push_back({spec.nodes[rec.src].name, spec.nodes[rec.dst].name,
+                          static_cast<double>(after - before) * 8.0 / len, rec.start.seconds(),
+                          rec.done ? rec.finish.seconds() : -1.0});
+    }
+  }
+  if (!series) return;
+  std::filesystem::create_directories(obs.csv_dir);
+  const std::string qpath = (std::filesystem::path(obs.csv_dir) / "queues.csv").string();
+  std::ofstream q(qpath);
+  if (!q) throw std::runtime_error("cannot write " + qpath);
+  q << "time_s,port,queue_bytes,paused_priorities_mask\n";
+  for (std::size_t s = 0; s < observer.samples(); ++s) {
+    for (std::size_t i = 0; i < cfg.ports.size(); ++i) {
+      q << observer.time(s).seconds() << "," << port_name(spec, network, cfg.ports[i]) << ","
+        << observer.queue_bytes(s, i) << "," << static_cast<unsigned>(observer.paused_mask(s, i)) << "\n";
+    }
+  }
+  r.timeseries_files.push_back(qpath);
+  if (!cfg.flows) return;
+  const std::string fpath = (std::filesystem::path(obs.csv_dir) / "flows.csv").string();
+  std::ofstream fl(fpath);
+  if (!fl) throw std::runtime_error("cannot write " + fpath);
+  fl << "time_s,flow,src,dst,rate_bps,delivered_bytes\n";
+  for (std::size_t s = 0; s < observer.samples(); ++s) {
+    for (net::FlowId f = 0; f < observer.flow_count(s); ++f) {
+      const net::FlowRecord& rec = network.flow(f);
+      fl << observer.time(s).seconds() << "," << f << "," << spec.nodes[rec.src].name << ","
+         << spec.nodes[rec.dst].name << "," << observer.flow_rate_bps(s, f) << ","
+         << observer.flow_delivered(s, f) << "\n";
+    }
+  }
+  r.timeseries_files.push_back(fpath);
+}
+
+void resolve_route_overrides(const Scenario& scenario, net::NetworkSpec& spec) {
+  for (std::size_t i = 0; i < scenario.route_overrides.size(); ++i) {
+    const RouteOverrideSpec& o = scenario.route_overrides[i];
+    const std::string path = "fabric.route_overrides." + std::to_string(i);
+    if (o.src_gpu >= spec.gpus.size() || o.dst_gpu >= spec.gpus.size()) {
+      throw ScenarioError(std::string{}, 0, 0, path,
+                          "src/dst must be GPU ranks below " + std::to_string(spec.gpus.size()));
+    }
+    net::NetworkSpec::RouteOverride r;
+    r.src = spec.gpus[o.src_gpu].nic;
+    r.dst = spec.gpus[o.dst_gpu].nic;
+    for (const std::string& name : o.via) {
+      net::NodeId found = net::kNoNode;
+      for (net::NodeId n = 0; n < spec.nodes.size() && found == net::kNoNode; ++n) {
+        if (spec.nodes[n].name == name && spec.nodes[n].kind == net::NodeKind::Switch) found = n;
+      }
+      if (found == net::kNoNode || spec.attachment_index[found] == UINT32_MAX) {
+        throw ScenarioError(std::string{}, 0, 0, path + ".via",
+                            "no switch with hosts attached named \"" + name + "\" (e.g. \"leaf1\")");
+      }
+      r.via.push_back(found);
+    }
+    spec.route_overrides.push_back(std::move(r));
+  }
+}
+
+void summarize_rates(FlowRateStats& fr) {
+  if (fr.flows.empty()) return;
+  double sum = 0, sq = 0;
+  fr.min_bps = fr.flows.front().bps;
+  fr.max_bps = fr.flows.front().bps;
+  for (const auto& f : fr.flows) {
+    sum += f.bps;
+    sq += f.bps * f.bps;
+    fr.min_bps = std::min(fr.min_bps, f.bps);
+    fr.max_bps = std::max(fr.max_bps, f.bps);
+  }
+  const auto n = static_cast<double>(fr.flows.size());
+  fr.mean_bps = sum / n;
+  fr.jain_index = sq > 0 ? sum * sum / (n * sq) : 0.0;
+}
+
 }  // namespace
 
 double percentile_sorted(const std::vector<double>& sorted, double p) {
@@ -66,6 +226,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   spec.nic = scenario.fabric.nic;
   spec.transport = scenario.fabric.transport;
   spec.impairments = scenario.fabric.impairments;
+  resolve_route_overrides(scenario, spec);
   auto messages = models::expand_traffic(scenario.traffic,
                                          static_cast<uint32_t>(spec.gpus.size()), scenario.seed);
 
@@ -128,6 +289,9 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
       r.step = models::simulate_ddp_step(*backend, spec, scenario.fidelity, step);
     }
     for (const auto& w : r.step->warnings) r.warnings.push_back(w);
+  } else if (auto* observed = dynamic_cast<PacketBackend*>(backend.get());
+             observed != nullptr && scenario.observe) {
+    run_observed(sim, observed->network(), spec, *scenario.observe, r);
   } else {
     sim.queue().run();
   }
@@ -157,6 +321,8 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     for (std::size_t i = 0; i < r.drops.size(); ++i) r.drops[i].second = c.packets_dropped[i];
     r.pause_frames = c.pause_frames;
     r.resume_frames = c.resume_frames;
+    r.nic_pause_frames = c.nic_pause_frames;
+    r.max_nic_rx_bytes = c.max_nic_rx_bytes;
     r.ecn_marks = c.ecn_marks;
     r.cnps = c.cnps;
     r.rate_cuts = c.rate_cuts;
@@ -167,6 +333,18 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     r.naks = c.naks;
     r.acks = c.acks;
     r.bytes_discarded = c.bytes_discarded;
+    if (const net::DeadlockReport* d = network.deadlock(); d != nullptr && d->detected) {
+      r.deadlock.detected = true;
+      r.deadlock.at_s = d->formed_at.seconds();
+      r.deadlock.detected_at_s = d->detected_at.seconds();
+      r.deadlock.priority = d->priority;
+      for (net::PortId p : d->ports) r.deadlock.ports.push_back(port_name(spec, network, p));
+      std::ostringstream w;
+      w << "PFC deadlock on priority " << static_cast<unsigned>(d->priority) << ": a cycle of "
+        << d->ports.size() << " paused queues since " << d->formed_at.seconds() * 1e6
+        << " us; the run was stopped at " << d->detected_at.seconds() * 1e6 << " us";
+      r.warnings.push_back(w.str());
+    }
     const auto& nw = network.warnings();
     r.warnings.insert(r.warnings.begin(), nw.begin(), nw.end());
     std::vector<std::pair<double, net::PortId>> paused;
@@ -179,6 +357,17 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     std::sort(paused.begin(), paused.end(), [](const auto& a, const auto& b) {
       return a.first != b.first ? a.first > b.first : a.second < b.second;
     });
+    if (!r.flow_rates.stated_window) {
+      for (net::FlowId f = 0; f < network.flow_count(); ++f) {
+        const net::FlowRecord& rec = network.flow(f);
+        if (!rec.done || rec.finish <= rec.start) continue;
+        r.flow_rates.flows.push_back({spec.nodes[rec.src].name, spec.nodes[rec.dst].name,
+                                      static_cast<double>(rec.size_bytes) * 8.0 /
+                                          (rec.finish - rec.start).seconds(),
+                                      rec.start.seconds(), rec.finish.seconds()});
+      }
+    }
+    summarize_rates(r.flow_rates);
     for (std::size_t i = 0; i < paused.size(); ++i) {
       const net::PortInfo& info = network.routing().ports()[paused[i].second];
       r.paused_ports.emplace_back(
@@ -250,7 +439,9 @@ nlohmann::json to_json(const RunResult& r) {
   j["pfc"] = {{"pause_frames", r.pause_frames},
               {"resume_frames", r.resume_frames},
               {"paused_time_s", r.paused_time_s},
-              {"top_paused_ports", top}};
+              {"top_paused_ports", top},
+              {"nic_pause_frames", r.nic_pause_frames},
+              {"max_nic_rx_bytes", r.max_nic_rx_bytes}};
   j["ecn_marks"] = r.ecn_marks;
   j["cnps"] = r.cnps;
   j["dcqcn_rate_cuts"] = r.rate_cuts;
@@ -263,6 +454,28 @@ nlohmann::json to_json(const RunResult& r) {
   j["naks"] = r.naks;
   j["acks"] = r.acks;
   j["bytes_discarded"] = r.bytes_discarded;
+  {
+    const FlowRateStats& fr = r.flow_rates;
+    nlohmann::json flows = nlohmann::json::array();
+    for (const auto& f : fr.flows) {
+      flows.push_back({{"src", f.src}, {"dst", f.dst}, {"bps", f.bps}, {"start_s", f.start_s},
+                       {"finish_s", f.finish_s}});
+    }
+    nlohmann::json window = fr.stated_window
+                                ? nlohmann::json{{"start_s", fr.window_start_s}, {"end_s", fr.window_end_s}}
+                                : nlohmann::json("each flow's own [start, finish]");
+    j["flow_rates"] = {{"window", window}, {"count", fr.flows.size()}, {"min_bps", fr.min_bps},
+                       {"max_bps", fr.max_bps}, {"mean_bps", fr.mean_bps},
+                       {"jain_index", fr.jain_index}, {"flows", flows}};
+  }
+  if (!r.timeseries_files.empty()) j["timeseries_files"] = r.timeseries_files;
+  j["deadlock"] = {{"detected", r.deadlock.detected}};
+  if (r.deadlock.detected) {
+    j["deadlock"]["at_s"] = r.deadlock.at_s;
+    j["deadlock"]["detected_at_s"] = r.deadlock.detected_at_s;
+    j["deadlock"]["priority"] = r.deadlock.priority;
+    j["deadlock"]["ports"] = r.deadlock.ports;
+  }
   j["warnings"] = r.warnings;
   if (r.step) {
     const models::StepResult& st = *r.step;

@@ -18,6 +18,31 @@ struct FctSummary {
   double min_s = 0, mean_s = 0, p50_s = 0, p99_s = 0, max_s = 0;
 };
 
+// Per-flow mean throughput (payload bits delivered / window length) over a window: the scenario's
+// `observe.rate_window` when stated (flows active in it), else each completed flow over its own
+// [start, finish]. Packet fidelity only.
+struct FlowRateStats {
+  bool stated_window = false;
+  double window_start_s = 0, window_end_s = 0;  // the stated window (0, 0 otherwise)
+  struct Flow {
+    std::string src{}, dst{};
+    double bps = 0;
+    double start_s = 0, finish_s = -1;  // the flow's start and completion (-1: not completed)
+  };
+  std::vector<Flow> flows{};
+  double min_bps = 0, max_bps = 0, mean_bps = 0;
+  double jain_index = 0;  // over `flows`
+};
+
+// A PFC deadlock the network detected (the run was stopped there).
+struct DeadlockSummary {
+  bool detected = false;
+  double at_s = 0;           // when the cycle closed (its last queue was paused)
+  double detected_at_s = 0;  // when it was detected and the run stopped
+  unsigned priority = 0;
+  std::vector<std::string> ports{};  // "owner->peer", each waiting on the next
+};
+
 struct RunResult {
   std::string scenario;
   uint64_t seed = 0;
@@ -38,6 +63,8 @@ struct RunResult {
   std::vector<std::pair<std::string, uint64_t>> drops;  // packets dropped, by reason (every reason)
   uint64_t pause_frames = 0;                             // PFC PAUSE frames sent
   uint64_t resume_frames = 0;                            // PFC RESUME frames sent
+  uint64_t nic_pause_frames = 0;                         // receiver-side PFC PAUSE frames (NICs)
+  int64_t max_nic_rx_bytes = 0;                          // fullest NIC receive buffer
   double paused_time_s = 0;                              // summed over every egress port and priority
   std::vector<std::pair<std::string, double>> paused_ports;  // "owner->peer", seconds, longest first
   std::vector<double> fct_by_message_s;  // per message in start order (stable), -1 if not completed
@@ -47,6 +74,9 @@ struct RunResult {
   // Jain's fairness index (sum x)^2 / (n sum x^2) of the completed messages' average rates
   // x = size / FCT, each over its own [start, finish] window; 0 when none completed.
   double jain_index = 0;
+  FlowRateStats flow_rates;                              // packet fidelity
+  DeadlockSummary deadlock;
+  std::vector<std::string> timeseries_files;             // CSV files written (`--timeseries DIR`)
   std::vector<std::string> warnings;                     // configuration checks
   // Reliable transports (packet backend): go-back-N RoCE on lossy classes, TCP.
   std::string transport = "roce";

@@ -35,6 +35,26 @@ struct CollectiveCalibration {
   std::vector<calibration::CollectiveProfile> collectives;
 };
 
+// `observe:` time series and the flow-rate window (packet fidelity). Sampling never perturbs the
+// run: the runner advances the event queue to each sample time and reads the state.
+struct ObserveSpec {
+  Time interval = Time::us(10);          // sampling period of the time series
+  std::vector<std::string> ports{};      // "owner->peer" egress ports; empty: every switch port
+  bool flows = true;                     // per-flow rate and delivered bytes
+  bool rate_window = false;              // flow_rates over [window_start, window_end]
+  Time window_start = Time::zero();
+  Time window_end = Time::zero();
+  std::string csv_dir{};                 // set by `--timeseries DIR`: write CSV files there
+};
+
+// `fabric.route_overrides`: flows from GPU `src` to GPU `dst` pass through the named switches
+// (each with NICs attached: leaves) in order; resolved to NetworkSpec::route_overrides by the runner.
+struct RouteOverrideSpec {
+  uint32_t src_gpu = 0;
+  uint32_t dst_gpu = 0;
+  std::vector<std::string> via{};
+};
+
 struct Scenario {
   std::string name;
   std::string source;        // file path, or "<built-in default>"
@@ -48,6 +68,8 @@ struct Scenario {
   // `sweep:` axes for `syncsim sweep FILE` (dotted path -> values, each a YAML scalar as written);
   // `syncsim run` ignores them.
   std::vector<std::pair<std::string, std::vector<std::string>>> sweep;
+  std::optional<ObserveSpec> observe;    // `observe:`, or `--timeseries DIR` alone
+  std::vector<RouteOverrideSpec> route_overrides;  // `fabric.route_overrides`
 };
 
 }  // namespace syncsim::app

@@ -213,6 +213,9 @@ class Loader {
   void read_transport(const YAML::Node& node, const std::string& path, net::TransportParams& t) const;
   void read_impairments(const YAML::Node& node, const std::string& path,
                         net::ImpairmentParams& imp) const;
+  ObserveSpec read_observe(const YAML::Node& node, const std::string& path) const;
+  std::vector<RouteOverrideSpec> read_route_overrides(const YAML::Node& node,
+                                                      const std::string& path) const;
   models::TrafficSpec read_traffic_entry(const YAML::Node& node, const std::string& path) const;
   models::CollectiveConfig read_collective(const YAML::Node& node, const std::string& path) const;
   models::MessageSpec read_message(const YAML::Node& node, const std::string& path) const;
@@ -551,7 +554,7 @@ Scenario Loader::load(const std::string& text) {
 Scenario Loader::read_root() {
   const MapView top(*this, root_, "",
                     {"name", "seed", "fidelity", "fabric", "traffic", "collective", "workload",
-                     "sweep"});
+                     "sweep", "observe"});
   Scenario s;
   s.source = source_;
   s.name = read_string(top.require("name"), "name");
@@ -562,6 +565,9 @@ Scenario Loader::read_root() {
     s.fidelity = read_enum(*n, "fidelity", kFidelities);
   }
   s.fabric = read_fabric(top.require("fabric"), "fabric");
+  if (const YAML::Node& f = top.require("fabric"); f.IsMap() && f["route_overrides"]) {
+    s.route_overrides = read_route_overrides(f["route_overrides"], "fabric.route_overrides");
+  }
   if (const YAML::Node* n = top.find("collective")) s.collective = read_collective(*n, "collective");
   if (const YAML::Node* n = top.find("collective")) {
     if (n->IsMap() && (*n)["calibration"]) {
@@ -570,6 +576,7 @@ Scenario Loader::read_root() {
   }
 
   if (const YAML::Node* n = top.find("workload")) s.workload = read_workload(*n, "workload");
+  if (const YAML::Node* n = top.find("observe")) s.observe = read_observe(*n, "observe");
   if (const YAML::Node* n = top.find("sweep")) {
     if (!n->IsMap() || n->size() == 0) {
       fail("sweep", *n, "expected a map of dotted.path: [values...], got " + describe(*n));
@@ -945,7 +952,7 @@ topo::FabricParams Loader::read_fabric(const YAML::Node& node, const std::string
   const MapView fabric(
       *this, node, path,
       {"topology", "spine_leaf", "fat_tree", "rail_optimized", "host", "links", "switch", "ecmp",
-       "nic", "transport", "impairments"});
+       "nic", "transport", "impairments", "route_overrides"});
   topo::FabricParams p;
   p.kind = read_enum(fabric.require("topology"), fabric.path_of("topology"), kTopologies);
 
@@ -1057,9 +1064,28 @@ topo::FabricParams Loader::read_fabric(const YAML::Node& node, const std::string
     }
   }
   if (const YAML::Node* n = fabric.find("nic")) {
-    const MapView m(*this, *n, fabric.path_of("nic"), {"dcqcn"});
+    const MapView m(*this, *n, fabric.path_of("nic"), {"dcqcn", "rx_pfc"});
     if (const YAML::Node* v = m.find("dcqcn")) {
       read_dcqcn(*v, m.path_of("dcqcn"), p.nic.dcqcn);
+    }
+    if (const YAML::Node* v = m.find("rx_pfc")) {
+      // fabric.nic.rx_pfc: {enabled, buffer, drain_rate, xoff, xon} (receiver-side PFC).
+      const MapView r(*this, *v, m.path_of("rx_pfc"), {"enabled", "buffer", "drain_rate", "xoff", "xon"});
+      net::NicParams& nic = p.nic;
+      nic.rx_pfc = true;
+      if (const YAML::Node* e = r.find("enabled")) nic.rx_pfc = read_bool(*e, r.path_of("enabled"));
+      if (const YAML::Node* e = r.find("buffer")) nic.rx_buffer = read_bytes(*e, r.path_of("buffer"));
+      if (const YAML::Node* e = r.find("drain_rate")) {
+        nic.rx_drain_rate = read_bandwidth(*e, r.path_of("drain_rate"));
+        if (nic.rx_drain_rate.bits_per_second() <= 0) {
+          fail(r.path_of("drain_rate"), *e, "expected a positive rate, got " + e->Scalar());
+        }
+      }
+      if (const YAML::Node* e = r.find("xoff")) nic.rx_xoff = read_bytes(*e, r.path_of("xoff"));
+      if (const YAML::Node* e = r.find("xon")) nic.rx_xon = read_bytes(*e, r.path_of("xon"));
+      if (!(nic.rx_xon < nic.rx_xoff && nic.rx_xoff <= nic.rx_buffer)) {
+        fail(m.path_of("rx_pfc"), *v, "expected xon < xoff <= buffer");
+      }
     }
   }
   if (const YAML::Node* n = fabric.find("transport")) {
@@ -1102,7 +1128,7 @@ void Loader::read_link(const YAML::Node& node, const std::string& path,
 void Loader::read_pfc(const YAML::Node& node, const std::string& path, net::PfcParams& pfc) const {
   const MapView m(*this, node, path,
                   {"enabled", "lossless_priorities", "threshold", "xon_offset", "headroom",
-                   "response_time"});
+                   "response_time", "deadlock_detection_time", "watchdog", "pause_quanta"});
   if (const YAML::Node* v = m.find("enabled")) {
     pfc.enabled = read_bool(*v, m.path_of("enabled"));
   }
@@ -1183,6 +1209,34 @@ void Loader::read_pfc(const YAML::Node& node, const std::string& path, net::PfcP
       fail(m.path_of("response_time"), *v, "expected a non-negative time, got " + v->Scalar());
     }
   }
+  if (const YAML::Node* v = m.find("pause_quanta")) {
+    pfc.pause_quanta = read_u32(*v, m.path_of("pause_quanta"));  // 0: until RESUME
+    if (pfc.pause_quanta > 65535) {
+      fail(m.path_of("pause_quanta"), *v, "expected 0..65535 (a 16-bit field), got " + v->Scalar());
+    }
+  }
+  if (const YAML::Node* v = m.find("deadlock_detection_time")) {
+    pfc.deadlock_detection_time = read_time(*v, m.path_of("deadlock_detection_time"));  // 0: off
+    if (pfc.deadlock_detection_time < Time::zero()) {
+      fail(m.path_of("deadlock_detection_time"), *v, "expected a non-negative time, got " + v->Scalar());
+    }
+  }
+  if (const YAML::Node* v = m.find("watchdog")) {
+    const MapView w(*this, *v, m.path_of("watchdog"), {"enabled", "detection_time", "action"});
+    pfc.watchdog = true;
+    if (const YAML::Node* e = w.find("enabled")) pfc.watchdog = read_bool(*e, w.path_of("enabled"));
+    if (const YAML::Node* t = w.find("detection_time")) {
+      pfc.watchdog_time = read_time(*t, w.path_of("detection_time"));
+      if (pfc.watchdog_time <= Time::zero()) {
+        fail(w.path_of("detection_time"), *t, "expected a positive time, got " + t->Scalar());
+      }
+    }
+    if (const YAML::Node* a = w.find("action")) {
+      static const std::vector<std::pair<std::string_view, bool>> kActions{{"drop", true},
+                                                                           {"disable", false}};
+      pfc.watchdog_drop = read_enum(*a, w.path_of("action"), kActions);
+    }
+  }
 }
 
 const std::vector<std::pair<std::string_view, bool>> kEcnMarkOn{
@@ -1236,7 +1290,7 @@ void Loader::read_dcqcn(const YAML::Node& node, const std::string& path,
   const MapView m(*this, node, path,
                   {"enabled", "preset", "g", "alpha_period", "rate_period", "byte_counter",
                    "fast_recovery_steps", "rai", "rhai", "min_rate", "decrease_period",
-                   "cnp_interval", "initial_alpha"});
+                   "cnp_interval", "initial_alpha", "clamp_target_rate"});
   net::DcqcnPreset preset = net::DcqcnPreset::ConnectX;
   if (const YAML::Node* v = m.find("preset")) preset = read_enum(*v, m.path_of("preset"), kDcqcnPresets);
   bool enabled = false;
@@ -1268,8 +1322,7 @@ void Loader::read_dcqcn(const YAML::Node& node, const std::string& path,
   positive_time("decrease_period", d.decrease_period, true);
   positive_time("cnp_interval", d.cnp_interval, true);
   if (const YAML::Node* v = m.find("byte_counter")) {
-    d.byte_counter = read_bytes(*v, m.path_of("byte_counter")).count();
-    if (d.byte_counter <= 0) fail(m.path_of("byte_counter"), *v, "expected a positive size, got 0 B");
+    d.byte_counter = read_bytes(*v, m.path_of("byte_counter")).count();  // 0 B: disabled
   }
   if (const YAML::Node* v = m.find("fast_recovery_steps")) {
     d.fast_recovery_steps = read_u32(*v, m.path_of("fast_recovery_steps"));
@@ -1283,6 +1336,9 @@ void Loader::read_dcqcn(const YAML::Node& node, const std::string& path,
   rate("rai", d.rai);
   rate("rhai", d.rhai);
   rate("min_rate", d.min_rate);
+  if (const YAML::Node* v = m.find("clamp_target_rate")) {
+    d.clamp_target_rate = read_bool(*v, m.path_of("clamp_target_rate"));
+  }
 }
 
 const std::vector<std::pair<std::string_view, net::TransportKind>> kTransports{
@@ -1642,6 +1698,56 @@ Override parse_override(const std::string& arg) {
     }
   }
   return o;
+}
+
+// `observe:` {interval, ports: ["leaf0->host0.nic0", ...], flows, rate_window: {start, end}}.
+// Port names are checked against the built fabric by the runner.
+ObserveSpec Loader::read_observe(const YAML::Node& node, const std::string& path) const {
+  const MapView m(*this, node, path, {"interval", "ports", "flows", "rate_window"});
+  ObserveSpec o;
+  if (const YAML::Node* v = m.find("interval")) {
+    o.interval = read_time(*v, m.path_of("interval"));
+    if (o.interval <= Time::zero()) fail(m.path_of("interval"), *v, "expected a positive time, got " + v->Scalar());
+  }
+  if (const YAML::Node* v = m.find("ports")) {
+    if (!v->IsSequence()) fail(m.path_of("ports"), *v, "expected a list of \"owner->peer\" port names, got " + describe(*v));
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      o.ports.push_back(read_string((*v)[i], join_path(m.path_of("ports"), i)));
+    }
+  }
+  if (const YAML::Node* v = m.find("flows")) o.flows = read_bool(*v, m.path_of("flows"));
+  if (const YAML::Node* v = m.find("rate_window")) {
+    const MapView w(*this, *v, m.path_of("rate_window"), {"start", "end"});
+    o.window_start = read_time(w.require("start"), w.path_of("start"));
+    o.window_end = read_time(w.require("end"), w.path_of("end"));
+    if (o.window_start < Time::zero() || o.window_end <= o.window_start) {
+      fail(m.path_of("rate_window"), *v, "expected 0 <= start < end");
+    }
+    o.rate_window = true;
+  }
+  return o;
+}
+
+// `fabric.route_overrides: [{src: GPU, dst: GPU, via: [leaf1, ...]}]`; switch names are checked by
+// the runner against the built fabric.
+std::vector<RouteOverrideSpec> Loader::read_route_overrides(const YAML::Node& node,
+                                                            const std::string& path) const {
+  if (!node.IsSequence()) fail(path, node, "expected a list of {src, dst, via}, got " + describe(node));
+  std::vector<RouteOverrideSpec> out;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const std::string at = join_path(path, i);
+    const MapView m(*this, node[i], at, {"src", "dst", "via"});
+    RouteOverrideSpec r;
+    r.src_gpu = read_u32(m.require("src"), m.path_of("src"));
+    r.dst_gpu = read_u32(m.require("dst"), m.path_of("dst"));
+    const YAML::Node& via = m.require("via");
+    if (!via.IsSequence() || via.size() == 0) {
+      fail(m.path_of("via"), via, "expected a non-empty list of switch names, got " + describe(via));
+    }
+    for (std::size_t k = 0; k < via.size(); ++k) r.via.push_back(read_string(via[k], join_path(m.path_of("via"), k)));
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
 }  // namespace syncsim::app

@@ -27,6 +27,7 @@ DcqcnParams DcqcnParams::connectx() {
   p.min_rate = Bandwidth::bps(1'000'000);
   p.decrease_period = Time::us(4);
   p.cnp_interval = Time::us(4);
+  p.clamp_target_rate = false;
   return p;
 }
 
@@ -40,7 +41,7 @@ DcqcnRateController::DcqcnRateController(const DcqcnParams& params, Bandwidth li
   SIM_CHECK(params.g > 0 && params.g <= 1, "DCQCN needs 0 < g <= 1");
   SIM_CHECK(params.alpha_period > Time::zero() && params.rate_period > Time::zero(),
             "DCQCN timers must be positive");
-  SIM_CHECK(params.byte_counter > 0, "DCQCN byte counter must be positive");
+  SIM_CHECK(params.byte_counter >= 0, "DCQCN byte counter must not be negative");
 }
 
 double DcqcnRateController::alpha(Time now) const {
@@ -57,7 +58,7 @@ bool DcqcnRateController::on_cnp(Time now) {
   const int64_t t = now.picoseconds();
   if (last_decrease_ps_ == INT64_MIN ||
       t - last_decrease_ps_ >= params_->decrease_period.picoseconds()) {
-    rt_ = rc_;
+    if (params_->clamp_target_rate || timer_count_ > 0) rt_ = rc_;
     rc_ = std::max(static_cast<double>(params_->min_rate.bits_per_second()), rc_ * (1.0 - a / 2.0));
     last_decrease_ps_ = t;
     timer_count_ = 0;
@@ -76,6 +77,7 @@ void DcqcnRateController::on_rate_timer() {
 }
 
 uint32_t DcqcnRateController::on_bytes_sent(int64_t bytes) {
+  if (params_->byte_counter == 0) return 0;
   bytes_ += bytes;
   uint32_t events = 0;
   while (bytes_ >= params_->byte_counter) {
@@ -89,6 +91,15 @@ uint32_t DcqcnRateController::on_bytes_sent(int64_t bytes) {
 
 void DcqcnRateController::increase() {
   const uint32_t f = params_->fast_recovery_steps;
+  if (params_->byte_counter == 0) {
+    if (timer_count_ == f + 1) {
+      rt_ += static_cast<double>(params_->rai.bits_per_second());
+    } else if (timer_count_ > f + 1) {
+      rt_ += static_cast<double>(params_->rhai.bits_per_second());
+    }
+    finish_increase();
+    return;
+  }
   const uint32_t hi = std::max(timer_count_, byte_count_);
   const uint32_t lo = std::min(timer_count_, byte_count_);
   if (hi <= f) {
@@ -98,6 +109,10 @@ void DcqcnRateController::increase() {
   } else {
     rt_ += static_cast<double>(params_->rai.bits_per_second());
   }
+  finish_increase();
+}
+
+void DcqcnRateController::finish_increase() {
   rt_ = std::min(rt_, line_);
   rc_ = std::min((rt_ + rc_) / 2.0, line_);
   // Halving the gap never closes it in floating point: within 0.01% of the line rate, the flow is

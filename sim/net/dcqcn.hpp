@@ -5,6 +5,7 @@
 // through on_bytes_sent() (the byte counter).
 //
 //   On a CNP:   RT = RC;  RC = max(min_rate, RC * (1 - alpha/2));  alpha = (1 - g) alpha + g.
+//               (Without clamp_target_rate, RT = RC only when the rate timer fired since the last cut.)
 //               The rate is cut at most once per `decrease_period` (ConnectX's
 //               rate_reduce_monitor_period); alpha is updated on every CNP, as in the paper.
 //   No CNP:     alpha = (1 - g) alpha once per `alpha_period` without a CNP. The decay is evaluated
@@ -17,6 +18,9 @@
 //                                                         RC = (RT + RC) / 2
 //                 otherwise             additive increase RT += R_AI;  RC = (RT + RC) / 2
 //               RT and RC are clamped at the line rate.
+//               With the byte counter disabled (B = 0, as in HPCC's ns-3 model of the Mellanox NIC),
+//               the timer alone steps the stages: T <= F fast recovery, T = F + 1 additive,
+//               T > F + 1 hyper increase by one R_HAI per event.
 #include <cstdint>
 #include <string_view>
 
@@ -32,13 +36,18 @@ struct DcqcnParams {
   double initial_alpha = 1.0;               // alpha before the first CNP
   Time alpha_period = Time::us(55);         // alpha decays once per quiet period
   Time rate_period = Time::us(55);          // rate-increase timer T
-  int64_t byte_counter = 10'000'000;        // rate-increase byte counter B (bytes)
+  int64_t byte_counter = 10'000'000;        // rate-increase byte counter B (bytes); 0: disabled
   uint32_t fast_recovery_steps = 5;         // F
   Bandwidth rai = Bandwidth::bps(40'000'000);    // additive increase step R_AI
   Bandwidth rhai = Bandwidth::bps(400'000'000);  // hyper increase step R_HAI
   Bandwidth min_rate = Bandwidth::bps(1'000'000);
   Time decrease_period = Time::zero();      // minimum time between two rate cuts (0: every CNP)
   Time cnp_interval = Time::us(50);         // notification point: at most one CNP per flow per interval
+  // true: every cut sets RT = RC (the paper's algorithm). false (ConnectX clamp_tgt_rate = 0 with
+  // clamp_tgt_rate_after_time_inc = 1): RT = RC only if the rate timer has raised the rate since the
+  // previous cut, so a burst of back-to-back cuts keeps the target at the rate before the burst and
+  // fast recovery returns halfway to it instead of to the last, already-cut rate.
+  bool clamp_target_rate = true;
 
   // DCQCN paper (section 5.3): g = 1/256, 55 us timers, B = 10 MB, F = 5, R_AI = 40 Mb/s, CNPs at most
   // every 50 us. The paper gives no R_HAI: we use 10 x R_AI = 400 Mb/s (htsim uses rate/10). No
@@ -78,6 +87,7 @@ class DcqcnRateController {
 
  private:
   void increase();
+  void finish_increase();  // RC = (RT + RC) / 2 with the line-rate clamps
 
   const DcqcnParams* params_ = nullptr;
   double line_ = 0;

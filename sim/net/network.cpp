@@ -47,6 +47,10 @@ void EgressPort::enqueue(PacketRef packet) {
   const Packet& p = net_.packet(packet);
   SIM_CHECK(p.priority < priorities_, "packet priority above the port's class count");
   const int64_t wire = p.payload_bytes + header_.count();
+  if (storm_mask_ != 0 && watchdog_drop_ && storm(p.priority)) {
+    drop_buffered(packet);
+    return;
+  }
   if (ecn_enabled_ && ecn_on_enqueue_ && p.kind == PacketKind::Data && ecn_mark(p.priority)) {
     net_.packet(packet).ecn_ce = true;
   }
@@ -69,19 +73,47 @@ bool EgressPort::ecn_mark(uint8_t priority) {
   return true;
 }
 
-void EgressPort::set_paused(uint8_t priority, bool paused) {
+void EgressPort::set_paused(uint8_t priority, bool paused, uint32_t quanta) {
   SIM_CHECK(priority < priorities_, "PFC frame for a priority above the port's class count");
   ++pause_frames_received_;
   const auto bit = static_cast<uint8_t>(1U << priority);
   const bool was = (paused_mask_ & bit) != 0;
+  if (paused && quanta > 0 && !(storm_mask_ != 0 && storm(priority))) {
+    // The pause lasts quanta x 512 bit times from now; a refresh restarts it.
+    expiry_tokens_[priority].cancel_pending();
+    const Time hold = bandwidth_.tx_time(Bytes{static_cast<int64_t>(quanta) * 64});
+    net_.queue().schedule(net_.now() + hold, this, kPauseExpiry, priority, &expiry_tokens_[priority]);
+  }
   if (paused && !was) {
+    if (storm_mask_ != 0 && storm(priority)) return;  // the watchdog ignores PAUSE for now
     paused_mask_ = static_cast<uint8_t>(paused_mask_ | bit);
     paused_since_ps_[priority] = net_.now().picoseconds();
+    if (owner_ != nullptr) {
+      if (watchdog_ps_ > 0) {
+        net_.queue().schedule(net_.now() + Time::ps(watchdog_ps_), this, kWatchdog, priority,
+                              &watchdog_tokens_[priority]);
+      }
+      net_.note_pause();
+    }
   } else if (!paused && was) {
-    paused_mask_ = static_cast<uint8_t>(paused_mask_ & ~bit);
-    paused_ps_ += net_.now().picoseconds() - paused_since_ps_[priority];
-    kick();
+    resume(priority);
   }
+}
+
+void EgressPort::arm_pause_refresh(uint32_t local_port, uint8_t priority, Time after) {
+  refresh_tokens_[priority].cancel_pending();
+  net_.queue().schedule(net_.now() + after, this, kPauseRefresh,
+                        (static_cast<uint64_t>(local_port) << 8) | priority, &refresh_tokens_[priority]);
+}
+
+void EgressPort::resume(uint8_t priority) {
+  const auto bit = static_cast<uint8_t>(1U << priority);
+  paused_mask_ = static_cast<uint8_t>(paused_mask_ & ~bit);
+  paused_ps_ += net_.now().picoseconds() - paused_since_ps_[priority];
+  watchdog_tokens_[priority].cancel_pending();
+  expiry_tokens_[priority].cancel_pending();
+  if (owner_ != nullptr) net_.note_resume();
+  kick();
 }
 
 Time EgressPort::paused_time(Time now) const {
@@ -119,10 +151,66 @@ void EgressPort::start_next() {
   }
   in_service_ = next;
   const uint32_t wire = net_.packet(next).payload_bytes + static_cast<uint32_t>(header_.count());
-  net_.queue().schedule(net_.now() + tx_time(wire), this, 0);
+  net_.queue().schedule(net_.now() + tx_time(wire), this, kTxDone);
 }
 
-void EgressPort::on_event(uint32_t /*kind*/, uint64_t /*arg*/) {
+bool EgressPort::storm(uint8_t priority) {
+  const auto bit = static_cast<uint8_t>(1U << priority);
+  if ((storm_mask_ & bit) == 0) return false;
+  if (net_.now().picoseconds() < storm_until_ps_[priority]) return true;
+  storm_mask_ = static_cast<uint8_t>(storm_mask_ & ~bit);
+  return false;
+}
+
+void EgressPort::drop_buffered(PacketRef packet) {
+  const Packet& p = net_.packet(packet);
+  if (mmu_ != nullptr && p.buffered_bytes > 0 &&
+      mmu_->release(p.ingress_port, p.priority, Bytes{p.buffered_bytes}) == PfcSignal::Resume) {
+    owner_->send_pfc(p.ingress_port, p.priority, false);
+  }
+  net_.drop(packet, DropReason::PfcWatchdog);
+}
+
+void EgressPort::watchdog_fire(uint8_t priority) {
+  // Paused continuously for the detection time (a RESUME cancels this event): a PFC storm or a
+  // deadlock. Stop honouring PAUSE for one more detection time; in drop mode also flush the queue.
+  const auto bit = static_cast<uint8_t>(1U << priority);
+  if ((paused_mask_ & bit) == 0) return;
+  const int64_t now = net_.now().picoseconds();
+  paused_mask_ = static_cast<uint8_t>(paused_mask_ & ~bit);
+  paused_ps_ += now - paused_since_ps_[priority];
+  net_.note_resume();
+  storm_mask_ = static_cast<uint8_t>(storm_mask_ | bit);
+  storm_until_ps_[priority] = now + watchdog_ps_;
+  if (watchdog_drop_) {
+    while (!queues_[priority].empty()) {
+      const PacketRef r = queues_[priority].pop();
+      const int64_t wire = net_.packet(r).payload_bytes + header_.count();
+      prio_bytes_[priority] -= wire;
+      queued_bytes_ -= wire;
+      drop_buffered(r);
+    }
+  }
+  kick();
+}
+
+void EgressPort::on_event(uint32_t kind, uint64_t arg) {
+  if (kind == kWatchdog) {
+    watchdog_fire(static_cast<uint8_t>(arg));
+    return;
+  }
+  if (kind == kPauseExpiry) {
+    // Not refreshed in time: the pause lapses as if RESUMEd.
+    const auto prio = static_cast<uint8_t>(arg);
+    if (paused(prio)) resume(prio);
+    return;
+  }
+  if (kind == kPauseRefresh) {
+    const auto prio = static_cast<uint8_t>(arg & 0xFF);
+    const auto local = static_cast<uint32_t>(arg >> 8);
+    if (owner_->mmu().xoff(local, prio)) owner_->send_pfc(local, prio, true);
+    return;
+  }
   const PacketRef done = in_service_;
   in_service_ = kNoPacket;
   const Packet& p = net_.packet(done);
@@ -135,7 +223,9 @@ void EgressPort::on_event(uint32_t /*kind*/, uint64_t /*arg*/) {
     }
   }
   link_.transmit(done);
-  start_next();
+  // The RESUME above may have gone out of this very port (a route that turns back over its ingress
+  // link) and started it already.
+  if (in_service_ == kNoPacket) start_next();
 }
 
 // ---------------------------------------------------------------- Switch
@@ -162,6 +252,16 @@ void Switch::send_pfc(uint32_t port, uint8_t priority, bool xoff) {
   f.kind = PacketKind::Pause;
   f.ecn_ce = false;
   f.pfc_xoff = xoff;
+  const uint32_t quanta = net_.spec().pfc.pause_quanta;
+  f.route_begin = xoff ? quanta : 0;
+  if (quanta > 0) {
+    if (xoff) {
+      // Refresh at half the pause time while still above XOFF.
+      out.arm_pause_refresh(port, priority, out.bandwidth().tx_time(Bytes{int64_t{quanta} * 32}));
+    } else {
+      out.cancel_pause_refresh(priority);
+    }
+  }
   NetworkCounters& c = net_.counters_mut();
   ++(xoff ? c.pause_frames : c.resume_frames);
   out.send_control(ref);
@@ -170,7 +270,7 @@ void Switch::send_pfc(uint32_t port, uint8_t priority, bool xoff) {
 void Switch::receive(PacketRef packet, uint32_t in_port) {
   Packet& p = net_.packet(packet);
   if (p.kind == PacketKind::Pause) {
-    net_.egress(ports_[in_port]).set_paused(p.priority, p.pfc_xoff);
+    net_.egress(ports_[in_port]).set_paused(p.priority, p.pfc_xoff, p.route_begin);
     net_.pool().release(packet);
     return;
   }
@@ -261,7 +361,7 @@ PacketRef Nic::pull(uint8_t paused_mask) {
 void Nic::receive(PacketRef packet, uint32_t in_port) {
   const Packet& p = net_.packet(packet);
   if (p.kind == PacketKind::Pause) {
-    net_.egress(net_.routing().ports_of(id_)[in_port]).set_paused(p.priority, p.pfc_xoff);
+    net_.egress(net_.routing().ports_of(id_)[in_port]).set_paused(p.priority, p.pfc_xoff, p.route_begin);
     net_.pool().release(packet);
     return;
   }
@@ -277,6 +377,15 @@ void Nic::receive(PacketRef packet, uint32_t in_port) {
     return;
   }
   SIM_CHECK(p.kind == PacketKind::Data, "unexpected control packet at a NIC");
+  if (net_.spec().nic.rx_pfc) {
+    rx_accept(packet);
+    return;
+  }
+  consume(packet);
+}
+
+void Nic::consume(PacketRef packet) {
+  const Packet& p = net_.packet(packet);
   if (net_.flow(p.flow).transport_state != kNoTransportState) {
     net_.transport_on_data(packet);
     return;
@@ -285,6 +394,65 @@ void Nic::receive(PacketRef packet, uint32_t in_port) {
   // source queue pair, at most once per cnp_interval.
   if (p.ecn_ce && net_.dcqcn_enabled()) net_.dcqcn_notify(p.flow);
   net_.deliver(packet);
+}
+
+void Nic::rx_accept(PacketRef packet) {
+  const NicParams& cfg = net_.spec().nic;
+  const EgressPort& port = net_.egress(net_.routing().ports_of(id_)[0]);
+  const int64_t wire = net_.packet(packet).payload_bytes + port.header().count();
+  if (rx_bytes_ + wire > cfg.rx_buffer.count()) {
+    net_.drop(packet, DropReason::NicRxOverflow);
+    return;
+  }
+  rx_.push(packet);
+  rx_bytes_ += wire;
+  NetworkCounters& c = net_.counters_mut();
+  if (rx_bytes_ > c.max_nic_rx_bytes) c.max_nic_rx_bytes = rx_bytes_;
+  if (!rx_paused_ && rx_bytes_ > cfg.rx_xoff.count()) rx_pfc(true);
+  if (!rx_draining_) {
+    rx_draining_ = true;
+    net_.queue().schedule(net_.now() + cfg.rx_drain_rate.tx_time(Bytes{wire}), this, kRxDrain);
+  }
+}
+
+void Nic::rx_drain() {
+  const NicParams& cfg = net_.spec().nic;
+  const EgressPort& port = net_.egress(net_.routing().ports_of(id_)[0]);
+  const PacketRef done = rx_.pop();
+  rx_bytes_ -= net_.packet(done).payload_bytes + port.header().count();
+  consume(done);
+  if (rx_paused_ && rx_bytes_ <= cfg.rx_xon.count()) rx_pfc(false);
+  if (rx_.empty()) {
+    rx_draining_ = false;
+    return;
+  }
+  const int64_t wire = net_.packet(rx_.front()).payload_bytes + port.header().count();
+  net_.queue().schedule(net_.now() + cfg.rx_drain_rate.tx_time(Bytes{wire}), this, kRxDrain);
+}
+
+void Nic::rx_pfc(bool xoff) {
+  rx_paused_ = xoff;
+  EgressPort& out = net_.egress(net_.routing().ports_of(id_)[0]);
+  const auto header = static_cast<uint32_t>(out.header().count());
+  // One frame per lossless priority (a real PFC frame carries a per-class vector; the wire cost of
+  // the extra frames is negligible).
+  for (uint32_t prio = 0; prio < net_.spec().switch_params.priorities; ++prio) {
+    if (((static_cast<uint32_t>(net_.spec().pfc.lossless_mask) >> prio) & 1U) == 0) continue;
+    const PacketRef ref = net_.pool().allocate();
+    Packet& f = net_.packet(ref);
+    f.flow = 0;
+    f.route_begin = 0;
+    f.payload_bytes = header < kPauseFrameWireBytes ? kPauseFrameWireBytes - header : 0;
+    f.buffered_bytes = 0;
+    f.hop = 0;
+    f.ingress_port = 0;
+    f.priority = static_cast<uint8_t>(prio);
+    f.kind = PacketKind::Pause;
+    f.ecn_ce = false;
+    f.pfc_xoff = xoff;
+    if (xoff) ++net_.counters_mut().nic_pause_frames;
+    out.send_control(ref);
+  }
 }
 
 void Nic::wake_at(int64_t at_ps) {
@@ -302,6 +470,10 @@ void Nic::on_event(uint32_t kind, uint64_t arg) {
   }
   if (kind == kRetransmitTimer) {
     net_.transport_timer(static_cast<FlowId>(arg));
+    return;
+  }
+  if (kind == kRxDrain) {
+    rx_drain();
     return;
   }
   wake_at_ps_ = INT64_MAX;
@@ -365,6 +537,13 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
       ports_.back()->enable_ecn(EcnMarker(kmin, kmax, ecn.pmax), ecn.mark_on_enqueue,
                                 sim.rng(RngStreamKind::Ecn, p));
     }
+    if (pfc.enabled && pfc.watchdog && switches_[info.owner] != nullptr &&
+        spec.nodes[info.owner].role != SwitchRole::NvSwitch) {
+      ports_.back()->enable_watchdog(pfc.watchdog_time, pfc.watchdog_drop);
+    }
+  }
+  if (pfc.enabled && pfc.deadlock_detection_time > Time::zero()) {
+    deadlock_ = std::make_unique<DeadlockDetector>(*this, pfc.deadlock_detection_time);
   }
   setup_impairments();
   check_configuration();
@@ -458,8 +637,14 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority,
   f.start = now();
   f.priority = priority;
   f.route_begin = static_cast<uint32_t>(route_arena_.size());
-  const bool routed =
-      routing_.route(src, dst, routing_.flow_hash(src, dst, queue_pair), route_arena_);
+  const uint64_t hash = routing_.flow_hash(src, dst, queue_pair);
+  const NetworkSpec::RouteOverride* override_route = nullptr;
+  for (const auto& o : spec_.route_overrides) {
+    if (o.src == src && o.dst == dst) override_route = &o;
+  }
+  const bool routed = override_route != nullptr
+                          ? routing_.route_via(src, dst, override_route->via, hash, route_arena_)
+                          : routing_.route(src, dst, hash, route_arena_);
   SIM_CHECK(routed, "no route between the flow's NICs");
   f.route_hops = static_cast<uint16_t>(route_arena_.size() - f.route_begin);
   f.mtu_bytes = static_cast<uint32_t>(
@@ -506,6 +691,10 @@ void Network::deliver(PacketRef packet) {
 void Network::dcqcn_on_sent(FlowId id, uint32_t wire_bytes, uint32_t payload) {
   DcqcnFlowState& d = dcqcn_[id];
   if (flows_[id].sent_bytes == flows_[id].size_bytes) d.rate_timer.cancel_pending();
+  d.last_send_ps = now().picoseconds();
+  d.last_wire_bytes = wire_bytes;
+  // The byte counter runs only while the flow is rate-limited; its increases apply to this gap.
+  if (d.rc.limited()) d.rc.on_bytes_sent(payload);
   if (!d.rc.limited()) {
     // At line rate the port's serialization is the pacing.
     d.next_send_ps = now().picoseconds();
@@ -513,7 +702,6 @@ void Network::dcqcn_on_sent(FlowId id, uint32_t wire_bytes, uint32_t payload) {
   }
   const double ps = static_cast<double>(wire_bytes) * 8e12 / d.rc.rate_bps();
   d.next_send_ps = now().picoseconds() + static_cast<int64_t>(std::ceil(ps));
-  d.rc.on_bytes_sent(payload);
 }
 
 void Network::dcqcn_notify(FlowId id) {
@@ -556,6 +744,7 @@ void Network::dcqcn_on_cnp(FlowId id) {
   DcqcnFlowState& d = dcqcn_[id];
   if (!d.rc.on_cnp(now())) return;
   ++counters_.rate_cuts;
+  dcqcn_repace(id);
   // A cut restarts the rate-increase timer.
   d.rate_timer.cancel_pending();
   queue().schedule(now() + spec_.nic.dcqcn.rate_period, nics_[f.src], Nic::kRateTimer, id,
@@ -567,9 +756,25 @@ void Network::dcqcn_rate_timer(FlowId id) {
   const FlowRecord& f = flows_[id];
   if (f.sent_bytes == f.size_bytes) return;
   d.rc.on_rate_timer();
+  dcqcn_repace(id);
   if (!d.rc.limited()) return;  // back at line rate: no timer until the next cut
   queue().schedule(now() + spec_.nic.dcqcn.rate_period, nics_[f.src], Nic::kRateTimer, id,
                    &d.rate_timer);
+}
+
+void Network::dcqcn_repace(FlowId id) {
+  DcqcnFlowState& d = dcqcn_[id];
+  if (d.last_send_ps == INT64_MIN) return;
+  const double gap = d.rc.limited()
+                         ? std::ceil(static_cast<double>(d.last_wire_bytes) * 8e12 / d.rc.rate_bps())
+                         : 0.0;
+  const int64_t next = d.last_send_ps + static_cast<int64_t>(gap);
+  const bool earlier = next < d.next_send_ps;
+  d.next_send_ps = next;
+  const FlowRecord& f = flows_[id];
+  if (earlier && f.sent_bytes < f.size_bytes) {
+    nics_[f.src]->pacing_moved(std::max(next, now().picoseconds()));
+  }
 }
 
 }  // namespace syncsim::net

@@ -15,6 +15,7 @@
 
 #include "sim/core/simulation.hpp"
 #include "sim/net/dcqcn.hpp"
+#include "sim/net/deadlock.hpp"
 #include "sim/net/ecn.hpp"
 #include "sim/net/network_spec.hpp"
 #include "sim/net/packet.hpp"
@@ -60,6 +61,8 @@ struct NetworkCounters {
   uint64_t ecn_marks = 0;         // data packets marked CE by switch egress queues
   uint64_t cnps = 0;              // DCQCN CNPs sent by destination NICs (notification points)
   uint64_t rate_cuts = 0;         // DCQCN rate decreases applied at source NICs
+  uint64_t nic_pause_frames = 0;  // receiver-side PFC PAUSE frames sent by NICs (not in pause_frames)
+  int64_t max_nic_rx_bytes = 0;   // fullest NIC receive buffer seen (receiver-side PFC)
   uint64_t flows_started = 0;
   uint64_t flows_completed = 0;
   // Reliable transports (go-back-N RoCE, TCP): bytes_injected counts retransmissions too, so
@@ -124,8 +127,13 @@ class EgressPort final : public EventTarget {
   void enqueue(PacketRef packet);
   // A PFC frame: sent ahead of every data priority, ignoring pauses.
   void send_control(PacketRef packet);
-  // Applies a received PAUSE (paused = true) or RESUME for one priority.
-  void set_paused(uint8_t priority, bool paused);
+  // Applies a received PAUSE (paused = true) or RESUME for one priority; a PAUSE with quanta > 0
+  // expires after quanta x 512 bit times unless another PAUSE refreshes it.
+  void set_paused(uint8_t priority, bool paused, uint32_t quanta = 0);
+  // A switch port that sent PAUSE with quanta: re-send it (from switch port `local_port`) at half the
+  // pause time while the ingress is still above XOFF.
+  void arm_pause_refresh(uint32_t local_port, uint8_t priority, Time after);
+  void cancel_pause_refresh(uint8_t priority) { refresh_tokens_[priority].cancel_pending(); }
   void enable_ecn(EcnMarker marker, bool on_enqueue, RngStream rng) {
     ecn_ = marker;
     ecn_enabled_ = true;
@@ -145,6 +153,16 @@ class EgressPort final : public EventTarget {
   // Time any priority of this port spent paused (summed over priorities), open intervals up to `now`.
   Time paused_time(Time now) const;
   uint64_t pause_frames_received() const { return pause_frames_received_; }
+  // Deadlock detection and the PFC watchdog read these.
+  bool switch_owned() const { return owner_ != nullptr; }
+  uint8_t paused_mask() const { return paused_mask_; }
+  Time paused_since(uint8_t priority) const { return Time::ps(paused_since_ps_[priority]); }
+  const RingQueue<PacketRef>& fifo(uint8_t priority) const { return queues_[priority]; }
+  // PFC watchdog on this (switch) port: see PfcParams::watchdog.
+  void enable_watchdog(Time detection_time, bool drop) {
+    watchdog_ps_ = detection_time.picoseconds();
+    watchdog_drop_ = drop;
+  }
   Bandwidth bandwidth() const { return bandwidth_; }
   Bytes header() const { return header_; }
   Link& link() { return link_; }
@@ -152,6 +170,11 @@ class EgressPort final : public EventTarget {
  private:
   void start_next();
   bool ecn_mark(uint8_t priority);
+  enum EventKind : uint32_t { kTxDone = 0, kWatchdog = 1, kPauseExpiry = 2, kPauseRefresh = 3 };
+  void resume(uint8_t priority);
+  void watchdog_fire(uint8_t priority);
+  bool storm(uint8_t priority);  // inside a watchdog storm period (clears an expired one)
+  void drop_buffered(PacketRef packet);
   Time tx_time(uint32_t wire_bytes) {
     if (wire_bytes != cached_wire_bytes_) {
       cached_wire_bytes_ = wire_bytes;
@@ -183,6 +206,13 @@ class EgressPort final : public EventTarget {
   uint64_t pause_frames_received_ = 0;
   EcnMarker ecn_;
   RngStream ecn_rng_{0, 0};
+  int64_t watchdog_ps_ = 0;                           // 0: no watchdog
+  bool watchdog_drop_ = true;
+  uint8_t storm_mask_ = 0;                            // bit p: priority p in a watchdog storm period
+  std::array<int64_t, kMaxPriorities> storm_until_ps_{};
+  std::array<CancelToken, kMaxPriorities> watchdog_tokens_{};
+  std::array<CancelToken, kMaxPriorities> expiry_tokens_{};   // PAUSE quanta expiry
+  std::array<CancelToken, kMaxPriorities> refresh_tokens_{};  // PAUSE refresh (sending side)
 };
 
 class Switch final : public Node {
@@ -208,7 +238,7 @@ class Switch final : public Node {
 
 class Nic final : public Node, public EventTarget {
  public:
-  enum EventKind : uint32_t { kWake = 0, kRateTimer = 1, kRetransmitTimer = 2 };
+  enum EventKind : uint32_t { kWake = 0, kRateTimer = 1, kRetransmitTimer = 2, kRxDrain = 3 };
   Nic(Network& net, NodeId id) : net_(net), id_(id) {}
   void receive(PacketRef packet, uint32_t in_port) override;
   // The next data packet to send, round-robin over active flows whose priority is not paused
@@ -224,13 +254,25 @@ class Nic final : public Node, public EventTarget {
   // ... and unlists one that may no longer send (an ACK covered what it was about to resend).
   void deactivate(FlowId flow);
 
+  // A paced flow's next send time moved earlier (its rate went up): make sure the NIC looks again.
+  void pacing_moved(int64_t at_ps) { wake_at(at_ps); }
+
  private:
   void wake_at(int64_t at_ps);
   // The next packet of reliable flow active_[next_] (a new PSN or a retransmission).
   PacketRef pull_reliable(FlowId id);
+  // Receiver-side PFC: accept a data packet into the receive buffer / drain its head.
+  void rx_accept(PacketRef packet);
+  void rx_drain();
+  void rx_pfc(bool xoff);
+  void consume(PacketRef packet);  // notification point + delivery
 
   Network& net_;
   NodeId id_;
+  RingQueue<PacketRef> rx_;
+  int64_t rx_bytes_ = 0;
+  bool rx_paused_ = false;          // this NIC has paused its switch
+  bool rx_draining_ = false;
   std::vector<FlowId> active_;
   std::size_t next_ = 0;
   CancelToken wake_token_;
@@ -241,6 +283,8 @@ class Nic final : public Node, public EventTarget {
 struct DcqcnFlowState {
   DcqcnRateController rc;                  // reaction point at the source NIC
   int64_t next_send_ps = 0;                // pacing: the flow may start its next packet from here
+  int64_t last_send_ps = INT64_MIN;        // when the flow's last packet started (INT64_MIN: none)
+  uint32_t last_wire_bytes = 0;            // and its wire size: a rate change re-spaces that gap
   CancelToken rate_timer;                  // a cut restarts the timer; the flow's last byte sent
                                            // cancels it, so no event outlives the flow
   int64_t last_cnp_ps = INT64_MIN;         // notification point: last CNP sent for this flow
@@ -264,6 +308,8 @@ class Network {
     return {route_arena_.begin() + f.route_begin, route_arena_.begin() + f.route_begin + f.route_hops};
   }
   std::size_t flow_count() const { return flows_.size(); }
+  // The egress port a flow's packets leave its source NIC through.
+  PortId flow_first_port(FlowId id) const { return route_arena_[flows_[id].route_begin]; }
   const NetworkCounters& counters() const { return counters_; }
   const Routing& routing() const { return routing_; }
   const NetworkSpec& spec() const { return spec_; }
@@ -273,6 +319,14 @@ class Network {
   const Switch* switch_at(NodeId id) const;
   const EgressPort& port(PortId id) const { return *ports_[id]; }
   std::size_t port_count() const { return ports_.size(); }
+  // PFC deadlock detection (null when PFC or detection is off).
+  const DeadlockReport* deadlock() const { return deadlock_ ? &deadlock_->report() : nullptr; }
+  void note_pause() {
+    if (deadlock_) deadlock_->on_pause();
+  }
+  void note_resume() {
+    if (deadlock_) deadlock_->on_resume();
+  }
   // Configuration checks run at construction (PFC/ECN thresholds, headroom), for the run's output.
   const std::vector<std::string>& warnings() const { return warnings_; }
   // Lossless headroom per ingress port as configured (auto or explicit), in bytes.
@@ -306,6 +360,9 @@ class Network {
   // Source NIC received a CNP for flow `id`.
   void dcqcn_on_cnp(FlowId id);
   void dcqcn_rate_timer(FlowId id);
+  // The flow's rate changed: the gap after its last packet is re-timed at the new rate (like HPCC's
+  // ns-3 ChangeRate), so a flow cut to a few Mb/s is not stuck for milliseconds after it recovers.
+  void dcqcn_repace(FlowId id);
 
   // --- reliable transports (transport.cpp) ---
   ReliableFlowState& transport_flow(FlowId id) { return transport_[flows_[id].transport_state]; }
@@ -346,6 +403,7 @@ class Network {
   bool dcqcn_on_ = false;
   std::deque<DcqcnFlowState> dcqcn_;  // a deque: the rate timers' tokens must not move
   std::deque<ReliableFlowState> transport_;  // a deque: completion callbacks add flows mid-handler
+  std::unique_ptr<DeadlockDetector> deadlock_;
 };
 
 }  // namespace syncsim::net

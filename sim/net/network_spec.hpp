@@ -66,6 +66,20 @@ struct PfcParams {
   bool headroom_auto = true;           // per ingress port: MTU_R + MTU_S + 2*rate*delay + rate*response
   Bytes headroom = Bytes{0};           // used when !headroom_auto, for every port
   Time response_time = Time::us(1);    // sender reaction allowance inside the auto headroom
+  // PFC deadlock detection: a cycle of switch egress queues, each paused by the next switch while
+  // holding packets bound for the next queue of the cycle, all paused for this long, stops the run
+  // and is reported (Network::deadlock()). Zero: off.
+  Time deadlock_detection_time = Time::us(500);
+  // PFC watchdog (per switch egress queue): paused continuously for watchdog_time, the queue stops
+  // honouring PAUSE for the next watchdog_time (the storm period) and, with watchdog_drop, drops what
+  // it holds and what arrives for it meanwhile (drop reason pfc_watchdog); else it forwards.
+  bool watchdog = false;
+  Time watchdog_time = Time::us(200);
+  bool watchdog_drop = true;
+  // PAUSE quanta (802.1Qbb): a PAUSE stops the priority for quanta x 512 bit times at the link speed
+  // unless refreshed; a switch still above XOFF re-sends PAUSE at half that time. 0: a PAUSE holds
+  // until RESUME (the default, and what earlier results assumed).
+  uint32_t pause_quanta = 0;
 };
 
 // RED-style ECN marking on a switch egress queue (per priority): p = 0 below Kmin, Pmax between,
@@ -84,6 +98,15 @@ struct EcnParams {
 // Host NIC behaviour (RoCE v2). DCQCN off by default: NICs send at line rate.
 struct NicParams {
   DcqcnParams dcqcn;                   // reaction point at the source, notification point at the dest
+  // Receiver-side PFC (off by default: a NIC consumes at line rate). Arriving data waits in a receive
+  // buffer drained at `rx_drain_rate` (the PCIe / host-memory bottleneck); above `rx_xoff` bytes the
+  // NIC sends PAUSE for the lossless priorities to its switch, at or below `rx_xon` RESUME; a packet
+  // that does not fit in `rx_buffer` is dropped (nic_rx_overflow).
+  bool rx_pfc = false;
+  Bytes rx_buffer = Bytes{256 * 1024};
+  Bandwidth rx_drain_rate = Bandwidth::gbps(50);
+  Bytes rx_xoff = Bytes{128 * 1024};
+  Bytes rx_xon = Bytes{96 * 1024};
 };
 
 struct SwitchParams {
@@ -123,6 +146,15 @@ struct NetworkSpec {
 
   TransportParams transport;           // end-to-end transport of inter-host messages (transport.hpp)
   ImpairmentParams impairments;        // per-link jitter and random loss
+  // Static route overrides (e.g. after a link failure, or a misconfiguration): flows from NIC `src`
+  // to NIC `dst` pass through the switches `via` in order (each a switch with NICs attached), on
+  // shortest paths between them. Such routes may go down and up again and close a buffer cycle.
+  struct RouteOverride {
+    NodeId src = kNoNode;
+    NodeId dst = kNoNode;
+    std::vector<NodeId> via{};
+  };
+  std::vector<RouteOverride> route_overrides{};
 };
 
 }  // namespace syncsim::net

@@ -15,7 +15,7 @@ enum class PacketKind : uint8_t { Data, Ack, Cnp, Pause, Nak };
 
 struct Packet {
   FlowId flow;
-  uint32_t route_begin;      // offset of hop 0 in the route arena
+  uint32_t route_begin;      // offset of hop 0 in the route arena; Pause frames: the pause quanta
   uint32_t payload_bytes;    // application bytes carried
   uint32_t buffered_bytes;   // bytes charged to the current switch's buffer (ingress wire size)
   uint16_t hop;              // index of the egress port this packet is queued at / will use next

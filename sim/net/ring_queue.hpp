@@ -14,6 +14,8 @@ class RingQueue {
   std::size_t size() const { return size_; }
   T& front() { return buf_[head_]; }
   const T& front() const { return buf_[head_]; }
+  // The i-th element from the front (i < size()).
+  const T& at(std::size_t i) const { return buf_[(head_ + i) & (buf_.size() - 1)]; }
   void push(const T& v) {
     if (size_ == buf_.size()) grow();
     buf_[(head_ + size_) & (buf_.size() - 1)] = v;

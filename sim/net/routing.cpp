@@ -83,6 +83,45 @@ bool Routing::route(NodeId src, NodeId dst, uint64_t hash, std::vector<PortId>& 
   return false;
 }
 
+bool Routing::route_via(NodeId src, NodeId dst, const std::vector<NodeId>& via, uint64_t hash,
+                        std::vector<PortId>& out) const {
+  const uint32_t comp = spec_.component_of[src];
+  if (comp != spec_.component_of[dst] || src == dst) return false;
+  const std::size_t begin = out.size();
+  out.push_back(node_ports_[src][0]);
+  NodeId at = ports_[node_ports_[src][0]].peer;
+  for (std::size_t w = 0; w <= via.size(); ++w) {
+    const NodeId target = w < via.size() ? via[w] : spec_.attachment_of_nic[dst];
+    if (target >= spec_.nodes.size() || spec_.nodes[target].kind != NodeKind::Switch ||
+        spec_.component_of[target] != comp || spec_.attachment_index[target] == UINT32_MAX) {
+      out.resize(begin);
+      return false;
+    }
+    const uint32_t att = spec_.attachment_index[target];
+    for (int guard = 0; at != target; ++guard) {
+      const uint8_t here = hops_to(comp, att, at);
+      if (here == kUnreachable || guard > 255) {
+        out.resize(begin);
+        return false;
+      }
+      PortId candidates[256];
+      std::size_t n = 0;
+      for (PortId p : node_ports_[at]) {
+        const NodeId peer = ports_[p].peer;
+        if (spec_.nodes[peer].kind != NodeKind::Switch) continue;
+        if (hops_to(comp, att, peer) + 1 == here && n < 256) candidates[n++] = p;
+      }
+      SIM_CHECK(n > 0, "no next hop towards a reachable waypoint");
+      const uint64_t h = spec_.ecmp_per_switch_salt ? mix64(hash, at) : hash;
+      const PortId chosen = candidates[((h >> 32) ^ h) % n];
+      out.push_back(chosen);
+      at = ports_[chosen].peer;
+    }
+  }
+  out.push_back(down_port_to_nic_[dst]);
+  return true;
+}
+
 Bytes Routing::path_mtu(const PortId* route, std::size_t hops) const {
   Bytes mtu{INT64_MAX};
   for (std::size_t i = 0; i < hops; ++i) mtu = std::min(mtu, link_of(route[i]).mtu);

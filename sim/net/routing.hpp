@@ -38,6 +38,10 @@ class Routing {
   // destination's attachment switch; the flow hash picks one (mixed with the switch id when
   // per-switch salt is on, otherwise every switch hashes alike and choices can polarize).
   bool route(NodeId src, NodeId dst, uint64_t hash, std::vector<PortId>& out) const;
+  // The same through the switches `via` in order (NetworkSpec::RouteOverride): shortest paths from
+  // waypoint to waypoint, ECMP by `hash`. False if a waypoint has no NICs attached or is unreachable.
+  bool route_via(NodeId src, NodeId dst, const std::vector<NodeId>& via, uint64_t hash,
+                 std::vector<PortId>& out) const;
 
   // Smallest MTU along a route: the source segments to it, as RoCE path-MTU discovery would.
   Bytes path_mtu(const PortId* route, std::size_t hops) const;

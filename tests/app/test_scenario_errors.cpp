@@ -105,7 +105,7 @@ TEST_CASE("scenario: malformed YAML reports the parser's position") {
 TEST_CASE("scenario: unknown keys are errors at every level") {
   CHECK(error_of(edit("seed: 5", "sede: 5")) ==
         "t.yaml:2:1: sede: unknown key \"sede\"; expected one of: name, seed, fidelity, fabric, "
-        "traffic, collective, workload, sweep");
+        "traffic, collective, workload, sweep, observe");
   CHECK(error_of(edit("    spines: 2", "    spinez: 2")) ==
         "t.yaml:8:5: fabric.spine_leaf.spinez: unknown key \"spinez\"; expected one of: leaves, "
         "hosts_per_leaf, spines, uplinks_per_spine, oversubscription");
@@ -432,7 +432,8 @@ TEST_CASE("scenario: PFC and ECN keys are checked with their ranges") {
   };
   CHECK(error_of(with_switch("pfc: {enabled: true, bogus: 1}")) ==
         "t.yaml:10:26: fabric.switch.pfc.bogus: unknown key \"bogus\"; expected one of: enabled, "
-        "lossless_priorities, threshold, xon_offset, headroom, response_time");
+        "lossless_priorities, threshold, xon_offset, headroom, response_time, "
+            "deadlock_detection_time, watchdog, pause_quanta");
   CHECK(error_of(with_switch("ecn: {enabled: true, kmin: 400KB, kmax: 100KB}")) ==
         "t.yaml:10:45: fabric.switch.ecn.kmax: expected kmax above kmin (400000 B), got 100000 B");
   CHECK(error_of(with_switch("ecn: {enabled: true, kmin: 40KB, kmax: 100KB, pmax: 0}")) ==

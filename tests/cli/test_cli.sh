@@ -209,6 +209,20 @@ check "packet estimate within 3x of peak RSS" ratio_ok "$tmp/est2.json"
 "$bin" run "$src/scenarios/ddp-70b-16k.yaml" --set fabric.fat_tree.pods=1 --set fabric.fat_tree.leaves_per_pod=2 \
   --set workload.model=llama3-8b --verbose --quiet >/dev/null 2>"$tmp/verbose.err"
 check "--verbose prints the estimate" grep -q "^estimate: memory" "$tmp/verbose.err"
+# Time series: --timeseries DIR writes queue and flow CSVs; a bad port name exits 2.
+"$bin" run "$src/scenarios/incast-dcqcn.yaml" --timeseries "$tmp/ts" --json >"$tmp/ts.json" 2>"$tmp/err"
+check "--timeseries exits 0" test $? -eq 0
+check "--timeseries writes queues.csv" grep -q "^0,leaf0->host0.nic0,0,0" "$tmp/ts/queues.csv"
+check "--timeseries writes flows.csv" grep -q "^time_s,flow,src,dst,rate_bps,delivered_bytes" "$tmp/ts/flows.csv"
+check "--json has flow_rates" grep -q '"flow_rates"' "$tmp/ts.json"
+"$bin" run "$src/scenarios/incast-dcqcn.yaml" --timeseries "$tmp/ts2" --set 'observe.ports=["nowhere"]' >/dev/null 2>"$tmp/err"
+check "bad observe port exits 2" test $? -eq 2
+check "bad observe port names the key" grep -q "observe.ports" "$tmp/err"
+
+# PFC deadlock: detected, reported in JSON, the run stops (exit 0: a result, not an error).
+"$bin" run "$src/scenarios/pfc-deadlock.yaml" --json >"$tmp/dl.json" 2>"$tmp/err"
+check "pfc-deadlock exits 0" test $? -eq 0
+check "pfc-deadlock reports the deadlock" grep -q '"detected": true' "$tmp/dl.json"
 
 echo "cli: $passes passed, $fails failed"
 test "$fails" -eq 0

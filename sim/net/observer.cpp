@@ -1,0 +1,32 @@
+#include "sim/net/observer.hpp"
+
+namespace syncsim::net {
+
+void NetworkObserver::sample(Time at) {
+  times_ps_.push_back(at.picoseconds());
+  for (PortId p : config_.ports) {
+    const EgressPort& port = net_.port(p);
+    queue_bytes_.push_back(port.queued_bytes());
+    uint8_t mask = 0;
+    for (uint32_t prio = 0; prio < kMaxPriorities; ++prio) {
+      if (port.paused(static_cast<uint8_t>(prio))) mask = static_cast<uint8_t>(mask | (1U << prio));
+    }
+    paused_.push_back(mask);
+  }
+  if (config_.flows) {
+    for (FlowId f = 0; f < net_.flow_count(); ++f) {
+      const FlowRecord& r = net_.flow(f);
+      double rate = 0;
+      if (r.sent_bytes < r.size_bytes) {
+        rate = net_.dcqcn_enabled() ? net_.dcqcn_flow(f).rc.rate_bps()
+                                    : static_cast<double>(
+                                          net_.port(net_.flow_first_port(f)).bandwidth().bits_per_second());
+      }
+      rate_bps_.push_back(rate);
+      delivered_.push_back(r.delivered_bytes);
+    }
+  }
+  flow_begin_.push_back(rate_bps_.size());
+}
+
+}  // namespace syncsim::net
