@@ -50,6 +50,11 @@ TEST_CASE("run: every scenario in scenarios/ conserves bytes" * doctest::test_su
       CHECK(r.step->step > Time::zero());
     }
     if (!s.traffic.empty()) CHECK(r.counters.bytes_injected > 0);
+    // A PFC deadlock (pfc-deadlock.yaml) stops the run with bytes stuck in the fabric, by design.
+    if (r.deadlock.detected) {
+      CHECK(!r.deadlock.ports.empty());
+      continue;
+    }
     // Retransmitting transports also inject what the receiver discards (out of order, duplicates).
     CHECK(r.counters.bytes_injected ==
           r.counters.bytes_delivered + r.counters.bytes_dropped + r.bytes_discarded);
