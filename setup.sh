@@ -32,6 +32,30 @@ build() {  # build PRESET
   cmake --build --preset "$1" -j "$jobs"
 }
 
+# Where a CUDA toolkit is installed, the calibration probes (calibration/probes/*.cu) must compile
+# too; they are never run here (that needs a GPU). Machines without nvcc skip this step.
+cuda_probes() {
+  local nvcc
+  nvcc=$(command -v nvcc || true)
+  [ -n "$nvcc" ] || { [ -x /usr/local/cuda/bin/nvcc ] && nvcc=/usr/local/cuda/bin/nvcc; }
+  if [ -z "$nvcc" ]; then
+    echo "setup: no nvcc found; CUDA calibration probes not compiled"
+    return 0
+  fi
+  cmake -S . -B build/cuda-probes -G Ninja -DCMAKE_BUILD_TYPE=Release -DSYNCSIM_BUILD_TESTS=OFF \
+    -DSYNCSIM_ENABLE_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc" >/dev/null
+  local targets=()
+  for t in syncsim-probe syncsim-p2p-probe; do
+    cmake --build build/cuda-probes --target help | grep -q "^$t:" && targets+=("$t")
+  done
+  if ((${#targets[@]} == 0)); then
+    echo "setup: nvcc found but no CUDA toolkit libraries (cuBLAS); probes not compiled"
+    return 0
+  fi
+  cmake --build build/cuda-probes -j "$jobs" --target "${targets[@]}"
+  echo "setup: CUDA calibration probes compiled: ${targets[*]}"
+}
+
 mode=${1:-run}
 [ $# -gt 0 ] && shift
 install_missing
@@ -48,6 +72,7 @@ case "$mode" in
     ctest --preset ci -j "$jobs"
     build ci-asan
     ctest --preset ci-asan -j "$jobs"
+    cuda_probes
     ;;
   *)
     echo "usage: ./setup.sh [run [ARGS...] | test | build]" >&2
