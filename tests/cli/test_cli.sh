@@ -209,6 +209,12 @@ check "packet estimate within 3x of peak RSS" ratio_ok "$tmp/est2.json"
 "$bin" run "$src/scenarios/ddp-70b-16k.yaml" --set fabric.fat_tree.pods=1 --set fabric.fat_tree.leaves_per_pod=2 \
   --set workload.model=llama3-8b --verbose --quiet >/dev/null 2>"$tmp/verbose.err"
 check "--verbose prints the estimate" grep -q "^estimate: memory" "$tmp/verbose.err"
+# Compute noise against scale: the noisy-minus-clean step gap grows from 8 to 128 ranks.
+"$bin" sweep "$src/scenarios/noise-scaling.yaml" --no-wall --quiet >"$tmp/noise.csv" 2>/dev/null
+check "noise-scaling sweeps 10 points" test "$(wc -l <"$tmp/noise.csv")" -eq 11
+check "noise costs more at 128 ranks than at 8" awk -F, 'NR > 1 { s[$1 "," $2] = $14 }
+  END { g8 = s["8,0.05"] / s["8,0"]; g128 = s["128,0.05"] / s["128,0"]; exit !(g8 > 1 && g128 > g8) }' "$tmp/noise.csv"
+
 # Time series: --timeseries DIR writes queue and flow CSVs; a bad port name exits 2.
 "$bin" run "$src/scenarios/incast-dcqcn.yaml" --timeseries "$tmp/ts" --json >"$tmp/ts.json" 2>"$tmp/err"
 check "--timeseries exits 0" test $? -eq 0
