@@ -239,19 +239,9 @@ Switch::Switch(Network& net, NodeId id, const SwitchParams& params,
 
 void Switch::send_pfc(uint32_t port, uint8_t priority, bool xoff) {
   EgressPort& out = net_.egress(ports_[port]);
-  const PacketRef ref = net_.pool().allocate();
+  const PacketRef ref = net_.new_packet(0, 0, Network::control_frame_payload(out), priority,
+                                        PacketKind::Pause, false, xoff);
   Packet& f = net_.packet(ref);
-  const auto header = static_cast<uint32_t>(out.header().count());
-  f.flow = 0;
-  f.route_begin = 0;
-  f.payload_bytes = header < kPauseFrameWireBytes ? kPauseFrameWireBytes - header : 0;
-  f.buffered_bytes = 0;
-  f.hop = 0;
-  f.ingress_port = 0;
-  f.priority = priority;
-  f.kind = PacketKind::Pause;
-  f.ecn_ce = false;
-  f.pfc_xoff = xoff;
   const uint32_t quanta = net_.spec().pfc.pause_quanta;
   f.route_begin = xoff ? quanta : 0;
   if (quanta > 0) {
@@ -293,6 +283,17 @@ void Switch::receive(PacketRef packet, uint32_t in_port) {
 
 void Nic::add_flow(FlowId flow) { active_.push_back(flow); }
 
+void Nic::account_injected(FlowId id, const Packet& p) {
+  if (net_.dcqcn_enabled()) {
+    const uint32_t wire = p.payload_bytes + static_cast<uint32_t>(
+        net_.egress(net_.routing().ports_of(id_)[0]).header().count());
+    net_.dcqcn_on_sent(id, wire, p.payload_bytes);
+  }
+  NetworkCounters& c = net_.counters_mut();
+  ++c.packets_injected;
+  c.bytes_injected += p.payload_bytes;
+}
+
 PacketRef Nic::pull(uint8_t paused_mask) {
   if (active_.empty()) return kNoPacket;
   if (next_ >= active_.size()) next_ = 0;
@@ -328,27 +329,10 @@ PacketRef Nic::pull(uint8_t paused_mask) {
   if (net_.flow(id).transport_state != kNoTransportState) return pull_reliable(id);
   FlowRecord& f = net_.flow_mut(id);
   const int64_t payload = std::min<int64_t>(f.mtu_bytes, f.size_bytes - f.sent_bytes);
-  const PacketRef ref = net_.pool().allocate();
-  Packet& p = net_.packet(ref);
-  p.flow = id;
-  p.route_begin = f.route_begin;
-  p.payload_bytes = static_cast<uint32_t>(payload);
-  p.buffered_bytes = 0;
-  p.hop = 0;
-  p.ingress_port = 0;
-  p.priority = f.priority;
-  p.kind = PacketKind::Data;
-  p.ecn_ce = false;
-  p.pfc_xoff = false;
+  const PacketRef ref = net_.new_packet(id, f.route_begin, static_cast<uint32_t>(payload),
+                                        f.priority, PacketKind::Data, false, false);
   f.sent_bytes += payload;
-  if (paced) {
-    const uint32_t wire = p.payload_bytes + static_cast<uint32_t>(
-        net_.egress(net_.routing().ports_of(id_)[0]).header().count());
-    net_.dcqcn_on_sent(id, wire, p.payload_bytes);
-  }
-  NetworkCounters& c = net_.counters_mut();
-  ++c.packets_injected;
-  c.bytes_injected += payload;
+  account_injected(id, net_.packet(ref));
   if (f.sent_bytes == f.size_bytes) {
     // Erasing keeps the round-robin order of the remaining flows; next_ now names the successor.
     active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(next_));
@@ -433,23 +417,13 @@ void Nic::rx_drain() {
 void Nic::rx_pfc(bool xoff) {
   rx_paused_ = xoff;
   EgressPort& out = net_.egress(net_.routing().ports_of(id_)[0]);
-  const auto header = static_cast<uint32_t>(out.header().count());
+  const uint32_t payload = Network::control_frame_payload(out);
   // One frame per lossless priority (a real PFC frame carries a per-class vector; the wire cost of
   // the extra frames is negligible).
   for (uint32_t prio = 0; prio < net_.spec().switch_params.priorities; ++prio) {
     if (((static_cast<uint32_t>(net_.spec().pfc.lossless_mask) >> prio) & 1U) == 0) continue;
-    const PacketRef ref = net_.pool().allocate();
-    Packet& f = net_.packet(ref);
-    f.flow = 0;
-    f.route_begin = 0;
-    f.payload_bytes = header < kPauseFrameWireBytes ? kPauseFrameWireBytes - header : 0;
-    f.buffered_bytes = 0;
-    f.hop = 0;
-    f.ingress_port = 0;
-    f.priority = static_cast<uint8_t>(prio);
-    f.kind = PacketKind::Pause;
-    f.ecn_ce = false;
-    f.pfc_xoff = xoff;
+    const PacketRef ref = net_.new_packet(0, 0, payload, static_cast<uint8_t>(prio),
+                                          PacketKind::Pause, false, xoff);
     if (xoff) ++net_.counters_mut().nic_pause_frames;
     out.send_control(ref);
   }
@@ -720,20 +694,10 @@ void Network::dcqcn_notify(FlowId id) {
     }
   }
   const PortId first = route_arena_[d.cnp_route_begin];
-  const PacketRef ref = pool_.allocate();
-  Packet& c = pool_[ref];
-  const auto header = static_cast<uint32_t>(ports_[first]->header().count());
-  c.flow = id;
-  c.route_begin = d.cnp_route_begin;
-  c.payload_bytes = header < kPauseFrameWireBytes ? kPauseFrameWireBytes - header : 0;
-  c.buffered_bytes = 0;
-  c.hop = 0;
-  c.ingress_port = 0;
   // The highest class, ahead of data (ConnectX uses a dedicated CNP priority).
-  c.priority = static_cast<uint8_t>(spec_.switch_params.priorities - 1);
-  c.kind = PacketKind::Cnp;
-  c.ecn_ce = false;
-  c.pfc_xoff = false;
+  const PacketRef ref = new_packet(id, d.cnp_route_begin, control_frame_payload(*ports_[first]),
+                                   static_cast<uint8_t>(spec_.switch_params.priorities - 1),
+                                   PacketKind::Cnp, false, false);
   ++counters_.cnps;
   ports_[first]->enqueue(ref);
 }

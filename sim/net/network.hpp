@@ -261,6 +261,8 @@ class Nic final : public Node, public EventTarget {
   void wake_at(int64_t at_ps);
   // The next packet of reliable flow active_[next_] (a new PSN or a retransmission).
   PacketRef pull_reliable(FlowId id);
+  // A data packet of flow `id` leaves now: DCQCN pacing (when on) and the injection counters.
+  void account_injected(FlowId id, const Packet& p);
   // Receiver-side PFC: accept a data packet into the receive buffer / drain its head.
   void rx_accept(PacketRef packet);
   void rx_drain();
@@ -339,6 +341,29 @@ class Network {
   Time now() const { return sim_.now(); }
   Packet& packet(PacketRef r) { return pool_[r]; }
   PacketPool& pool() { return pool_; }
+  // A packet from the pool with every field set but `seq` (only reliable transports read it, and
+  // they set it themselves), at hop 0 of the route starting at `route_begin`.
+  PacketRef new_packet(FlowId flow, uint32_t route_begin, uint32_t payload_bytes, uint8_t priority,
+                       PacketKind kind, bool ecn_ce, bool pfc_xoff) {
+    const PacketRef ref = pool_.allocate();
+    Packet& p = pool_[ref];
+    p.flow = flow;
+    p.route_begin = route_begin;
+    p.payload_bytes = payload_bytes;
+    p.buffered_bytes = 0;
+    p.hop = 0;
+    p.ingress_port = 0;
+    p.priority = priority;
+    p.kind = kind;
+    p.ecn_ce = ecn_ce;
+    p.pfc_xoff = pfc_xoff;
+    return ref;
+  }
+  // The payload that pads a control frame (PFC, CNP, ACK) to the minimum Ethernet frame on `port`.
+  static uint32_t control_frame_payload(const EgressPort& port) {
+    const auto header = static_cast<uint32_t>(port.header().count());
+    return header < kPauseFrameWireBytes ? kPauseFrameWireBytes - header : 0;
+  }
   PortId route_hop(const Packet& p) const { return route_arena_[p.route_begin + p.hop]; }
   EgressPort& egress(PortId id) { return *ports_[id]; }
   FlowRecord& flow_mut(FlowId id) { return flows_[id]; }

@@ -78,28 +78,12 @@ PacketRef Nic::pull_reliable(FlowId id) {
   const int64_t offset = static_cast<int64_t>(seq) * f.mtu_bytes;
   const int64_t payload = std::min<int64_t>(f.mtu_bytes, f.size_bytes - offset);
   SIM_CHECK(payload > 0, "a reliable flow sent a PSN past its end");
-  const PacketRef ref = net_.pool().allocate();
+  const PacketRef ref = net_.new_packet(id, f.route_begin, static_cast<uint32_t>(payload),
+                                        f.priority, PacketKind::Data, false, false);
   Packet& p = net_.packet(ref);
-  p.flow = id;
-  p.route_begin = f.route_begin;
-  p.payload_bytes = static_cast<uint32_t>(payload);
-  p.buffered_bytes = 0;
-  p.hop = 0;
-  p.ingress_port = 0;
-  p.priority = f.priority;
-  p.kind = PacketKind::Data;
-  p.ecn_ce = false;
-  p.pfc_xoff = false;
   p.seq = seq;
   f.sent_bytes = std::min<int64_t>(f.size_bytes, static_cast<int64_t>(s.nxt) * f.mtu_bytes);
-  if (net_.dcqcn_enabled()) {
-    const uint32_t wire = p.payload_bytes + static_cast<uint32_t>(
-        net_.egress(net_.routing().ports_of(id_)[0]).header().count());
-    net_.dcqcn_on_sent(id, wire, p.payload_bytes);
-  }
-  NetworkCounters& c = net_.counters_mut();
-  ++c.packets_injected;
-  c.bytes_injected += payload;
+  account_injected(id, p);
   net_.transport_on_sent(id, seq, p.payload_bytes);
   if (!net_.transport_can_send(s)) {
     s.in_active = false;
@@ -271,20 +255,10 @@ void Network::transport_on_ack(PacketRef packet) {
 void Network::transport_send_control(FlowId id, PacketKind kind, uint32_t seq, bool ece) {
   const ReliableFlowState& s = transport_flow(id);
   const PortId first = route_arena_[s.ack_route_begin];
-  const PacketRef ref = pool_.allocate();
-  Packet& c = pool_[ref];
-  const auto header = static_cast<uint32_t>(ports_[first]->header().count());
-  c.flow = id;
-  c.route_begin = s.ack_route_begin;
-  c.payload_bytes = header < kPauseFrameWireBytes ? kPauseFrameWireBytes - header : 0;
-  c.buffered_bytes = 0;
-  c.hop = 0;
-  c.ingress_port = 0;
-  c.priority = flows_[id].priority;  // ACKs share the data's class (and its losses)
-  c.kind = kind;
-  c.ecn_ce = ece;
-  c.pfc_xoff = false;
-  c.seq = seq;
+  // ACKs share the data's class (and its losses).
+  const PacketRef ref = new_packet(id, s.ack_route_begin, control_frame_payload(*ports_[first]),
+                                   flows_[id].priority, kind, ece, false);
+  pool_[ref].seq = seq;
   ++(kind == PacketKind::Nak ? counters_.naks : counters_.acks);
   ports_[first]->enqueue(ref);
 }
