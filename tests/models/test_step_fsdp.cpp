@@ -1,34 +1,19 @@
 // The FSDP (ZeRO-3) step: bytes, limits, closed form vs event-driven, memory.
 #include <doctest/doctest.h>
 
-#include <numeric>
-
 #include "models/fsdp.hpp"
 #include "sim/backends/make_backend.hpp"
-#include "topologies/fabric_builder.hpp"
+#include "step_fixtures.hpp"
 
 using namespace syncsim;
 using namespace syncsim::models;
+using step_fixtures::two_leaf_fabric;
 
 namespace {
 
-net::NetworkSpec fabric(uint32_t hosts, Bandwidth bw) {
-  topo::FabricParams p;
-  p.spine_leaf.leaves = 2;
-  p.spine_leaf.hosts_per_leaf = hosts / 2;
-  p.spine_leaf.spines = hosts / 2;
-  p.links.host.bandwidth = bw;
-  p.links.fabric.bandwidth = bw;
-  return topo::build_fabric(p);
-}
-
 StepConfig fsdp_config(const char* model, uint32_t ranks) {
-  StepConfig c;
-  c.model = *transformer_preset(model);
-  c.gpu = *gpu_preset("h100");
+  StepConfig c = step_fixtures::step_config(model, ranks);
   c.parallelism = DataParallelism::Fsdp;
-  c.rank_to_gpu.resize(ranks);
-  std::iota(c.rank_to_gpu.begin(), c.rank_to_gpu.end(), 0u);
   return c;
 }
 
@@ -62,7 +47,7 @@ TEST_CASE("fsdp: units cover every parameter; the root holds the embeddings") {
 }
 
 TEST_CASE("fsdp: bytes per GPU follow 3 (n-1)/n of the parameters, the root gathered once") {
-  const auto spec = fabric(8, Bandwidth::gbps(100));
+  const auto spec = two_leaf_fabric(8, Bandwidth::gbps(100));
   auto c = fsdp_config("gpt3-1.3b", 8);
   c.zero_compute = true;  // bytes do not depend on compute; keeps the run short
   const auto r = run(spec, Fidelity::Analytic, c);
@@ -80,7 +65,7 @@ TEST_CASE("fsdp: bytes per GPU follow 3 (n-1)/n of the parameters, the root gath
 }
 
 TEST_CASE("fsdp: with compute set to zero the step is the communication time") {
-  const auto spec = fabric(8, Bandwidth::gbps(100));
+  const auto spec = two_leaf_fabric(8, Bandwidth::gbps(100));
   auto c = fsdp_config("gpt3-1.3b", 8);
   c.zero_compute = true;
   c.optimizer = Time::zero();
@@ -109,7 +94,7 @@ TEST_CASE("fsdp: with compute set to zero the step is the communication time") {
 TEST_CASE("fsdp: with an infinitely fast network the step is the compute") {
   auto c = fsdp_config("gpt3-1.3b", 1);
   c.optimizer = Time::zero();
-  const auto spec = fabric(8, Bandwidth::gbps(100));
+  const auto spec = two_leaf_fabric(8, Bandwidth::gbps(100));
   const auto alone = run(spec, Fidelity::Analytic, c);  // one rank: no communication at all
   CHECK(alone.step == compute_of(c));
   CHECK(alone.exposed_comm == Time::zero());
@@ -117,7 +102,7 @@ TEST_CASE("fsdp: with an infinitely fast network the step is the compute") {
   // two and the last reduce-scatters, which take microseconds.
   auto c8 = fsdp_config("gpt3-1.3b", 8);
   c8.optimizer = Time::zero();
-  const auto fast = run(fabric(8, Bandwidth::gbps(1'000'000)), Fidelity::Analytic, c8);
+  const auto fast = run(two_leaf_fabric(8, Bandwidth::gbps(1'000'000)), Fidelity::Analytic, c8);
   CHECK(fast.step.seconds() == doctest::Approx(compute_of(c8).seconds()).epsilon(0.01));
 }
 
@@ -133,10 +118,10 @@ TEST_CASE("fsdp: event-driven and closed form agree within 2% on an uncongested 
     c.grad_accumulation = 2;
     c.reuse_bucket_timings = false;  // every collective through the runner, live
     c.fsdp.separate_streams = false;
-    const auto shared = run(fabric(8, bw), Fidelity::Analytic, c);
+    const auto shared = run(two_leaf_fabric(8, bw), Fidelity::Analytic, c);
     CHECK(shared.step.seconds() == doctest::Approx(shared.closed_form_step.seconds()).epsilon(0.02));
     c.fsdp.separate_streams = true;
-    const auto separate = run(fabric(8, bw), Fidelity::Analytic, c);
+    const auto separate = run(two_leaf_fabric(8, bw), Fidelity::Analytic, c);
     CHECK(separate.step.seconds() >= separate.closed_form_step.seconds() * 0.98);
     CHECK(separate.step.seconds() <= shared.step.seconds() * 1.02);
     for (const auto* r : {&shared, &separate}) {
@@ -181,7 +166,7 @@ TEST_CASE("fsdp: the closed form matches the per-unit formula for equal units") 
 }
 
 TEST_CASE("fsdp: sharding makes memory per GPU smaller than DDP's") {
-  const auto spec = fabric(16, Bandwidth::gbps(400));
+  const auto spec = two_leaf_fabric(16, Bandwidth::gbps(400));
   auto c = fsdp_config("llama2-7b", 16);
   c.zero_compute = true;
   const auto f = run(spec, Fidelity::Analytic, c);
@@ -194,7 +179,7 @@ TEST_CASE("fsdp: sharding makes memory per GPU smaller than DDP's") {
 }
 
 TEST_CASE("fsdp: a straggler slows the step; results are deterministic by seed") {
-  const auto spec = fabric(8, Bandwidth::gbps(400));
+  const auto spec = two_leaf_fabric(8, Bandwidth::gbps(400));
   auto c = fsdp_config("gpt3-1.3b", 8);
   const auto base = run(spec, Fidelity::Analytic, c);
   CHECK(base.step == run(spec, Fidelity::Analytic, c).step);
@@ -209,7 +194,7 @@ TEST_CASE("fsdp: a straggler slows the step; results are deterministic by seed")
 
 TEST_CASE("fsdp: live collectives on the flow backend agree with reused idle timings on one stream") {
   // One stream: collectives never overlap, so idle-fabric timings are exact (as for DDP buckets).
-  const auto spec = fabric(8, Bandwidth::gbps(100));
+  const auto spec = two_leaf_fabric(8, Bandwidth::gbps(100));
   auto c = fsdp_config("gpt3-1.3b", 8);
   c.fsdp.separate_streams = false;
   c.fsdp.layers_per_unit = 6;  // fewer, larger collectives keep the live run quick

@@ -1,11 +1,9 @@
 // Tensor, context and pipeline parallelism composed with data parallelism (closed form).
 #include <doctest/doctest.h>
 
-#include <numeric>
-
 #include "models/parallelism.hpp"
 #include "sim/backends/make_backend.hpp"
-#include "topologies/fabric_builder.hpp"
+#include "step_fixtures.hpp"
 
 using namespace syncsim;
 using namespace syncsim::models;
@@ -14,25 +12,17 @@ namespace {
 
 // hosts x 8 GPUs with 8 NICs, NVLink inside a host.
 net::NetworkSpec fabric(uint32_t hosts, Bandwidth bw) {
-  topo::FabricParams p;
-  p.spine_leaf.leaves = 2;
-  p.spine_leaf.hosts_per_leaf = hosts / 2;
+  topo::FabricParams p = step_fixtures::two_leaf_params(hosts, bw);
   p.spine_leaf.spines = 4;
   p.host.gpus = 8;
   p.host.nics = 8;
-  p.links.host.bandwidth = bw;
-  p.links.fabric.bandwidth = bw;
   return topo::build_fabric(p);
 }
 
 StepConfig config_for(const char* model, uint32_t ranks, ParallelLayout layout) {
-  StepConfig c;
-  c.model = *transformer_preset(model);
-  c.gpu = *gpu_preset("h100");
+  StepConfig c = step_fixtures::step_config(model, ranks);
   c.layout = layout;
   c.gpus_per_host = 8;
-  c.rank_to_gpu.resize(ranks);
-  std::iota(c.rank_to_gpu.begin(), c.rank_to_gpu.end(), 0u);
   return c;
 }
 

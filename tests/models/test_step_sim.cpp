@@ -1,35 +1,16 @@
 // The event-driven DDP step against the closed form and its limits.
 #include <doctest/doctest.h>
 
-#include <numeric>
-
 #include "models/step_sim.hpp"
 #include "sim/backends/make_backend.hpp"
-#include "topologies/fabric_builder.hpp"
+#include "step_fixtures.hpp"
 
 using namespace syncsim;
 using namespace syncsim::models;
+using step_fixtures::step_config;
+using step_fixtures::two_leaf_fabric;
 
 namespace {
-
-net::NetworkSpec fabric(uint32_t hosts, Bandwidth bw) {
-  topo::FabricParams p;
-  p.spine_leaf.leaves = 2;
-  p.spine_leaf.hosts_per_leaf = hosts / 2;
-  p.spine_leaf.spines = hosts / 2;
-  p.links.host.bandwidth = bw;
-  p.links.fabric.bandwidth = bw;
-  return topo::build_fabric(p);
-}
-
-StepConfig config_for(const char* model, uint32_t ranks) {
-  StepConfig c;
-  c.model = *transformer_preset(model);
-  c.gpu = *gpu_preset("h100");
-  c.rank_to_gpu.resize(ranks);
-  std::iota(c.rank_to_gpu.begin(), c.rank_to_gpu.end(), 0u);
-  return c;
-}
 
 StepResult run(const net::NetworkSpec& spec, Fidelity fidelity, const StepConfig& c) {
   Simulation sim(c.seed);
@@ -42,8 +23,8 @@ StepResult run(const net::NetworkSpec& spec, Fidelity fidelity, const StepConfig
 TEST_CASE("step: event-driven and closed form agree within 2% on an uncongested analytic fabric") {
   for (auto bw : {Bandwidth::gbps(25), Bandwidth::gbps(100), Bandwidth::gbps(400)}) {
     CAPTURE(bw.gbit_per_second());
-    const auto spec = fabric(16, bw);
-    const auto r = run(spec, Fidelity::Analytic, config_for("gpt3-1.3b", 16));
+    const auto spec = two_leaf_fabric(16, bw);
+    const auto r = run(spec, Fidelity::Analytic, step_config("gpt3-1.3b", 16));
     CHECK(r.step.seconds() == doctest::Approx(r.closed_form_step.seconds()).epsilon(0.02));
     CHECK(r.mfu > 0.0);
     CHECK(r.mfu <= 1.0);
@@ -53,8 +34,8 @@ TEST_CASE("step: event-driven and closed form agree within 2% on an uncongested 
 }
 
 TEST_CASE("step: when sync fits under backward, the exposed communication is the tail") {
-  const auto spec = fabric(8, Bandwidth::gbps(800));
-  auto c = config_for("gpt3-1.3b", 8);
+  const auto spec = two_leaf_fabric(8, Bandwidth::gbps(800));
+  auto c = step_config("gpt3-1.3b", 8);
   c.compute.micro_batch = 8;  // enough backward to hide 2(n-1)/n x 2.6 GB at 800G
   const auto r = run(spec, Fidelity::Analytic, c);
   REQUIRE(r.sync < r.backward);
@@ -73,10 +54,10 @@ TEST_CASE("step: when sync fits under backward, the exposed communication is the
 }
 
 TEST_CASE("step: with compute set to zero the step is the communication time") {
-  auto c = config_for("gpt3-1.3b", 8);
+  auto c = step_config("gpt3-1.3b", 8);
   c.zero_compute = true;
   c.optimizer = Time::zero();
-  const auto spec = fabric(8, Bandwidth::gbps(100));
+  const auto spec = two_leaf_fabric(8, Bandwidth::gbps(100));
   const auto r = run(spec, Fidelity::Analytic, c);
   CHECK(r.step == r.sync);
   CHECK(r.step == r.buckets.back().end);
@@ -86,8 +67,8 @@ TEST_CASE("step: with compute set to zero the step is the communication time") {
 }
 
 TEST_CASE("step: running every bucket live equals reusing idle-fabric timings when nothing else runs") {
-  const auto spec = fabric(8, Bandwidth::gbps(100));
-  auto c = config_for("gpt3-1.3b", 8);
+  const auto spec = two_leaf_fabric(8, Bandwidth::gbps(100));
+  auto c = step_config("gpt3-1.3b", 8);
   c.ddp.bucket_cap = Bytes{200 << 20};  // fewer buckets keep the live flow run quick
   for (Fidelity f : {Fidelity::Analytic, Fidelity::Flow}) {
     CAPTURE(fidelity_name(f));
@@ -100,8 +81,8 @@ TEST_CASE("step: running every bucket live equals reusing idle-fabric timings wh
 }
 
 TEST_CASE("step: a straggler slows the synchronous step; noise is deterministic by seed") {
-  const auto spec = fabric(8, Bandwidth::gbps(400));
-  auto c = config_for("gpt3-1.3b", 8);
+  const auto spec = two_leaf_fabric(8, Bandwidth::gbps(400));
+  auto c = step_config("gpt3-1.3b", 8);
   const auto base = run(spec, Fidelity::Analytic, c);
   c.perturbations.straggler = 5;
   c.perturbations.straggler_slowdown = 0.2;
@@ -111,7 +92,7 @@ TEST_CASE("step: a straggler slows the synchronous step; noise is deterministic 
         doctest::Approx(0.2 * compute).epsilon(0.05));
   CHECK(slow.mfu < base.mfu);
 
-  auto noisy = config_for("gpt3-1.3b", 8);
+  auto noisy = step_config("gpt3-1.3b", 8);
   noisy.perturbations.compute_noise_cv = 0.05;
   const auto a = run(spec, Fidelity::Analytic, noisy);
   const auto a2 = run(spec, Fidelity::Analytic, noisy);

@@ -1,0 +1,38 @@
+#pragma once
+// Fixtures shared by the training-step tests (DDP, FSDP, tensor/context/pipeline parallelism).
+#include <cstdint>
+#include <numeric>
+
+#include "models/gpu.hpp"
+#include "models/step_sim.hpp"
+#include "models/transformer.hpp"
+#include "topologies/fabric_builder.hpp"
+
+namespace syncsim::step_fixtures {
+
+// `hosts` hosts on two leaves and hosts/2 spines, every link at `bw` (non-blocking).
+inline topo::FabricParams two_leaf_params(uint32_t hosts, Bandwidth bw) {
+  topo::FabricParams p;
+  p.spine_leaf.leaves = 2;
+  p.spine_leaf.hosts_per_leaf = hosts / 2;
+  p.spine_leaf.spines = hosts / 2;
+  p.links.host.bandwidth = bw;
+  p.links.fabric.bandwidth = bw;
+  return p;
+}
+
+inline net::NetworkSpec two_leaf_fabric(uint32_t hosts, Bandwidth bw) {
+  return topo::build_fabric(two_leaf_params(hosts, bw));
+}
+
+// A step of `model` on H100s, rank r on GPU r.
+inline models::StepConfig step_config(const char* model, uint32_t ranks) {
+  models::StepConfig c;
+  c.model = *models::transformer_preset(model);
+  c.gpu = *models::gpu_preset("h100");
+  c.rank_to_gpu.resize(ranks);
+  std::iota(c.rank_to_gpu.begin(), c.rank_to_gpu.end(), 0u);
+  return c;
+}
+
+}  // namespace syncsim::step_fixtures
