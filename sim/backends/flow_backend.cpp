@@ -212,7 +212,7 @@ void FlowBackend::update() {
   schedule_timer();
 }
 
-void FlowBackend::collect_all() {
+void FlowBackend::begin_region() {
   component_flows_.clear();
   component_ports_.clear();
   if (++epoch_ == 0) {
@@ -220,28 +220,17 @@ void FlowBackend::collect_all() {
     std::fill(flow_mark_.begin(), flow_mark_.end(), 0u);
     epoch_ = 1;
   }
+}
+
+void FlowBackend::collect_all() {
+  begin_region();
   for (uint32_t s = 0; s < flows_.size(); ++s) {
-    if (!flows_[s].active) continue;
-    flow_mark_[s] = epoch_;
-    component_flows_.push_back(s);
-    for (uint32_t h = 0; h < flows_[s].hops; ++h) {
-      const net::PortId p = route_port(s, h);
-      if (port_mark_[p] != epoch_) {
-        port_mark_[p] = epoch_;
-        component_ports_.push_back(p);
-      }
-    }
+    if (flows_[s].active) add_to_region(s);
   }
 }
 
 void FlowBackend::collect_component() {
-  component_flows_.clear();
-  component_ports_.clear();
-  if (++epoch_ == 0) {
-    std::fill(port_mark_.begin(), port_mark_.end(), 0u);
-    std::fill(flow_mark_.begin(), flow_mark_.end(), 0u);
-    epoch_ = 1;
-  }
+  begin_region();
   port_stack_.clear();
   auto visit_port = [this](net::PortId p) {
     if (port_mark_[p] == epoch_) return;
@@ -292,13 +281,7 @@ void FlowBackend::solve_local() {
   // when the region is the whole component (nothing outside to check), so the result is the
   // max-min allocation; checks use a 1e-9 relative tolerance against floating-point residue.
   constexpr double kTol = 1e-9;
-  component_flows_.clear();
-  component_ports_.clear();
-  if (++epoch_ == 0) {
-    std::fill(port_mark_.begin(), port_mark_.end(), 0u);
-    std::fill(flow_mark_.begin(), flow_mark_.end(), 0u);
-    epoch_ = 1;
-  }
+  begin_region();
   for (uint32_t s : arrivals_) {
     if (flows_[s].active) add_to_region(s);
   }

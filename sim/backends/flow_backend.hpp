@@ -87,6 +87,8 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   // Local mode: the seeds' flows, widened until the refilled rates are the max-min rates.
   void solve_local();
   void add_to_region(uint32_t slot);
+  // Empties the region and starts a new mark epoch (clearing the marks when it wraps).
+  void begin_region();
   void collect_all();
   // Progressive filling over component_flows_/component_ports_; rates land in new_rate_[slot].
   void fill_component();
