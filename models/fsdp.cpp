@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "models/memory_warning.hpp"
 #include "sim/core/simulation.hpp"
 
 namespace syncsim::models {
@@ -382,11 +383,7 @@ StepResult simulate_fsdp_step(TransferBackend& backend, const net::NetworkSpec& 
     }
   }
   r.memory_per_gpu_bytes = fsdp_memory_per_gpu(config, n);
-  if (r.memory_per_gpu_bytes > config.gpu.memory_bytes) {
-    r.warnings.push_back("FSDP needs about " + std::to_string(r.memory_per_gpu_bytes / 1e9).substr(0, 6) +
-                         " GB per GPU, more than the GPU's " +
-                         std::to_string(config.gpu.memory_bytes / 1e9).substr(0, 5) + " GB");
-  }
+  warn_if_over_gpu_memory(r.warnings, "FSDP", r.memory_per_gpu_bytes, config.gpu);
   return r;
 }
 

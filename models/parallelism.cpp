@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "models/memory_warning.hpp"
+
 namespace syncsim::models {
 
 namespace {
@@ -273,11 +275,7 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   double per_layer = lay.sequence_parallel ? 34.0 / tp : 10.0 + 24.0 / tp;
   if (config.compute.recompute == Recompute::Full) per_layer = lay.sequence_parallel ? 2.0 / tp : 2.0;
   r.memory_per_gpu_bytes = 16.0 * params_gpu + sbh * per_layer * layers * std::min(m, pp);
-  if (r.memory_per_gpu_bytes > config.gpu.memory_bytes) {
-    r.warnings.push_back("this layout needs about " + std::to_string(r.memory_per_gpu_bytes / 1e9).substr(0, 6) +
-                         " GB per GPU, more than the GPU's " +
-                         std::to_string(config.gpu.memory_bytes / 1e9).substr(0, 5) + " GB");
-  }
+  warn_if_over_gpu_memory(r.warnings, "this layout", r.memory_per_gpu_bytes, config.gpu);
   return r;
 }
 
