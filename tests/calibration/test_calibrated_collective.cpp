@@ -84,6 +84,29 @@ Reproduction reproduce(const test::LogGen& gen) {
   return r;
 }
 
+// The generators of the committed logs tests/data/nccl/all_reduce_8r.log (one line, 1% noise)
+// and all_reduce_8r_two_regimes.log (LL-like below 256 KiB, Simple-like above, 1% noise).
+test::LogGen one_regime_log() {
+  test::LogGen g;
+  g.latency_us = 25.0;
+  g.algbw_GBps = 160.0;
+  g.noise_rel = 0.01;
+  g.seed = 7;
+  return g;
+}
+
+test::LogGen two_regime_log() {
+  test::LogGen g;
+  g.latency_us = 12.0;
+  g.algbw_GBps = 20.0;
+  g.switch_bytes = int64_t{1} << 18;
+  g.latency2_us = 40.0;
+  g.algbw2_GBps = 180.0;
+  g.noise_rel = 0.01;
+  g.seed = 11;
+  return g;
+}
+
 }  // namespace
 
 TEST_CASE("calibrated collective: regimes by size, exact (op, ranks) only") {
@@ -143,27 +166,14 @@ TEST_CASE("calibrated collective: a sweep follows the line; a missing rank count
 
 TEST_CASE("calibrated collective: fit -> profile -> syncsim collective reproduces the log within 5% from 1 MiB") {
   SUBCASE("one line, 1% noise") {
-    test::LogGen g;
-    g.latency_us = 25.0;
-    g.algbw_GBps = 160.0;
-    g.noise_rel = 0.01;
-    g.seed = 7;
-    const Reproduction r = reproduce(g);
+    const Reproduction r = reproduce(one_regime_log());
     MESSAGE("one regime: max error vs log ", r.max_error_ge_1mib, ", vs model ", r.max_error_vs_model, " over ", r.rows, " sizes");
     CHECK(r.rows == 11);  // 1 MiB .. 1 GiB
     CHECK(r.max_error_ge_1mib < 0.05);
     CHECK(r.max_error_vs_model < 0.02);
   }
   SUBCASE("two regimes (LL-like below 256 KiB, Simple-like above), 1% noise") {
-    test::LogGen g;
-    g.latency_us = 12.0;
-    g.algbw_GBps = 20.0;
-    g.switch_bytes = int64_t{1} << 18;
-    g.latency2_us = 40.0;
-    g.algbw2_GBps = 180.0;
-    g.noise_rel = 0.01;
-    g.seed = 11;
-    const Reproduction r = reproduce(g);
+    const Reproduction r = reproduce(two_regime_log());
     MESSAGE("two regimes: max error vs log ", r.max_error_ge_1mib, ", vs model ", r.max_error_vs_model, " over ", r.rows, " sizes");
     CHECK(r.rows == 11);
     CHECK(r.max_error_ge_1mib < 0.05);
@@ -256,19 +266,6 @@ TEST_CASE("calibration data: the committed synthetic logs are the generator's ou
     ss << in.rdbuf();
     return ss.str();
   };
-  test::LogGen one;
-  one.latency_us = 25.0;
-  one.algbw_GBps = 160.0;
-  one.noise_rel = 0.01;
-  one.seed = 7;
-  CHECK(read("all_reduce_8r.log") == one.text());
-  test::LogGen two;
-  two.latency_us = 12.0;
-  two.algbw_GBps = 20.0;
-  two.switch_bytes = int64_t{1} << 18;
-  two.latency2_us = 40.0;
-  two.algbw2_GBps = 180.0;
-  two.noise_rel = 0.01;
-  two.seed = 11;
-  CHECK(read("all_reduce_8r_two_regimes.log") == two.text());
+  CHECK(read("all_reduce_8r.log") == one_regime_log().text());
+  CHECK(read("all_reduce_8r_two_regimes.log") == two_regime_log().text());
 }
