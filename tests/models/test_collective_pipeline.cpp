@@ -11,38 +11,22 @@
 #include "models/collective_runner.hpp"
 #include "sim/backends/analytic_backend.hpp"
 #include "sim/backends/make_backend.hpp"
+#include "collective_fixtures.hpp"
 #include "topologies/fabric_builder.hpp"
 
 using namespace syncsim;
 using namespace syncsim::models;
+using collective_fixtures::identity;
 
 namespace {
 
 // One single-GPU host per leaf, one spine, 100G links with 20 us of propagation each: 4 hops of
 // 80 us dominate a 256 KiB chunk's 21 us of serialization.
 topo::FabricParams far_apart(uint32_t leaves) {
-  topo::FabricParams p;
-  p.kind = topo::TopologyKind::SpineLeaf;
-  p.spine_leaf.leaves = leaves;
-  p.spine_leaf.hosts_per_leaf = 1;
-  p.spine_leaf.spines = 1;
-  for (net::LinkParams* l : {&p.links.host, &p.links.fabric}) {
-    l->bandwidth = Bandwidth::gbps(100);
-    l->delay = Time::us(20);
-    l->mtu = Bytes{4096};
-    l->header = Bytes{64};
-  }
-  p.switch_params.buffer = Bytes{64 << 20};
-  return p;
+  return collective_fixtures::one_host_per_leaf(leaves, Bandwidth::gbps(100), Time::us(20));
 }
 
 bool near(double got, double want, double rel) { return std::abs(got - want) <= rel * std::abs(want); }
-
-std::vector<uint32_t> identity(uint32_t n) {
-  std::vector<uint32_t> v(n);
-  for (uint32_t i = 0; i < n; ++i) v[i] = i;
-  return v;
-}
 
 }  // namespace
 

@@ -13,10 +13,12 @@
 #include "models/collective_runner.hpp"
 #include "sim/backends/analytic_backend.hpp"
 #include "sim/backends/make_backend.hpp"
+#include "collective_fixtures.hpp"
 #include "topologies/fabric_builder.hpp"
 
 using namespace syncsim;
 using namespace syncsim::models;
+using collective_fixtures::identity;
 
 namespace {
 
@@ -36,12 +38,6 @@ topo::FabricParams rail_fabric(uint32_t hosts, uint32_t gpus, uint32_t nics, uin
   }
   p.switch_params.buffer = Bytes{64 << 20};
   return p;
-}
-
-std::vector<uint32_t> identity(uint32_t n) {
-  std::vector<uint32_t> v(n);
-  for (uint32_t i = 0; i < n; ++i) v[i] = i;
-  return v;
 }
 
 }  // namespace

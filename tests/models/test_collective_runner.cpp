@@ -13,35 +13,19 @@
 #include "sim/backends/analytic_backend.hpp"
 #include "sim/backends/flow_backend.hpp"
 #include "sim/backends/packet_backend.hpp"
+#include "collective_fixtures.hpp"
 #include "topologies/fabric_builder.hpp"
 
 using namespace syncsim;
 using namespace syncsim::models;
+using collective_fixtures::identity;
 
 namespace {
 
 // n leaves with one single-GPU host each and one spine: every pair of ranks is 4 hops apart over
 // identical links, and a ring (or a tree) never puts two flows on one link (non-blocking).
 topo::FabricParams one_host_per_leaf(uint32_t leaves, int64_t gbps = 100) {
-  topo::FabricParams p;
-  p.kind = topo::TopologyKind::SpineLeaf;
-  p.spine_leaf.leaves = leaves;
-  p.spine_leaf.hosts_per_leaf = 1;
-  p.spine_leaf.spines = 1;
-  for (net::LinkParams* l : {&p.links.host, &p.links.fabric}) {
-    l->bandwidth = Bandwidth::gbps(gbps);
-    l->delay = Time::us(1);
-    l->mtu = Bytes{4096};
-    l->header = Bytes{64};
-  }
-  p.switch_params.buffer = Bytes{64 << 20};
-  return p;
-}
-
-std::vector<uint32_t> identity(uint32_t n) {
-  std::vector<uint32_t> v(n);
-  for (uint32_t i = 0; i < n; ++i) v[i] = i;
-  return v;
+  return collective_fixtures::one_host_per_leaf(leaves, Bandwidth::gbps(gbps), Time::us(1));
 }
 
 // One transfer of `size` bytes between two GPUs on an idle analytic backend.
