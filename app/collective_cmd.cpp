@@ -5,6 +5,7 @@
 #include <chrono>
 #include <memory>
 
+#include "app/calibrated_collective.hpp"
 #include "app/scenario_loader.hpp"
 #include "app/units.hpp"
 #include "sim/backends/analytic_backend.hpp"
@@ -170,6 +171,37 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
     if (size == 0 || size > o.max_bytes / o.step_factor) break;
   }
   return sweep;
+}
+
+ReportedCollectives run_report_collectives(const Scenario& scenario) {
+  ReportedCollectives out;
+  if (!scenario.report) return out;
+  // One single-size sweep per size, built as cmd_collective builds it from its default flags.
+  auto one_size = [&](int64_t bytes) {
+    CollectiveSweepOptions o;
+    o.op = models::CollectiveOp::AllReduce;
+    o.ranks = scenario.workload ? scenario.workload->data_parallel : 0;
+    o.min_bytes = bytes;
+    o.max_bytes = bytes;
+    o.run.hbm_bytes_per_s = parse_bandwidth(kDefaultCollectiveHbm).bytes_per_second();
+    CalibratedSweep result;
+    if (scenario.collective_calibration) {
+      result = run_calibrated_sweep(scenario, o, *scenario.collective_calibration);
+    } else {
+      result.sweep = run_collective_sweep(scenario, o);
+    }
+    for (std::string& w : result.warnings) out.warnings.push_back("report: " + w);
+    out.ranks = static_cast<uint32_t>(result.sweep.header.ngpus);
+    return result.sweep.rows.at(0);
+  };
+  const NcclTestsRow small = one_size(scenario.report->allreduce_small_bytes);
+  out.small_bytes = small.size;
+  out.small_latency_s = small.out_of_place.time_us * 1e-6;
+  const NcclTestsRow large = one_size(scenario.report->allreduce_large_bytes);
+  out.large_bytes = large.size;
+  out.large_time_s = large.out_of_place.time_us * 1e-6;
+  out.large_busbw_GBps = large.out_of_place.busbw;
+  return out;
 }
 
 }  // namespace syncsim::app

@@ -59,6 +59,26 @@ struct CollectiveSweep {
 // "1GB" = 10^9). Throws UnitError.
 int64_t parse_size_flag(std::string_view text);
 
+// `syncsim collective --hbm`'s default, shared with the `report:` collectives so both time the same.
+inline constexpr const char* kDefaultCollectiveHbm = "3.35TBps";
+
+// The `report:` all_reduces of a scenario (scenario.hpp ReportSpec).
+struct ReportedCollectives {
+  uint32_t ranks = 0;
+  int64_t small_bytes = 0;         // as nccl-tests rounds the size (whole floats)
+  double small_latency_s = 0;
+  int64_t large_bytes = 0;
+  double large_time_s = 0;
+  double large_busbw_GBps = 0;     // nccl-tests' busbw, 1e9 B/s
+  std::vector<std::string> warnings{};
+};
+
+// Each size of `scenario.report` as one row of the sweep `syncsim collective SCENARIO --op all_reduce
+// -b SIZE -e SIZE --ranks N` runs with its other flags at their defaults (calibrated when the
+// scenario has collective.calibration, as there): N = workload.data_parallel (0: every GPU). The
+// scenario's traffic and workload are not run: the fabric is idle.
+ReportedCollectives run_report_collectives(const Scenario& scenario);
+
 // Runs the sweep. Throws CollectiveUsageError for impossible requests (more ranks than GPUs, an
 // algorithm that does not implement the op, ...).
 CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveSweepOptions& options);

@@ -212,7 +212,7 @@ int cmd_collective(const std::vector<std::string>& args) {
       "root", po::value<uint32_t>()->default_value(0), "broadcast/reduce root, send_recv sender")(
       "step-latency", po::value<std::string>()->default_value("0"),
       "delay before every transfer, e.g. 2us (default 0: the protocol's NVLink/network latencies)")(
-      "hbm", po::value<std::string>()->default_value("3.35TBps"),
+      "hbm", po::value<std::string>()->default_value(app::kDefaultCollectiveHbm),
       "GPU memory bandwidth for reductions (3 bytes of traffic per byte reduced); 0 = free")(
       "json", "print the rows as JSON");
   po::positional_options_description pos;

@@ -403,6 +403,10 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     r.fct.p99_s = percentile_sorted(fct, 99);
   }
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  if (scenario.report) {
+    r.report = run_report_collectives(scenario);
+    for (const std::string& w : r.report->warnings) r.warnings.push_back(w);
+  }
   return r;
 }
 
@@ -477,6 +481,14 @@ nlohmann::json to_json(const RunResult& r) {
     j["deadlock"]["ports"] = r.deadlock.ports;
   }
   j["warnings"] = r.warnings;
+  if (r.report) {
+    j["report_ranks"] = r.report->ranks;
+    j["allreduce_small_bytes"] = r.report->small_bytes;
+    j["allreduce_small_latency_s"] = r.report->small_latency_s;
+    j["allreduce_large_bytes"] = r.report->large_bytes;
+    j["allreduce_large_time_s"] = r.report->large_time_s;
+    j["allreduce_large_busbw_GBps"] = r.report->large_busbw_GBps;
+  }
   if (r.step) {
     const models::StepResult& st = *r.step;
     j["step_time_s"] = st.step.seconds();
@@ -636,6 +648,13 @@ std::string to_text(const RunResult& r) {
     o.precision(3);
     o << "mfu        " << st.mfu * 100 << "%  (hfu " << st.hfu * 100 << "%), "
       << static_cast<int64_t>(st.tokens_per_s) << " tokens/s\n";
+  }
+  if (r.report) {
+    o.precision(4);
+    o << "all_reduce " << fmt_bytes(r.report->small_bytes) << " over " << r.report->ranks << " ranks "
+      << fmt_time(r.report->small_latency_s) << "; " << fmt_bytes(r.report->large_bytes) << " "
+      << fmt_time(r.report->large_time_s) << ", busbw " << r.report->large_busbw_GBps
+      << " GB/s  (report:, idle fabric)\n";
   }
   if (r.retransmitted_packets > 0 || r.timeouts > 0 || r.transport != "roce") {
     o << "transport  " << r.transport << ": " << r.retransmitted_packets << " packets ("

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/collective_cmd.hpp"
 #include "app/scenario.hpp"
 #include "sim/backends/make_backend.hpp"
 #include "sim/backends/transfer_backend.hpp"
@@ -91,6 +92,9 @@ struct RunResult {
   // How the bucket all-reduces were timed: "simulated", or "calibrated: FILE, all_reduce at N
   // ranks" (collective.calibration).
   std::string bucket_allreduce_model = "simulated";
+  // `report:` all_reduces (app/collective_cmd.hpp), timed after the run on an idle fabric; their
+  // simulation is not counted in wall_s or events.
+  std::optional<ReportedCollectives> report;
 };
 
 struct RunOptions {

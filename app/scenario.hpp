@@ -55,6 +55,14 @@ struct RouteOverrideSpec {
   std::vector<std::string> via{};
 };
 
+// `report:` extra numbers for `syncsim run` and `syncsim sweep`: an all_reduce of each size over the
+// workload's ranks (every GPU without a workload) on an idle copy of the fabric, timed exactly as
+// `syncsim collective --op all_reduce -b SIZE -e SIZE` times it (app/collective_cmd.hpp).
+struct ReportSpec {
+  int64_t allreduce_small_bytes = 8;           // reported as a latency
+  int64_t allreduce_large_bytes = 256 << 20;   // reported as nccl-tests' bus bandwidth
+};
+
 struct Scenario {
   std::string name;
   std::string source;        // file path, or "<built-in default>"
@@ -70,6 +78,7 @@ struct Scenario {
   std::vector<std::pair<std::string, std::vector<std::string>>> sweep;
   std::optional<ObserveSpec> observe;    // `observe:`, or `--timeseries DIR` alone
   std::vector<RouteOverrideSpec> route_overrides;  // `fabric.route_overrides`
+  std::optional<ReportSpec> report;                // `report:`
 };
 
 }  // namespace syncsim::app

@@ -214,6 +214,7 @@ class Loader {
   void read_impairments(const YAML::Node& node, const std::string& path,
                         net::ImpairmentParams& imp) const;
   ObserveSpec read_observe(const YAML::Node& node, const std::string& path) const;
+  ReportSpec read_report(const YAML::Node& node, const std::string& path) const;
   std::vector<RouteOverrideSpec> read_route_overrides(const YAML::Node& node,
                                                       const std::string& path) const;
   models::TrafficSpec read_traffic_entry(const YAML::Node& node, const std::string& path) const;
@@ -554,7 +555,7 @@ Scenario Loader::load(const std::string& text) {
 Scenario Loader::read_root() {
   const MapView top(*this, root_, "",
                     {"name", "seed", "fidelity", "fabric", "traffic", "collective", "workload",
-                     "sweep", "observe"});
+                     "sweep", "observe", "report"});
   Scenario s;
   s.source = source_;
   s.name = read_string(top.require("name"), "name");
@@ -577,6 +578,7 @@ Scenario Loader::read_root() {
 
   if (const YAML::Node* n = top.find("workload")) s.workload = read_workload(*n, "workload");
   if (const YAML::Node* n = top.find("observe")) s.observe = read_observe(*n, "observe");
+  if (const YAML::Node* n = top.find("report")) s.report = read_report(*n, "report");
   if (const YAML::Node* n = top.find("sweep")) {
     if (!n->IsMap() || n->size() == 0) {
       fail("sweep", *n, "expected a map of dotted.path: [values...], got " + describe(*n));
@@ -1702,6 +1704,24 @@ Override parse_override(const std::string& arg) {
 
 // `observe:` {interval, ports: ["leaf0->host0.nic0", ...], flows, rate_window: {start, end}}.
 // Port names are checked against the built fabric by the runner.
+ReportSpec Loader::read_report(const YAML::Node& node, const std::string& path) const {
+  const MapView m(*this, node, path, {"allreduce_small", "allreduce_large"});
+  ReportSpec r;
+  // At least one float (nccl-tests rounds sizes down to whole 4-byte elements); at most 64 GiB.
+  auto size = [&](std::string_view key) {
+    const std::string p = m.path_of(key);
+    const YAML::Node& n = m.require(key);
+    const Bytes b = read_bytes(n, p);
+    if (b.count() < 4 || b.count() > (int64_t{64} << 30)) {
+      fail(p, n, "expected a size from 4B to 64GiB, got " + quoted(n.Scalar()));
+    }
+    return b.count();
+  };
+  r.allreduce_small_bytes = size("allreduce_small");
+  r.allreduce_large_bytes = size("allreduce_large");
+  return r;
+}
+
 ObserveSpec Loader::read_observe(const YAML::Node& node, const std::string& path) const {
   const MapView m(*this, node, path, {"interval", "ports", "flows", "rate_window"});
   ObserveSpec o;

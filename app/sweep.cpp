@@ -30,7 +30,9 @@ const char* kUsage =
     "fastest) and prints one row per point: every swept value, then sim_time_s, messages,\n"
     "messages_completed, fct_mean_s, fct_p99_s, fct_max_s, bytes_dropped, max_queue_bytes,\n"
     "pause_frames, ecn_marks, events, (for workload scenarios) step_time_s, mfu, exposed_comm_s,\n"
-    "tail_s, tokens_per_s, and wall_s; with a workload it names the point with the most tokens/s.\n"
+    "tail_s, tokens_per_s, (with a report: block) allreduce_small_bytes, allreduce_small_latency_s,\n"
+    "allreduce_large_bytes, allreduce_large_busbw_GBps, and wall_s; with a workload it names the\n"
+    "point with the most tokens/s.\n"
     "Every point is loaded and checked before any runs.\n"
     "Under `mpirun -n N` (Open MPI build) rank 0 hands points out to ranks 1..N-1.\n"
     "\n"
@@ -162,6 +164,7 @@ SweepPlan plan_sweep(SweepSpec spec) {
   }
   plan.spec = std::move(spec);
   plan.spec.step = !plan.scenarios.empty() && plan.scenarios.front().workload.has_value();
+  plan.spec.report = !plan.scenarios.empty() && plan.scenarios.front().report.has_value();
   return plan;
 }
 
@@ -174,6 +177,12 @@ std::vector<std::string> sweep_columns(const SweepSpec& spec) {
   }
   if (spec.step) {
     for (const char* c : {"step_time_s", "mfu", "exposed_comm_s", "tail_s", "tokens_per_s"}) {
+      cols.emplace_back(c);
+    }
+  }
+  if (spec.report) {
+    for (const char* c : {"allreduce_small_bytes", "allreduce_small_latency_s", "allreduce_large_bytes",
+                          "allreduce_large_busbw_GBps"}) {
       cols.emplace_back(c);
     }
   }
@@ -202,6 +211,12 @@ nlohmann::ordered_json sweep_row(const SweepSpec& spec, const std::vector<std::s
     row["exposed_comm_s"] = r.step->exposed_comm.seconds();
     row["tail_s"] = r.step->tail.seconds();
     row["tokens_per_s"] = r.step->tokens_per_s;
+  }
+  if (spec.report && r.report) {
+    row["allreduce_small_bytes"] = r.report->small_bytes;
+    row["allreduce_small_latency_s"] = r.report->small_latency_s;
+    row["allreduce_large_bytes"] = r.report->large_bytes;
+    row["allreduce_large_busbw_GBps"] = r.report->large_busbw_GBps;
   }
   if (spec.wall) row["wall_s"] = r.wall_s;
   return row;

@@ -46,6 +46,7 @@ struct SweepSpec {
   std::optional<uint64_t> seed;  // --seed
   bool wall = true;              // include the wall_s column
   bool step = false;             // step columns (set by plan_sweep when the scenario has a workload)
+  bool report = false;           // `report:` all_reduce columns (set by plan_sweep)
 };
 
 // The cartesian product of the axes' values, in point order (the last axis varies fastest).

@@ -230,5 +230,20 @@ check "bad observe port names the key" grep -q "observe.ports" "$tmp/err"
 check "pfc-deadlock exits 0" test $? -eq 0
 check "pfc-deadlock reports the deadlock" grep -q '"detected": true' "$tmp/dl.json"
 
+# report: (issue 7): run's all_reduce numbers equal `syncsim collective`'s; the matrix sweep has the
+# five columns in one table (the large size shrunk to keep the check quick).
+check "matrix run has report keys" python3 -c "import json,sys; j=json.load(open('$tmp/matrix.json')); sys.exit(0 if j['allreduce_small_bytes'] == 8 and j['allreduce_large_bytes'] == 256 << 20 and j['allreduce_small_latency_s'] > 0 and j['allreduce_large_busbw_GBps'] > 0 else 1)"
+"$bin" collective "$src/scenarios/interconnect-matrix.yaml" --op all_reduce -b 8 -e 8 --json >"$tmp/coll8.json" 2>"$tmp/err"
+check "report small latency = syncsim collective's" python3 -c "import json,sys; r=json.load(open('$tmp/matrix.json')); c=json.load(open('$tmp/coll8.json'))['results'][0]['out_of_place']['time']; sys.exit(0 if abs(r['allreduce_small_latency_s'] * 1e6 - c) <= 1e-9 * c else 1)"
+"$bin" sweep "$src/scenarios/interconnect-matrix.yaml" --set report.allreduce_large=8MiB --no-wall --quiet >"$tmp/imx.csv" 2>"$tmp/err"
+check "matrix sweep exits 0" test $? -eq 0
+check "matrix sweep has 3 rows" test "$(wc -l <"$tmp/imx.csv")" -eq 4
+for col in allreduce_small_latency_s allreduce_large_busbw_GBps exposed_comm_s step_time_s mfu; do
+  check "matrix sweep has column $col" grep -q "$col" "$tmp/imx.csv"
+done
+"$bin" run "$src/scenarios/interconnect-matrix.yaml" --set report.allreduce_small=8bananas >/dev/null 2>"$tmp/err"
+check "bad report size exits 2" test $? -eq 2
+check "bad report size names the key" grep -q "report.allreduce_small" "$tmp/err"
+
 echo "cli: $passes passed, $fails failed"
 test "$fails" -eq 0
