@@ -492,6 +492,10 @@ nlohmann::json to_json(const RunResult& r) {
   if (r.step) {
     const models::StepResult& st = *r.step;
     j["step_time_s"] = st.step.seconds();
+    if (!st.extrapolated_bucket_sizes.empty()) {
+      j["bucket_timing"] = {{"extrapolated_bucket_bytes", st.extrapolated_bucket_sizes},
+                            {"method", "linear in pipeline chunks from idle runs of k1 = 4 ceil(log2 ranks) and 2 k1 chunks"}};
+    }
     j["forward_s"] = st.forward.seconds();
     j["backward_s"] = st.backward.seconds();
     j["optimizer_s"] = st.optimizer.seconds();

@@ -731,7 +731,8 @@ WorkloadSpec Loader::read_workload(const YAML::Node& node, const std::string& pa
                   {"model", "gpu", "data_parallel", "micro_batch", "grad_accumulation", "recompute",
                    "dtype", "ddp", "optimizer", "algorithm", "channels", "perturbations",
                    "reuse_bucket_timings", "calibration", "parallelism", "fsdp", "tensor_parallel",
-                   "pipeline_parallel", "context_parallel", "sequence_parallel", "placement"});
+                   "pipeline_parallel", "context_parallel", "sequence_parallel", "placement",
+                   "bucket_timing"});
   WorkloadSpec w;
   models::StepConfig& c = w.step;
 
@@ -886,6 +887,13 @@ WorkloadSpec Loader::read_workload(const YAML::Node& node, const std::string& pa
   }
   if (const YAML::Node* v = m.find("reuse_bucket_timings")) {
     w.reuse_bucket_timings = read_bool(*v, m.path_of("reuse_bucket_timings"));
+  }
+  if (const YAML::Node* v = m.find("bucket_timing")) {
+    try {
+      c.bucket_timing = models::parse_bucket_timing(read_string(*v, m.path_of("bucket_timing")));
+    } catch (const std::invalid_argument& e) {
+      fail(m.path_of("bucket_timing"), *v, e.what());
+    }
   }
   if (const YAML::Node* v = m.find("calibration")) apply_calibration(*v, m.path_of("calibration"), c);
   read_parallelism(m, c);

@@ -56,6 +56,22 @@ struct ParallelLayout {
   bool model_parallel() const { return tensor * context * pipeline > 1; }
 };
 
+// How a bucket's idle-fabric all-reduce is timed (only when bucket timings are reused).
+//   Exact: simulate the bucket's whole plan.
+//   Extrapolate: for ring/tree all-reduces with pipelining chunks, simulate the same plan at k1 and
+//     k2 = 2 k1 pipeline units of the real chunk size (a unit is one chunk per tree, or one chunk per
+//     ring segment and channel) and extend the line through them to the bucket's size: once the
+//     pipeline is full each further unit adds the same time, T(S) = T1 + (T2 - T1) (S - S1) / (S2 - S1).
+//     Bytes sent scale exactly with S (every byte crosses each tree/ring edge the same number of
+//     times), so they are the measured bytes per byte times S. The two samples serve every
+//     bucket size. Falls back to Exact where the bucket is smaller than k2 units or the algorithm
+//     is neither ring nor tree. k1 = 4 ceil(log2 ranks) (step_sim.cpp says why).
+//   Auto: Extrapolate only where the bucket's exact plan would hold at least
+//     `extrapolate_min_transfers` transfers; smaller runs stay exact.
+enum class BucketTimingMode : uint8_t { Exact, Extrapolate, Auto };
+std::string_view to_string(BucketTimingMode t);
+BucketTimingMode parse_bucket_timing(std::string_view text);  // throws std::invalid_argument
+
 struct StepConfig {
   TransformerShape model;
   GpuSpec gpu;
@@ -75,6 +91,8 @@ struct StepConfig {
   // bucket collectives are the only traffic (they run one at a time on one stream, so each starts on
   // an idle fabric); turn it off to run every bucket live, e.g. against background traffic.
   bool reuse_bucket_timings = true;
+  BucketTimingMode bucket_timing = BucketTimingMode::Auto;  // see BucketTimingMode
+  int64_t extrapolate_min_transfers = 1'000'000;     // Auto's threshold (exact plan's transfers)
   bool zero_compute = false;            // communication only (a test limit)
   // When set, each bucket all-reduce takes this time for its byte size (a calibration profile's
   // fitted all_reduce line) instead of a simulated one, and buckets take the cached-duration path;
@@ -133,6 +151,8 @@ struct StepResult {
   std::vector<Time> rank_backward_start;  // the last micro-batch's backward, per rank
   std::vector<Time> rank_backward_end;
   std::vector<std::string> warnings;
+  // Bucket sizes whose idle-fabric time was extrapolated (BucketTimingMode), in bytes, ascending.
+  std::vector<int64_t> extrapolated_bucket_sizes;
   // Which engine produced the numbers: "event_driven" (DDP, FSDP) or "closed_form" (model
   // parallelism, whose step is not simulated event by event).
   std::string engine = "event_driven";

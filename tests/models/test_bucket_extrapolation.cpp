@@ -1,0 +1,173 @@
+// Idle-fabric bucket timing by extrapolation (BucketTimingMode): against exact simulation where that
+// is affordable, on the flow and analytic backends, tree and ring all-reduce.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <stdexcept>
+
+#include "models/step_sim.hpp"
+#include "sim/backends/make_backend.hpp"
+#include "topologies/fabric_builder.hpp"
+
+using namespace syncsim;
+using namespace syncsim::models;
+
+namespace {
+
+net::NetworkSpec fabric(uint32_t hosts) {
+  topo::FabricParams p;
+  p.spine_leaf.leaves = 4;
+  p.spine_leaf.hosts_per_leaf = hosts / 4;
+  p.spine_leaf.spines = hosts / 4;
+  p.links.host.bandwidth = Bandwidth::gbps(400);
+  p.links.fabric.bandwidth = Bandwidth::gbps(400);
+  return topo::build_fabric(p);
+}
+
+// A short GPT-3 1.3B (the 206 MB embedding bucket plus a few large ones), communication only.
+StepConfig config_for(uint32_t ranks, CollectiveAlgo algo, int64_t chunk, Bytes bucket_cap,
+                      uint32_t layers) {
+  StepConfig c;
+  c.model = *transformer_preset("gpt3-1.3b");
+  c.model.layers = layers;
+  c.gpu = *gpu_preset("h100");
+  c.ddp.bucket_cap = bucket_cap;
+  c.algorithm = algo;
+  c.chunk_bytes = chunk;
+  c.zero_compute = true;
+  c.collective.step_latency = Time::us(2);
+  c.collective.launch_latency = Time::us(10);
+  c.rank_to_gpu.resize(ranks);
+  std::iota(c.rank_to_gpu.begin(), c.rank_to_gpu.end(), 0u);
+  return c;
+}
+
+StepResult run(const net::NetworkSpec& spec, Fidelity fidelity, StepConfig c, BucketTimingMode mode) {
+  c.bucket_timing = mode;
+  Simulation sim(c.seed);
+  auto backend = make_backend(fidelity, sim, spec);
+  return simulate_ddp_step(*backend, spec, fidelity, c);
+}
+
+std::map<int64_t, Time> durations(const StepResult& r) {
+  std::map<int64_t, Time> d;
+  for (const auto& b : r.buckets) d.emplace(b.bytes, b.end - b.start);
+  return d;
+}
+
+// Worst relative error of the extrapolated bucket durations against exact ones; sizes that were
+// not extrapolated must be identical.
+double worst_error(const StepResult& exact, const StepResult& extrapolated) {
+  const auto e = durations(exact);
+  const auto x = durations(extrapolated);
+  double worst = 0;
+  for (const auto& [bytes, t] : e) {
+    CAPTURE(bytes);
+    const bool was = std::find(extrapolated.extrapolated_bucket_sizes.begin(),
+                               extrapolated.extrapolated_bucket_sizes.end(),
+                               bytes) != extrapolated.extrapolated_bucket_sizes.end();
+    if (!was) {
+      CHECK(x.at(bytes) == t);
+      continue;
+    }
+    const double err = std::abs(x.at(bytes).seconds() / t.seconds() - 1.0);
+    MESSAGE("bucket " << bytes << " B: exact " << t.seconds() * 1e3 << " ms, extrapolated "
+                      << x.at(bytes).seconds() * 1e3 << " ms, error " << err * 100 << "%");
+    worst = std::max(worst, err);
+  }
+  return worst;
+}
+
+// The bounds asserted below. Measured (this file's cases, `-s` prints them): tree at most 0.5%;
+// ring 1.4% (a 32.02-unit bucket cut into 33 pieces: see the latency-heavy case).
+constexpr double kTreeBound = 0.01;
+constexpr double kRingBound = 0.02;
+
+}  // namespace
+
+TEST_CASE("bucket extrapolation: tree all-reduce within 1% of exact, bytes exact (64 ranks)") {
+  const auto spec = fabric(64);
+  // depth 6: k1 = 24 units of 2 x 1 MiB; buckets from 2 k1 units (48 MiB) on are extrapolated.
+  const auto c = config_for(64, CollectiveAlgo::Tree, 1 << 20, Bytes(128 << 20), 4);
+  for (Fidelity f : {Fidelity::Analytic, Fidelity::Flow}) {
+    CAPTURE(static_cast<int>(f));
+    const auto exact = run(spec, f, c, BucketTimingMode::Exact);
+    const auto extra = run(spec, f, c, BucketTimingMode::Extrapolate);
+    CHECK(exact.extrapolated_bucket_sizes.empty());
+    REQUIRE(extra.extrapolated_bucket_sizes.size() >= 2);
+    CHECK(worst_error(exact, extra) < kTreeBound);
+    CHECK(extra.bytes_per_gpu == exact.bytes_per_gpu);
+    CHECK(std::abs(extra.step.seconds() / exact.step.seconds() - 1.0) < kTreeBound);
+    bool warned = false;
+    for (const auto& w : extra.warnings) warned = warned || w.find("extrapolated") != std::string::npos;
+    CHECK(warned);
+  }
+}
+
+TEST_CASE("bucket extrapolation: ring all-reduce within 2% of exact, bytes exact (16 ranks)") {
+  const auto spec = fabric(16);
+  // depth 4: k1 = 16 units of 16 x 256 KiB (4 MiB); buckets from 2 k1 units (128 MiB) extrapolated.
+  const auto c = config_for(16, CollectiveAlgo::Ring, 256 << 10, Bytes(160 << 20), 2);
+  for (Fidelity f : {Fidelity::Analytic, Fidelity::Flow}) {
+    CAPTURE(static_cast<int>(f));
+    const auto exact = run(spec, f, c, BucketTimingMode::Exact);
+    const auto extra = run(spec, f, c, BucketTimingMode::Extrapolate);
+    REQUIRE(extra.extrapolated_bucket_sizes.size() >= 2);
+    CHECK(worst_error(exact, extra) < kRingBound);
+    CHECK(extra.bytes_per_gpu == exact.bytes_per_gpu);
+  }
+}
+
+// The known weakness: the line is in bytes, but the plan cuts a bucket into ceil(S / unit) pieces
+// slightly smaller than a chunk, each paying the whole per-step latency. With latency-heavy chunks
+// (64 KiB at 400G: 1.3 us on the wire against 2 us of step latency) and few units (44.02 -> 45
+// pieces) the extrapolation runs short by ~1.7%; the bound shrinks with 1 / units and with the
+// latency's share of a chunk's time (2 MiB chunks: 42 us on the wire).
+TEST_CASE("bucket extrapolation: latency-heavy ring chunks, few units: within 2.5% (32 ranks)") {
+  const auto spec = fabric(32);
+  const auto c = config_for(32, CollectiveAlgo::Ring, 64 << 10, Bytes(96 << 20), 2);
+  const auto exact = run(spec, Fidelity::Analytic, c, BucketTimingMode::Exact);
+  const auto extra = run(spec, Fidelity::Analytic, c, BucketTimingMode::Extrapolate);
+  REQUIRE_FALSE(extra.extrapolated_bucket_sizes.empty());
+  CHECK(worst_error(exact, extra) < 0.025);
+  CHECK(extra.bytes_per_gpu == exact.bytes_per_gpu);
+}
+
+TEST_CASE("bucket extrapolation: auto below its threshold is bit-identical to exact") {
+  const auto spec = fabric(64);
+  const auto c = config_for(64, CollectiveAlgo::Tree, 1 << 20, Bytes(96 << 20), 4);
+  const auto exact = run(spec, Fidelity::Flow, c, BucketTimingMode::Exact);
+  const auto automatic = run(spec, Fidelity::Flow, c, BucketTimingMode::Auto);  // < 1e6 transfers
+  CHECK(automatic.extrapolated_bucket_sizes.empty());
+  CHECK(automatic.step == exact.step);
+  CHECK(automatic.bytes_per_gpu == exact.bytes_per_gpu);
+  REQUIRE(automatic.buckets.size() == exact.buckets.size());
+  for (std::size_t i = 0; i < exact.buckets.size(); ++i) {
+    CHECK(automatic.buckets[i].start == exact.buckets[i].start);
+    CHECK(automatic.buckets[i].end == exact.buckets[i].end);
+  }
+  // With a threshold it crosses, auto extrapolates.
+  auto low = c;
+  low.extrapolate_min_transfers = 1000;
+  CHECK_FALSE(run(spec, Fidelity::Flow, low, BucketTimingMode::Auto).extrapolated_bucket_sizes.empty());
+}
+
+TEST_CASE("bucket extrapolation: algorithms other than ring and tree stay exact") {
+  const auto spec = fabric(16);
+  const auto c = config_for(16, CollectiveAlgo::HalvingDoubling, 1 << 20, Bytes(96 << 20), 1);
+  const auto exact = run(spec, Fidelity::Analytic, c, BucketTimingMode::Exact);
+  const auto extra = run(spec, Fidelity::Analytic, c, BucketTimingMode::Extrapolate);
+  CHECK(extra.extrapolated_bucket_sizes.empty());
+  CHECK(extra.step == exact.step);
+}
+
+TEST_CASE("bucket extrapolation: mode names") {
+  CHECK(parse_bucket_timing("exact") == BucketTimingMode::Exact);
+  CHECK(parse_bucket_timing("extrapolate") == BucketTimingMode::Extrapolate);
+  CHECK(parse_bucket_timing("auto") == BucketTimingMode::Auto);
+  CHECK(to_string(BucketTimingMode::Extrapolate) == "extrapolate");
+  CHECK_THROWS_AS(parse_bucket_timing("fast"), std::invalid_argument);
+}
