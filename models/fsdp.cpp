@@ -344,21 +344,7 @@ StepResult simulate_fsdp_step(TransferBackend& backend, const net::NetworkSpec& 
   r.rank_backward_start.assign(n, driver.slices[last_backward].start);
   r.rank_backward_end = driver.rank_end_;
 
-  const double tokens = static_cast<double>(n) * static_cast<double>(config.compute.micro_batch) *
-                        std::max<uint32_t>(1, config.grad_accumulation) * config.model.sequence;
-  const double model_flops = training_flops_per_token(config.model) * tokens;
-  double hardware_flops = model_flops;
-  if (config.compute.recompute == Recompute::Full) {
-    hardware_flops += training_flops_per_token(config.model) / 3.0 * tokens;
-  }
-  if (config.compute.recompute == Recompute::Selective) {
-    hardware_flops += 4.0 * config.model.layers * static_cast<double>(config.model.hidden) *
-                      config.model.sequence * tokens;
-  }
-  const double peak = peak_flops(config.gpu, config.compute.dtype) * n;
-  r.mfu = model_flops / (r.step.seconds() * peak);
-  r.hfu = hardware_flops / (r.step.seconds() * peak);
-  r.tokens_per_s = tokens / r.step.seconds();
+  fill_utilization(r, config, n);
 
   const FsdpTimeline closed = fsdp_closed_form(schedule, idle, config.fsdp.separate_streams);
   r.closed_form_step = std::max(closed.compute_end, closed.comm_end) + r.optimizer;

@@ -242,6 +242,25 @@ const IdleCollectiveTimer::Timing& IdleCollectiveTimer::time(
   return timings_.emplace(key, timing).first->second;
 }
 
+double fill_utilization(StepResult& r, const StepConfig& config, uint32_t ranks) {
+  const double tokens = static_cast<double>(ranks) * static_cast<double>(config.compute.micro_batch) *
+                        static_cast<double>(std::max<uint32_t>(1, config.grad_accumulation)) *
+                        config.model.sequence;
+  const double model_flops = training_flops_per_token(config.model) * tokens;
+  double hardware_flops = model_flops;
+  const double forward_flops_per_token = training_flops_per_token(config.model) / 3.0;
+  if (config.compute.recompute == Recompute::Full) hardware_flops += forward_flops_per_token * tokens;
+  if (config.compute.recompute == Recompute::Selective) {
+    hardware_flops += 4.0 * config.model.layers * static_cast<double>(config.model.hidden) *
+                      config.model.sequence * tokens;
+  }
+  const double peak = peak_flops(config.gpu, config.compute.dtype) * ranks;
+  r.mfu = model_flops / (r.step.seconds() * peak);
+  r.hfu = hardware_flops / (r.step.seconds() * peak);
+  r.tokens_per_s = tokens / r.step.seconds();
+  return model_flops;
+}
+
 StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& spec,
                              Fidelity fidelity, const StepConfig& config) {
   const auto n = static_cast<uint32_t>(config.rank_to_gpu.size());
@@ -282,19 +301,20 @@ StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& s
   // Plans (one per distinct size) and, when reused, each size's duration on an idle fabric.
   std::map<int64_t, CollectivePlan> plans;
   std::map<int64_t, std::pair<Time, int64_t>> idle;  // size -> (duration, bytes sent by all ranks)
+  auto allreduce_options = [&](int64_t bytes) {
+    PlanOptions o;
+    o.op = CollectiveOp::AllReduce;
+    o.algo = config.algorithm;
+    o.ranks = n;
+    o.bytes = bytes;
+    o.channels = config.channels;
+    o.chunk_bytes = config.chunk_bytes;
+    o.gpus_per_host = config.gpus_per_host;
+    return o;
+  };
   auto plan_for = [&](int64_t bytes) -> const CollectivePlan& {
     auto it = plans.find(bytes);
-    if (it == plans.end()) {
-      PlanOptions o;
-      o.op = CollectiveOp::AllReduce;
-      o.algo = config.algorithm;
-      o.ranks = n;
-      o.bytes = bytes;
-      o.channels = config.channels;
-      o.chunk_bytes = config.chunk_bytes;
-      o.gpus_per_host = config.gpus_per_host;
-      it = plans.emplace(bytes, build_plan(o)).first;
-    }
+    if (it == plans.end()) it = plans.emplace(bytes, build_plan(allreduce_options(bytes))).first;
     return it->second;
   };
   std::optional<std::pair<CollectiveResult, CollectiveResult>> samples;  // extrapolation's k1, k2 runs
@@ -319,15 +339,7 @@ StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& s
           // Sample plans are built and dropped here: they are small, and keeping them would
           // defeat the point (the real plan is never built).
           auto sample = [&](int64_t sample_bytes) {
-            PlanOptions o;
-            o.op = CollectiveOp::AllReduce;
-            o.algo = config.algorithm;
-            o.ranks = n;
-            o.bytes = sample_bytes;
-            o.channels = config.channels;
-            o.chunk_bytes = config.chunk_bytes;
-            o.gpus_per_host = config.gpus_per_host;
-            return run_idle(build_plan(o));
+            return run_idle(build_plan(allreduce_options(sample_bytes)));
           };
           // The samples depend only on the configuration, not on the bucket: run them once.
           if (!samples) samples = std::make_pair(sample(e->small), sample(e->large));
@@ -382,20 +394,8 @@ StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& s
   for (const BucketTiming& t : r.buckets) sent += static_cast<double>(idle_run(t.bytes).second);
   r.bytes_per_gpu = static_cast<int64_t>(sent / n);
 
-  const double tokens = static_cast<double>(n) * static_cast<double>(config.compute.micro_batch) *
-                        static_cast<double>(m) * config.model.sequence;
-  const double model_flops = training_flops_per_token(config.model) * tokens;
-  double hardware_flops = model_flops;
-  const double forward_flops_per_token = training_flops_per_token(config.model) / 3.0;
-  if (config.compute.recompute == Recompute::Full) hardware_flops += forward_flops_per_token * tokens;
-  if (config.compute.recompute == Recompute::Selective) {
-    hardware_flops += 4.0 * config.model.layers * static_cast<double>(config.model.hidden) *
-                      config.model.sequence * tokens;
-  }
+  const double model_flops = fill_utilization(r, config, n);
   const double peak = peak_flops(config.gpu, config.compute.dtype) * n;
-  r.mfu = model_flops / (r.step.seconds() * peak);
-  r.hfu = hardware_flops / (r.step.seconds() * peak);
-  r.tokens_per_s = tokens / r.step.seconds();
 
   // The closed form on the same inputs (unperturbed compute, idle-fabric bucket times).
   StepInputs in;

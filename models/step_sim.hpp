@@ -202,6 +202,11 @@ class IdleCollectiveTimer {
   std::map<std::string, Timing> timings_;
 };
 
+// Fills r.mfu, r.hfu and r.tokens_per_s from r.step for `ranks` data-parallel ranks: MFU counts model
+// FLOPs only (6N + attention per token), HFU adds recomputation (full: one more forward; selective:
+// the attention score and softmax work, 4·L·h·s per token). Returns the model FLOPs of the step.
+double fill_utilization(StepResult& r, const StepConfig& config, uint32_t ranks);
+
 // Runs one step on `backend` (whose simulation must be at time zero). `spec` and `fidelity` build the
 // idle copies used to time buckets when reuse_bucket_timings is on.
 StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& spec,

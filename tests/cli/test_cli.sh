@@ -203,9 +203,13 @@ ratio_ok() {  # ratio_ok JSON: estimate.memory_bytes / peak_rss_bytes in [1/3, 3
 "$bin" run "$src/scenarios/ddp-70b-16k.yaml" --set fabric.fat_tree.pods=1 --set fabric.fat_tree.leaves_per_pod=4 \
   --set workload.model=llama3-8b --json --quiet >"$tmp/est1.json" 2>/dev/null
 check "estimate json keys" grep -q '"estimate"' "$tmp/est1.json"
-check "flow estimate within 3x of peak RSS" ratio_ok "$tmp/est1.json"
+if [ -z "${SYNCSIM_SANITIZED:-}" ]; then  # ASan's shadow memory inflates the RSS
+  check "flow estimate within 3x of peak RSS" ratio_ok "$tmp/est1.json"
+fi
 "$bin" run "$src/scenarios/ring-next-leaf-1024.yaml" --json --quiet >"$tmp/est2.json" 2>/dev/null
-check "packet estimate within 3x of peak RSS" ratio_ok "$tmp/est2.json"
+if [ -z "${SYNCSIM_SANITIZED:-}" ]; then
+  check "packet estimate within 3x of peak RSS" ratio_ok "$tmp/est2.json"
+fi
 "$bin" run "$src/scenarios/ddp-70b-16k.yaml" --set fabric.fat_tree.pods=1 --set fabric.fat_tree.leaves_per_pod=2 \
   --set workload.model=llama3-8b --verbose --quiet >/dev/null 2>"$tmp/verbose.err"
 check "--verbose prints the estimate" grep -q "^estimate: memory" "$tmp/verbose.err"
