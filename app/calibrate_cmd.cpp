@@ -7,6 +7,7 @@
 #include <sstream>
 #include <utility>
 
+#include "app/calibrate_flow.hpp"
 #include "app/calibrate_report.hpp"
 #include "calibration/profile.hpp"
 
@@ -25,6 +26,7 @@ constexpr const char* kUsage =
     "                             [--out PROFILE.yaml]\n"
     "       syncsim calibrate report LOG... [--profile P] [--scenario S] [--set PATH=V]... [--plot FILE.svg]\n"
     "                                [--json]\n"
+    "       syncsim calibrate flow [SCENARIO] [--set PATH=V]... [--size BYTES] [--json] [--out FILE]\n"
     "\n"
     "  import  parse nccl-tests logs (all_reduce_perf, all_gather_perf, reduce_scatter_perf,\n"
     "          alltoall_perf, sendrecv_perf, broadcast_perf, reduce_perf) into a table\n"
@@ -32,6 +34,8 @@ constexpr const char* kUsage =
     "          size regimes where one line does not fit; LOG may also be an `import --json` table\n"
     "  report  measured vs predicted per size: the profile's calibrated line (default: the fit of the\n"
     "          logs) and, with --scenario, the uncalibrated simulator; `calibrate report --help`\n"
+    "  flow    fit the flow backend's congestion-control correction against the packet model on\n"
+    "          small contended cases with the scenario's PFC/ECN/DCQCN; `calibrate flow --help`\n"
     "\n"
     "  --json         print JSON instead of text\n"
     "  --residuals    (fit) print the relative error of every point\n"
@@ -261,15 +265,16 @@ nlohmann::json fits_json(const std::vector<LineFit>& fits) {
 }
 
 int calibrate_main(const std::vector<std::string>& args, std::ostream& out) {
-  if (args.empty()) throw CalibrateUsageError(std::string("expected import, fit or report\n") + kUsage);
+  if (args.empty()) throw CalibrateUsageError(std::string("expected import, fit, report or flow\n") + kUsage);
   const std::string sub = args[0];
   if (sub == "--help" || sub == "-h" || sub == "help") {
     out << kUsage;
     return 0;
   }
   if (sub == "report") return calibrate_report_main({args.begin() + 1, args.end()}, out);
+  if (sub == "flow") return calibrate_flow_main({args.begin() + 1, args.end()}, out);
   if (sub != "import" && sub != "fit") {
-    throw CalibrateUsageError("expected import, fit or report, found \"" + sub + "\"\n" + kUsage);
+    throw CalibrateUsageError("expected import, fit, report or flow, found \"" + sub + "\"\n" + kUsage);
   }
   bool json = false;
   bool residuals = false;

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "app/calibrated_collective.hpp"
+#include "app/runner.hpp"
 #include "app/scenario_loader.hpp"
 #include "app/units.hpp"
 #include "sim/backends/analytic_backend.hpp"
@@ -156,7 +157,7 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
       }
       const auto wall_start = std::chrono::steady_clock::now();
       Simulation sim(scenario.seed);
-      std::unique_ptr<TransferBackend> backend = make_backend(scenario.fidelity, sim, spec);
+      std::unique_ptr<TransferBackend> backend = make_scenario_backend(scenario, sim, spec);
       const auto result = models::run_collective(*backend, plan, rank_to_gpu, run);
       sweep.rows.push_back(make_row(o.op, n, bytes, result.duration().microseconds(),
                                     static_cast<int>(o.root), wrong));

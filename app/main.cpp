@@ -40,6 +40,7 @@ const char* kUsage =
     "  run [SCENARIO]   simulate a scenario (the built-in default when no file is given)\n"
     "  bench            event-queue and packet-forwarding throughput on the reference scenarios\n"
     "  calibrate import|fit|report LOG...  nccl-tests logs -> table / alpha-beta fits / measured vs simulated\n"
+    "  calibrate flow [SCENARIO]  fit the flow backend's congestion-control correction to the packet model\n"
     "  collective [SCENARIO]  nccl-tests-style sweep of one collective (all_reduce_perf table)\n"
     "  sweep SCENARIO --vary PATH=V1,V2,...  one row per point of a parameter grid (CSV/JSON; threads, MPI)\n"
     "  plot RESULTS.csv --x COL --y COL --out FILE.svg  render sweep results with gnuplot\n"

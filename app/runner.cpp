@@ -16,6 +16,7 @@
 #include "app/scenario_loader.hpp"
 #include "models/traffic.hpp"
 #include "sim/backends/analytic_backend.hpp"
+#include "sim/backends/flow_backend.hpp"
 #include "sim/backends/make_backend.hpp"
 #include "sim/backends/packet_backend.hpp"
 #include "sim/net/observer.hpp"
@@ -217,6 +218,14 @@ double percentile_sorted(const std::vector<double>& sorted, double p) {
   return sorted[std::min(idx, sorted.size() - 1)];
 }
 
+std::unique_ptr<TransferBackend> make_scenario_backend(const Scenario& scenario, Simulation& sim,
+                                                       const net::NetworkSpec& spec) {
+  if (scenario.fidelity == Fidelity::Flow && scenario.flow_cc.enabled) {
+    return std::make_unique<FlowBackend>(sim, spec, FlowBackend::Recompute::Local, scenario.flow_cc);
+  }
+  return make_backend(scenario.fidelity, sim, spec);
+}
+
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   ProgressLine progress(options.progress, options.estimated_wall_s);
@@ -231,7 +240,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
                                          static_cast<uint32_t>(spec.gpus.size()), scenario.seed);
 
   Simulation sim(scenario.seed);
-  std::unique_ptr<TransferBackend> backend = make_backend(scenario.fidelity, sim, spec);
+  std::unique_ptr<TransferBackend> backend = make_scenario_backend(scenario, sim, spec);
   RunResult r;
   r.messages = messages.size();
   TrafficInjector injector(*backend, std::move(messages));

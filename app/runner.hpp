@@ -104,6 +104,11 @@ struct RunOptions {
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});
 
+// The scenario's network backend: make_backend(fidelity), with the flow backend's options
+// (`fabric.flow.cc_correction`) applied at flow fidelity.
+std::unique_ptr<TransferBackend> make_scenario_backend(const Scenario& scenario, Simulation& sim,
+                                                       const net::NetworkSpec& spec);
+
 // The --json object: the keys the CLI contract names plus a few more.
 nlohmann::json to_json(const RunResult& r);
 // A human-readable summary for the terminal.

@@ -215,6 +215,7 @@ class Loader {
                         net::ImpairmentParams& imp) const;
   ObserveSpec read_observe(const YAML::Node& node, const std::string& path) const;
   ReportSpec read_report(const YAML::Node& node, const std::string& path) const;
+  FlowCcCorrection read_flow_options(const YAML::Node& node, const std::string& path) const;
   std::vector<RouteOverrideSpec> read_route_overrides(const YAML::Node& node,
                                                       const std::string& path) const;
   models::TrafficSpec read_traffic_entry(const YAML::Node& node, const std::string& path) const;
@@ -568,6 +569,9 @@ Scenario Loader::read_root() {
   s.fabric = read_fabric(top.require("fabric"), "fabric");
   if (const YAML::Node& f = top.require("fabric"); f.IsMap() && f["route_overrides"]) {
     s.route_overrides = read_route_overrides(f["route_overrides"], "fabric.route_overrides");
+  }
+  if (const YAML::Node& f = top.require("fabric"); f.IsMap() && f["flow"]) {
+    s.flow_cc = read_flow_options(f["flow"], "fabric.flow");
   }
   if (const YAML::Node* n = top.find("collective")) s.collective = read_collective(*n, "collective");
   if (const YAML::Node* n = top.find("collective")) {
@@ -962,7 +966,7 @@ topo::FabricParams Loader::read_fabric(const YAML::Node& node, const std::string
   const MapView fabric(
       *this, node, path,
       {"topology", "spine_leaf", "fat_tree", "rail_optimized", "host", "links", "switch", "ecmp",
-       "nic", "transport", "impairments", "route_overrides"});
+       "nic", "transport", "impairments", "route_overrides", "flow"});
   topo::FabricParams p;
   p.kind = read_enum(fabric.require("topology"), fabric.path_of("topology"), kTopologies);
 
@@ -1728,6 +1732,25 @@ ReportSpec Loader::read_report(const YAML::Node& node, const std::string& path) 
   r.allreduce_small_bytes = size("allreduce_small");
   r.allreduce_large_bytes = size("allreduce_large");
   return r;
+}
+
+// `fabric.flow:` options of the flow-level backend (read whatever the fidelity, so a sweep that
+// flips `fidelity` to flow finds typos early): {cc_correction: {contended_efficiency, enabled}}.
+FlowCcCorrection Loader::read_flow_options(const YAML::Node& node, const std::string& path) const {
+  const MapView m(*this, node, path, {"cc_correction"});
+  FlowCcCorrection c;
+  const YAML::Node* cc = m.find("cc_correction");
+  if (cc == nullptr || cc->IsNull()) return c;
+  const MapView cm(*this, *cc, m.path_of("cc_correction"), {"contended_efficiency", "enabled"});
+  const YAML::Node& e = cm.require("contended_efficiency");
+  c.contended_efficiency = read_number(e, cm.path_of("contended_efficiency"));
+  if (!(c.contended_efficiency > 0 && c.contended_efficiency <= 1)) {
+    fail(cm.path_of("contended_efficiency"), e,
+         "expected an efficiency in (0, 1] (1 = no correction), got " + quoted(e.Scalar()));
+  }
+  c.enabled = true;
+  if (const YAML::Node* v = cm.find("enabled")) c.enabled = read_bool(*v, cm.path_of("enabled"));
+  return c;
 }
 
 ObserveSpec Loader::read_observe(const YAML::Node& node, const std::string& path) const {

@@ -16,8 +16,12 @@ bool later_completion(int64_t a_at, uint32_t a_slot, int64_t b_at, uint32_t b_sl
 
 }  // namespace
 
-FlowBackend::FlowBackend(Simulation& sim, const net::NetworkSpec& spec, Recompute mode)
-    : TransferBackend(sim, spec), mode_(mode), routing_(spec) {
+FlowBackend::FlowBackend(Simulation& sim, const net::NetworkSpec& spec, Recompute mode,
+                         FlowCcCorrection correction)
+    : TransferBackend(sim, spec), mode_(mode), correction_(correction), routing_(spec) {
+  SIM_CHECK(!correction_.enabled ||
+                (correction_.contended_efficiency > 0 && correction_.contended_efficiency <= 1),
+            "flow CC correction: contended_efficiency must be in (0, 1]");
   const auto ports = routing_.ports().size();
   capacity_Bps_.resize(ports);
   for (net::PortId p = 0; p < ports; ++p) {
@@ -26,6 +30,8 @@ FlowBackend::FlowBackend(Simulation& sim, const net::NetworkSpec& spec, Recomput
     const auto header = static_cast<double>(l.header.count());
     capacity_Bps_[p] = l.bandwidth.bytes_per_second() * mtu / (mtu + header);
   }
+  shared_Bps_ = capacity_Bps_;
+  if (correction_.enabled) upstream_mark_.assign(ports, 0);
   link_left_.assign(ports, 0.0);
   link_unfrozen_.assign(ports, 0);
   port_mark_.assign(ports, 0);
@@ -285,6 +291,14 @@ void FlowBackend::solve_local() {
   for (uint32_t s : arrivals_) {
     if (flows_[s].active) add_to_region(s);
   }
+  if (correction_.enabled) {
+    // An arrival changes its links' flow counts, so their corrected capacity: every flow on them
+    // is refilled, as on a completion's links.
+    for (uint32_t s : arrivals_) {
+      if (!flows_[s].active) continue;
+      for (uint32_t h = 0; h < flows_[s].hops; ++h) seed_ports_.push_back(route_port(s, h));
+    }
+  }
   for (net::PortId p : seed_ports_) {
     for (const PortFlow& pf : flows_on_[p]) add_to_region(pf.slot);
   }
@@ -311,8 +325,9 @@ void FlowBackend::solve_local() {
         }
       }
       if (!has_outside) continue;
-      const bool saturated = load >= capacity_Bps_[p] * (1.0 - kTol);
-      bool broken = false;
+      const bool saturated = load >= shared_Bps_[p] * (1.0 - kTol);
+      // Only a corrected capacity can shrink under flows held fixed outside the region.
+      bool broken = correction_.enabled && load > shared_Bps_[p] * (1.0 + kTol);
       for (const PortFlow& pf : flows_on_[p]) {
         const uint32_t s = pf.slot;
         if (flow_mark_[s] == epoch_) {
@@ -352,7 +367,8 @@ void FlowBackend::fill_component() {
         outside += flows_[pf.slot].rate_Bps;
       }
     }
-    link_left_[p] = std::max(0.0, capacity_Bps_[p] - outside);
+    if (correction_.enabled) shared_Bps_[p] = shared_capacity(p);
+    link_left_[p] = std::max(0.0, shared_Bps_[p] - outside);
     link_unfrozen_[p] = inside;
     if (inside > 0) heap_.push_back(Candidate{link_left_[p] / inside, p});
   }
@@ -389,6 +405,28 @@ void FlowBackend::fill_component() {
     }
   }
   SIM_CHECK(unfrozen == 0, "progressive filling left flows without a rate");
+}
+
+double FlowBackend::shared_capacity(net::PortId p) {
+  const std::vector<PortFlow>& on = flows_on_[p];
+  if (on.size() < 2) return capacity_Bps_[p];
+  // A queue can build only where the links feeding this one can deliver more than it drains: sum
+  // the capacity of the distinct upstream links its flows come in over. Flows on their first hop
+  // come from the NIC itself, which never outruns its own link.
+  if (++upstream_epoch_ == 0) {
+    std::fill(upstream_mark_.begin(), upstream_mark_.end(), 0u);
+    upstream_epoch_ = 1;
+  }
+  double inflow = 0.0;
+  for (const PortFlow& pf : on) {
+    if (pf.hop == 0) return capacity_Bps_[p];  // a NIC's port: every flow on it is on hop 0
+    const net::PortId q = route_port(pf.slot, pf.hop - 1);
+    if (upstream_mark_[q] == upstream_epoch_) continue;
+    upstream_mark_[q] = upstream_epoch_;
+    inflow += capacity_Bps_[q];
+  }
+  if (inflow <= capacity_Bps_[p] * (1.0 + 1e-9)) return capacity_Bps_[p];
+  return capacity_Bps_[p] * correction_.efficiency(on.size());
 }
 
 void FlowBackend::apply_rates() {

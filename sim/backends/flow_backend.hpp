@@ -8,6 +8,29 @@
 
 namespace syncsim {
 
+// Optional correction for congestion-control inefficiency (off by default; README "Flow-level CC
+// correction"). Max-min sharing hands a contended link's whole capacity to its flows at once; under
+// real congestion control (PFC pauses, DCQCN rate cuts and recovery, queue oscillation) a link
+// where traffic converges runs below capacity. A link is contended when it carries >= 2 flows and
+// the distinct upstream links they come in over can together deliver more than it drains: a switch
+// egress where a queue can build (an incast, an oversubscribed uplink). A NIC's own uplink (every
+// flow from one host) is never contended: the NIC schedules its queue pairs without loss; nor is a
+// link fed by one link of its own speed, nor 4 x 100G hosts into a 400G uplink.
+// A contended link carrying n flows offers
+//     efficiency(n) = 1 - (1 - contended_efficiency) * (1 - 1/n)
+// of its payload rate: 1 for one flow, contended_efficiency as n grows. `syncsim calibrate flow`
+// fits contended_efficiency against the packet model with a scenario's PFC/ECN/DCQCN settings.
+struct FlowCcCorrection {
+  bool enabled = false;
+  double contended_efficiency = 1.0;  // in (0, 1]: the efficiency approached with many flows
+
+  // The fraction of a contended link's payload rate that `flows` flows get (1 when off).
+  double efficiency(std::size_t flows) const {
+    if (!enabled || flows < 2) return 1.0;
+    return 1.0 - (1.0 - contended_efficiency) * (1.0 - 1.0 / static_cast<double>(flows));
+  }
+};
+
 // Flow-level fidelity: every transfer is a fluid flow on its ECMP path (the same path the packet
 // model would use), sharing links max-min fairly (progressive filling), recomputed whenever a flow
 // starts or drains. A link's capacity is its payload rate, bandwidth * mtu / (mtu + header), so
@@ -35,7 +58,8 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   // measured against.
   enum class Recompute : uint8_t { Local, Component, Global };
 
-  FlowBackend(Simulation& sim, const net::NetworkSpec& spec, Recompute mode = Recompute::Local);
+  FlowBackend(Simulation& sim, const net::NetworkSpec& spec, Recompute mode = Recompute::Local,
+              FlowCcCorrection correction = {});
   Fidelity fidelity() const override { return Fidelity::Flow; }
   BackendCounters counters() const override { return counters_; }
 
@@ -93,6 +117,9 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   // Progressive filling over component_flows_/component_ports_; rates land in new_rate_[slot].
   void fill_component();
   void apply_rates();
+  // The capacity port `p` shares out now: its payload rate, times the CC correction's efficiency
+  // when it is contended (see FlowCcCorrection).
+  double shared_capacity(net::PortId p);
   void schedule_timer();
   uint32_t allocate_slot();
   void ensure_stride(uint16_t hops);
@@ -101,8 +128,12 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   }
 
   Recompute mode_;
+  FlowCcCorrection correction_;
   net::Routing routing_;
   std::vector<double> capacity_Bps_;  // per directed port
+  std::vector<double> shared_Bps_;    // per port: shared_capacity() at the last fill touching it
+  std::vector<uint32_t> upstream_mark_;  // per port: epoch of the last count in shared_capacity()
+  uint32_t upstream_epoch_ = 0;
   // Per slot: `stride_` route ports and, for each, the flow's position in flows_on_[port].
   uint32_t stride_ = 8;
   std::vector<net::PortId> route_arena_;
