@@ -180,6 +180,21 @@ if command -v gnuplot >/dev/null; then
   "$bin" calibrate report "$log" --scenario "$tmp/cal.yaml" --plot "$tmp/rep.svg" >/dev/null 2>"$tmp/err"
   check "calibrate report --plot draws an SVG" grep -q "<svg" "$tmp/rep.svg"
 fi
+# calibrate flow: fits fabric.flow.cc_correction against the packet model; the fit loads back.
+"$bin" calibrate flow "$src/scenarios/incast-dcqcn.yaml" --out "$tmp/flowcc.yaml" --json >"$tmp/flowcc.json" 2>"$tmp/err"
+check "calibrate flow exits 0" test $? -eq 0
+for key in contended_efficiency cases packet_s flow_s corrected_s corrected_rel_error; do
+  check "calibrate flow json has $key" grep -q "\"$key\"" "$tmp/flowcc.json"
+done
+check "calibrate flow --out writes the snippet" grep -q "cc_correction: {contended_efficiency: 0\." "$tmp/flowcc.yaml"
+eff=$(sed -n 's/.*contended_efficiency: \([0-9.]*\)}.*/\1/p' "$tmp/flowcc.yaml")
+"$bin" run "$src/scenarios/incast-dcqcn.yaml" --set fidelity=flow \
+  --set fabric.flow.cc_correction.contended_efficiency="$eff" >/dev/null 2>"$tmp/err"
+check "the fitted correction runs at flow level" test $? -eq 0
+"$bin" run "$src/scenarios/incast-dcqcn.yaml" --set fabric.flow.cc_correction.contended_efficiency=1.5 >/dev/null 2>"$tmp/err"
+check "a bad contended_efficiency exits 2 naming the path" grep -q "fabric.flow.cc_correction.contended_efficiency" "$tmp/err"
+"$bin" calibrate flow "$src/scenarios/incast-dcqcn.yaml" --size lots >/dev/null 2>"$tmp/err"
+check "calibrate flow --size lots exits 2" test $? -eq 2
 # The new studies run through `syncsim sweep` with their own sweep blocks.
 "$bin" sweep "$src/scenarios/placement-study.yaml" --no-wall --quiet >"$tmp/placement.csv" 2>/dev/null
 check "placement-study sweeps 4 placements" test "$(grep -c -E '^(packed|random|spread|topology_aware),' "$tmp/placement.csv")" -eq 4
