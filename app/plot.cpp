@@ -22,11 +22,12 @@ namespace syncsim::app {
 namespace {
 
 const char* kUsage =
-    "usage: syncsim plot RESULTS.csv --x COLUMN --y COLUMN [--series COLUMN] --out FILE.svg|FILE.png\n"
+    "usage: syncsim plot RESULTS.csv --x COLUMN --y COLUMN [--series COLUMN[,COLUMN...]] --out FILE.svg|FILE.png\n"
     "                    [--title TEXT] [--logx] [--logy]\n"
     "\n"
     "Draws COLUMN y against COLUMN x from a `syncsim sweep` CSV with gnuplot (Debian package\n"
-    "gnuplot-nox), one line per value of --series. The gnuplot script is kept as FILE.svg.gp.\n";
+    "gnuplot-nox), one line per value of --series (per combination of values when it names several\n"
+    "columns). The gnuplot script is kept as FILE.svg.gp.\n";
 
 constexpr const char* kPackage = "gnuplot-nox";
 
@@ -70,6 +71,39 @@ std::size_t column_index(const CsvTable& t, const std::string& name, const char*
   std::string have;
   for (const auto& c : t.columns) have += (have.empty() ? "" : ", ") + c;
   throw PlotUsageError(std::string(flag) + ": no column \"" + name + "\"; the CSV has: " + have);
+}
+
+// --series names one column, or several separated by commas ("a,b"): one line per combination.
+// A column whose name itself holds the commas wins, so a single-column --series never changes meaning.
+std::vector<std::size_t> series_column_indices(const CsvTable& t, const std::string& spec) {
+  if (std::find(t.columns.begin(), t.columns.end(), spec) != t.columns.end()) {
+    return {column_index(t, spec, "--series")};
+  }
+  std::vector<std::size_t> indices;
+  std::size_t start = 0;
+  while (start <= spec.size()) {
+    const auto end = std::min(spec.find(',', start), spec.size());
+    std::string name = spec.substr(start, end - start);
+    const auto first = name.find_first_not_of(' ');
+    const auto last = name.find_last_not_of(' ');
+    name = first == std::string::npos ? std::string() : name.substr(first, last - first + 1);
+    if (name.empty()) throw PlotUsageError("--series: expected COLUMN[,COLUMN...], found an empty name in \"" + spec + "\"");
+    const std::size_t i = column_index(t, name, "--series");
+    if (std::find(indices.begin(), indices.end(), i) != indices.end()) {
+      throw PlotUsageError("--series: column \"" + name + "\" named twice in \"" + spec + "\"");
+    }
+    indices.push_back(i);
+    start = end + 1;
+  }
+  return indices;
+}
+
+// "col=value" per series column, joined by ", " (the legend entry and the grouping key).
+std::string series_label(const CsvTable& t, const std::vector<std::size_t>& columns,
+                         const std::vector<std::string>& row) {
+  std::string label;
+  for (const std::size_t i : columns) label += (label.empty() ? "" : ", ") + t.columns[i] + "=" + row[i];
+  return label;
 }
 
 std::string ends_with_lower(const std::string& s) {
@@ -155,7 +189,8 @@ std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec) {
   const std::size_t xi = column_index(table, spec.x, "--x");
   const std::size_t yi = column_index(table, spec.y, "--y");
   const bool has_series = !spec.series.empty();
-  const std::size_t si = has_series ? column_index(table, spec.series, "--series") : 0;
+  const std::vector<std::size_t> series_columns = has_series ? series_column_indices(table, spec.series)
+                                                             : std::vector<std::size_t>{};
 
   // Numeric x when every value is a number and they share one unit suffix.
   bool numeric = !table.rows.empty();
@@ -189,7 +224,7 @@ std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec) {
                            std::to_string(r + 1));
     }
     const double x = numeric ? split_number(row[xi])->value : category(row[xi]);
-    const std::string key = has_series ? row[si] : std::string();
+    const std::string key = series_label(table, series_columns, row);
     if (!series.count(key)) series_order.push_back(key);
     series[key].push_back({x, y->value, row[xi]});
   }
@@ -230,7 +265,7 @@ std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec) {
   for (const auto& key : series_order) {
     if (block) s << ", \\\n     ";
     s << "$d" << block++ << " using 1:2" << (numeric ? "" : ":xtic(3)") << " with linespoints lw 2 pt 7 title "
-      << gp_quote(has_series ? spec.series + "=" + key : spec.y);
+      << gp_quote(has_series ? key : spec.y);
   }
   s << "\n";
   return s.str();
