@@ -40,6 +40,10 @@ TEST_CASE("gnuplot script: --series a,b draws one line per (a, b) combination, i
   REQUIRE(c != std::string::npos);
   CHECK(a < b);
   CHECK(b < c);
+  // Colour by the first column (bw), dash and point type by the second (ovs).
+  CHECK(s.find("$d0 using 1:2 with linespoints lw 2 lc 1 dt 1 pt 7 ps 1 title \"bw=800Gbps, ovs=3\"") != std::string::npos);
+  CHECK(s.find("$d1 using 1:2 with linespoints lw 2 lc 2 dt 2 pt 4 ps 1.6 title \"bw=400Gbps, ovs=1\"") != std::string::npos);
+  CHECK(s.find("$d2 using 1:2 with linespoints lw 2 lc 2 dt 1 pt 7 ps 1 title \"bw=400Gbps, ovs=3\"") != std::string::npos);
   // Each combination's points, sorted by x, and only its own.
   CHECK(s.find("$d0 << EOD\n256\t0.52\t256\n512\t0.5\t512\nEOD") != std::string::npos);
   CHECK(s.find("$d1 << EOD\n256\t0.31\t256\n512\t0.3\t512\nEOD") != std::string::npos);
@@ -53,7 +57,7 @@ TEST_CASE("gnuplot script: a single --series column keeps its legend; bad --seri
   spec.y = "mfu";
   spec.out = "out.png";
   spec.series = "bw";
-  CHECK(app::gnuplot_script(t, spec).find("title \"bw=400Gbps\"") != std::string::npos);
+  CHECK(app::gnuplot_script(t, spec).find("with linespoints lw 2 pt 7 title \"bw=400Gbps\"") != std::string::npos);
 
   for (const char* bad : {"bw,nope", "bw,", ",bw", "bw,bw"}) {
     CAPTURE(bad);
@@ -79,4 +83,24 @@ TEST_CASE("gnuplot script: a column whose name holds a comma is still one --seri
   const std::string s = app::gnuplot_script(t, spec);
   CHECK(count(s, " << EOD\n") == 1);
   CHECK(s.find("title \"a,b=p\"") != std::string::npos);
+}
+
+TEST_CASE("gnuplot script: --logx tics each swept value; --xlabel/--ylabel replace the column names") {
+  const auto t = app::parse_csv("gpus,mfu\n4096,0.30\n256,0.33\n1024,0.31\n256,0.34\n", "r.csv");
+  app::PlotSpec spec;
+  spec.x = "gpus";
+  spec.y = "mfu";
+  spec.out = "out.svg";
+  std::string s = app::gnuplot_script(t, spec);
+  CHECK(s.find("set xtics (") == std::string::npos);  // linear x: gnuplot's own tics, as before
+  CHECK(s.find("set xlabel \"gpus\"") != std::string::npos);
+  CHECK(s.find("set ylabel \"mfu\"") != std::string::npos);
+
+  spec.logx = true;
+  spec.xlabel = "GPUs in the job";
+  spec.ylabel = "MFU";
+  s = app::gnuplot_script(t, spec);
+  CHECK(s.find("set logscale x\nset xtics (256, 1024, 4096)\nset autoscale xfix\n") != std::string::npos);
+  CHECK(s.find("set xlabel \"GPUs in the job\"") != std::string::npos);
+  CHECK(s.find("set ylabel \"MFU\"") != std::string::npos);
 }
