@@ -16,17 +16,19 @@
 #include <optional>
 #include <ostream>
 #include <sstream>
+#include <utility>
 
 namespace syncsim::app {
 
 namespace {
 
 const char* kUsage =
-    "usage: syncsim plot RESULTS.csv --x COLUMN --y COLUMN [--series COLUMN] --out FILE.svg|FILE.png\n"
-    "                    [--title TEXT] [--logx] [--logy]\n"
+    "usage: syncsim plot RESULTS.csv --x COLUMN --y COLUMN [--series COLUMN[,COLUMN...]] --out FILE.svg|FILE.png\n"
+    "                    [--title TEXT] [--xlabel TEXT] [--ylabel TEXT] [--logx] [--logy]\n"
     "\n"
     "Draws COLUMN y against COLUMN x from a `syncsim sweep` CSV with gnuplot (Debian package\n"
-    "gnuplot-nox), one line per value of --series. The gnuplot script is kept as FILE.svg.gp.\n";
+    "gnuplot-nox), one line per value of --series (per combination of values when it names several\n"
+    "columns). The gnuplot script is kept as FILE.svg.gp.\n";
 
 constexpr const char* kPackage = "gnuplot-nox";
 
@@ -70,6 +72,39 @@ std::size_t column_index(const CsvTable& t, const std::string& name, const char*
   std::string have;
   for (const auto& c : t.columns) have += (have.empty() ? "" : ", ") + c;
   throw PlotUsageError(std::string(flag) + ": no column \"" + name + "\"; the CSV has: " + have);
+}
+
+// --series names one column, or several separated by commas ("a,b"): one line per combination.
+// A column whose name itself holds the commas wins, so a single-column --series never changes meaning.
+std::vector<std::size_t> series_column_indices(const CsvTable& t, const std::string& spec) {
+  if (std::find(t.columns.begin(), t.columns.end(), spec) != t.columns.end()) {
+    return {column_index(t, spec, "--series")};
+  }
+  std::vector<std::size_t> indices;
+  std::size_t start = 0;
+  while (start <= spec.size()) {
+    const auto end = std::min(spec.find(',', start), spec.size());
+    std::string name = spec.substr(start, end - start);
+    const auto first = name.find_first_not_of(' ');
+    const auto last = name.find_last_not_of(' ');
+    name = first == std::string::npos ? std::string() : name.substr(first, last - first + 1);
+    if (name.empty()) throw PlotUsageError("--series: expected COLUMN[,COLUMN...], found an empty name in \"" + spec + "\"");
+    const std::size_t i = column_index(t, name, "--series");
+    if (std::find(indices.begin(), indices.end(), i) != indices.end()) {
+      throw PlotUsageError("--series: column \"" + name + "\" named twice in \"" + spec + "\"");
+    }
+    indices.push_back(i);
+    start = end + 1;
+  }
+  return indices;
+}
+
+// "col=value" per series column, joined by ", " (the legend entry and the grouping key).
+std::string series_label(const CsvTable& t, const std::vector<std::size_t>& columns,
+                         const std::vector<std::string>& row) {
+  std::string label;
+  for (const std::size_t i : columns) label += (label.empty() ? "" : ", ") + t.columns[i] + "=" + row[i];
+  return label;
 }
 
 std::string ends_with_lower(const std::string& s) {
@@ -155,7 +190,8 @@ std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec) {
   const std::size_t xi = column_index(table, spec.x, "--x");
   const std::size_t yi = column_index(table, spec.y, "--y");
   const bool has_series = !spec.series.empty();
-  const std::size_t si = has_series ? column_index(table, spec.series, "--series") : 0;
+  const std::vector<std::size_t> series_columns = has_series ? series_column_indices(table, spec.series)
+                                                             : std::vector<std::size_t>{};
 
   // Numeric x when every value is a number and they share one unit suffix.
   bool numeric = !table.rows.empty();
@@ -180,6 +216,18 @@ std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec) {
   };
   std::vector<std::string> series_order;
   std::map<std::string, std::vector<Pt>> series;
+  // With several series columns, a line's colour follows the first column's value and its dash and
+  // point type the rest, so lines that coincide (e.g. two oversubscription ratios giving the same
+  // MFU) stay visible: an open marker around a filled one, a dashed line over a solid one.
+  const bool styled = series_columns.size() > 1;
+  std::vector<std::string> colour_values, style_values;
+  std::map<std::string, std::pair<std::size_t, std::size_t>> series_style;  // key -> (colour, style)
+  auto index_of = [](std::vector<std::string>& seen, const std::string& v) {
+    const auto it = std::find(seen.begin(), seen.end(), v);
+    if (it != seen.end()) return static_cast<std::size_t>(it - seen.begin());
+    seen.push_back(v);
+    return seen.size() - 1;
+  };
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
     const auto& row = table.rows[r];
     const auto y = split_number(row[yi]);
@@ -189,8 +237,15 @@ std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec) {
                            std::to_string(r + 1));
     }
     const double x = numeric ? split_number(row[xi])->value : category(row[xi]);
-    const std::string key = has_series ? row[si] : std::string();
-    if (!series.count(key)) series_order.push_back(key);
+    const std::string key = series_label(table, series_columns, row);
+    if (!series.count(key)) {
+      series_order.push_back(key);
+      if (styled) {
+        std::string rest;
+        for (std::size_t c = 1; c < series_columns.size(); ++c) rest += row[series_columns[c]] + '\n';
+        series_style[key] = {index_of(colour_values, row[series_columns[0]]), index_of(style_values, rest)};
+      }
+    }
     series[key].push_back({x, y->value, row[xi]});
   }
   if (series.empty()) throw PlotUsageError("--y " + spec.y + ": the CSV has no values to plot");
@@ -205,10 +260,24 @@ std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec) {
   }
   s << "set output " << gp_quote(spec.out) << "\n";
   if (!spec.title.empty()) s << "set title " << gp_quote(spec.title) << "\n";
-  s << "set xlabel " << gp_quote(unit.empty() ? spec.x : spec.x + " (" + unit + ")") << "\n";
-  s << "set ylabel " << gp_quote(spec.y) << "\n";
+  const std::string xlabel = spec.xlabel.empty() ? spec.x : spec.xlabel;
+  s << "set xlabel " << gp_quote(unit.empty() ? xlabel : xlabel + " (" + unit + ")") << "\n";
+  s << "set ylabel " << gp_quote(spec.ylabel.empty() ? spec.y : spec.ylabel) << "\n";
   s << "set grid\nset key below\nset datafile separator '\\t'\n";
-  if (spec.logx && numeric) s << "set logscale x\n";
+  if (spec.logx && numeric) {
+    s << "set logscale x\n";
+    // A sweep's x values are few and often powers of two, which decade tics hide: tic each value,
+    // and pad the ends instead of widening the range to whole decades.
+    std::vector<double> xs;
+    for (const auto& row : table.rows) xs.push_back(split_number(row[xi])->value);
+    std::sort(xs.begin(), xs.end());
+    xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+    if (xs.size() <= 16 && std::all_of(xs.begin(), xs.end(), [](double v) { return v > 0; })) {
+      s << "set xtics (";
+      for (std::size_t i = 0; i < xs.size(); ++i) s << (i ? ", " : "") << fmt(xs[i]);
+      s << ")\nset autoscale xfix\nset offsets graph 0.04, graph 0.04, graph 0.05, graph 0.05\n";
+    }
+  }
   if (spec.logy) s << "set logscale y\n";
   if (!numeric) s << "set xtics rotate by -30\nset offsets 0.3, 0.3, 0, 0\n";
 
@@ -229,8 +298,18 @@ std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec) {
   block = 0;
   for (const auto& key : series_order) {
     if (block) s << ", \\\n     ";
-    s << "$d" << block++ << " using 1:2" << (numeric ? "" : ":xtic(3)") << " with linespoints lw 2 pt 7 title "
-      << gp_quote(has_series ? spec.series + "=" + key : spec.y);
+    s << "$d" << block++ << " using 1:2" << (numeric ? "" : ":xtic(3)") << " with linespoints lw 2 ";
+    if (styled) {
+      // gnuplot point types: filled circle, open square, open triangle, open inverted triangle, open diamond.
+      constexpr int kPointTypes[] = {7, 4, 8, 10, 12};
+      constexpr std::size_t kStyles = sizeof kPointTypes / sizeof kPointTypes[0];
+      const auto [colour, style] = series_style[key];
+      s << "lc " << colour + 1 << " dt " << style % kStyles + 1 << " pt " << kPointTypes[style % kStyles]
+        << " ps " << (style % kStyles == 0 ? "1" : "1.6") << " ";
+    } else {
+      s << "pt 7 ";
+    }
+    s << "title " << gp_quote(has_series ? key : spec.y);
   }
   s << "\n";
   return s.str();
@@ -282,6 +361,10 @@ int plot_main(const std::vector<std::string>& args, std::ostream& out, std::ostr
         spec.series = value("--series");
       } else if (is("--out")) {
         spec.out = value("--out");
+      } else if (is("--xlabel")) {
+        spec.xlabel = value("--xlabel");
+      } else if (is("--ylabel")) {
+        spec.ylabel = value("--ylabel");
       } else if (is("--title")) {
         spec.title = value("--title");
       } else if (a == "--logx") {

@@ -1,13 +1,15 @@
 #pragma once
 // `syncsim plot`: renders a sweep's CSV with gnuplot (Debian package gnuplot-nox).
 //
-//   syncsim plot RESULTS.csv --x COLUMN --y COLUMN [--series COLUMN] --out FILE.svg|FILE.png
-//                [--title TEXT] [--logx] [--logy]
+//   syncsim plot RESULTS.csv --x COLUMN --y COLUMN [--series COLUMN[,COLUMN...]] --out FILE.svg|FILE.png
+//                [--title TEXT] [--xlabel TEXT] [--ylabel TEXT] [--logx] [--logy]
 //
 // Writes a self-contained gnuplot script next to the picture (FILE.svg.gp, data inline) and runs
 // gnuplot on it. An x column of numbers with one common unit suffix (400Gbps, 800Gbps) is plotted
 // as numbers with the unit in the axis label; any other x column is plotted as categories in order
-// of first appearance. One line per value of --series, points sorted by x.
+// of first appearance. With --logx, a numeric x column of at most 16 distinct positive values gets
+// one tic per value. One line per value of --series (per combination of values, in order of first
+// appearance, when it names several comma-separated columns), points sorted by x.
 #include <iosfwd>
 #include <stdexcept>
 #include <string>
@@ -33,9 +35,10 @@ struct CsvTable {
 CsvTable parse_csv(const std::string& text, const std::string& source);
 
 struct PlotSpec {
-  std::string x, y, series;  // series empty: one line
+  std::string x, y, series;  // series empty: one line; "a,b": one line per (a, b) pair
   std::string out;           // .svg or .png
   std::string title;
+  std::string xlabel, ylabel;  // empty: the column's name (x: with its unit suffix, as before)
   bool logx = false, logy = false;
 };
 // The gnuplot script (data inline) that draws `spec` from `table`.
