@@ -24,6 +24,8 @@ struct Estimate {
   double wall_s = 0;
   double transfers = 0;     // network transfers the run will start (workload plans + traffic)
   double packet_hops = 0;   // packet fidelity: packet transmissions over links
+  double sim_time_s = 0;    // expected simulated time (DDP step: the closed form); 0 = unknown
+  int extrapolated_buckets = 0;  // distinct bucket sizes timed by extrapolation (models/step_sim.hpp)
   std::vector<std::pair<std::string, double>> memory_parts;  // what makes up memory_bytes
 };
 
