@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -231,6 +232,12 @@ Estimate estimate_run(const Scenario& scenario) {
 }
 
 std::optional<double> available_memory_bytes() {
+  // A stand-in machine size, so tests can exercise refusals and --force without a huge scenario.
+  if (const char* forced = std::getenv("SYNCSIM_MEM_AVAILABLE"); forced != nullptr && *forced != '\0') {
+    char* end = nullptr;
+    const double bytes = std::strtod(forced, &end);
+    if (end != forced && *end == '\0' && bytes > 0) return bytes;
+  }
   std::ifstream in("/proc/meminfo");
   std::string key;
   double value = 0;
@@ -278,7 +285,7 @@ std::string to_text(const Estimate& e) {
 std::optional<std::string> refusal(const Estimate& e, std::optional<double> available) {
   if (!available || e.memory_bytes <= *available) return std::nullopt;
   return "estimated memory " + gib(e.memory_bytes) + " exceeds the " + gib(*available) +
-         " available (MemAvailable in /proc/meminfo); refusing to start (--force runs it anyway, "
+         " available (MemAvailable in /proc/meminfo, or SYNCSIM_MEM_AVAILABLE); refusing to start (--force runs it anyway, "
          "--verbose shows the estimate)";
 }
 

@@ -32,7 +32,8 @@ struct Estimate {
 // Throws topo::TopologyError for a fabric build_fabric would reject.
 Estimate estimate_run(const Scenario& scenario);
 
-// /proc/meminfo MemAvailable in bytes; nullopt where it cannot be read.
+// /proc/meminfo MemAvailable in bytes (or the environment's SYNCSIM_MEM_AVAILABLE, bytes, when set:
+// a stand-in for tests); nullopt where it cannot be read.
 std::optional<double> available_memory_bytes();
 
 // Peak resident set size of this process so far (getrusage), bytes.

@@ -68,21 +68,21 @@ std::string progress_text(const ProgressView& v) {
   double fraction = -1;
   if (v.sim_expected_s > 0) {
     fraction = v.sim_done_s / v.sim_expected_s;
-    out << " of ~" << sim_seconds(v.sim_expected_s) << " expected ("
+    out << " of ~" << sim_seconds(v.sim_expected_s) << " ("
         << static_cast<int>(std::min(99.0, 100.0 * fraction)) << "%)";
   }
   if (v.buckets > 0) out << ", buckets " << v.buckets_done << "/" << v.buckets;
   if (v.timing_bucket_bytes > 0) {
-    out << ", timing the " << decimal_bytes(v.timing_bucket_bytes) << " bucket"
-        << (v.timing_extrapolated ? " (extrapolation samples)" : " on an idle fabric");
+    out << ", timing " << decimal_bytes(v.timing_bucket_bytes) << " bucket"
+        << (v.timing_extrapolated ? " (samples)" : "");
   }
   out.setf(std::ios::fixed);
   out.precision(1);
   out << "; " << v.elapsed_s << " s elapsed";
+  // No ETA from the rate of simulated time: in a DDP step nearly all the wall time goes into the
+  // private timing runs of the first bucket of each size, so simulated time says little about it.
   if (v.estimated_wall_s > 0 && v.elapsed_s < v.estimated_wall_s) {
     out << ", ETA " << v.estimated_wall_s - v.elapsed_s << " s";
-  } else if (fraction > 0.01 && fraction < 1.0) {
-    out << ", ETA ~" << v.elapsed_s * (1.0 - fraction) / fraction << " s (by simulated time)";
   } else if (v.estimated_wall_s > 0) {
     out << ", past the estimated " << v.estimated_wall_s << " s";
   }

@@ -36,11 +36,11 @@ struct ProgressView {
   int64_t timing_bucket_bytes = 0; // > 0: a bucket's idle-fabric time is being simulated
   bool timing_extrapolated = false;
 };
-// "run: sim 4.21 s of ~11.6 s expected (36%), buckets 12/80, timing the 2.15 GB bucket
-// (extrapolation samples); 12.3 s elapsed, ETA 17.7 s". Without published simulated time it is
-// progress_text(elapsed, estimated). The fraction is simulated time (capped at 99% while running);
-// the ETA comes from the wall estimate while the run is within it, then from the rate of simulated
-// time, else "past the estimate".
+// "run: sim 4.2 s of ~11.6 s (36%), buckets 12/80, timing 2.1 GB bucket (samples); 12.3 s elapsed,
+// ETA 17.7 s". Without published simulated time it is progress_text(elapsed, estimated). The
+// fraction is simulated time (capped at 99% while running); the ETA comes from the pre-run wall
+// estimate ("past the estimated N s" beyond it). "(samples)": the bucket's time is being
+// extrapolated from the two sample runs (models/step_sim.hpp).
 std::string progress_text(const ProgressView& v);
 
 // What a run publishes while it runs: written by the simulating thread, read by the progress line.

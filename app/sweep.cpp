@@ -486,7 +486,7 @@ int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ost
       if (rank == 0) {
         for (const auto& why : refused) err << "syncsim sweep: " << why << "\n";
         err << "syncsim sweep: refusing to start: " << refused.size() << " of " << n
-            << " points would not fit (MemAvailable in /proc/meminfo"
+            << " points would not fit (MemAvailable in /proc/meminfo or SYNCSIM_MEM_AVAILABLE"
             << (world ? ", smallest over the MPI ranks" : "") << "); fewer --jobs, or --force runs it anyway\n";
       }
       return 2;
