@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
 
 #include "models/collective_cost.hpp"
 #include "models/step_model.hpp"
+#include "models/step_sim.hpp"
 #include "topologies/fabric_builder.hpp"
 
 namespace syncsim::app {
@@ -29,10 +31,19 @@ constexpr double kBytesPerTransfer = 60;       // TransferRecord, callback slot,
 constexpr double kBytesPerMessage = 40;        // MessageSpec in the injector
 constexpr double kBytesPerRank = 80;           // per-rank step state (multipliers, times)
 // Wall time per unit of work (one loaded core; an idle core is ~2x faster).
-constexpr double kFlowSecondsPerTransfer = 12e-6;    // DDP tree all-reduce: 1k ranks 10.8 us
+constexpr double kFlowSecondsPerTransferBase = 3.5e-6;
+constexpr double kFlowRanksDoublingCost = 32768;
 constexpr double kAnalyticSecondsPerTransfer = 2e-6;
 constexpr double kPacketSecondsPerHop = 0.5e-6;      // ring-next-leaf-1024: 0.26 us idle, 2x slack
 constexpr double kSecondsPerFabricEntity = 2e-6;     // building the fabric and routing tables
+
+// Flow level: a transfer costs more when more flows share the fabric (each start and finish refills
+// the rates of the flows it touches). Fitted on the DDP tree step of ddp-70b-16k.yaml (README
+// "Scale", one loaded core): measured 5.1, 3.1, 3.7 and ~12 us per transfer at 1k, 4k, 16k and 64k
+// ranks; this line gives 3.6, 3.9, 5.3 and 10.5 us.
+double flow_seconds_per_transfer(double concurrent_ranks) {
+  return kFlowSecondsPerTransferBase * (1.0 + concurrent_ranks / kFlowRanksDoublingCost);
+}
 
 double ceil_div(double a, double b) { return b <= 0 ? a : std::ceil(a / b); }
 
@@ -79,6 +90,37 @@ double traffic_bytes(const models::TrafficSpec& t, double gpus) {
   return sum;
 }
 
+// The closed form (models/step_model.hpp) on unperturbed compute, with each bucket's all-reduce at
+// the bandwidth bound of one GPU's NIC share, 2 (n-1)/n S / B (ring and tree send the same bytes per
+// rank), plus NCCL's launch latency. A double binary tree does not reach that bound: an inner node
+// sends to two children while receiving from them, and its up and down pipelines share the links;
+// simulated on the 256-GPU fat-tree of ddp-70b-16k.yaml its buckets took 1.58x the bound
+// (kTreeSlowdown). Only the progress display uses this; the simulated step is the answer.
+constexpr double kTreeSlowdown = 1.58;
+
+double expected_ddp_step_s(const models::StepConfig& c, double n, const topo::FabricParams& fabric,
+                           const std::vector<models::GradientBucket>& buckets, double launch_s) {
+  models::ComputeTimes ct = models::compute_times(c.model, c.gpu, c.compute);
+  if (c.zero_compute) ct = models::ComputeTimes{};
+  const auto m = static_cast<int64_t>(std::max<uint32_t>(1, c.grad_accumulation));
+  models::StepInputs in;
+  in.forward = (ct.forward + ct.backward) * (m - 1) + ct.forward;
+  in.backward = ct.backward;
+  in.optimizer =
+      c.optimizer.value_or(models::adam_time(static_cast<double>(models::total_parameters(c.model)), c.gpu));
+  const double nic_share = static_cast<double>(std::max<uint32_t>(1, fabric.host.nics)) /
+                           static_cast<double>(std::max<uint32_t>(1, fabric.host.gpus));
+  const double bytes_per_s = fabric.links.host.bandwidth.bytes_per_second() * std::min(1.0, nic_share);
+  for (const auto& b : buckets) {
+    const double bytes = static_cast<double>(b.size.count());
+    const double slowdown = c.algorithm == models::CollectiveAlgo::Tree ? kTreeSlowdown : 1.0;
+    const double seconds =
+        n <= 1 || bytes_per_s <= 0 ? 0.0 : slowdown * 2.0 * (n - 1) / n * bytes / bytes_per_s + launch_s;
+    in.bucket_sync.push_back(Time::from_seconds(seconds));
+  }
+  return models::closed_form_step(in, 0, 1, 1).step.seconds();
+}
+
 std::string gib(double bytes) {
   std::ostringstream out;
   out.precision(bytes >= 10.0 * (1 << 30) ? 0 : 2);
@@ -113,31 +155,61 @@ Estimate estimate_run(const Scenario& scenario) {
   e.transfers += messages;
   e.memory_parts.emplace_back("messages", messages * (kBytesPerMessage + kBytesPerTransfer));
 
-  // The training step: one plan per distinct bucket size, all kept; records of the largest run.
+  // The training step, as models/step_sim.cpp runs it. Every distinct bucket size either has its
+  // whole plan built (and kept to the end of the run) and simulated, or, where the step model's
+  // bucket_extrapolation rule says so, is timed from two sample plans (k1 and 2 k1 pipeline units,
+  // simulated once per run and dropped). Peak: the kept plans plus the largest live simulation
+  // (its plan if dropped afterwards, and its transfer records).
   double step_bytes_moved = 0;
+  double largest_rank_count = 0;
   if (scenario.workload) {
-    const models::StepConfig& c = scenario.workload->step;
+    models::StepConfig c = scenario.workload->step;
     const double n = scenario.workload->data_parallel == 0 ? gpus : scenario.workload->data_parallel;
+    largest_rank_count = n;
     const models::ProtocolTiming timing =
         models::protocol_timing(c.algorithm, models::NcclProtocol::Simple, scenario.collective);
-    const auto chunk = static_cast<double>(c.chunk_bytes > 0 ? c.chunk_bytes : timing.chunk_bytes);
+    if (c.chunk_bytes == 0) c.chunk_bytes = timing.chunk_bytes;  // as app/runner.cpp sets it
+    const auto chunk = static_cast<double>(c.chunk_bytes);
+    const auto ranks = static_cast<uint32_t>(std::min(n, 4.0e9));
     std::map<int64_t, int> sizes;
     const auto buckets = models::ddp_buckets(c.model, c.ddp);
     for (const auto& b : buckets) ++sizes[b.size.count()];
     const bool reuse = scenario.workload->reuse_bucket_timings.value_or(messages == 0);
-    double plan_steps = 0;
-    double largest = 0;
+    // simulate_ddp_step extrapolates only on the reused (idle-fabric) path, not with a calibration.
+    const bool may_extrapolate = reuse && !scenario.collective_calibration;
+    const double channels = std::max<uint32_t>(1, c.channels);
+    auto transfers_of = [&](double bytes) {
+      return allreduce_transfers(c.algorithm, n, bytes, chunk, channels, scenario.fabric.host.gpus);
+    };
+    double kept_plan_steps = 0;
+    double largest_live = 0;       // bytes of the largest live simulation (records, dropped plan)
+    bool sampled = false;
     for (const auto& [bytes, count] : sizes) {
-      const double t = allreduce_transfers(c.algorithm, n, static_cast<double>(bytes), chunk,
-                                           std::max<uint32_t>(1, c.channels), scenario.fabric.host.gpus);
-      plan_steps += 1.5 * t;  // transfers and the reductions that follow most of them
-      largest = std::max(largest, t);
+      const std::optional<models::BucketSamples> samples =
+          may_extrapolate ? models::bucket_extrapolation(c, ranks, bytes) : std::nullopt;
+      if (samples) {
+        e.extrapolated_buckets += 1;
+        if (sampled) continue;  // the two samples serve every extrapolated size
+        sampled = true;
+        const double small = transfers_of(static_cast<double>(samples->small_bytes));
+        const double large = transfers_of(static_cast<double>(samples->large_bytes));
+        e.transfers += small + large;
+        step_bytes_moved += 2.0 * static_cast<double>(samples->small_bytes + samples->large_bytes);
+        largest_live = std::max(largest_live, large * (1.5 * kBytesPerPlanStep + kBytesPerTransfer));
+        continue;
+      }
+      const double t = transfers_of(static_cast<double>(bytes));
+      kept_plan_steps += 1.5 * t;  // transfers and the reductions that follow most of them
+      largest_live = std::max(largest_live, t * kBytesPerTransfer);
       e.transfers += reuse ? t : t * count;
       step_bytes_moved += 2.0 * static_cast<double>(bytes) * (reuse ? 1 : count);
     }
     step_bytes_moved *= n;
-    e.memory_parts.emplace_back("plans", plan_steps * kBytesPerPlanStep);
-    e.memory_parts.emplace_back("transfers", largest * kBytesPerTransfer);
+    if (c.parallelism == models::DataParallelism::Ddp && !c.layout.model_parallel()) {
+      e.sim_time_s = expected_ddp_step_s(c, n, scenario.fabric, buckets, timing.launch_us * 1e-6);
+    }
+    e.memory_parts.emplace_back("plans", kept_plan_steps * kBytesPerPlanStep);
+    e.memory_parts.emplace_back("transfers", largest_live);
     e.memory_parts.emplace_back("ranks", n * kBytesPerRank + static_cast<double>(buckets.size()) * 64);
   }
 
@@ -153,13 +225,19 @@ Estimate estimate_run(const Scenario& scenario) {
       e.wall_s += e.packet_hops * kPacketSecondsPerHop;
       break;
     }
-    case Fidelity::Flow: e.wall_s += e.transfers * kFlowSecondsPerTransfer; break;
+    case Fidelity::Flow: e.wall_s += e.transfers * flow_seconds_per_transfer(largest_rank_count); break;
     case Fidelity::Analytic: e.wall_s += e.transfers * kAnalyticSecondsPerTransfer; break;
   }
   return e;
 }
 
 std::optional<double> available_memory_bytes() {
+  // A stand-in machine size, so tests can exercise refusals and --force without a huge scenario.
+  if (const char* forced = std::getenv("SYNCSIM_MEM_AVAILABLE"); forced != nullptr && *forced != '\0') {
+    char* end = nullptr;
+    const double bytes = std::strtod(forced, &end);
+    if (end != forced && *end == '\0' && bytes > 0) return bytes;
+  }
   std::ifstream in("/proc/meminfo");
   std::string key;
   double value = 0;
@@ -183,6 +261,8 @@ nlohmann::json to_json(const Estimate& e) {
           {"wall_s", e.wall_s},
           {"transfers", e.transfers},
           {"packet_hops", e.packet_hops},
+          {"extrapolated_buckets", e.extrapolated_buckets},
+          {"sim_time_s", e.sim_time_s},
           {"memory_parts", parts}};
 }
 
@@ -205,7 +285,7 @@ std::string to_text(const Estimate& e) {
 std::optional<std::string> refusal(const Estimate& e, std::optional<double> available) {
   if (!available || e.memory_bytes <= *available) return std::nullopt;
   return "estimated memory " + gib(e.memory_bytes) + " exceeds the " + gib(*available) +
-         " available (MemAvailable in /proc/meminfo); refusing to start (--force runs it anyway, "
+         " available (MemAvailable in /proc/meminfo, or SYNCSIM_MEM_AVAILABLE); refusing to start (--force runs it anyway, "
          "--verbose shows the estimate)";
 }
 

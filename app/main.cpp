@@ -119,6 +119,7 @@ int cmd_run(const std::vector<std::string>& args) {
   app::RunOptions run_options;
   run_options.progress = !vm.count("quiet") && app::stderr_is_terminal();
   run_options.estimated_wall_s = estimate.wall_s;
+  run_options.expected_sim_s = estimate.sim_time_s;
   const app::RunResult result = app::run_scenario(scenario, run_options);
   if (vm.count("trace")) {
     const std::string path = vm["trace"].as<std::string>();

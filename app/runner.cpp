@@ -228,7 +228,7 @@ std::unique_ptr<TransferBackend> make_scenario_backend(const Scenario& scenario,
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
-  ProgressLine progress(options.progress, options.estimated_wall_s);
+  ProgressLine progress(options.progress, options.estimated_wall_s, stderr, options.expected_sim_s);
   net::NetworkSpec spec = topo::build_fabric(scenario.fabric);
   spec.pfc = scenario.fabric.pfc;
   spec.ecn = scenario.fabric.ecn;
@@ -265,6 +265,9 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     }
     step.gpus_per_host = scenario.fabric.host.gpus;
     step.seed = scenario.seed;
+    if (progress.enabled()) {
+      step.on_progress = [&progress](const models::StepProgress& p) { progress.state().publish(p); };
+    }
     // NCCL moves large gradients with the Simple protocol: its base latency once per bucket, its
     // per-step NVLink/network latencies, and its 2 MiB chunks (scenario `collective:` knobs).
     const models::ProtocolTiming timing =

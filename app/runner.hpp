@@ -100,6 +100,7 @@ struct RunResult {
 struct RunOptions {
   bool progress = false;         // a progress line on stderr (app/progress.hpp)
   double estimated_wall_s = 0;   // from app/estimate.hpp, for the progress line's ETA
+  double expected_sim_s = 0;     // from app/estimate.hpp: the progress line's simulated-time total
 };
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});

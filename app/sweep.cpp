@@ -33,7 +33,7 @@ const char* kUsage =
     "tail_s, tokens_per_s, (with a report: block) allreduce_small_bytes, allreduce_small_latency_s,\n"
     "allreduce_large_bytes, allreduce_large_busbw_GBps, and wall_s; with a workload it names the\n"
     "point with the most tokens/s.\n"
-    "Every point is loaded and checked before any runs.\n"
+    "Every point is loaded, checked and its memory estimated before any runs.\n"
     "Under `mpirun -n N` (Open MPI build) rank 0 hands points out to ranks 1..N-1.\n"
     "\n"
     "options:\n"
@@ -45,7 +45,11 @@ const char* kUsage =
     "  --out FILE             write the rows to FILE: JSON if it ends in .json, else CSV\n"
     "  --json                 print the rows as a JSON array\n"
     "  --no-wall              leave out wall_s, so the output of two runs compares byte for byte\n"
-    "  --quiet                no progress line (it is shown only when stderr is a terminal)\n";
+    "  --quiet                no progress line (it is shown only when stderr is a terminal)\n"
+    "  --force                run even when a point's memory estimate times the points running at\n"
+    "                         once (--jobs, or MPI ranks per machine) exceeds the available memory\n";
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -294,17 +298,60 @@ std::string sweep_json(const std::vector<std::string>& rows) {
 SweepProgress::SweepProgress(std::size_t total, bool enabled, std::ostream& err)
     : total_(total), enabled_(enabled), err_(err), start_s_(now_s()) {}
 
+void SweepProgress::set_estimates(std::vector<double> wall_s, unsigned concurrent) {
+  estimated_wall_s_ = std::move(wall_s);
+  concurrent_ = std::max(1u, concurrent);
+}
+
+std::string SweepProgress::text(std::size_t done, double elapsed) const {
+  std::ostringstream line;
+  line << "sweep: " << done << "/" << total_ << " points, " << fmt_duration(elapsed) << " elapsed";
+  const bool weighted = estimated_wall_s_.size() == total_;
+  double done_est = 0;
+  double left_est = 0;
+  if (weighted) {
+    for (std::size_t i = 0; i < total_; ++i) (i < done ? done_est : left_est) += estimated_wall_s_[i];
+  }
+  if (done > 0 && done < total_) {
+    const double eta = weighted && done_est > 0
+                           ? elapsed * left_est / done_est
+                           : elapsed / static_cast<double>(done) * static_cast<double>(total_ - done);
+    line << ", ETA " << fmt_duration(eta);
+  } else if (done == 0 && weighted && left_est > 0) {
+    line << ", ETA ~" << fmt_duration(std::max(0.0, left_est / concurrent_ - elapsed)) << " (estimated)";
+  }
+  return line.str();
+}
+
 void SweepProgress::update(std::size_t done) {
   if (!enabled_) return;
-  const double elapsed = now_s() - start_s_;
-  std::ostringstream line;
-  line << "\rsweep: " << done << "/" << total_ << " points, " << fmt_duration(elapsed) << " elapsed";
-  if (done > 0 && done < total_) {
-    line << ", ETA " << fmt_duration(elapsed / static_cast<double>(done) * static_cast<double>(total_ - done));
-  }
-  line << "   ";
-  err_ << line.str() << std::flush;
+  err_ << "\r" << text(done, now_s() - start_s_) << "   " << std::flush;
   printed_ = true;
+}
+
+std::vector<std::string> sweep_memory_refusals(const SweepPlan& plan, const std::vector<Estimate>& estimates,
+                                               unsigned concurrent, std::optional<double> available) {
+  std::vector<std::string> out;
+  if (!available) return out;
+  concurrent = std::max(1u, concurrent);
+  for (std::size_t i = 0; i < estimates.size() && i < plan.values.size(); ++i) {
+    const double need = estimates[i].memory_bytes * concurrent;
+    if (need <= *available) continue;
+    std::ostringstream m;
+    m.setf(std::ios::fixed);
+    m.precision(2);
+    m << "point " << i << " (";
+    for (std::size_t a = 0; a < plan.spec.axes.size() && a < plan.values[i].size(); ++a) {
+      m << (a ? ", " : "") << plan.spec.axes[a].path << "=" << plan.values[i][a];
+    }
+    m << "): estimated memory " << estimates[i].memory_bytes / kGiB << " GiB";
+    if (concurrent > 1) {
+      m << " x " << concurrent << " points at once = " << need / kGiB << " GiB";
+    }
+    m << " exceeds the " << *available / kGiB << " GiB available";
+    out.push_back(m.str());
+  }
+  return out;
 }
 
 void SweepProgress::finish() {
@@ -319,6 +366,7 @@ int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ost
   std::string out_path;  // CSV, or JSON when the name ends in .json
   bool json = false;
   bool quiet = false;
+  bool force = false;
   try {
     for (std::size_t i = 0; i < args.size(); ++i) {
       const std::string& a = args[i];
@@ -363,6 +411,8 @@ int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ost
         json = true;
       } else if (a == "--quiet" || a == "-q") {
         quiet = true;
+      } else if (a == "--force") {
+        force = true;
       } else if (a == "--no-wall") {
         spec.wall = false;
       } else if (a.starts_with("-")) {
@@ -415,8 +465,41 @@ int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ost
     throw;
   }
   const std::size_t n = plan.scenarios.size();
+
+  // Estimate every point before any runs (as `run` does), and refuse the sweep when a point would
+  // not fit next to the others running at once. Under MPI every rank uses the smallest MemAvailable
+  // and the largest ranks-per-machine of all ranks, so all ranks take the same decision.
+  std::vector<Estimate> estimates;
+  estimates.reserve(n);
+  for (const Scenario& s : plan.scenarios) estimates.push_back(estimate_run(s));
+  std::optional<double> available = available_memory_bytes();
+  unsigned concurrent = world ? static_cast<unsigned>(std::max(1, launcher_local_size()))
+                              : static_cast<unsigned>(std::min<std::size_t>(jobs, std::max<std::size_t>(1, n)));
+  if (world) {
+    const double smallest = world->min_over_ranks(available.value_or(-1.0));
+    available = smallest < 0 ? std::nullopt : std::optional<double>(smallest);
+    concurrent = static_cast<unsigned>(-world->min_over_ranks(-static_cast<double>(concurrent)));
+  }
+  if (!force) {
+    const std::vector<std::string> refused = sweep_memory_refusals(plan, estimates, concurrent, available);
+    if (!refused.empty()) {
+      if (rank == 0) {
+        for (const auto& why : refused) err << "syncsim sweep: " << why << "\n";
+        err << "syncsim sweep: refusing to start: " << refused.size() << " of " << n
+            << " points would not fit (MemAvailable in /proc/meminfo or SYNCSIM_MEM_AVAILABLE"
+            << (world ? ", smallest over the MPI ranks" : "") << "); fewer --jobs, or --force runs it anyway\n";
+      }
+      return 2;
+    }
+  }
   const bool progress_on = !quiet && rank == 0 && isatty(STDERR_FILENO) == 1;
   SweepProgress progress(n, progress_on, err);
+  {
+    std::vector<double> wall;
+    for (const Estimate& e : estimates) wall.push_back(e.wall_s);
+    progress.set_estimates(std::move(wall), world ? static_cast<unsigned>(std::max(1, world->size() - 1))
+                                                  : concurrent);
+  }
   std::vector<std::string> rows;
   if (world) {
     if (world->rank() != 0) {

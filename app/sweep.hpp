@@ -2,7 +2,7 @@
 // `syncsim sweep`: one scenario run over the cartesian product of --vary lists.
 //
 //   syncsim sweep SCENARIO --vary dotted.path=v1,v2,... [--vary ...]... [--set p=v]... [--seed N]
-//                 [--jobs N] [--csv FILE] [--json] [--quiet] [--no-wall]
+//                 [--jobs N] [--csv FILE] [--json] [--quiet] [--no-wall] [--force]
 //
 // Every point is the scenario with the --set overrides, then that point's --vary values, applied as
 // `--set` overrides (each value is read as YAML, so `400Gbps`, `8` or `[1, 2]`). All points are loaded
@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/estimate.hpp"
 #include "app/runner.hpp"
 #include "app/scenario.hpp"
 #include "app/scenario_loader.hpp"
@@ -76,6 +77,13 @@ std::string run_sweep_point(const SweepPlan& plan, std::size_t i);
 std::vector<std::string> run_sweep_local(const SweepPlan& plan, unsigned jobs,
                                          const std::function<void(std::size_t)>& on_done = {});
 
+// Memory check before a sweep runs: point i is refused when its memory estimate times `concurrent`
+// (points that may run at once on one machine: --jobs, or MPI ranks on the machine) exceeds
+// `available`. One message per refused point, naming it (index and axis values) and both numbers;
+// empty when every point fits or `available` is unknown. `estimates` are estimate_run's, per point.
+std::vector<std::string> sweep_memory_refusals(const SweepPlan& plan, const std::vector<Estimate>& estimates,
+                                               unsigned concurrent, std::optional<double> available);
+
 // Output formatting from serialized rows.
 std::string sweep_csv(const std::vector<std::string>& columns, const std::vector<std::string>& rows);
 std::string sweep_json(const std::vector<std::string>& rows);  // a JSON array, 2-space indent
@@ -84,8 +92,14 @@ std::string sweep_json(const std::vector<std::string>& rows);  // a JSON array, 
 class SweepProgress {
  public:
   SweepProgress(std::size_t total, bool enabled, std::ostream& err);
+  // Per-point wall estimates (estimate_run) and points running at once: the ETA then weighs the
+  // points left by their estimates (points start in index order, so the first `done` are counted
+  // done), and before any point is done it is the estimated total over `concurrent`.
+  void set_estimates(std::vector<double> wall_s, unsigned concurrent);
   void update(std::size_t done);
   void finish();
+  // The line update() prints, without the carriage return; exposed for tests.
+  std::string text(std::size_t done, double elapsed_s) const;
 
  private:
   std::size_t total_;
@@ -93,6 +107,8 @@ class SweepProgress {
   std::ostream& err_;
   double start_s_;
   bool printed_ = false;
+  std::vector<double> estimated_wall_s_;
+  unsigned concurrent_ = 1;
 };
 
 // The `sweep` command: parses args, runs, prints. Usage errors print "syncsim sweep: ..." to `err`

@@ -2,6 +2,7 @@
 // definition is set on this file only); without it MpiWorld is never created.
 #include "app/sweep_mpi.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <stdexcept>
@@ -40,6 +41,11 @@ int launcher_world_size() {
 int launcher_world_rank() {
   const int ompi = env_int("OMPI_COMM_WORLD_RANK", -1);
   return ompi >= 0 ? ompi : env_int("PMI_RANK", 0);
+}
+
+int launcher_local_size() {
+  const int ompi = env_int("OMPI_COMM_WORLD_LOCAL_SIZE", 0);
+  return ompi > 0 ? ompi : std::max(1, env_int("MPI_LOCALNRANKS", 1));
 }
 
 #ifdef SYNCSIM_HAVE_MPI
@@ -115,6 +121,12 @@ void MpiWorld::work(const std::function<std::string(std::size_t)>& run_point) {
 
 void MpiWorld::barrier() { MPI_Barrier(MPI_COMM_WORLD); }
 
+double MpiWorld::min_over_ranks(double value) {
+  double result = value;
+  MPI_Allreduce(&value, &result, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  return result;
+}
+
 void MpiWorld::abort(int code) {
   MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);
@@ -137,6 +149,8 @@ void MpiWorld::work(const std::function<std::string(std::size_t)>&) {
 }
 
 void MpiWorld::barrier() {}
+
+double MpiWorld::min_over_ranks(double value) { return value; }
 
 void MpiWorld::abort(int code) { std::_Exit(code); }
 

@@ -17,6 +17,9 @@ bool mpi_compiled_in();
 // Size and rank as the launcher's environment says (1 and 0 when not launched by one).
 int launcher_world_size();
 int launcher_world_rank();
+// Ranks of this job on this machine as the launcher's environment says (OMPI_COMM_WORLD_LOCAL_SIZE,
+// MPI_LOCALNRANKS); 1 when not launched by one.
+int launcher_local_size();
 
 class MpiWorld {
  public:
@@ -36,6 +39,8 @@ class MpiWorld {
   void work(const std::function<std::string(std::size_t)>& run_point);
   // Every rank: returns after all ranks have called it.
   void barrier();
+  // Every rank: the smallest `value` any rank passed (MPI_Allreduce), so all ranks decide alike.
+  double min_over_ranks(double value);
   [[noreturn]] void abort(int code);
 
  private:

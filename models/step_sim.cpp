@@ -49,6 +49,8 @@ class StepDriver {
     q.schedule_fn(at, [this, i] { start(i); });
   }
 
+  std::function<void()> on_finish;  // progress display (StepConfig::on_progress)
+
  private:
   void start(std::size_t i) {
     retired_.reset();  // the previous bucket's runner finished in an earlier event
@@ -66,6 +68,7 @@ class StepDriver {
 
   void finish(std::size_t i) {
     timings_[i].end = backend_.simulation().now();
+    if (on_finish) on_finish();
     retired_ = std::move(runner_);
     launch(i + 1);
   }
@@ -134,6 +137,13 @@ std::optional<Extrapolation> extrapolation_for(const StepConfig& config, uint32_
 }
 
 }  // namespace
+
+std::optional<BucketSamples> bucket_extrapolation(const StepConfig& config, uint32_t ranks,
+                                                  int64_t bytes) {
+  const std::optional<Extrapolation> e = extrapolation_for(config, ranks, bytes);
+  if (!e) return std::nullopt;
+  return BucketSamples{e->small, e->large};
+}
 
 std::string_view to_string(BucketTimingMode t) {
   switch (t) {
@@ -318,6 +328,17 @@ StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& s
     return it->second;
   };
   std::optional<std::pair<CollectiveResult, CollectiveResult>> samples;  // extrapolation's k1, k2 runs
+  std::size_t buckets_finished = 0;
+  auto report_progress = [&](int64_t timing_bytes, bool extrapolating) {
+    if (!config.on_progress) return;
+    StepProgress p;
+    p.simulated = backend.simulation().now();
+    p.buckets = r.buckets.size();
+    p.buckets_done = buckets_finished;
+    p.timing_bucket_bytes = timing_bytes;
+    p.timing_extrapolated = extrapolating;
+    config.on_progress(p);
+  };
   auto idle_run = [&](int64_t bytes) -> const std::pair<Time, int64_t>& {
     auto it = idle.find(bytes);
     if (it == idle.end()) {
@@ -335,6 +356,7 @@ StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& s
           return run_collective(*fresh, plan, config.rank_to_gpu, config.collective);
         };
         const std::optional<Extrapolation> e = extrapolation_for(config, n, bytes);
+        report_progress(bytes, e.has_value() && !samples);
         if (e) {
           // Sample plans are built and dropped here: they are small, and keeping them would
           // defeat the point (the real plan is never built).
@@ -362,6 +384,7 @@ StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& s
         }
       }
       it = idle.emplace(bytes, value).first;
+      report_progress(0, false);
     }
     return it->second;
   };
@@ -372,6 +395,12 @@ StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& s
   }
   StepDriver driver(backend, config, buckets, r.buckets, cached,
                     [&](int64_t bytes) -> const CollectivePlan& { return plan_for(bytes); });
+  if (config.on_progress) {
+    driver.on_finish = [&] {
+      ++buckets_finished;
+      report_progress(0, false);
+    };
+  }
   driver.launch(0);
   backend.simulation().queue().run();
   for (const BucketTiming& t : r.buckets) {

@@ -5,6 +5,7 @@
 // backend, one bucket at a time on the communication stream (a bucket starts when every rank has it
 // ready and the previous bucket has finished). The optimizer runs when both backward and the last
 // bucket are done.
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -72,6 +73,17 @@ enum class BucketTimingMode : uint8_t { Exact, Extrapolate, Auto };
 std::string_view to_string(BucketTimingMode t);
 BucketTimingMode parse_bucket_timing(std::string_view text);  // throws std::invalid_argument
 
+// Where a DDP step stands, for a progress display: the step's simulated time so far (the start or
+// end of the latest bucket all-reduce), buckets finished, and, while a bucket's idle-fabric time is
+// being simulated in a private simulation (reuse_bucket_timings), its size (0 otherwise).
+struct StepProgress {
+  Time simulated = Time::zero();
+  std::size_t buckets_done = 0;
+  std::size_t buckets = 0;
+  int64_t timing_bucket_bytes = 0;
+  bool timing_extrapolated = false;  // the private simulation runs the extrapolation samples
+};
+
 struct StepConfig {
   TransformerShape model;
   GpuSpec gpu;
@@ -101,10 +113,25 @@ struct StepConfig {
   std::function<Time(int64_t)> calibrated_allreduce{};
   DataParallelism parallelism = DataParallelism::Ddp;
   FsdpParams fsdp;
+  // Called on the simulating thread as the DDP step advances (see StepProgress); a few calls per
+  // bucket, so a progress display costs nothing per event. Does not change the results.
+  std::function<void(const StepProgress&)> on_progress{};
   // With model parallelism rank_to_gpu holds every rank (tensor x context x pipeline x data), in
   // Megatron order: rank = ((d * pipeline + p) * context + c) * tensor + t.
   ParallelLayout layout;
 };
+
+// BucketTimingMode's decision for one bucket of `bytes` all-reduced over `ranks` ranks (from the
+// config's algorithm, channels, chunk_bytes, bucket_timing and extrapolate_min_transfers): the sizes
+// of the k1- and k2-unit samples when its idle-fabric time is extrapolated, nullopt when its whole
+// plan is simulated. simulate_ddp_step applies it when bucket timings are reused and not calibrated;
+// app/estimate.cpp uses it to size what will actually run.
+struct BucketSamples {
+  int64_t small_bytes = 0;
+  int64_t large_bytes = 0;
+};
+std::optional<BucketSamples> bucket_extrapolation(const StepConfig& config, uint32_t ranks,
+                                                  int64_t bytes);
 
 // One collective of the step (FSDP's per-unit all-gathers and reduce-scatters; the model-parallel
 // collectives of the closed form): what, for which unit or layer (-1: not applicable), its size

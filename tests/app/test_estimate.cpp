@@ -39,7 +39,7 @@ TEST_CASE("estimate: a million GPUs at packet fidelity is refused quickly, with 
   const app::Estimate e = app::estimate_run(s);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(seconds < 5.0);
-  CHECK(e.memory_bytes > 1e11);  // hundreds of GB: the tree plans alone hold ~5e9 steps
+  CHECK(e.memory_bytes > 1e11);  // ~180 GiB: the extrapolation samples alone hold ~1.7e9 transfers
   const auto why = app::refusal(e, 64.0 * (1 << 30));
   REQUIRE(why.has_value());
   CHECK(why->find("estimated memory") != std::string::npos);

@@ -31,6 +31,15 @@ if [ -n "$mpiexec" ]; then
   "$mpiexec" --allow-run-as-root --oversubscribe -n 3 "$bin" "${sweep_args[@]}" --json >"$tmp/mpi.json" 2>>"$tmp/mpi.err"
   "$bin" "${sweep_args[@]}" --json >"$tmp/serial.json" 2>/dev/null
   check "mpirun -n 3 --json equals the serial JSON" cmp -s "$tmp/serial.json" "$tmp/mpi.json"
+  # The memory check decides alike on every rank: refused everywhere, printed once, exit 2.
+  SYNCSIM_MEM_AVAILABLE=1000000 "$mpiexec" --allow-run-as-root --oversubscribe -x SYNCSIM_MEM_AVAILABLE -n 2 \
+    "$bin" "${sweep_args[@]}" >"$tmp/mpi_refused.csv" 2>"$tmp/mpi_refused.err"
+  check "mpirun -n 2: a sweep that does not fit exits 2" test $? -eq 2
+  check "mpirun -n 2: refusal printed once per point" test "$(grep -c '^syncsim sweep: point 0 ' "$tmp/mpi_refused.err")" -eq 1
+  check "mpirun -n 2: nothing runs" test ! -s "$tmp/mpi_refused.csv"
+  SYNCSIM_MEM_AVAILABLE=1000000 "$mpiexec" --allow-run-as-root --oversubscribe -x SYNCSIM_MEM_AVAILABLE -n 2 \
+    "$bin" "${sweep_args[@]}" --force >"$tmp/mpi_forced.csv" 2>/dev/null
+  check "mpirun -n 2 --force runs it anyway" cmp -s "$tmp/serial.csv" "$tmp/mpi_forced.csv"
   [ "$fails" -eq 0 ] || { diff "$tmp/serial.csv" "$tmp/mpi.csv" | head; cat "$tmp/mpi.err"; }
   echo "$passes passed, $fails failed"
   [ "$fails" -eq 0 ]
@@ -56,6 +65,25 @@ check "--json prints an array of rows" \
 
 "$bin" sweep "$scenario" --vary seed=1,2 --set traffic.0.messages.0.size=256KiB --quiet >"$tmp/wall.csv" 2>/dev/null
 check "wall_s is the last column by default" bash -c "head -1 '$tmp/wall.csv' | grep -q ',events,wall_s$'"
+
+# Memory check before running: a point too big for the machine is refused up front, naming the
+# point and both numbers (a million GPUs at packet level; nothing runs, not even the small point).
+"$bin" sweep "$src/scenarios/ddp-70b-16k.yaml" --vary fabric.fat_tree.pods=1,1024 --set fidelity=packet \
+  --quiet >"$tmp/huge.csv" 2>"$tmp/err"
+check "a sweep with a huge point exits 2" test $? -eq 2
+check "the refusal names the point and both numbers" \
+  grep -q "^syncsim sweep: point 1 (fabric.fat_tree.pods=1024): estimated memory [0-9.]* GiB exceeds the [0-9.]* GiB available" "$tmp/err"
+check "the small point is not refused" bash -c "! grep -q 'point 0 ' '$tmp/err'"
+check "nothing ran" test ! -s "$tmp/huge.csv"
+# Points running at once count: with a 1 MB stand-in machine every point is refused, x --jobs...
+SYNCSIM_MEM_AVAILABLE=1000000 "$bin" "${sweep_args[@]}" --jobs 2 >"$tmp/small.csv" 2>"$tmp/err"
+check "a sweep that does not fit the (stand-in) machine exits 2" test $? -eq 2
+check "the refusal counts the points running at once" grep -q "x 2 points at once" "$tmp/err"
+# ...and --force runs it anyway, with the same rows.
+SYNCSIM_MEM_AVAILABLE=1000000 "$bin" "${sweep_args[@]}" --force >"$tmp/forced.csv" 2>/dev/null
+check "--force runs a refused sweep" cmp -s "$tmp/serial.csv" "$tmp/forced.csv"
+SYNCSIM_MEM_AVAILABLE=1000000 "$bin" run "$src/scenarios/incast-pfc.yaml" --quiet >/dev/null 2>"$tmp/err"
+check "run: refused on the stand-in machine" test $? -eq 2
 
 # Bad --vary: the usual one-line error, exit 2, and no point has run (no --csv file written).
 "$bin" sweep "$scenario" --vary fabric.links.host.bandwidth=100Gbps,fast --csv "$tmp/none.csv" >/dev/null 2>"$tmp/err"
