@@ -37,7 +37,7 @@ int64_t parse_size_flag(std::string_view text) {
 CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveSweepOptions& o) {
   using models::CollectiveAlgo;
   using models::CollectiveOp;
-  const net::NetworkSpec spec = topo::build_fabric(scenario.fabric);
+  const net::NetworkSpec spec = scenario_network(scenario);
   const auto gpus = static_cast<uint32_t>(spec.gpus.size());
   const uint32_t n = o.ranks == 0 ? gpus : o.ranks;
   if (n < 2 || n > gpus) {

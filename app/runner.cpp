@@ -218,24 +218,27 @@ double percentile_sorted(const std::vector<double>& sorted, double p) {
   return sorted[std::min(idx, sorted.size() - 1)];
 }
 
-std::unique_ptr<TransferBackend> make_scenario_backend(const Scenario& scenario, Simulation& sim,
-                                                       const net::NetworkSpec& spec) {
-  if (scenario.fidelity == Fidelity::Flow && scenario.flow_cc.enabled) {
-    return std::make_unique<FlowBackend>(sim, spec, FlowBackend::Recompute::Local, scenario.flow_cc);
-  }
-  return make_backend(scenario.fidelity, sim, spec);
-}
-
-RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
-  const auto wall_start = std::chrono::steady_clock::now();
-  ProgressLine progress(options.progress, options.estimated_wall_s, stderr, options.expected_sim_s);
+net::NetworkSpec scenario_network(const Scenario& scenario) {
   net::NetworkSpec spec = topo::build_fabric(scenario.fabric);
   spec.pfc = scenario.fabric.pfc;
   spec.ecn = scenario.fabric.ecn;
   spec.nic = scenario.fabric.nic;
   spec.transport = scenario.fabric.transport;
   spec.impairments = scenario.fabric.impairments;
+  spec.flow_cc = scenario.flow_cc;
   resolve_route_overrides(scenario, spec);
+  return spec;
+}
+
+std::unique_ptr<TransferBackend> make_scenario_backend(const Scenario& scenario, Simulation& sim,
+                                                       const net::NetworkSpec& spec) {
+  return make_backend(scenario.fidelity, sim, spec);
+}
+
+RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  ProgressLine progress(options.progress, options.estimated_wall_s, stderr, options.expected_sim_s);
+  const net::NetworkSpec spec = scenario_network(scenario);
   auto messages = models::expand_traffic(scenario.traffic,
                                          static_cast<uint32_t>(spec.gpus.size()), scenario.seed);
 

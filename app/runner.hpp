@@ -105,8 +105,12 @@ struct RunOptions {
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});
 
-// The scenario's network backend: make_backend(fidelity), with the flow backend's options
-// (`fabric.flow.cc_correction`) applied at flow fidelity.
+// The scenario's fabric with everything the scenario sets on it: PFC, ECN, NIC congestion control,
+// transport, impairments, the flow-level CC correction and route overrides. `syncsim run` and
+// `syncsim collective` (and the step model's private timing runs, which copy the spec) all see the same one.
+net::NetworkSpec scenario_network(const Scenario& scenario);
+
+// The scenario's network backend: make_backend(fidelity) on a spec from scenario_network.
 std::unique_ptr<TransferBackend> make_scenario_backend(const Scenario& scenario, Simulation& sim,
                                                        const net::NetworkSpec& spec);
 

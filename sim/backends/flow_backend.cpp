@@ -16,6 +16,9 @@ bool later_completion(int64_t a_at, uint32_t a_slot, int64_t b_at, uint32_t b_sl
 
 }  // namespace
 
+FlowBackend::FlowBackend(Simulation& sim, const net::NetworkSpec& spec, Recompute mode)
+    : FlowBackend(sim, spec, mode, spec.flow_cc) {}
+
 FlowBackend::FlowBackend(Simulation& sim, const net::NetworkSpec& spec, Recompute mode,
                          FlowCcCorrection correction)
     : TransferBackend(sim, spec), mode_(mode), correction_(correction), routing_(spec) {

@@ -8,28 +8,7 @@
 
 namespace syncsim {
 
-// Optional correction for congestion-control inefficiency (off by default; README "Flow-level CC
-// correction"). Max-min sharing hands a contended link's whole capacity to its flows at once; under
-// real congestion control (PFC pauses, DCQCN rate cuts and recovery, queue oscillation) a link
-// where traffic converges runs below capacity. A link is contended when it carries >= 2 flows and
-// the distinct upstream links they come in over can together deliver more than it drains: a switch
-// egress where a queue can build (an incast, an oversubscribed uplink). A NIC's own uplink (every
-// flow from one host) is never contended: the NIC schedules its queue pairs without loss; nor is a
-// link fed by one link of its own speed, nor 4 x 100G hosts into a 400G uplink.
-// A contended link carrying n flows offers
-//     efficiency(n) = 1 - (1 - contended_efficiency) * (1 - 1/n)
-// of its payload rate: 1 for one flow, contended_efficiency as n grows. `syncsim calibrate flow`
-// fits contended_efficiency against the packet model with a scenario's PFC/ECN/DCQCN settings.
-struct FlowCcCorrection {
-  bool enabled = false;
-  double contended_efficiency = 1.0;  // in (0, 1]: the efficiency approached with many flows
-
-  // The fraction of a contended link's payload rate that `flows` flows get (1 when off).
-  double efficiency(std::size_t flows) const {
-    if (!enabled || flows < 2) return 1.0;
-    return 1.0 - (1.0 - contended_efficiency) * (1.0 - 1.0 / static_cast<double>(flows));
-  }
-};
+using net::FlowCcCorrection;  // sim/net/network_spec.hpp
 
 // Flow-level fidelity: every transfer is a fluid flow on its ECMP path (the same path the packet
 // model would use), sharing links max-min fairly (progressive filling), recomputed whenever a flow
@@ -58,8 +37,10 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   // measured against.
   enum class Recompute : uint8_t { Local, Component, Global };
 
-  FlowBackend(Simulation& sim, const net::NetworkSpec& spec, Recompute mode = Recompute::Local,
-              FlowCcCorrection correction = {});
+  // The correction is the spec's (`NetworkSpec::flow_cc`) unless one is given explicitly.
+  FlowBackend(Simulation& sim, const net::NetworkSpec& spec, Recompute mode = Recompute::Local);
+  FlowBackend(Simulation& sim, const net::NetworkSpec& spec, Recompute mode,
+              FlowCcCorrection correction);
   Fidelity fidelity() const override { return Fidelity::Flow; }
   BackendCounters counters() const override { return counters_; }
 

@@ -2,6 +2,7 @@
 // NetworkSpec: the plain description of a fabric that topology builders produce and the packet and
 // analytic backends consume. It is the only contract between topologies/ and sim/, so sim/ never sees
 // Boost.Graph or YAML.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -114,6 +115,29 @@ struct SwitchParams {
   uint32_t priorities = 8;                 // 802.1p classes, one output queue each
 };
 
+// Optional correction for congestion-control inefficiency (off by default; README "Flow-level CC
+// correction"). Max-min sharing hands a contended link's whole capacity to its flows at once; under
+// real congestion control (PFC pauses, DCQCN rate cuts and recovery, queue oscillation) a link
+// where traffic converges runs below capacity. A link is contended when it carries >= 2 flows and
+// the distinct upstream links they come in over can together deliver more than it drains: a switch
+// egress where a queue can build (an incast, an oversubscribed uplink). A NIC's own uplink (every
+// flow from one host) is never contended: the NIC schedules its queue pairs without loss; nor is a
+// link fed by one link of its own speed, nor 4 x 100G hosts into a 400G uplink.
+// A contended link carrying n flows offers
+//     efficiency(n) = 1 - (1 - contended_efficiency) * (1 - 1/n)
+// of its payload rate: 1 for one flow, contended_efficiency as n grows. `syncsim calibrate flow`
+// fits contended_efficiency against the packet model with a scenario's PFC/ECN/DCQCN settings.
+struct FlowCcCorrection {
+  bool enabled = false;
+  double contended_efficiency = 1.0;  // in (0, 1]: the efficiency approached with many flows
+
+  // The fraction of a contended link's payload rate that `flows` flows get (1 when off).
+  double efficiency(std::size_t flows) const {
+    if (!enabled || flows < 2) return 1.0;
+    return 1.0 - (1.0 - contended_efficiency) * (1.0 - 1.0 / static_cast<double>(flows));
+  }
+};
+
 struct NetworkSpec {
   std::vector<NodeSpec> nodes;
   std::vector<LinkParams> link_classes;
@@ -146,6 +170,7 @@ struct NetworkSpec {
 
   TransportParams transport;           // end-to-end transport of inter-host messages (transport.hpp)
   ImpairmentParams impairments;        // per-link jitter and random loss
+  FlowCcCorrection flow_cc;            // used by the flow-level backend only (flow_backend.hpp)
   // Static route overrides (e.g. after a link failure, or a misconfiguration): flows from NIC `src`
   // to NIC `dst` pass through the switches `via` in order (each a switch with NICs attached), on
   // shortest paths between them. Such routes may go down and up again and close a buffer cycle.
