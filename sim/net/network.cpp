@@ -273,10 +273,12 @@ void Switch::receive(PacketRef packet, uint32_t in_port) {
                           : DropReason::BufferFull);
     return;
   }
-  p.buffered_bytes = wire_in;
-  p.ingress_port = static_cast<uint16_t>(in_port);
-  ++p.hop;
-  net_.egress(net_.route_hop(p)).enqueue(packet);
+  // send_pfc() allocates the PAUSE frame and may grow the packet pool: `p` may dangle by now.
+  Packet& admitted = net_.packet(packet);
+  admitted.buffered_bytes = wire_in;
+  admitted.ingress_port = static_cast<uint16_t>(in_port);
+  ++admitted.hop;
+  net_.egress(net_.route_hop(admitted)).enqueue(packet);
 }
 
 // ---------------------------------------------------------------- Nic

@@ -268,6 +268,8 @@ void Network::transport_on_data(PacketRef packet) {
   const FlowId id = p.flow;
   const uint32_t seq = p.seq;
   const bool ce = p.ecn_ce;
+  // dcqcn_notify() allocates a CNP and may grow the packet pool: read `p` only before it.
+  const uint32_t payload = p.payload_bytes;
   ReliableFlowState& s = transport_flow(id);
   if (!s.tcp) {
     if (ce && dcqcn_on_) dcqcn_notify(id);
@@ -282,7 +284,7 @@ void Network::transport_on_data(PacketRef packet) {
       if (ack_now) transport_send_control(id, PacketKind::Ack, expected, false);
       return;
     }
-    counters_.bytes_discarded += p.payload_bytes;
+    counters_.bytes_discarded += payload;
     pool_.release(packet);
     if (seq > s.rcv_nxt) {
       // Out of order: a packet before it was lost. One NAK per gap; the rest are discarded.
@@ -298,7 +300,7 @@ void Network::transport_on_data(PacketRef packet) {
   }
   // TCP: one cumulative ACK per segment, echoing its CE mark (DCTCP's exact ECE feedback).
   if (seq < s.rcv_nxt || s.received[seq]) {
-    counters_.bytes_discarded += p.payload_bytes;
+    counters_.bytes_discarded += payload;
     pool_.release(packet);
   } else {
     s.received[seq] = true;
