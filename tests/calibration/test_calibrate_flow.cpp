@@ -26,7 +26,11 @@ double rel(double got, double ref) { return std::abs(got - ref) / ref; }
 }  // namespace
 
 TEST_CASE("calibrate flow: DCQCN incasts are slower than max-min; the fitted correction closes most of it") {
-  const auto scenario = app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/incast-dcqcn.yaml");
+  // The stock ConnectX preset (32 KB byte counter); incast-dcqcn.yaml ships with the timer-only
+  // increase (byte_counter 0B), tested below at 4 MiB.
+  app::LoadOptions stock;
+  stock.overrides.push_back(app::parse_override("fabric.nic.dcqcn.byte_counter=32KB"));
+  const auto scenario = app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/incast-dcqcn.yaml", stock);
   const app::FlowCalibration c = app::calibrate_flow(scenario, int64_t{1} << 20);
   REQUIRE(c.cases.size() == 6);
   CHECK_FALSE(c.fit.clamped);
@@ -49,6 +53,19 @@ TEST_CASE("calibrate flow: DCQCN incasts are slower than max-min; the fitted cor
   CHECK(perm.corrected_s == perm.flow_s);
   CHECK(rel(perm.flow_s, perm.packet_s) < 0.01);
   CHECK(c.fit.corrected_max_rel_error < c.fit.uncorrected_max_rel_error / 2);
+}
+
+TEST_CASE("calibrate flow: timer-only DCQCN (incast-dcqcn.yaml as shipped) at 4 MiB") {
+  // With the timer-only increase a flow recovers slowly from the line-rate start's cuts even when it
+  // shares the port with one other: the inefficiency is mostly start-up, which one contended-link
+  // parameter fits poorly at 1 MiB (measured: max error 56% -> 44%) but well at 4 MiB.
+  const auto scenario = app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/incast-dcqcn.yaml");
+  const app::FlowCalibration c = app::calibrate_flow(scenario, int64_t{4} << 20);
+  CHECK_FALSE(c.fit.clamped);
+  CHECK(c.fit.contended_efficiency > 0.5);
+  CHECK(c.fit.contended_efficiency < 0.8);
+  CHECK(c.fit.uncorrected_max_rel_error > 0.25);  // measured 0.336
+  CHECK(c.fit.corrected_max_rel_error < 0.15);    // measured 0.123
 }
 
 TEST_CASE("calibrate flow: under PFC alone max-min is already right and the fit asks for no correction") {
