@@ -48,11 +48,14 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
   if (plan_.dep_offsets.size() != n + 1) {
     throw std::invalid_argument("plan dependency arrays do not match its steps");
   }
+  if (n >= kSameConnection) {
+    throw std::invalid_argument("plan of " + std::to_string(n) + " steps: at most 2^31 - 1 supported");
+  }
   reserve_huge(waiting_, n);
-  reserve_huge(finish_, n);
+  reserve_huge(ready_, n);
   reserve_huge(dep_offsets_, n + 1);
   waiting_.assign(n, 0);
-  finish_.assign(n, Time::max());
+  ready_.assign(n, Time::zero());
   dep_offsets_.assign(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i) {
     for (uint32_t d : plan_.deps(i)) {
@@ -66,8 +69,17 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
   dependents_.assign(dep_offsets_[n], 0);
   // dep_offsets_[d] serves as step d's fill cursor, ending at the start of d + 1's list; shifting
   // by one restores the offsets (no second array of n cursors).
+  // Tagging the dependency on the previous transfer of the same connection here keeps issue()
+  // from reading every dependency's step (random reads over a plan of millions of steps).
   for (std::size_t i = 0; i < n; ++i) {
-    for (uint32_t d : plan_.deps(i)) dependents_[dep_offsets_[d]++] = static_cast<uint32_t>(i);
+    const PlanStep& s = plan_.steps[i];
+    for (uint32_t d : plan_.deps(i)) {
+      const PlanStep& p = plan_.steps[d];
+      const bool same_connection = s.kind == PlanStep::Kind::Transfer &&
+                                   p.kind == PlanStep::Kind::Transfer && p.src == s.src &&
+                                   p.dst == s.dst && p.channel == s.channel;
+      dependents_[dep_offsets_[d]++] = static_cast<uint32_t>(i) | (same_connection ? kSameConnection : 0u);
+    }
   }
   for (std::size_t i = n; i > 0; --i) dep_offsets_[i] = dep_offsets_[i - 1];
   dep_offsets_[0] = 0;
@@ -104,31 +116,11 @@ void CollectiveRunner::issue(uint32_t step) {
   Simulation& sim = backend_.simulation();
   if (s.kind == PlanStep::Kind::Reduce) {
     ++result_.reductions;
-    sim.queue().schedule_fn(sim.now() + reduction_time(s.bytes, options_),
-                            [this, step] { finish(step); });
+    sim.queue().schedule(sim.now() + reduction_time(s.bytes, options_), this, kReduced, step);
     return;
   }
   ++result_.transfers;
   result_.bytes_sent += s.bytes;
-  auto go = [this, step] {
-    const PlanStep& t = plan_.steps[step];
-    const int64_t wire =
-        options_.wire_factor == 1.0
-            ? t.bytes
-            : static_cast<int64_t>(std::ceil(static_cast<double>(t.bytes) * options_.wire_factor));
-    uint32_t src = gpu_[t.src];
-    const uint32_t dst = gpu_[t.dst];
-    if (!proxy_.empty()) {
-      const auto& gpus = backend_.spec().gpus;
-      if (gpus[src].host != gpus[dst].host) {
-        const uint32_t proxy =
-            proxy_[static_cast<std::size_t>(gpus[src].host) * proxy_stride_ + gpus[dst].local_index];
-        if (proxy != UINT32_MAX) src = proxy;
-      }
-    }
-    backend_.start(TransferRequest{src, dst, Bytes{wire}, options_.priority},
-                   [this, step](TransferId, const TransferRecord&) { finish(step); });
-  };
   Time latency = options_.step_latency;
   if (options_.net_step_latency) {
     const auto& gpus = backend_.spec().gpus;
@@ -137,13 +129,7 @@ void CollectiveRunner::issue(uint32_t step) {
   // The latency runs from when the data was ready (its other dependencies finished), overlapping
   // the previous transfer on the same connection, as NCCL posts the next chunk while one is in
   // flight.
-  Time ready = result_.start + options_.launch_latency;
-  for (uint32_t d : plan_.deps(step)) {
-    const PlanStep& p = plan_.steps[d];
-    const bool same_connection = p.kind == PlanStep::Kind::Transfer && p.src == s.src &&
-                                 p.dst == s.dst && p.channel == s.channel;
-    if (!same_connection) ready = std::max(ready, finish_[d]);
-  }
+  const Time ready = std::max(result_.start + options_.launch_latency, ready_[step]);
   Time at = std::max(sim.now(), ready + latency);
   if (!egress_.empty()) {
     // Pacing (see paced_until_): after the connection's previous transfer has left the sender.
@@ -165,19 +151,49 @@ void CollectiveRunner::issue(uint32_t step) {
     }
   }
   if (at > sim.now()) {
-    sim.queue().schedule_fn(at, go);
+    sim.queue().schedule(at, this, kBegin, step);
   } else {
-    go();
+    begin_transfer(step);
   }
+}
+
+void CollectiveRunner::on_event(uint32_t kind, uint64_t arg) {
+  const auto step = static_cast<uint32_t>(arg);
+  if (kind == kBegin) {
+    begin_transfer(step);
+  } else {
+    finish(step);
+  }
+}
+
+void CollectiveRunner::begin_transfer(uint32_t step) {
+  const PlanStep& t = plan_.steps[step];
+  const int64_t wire =
+      options_.wire_factor == 1.0
+          ? t.bytes
+          : static_cast<int64_t>(std::ceil(static_cast<double>(t.bytes) * options_.wire_factor));
+  uint32_t src = gpu_[t.src];
+  const uint32_t dst = gpu_[t.dst];
+  if (!proxy_.empty()) {
+    const auto& gpus = backend_.spec().gpus;
+    if (gpus[src].host != gpus[dst].host) {
+      const uint32_t proxy =
+          proxy_[static_cast<std::size_t>(gpus[src].host) * proxy_stride_ + gpus[dst].local_index];
+      if (proxy != UINT32_MAX) src = proxy;
+    }
+  }
+  backend_.start(TransferRequest{src, dst, Bytes{wire}, options_.priority},
+                 [this, step](TransferId, const TransferRecord&) { finish(step); });
 }
 
 void CollectiveRunner::finish(uint32_t step) {
   const Time now = backend_.simulation().now();
-  finish_[step] = now;
   ++finished_;
   if (now > result_.finish) result_.finish = now;
   for (uint32_t k = dep_offsets_[step]; k < dep_offsets_[step + 1]; ++k) {
-    const uint32_t next = dependents_[k];
+    const uint32_t entry = dependents_[k];
+    const uint32_t next = entry & ~kSameConnection;
+    if ((entry & kSameConnection) == 0 && now > ready_[next]) ready_[next] = now;
     if (--waiting_[next] == 0) issue(next);
   }
   if (finished_ == plan_.steps.size() && on_done_) on_done_(result_);

@@ -52,7 +52,7 @@ struct CollectiveResult {
   int64_t bytes_sent = 0;  // payload over all transfers (wire bytes / wire_factor)
 };
 
-class CollectiveRunner {
+class CollectiveRunner final : private EventTarget {
  public:
   // rank_to_gpu[r] is the GPU of rank r (size >= plan.ranks). The plan is referenced, not copied
   // (plans of 1024-rank rings hold millions of steps): it must outlive the runner.
@@ -66,11 +66,16 @@ class CollectiveRunner {
   void start(std::function<void(const CollectiveResult&)> on_done = {});
   bool done() const { return finished_ == plan_.steps.size() && started_; }
   const CollectiveResult& result() const { return result_; }
-  // Finish time of every step (Time::max() until it finishes).
-  const std::vector<Time>& step_finish() const { return finish_; }
 
  private:
+  // Queue events (EventTarget: no closure per event): a delayed transfer start, a reduction's end.
+  enum : uint32_t { kBegin = 0, kReduced = 1 };
+  // dependents_ entries: the dependent step, with this bit set when the dependency is the previous
+  // transfer on the dependent's own connection (its finish does not delay the data, see issue()).
+  static constexpr uint32_t kSameConnection = 0x8000'0000u;
+  void on_event(uint32_t kind, uint64_t arg) override;
   void issue(uint32_t step);
+  void begin_transfer(uint32_t step);
   void finish(uint32_t step);
 
   TransferBackend& backend_;
@@ -89,8 +94,10 @@ class CollectiveRunner {
   CollectiveRunOptions options_;
   std::vector<uint32_t> waiting_;      // unfinished dependencies per step
   std::vector<uint32_t> dep_offsets_;  // CSR of dependents
-  std::vector<uint32_t> dependents_;
-  std::vector<Time> finish_;
+  std::vector<uint32_t> dependents_;  // step indices | kSameConnection
+  // Per step: when its data is ready, the latest finish of its dependencies other than the
+  // previous transfer on its connection (raised as they finish).
+  std::vector<Time> ready_;
   std::size_t finished_ = 0;
   bool started_ = false;
   CollectiveResult result_;

@@ -43,7 +43,11 @@ void AnalyticBackend::begin(TransferId id, net::NodeId src, net::NodeId dst,
   counters_.packet_hops += packets * scratch_route_.size();
   counters_.bytes_injected += r.size.count();
   counters_.bytes_delivered += r.size.count();
-  simulation().queue().schedule_fn(finish, [this, id] { complete(id); });
+  simulation().queue().schedule(finish, this, 0, id);
+}
+
+void AnalyticBackend::on_event(uint32_t /*kind*/, uint64_t arg) {
+  complete(static_cast<TransferId>(arg));
 }
 
 }  // namespace syncsim

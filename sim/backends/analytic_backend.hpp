@@ -15,7 +15,7 @@ namespace syncsim {
 // between the same two endpoints (several chunks of one connection in flight, or channels sharing a
 // GPU pair) queue FIFO behind each other at their path's bottleneck, so pipelining hides latency
 // but never multiplies bandwidth. Different endpoint pairs never slow each other down.
-class AnalyticBackend final : public TransferBackend {
+class AnalyticBackend final : public TransferBackend, private EventTarget {
  public:
   AnalyticBackend(Simulation& sim, const net::NetworkSpec& spec);
   Fidelity fidelity() const override { return Fidelity::Analytic; }
@@ -26,6 +26,9 @@ class AnalyticBackend final : public TransferBackend {
 
  private:
   void begin(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r) override;
+  // The one event kind: transfer `arg` is delivered (a plain event, no closure per transfer).
+  void on_event(uint32_t kind, uint64_t arg) override;
+  bool can_drop_records() const override { return true; }
 
   net::Routing routing_;
   std::vector<net::PortId> scratch_route_;

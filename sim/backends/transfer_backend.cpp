@@ -24,19 +24,26 @@ TransferId TransferBackend::start(const TransferRequest& request, TransferCallba
                                 " to itself");
   }
   if (request.size.count() < 0) throw std::invalid_argument("transfer of a negative size");
-  const auto id = static_cast<TransferId>(records_.size());
-  records_.push_back(TransferRecord{request, sim_.now(), Time::max(), false});
-  if (records_.capacity() > slot_of_.capacity()) slot_of_.reserve(records_.capacity());
+  const auto id = static_cast<TransferId>(started_);
+  SIM_CHECK(started_ < UINT32_MAX, "more than 2^32 - 1 transfers");
+  ++started_;
+  const TransferRecord fresh{request, sim_.now(), Time::max(), false};
   uint32_t slot = kNoSlot;
-  if (on_done) {
+  if (on_done || !keep_history_) {
     if (free_slots_.empty()) {
       slot = static_cast<uint32_t>(callback_slots_.size());
       callback_slots_.push_back(std::move(on_done));
+      if (!keep_history_) live_records_.push_back(fresh);
     } else {
       slot = free_slots_.back();
       free_slots_.pop_back();
       callback_slots_[slot] = std::move(on_done);
+      if (!keep_history_) live_records_[slot] = fresh;
     }
+  }
+  if (keep_history_) {
+    records_.push_back(fresh);
+    if (records_.capacity() > slot_of_.capacity()) slot_of_.reserve(records_.capacity());
   }
   slot_of_.push_back(slot);
 
@@ -68,14 +75,27 @@ TransferId TransferBackend::start(const TransferRequest& request, TransferCallba
   return id;
 }
 
+void TransferBackend::keep_finished_records(bool keep) {
+  if (keep == keep_history_) return;
+  if (started_ != 0) {
+    throw std::logic_error("keep_finished_records must be set before the first transfer starts");
+  }
+  if (!keep && !can_drop_records()) return;  // this backend reads transfers()[id] itself
+  keep_history_ = keep;
+}
+
+TransferRecord& TransferBackend::record(TransferId id) {
+  return keep_history_ ? records_[id] : live_records_[slot_of_[id]];
+}
+
 void TransferBackend::begin_staged(TransferId id) {
-  const TransferRequest& r = records_[id].request;
+  const TransferRequest r = record(id).request;
   begin(id, spec_.gpus[r.src_gpu].nic, spec_.gpus[r.dst_gpu].nic, r);
 }
 
 void TransferBackend::complete(TransferId id) {
   if (staging_) {
-    const TransferRequest& r = records_[id].request;
+    const TransferRequest& r = record(id).request;
     const uint32_t dst_host = spec_.gpus[r.dst_gpu].host;
     if (spec_.gpus[r.src_gpu].host != dst_host && r.size.count() > 0 &&
         staging_->receive(id, dst_host, r.size.count())) {
@@ -86,7 +106,8 @@ void TransferBackend::complete(TransferId id) {
 }
 
 void TransferBackend::complete_now(TransferId id) {
-  TransferRecord& r = records_[id];
+  SIM_CHECK(slot_of_[id] != kNoSlot || keep_history_, "a transfer completed twice");
+  TransferRecord& r = record(id);
   SIM_CHECK(!r.done, "a transfer completed twice");
   r.done = true;
   r.finish = sim_.now();
@@ -95,9 +116,9 @@ void TransferBackend::complete_now(TransferId id) {
     callback_slots_[slot] = nullptr;
     slot_of_[id] = kNoSlot;
     free_slots_.push_back(slot);
-    // A copy: the callback may start transfers, which can reallocate records_.
-    const TransferRecord record = r;
-    cb(id, record);
+    // A copy: the callback may start transfers, which can reallocate the records or reuse the slot.
+    const TransferRecord done = r;
+    if (cb) cb(id, done);
   }
 }
 

@@ -57,13 +57,26 @@ class TransferBackend {
   virtual Fidelity fidelity() const = 0;
   virtual BackendCounters counters() const = 0;
 
+  // Every transfer started so far, indexed by TransferId (empty when finished records are not
+  // kept, see keep_finished_records).
   const std::vector<TransferRecord>& transfers() const { return records_; }
+  // Transfers started so far (== transfers().size() while records are kept).
+  std::size_t started() const { return started_; }
   // Capacity hint for callers that know how many more transfers they will start (a collective
   // plan of millions of steps): the record array is allocated once instead of regrown.
   void reserve_transfers(std::size_t more) {
-    reserve_huge(records_, records_.size() + more);
-    reserve_huge(slot_of_, records_.capacity());
+    if (keep_history_) reserve_huge(records_, records_.size() + more);
+    reserve_huge(slot_of_, started_ + more);
   }
+  // Whether to keep the record of every finished transfer (the default). A 1024-rank ring
+  // all_reduce starts 2.1 M transfers; callers that need only the completion callbacks can drop
+  // the 48-byte records as transfers finish: records then live in reused slots while in flight
+  // only, and transfers() stays empty. TransferIds stay the same sequence either way (backends
+  // hash them for ECMP), so results do not change. Only before the first transfer starts (throws
+  // std::logic_error after); ignored by backends that read transfers()[id] themselves
+  // (can_drop_records() false).
+  void keep_finished_records(bool keep);
+  bool keeps_finished_records() const { return keep_history_; }
   Simulation& simulation() { return sim_; }
   const net::NetworkSpec& spec() const { return spec_; }
 
@@ -71,16 +84,23 @@ class TransferBackend {
   // Begins moving a transfer between two NICs; the backend must call complete(id) when delivered.
   virtual void begin(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r) = 0;
   void complete(TransferId id);
+  // True for backends that never read transfers()[id] (see keep_finished_records).
+  virtual bool can_drop_records() const { return false; }
 
  private:
   Simulation& sim_;
   const net::NetworkSpec& spec_;
-  std::vector<TransferRecord> records_;
+  std::vector<TransferRecord> records_;  // by id, while keep_history_
   // Callbacks of transfers in flight only: slot_of_[id] indexes callback_slots_, whose free
-  // entries are reused (4 bytes per finished transfer instead of a std::function).
+  // entries are reused (4 bytes per finished transfer instead of a std::function). Without
+  // history every transfer takes a slot, and live_records_[slot] holds its record.
   std::vector<uint32_t> slot_of_;
   std::vector<TransferCallback> callback_slots_;
+  std::vector<TransferRecord> live_records_;
   std::vector<uint32_t> free_slots_;
+  std::size_t started_ = 0;
+  bool keep_history_ = true;
+  TransferRecord& record(TransferId id);
   // No-GPUDirect transports (roce_host_staged, tcp): copies through host memory at both ends.
   std::unique_ptr<HostStaging> staging_;
   void begin_staged(TransferId id);

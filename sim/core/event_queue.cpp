@@ -32,6 +32,12 @@ void EventQueue::schedule(Time at, EventTarget* target, uint32_t kind, uint64_t 
 }
 
 void EventQueue::renumber() {
+  for (Run& r : runs_) {
+    heap_.insert(heap_.end(), r.keys.begin() + static_cast<std::ptrdiff_t>(r.head), r.keys.end());
+    r.keys.clear();
+    r.head = 0;
+  }
+  run_count_ = 0;
   std::sort(heap_.begin(), heap_.end());  // a sorted array is a valid heap
   for (std::size_t i = 0; i < heap_.size(); ++i) {
     heap_[i] = make_key(time_of(heap_[i]),
@@ -63,6 +69,51 @@ void EventQueue::ClosureRunner::on_event(uint32_t /*kind*/, uint64_t arg) {
 }
 
 void EventQueue::push(Key e) {
+  // Append to the run whose last key is the greatest below e (keeps runs tight); else start an
+  // empty run; else the heap.
+  std::size_t best = kRuns;
+  std::size_t empty_run = kRuns;
+  for (std::size_t r = 0; r < kRuns; ++r) {
+    const Run& run = runs_[r];
+    if (run.empty()) {
+      if (empty_run == kRuns) empty_run = r;
+    } else if (run.keys.back() < e && (best == kRuns || runs_[best].keys.back() < run.keys.back())) {
+      best = r;
+    }
+  }
+  if (best == kRuns) best = empty_run;
+  if (best == kRuns) {
+    heap_push(e);
+    return;
+  }
+  Run& run = runs_[best];
+  if (run.empty()) {
+    run.keys.clear();
+    run.head = 0;
+  } else if (run.head >= 1024 && run.head * 2 >= run.keys.size()) {
+    run.keys.erase(run.keys.begin(), run.keys.begin() + static_cast<std::ptrdiff_t>(run.head));
+    run.head = 0;
+  }
+  run.keys.push_back(e);
+  ++run_count_;
+}
+
+std::size_t EventQueue::least_source() const {
+  std::size_t best = kRuns;
+  const Key* least = heap_.empty() ? nullptr : &heap_.front();
+  for (std::size_t r = 0; r < kRuns; ++r) {
+    const Run& run = runs_[r];
+    if (run.empty()) continue;
+    const Key& k = run.keys[run.head];
+    if (least == nullptr || k < *least) {
+      least = &k;
+      best = r;
+    }
+  }
+  return best;
+}
+
+void EventQueue::heap_push(Key e) {
   heap_.push_back(e);
   std::size_t i = heap_.size() - 1;
   while (i > 0) {
@@ -74,7 +125,7 @@ void EventQueue::push(Key e) {
   heap_[i] = e;
 }
 
-EventQueue::Key EventQueue::pop() {
+EventQueue::Key EventQueue::heap_pop() {
   const Key top = heap_.front();
   const Key last = heap_.back();
   heap_.pop_back();
@@ -114,8 +165,16 @@ EventQueue::Key EventQueue::pop() {
 }
 
 bool EventQueue::dispatch_next(int64_t until_ps) {
-  while (!heap_.empty() && time_of(heap_.front()) <= until_ps) {
-    const Key k = pop();
+  while (!empty()) {
+    const std::size_t src = least_source();
+    const Key k = src == kRuns ? heap_.front() : runs_[src].keys[runs_[src].head];
+    if (time_of(k) > until_ps) break;
+    if (src == kRuns) {
+      heap_pop();
+    } else {
+      ++runs_[src].head;
+      --run_count_;
+    }
     const auto slot = static_cast<uint32_t>(order_of(k) & 0xFFFF'FFFFu);
     const Payload e = payloads_[slot];
     free_slots_.push_back(slot);
@@ -137,7 +196,7 @@ bool EventQueue::step() { return dispatch_next(Time::max().picoseconds()); }
 uint64_t EventQueue::run(Time until) {
   stop_requested_ = false;
   const uint64_t start = executed_;
-  while (!heap_.empty() && !stop_requested_) {
+  while (!empty() && !stop_requested_) {
     // A cancelled event at the front is skipped inside dispatch_next, which must not then run a
     // live event beyond `until`.
     if (!dispatch_next(until.picoseconds())) break;

@@ -1,6 +1,11 @@
 #pragma once
-// The discrete-event core: a 4-ary min-heap ordered by (time, insertion sequence), so events at the same
-// instant run in the order they were scheduled and every run is deterministic.
+// The discrete-event core: events ordered by (time, insertion sequence), so events at the same
+// instant run in the order they were scheduled and every run is deterministic. Pending events live
+// in a 4-ary min-heap plus a few sorted runs: most events are scheduled a fixed delay ahead (a
+// link's serialization or propagation, a transfer's duration, a step latency), so they arrive in
+// increasing order within a few streams; appending such an event to a run whose last key is
+// smaller is O(1), and the next event is the least of the heap's top and the runs' fronts. The
+// order is the same total order either way.
 //
 // Targets implement one virtual `on_event(kind, arg)`; an entry is a fixed-size POD, so steady-state
 // scheduling allocates nothing (the heap vector only grows to its high-water mark). Cancellation is lazy:
@@ -33,8 +38,8 @@ class EventQueue {
   EventQueue& operator=(const EventQueue&) = delete;
 
   Time now() const { return now_; }
-  bool empty() const { return heap_.empty(); }
-  std::size_t pending() const { return heap_.size(); }
+  bool empty() const { return heap_.empty() && run_count_ == 0; }
+  std::size_t pending() const { return heap_.size() + run_count_; }
   uint64_t executed() const { return executed_; }
   uint64_t cancelled() const { return cancelled_; }
 
@@ -80,8 +85,19 @@ class EventQueue {
     uint32_t kind;
     uint32_t generation;
   };
+  // A sorted run: keys[head..] ascending. Popped from the front; the consumed prefix is dropped
+  // when it outgrows the rest (amortised O(1), no allocation once grown).
+  struct Run {
+    std::vector<Key> keys;
+    std::size_t head = 0;
+    bool empty() const { return head == keys.size(); }
+  };
+  static constexpr std::size_t kRuns = 4;
   void push(Key k);
-  Key pop();
+  void heap_push(Key k);
+  Key heap_pop();
+  // Index of the run holding the least key (kRuns when the heap's top is least or all are empty).
+  std::size_t least_source() const;
   bool dispatch_next(int64_t until_ps);
   void renumber();
 
@@ -94,6 +110,8 @@ class EventQueue {
   };
 
   std::vector<Key> heap_;
+  Run runs_[kRuns];
+  std::size_t run_count_ = 0;  // keys in runs_
   std::vector<Payload> payloads_;
   std::vector<uint32_t> free_slots_;
   Time now_ = Time::zero();
