@@ -1,3 +1,4 @@
+#include "app/arg_cursor.hpp"
 #include "app/calibrate_flow.hpp"
 
 #include <bit>
@@ -210,15 +211,11 @@ int calibrate_flow_main(const std::vector<std::string>& args, std::ostream& out)
   std::string scenario_path;
   int64_t size = int64_t{1} << 20;
   LoadOptions load;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&](const char* flag) -> std::string {
-      const std::string eq = std::string(flag) + "=";
-      if (a.starts_with(eq)) return a.substr(eq.size());
-      if (i + 1 >= args.size()) throw CalibrateUsageError(std::string(flag) + ": expected a value, found none");
-      return args[++i];
-    };
-    auto is = [&](const char* flag) { return a == flag || a.starts_with(std::string(flag) + "="); };
+  ArgCursor<CalibrateUsageError> cursor(args);
+  while (cursor.next()) {
+    const std::string& a = cursor.arg();
+    auto value = [&cursor](const char* flag) { return cursor.value(flag); };
+    auto is = [&cursor](const char* flag) { return cursor.is(flag); };
     if (a == "--help" || a == "-h") {
       out << kUsage;
       return 0;

@@ -1,3 +1,4 @@
+#include "app/arg_cursor.hpp"
 #include "app/calibrate_report.hpp"
 
 #include <algorithm>
@@ -220,15 +221,11 @@ int calibrate_report_main(const std::vector<std::string>& args, std::ostream& ou
   std::string profile, scenario_path, plot;
   bool json = false;
   LoadOptions load;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&](const char* flag) -> std::string {
-      const std::string eq = std::string(flag) + "=";
-      if (a.starts_with(eq)) return a.substr(eq.size());
-      if (i + 1 >= args.size()) throw CalibrateUsageError(std::string(flag) + ": expected a value, found none");
-      return args[++i];
-    };
-    auto is = [&](const char* flag) { return a == flag || a.starts_with(std::string(flag) + "="); };
+  ArgCursor<CalibrateUsageError> cursor(args);
+  while (cursor.next()) {
+    const std::string& a = cursor.arg();
+    auto value = [&cursor](const char* flag) { return cursor.value(flag); };
+    auto is = [&cursor](const char* flag) { return cursor.is(flag); };
     if (a == "--help" || a == "-h") {
       out << kUsage;
       return 0;

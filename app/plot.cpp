@@ -1,4 +1,5 @@
 // `syncsim plot`: sweep CSV -> gnuplot script -> SVG/PNG.
+#include "app/arg_cursor.hpp"
 #include "app/plot.hpp"
 
 #include <sys/stat.h>
@@ -340,16 +341,11 @@ int plot_main(const std::vector<std::string>& args, std::ostream& out, std::ostr
   std::string csv_path;
   std::string script;
   try {
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      const std::string& a = args[i];
-      auto value = [&](const char* flag) -> std::string {
-        if (a.size() > std::strlen(flag) && a.starts_with(flag) && a[std::strlen(flag)] == '=') {
-          return a.substr(std::strlen(flag) + 1);
-        }
-        if (i + 1 >= args.size()) throw PlotUsageError(std::string(flag) + ": expected a value, found none");
-        return args[++i];
-      };
-      auto is = [&](const char* flag) { return a == flag || (a.starts_with(flag) && a.size() > std::strlen(flag) && a[std::strlen(flag)] == '='); };
+    ArgCursor<PlotUsageError> cursor(args);
+    while (cursor.next()) {
+      const std::string& a = cursor.arg();
+      auto value = [&cursor](const char* flag) { return cursor.value(flag); };
+      auto is = [&cursor](const char* flag) { return cursor.is(flag); };
       if (a == "--help" || a == "-h") {
         out << kUsage;
         return 0;

@@ -9,6 +9,7 @@
 #include "app/scenario_loader.hpp"
 #include "sim/backends/analytic_backend.hpp"
 #include "sim/backends/flow_backend.hpp"
+#include "tests/sim/flow_fixtures.hpp"
 #include "topologies/fabric_builder.hpp"
 
 using namespace syncsim;
@@ -17,18 +18,7 @@ namespace {
 
 topo::FabricParams fabric(uint32_t leaves, uint32_t hosts_per_leaf, uint32_t spines,
                           Bandwidth host_bw, Bandwidth fabric_bw) {
-  topo::FabricParams p;
-  p.spine_leaf.leaves = leaves;
-  p.spine_leaf.hosts_per_leaf = hosts_per_leaf;
-  p.spine_leaf.spines = spines;
-  p.links.host.bandwidth = host_bw;
-  p.links.fabric.bandwidth = fabric_bw;
-  for (net::LinkParams* l : {&p.links.host, &p.links.fabric}) {
-    l->delay = Time::us(1);
-    l->mtu = Bytes{4096};
-    l->header = Bytes{64};
-  }
-  return p;
+  return testing::flow_test_fabric(leaves, hosts_per_leaf, spines, host_bw, fabric_bw);
 }
 
 constexpr double kPayloadShare = 4096.0 / (4096.0 + 64.0);

@@ -6,9 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "sim/backends/flow_backend.hpp"
-#include "sim/core/rng.hpp"
-#include "topologies/fabric_builder.hpp"
+#include "tests/sim/flow_fixtures.hpp"
 
 using namespace syncsim;
 
@@ -18,46 +16,14 @@ constexpr double kPayloadShare = 4096.0 / (4096.0 + 64.0);
 
 net::NetworkSpec fabric(uint32_t leaves, uint32_t hosts_per_leaf, uint32_t spines, Bandwidth host_bw,
                         Bandwidth fabric_bw, uint32_t nics = 1) {
-  topo::FabricParams p;
-  p.spine_leaf.leaves = leaves;
-  p.spine_leaf.hosts_per_leaf = hosts_per_leaf;
-  p.spine_leaf.spines = spines;
-  p.host.gpus = nics;
-  p.host.nics = nics;
-  p.links.host.bandwidth = host_bw;
-  p.links.fabric.bandwidth = fabric_bw;
-  for (net::LinkParams* l : {&p.links.host, &p.links.fabric}) {
-    l->delay = Time::us(1);
-    l->mtu = Bytes{4096};
-    l->header = Bytes{64};
-  }
-  return topo::build_fabric(p);
+  return topo::build_fabric(testing::flow_test_fabric(leaves, hosts_per_leaf, spines, host_bw, fabric_bw, nics));
 }
 
-struct Arrival {
-  Time at;
-  TransferRequest request;
-};
-
-std::vector<Arrival> random_arrivals(uint64_t seed, std::size_t count, uint32_t gpus) {
-  RngStream rng(seed, 11);
-  std::vector<Arrival> out;
-  for (std::size_t i = 0; i < count; ++i) {
-    const auto src = static_cast<uint32_t>(rng.below(gpus));
-    auto dst = static_cast<uint32_t>(rng.below(gpus - 1));
-    if (dst >= src) ++dst;
-    const double size = 4096.0 * std::pow(2.0, 12.0 * rng.uniform());
-    const Time at = Time::us(static_cast<int64_t>(rng.below(100)) * 5);
-    out.push_back(Arrival{at, TransferRequest{src, dst, Bytes{static_cast<int64_t>(size)}, 0}});
-  }
-  return out;
+std::vector<testing::Arrival> random_arrivals(uint64_t seed, std::size_t count, uint32_t gpus) {
+  return testing::random_arrivals(seed, 11, count, gpus, 12.0, 100);
 }
-
-void schedule_arrivals(Simulation& sim, FlowBackend& backend, const std::vector<Arrival>& arrivals) {
-  for (const Arrival& a : arrivals) {
-    sim.queue().schedule_fn(a.at, [&backend, r = a.request] { backend.start(r); });
-  }
-}
+using testing::Arrival;
+using testing::schedule_arrivals;
 
 // Finish times (ps) of a run of `arrivals`.
 std::vector<int64_t> finishes(const net::NetworkSpec& spec, const std::vector<Arrival>& arrivals,

@@ -5,59 +5,26 @@
 #include <cmath>
 #include <vector>
 
-#include "sim/backends/flow_backend.hpp"
-#include "sim/core/rng.hpp"
-#include "topologies/fabric_builder.hpp"
+#include "tests/sim/flow_fixtures.hpp"
 
 using namespace syncsim;
 
 namespace {
 
+// 6 leaves x 4 hosts x 2 GPUs/NICs at 100G. 2 spines: leaf uplinks are 4:1 oversubscribed, so flows
+// crossing spines form large components and flows inside a leaf small ones. 8 spines: non-blocking,
+// flows mostly limited by their NICs.
 net::NetworkSpec fabric(uint32_t spines) {
-  // 6 leaves x 4 hosts x 2 GPUs/NICs at 100G. 2 spines: leaf uplinks are 4:1 oversubscribed, so
-  // flows crossing spines form large components and flows inside a leaf small ones. 8 spines:
-  // non-blocking, flows mostly limited by their NICs.
-  topo::FabricParams p;
-  p.spine_leaf.leaves = 6;
-  p.spine_leaf.hosts_per_leaf = 4;
-  p.spine_leaf.spines = spines;
-  p.host.gpus = 2;
-  p.host.nics = 2;
-  p.links.host.bandwidth = Bandwidth::gbps(100);
-  p.links.fabric.bandwidth = Bandwidth::gbps(100);
-  for (net::LinkParams* l : {&p.links.host, &p.links.fabric}) {
-    l->delay = Time::us(1);
-    l->mtu = Bytes{4096};
-    l->header = Bytes{64};
-  }
-  return topo::build_fabric(p);
+  return topo::build_fabric(
+      testing::flow_test_fabric(6, 4, spines, Bandwidth::gbps(100), Bandwidth::gbps(100), 2));
 }
 
-struct Arrival {
-  Time at;
-  TransferRequest request;
-};
-
-std::vector<Arrival> random_arrivals(uint64_t seed, std::size_t count, uint32_t gpus) {
-  RngStream rng(seed, 7);
-  std::vector<Arrival> out;
-  for (std::size_t i = 0; i < count; ++i) {
-    const auto src = static_cast<uint32_t>(rng.below(gpus));
-    auto dst = static_cast<uint32_t>(rng.below(gpus - 1));
-    if (dst >= src) ++dst;
-    // Sizes from 4 KB to 64 MB (log-uniform); several arrivals share an instant.
-    const double size = 4096.0 * std::pow(2.0, 14.0 * rng.uniform());
-    const Time at = Time::us(static_cast<int64_t>(rng.below(200)) * 5);
-    out.push_back(Arrival{at, TransferRequest{src, dst, Bytes{static_cast<int64_t>(size)}, 0}});
-  }
-  return out;
+// Sizes from 4 KB to 64 MB (log-uniform); several arrivals share an instant.
+std::vector<testing::Arrival> random_arrivals(uint64_t seed, std::size_t count, uint32_t gpus) {
+  return testing::random_arrivals(seed, 7, count, gpus, 14.0, 200);
 }
-
-void schedule_arrivals(Simulation& sim, FlowBackend& backend, const std::vector<Arrival>& arrivals) {
-  for (const Arrival& a : arrivals) {
-    sim.queue().schedule_fn(a.at, [&backend, r = a.request] { backend.start(r); });
-  }
-}
+using testing::Arrival;
+using testing::schedule_arrivals;
 
 }  // namespace
 
