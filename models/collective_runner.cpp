@@ -22,7 +22,14 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
     throw std::invalid_argument("rank_to_gpu maps " + std::to_string(gpu_.size()) +
                                 " ranks, the plan has " + std::to_string(plan_.ranks));
   }
-  if (options_.pxn) {
+  // PXN only for plans whose inter-host hops are rail-aligned by construction (rings enter and
+  // leave each host on their channel's rail) or already same-rail. The tree plan is a binary tree
+  // over ranks, not NCCL's per-node trees with one NIC per tree channel: its inter-host edges join
+  // GPUs on different rails, and the proxy rule would send up to three of a host's tree edges
+  // through one NIC (busiest NIC 6 half-buffers instead of 4 at 32..4096 ranks of 8-GPU hosts,
+  // ~1.45x slower all-reduces), a NIC choice NCCL's topology search never makes. Trees use each
+  // GPU's own NIC (test_tree_pxn.cpp).
+  if (options_.pxn && plan_.algo != CollectiveAlgo::Tree) {
     const auto& gpus = backend_.spec().gpus;
     uint32_t hosts = 0;
     for (const auto& a : gpus) {

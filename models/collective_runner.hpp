@@ -36,7 +36,8 @@ struct CollectiveRunOptions {
   // rail-aligned rings (collective_plan.hpp) never cross spines. In NCCL the data first crosses
   // NVLink to that GPU; that hop is not simulated (NVLink carries ~9x a NIC's bandwidth, so it adds
   // well under a chunk's NIC time of latency and its NVLink load is ignored). The backend records
-  // the transfer from the proxy GPU. false: every GPU uses its own NIC.
+  // the transfer from the proxy GPU. false: every GPU uses its own NIC. Tree plans ignore it (their
+  // rank-level edges are not rail-aligned; collective_runner.cpp says why).
   bool pxn = true;
 };
 
