@@ -94,9 +94,9 @@ double traffic_bytes(const models::TrafficSpec& t, double gpus) {
 // the bandwidth bound of one GPU's NIC share, 2 (n-1)/n S / B (ring and tree send the same bytes per
 // rank), plus NCCL's launch latency. A double binary tree does not reach that bound: an inner node
 // sends to two children while receiving from them, and its up and down pipelines share the links;
-// simulated on the 256-GPU fat-tree of ddp-70b-16k.yaml its buckets took 1.58x the bound
-// (kTreeSlowdown). Only the progress display uses this; the simulated step is the answer.
-constexpr double kTreeSlowdown = 1.58;
+// simulated on the 1k-GPU fat-tree of ddp-70b-16k.yaml the step matches buckets at 1.15x the bound
+// (kTreeSlowdown; it was 1.58 while trees wrongly used PXN, fixed 2026-11-30). Only the progress display uses this; the simulated step is the answer.
+constexpr double kTreeSlowdown = 1.15;
 
 double expected_ddp_step_s(const models::StepConfig& c, double n, const topo::FabricParams& fabric,
                            const std::vector<models::GradientBucket>& buckets, double launch_s) {
