@@ -50,8 +50,8 @@ TEST_CASE("estimate: the scale scenario's estimates are within 2x of the measure
     double wall_s;
     double rss_bytes;
   };
-  for (const Measured m : {Measured{"1", 10.4, 182 * kMiB}, Measured{"4", 9.1, 249 * kMiB},
-                           Measured{"16", 50.4, 1.10 * kGiB}}) {
+  for (const Measured m : {Measured{"1", 4.0, 181 * kMiB}, Measured{"4", 7.2, 250 * kMiB},
+                           Measured{"16", 54.3, 1.10 * kGiB}}) {
     CAPTURE(std::string(m.pods));
     const app::Estimate e = app::estimate_run(load_scale({{"fabric.fat_tree.pods", m.pods}}));
     CHECK(e.memory_bytes / m.rss_bytes > 0.5);
