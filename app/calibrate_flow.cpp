@@ -214,25 +214,23 @@ int calibrate_flow_main(const std::vector<std::string>& args, std::ostream& out)
   ArgCursor<CalibrateUsageError> cursor(args);
   while (cursor.next()) {
     const std::string& a = cursor.arg();
-    auto value = [&cursor](const char* flag) { return cursor.value(flag); };
-    auto is = [&cursor](const char* flag) { return cursor.is(flag); };
     if (a == "--help" || a == "-h") {
       out << kUsage;
       return 0;
     } else if (a == "--json") {
       json = true;
-    } else if (is("--out")) {
-      out_path = value("--out");
-    } else if (is("--size")) {
-      const std::string v = value("--size");
+    } else if (cursor.is("--out")) {
+      out_path = cursor.value("--out");
+    } else if (cursor.is("--size")) {
+      const std::string v = cursor.value("--size");
       try {
         size = parse_bytes(v).count();
       } catch (const std::exception& e) {
         throw CalibrateUsageError("--size: expected a size like 1MiB, found \"" + v + "\": " + e.what());
       }
-    } else if (is("--set")) {
+    } else if (cursor.is("--set")) {
       try {
-        load.overrides.push_back(parse_override(value("--set")));
+        load.overrides.push_back(parse_override(cursor.value("--set")));
       } catch (const std::exception& e) {
         throw CalibrateUsageError(std::string("--set: ") + e.what());
       }

@@ -224,22 +224,20 @@ int calibrate_report_main(const std::vector<std::string>& args, std::ostream& ou
   ArgCursor<CalibrateUsageError> cursor(args);
   while (cursor.next()) {
     const std::string& a = cursor.arg();
-    auto value = [&cursor](const char* flag) { return cursor.value(flag); };
-    auto is = [&cursor](const char* flag) { return cursor.is(flag); };
     if (a == "--help" || a == "-h") {
       out << kUsage;
       return 0;
     } else if (a == "--json") {
       json = true;
-    } else if (is("--profile")) {
-      profile = value("--profile");
-    } else if (is("--scenario")) {
-      scenario_path = value("--scenario");
-    } else if (is("--plot")) {
-      plot = value("--plot");
-    } else if (is("--set")) {
+    } else if (cursor.is("--profile")) {
+      profile = cursor.value("--profile");
+    } else if (cursor.is("--scenario")) {
+      scenario_path = cursor.value("--scenario");
+    } else if (cursor.is("--plot")) {
+      plot = cursor.value("--plot");
+    } else if (cursor.is("--set")) {
       try {
-        load.overrides.push_back(parse_override(value("--set")));
+        load.overrides.push_back(parse_override(cursor.value("--set")));
       } catch (const std::exception& e) {
         throw CalibrateUsageError(std::string("--set: ") + e.what());
       }

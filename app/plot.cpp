@@ -344,25 +344,23 @@ int plot_main(const std::vector<std::string>& args, std::ostream& out, std::ostr
     ArgCursor<PlotUsageError> cursor(args);
     while (cursor.next()) {
       const std::string& a = cursor.arg();
-      auto value = [&cursor](const char* flag) { return cursor.value(flag); };
-      auto is = [&cursor](const char* flag) { return cursor.is(flag); };
       if (a == "--help" || a == "-h") {
         out << kUsage;
         return 0;
-      } else if (is("--x")) {
-        spec.x = value("--x");
-      } else if (is("--y")) {
-        spec.y = value("--y");
-      } else if (is("--series")) {
-        spec.series = value("--series");
-      } else if (is("--out")) {
-        spec.out = value("--out");
-      } else if (is("--xlabel")) {
-        spec.xlabel = value("--xlabel");
-      } else if (is("--ylabel")) {
-        spec.ylabel = value("--ylabel");
-      } else if (is("--title")) {
-        spec.title = value("--title");
+      } else if (cursor.is("--x")) {
+        spec.x = cursor.value("--x");
+      } else if (cursor.is("--y")) {
+        spec.y = cursor.value("--y");
+      } else if (cursor.is("--series")) {
+        spec.series = cursor.value("--series");
+      } else if (cursor.is("--out")) {
+        spec.out = cursor.value("--out");
+      } else if (cursor.is("--xlabel")) {
+        spec.xlabel = cursor.value("--xlabel");
+      } else if (cursor.is("--ylabel")) {
+        spec.ylabel = cursor.value("--ylabel");
+      } else if (cursor.is("--title")) {
+        spec.title = cursor.value("--title");
       } else if (a == "--logx") {
         spec.logx = true;
       } else if (a == "--logy") {
