@@ -59,7 +59,7 @@ uint8_t traffic_priority(const Scenario& s) {
   return 0;
 }
 
-double last_completion_s(const Scenario& s, Fidelity fidelity, const FlowCcCorrection& correction) {
+double last_completion_s(const Scenario& s, Fidelity fidelity, const net::FlowCcCorrection& correction) {
   Scenario run = s;
   run.fidelity = fidelity;
   run.flow_cc = correction;
@@ -142,7 +142,7 @@ FlowCalibration calibrate_flow(const Scenario& scenario, int64_t message_bytes) 
     }
   }
   out.fit = calibration::fit_contended_efficiency(samples);
-  const FlowCcCorrection corrected{.enabled = true, .contended_efficiency = out.fit.contended_efficiency};
+  const net::FlowCcCorrection corrected{.enabled = true, .contended_efficiency = out.fit.contended_efficiency};
   for (Case& c : cases) {
     c.result.corrected_s = last_completion_s(c.scenario, Fidelity::Flow, corrected);
     out.cases.push_back(c.result);

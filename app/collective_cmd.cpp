@@ -157,7 +157,7 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
       }
       const auto wall_start = std::chrono::steady_clock::now();
       Simulation sim(scenario.seed);
-      std::unique_ptr<TransferBackend> backend = make_scenario_backend(scenario, sim, spec);
+      std::unique_ptr<TransferBackend> backend = make_backend(scenario.fidelity, sim, spec);
       backend->keep_finished_records(false);  // only the result and counters are read
       const auto result = models::run_collective(*backend, plan, rank_to_gpu, run);
       sweep.rows.push_back(make_row(o.op, n, bytes, result.duration().microseconds(),

@@ -16,7 +16,6 @@
 #include "app/scenario_loader.hpp"
 #include "models/traffic.hpp"
 #include "sim/backends/analytic_backend.hpp"
-#include "sim/backends/flow_backend.hpp"
 #include "sim/backends/make_backend.hpp"
 #include "sim/backends/packet_backend.hpp"
 #include "sim/net/observer.hpp"
@@ -230,10 +229,6 @@ net::NetworkSpec scenario_network(const Scenario& scenario) {
   return spec;
 }
 
-std::unique_ptr<TransferBackend> make_scenario_backend(const Scenario& scenario, Simulation& sim,
-                                                       const net::NetworkSpec& spec) {
-  return make_backend(scenario.fidelity, sim, spec);
-}
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
@@ -243,7 +238,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
                                          static_cast<uint32_t>(spec.gpus.size()), scenario.seed);
 
   Simulation sim(scenario.seed);
-  std::unique_ptr<TransferBackend> backend = make_scenario_backend(scenario, sim, spec);
+  std::unique_ptr<TransferBackend> backend = make_backend(scenario.fidelity, sim, spec);
   RunResult r;
   r.messages = messages.size();
   TrafficInjector injector(*backend, std::move(messages));

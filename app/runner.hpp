@@ -110,10 +110,6 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {})
 // `syncsim collective` (and the step model's private timing runs, which copy the spec) all see the same one.
 net::NetworkSpec scenario_network(const Scenario& scenario);
 
-// The scenario's network backend: make_backend(fidelity) on a spec from scenario_network.
-std::unique_ptr<TransferBackend> make_scenario_backend(const Scenario& scenario, Simulation& sim,
-                                                       const net::NetworkSpec& spec);
-
 // The --json object: the keys the CLI contract names plus a few more.
 nlohmann::json to_json(const RunResult& r);
 // A human-readable summary for the terminal.

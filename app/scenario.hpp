@@ -10,7 +10,7 @@
 #include "models/step_sim.hpp"
 #include "models/traffic.hpp"
 #include "sim/backends/fidelity.hpp"
-#include "sim/backends/flow_backend.hpp"
+#include "sim/net/network_spec.hpp"
 #include "topologies/fabric_params.hpp"
 #include "topologies/placement.hpp"
 
@@ -80,7 +80,7 @@ struct Scenario {
   std::optional<ObserveSpec> observe;    // `observe:`, or `--timeseries DIR` alone
   std::vector<RouteOverrideSpec> route_overrides;  // `fabric.route_overrides`
   std::optional<ReportSpec> report;                // `report:`
-  FlowCcCorrection flow_cc;                        // `fabric.flow.cc_correction` (flow fidelity)
+  net::FlowCcCorrection flow_cc;                      // `fabric.flow.cc_correction` (flow fidelity)
 };
 
 }  // namespace syncsim::app

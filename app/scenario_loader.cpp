@@ -215,7 +215,7 @@ class Loader {
                         net::ImpairmentParams& imp) const;
   ObserveSpec read_observe(const YAML::Node& node, const std::string& path) const;
   ReportSpec read_report(const YAML::Node& node, const std::string& path) const;
-  FlowCcCorrection read_flow_options(const YAML::Node& node, const std::string& path) const;
+  net::FlowCcCorrection read_flow_options(const YAML::Node& node, const std::string& path) const;
   std::vector<RouteOverrideSpec> read_route_overrides(const YAML::Node& node,
                                                       const std::string& path) const;
   models::TrafficSpec read_traffic_entry(const YAML::Node& node, const std::string& path) const;
@@ -1736,9 +1736,9 @@ ReportSpec Loader::read_report(const YAML::Node& node, const std::string& path) 
 
 // `fabric.flow:` options of the flow-level backend (read whatever the fidelity, so a sweep that
 // flips `fidelity` to flow finds typos early): {cc_correction: {contended_efficiency, enabled}}.
-FlowCcCorrection Loader::read_flow_options(const YAML::Node& node, const std::string& path) const {
+net::FlowCcCorrection Loader::read_flow_options(const YAML::Node& node, const std::string& path) const {
   const MapView m(*this, node, path, {"cc_correction"});
-  FlowCcCorrection c;
+  net::FlowCcCorrection c;
   const YAML::Node* cc = m.find("cc_correction");
   if (cc == nullptr || cc->IsNull()) return c;
   const MapView cm(*this, *cc, m.path_of("cc_correction"), {"contended_efficiency", "enabled"});

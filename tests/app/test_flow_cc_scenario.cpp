@@ -6,6 +6,7 @@
 
 #include "app/runner.hpp"
 #include "app/scenario_loader.hpp"
+#include "tests/app/scenario_text_fixtures.hpp"
 
 using namespace syncsim;
 using syncsim::app::load_scenario_text;
@@ -28,21 +29,10 @@ traffic:
 )";
 
 std::string replaced(const std::string& from, const std::string& to) {
-  std::string s = kIncast;
-  const auto at = s.find(from);
-  REQUIRE(at != std::string::npos);
-  s.replace(at, from.size(), to);
-  return s;
+  return syncsim::testing::text_with(kIncast, from, to);
 }
 
-std::string error_of(const std::string& yaml) {
-  try {
-    load_scenario_text(yaml, "t.yaml");
-  } catch (const ScenarioError& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+std::string error_of(const std::string& yaml) { return syncsim::testing::scenario_error_of(yaml); }
 
 }  // namespace
 

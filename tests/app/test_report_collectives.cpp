@@ -7,6 +7,7 @@
 #include "app/collective_cmd.hpp"
 #include "app/runner.hpp"
 #include "app/scenario_loader.hpp"
+#include "tests/app/scenario_text_fixtures.hpp"
 #include "app/units.hpp"
 
 using syncsim::app::CollectiveSweepOptions;
@@ -49,21 +50,10 @@ syncsim::app::NcclTestsRow cli_row(const syncsim::app::Scenario& s, const std::s
   return sweep.rows.front();
 }
 
-std::string error_of(const std::string& yaml) {
-  try {
-    load_scenario_text(yaml, "t.yaml");
-  } catch (const ScenarioError& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+std::string error_of(const std::string& yaml) { return syncsim::testing::scenario_error_of(yaml); }
 
 std::string with_report_line(const std::string& from, const std::string& to) {
-  std::string y = kScenario;
-  const auto at = y.find(from);
-  REQUIRE(at != std::string::npos);
-  y.replace(at, from.size(), to);
-  return y;
+  return syncsim::testing::text_with(kScenario, from, to);
 }
 
 }  // namespace

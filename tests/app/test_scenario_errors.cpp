@@ -10,6 +10,7 @@
 
 #include "app/default_scenario.hpp"
 #include "app/scenario_loader.hpp"
+#include "tests/app/scenario_text_fixtures.hpp"
 
 using syncsim::Bandwidth;
 using syncsim::Bytes;
@@ -61,12 +62,7 @@ std::string edit(const std::string& line, const std::string& replacement,
 
 // The full message of the ScenarioError thrown while loading, or "<no error>".
 std::string error_of(const std::string& yaml, const LoadOptions& options = {}) {
-  try {
-    load_scenario_text(yaml, "t.yaml", options);
-  } catch (const ScenarioError& e) {
-    return e.what();
-  }
-  return "<no error>";
+  return syncsim::testing::scenario_error_of(yaml, options);
 }
 
 LoadOptions with_set(std::vector<Override> overrides) {

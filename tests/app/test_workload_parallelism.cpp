@@ -6,6 +6,7 @@
 
 #include "app/runner.hpp"
 #include "app/scenario_loader.hpp"
+#include "tests/app/scenario_text_fixtures.hpp"
 
 using namespace syncsim;
 
@@ -25,14 +26,7 @@ workload:
 )" + workload_lines;
 }
 
-std::string error_of(const std::string& yaml) {
-  try {
-    app::load_scenario_text(yaml, "p.yaml");
-  } catch (const app::ScenarioError& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+std::string error_of(const std::string& yaml) { return syncsim::testing::scenario_error_of(yaml, {}, "p.yaml"); }
 
 }  // namespace
 
