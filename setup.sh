@@ -65,7 +65,7 @@ case "$mode" in
     ;;
   run)
     build release
-    exec ./build/release/app/syncsim run "$@"
+    exec ./build/release/bin/syncsim run "$@"
     ;;
   test)
     build ci

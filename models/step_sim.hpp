@@ -125,7 +125,7 @@ struct StepConfig {
 // config's algorithm, channels, chunk_bytes, bucket_timing and extrapolate_min_transfers): the sizes
 // of the k1- and k2-unit samples when its idle-fabric time is extrapolated, nullopt when its whole
 // plan is simulated. simulate_ddp_step applies it when bucket timings are reused and not calibrated;
-// app/estimate.cpp uses it to size what will actually run.
+// run/estimate.cpp uses it to size what will actually run.
 struct BucketSamples {
   int64_t small_bytes = 0;
   int64_t large_bytes = 0;

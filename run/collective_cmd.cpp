@@ -1,0 +1,209 @@
+#include "run/collective_cmd.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <memory>
+
+#include "run/calibrated_collective.hpp"
+#include "run/runner.hpp"
+#include "scenario/scenario_loader.hpp"
+#include "scenario/units.hpp"
+#include "sim/backends/analytic_backend.hpp"
+#include "sim/backends/make_backend.hpp"
+#include "sim/backends/packet_backend.hpp"
+#include "topologies/fabric_builder.hpp"
+
+namespace syncsim::app {
+
+int64_t parse_size_flag(std::string_view text) {
+  std::size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  if (digits > 0 && digits + 1 >= text.size() && digits <= 15) {
+    int64_t value = 0;
+    for (std::size_t i = 0; i < digits; ++i) value = value * 10 + (text[i] - '0');
+    if (digits == text.size()) return value;
+    switch (std::toupper(static_cast<unsigned char>(text[digits]))) {
+      case 'K': return value << 10;
+      case 'M': return value << 20;
+      case 'G': return value << 30;
+      case 'T': return value << 40;
+      default: break;
+    }
+  }
+  return parse_bytes(text).count();
+}
+
+CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveSweepOptions& o) {
+  using models::CollectiveAlgo;
+  using models::CollectiveOp;
+  const net::NetworkSpec spec = scenario_network(scenario);
+  const auto gpus = static_cast<uint32_t>(spec.gpus.size());
+  const uint32_t n = o.ranks == 0 ? gpus : o.ranks;
+  if (n < 2 || n > gpus) {
+    throw CollectiveUsageError("--ranks " + std::to_string(n) + ": the fabric has " +
+                               std::to_string(gpus) + " GPUs and a collective needs at least 2");
+  }
+  if (o.step_factor < 2) throw CollectiveUsageError("--step-factor must be at least 2");
+  if (o.min_bytes < 0 || o.max_bytes < o.min_bytes) {
+    throw CollectiveUsageError("--min-bytes must be >= 0 and <= --max-bytes");
+  }
+  const bool pairwise_op = o.op == CollectiveOp::AllToAll || o.op == CollectiveOp::SendRecv;
+  const models::CollectiveConfig& cfg = scenario.collective;
+  const uint32_t channels = o.channels.value_or(cfg.channels);
+  if (channels < 1) throw CollectiveUsageError("--channels must be at least 1");
+  // Algorithm: flag, else the scenario's; auto when neither names one.
+  // (Plain flag + value rather than std::optional: GCC's -Wmaybe-uninitialized misfires on it.)
+  const bool algo_fixed = pairwise_op || (!o.auto_algo && (o.algo || cfg.algorithm));
+  CollectiveAlgo fixed_algo = CollectiveAlgo::Pairwise;
+  if (!pairwise_op && algo_fixed) fixed_algo = o.algo ? *o.algo : *cfg.algorithm;
+  const bool proto_fixed = !o.auto_protocol && (o.protocol || cfg.protocol);
+  models::NcclProtocol fixed_proto = models::NcclProtocol::Simple;
+  if (proto_fixed) fixed_proto = o.protocol ? *o.protocol : *cfg.protocol;
+  std::vector<uint32_t> rank_to_gpu(n);
+  for (uint32_t r = 0; r < n; ++r) rank_to_gpu[r] = r;
+
+  // NCCL cost-model inputs from the fabric: ranks fill hosts in order; per-channel bandwidths are
+  // the NVLink and per-GPU NIC bandwidths split over the channels.
+  models::NcclCostInputs cost;
+  cost.op = o.op;
+  const uint32_t g = std::max(1u, scenario.fabric.host.gpus);
+  cost.gpus_per_node = std::min(n, g);
+  cost.nodes = (n + g - 1) / g;
+  cost.channels = channels;
+  const double nic_share = static_cast<double>(std::min(scenario.fabric.host.nics, g)) / g;
+  cost.bw_intra = scenario.fabric.links.nvlink.bandwidth.bytes_per_second() / 1e9 / channels;
+  cost.bw_inter =
+      scenario.fabric.links.host.bandwidth.bytes_per_second() * nic_share / 1e9 / channels;
+
+  CollectiveSweep sweep;
+  NcclTestsHeader& h = sweep.header;
+  h.program = nccl_tests_program(o.op);
+  h.ngpus = static_cast<int>(n);
+  h.min_bytes = o.min_bytes;
+  h.max_bytes = o.max_bytes;
+  h.step_factor = o.step_factor;
+  const std::string fidelity = o.nccl_model ? "nccl_model" : fidelity_name(scenario.fidelity);
+  for (uint32_t r = 0; r < n; ++r) {
+    const net::GpuAttachment& a = spec.gpus[rank_to_gpu[r]];
+    h.devices.push_back(device_line(static_cast<int>(r), "host" + std::to_string(a.host),
+                                    static_cast<int>(a.local_index),
+                                    "syncsim " + fidelity + " GPU " + std::to_string(rank_to_gpu[r])));
+  }
+
+  for (int64_t size = o.min_bytes;; size *= o.step_factor) {
+    const int64_t bytes = nccl_tests_size(o.op, n, size);
+    // The (algorithm, protocol) for this size: fixed ones as given, auto ones by NCCL's cost model
+    // (the algorithm among ring/tree, the protocol for the chosen algorithm's row).
+    const CollectiveAlgo algo = algo_fixed ? fixed_algo : models::nccl_choose(cost, bytes).algo;
+    models::NcclProtocol proto = models::NcclProtocol::Simple;
+    if (proto_fixed) {
+      proto = fixed_proto;
+    } else if (!pairwise_op) {
+      const CollectiveAlgo row = algo == CollectiveAlgo::Tree ? algo : CollectiveAlgo::Ring;
+      double best = -1;
+      for (auto p : {models::NcclProtocol::LL, models::NcclProtocol::LL128, models::NcclProtocol::Simple}) {
+        const double t = models::nccl_predicted_time_us(row, p, cost, bytes);
+        if (t >= 0 && (best < 0 || t < best)) {
+          best = t;
+          proto = p;
+        }
+      }
+    }
+    if (o.nccl_model) {
+      const double t = models::nccl_predicted_time_us(algo, proto, cost, bytes);
+      if (pairwise_op || t < 0) {
+        throw CollectiveUsageError("the nccl model covers ring (all_reduce, reduce_scatter, "
+                                   "all_gather, broadcast, reduce) and tree (all_reduce), not " +
+                                   std::string(to_string(algo)) + " " + std::string(to_string(o.op)));
+      }
+      sweep.rows.push_back(make_row(o.op, n, bytes, t, static_cast<int>(o.root), 0));
+    } else {
+      const models::ProtocolTiming timing = models::protocol_timing(algo, proto, cfg);
+      models::PlanOptions po;
+      po.op = o.op;
+      po.algo = algo;
+      po.ranks = n;
+      po.bytes = bytes;
+      po.channels = channels;
+      po.chunk_bytes = o.chunk_bytes.value_or(models::nccl_chunk_bytes(
+          algo, proto, timing.chunk_bytes, bytes, channels, cost.nodes, n));
+      po.root = o.root;
+      po.peer = (o.root + 1) % n;
+      po.gpus_per_host = scenario.fabric.host.gpus;
+      po.nics_per_host = scenario.fabric.host.nics;
+      po.connection_depth = timing.pipeline_depth;
+      models::CollectivePlan plan;
+      try {
+        plan = models::build_plan(po);
+      } catch (const std::invalid_argument& e) {
+        throw CollectiveUsageError(e.what());
+      }
+      // The symbolic check holds n counters per (rank, chunk); skip it (validation: 0 in the
+      // header) when that would exceed ~64 Mi counters.
+      int64_t wrong = 0;
+      const double counters = static_cast<double>(n) * n * static_cast<double>(plan.chunk_bytes.size());
+      if (counters <= double{1 << 26}) {
+        wrong = models::verify_plan(plan).ok ? 0 : 1;
+      } else {
+        h.validation = 0;
+      }
+      models::CollectiveRunOptions run = o.run;
+      run.wire_factor = timing.wire_factor;
+      run.launch_latency = Time::from_seconds(timing.launch_us * 1e-6);
+      if (o.run.step_latency == Time::zero()) {
+        run.step_latency = Time::from_seconds(timing.step_intra_us * 1e-6);
+        run.net_step_latency = Time::from_seconds(timing.step_inter_us * 1e-6);
+      }
+      const auto wall_start = std::chrono::steady_clock::now();
+      Simulation sim(scenario.seed);
+      std::unique_ptr<TransferBackend> backend = make_backend(scenario.fidelity, sim, spec);
+      backend->keep_finished_records(false);  // only the result and counters are read
+      const auto result = models::run_collective(*backend, plan, rank_to_gpu, run);
+      sweep.rows.push_back(make_row(o.op, n, bytes, result.duration().microseconds(),
+                                    static_cast<int>(o.root), wrong));
+      NcclTestsRow& row = sweep.rows.back();
+      row.sim_events = sim.queue().executed();
+      row.sim_packet_hops = backend->counters().packet_hops;
+      row.sim_wall_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    }
+    sweep.rows.back().algorithm = std::string(to_string(algo));
+    sweep.rows.back().protocol = std::string(to_string(proto));
+    if (size == 0 || size > o.max_bytes / o.step_factor) break;
+  }
+  return sweep;
+}
+
+ReportedCollectives run_report_collectives(const Scenario& scenario) {
+  ReportedCollectives out;
+  if (!scenario.report) return out;
+  // One single-size sweep per size, built as cmd_collective builds it from its default flags.
+  auto one_size = [&](int64_t bytes) {
+    CollectiveSweepOptions o;
+    o.op = models::CollectiveOp::AllReduce;
+    o.ranks = scenario.workload ? scenario.workload->data_parallel : 0;
+    o.min_bytes = bytes;
+    o.max_bytes = bytes;
+    o.run.hbm_bytes_per_s = parse_bandwidth(kDefaultCollectiveHbm).bytes_per_second();
+    CalibratedSweep result;
+    if (scenario.collective_calibration) {
+      result = run_calibrated_sweep(scenario, o, *scenario.collective_calibration);
+    } else {
+      result.sweep = run_collective_sweep(scenario, o);
+    }
+    for (std::string& w : result.warnings) out.warnings.push_back("report: " + w);
+    out.ranks = static_cast<uint32_t>(result.sweep.header.ngpus);
+    return result.sweep.rows.at(0);
+  };
+  const NcclTestsRow small = one_size(scenario.report->allreduce_small_bytes);
+  out.small_bytes = small.size;
+  out.small_latency_s = small.out_of_place.time_us * 1e-6;
+  const NcclTestsRow large = one_size(scenario.report->allreduce_large_bytes);
+  out.large_bytes = large.size;
+  out.large_time_s = large.out_of_place.time_us * 1e-6;
+  out.large_busbw_GBps = large.out_of_place.busbw;
+  return out;
+}
+
+}  // namespace syncsim::app

@@ -1,0 +1,292 @@
+#include "run/estimate.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "models/collective_cost.hpp"
+#include "models/step_model.hpp"
+#include "models/step_sim.hpp"
+#include "topologies/fabric_builder.hpp"
+
+namespace syncsim::app {
+
+namespace {
+
+// Measured on the reference scenarios (Release, x86-64; see the README's scale table).
+constexpr double kProcessBase = 8e6;           // binary, allocator, YAML, spdlog
+constexpr double kBytesPerNode = 160;          // NodeSpec with its name, node_ports vector
+constexpr double kBytesPerLink = 120;          // LinkSpec + two directed ports (PortInfo, ids)
+constexpr double kBytesPerRoutingEntry = 1;    // uint8 hop distance
+constexpr double kFlowBytesPerPort = 64;       // flows_on_ vector, capacity, scratch
+constexpr double kPacketBytesPerPort = 3000;   // egress queues per priority, MMU counters, link ring
+constexpr double kAnalyticBytesPerPort = 16;
+constexpr double kBytesPerPlanStep = 64;       // PlanStep 32 B, dependency CSR, runner state
+constexpr double kBytesPerTransfer = 60;       // TransferRecord, callback slot, flow state
+constexpr double kBytesPerMessage = 40;        // MessageSpec in the injector
+constexpr double kBytesPerRank = 80;           // per-rank step state (multipliers, times)
+// Wall time per unit of work (one loaded core; an idle core is ~2x faster).
+constexpr double kFlowSecondsPerTransferBase = 3.5e-6;
+constexpr double kFlowRanksDoublingCost = 32768;
+constexpr double kAnalyticSecondsPerTransfer = 2e-6;
+constexpr double kPacketSecondsPerHop = 0.5e-6;      // ring-next-leaf-1024: 0.26 us idle, 2x slack
+constexpr double kSecondsPerFabricEntity = 2e-6;     // building the fabric and routing tables
+
+// Flow level: a transfer costs more when more flows share the fabric (each start and finish refills
+// the rates of the flows it touches). Fitted on the DDP tree step of ddp-70b-16k.yaml (README
+// "Scale", one loaded core): measured 5.1, 3.1, 3.7 and ~12 us per transfer at 1k, 4k, 16k and 64k
+// ranks; this line gives 3.6, 3.9, 5.3 and 10.5 us.
+double flow_seconds_per_transfer(double concurrent_ranks) {
+  return kFlowSecondsPerTransferBase * (1.0 + concurrent_ranks / kFlowRanksDoublingCost);
+}
+
+double ceil_div(double a, double b) { return b <= 0 ? a : std::ceil(a / b); }
+
+// Transfers of one all-reduce of `bytes` over `n` ranks, as the plan builders lay them out.
+double allreduce_transfers(models::CollectiveAlgo algo, double n, double bytes, double chunk,
+                           double channels, double gpus_per_host) {
+  if (n <= 1) return 0;
+  switch (algo) {
+    case models::CollectiveAlgo::Tree:
+      // Two trees, reduce then broadcast along n-1 edges, chunked.
+      return 2.0 * 2.0 * (n - 1) * ceil_div(bytes / 2.0, chunk);
+    case models::CollectiveAlgo::HalvingDoubling:
+      return 2.0 * std::ceil(std::log2(n)) * n;
+    case models::CollectiveAlgo::Hierarchical: {
+      const double g = std::max(1.0, gpus_per_host);
+      const double nodes = std::max(1.0, n / g);
+      const double intra = 2.0 * (g - 1) * n;
+      const double per_step = bytes / (g * nodes * channels);
+      return intra + channels * g * 2.0 * (nodes - 1) * nodes * ceil_div(per_step, chunk);
+    }
+    case models::CollectiveAlgo::Ring:
+    case models::CollectiveAlgo::Pairwise:
+      break;
+  }
+  const double per_step = bytes / (channels * n);
+  return channels * 2.0 * (n - 1) * n * ceil_div(per_step, chunk);
+}
+
+double traffic_messages(const models::TrafficSpec& t, double gpus) {
+  switch (t.pattern) {
+    case models::TrafficPattern::Explicit: return static_cast<double>(t.messages.size());
+    case models::TrafficPattern::Incast: return t.senders;
+    case models::TrafficPattern::AllToAll: return gpus * (gpus - 1);
+    default: return gpus;
+  }
+}
+
+double traffic_bytes(const models::TrafficSpec& t, double gpus) {
+  if (t.pattern != models::TrafficPattern::Explicit) {
+    return traffic_messages(t, gpus) * static_cast<double>(t.size.count());
+  }
+  double sum = 0;
+  for (const auto& m : t.messages) sum += static_cast<double>(m.size.count());
+  return sum;
+}
+
+// The closed form (models/step_model.hpp) on unperturbed compute, with each bucket's all-reduce at
+// the bandwidth bound of one GPU's NIC share, 2 (n-1)/n S / B (ring and tree send the same bytes per
+// rank), plus NCCL's launch latency. A double binary tree does not reach that bound: an inner node
+// sends to two children while receiving from them, and its up and down pipelines share the links;
+// simulated on the 1k-GPU fat-tree of ddp-70b-16k.yaml the step matches buckets at 1.15x the bound
+// (kTreeSlowdown; it was 1.58 while trees wrongly used PXN, fixed 2026-11-30). Only the progress display uses this; the simulated step is the answer.
+constexpr double kTreeSlowdown = 1.15;
+
+double expected_ddp_step_s(const models::StepConfig& c, double n, const topo::FabricParams& fabric,
+                           const std::vector<models::GradientBucket>& buckets, double launch_s) {
+  models::ComputeTimes ct = models::compute_times(c.model, c.gpu, c.compute);
+  if (c.zero_compute) ct = models::ComputeTimes{};
+  const auto m = static_cast<int64_t>(std::max<uint32_t>(1, c.grad_accumulation));
+  models::StepInputs in;
+  in.forward = (ct.forward + ct.backward) * (m - 1) + ct.forward;
+  in.backward = ct.backward;
+  in.optimizer =
+      c.optimizer.value_or(models::adam_time(static_cast<double>(models::total_parameters(c.model)), c.gpu));
+  const double nic_share = static_cast<double>(std::max<uint32_t>(1, fabric.host.nics)) /
+                           static_cast<double>(std::max<uint32_t>(1, fabric.host.gpus));
+  const double bytes_per_s = fabric.links.host.bandwidth.bytes_per_second() * std::min(1.0, nic_share);
+  for (const auto& b : buckets) {
+    const double bytes = static_cast<double>(b.size.count());
+    const double slowdown = c.algorithm == models::CollectiveAlgo::Tree ? kTreeSlowdown : 1.0;
+    const double seconds =
+        n <= 1 || bytes_per_s <= 0 ? 0.0 : slowdown * 2.0 * (n - 1) / n * bytes / bytes_per_s + launch_s;
+    in.bucket_sync.push_back(Time::from_seconds(seconds));
+  }
+  return models::closed_form_step(in, 0, 1, 1).step.seconds();
+}
+
+std::string gib(double bytes) {
+  std::ostringstream out;
+  out.precision(bytes >= 10.0 * (1 << 30) ? 0 : 2);
+  out << std::fixed << bytes / static_cast<double>(1 << 30) << " GiB";
+  return out.str();
+}
+
+}  // namespace
+
+Estimate estimate_run(const Scenario& scenario) {
+  const topo::FabricSize size = topo::fabric_size(scenario.fabric);
+  Estimate e;
+  const auto nodes = static_cast<double>(size.nodes);
+  const auto links = static_cast<double>(size.links);
+  const double ports = 2.0 * links;
+  const auto gpus = static_cast<double>(size.gpus);
+  e.memory_parts.emplace_back("process", kProcessBase);
+  e.memory_parts.emplace_back("fabric", nodes * kBytesPerNode + links * kBytesPerLink);
+  e.memory_parts.emplace_back("routing", static_cast<double>(size.routing_entries) * kBytesPerRoutingEntry);
+  const double per_port = scenario.fidelity == Fidelity::Packet  ? kPacketBytesPerPort
+                          : scenario.fidelity == Fidelity::Flow ? kFlowBytesPerPort
+                                                                : kAnalyticBytesPerPort;
+  e.memory_parts.emplace_back("backend", ports * per_port);
+
+  // Background traffic.
+  double messages = 0;
+  double message_bytes = 0;
+  for (const auto& t : scenario.traffic) {
+    messages += traffic_messages(t, gpus);
+    message_bytes += traffic_bytes(t, gpus);
+  }
+  e.transfers += messages;
+  e.memory_parts.emplace_back("messages", messages * (kBytesPerMessage + kBytesPerTransfer));
+
+  // The training step, as models/step_sim.cpp runs it. Every distinct bucket size either has its
+  // whole plan built (and kept to the end of the run) and simulated, or, where the step model's
+  // bucket_extrapolation rule says so, is timed from two sample plans (k1 and 2 k1 pipeline units,
+  // simulated once per run and dropped). Peak: the kept plans plus the largest live simulation
+  // (its plan if dropped afterwards, and its transfer records).
+  double step_bytes_moved = 0;
+  double largest_rank_count = 0;
+  if (scenario.workload) {
+    models::StepConfig c = scenario.workload->step;
+    const double n = scenario.workload->data_parallel == 0 ? gpus : scenario.workload->data_parallel;
+    largest_rank_count = n;
+    const models::ProtocolTiming timing =
+        models::protocol_timing(c.algorithm, models::NcclProtocol::Simple, scenario.collective);
+    if (c.chunk_bytes == 0) c.chunk_bytes = timing.chunk_bytes;  // as run/runner.cpp sets it
+    const auto chunk = static_cast<double>(c.chunk_bytes);
+    const auto ranks = static_cast<uint32_t>(std::min(n, 4.0e9));
+    std::map<int64_t, int> sizes;
+    const auto buckets = models::ddp_buckets(c.model, c.ddp);
+    for (const auto& b : buckets) ++sizes[b.size.count()];
+    const bool reuse = scenario.workload->reuse_bucket_timings.value_or(messages == 0);
+    // simulate_ddp_step extrapolates only on the reused (idle-fabric) path, not with a calibration.
+    const bool may_extrapolate = reuse && !scenario.collective_calibration;
+    const double channels = std::max<uint32_t>(1, c.channels);
+    auto transfers_of = [&](double bytes) {
+      return allreduce_transfers(c.algorithm, n, bytes, chunk, channels, scenario.fabric.host.gpus);
+    };
+    double kept_plan_steps = 0;
+    double largest_live = 0;       // bytes of the largest live simulation (records, dropped plan)
+    bool sampled = false;
+    for (const auto& [bytes, count] : sizes) {
+      const std::optional<models::BucketSamples> samples =
+          may_extrapolate ? models::bucket_extrapolation(c, ranks, bytes) : std::nullopt;
+      if (samples) {
+        e.extrapolated_buckets += 1;
+        if (sampled) continue;  // the two samples serve every extrapolated size
+        sampled = true;
+        const double small = transfers_of(static_cast<double>(samples->small_bytes));
+        const double large = transfers_of(static_cast<double>(samples->large_bytes));
+        e.transfers += small + large;
+        step_bytes_moved += 2.0 * static_cast<double>(samples->small_bytes + samples->large_bytes);
+        largest_live = std::max(largest_live, large * (1.5 * kBytesPerPlanStep + kBytesPerTransfer));
+        continue;
+      }
+      const double t = transfers_of(static_cast<double>(bytes));
+      kept_plan_steps += 1.5 * t;  // transfers and the reductions that follow most of them
+      largest_live = std::max(largest_live, t * kBytesPerTransfer);
+      e.transfers += reuse ? t : t * count;
+      step_bytes_moved += 2.0 * static_cast<double>(bytes) * (reuse ? 1 : count);
+    }
+    step_bytes_moved *= n;
+    if (c.parallelism == models::DataParallelism::Ddp && !c.layout.model_parallel()) {
+      e.sim_time_s = expected_ddp_step_s(c, n, scenario.fabric, buckets, timing.launch_us * 1e-6);
+    }
+    e.memory_parts.emplace_back("plans", kept_plan_steps * kBytesPerPlanStep);
+    e.memory_parts.emplace_back("transfers", largest_live);
+    e.memory_parts.emplace_back("ranks", n * kBytesPerRank + static_cast<double>(buckets.size()) * 64);
+  }
+
+  for (const auto& [name, bytes] : e.memory_parts) e.memory_bytes += bytes;
+
+  // Time: building the fabric, then the work of the fidelity.
+  e.wall_s = (nodes + links + static_cast<double>(size.routing_entries) / 64) * kSecondsPerFabricEntity;
+  switch (scenario.fidelity) {
+    case Fidelity::Packet: {
+      // Every payload MTU crosses ~4 links (NIC, leaf, spine, leaf) on average.
+      const double mtu = static_cast<double>(scenario.fabric.links.host.mtu.count());
+      e.packet_hops = (message_bytes + step_bytes_moved) / std::max(1.0, mtu) * 4.0;
+      e.wall_s += e.packet_hops * kPacketSecondsPerHop;
+      break;
+    }
+    case Fidelity::Flow: e.wall_s += e.transfers * flow_seconds_per_transfer(largest_rank_count); break;
+    case Fidelity::Analytic: e.wall_s += e.transfers * kAnalyticSecondsPerTransfer; break;
+  }
+  return e;
+}
+
+std::optional<double> available_memory_bytes() {
+  // A stand-in machine size, so tests can exercise refusals and --force without a huge scenario.
+  if (const char* forced = std::getenv("SYNCSIM_MEM_AVAILABLE"); forced != nullptr && *forced != '\0') {
+    char* end = nullptr;
+    const double bytes = std::strtod(forced, &end);
+    if (end != forced && *end == '\0' && bytes > 0) return bytes;
+  }
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double value = 0;
+  std::string unit;
+  while (in >> key >> value >> unit) {
+    if (key == "MemAvailable:") return value * 1024.0;
+  }
+  return std::nullopt;
+}
+
+double peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) * 1024.0;  // Linux reports KiB
+}
+
+nlohmann::json to_json(const Estimate& e) {
+  nlohmann::json parts = nlohmann::json::object();
+  for (const auto& [name, bytes] : e.memory_parts) parts[name] = bytes;
+  return {{"memory_bytes", e.memory_bytes},
+          {"wall_s", e.wall_s},
+          {"transfers", e.transfers},
+          {"packet_hops", e.packet_hops},
+          {"extrapolated_buckets", e.extrapolated_buckets},
+          {"sim_time_s", e.sim_time_s},
+          {"memory_parts", parts}};
+}
+
+std::string to_text(const Estimate& e) {
+  std::ostringstream out;
+  out << "estimate: memory " << gib(e.memory_bytes) << " (";
+  bool first = true;
+  for (const auto& [name, bytes] : e.memory_parts) {
+    if (bytes < 1e6) continue;
+    out << (first ? "" : ", ") << name << " " << gib(bytes);
+    first = false;
+  }
+  out.precision(3);
+  out << "), wall " << e.wall_s << " s, " << e.transfers << " transfers";
+  if (e.packet_hops > 0) out << ", " << e.packet_hops << " packet hops";
+  out << "\n";
+  return out.str();
+}
+
+std::optional<std::string> refusal(const Estimate& e, std::optional<double> available) {
+  if (!available || e.memory_bytes <= *available) return std::nullopt;
+  return "estimated memory " + gib(e.memory_bytes) + " exceeds the " + gib(*available) +
+         " available (MemAvailable in /proc/meminfo, or SYNCSIM_MEM_AVAILABLE); refusing to start (--force runs it anyway, "
+         "--verbose shows the estimate)";
+}
+
+}  // namespace syncsim::app

@@ -1,0 +1,53 @@
+#pragma once
+// Memory and time estimates of a scenario before anything is built, so a run too big for the
+// machine is refused with numbers instead of being killed by the OOM killer hours later.
+//
+// The model counts what dominates: the fabric (nodes, cables, the routing table of hop distances),
+// the backend's per-port state by fidelity, the messages and their transfer records, and for a DDP
+// step what models/step_sim.cpp will run: the whole plans of the buckets it simulates (kept
+// together), or, for buckets that models::bucket_extrapolation says are extrapolated, the two
+// sample plans (run once, dropped), plus the transfer records of the largest live simulation.
+// Per-item costs are measured constants (see estimate.cpp); the CLI test checks the estimate
+// against the measured peak RSS on a few scenarios (within 3x), tests/run/test_estimate_scale.cpp
+// against the README's scale measurements (within 2x).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "scenario/scenario.hpp"
+
+namespace syncsim::app {
+
+struct Estimate {
+  double memory_bytes = 0;
+  double wall_s = 0;
+  double transfers = 0;     // network transfers the run will start (workload plans + traffic)
+  double packet_hops = 0;   // packet fidelity: packet transmissions over links
+  double sim_time_s = 0;    // expected simulated time (DDP step: the closed form); 0 = unknown
+  int extrapolated_buckets = 0;  // distinct bucket sizes timed by extrapolation (models/step_sim.hpp)
+  // What makes up memory_bytes; "transfers" is the largest live simulation (its transfer records,
+  // and for the extrapolation samples their plan, which is dropped after the run).
+  std::vector<std::pair<std::string, double>> memory_parts;
+};
+
+// Throws topo::TopologyError for a fabric build_fabric would reject.
+Estimate estimate_run(const Scenario& scenario);
+
+// /proc/meminfo MemAvailable in bytes (or the environment's SYNCSIM_MEM_AVAILABLE, bytes, when set:
+// a stand-in for tests); nullopt where it cannot be read.
+std::optional<double> available_memory_bytes();
+
+// Peak resident set size of this process so far (getrusage), bytes.
+double peak_rss_bytes();
+
+nlohmann::json to_json(const Estimate& e);
+std::string to_text(const Estimate& e);
+// "estimated memory 12.3 GiB exceeds the 8.0 GiB available (MemAvailable); ..." when the run
+// should be refused, nullopt when it fits (or availability is unknown).
+std::optional<std::string> refusal(const Estimate& e, std::optional<double> available);
+
+}  // namespace syncsim::app

@@ -1,0 +1,687 @@
+#include "run/runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <cmath>
+#include <memory>
+#include <numeric>
+#include <sstream>
+
+#include "run/calibrated_collective.hpp"
+#include "run/progress.hpp"
+#include "models/fsdp.hpp"
+#include "models/parallelism.hpp"
+#include "scenario/scenario_loader.hpp"
+#include "models/traffic.hpp"
+#include "sim/backends/analytic_backend.hpp"
+#include "sim/backends/make_backend.hpp"
+#include "sim/backends/packet_backend.hpp"
+#include "sim/net/observer.hpp"
+#include "topologies/fabric_builder.hpp"
+#include "topologies/placement.hpp"
+
+namespace syncsim::app {
+
+namespace {
+
+// Starts every message at its start time: messages sorted by start, one pending event at a time.
+class TrafficInjector final : public EventTarget {
+ public:
+  TrafficInjector(TransferBackend& backend, std::vector<models::MessageSpec> messages)
+      : backend_(backend), messages_(std::move(messages)) {
+    std::stable_sort(messages_.begin(), messages_.end(),
+                     [](const auto& a, const auto& b) { return a.start < b.start; });
+    if (!messages_.empty()) backend_.simulation().queue().schedule(messages_[0].start, this, 0);
+  }
+  void on_event(uint32_t /*kind*/, uint64_t /*arg*/) override {
+    const Time now = backend_.simulation().now();
+    while (next_ < messages_.size() && messages_[next_].start == now) {
+      const auto& m = messages_[next_++];
+      backend_.start(TransferRequest{m.src_gpu, m.dst_gpu, m.size, m.priority});
+    }
+    if (next_ < messages_.size()) {
+      backend_.simulation().queue().schedule(messages_[next_].start, this, 0);
+    }
+  }
+
+ private:
+  TransferBackend& backend_;
+  std::vector<models::MessageSpec> messages_;
+  std::size_t next_ = 0;
+};
+
+std::string port_name(const net::NetworkSpec& spec, const net::Network& network, net::PortId p) {
+  const net::PortInfo& info = network.routing().ports()[p];
+  return spec.nodes[info.owner].name + "->" + spec.nodes[info.peer].name;
+}
+
+// Runs the queue to completion, stopping at each sample time (and at the rate window's ends) to read
+// the network's state: no event is added, so the run is the same as an unobserved one.
+void run_observed(Simulation& sim, const net::Network& network, const net::NetworkSpec& spec,
+                  const ObserveSpec& obs, RunResult& r) {
+  const bool series = !obs.csv_dir.empty();
+  net::ObserverConfig cfg;
+  cfg.flows = obs.flows;
+  if (series) {
+    if (obs.ports.empty()) {
+      for (net::PortId p = 0; p < network.port_count(); ++p) {
+        const net::NodeSpec& owner = spec.nodes[network.routing().ports()[p].owner];
+        if (owner.kind == net::NodeKind::Switch && owner.role != net::SwitchRole::NvSwitch) {
+          cfg.ports.push_back(p);
+        }
+      }
+    } else {
+      for (const std::string& name : obs.ports) {
+        net::PortId found = UINT32_MAX;
+        for (net::PortId p = 0; p < network.port_count() && found == UINT32_MAX; ++p) {
+          if (port_name(spec, network, p) == name) found = p;
+        }
+        if (found == UINT32_MAX) {
+          throw ScenarioError(std::string{}, 0, 0, "observe.ports",
+                              "no egress port named \"" + name +
+                                  "\" (expected \"owner->peer\", e.g. \"leaf0->host0.nic0\")");
+        }
+        cfg.ports.push_back(found);
+      }
+    }
+  }
+  net::NetworkObserver observer(network, cfg);
+  std::vector<int64_t> at_start, at_end;
+  const auto snapshot = [&](std::vector<int64_t>& out) {
+    out.clear();
+    for (net::FlowId f = 0; f < network.flow_count(); ++f) out.push_back(network.flow(f).delivered_bytes);
+  };
+  const int64_t step = obs.interval.picoseconds();
+  int64_t next_sample = series ? 0 : INT64_MAX;
+  bool start_done = !obs.rate_window, end_done = !obs.rate_window;
+  while (!sim.queue().empty() && !(network.deadlock() && network.deadlock()->detected)) {
+    int64_t next = next_sample;
+    if (!start_done) next = std::min(next, obs.window_start.picoseconds());
+    if (!end_done) next = std::min(next, obs.window_end.picoseconds());
+    if (next == INT64_MAX) {
+      sim.queue().run();
+      break;
+    }
+    sim.queue().run(Time::ps(next));
+    if (!start_done && next == obs.window_start.picoseconds()) {
+      snapshot(at_start);
+      start_done = true;
+    }
+    if (!end_done && next == obs.window_end.picoseconds()) {
+      snapshot(at_end);
+      end_done = true;
+    }
+    if (next == next_sample) {
+      observer.sample(Time::ps(next));
+      next_sample += step;
+    }
+  }
+  if (!start_done) snapshot(at_start);  // the run ended before the window: nothing in it
+  if (!end_done) snapshot(at_end);
+  if (obs.rate_window) {
+    FlowRateStats& fr = r.flow_rates;
+    fr.stated_window = true;
+    fr.window_start_s = obs.window_start.seconds();
+    fr.window_end_s = obs.window_end.seconds();
+    const double len = (obs.window_end - obs.window_start).seconds();
+    for (net::FlowId f = 0; f < network.flow_count(); ++f) {
+      const net::FlowRecord& rec = network.flow(f);
+      // Active in the window: started before its end and not finished before its start.
+      if (rec.start >= obs.window_end || (rec.done && rec.finish <= obs.window_start)) continue;
+      const int64_t before = f < at_start.size() ? at_start[f] : 0;
+      const int64_t after = f < at_end.size() ? at_end[f] : rec.delivered_bytes;
+      fr.flows.push_back({spec.nodes[rec.src].name, spec.nodes[rec.dst].name,
+                          static_cast<double>(after - before) * 8.0 / len, rec.start.seconds(),
+                          rec.done ? rec.finish.seconds() : -1.0});
+    }
+  }
+  if (!series) return;
+  std::filesystem::create_directories(obs.csv_dir);
+  const std::string qpath = (std::filesystem::path(obs.csv_dir) / "queues.csv").string();
+  std::ofstream q(qpath);
+  if (!q) throw std::runtime_error("cannot write " + qpath);
+  q << "time_s,port,queue_bytes,paused_priorities_mask\n";
+  for (std::size_t s = 0; s < observer.samples(); ++s) {
+    for (std::size_t i = 0; i < cfg.ports.size(); ++i) {
+      q << observer.time(s).seconds() << "," << port_name(spec, network, cfg.ports[i]) << ","
+        << observer.queue_bytes(s, i) << "," << static_cast<unsigned>(observer.paused_mask(s, i)) << "\n";
+    }
+  }
+  r.timeseries_files.push_back(qpath);
+  if (!cfg.flows) return;
+  const std::string fpath = (std::filesystem::path(obs.csv_dir) / "flows.csv").string();
+  std::ofstream fl(fpath);
+  if (!fl) throw std::runtime_error("cannot write " + fpath);
+  fl << "time_s,flow,src,dst,rate_bps,delivered_bytes\n";
+  for (std::size_t s = 0; s < observer.samples(); ++s) {
+    for (net::FlowId f = 0; f < observer.flow_count(s); ++f) {
+      const net::FlowRecord& rec = network.flow(f);
+      fl << observer.time(s).seconds() << "," << f << "," << spec.nodes[rec.src].name << ","
+         << spec.nodes[rec.dst].name << "," << observer.flow_rate_bps(s, f) << ","
+         << observer.flow_delivered(s, f) << "\n";
+    }
+  }
+  r.timeseries_files.push_back(fpath);
+}
+
+void resolve_route_overrides(const Scenario& scenario, net::NetworkSpec& spec) {
+  for (std::size_t i = 0; i < scenario.route_overrides.size(); ++i) {
+    const RouteOverrideSpec& o = scenario.route_overrides[i];
+    const std::string path = "fabric.route_overrides." + std::to_string(i);
+    if (o.src_gpu >= spec.gpus.size() || o.dst_gpu >= spec.gpus.size()) {
+      throw ScenarioError(std::string{}, 0, 0, path,
+                          "src/dst must be GPU ranks below " + std::to_string(spec.gpus.size()));
+    }
+    net::NetworkSpec::RouteOverride r;
+    r.src = spec.gpus[o.src_gpu].nic;
+    r.dst = spec.gpus[o.dst_gpu].nic;
+    for (const std::string& name : o.via) {
+      net::NodeId found = net::kNoNode;
+      for (net::NodeId n = 0; n < spec.nodes.size() && found == net::kNoNode; ++n) {
+        if (spec.nodes[n].name == name && spec.nodes[n].kind == net::NodeKind::Switch) found = n;
+      }
+      if (found == net::kNoNode || spec.attachment_index[found] == UINT32_MAX) {
+        throw ScenarioError(std::string{}, 0, 0, path + ".via",
+                            "no switch with hosts attached named \"" + name + "\" (e.g. \"leaf1\")");
+      }
+      r.via.push_back(found);
+    }
+    spec.route_overrides.push_back(std::move(r));
+  }
+}
+
+void summarize_rates(FlowRateStats& fr) {
+  if (fr.flows.empty()) return;
+  double sum = 0, sq = 0;
+  fr.min_bps = fr.flows.front().bps;
+  fr.max_bps = fr.flows.front().bps;
+  for (const auto& f : fr.flows) {
+    sum += f.bps;
+    sq += f.bps * f.bps;
+    fr.min_bps = std::min(fr.min_bps, f.bps);
+    fr.max_bps = std::max(fr.max_bps, f.bps);
+  }
+  const auto n = static_cast<double>(fr.flows.size());
+  fr.mean_bps = sum / n;
+  fr.jain_index = sq > 0 ? sum * sum / (n * sq) : 0.0;
+}
+
+}  // namespace
+
+double percentile_sorted(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0.0;
+  const double rank = std::ceil(p / 100.0 * static_cast<double>(sorted.size()));
+  const auto idx = static_cast<std::size_t>(std::max(1.0, rank)) - 1;
+  return sorted[std::min(idx, sorted.size() - 1)];
+}
+
+net::NetworkSpec scenario_network(const Scenario& scenario) {
+  net::NetworkSpec spec = topo::build_fabric(scenario.fabric);
+  spec.pfc = scenario.fabric.pfc;
+  spec.ecn = scenario.fabric.ecn;
+  spec.nic = scenario.fabric.nic;
+  spec.transport = scenario.fabric.transport;
+  spec.impairments = scenario.fabric.impairments;
+  spec.flow_cc = scenario.flow_cc;
+  resolve_route_overrides(scenario, spec);
+  return spec;
+}
+
+
+RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  ProgressLine progress(options.progress, options.estimated_wall_s, stderr, options.expected_sim_s);
+  const net::NetworkSpec spec = scenario_network(scenario);
+  auto messages = models::expand_traffic(scenario.traffic,
+                                         static_cast<uint32_t>(spec.gpus.size()), scenario.seed);
+
+  Simulation sim(scenario.seed);
+  std::unique_ptr<TransferBackend> backend = make_backend(scenario.fidelity, sim, spec);
+  RunResult r;
+  r.messages = messages.size();
+  TrafficInjector injector(*backend, std::move(messages));
+  if (scenario.workload) {
+    models::StepConfig step = scenario.workload->step;
+    const auto gpus = static_cast<uint32_t>(spec.gpus.size());
+    // With model parallelism the ranks are TP x CP x PP x DP on the first GPUs, in Megatron order
+    // (models/parallelism.hpp); data_parallel then counts replicas.
+    const uint32_t model_parallel = step.layout.tensor * step.layout.context * step.layout.pipeline;
+    const uint32_t ranks = scenario.workload->data_parallel == 0
+                               ? gpus / model_parallel * model_parallel
+                               : scenario.workload->data_parallel * model_parallel;
+    if (model_parallel == 1) {
+      step.rank_to_gpu = topo::place_ranks(spec, ranks, scenario.workload->placement, scenario.seed);
+    } else {
+      step.rank_to_gpu.resize(ranks);
+      std::iota(step.rank_to_gpu.begin(), step.rank_to_gpu.end(), 0u);
+      if (scenario.workload->placement != topo::Placement::Packed) {
+        r.warnings.push_back("workload.placement applies to pure data parallelism; model-parallel ranks "
+                             "use Megatron order on the first GPUs (placement ignored)");
+      }
+    }
+    step.gpus_per_host = scenario.fabric.host.gpus;
+    step.seed = scenario.seed;
+    if (progress.enabled()) {
+      step.on_progress = [&progress](const models::StepProgress& p) { progress.state().publish(p); };
+    }
+    // NCCL moves large gradients with the Simple protocol: its base latency once per bucket, its
+    // per-step NVLink/network latencies, and its 2 MiB chunks (scenario `collective:` knobs).
+    const models::ProtocolTiming timing =
+        models::protocol_timing(step.algorithm, models::NcclProtocol::Simple, scenario.collective);
+    step.collective.wire_factor = timing.wire_factor;
+    step.collective.launch_latency = Time::from_seconds(timing.launch_us * 1e-6);
+    step.collective.step_latency = Time::from_seconds(timing.step_intra_us * 1e-6);
+    step.collective.net_step_latency = Time::from_seconds(timing.step_inter_us * 1e-6);
+    if (step.chunk_bytes == 0) step.chunk_bytes = timing.chunk_bytes;
+    // Idle-fabric bucket timings are exact only when nothing else shares the fabric.
+    step.reuse_bucket_timings = scenario.workload->reuse_bucket_timings.value_or(r.messages == 0);
+    if (scenario.collective_calibration) {
+      if (step.parallelism == models::DataParallelism::Ddp && !step.layout.model_parallel()) {
+        r.bucket_allreduce_model =
+            calibrate_bucket_allreduce(*scenario.collective_calibration, ranks, step, r.warnings);
+      } else {
+        r.warnings.push_back("collective.calibration drives DDP bucket all-reduces only; this step's "
+                             "FSDP/model-parallel collectives are simulated without the profile");
+      }
+    }
+    if (step.layout.model_parallel()) {
+      r.step = models::simulate_parallel_step(spec, scenario.fidelity, step);
+      if (r.messages > 0) {
+        r.step->warnings.push_back("the model-parallel step is a closed form on an idle fabric: the "
+                                   "background traffic runs but does not slow it");
+      }
+      sim.queue().run();
+    } else if (step.parallelism == models::DataParallelism::Fsdp) {
+      r.step = models::simulate_fsdp_step(*backend, spec, scenario.fidelity, step);
+    } else {
+      r.step = models::simulate_ddp_step(*backend, spec, scenario.fidelity, step);
+    }
+    for (const auto& w : r.step->warnings) r.warnings.push_back(w);
+  } else if (auto* observed = dynamic_cast<PacketBackend*>(backend.get());
+             observed != nullptr && scenario.observe) {
+    run_observed(sim, observed->network(), spec, *scenario.observe, r);
+  } else {
+    sim.queue().run();
+  }
+  progress.stop();
+
+  r.scenario = scenario.name;
+  r.transport = net::transport_name(spec.transport.kind);
+  r.seed = scenario.seed;
+  r.fidelity = scenario.fidelity;
+  r.sim_time_s = sim.now().seconds();
+  r.events = sim.queue().executed();
+  r.counters = backend->counters();
+  r.gpus = static_cast<uint32_t>(spec.gpus.size());
+  r.hosts = spec.hosts;
+  r.links = spec.links.size();
+  r.switches = static_cast<std::size_t>(std::count_if(
+      spec.nodes.begin(), spec.nodes.end(),
+      [](const net::NodeSpec& n) { return n.kind == net::NodeKind::Switch; }));
+  for (std::size_t i = 0; i < static_cast<std::size_t>(net::DropReason::Count); ++i) {
+    r.drops.emplace_back(net::drop_reason_name(static_cast<net::DropReason>(i)), 0);
+  }
+  if (auto* pb = dynamic_cast<PacketBackend*>(backend.get())) {
+    const net::Network& network = pb->network();
+    const net::NetworkCounters& c = network.counters();
+    r.packets_dropped_buffer_full =
+        c.packets_dropped[static_cast<std::size_t>(net::DropReason::BufferFull)];
+    for (std::size_t i = 0; i < r.drops.size(); ++i) r.drops[i].second = c.packets_dropped[i];
+    r.pause_frames = c.pause_frames;
+    r.resume_frames = c.resume_frames;
+    r.nic_pause_frames = c.nic_pause_frames;
+    r.max_nic_rx_bytes = c.max_nic_rx_bytes;
+    r.ecn_marks = c.ecn_marks;
+    r.cnps = c.cnps;
+    r.rate_cuts = c.rate_cuts;
+    r.retransmitted_packets = c.retransmitted_packets;
+    r.retransmitted_bytes = c.retransmitted_bytes;
+    r.timeouts = c.timeouts;
+    r.fast_retransmits = c.fast_retransmits;
+    r.naks = c.naks;
+    r.acks = c.acks;
+    r.bytes_discarded = c.bytes_discarded;
+    if (const net::DeadlockReport* d = network.deadlock(); d != nullptr && d->detected) {
+      r.deadlock.detected = true;
+      r.deadlock.at_s = d->formed_at.seconds();
+      r.deadlock.detected_at_s = d->detected_at.seconds();
+      r.deadlock.priority = d->priority;
+      for (net::PortId p : d->ports) r.deadlock.ports.push_back(port_name(spec, network, p));
+      std::ostringstream w;
+      w << "PFC deadlock on priority " << static_cast<unsigned>(d->priority) << ": a cycle of "
+        << d->ports.size() << " paused queues since " << d->formed_at.seconds() * 1e6
+        << " us; the run was stopped at " << d->detected_at.seconds() * 1e6 << " us";
+      r.warnings.push_back(w.str());
+    }
+    const auto& nw = network.warnings();
+    r.warnings.insert(r.warnings.begin(), nw.begin(), nw.end());
+    std::vector<std::pair<double, net::PortId>> paused;
+    for (net::PortId p = 0; p < network.port_count(); ++p) {
+      const double t = network.port(p).paused_time(sim.now()).seconds();
+      r.paused_time_s += t;
+      if (t > 0) paused.emplace_back(t, p);
+    }
+    // Longest first; ties by port id, so the list is deterministic.
+    std::sort(paused.begin(), paused.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    if (!r.flow_rates.stated_window) {
+      for (net::FlowId f = 0; f < network.flow_count(); ++f) {
+        const net::FlowRecord& rec = network.flow(f);
+        if (!rec.done || rec.finish <= rec.start) continue;
+        r.flow_rates.flows.push_back({spec.nodes[rec.src].name, spec.nodes[rec.dst].name,
+                                      static_cast<double>(rec.size_bytes) * 8.0 /
+                                          (rec.finish - rec.start).seconds(),
+                                      rec.start.seconds(), rec.finish.seconds()});
+      }
+    }
+    summarize_rates(r.flow_rates);
+    for (std::size_t i = 0; i < paused.size(); ++i) {
+      const net::PortInfo& info = network.routing().ports()[paused[i].second];
+      r.paused_ports.emplace_back(
+          spec.nodes[info.owner].name + "->" + spec.nodes[info.peer].name, paused[i].first);
+    }
+  }
+
+  std::vector<double> fct;
+  fct.reserve(backend->transfers().size());
+  double rate_sum = 0;
+  double rate_sq = 0;
+  std::size_t rated = 0;
+  for (const TransferRecord& t : backend->transfers()) {
+    r.fct_by_message_s.push_back(t.done ? (t.finish - t.start).seconds() : -1.0);
+    if (t.done) {
+      fct.push_back((t.finish - t.start).seconds());
+      if (fct.back() > 0) {
+        const double x = static_cast<double>(t.request.size.count()) / fct.back();
+        rate_sum += x;
+        rate_sq += x * x;
+        ++rated;
+      }
+    }
+  }
+  if (rate_sq > 0) r.jain_index = rate_sum * rate_sum / (static_cast<double>(rated) * rate_sq);
+  r.messages_completed = fct.size();
+  std::sort(fct.begin(), fct.end());
+  if (!fct.empty()) {
+    r.fct.min_s = fct.front();
+    r.fct.max_s = fct.back();
+    r.fct.mean_s = std::accumulate(fct.begin(), fct.end(), 0.0) / static_cast<double>(fct.size());
+    r.fct.p50_s = percentile_sorted(fct, 50);
+    r.fct.p99_s = percentile_sorted(fct, 99);
+  }
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  if (scenario.report) {
+    r.report = run_report_collectives(scenario);
+    for (const std::string& w : r.report->warnings) r.warnings.push_back(w);
+  }
+  return r;
+}
+
+nlohmann::json to_json(const RunResult& r) {
+  nlohmann::json j;
+  j["scenario"] = r.scenario;
+  j["seed"] = r.seed;
+  j["fidelity"] = fidelity_name(r.fidelity);
+  j["sim_time_s"] = r.sim_time_s;
+  j["wall_s"] = r.wall_s;
+  j["events"] = r.events;
+  j["packet_hops"] = r.counters.packet_hops;
+  j["bytes_injected"] = r.counters.bytes_injected;
+  j["bytes_delivered"] = r.counters.bytes_delivered;
+  j["bytes_dropped"] = r.counters.bytes_dropped;
+  j["messages"] = {{"count", r.messages},
+                   {"completed", r.messages_completed},
+                   {"fct_s",
+                    {{"min", r.fct.min_s},
+                     {"mean", r.fct.mean_s},
+                     {"p50", r.fct.p50_s},
+                     {"p99", r.fct.p99_s},
+                     {"max", r.fct.max_s}}}};
+  j["max_queue_bytes"] = r.counters.max_queue_bytes;
+  // `drops`: packets by reason; `buffer_full_packets` is kept for older readers.
+  nlohmann::json drops = nlohmann::json::object();
+  drops["buffer_full_packets"] = r.packets_dropped_buffer_full;
+  for (const auto& [reason, packets] : r.drops) drops[reason] = packets;
+  j["drops"] = drops;
+  nlohmann::json top = nlohmann::json::array();
+  for (std::size_t i = 0; i < r.paused_ports.size() && i < 5; ++i) {
+    top.push_back({{"port", r.paused_ports[i].first}, {"paused_time_s", r.paused_ports[i].second}});
+  }
+  j["pfc"] = {{"pause_frames", r.pause_frames},
+              {"resume_frames", r.resume_frames},
+              {"paused_time_s", r.paused_time_s},
+              {"top_paused_ports", top},
+              {"nic_pause_frames", r.nic_pause_frames},
+              {"max_nic_rx_bytes", r.max_nic_rx_bytes}};
+  j["ecn_marks"] = r.ecn_marks;
+  j["cnps"] = r.cnps;
+  j["dcqcn_rate_cuts"] = r.rate_cuts;
+  j["jain_index"] = r.jain_index;
+  j["transport"] = r.transport;
+  j["retransmitted_packets"] = r.retransmitted_packets;
+  j["retransmitted_bytes"] = r.retransmitted_bytes;
+  j["timeouts"] = r.timeouts;
+  j["fast_retransmits"] = r.fast_retransmits;
+  j["naks"] = r.naks;
+  j["acks"] = r.acks;
+  j["bytes_discarded"] = r.bytes_discarded;
+  {
+    const FlowRateStats& fr = r.flow_rates;
+    nlohmann::json flows = nlohmann::json::array();
+    for (const auto& f : fr.flows) {
+      flows.push_back({{"src", f.src}, {"dst", f.dst}, {"bps", f.bps}, {"start_s", f.start_s},
+                       {"finish_s", f.finish_s}});
+    }
+    nlohmann::json window = fr.stated_window
+                                ? nlohmann::json{{"start_s", fr.window_start_s}, {"end_s", fr.window_end_s}}
+                                : nlohmann::json("each flow's own [start, finish]");
+    j["flow_rates"] = {{"window", window}, {"count", fr.flows.size()}, {"min_bps", fr.min_bps},
+                       {"max_bps", fr.max_bps}, {"mean_bps", fr.mean_bps},
+                       {"jain_index", fr.jain_index}, {"flows", flows}};
+  }
+  if (!r.timeseries_files.empty()) j["timeseries_files"] = r.timeseries_files;
+  j["deadlock"] = {{"detected", r.deadlock.detected}};
+  if (r.deadlock.detected) {
+    j["deadlock"]["at_s"] = r.deadlock.at_s;
+    j["deadlock"]["detected_at_s"] = r.deadlock.detected_at_s;
+    j["deadlock"]["priority"] = r.deadlock.priority;
+    j["deadlock"]["ports"] = r.deadlock.ports;
+  }
+  j["warnings"] = r.warnings;
+  if (r.report) {
+    j["report_ranks"] = r.report->ranks;
+    j["allreduce_small_bytes"] = r.report->small_bytes;
+    j["allreduce_small_latency_s"] = r.report->small_latency_s;
+    j["allreduce_large_bytes"] = r.report->large_bytes;
+    j["allreduce_large_time_s"] = r.report->large_time_s;
+    j["allreduce_large_busbw_GBps"] = r.report->large_busbw_GBps;
+  }
+  if (r.step) {
+    const models::StepResult& st = *r.step;
+    j["step_time_s"] = st.step.seconds();
+    if (!st.extrapolated_bucket_sizes.empty()) {
+      j["bucket_timing"] = {{"extrapolated_bucket_bytes", st.extrapolated_bucket_sizes},
+                            {"method", "linear in pipeline chunks from idle runs of k1 = 4 ceil(log2 ranks) and 2 k1 chunks"}};
+    }
+    j["forward_s"] = st.forward.seconds();
+    j["backward_s"] = st.backward.seconds();
+    j["optimizer_s"] = st.optimizer.seconds();
+    j["sync_s"] = st.sync.seconds();
+    j["exposed_comm_s"] = st.exposed_comm.seconds();
+    j["tail_s"] = st.tail.seconds();
+    j["mfu"] = st.mfu;
+    j["hfu"] = st.hfu;
+    j["tokens_per_s"] = st.tokens_per_s;
+    j["closed_form_step_time_s"] = st.closed_form_step.seconds();
+    j["bytes_per_gpu"] = st.bytes_per_gpu;
+    j["memory_per_gpu_bytes"] = st.memory_per_gpu_bytes;
+    j["bucket_allreduce_model"] = r.bucket_allreduce_model;
+    nlohmann::json buckets = nlohmann::json::array();
+    for (const auto& b : st.buckets) {
+      buckets.push_back({{"bytes", b.bytes},
+                         {"ready_s", b.ready.seconds()},
+                         {"start_s", b.start.seconds()},
+                         {"end_s", b.end.seconds()}});
+    }
+    j["buckets"] = std::move(buckets);
+    // Which engine produced the step, the data-parallel flavour and the model-parallel layout.
+    j["engine"] = st.engine;
+    j["parallelism"] = std::string(models::to_string(st.parallelism));
+    j["layout"] = {{"tensor_parallel", st.layout.tensor},
+                   {"context_parallel", st.layout.context},
+                   {"pipeline_parallel", st.layout.pipeline},
+                   {"data_parallel", st.data_parallel},
+                   {"sequence_parallel", st.layout.sequence_parallel}};
+    nlohmann::json collectives = nlohmann::json::array();
+    for (const auto& c : st.collectives) {
+      collectives.push_back({{"kind", c.kind},
+                             {"unit", c.unit},
+                             {"bytes", c.bytes},
+                             {"ready_s", c.ready.seconds()},
+                             {"start_s", c.start.seconds()},
+                             {"end_s", c.end.seconds()},
+                             {"count", c.count}});
+    }
+    j["collectives"] = std::move(collectives);
+    if (st.layout.model_parallel()) {
+      j["pipeline_bubble_s"] = st.pipeline_bubble.seconds();
+      j["bubble_fraction"] = st.bubble_fraction;
+      j["tp_comm_s"] = st.tensor_parallel_comm.seconds();
+      j["cp_exposed_s"] = st.context_parallel_exposed.seconds();
+      j["pp_p2p_s"] = st.pipeline_p2p.seconds();
+    }
+  }
+  j["fabric"] = {{"gpus", r.gpus}, {"hosts", r.hosts}, {"switches", r.switches}, {"links", r.links}};
+  return j;
+}
+
+namespace {
+std::string fmt_time(double s) {
+  std::ostringstream o;
+  o.precision(4);
+  if (s < 1e-6) {
+    o << s * 1e9 << " ns";
+  } else if (s < 1e-3) {
+    o << s * 1e6 << " us";
+  } else if (s < 1.0) {
+    o << s * 1e3 << " ms";
+  } else {
+    o << s << " s";
+  }
+  return o.str();
+}
+std::string fmt_bytes(int64_t b) {
+  std::ostringstream o;
+  o.precision(4);
+  const auto d = static_cast<double>(b);
+  if (b >= (int64_t{1} << 30)) {
+    o << d / static_cast<double>(int64_t{1} << 30) << " GiB";
+  } else if (b >= (int64_t{1} << 20)) {
+    o << d / static_cast<double>(int64_t{1} << 20) << " MiB";
+  } else if (b >= 1024) {
+    o << d / 1024.0 << " KiB";
+  } else {
+    o << b << " B";
+  }
+  return o.str();
+}
+}  // namespace
+
+std::string to_text(const RunResult& r) {
+  std::ostringstream o;
+  o << "scenario   " << r.scenario << "  (seed " << r.seed << ", fidelity " << fidelity_name(r.fidelity)
+    << ")\n";
+  o << "fabric     " << r.gpus << " GPUs on " << r.hosts << " hosts, " << r.switches << " switches, "
+    << r.links << " links\n";
+  o << "simulated  " << fmt_time(r.sim_time_s) << " in " << fmt_time(r.wall_s) << " wall, " << r.events
+    << " events, " << r.counters.packet_hops << " packet hops\n";
+  o << "messages   " << r.messages_completed << " of " << r.messages << " completed\n";
+  o << "fct        min " << fmt_time(r.fct.min_s) << "  mean " << fmt_time(r.fct.mean_s) << "  p50 "
+    << fmt_time(r.fct.p50_s) << "  p99 " << fmt_time(r.fct.p99_s) << "  max " << fmt_time(r.fct.max_s)
+    << "\n";
+  o << "bytes      injected " << fmt_bytes(r.counters.bytes_injected) << ", delivered "
+    << fmt_bytes(r.counters.bytes_delivered) << ", dropped " << fmt_bytes(r.counters.bytes_dropped)
+    << "\n";
+  o << "queues     deepest egress queue " << fmt_bytes(r.counters.max_queue_bytes) << "\n";
+  uint64_t dropped = 0;
+  for (const auto& d : r.drops) dropped += d.second;
+  if (dropped > 0) {
+    o << "drops     ";
+    for (const auto& [reason, packets] : r.drops) {
+      if (packets > 0) o << " " << reason << " " << packets;
+    }
+    o << " (packets)\n";
+  }
+  if (r.pause_frames > 0 || r.ecn_marks > 0) {
+    o << "pfc        " << r.pause_frames << " pause frames, " << r.resume_frames << " resumes, paused "
+      << fmt_time(r.paused_time_s) << " in total over ports\n";
+    for (std::size_t i = 0; i < r.paused_ports.size() && i < 5; ++i) {
+      o << "           " << r.paused_ports[i].first << " paused " << fmt_time(r.paused_ports[i].second)
+        << "\n";
+    }
+    o << "ecn        " << r.ecn_marks << " packets marked\n";
+  }
+  if (r.cnps > 0) {
+    o << "dcqcn      " << r.cnps << " CNPs, " << r.rate_cuts << " rate cuts; Jain index of message rates "
+      << r.jain_index << "\n";
+  }
+  if (r.step) {
+    const models::StepResult& st = *r.step;
+    o << "step       " << fmt_time(st.step.seconds());
+    if (st.engine == "closed_form") {
+      o << "  (closed form only: model parallelism is not simulated event by event)\n";
+    } else {
+      o << "  (closed form " << fmt_time(st.closed_form_step.seconds()) << ")\n";
+    }
+    o << "layout     " << models::to_string(st.parallelism) << ", TP " << st.layout.tensor << " x CP "
+      << st.layout.context << " x PP " << st.layout.pipeline << " x DP " << st.data_parallel
+      << (st.layout.sequence_parallel ? " (sequence parallel)" : "") << ", engine " << st.engine << "\n";
+    if (st.layout.model_parallel()) {
+      o << "parallel   TP collectives " << fmt_time(st.tensor_parallel_comm.seconds()) << ", CP exposed "
+        << fmt_time(st.context_parallel_exposed.seconds()) << ", PP sends "
+        << fmt_time(st.pipeline_p2p.seconds()) << ", pipeline bubble "
+        << fmt_time(st.pipeline_bubble.seconds()) << " (" << st.bubble_fraction * 100
+        << "% of ideal)\n";
+    }
+    o << "breakdown  forward " << fmt_time(st.forward.seconds()) << ", backward "
+      << fmt_time(st.backward.seconds()) << ", exposed communication "
+      << fmt_time(st.exposed_comm.seconds()) << " (tail " << fmt_time(st.tail.seconds())
+      << "), optimizer " << fmt_time(st.optimizer.seconds()) << "\n";
+    if (st.parallelism == models::DataParallelism::Fsdp) {
+      o << "sync       " << st.collectives.size() << " all-gathers and reduce-scatters, busy "
+        << fmt_time(st.sync.seconds()) << ", " << fmt_bytes(st.bytes_per_gpu) << " sent per GPU, "
+        << fmt_bytes(static_cast<int64_t>(st.memory_per_gpu_bytes)) << " memory per GPU\n";
+    } else {
+      o << "sync       " << st.buckets.size() << " buckets, all-reduce busy " << fmt_time(st.sync.seconds())
+        << ", " << fmt_bytes(st.bytes_per_gpu) << " sent per GPU\n";
+      if (r.bucket_allreduce_model != "simulated") o << "           bucket all-reduces " << r.bucket_allreduce_model << "\n";
+    }
+    o.precision(3);
+    o << "mfu        " << st.mfu * 100 << "%  (hfu " << st.hfu * 100 << "%), "
+      << static_cast<int64_t>(st.tokens_per_s) << " tokens/s\n";
+  }
+  if (r.report) {
+    o.precision(4);
+    o << "all_reduce " << fmt_bytes(r.report->small_bytes) << " over " << r.report->ranks << " ranks "
+      << fmt_time(r.report->small_latency_s) << "; " << fmt_bytes(r.report->large_bytes) << " "
+      << fmt_time(r.report->large_time_s) << ", busbw " << r.report->large_busbw_GBps
+      << " GB/s  (report:, idle fabric)\n";
+  }
+  if (r.retransmitted_packets > 0 || r.timeouts > 0 || r.transport != "roce") {
+    o << "transport  " << r.transport << ": " << r.retransmitted_packets << " packets ("
+      << fmt_bytes(r.retransmitted_bytes) << ") retransmitted, " << r.timeouts << " timeouts, "
+      << r.fast_retransmits << " fast retransmits, " << r.naks << " NAKs, " << r.acks << " ACKs\n";
+  }
+  for (const std::string& w : r.warnings) o << "warning    " << w << "\n";
+  if (r.messages_completed < r.messages) {
+    o << "warning    " << (r.messages - r.messages_completed)
+      << " messages never completed (packets were dropped on a class that does not retransmit:"
+         " lossless RoCE, or fabric.transport.gbn.enabled false)\n";
+  }
+  return o.str();
+}
+
+}  // namespace syncsim::app

@@ -1,0 +1,123 @@
+#pragma once
+// Runs a parsed scenario on the backend its fidelity names and summarises the outcome.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "run/collective_cmd.hpp"
+#include "scenario/scenario.hpp"
+#include "sim/backends/make_backend.hpp"
+#include "sim/backends/transfer_backend.hpp"
+
+namespace syncsim::app {
+
+struct FctSummary {
+  double min_s = 0, mean_s = 0, p50_s = 0, p99_s = 0, max_s = 0;
+};
+
+// Per-flow mean throughput (payload bits delivered / window length) over a window: the scenario's
+// `observe.rate_window` when stated (flows active in it), else each completed flow over its own
+// [start, finish]. Packet fidelity only.
+struct FlowRateStats {
+  bool stated_window = false;
+  double window_start_s = 0, window_end_s = 0;  // the stated window (0, 0 otherwise)
+  struct Flow {
+    std::string src{}, dst{};
+    double bps = 0;
+    double start_s = 0, finish_s = -1;  // the flow's start and completion (-1: not completed)
+  };
+  std::vector<Flow> flows{};
+  double min_bps = 0, max_bps = 0, mean_bps = 0;
+  double jain_index = 0;  // over `flows`
+};
+
+// A PFC deadlock the network detected (the run was stopped there).
+struct DeadlockSummary {
+  bool detected = false;
+  double at_s = 0;           // when the cycle closed (its last queue was paused)
+  double detected_at_s = 0;  // when it was detected and the run stopped
+  unsigned priority = 0;
+  std::vector<std::string> ports{};  // "owner->peer", each waiting on the next
+};
+
+struct RunResult {
+  std::string scenario;
+  uint64_t seed = 0;
+  Fidelity fidelity = Fidelity::Packet;
+  double sim_time_s = 0;       // time of the last event (last completion)
+  double wall_s = 0;           // host wall-clock time of set-up and simulation
+  uint64_t events = 0;
+  BackendCounters counters;
+  uint64_t messages = 0;
+  uint64_t messages_completed = 0;
+  FctSummary fct;
+  uint32_t gpus = 0;
+  uint32_t hosts = 0;
+  std::size_t switches = 0;
+  std::size_t links = 0;
+  uint64_t packets_dropped_buffer_full = 0;
+  // Packet-level only (zero on the analytic backend).
+  std::vector<std::pair<std::string, uint64_t>> drops;  // packets dropped, by reason (every reason)
+  uint64_t pause_frames = 0;                             // PFC PAUSE frames sent
+  uint64_t resume_frames = 0;                            // PFC RESUME frames sent
+  uint64_t nic_pause_frames = 0;                         // receiver-side PFC PAUSE frames (NICs)
+  int64_t max_nic_rx_bytes = 0;                          // fullest NIC receive buffer
+  double paused_time_s = 0;                              // summed over every egress port and priority
+  std::vector<std::pair<std::string, double>> paused_ports;  // "owner->peer", seconds, longest first
+  std::vector<double> fct_by_message_s;  // per message in start order (stable), -1 if not completed
+  uint64_t ecn_marks = 0;
+  uint64_t cnps = 0;                                     // DCQCN CNPs sent by destination NICs
+  uint64_t rate_cuts = 0;                                // DCQCN rate decreases at source NICs
+  // Jain's fairness index (sum x)^2 / (n sum x^2) of the completed messages' average rates
+  // x = size / FCT, each over its own [start, finish] window; 0 when none completed.
+  double jain_index = 0;
+  FlowRateStats flow_rates;                              // packet fidelity
+  DeadlockSummary deadlock;
+  std::vector<std::string> timeseries_files;             // CSV files written (`--timeseries DIR`)
+  std::vector<std::string> warnings;                     // configuration checks
+  // Reliable transports (packet backend): go-back-N RoCE on lossy classes, TCP.
+  std::string transport = "roce";
+  uint64_t retransmitted_packets = 0;
+  int64_t retransmitted_bytes = 0;
+  uint64_t timeouts = 0;
+  uint64_t fast_retransmits = 0;
+  uint64_t naks = 0;
+  uint64_t acks = 0;
+  int64_t bytes_discarded = 0;
+  std::optional<models::StepResult> step;                // when the scenario has a workload
+  // How the bucket all-reduces were timed: "simulated", or "calibrated: FILE, all_reduce at N
+  // ranks" (collective.calibration).
+  std::string bucket_allreduce_model = "simulated";
+  // `report:` all_reduces (run/collective_cmd.hpp), timed after the run on an idle fabric; their
+  // simulation is not counted in wall_s or events.
+  std::optional<ReportedCollectives> report;
+};
+
+struct RunOptions {
+  bool progress = false;         // a progress line on stderr (run/progress.hpp)
+  double estimated_wall_s = 0;   // from run/estimate.hpp, for the progress line's ETA
+  double expected_sim_s = 0;     // from run/estimate.hpp: the progress line's simulated-time total
+};
+
+RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});
+
+// The scenario's fabric with everything the scenario sets on it: PFC, ECN, NIC congestion control,
+// transport, impairments, the flow-level CC correction and route overrides. `syncsim run` and
+// `syncsim collective` (and the step model's private timing runs, which copy the spec) all see the same one.
+net::NetworkSpec scenario_network(const Scenario& scenario);
+
+// The --json object: the keys the CLI contract names plus a few more.
+nlohmann::json to_json(const RunResult& r);
+// A human-readable summary for the terminal.
+std::string to_text(const RunResult& r);
+
+using syncsim::fidelity_name;
+
+// Nearest-rank percentile of an ascending vector (p in [0, 100]).
+double percentile_sorted(const std::vector<double>& sorted, double p);
+
+}  // namespace syncsim::app

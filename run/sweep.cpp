@@ -1,0 +1,571 @@
+// `syncsim sweep`: cartesian product of --vary lists, run on local threads or MPI ranks.
+#include "run/sweep.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "run/sweep_mpi.hpp"
+
+namespace syncsim::app {
+
+namespace {
+
+const char* kUsage =
+    "usage: syncsim sweep SCENARIO --set dotted.path=v1,v2,... [--set ...]... [options]\n"
+    "       (--vary PATH=V1,V2,... is the same axis; --set PATH=V with one value fixes a value)\n"
+    "\n"
+    "Runs SCENARIO once per point of the cartesian product of the axes (the last varies\n"
+    "fastest) and prints one row per point: every swept value, then sim_time_s, messages,\n"
+    "messages_completed, fct_mean_s, fct_p99_s, fct_max_s, bytes_dropped, max_queue_bytes,\n"
+    "pause_frames, ecn_marks, events, (for workload scenarios) step_time_s, mfu, exposed_comm_s,\n"
+    "tail_s, tokens_per_s, (with a report: block) allreduce_small_bytes, allreduce_small_latency_s,\n"
+    "allreduce_large_bytes, allreduce_large_busbw_GBps, and wall_s; with a workload it names the\n"
+    "point with the most tokens/s.\n"
+    "Every point is loaded, checked and its memory estimated before any runs.\n"
+    "Under `mpirun -n N` (Open MPI build) rank 0 hands points out to ranks 1..N-1.\n"
+    "\n"
+    "options:\n"
+    "  --vary PATH=V1,V2,...  values of one scenario value (each read as YAML, e.g. 400Gbps); repeatable\n"
+    "  --set PATH=V1,V2,...   an axis (two or more values); --set PATH=VALUE fixes a value; repeatable\n"
+    "  --seed N               override the scenario's seed\n"
+    "  --jobs N               points run in parallel on N threads (default 1)\n"
+    "  --csv FILE             write the CSV table to FILE (default: stdout unless --json or --out)\n"
+    "  --out FILE             write the rows to FILE: JSON if it ends in .json, else CSV\n"
+    "  --json                 print the rows as a JSON array\n"
+    "  --no-wall              leave out wall_s, so the output of two runs compares byte for byte\n"
+    "  --quiet                no progress line (it is shown only when stderr is a terminal)\n"
+    "  --force                run even when a point's memory estimate times the points running at\n"
+    "                         once (--jobs, or MPI ranks per machine) exceeds the available memory\n";
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// A YAML scalar that is a plain decimal number becomes a JSON number; anything else stays a string.
+nlohmann::ordered_json axis_value(const std::string& v) {
+  if (v.empty()) return v;
+  const char* first = v.data();
+  const char* last = v.data() + v.size();
+  int64_t i = 0;
+  if (auto [p, ec] = std::from_chars(first, last, i); ec == std::errc() && p == last) return i;
+  double d = 0;
+  if (v.find_first_not_of("+-.0123456789eE") == std::string::npos) {
+    if (auto [p, ec] = std::from_chars(first, last, d); ec == std::errc() && p == last) return d;
+  }
+  return v;
+}
+
+std::string csv_field(const nlohmann::ordered_json& v) {
+  if (v.is_null()) return "";
+  if (!v.is_string()) return v.dump();
+  const auto& s = v.get_ref<const std::string&>();
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + "\"";
+}
+
+std::string fmt_duration(double s) {
+  char buf[32];
+  const auto total = static_cast<long long>(s + 0.5);
+  if (total >= 3600) {
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm", total / 3600, (total / 60) % 60);
+  } else if (total >= 60) {
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", total / 60, total % 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1fs", s);
+  }
+  return buf;
+}
+
+std::string needs_value(const std::vector<std::string>& args, std::size_t& i, const std::string& flag) {
+  if (i + 1 >= args.size()) throw SweepUsageError(flag + ": expected a value, found none");
+  return args[++i];
+}
+
+}  // namespace
+
+SweepAxis parse_vary(const std::string& arg) {
+  const auto eq = arg.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw SweepUsageError("--vary: expected dotted.path=v1,v2,..., found \"" + arg + "\"");
+  }
+  SweepAxis axis;
+  axis.path = arg.substr(0, eq);
+  const std::string list = arg.substr(eq + 1);
+  std::string cur;
+  int depth = 0;
+  char quote = 0;
+  for (char c : list) {
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      axis.values.push_back(cur);
+      cur.clear();
+      continue;
+    }
+    cur += c;
+  }
+  axis.values.push_back(cur);
+  for (const auto& v : axis.values) {
+    if (v.find_first_not_of(" \t") == std::string::npos) {
+      throw SweepUsageError("--vary " + axis.path + ": expected a comma-separated list of values, found an empty value in \"" +
+                            list + "\"");
+    }
+  }
+  return axis;
+}
+
+std::vector<std::vector<std::string>> sweep_point_values(const std::vector<SweepAxis>& axes) {
+  std::vector<std::vector<std::string>> points{{}};
+  for (const auto& axis : axes) {
+    std::vector<std::vector<std::string>> next;
+    next.reserve(points.size() * axis.values.size());
+    for (const auto& p : points) {
+      for (const auto& v : axis.values) {
+        next.push_back(p);
+        next.back().push_back(v);
+      }
+    }
+    points = std::move(next);
+  }
+  return points;
+}
+
+SweepPlan plan_sweep(SweepSpec spec) {
+  SweepPlan plan;
+  plan.values = sweep_point_values(spec.axes);
+  plan.scenarios.reserve(plan.values.size());
+  for (const auto& values : plan.values) {
+    LoadOptions load;
+    load.seed = spec.seed;
+    load.overrides = spec.sets;
+    for (std::size_t a = 0; a < spec.axes.size(); ++a) load.overrides.push_back({spec.axes[a].path, values[a]});
+    plan.scenarios.push_back(load_scenario_file(spec.scenario_path, load));
+  }
+  plan.spec = std::move(spec);
+  plan.spec.step = !plan.scenarios.empty() && plan.scenarios.front().workload.has_value();
+  plan.spec.report = !plan.scenarios.empty() && plan.scenarios.front().report.has_value();
+  return plan;
+}
+
+std::vector<std::string> sweep_columns(const SweepSpec& spec) {
+  std::vector<std::string> cols;
+  for (const auto& a : spec.axes) cols.push_back(a.path);
+  for (const char* c : {"sim_time_s", "messages", "messages_completed", "fct_mean_s", "fct_p99_s", "fct_max_s",
+                        "bytes_dropped", "max_queue_bytes", "pause_frames", "ecn_marks", "events"}) {
+    cols.emplace_back(c);
+  }
+  if (spec.step) {
+    for (const char* c : {"step_time_s", "mfu", "exposed_comm_s", "tail_s", "tokens_per_s"}) {
+      cols.emplace_back(c);
+    }
+  }
+  if (spec.report) {
+    for (const char* c : {"allreduce_small_bytes", "allreduce_small_latency_s", "allreduce_large_bytes",
+                          "allreduce_large_busbw_GBps"}) {
+      cols.emplace_back(c);
+    }
+  }
+  if (spec.wall) cols.emplace_back("wall_s");
+  return cols;
+}
+
+nlohmann::ordered_json sweep_row(const SweepSpec& spec, const std::vector<std::string>& values,
+                                 const RunResult& r) {
+  nlohmann::ordered_json row = nlohmann::ordered_json::object();
+  for (std::size_t a = 0; a < spec.axes.size(); ++a) row[spec.axes[a].path] = axis_value(values[a]);
+  row["sim_time_s"] = r.sim_time_s;
+  row["messages"] = r.messages;
+  row["messages_completed"] = r.messages_completed;
+  row["fct_mean_s"] = r.fct.mean_s;
+  row["fct_p99_s"] = r.fct.p99_s;
+  row["fct_max_s"] = r.fct.max_s;
+  row["bytes_dropped"] = r.counters.bytes_dropped;
+  row["max_queue_bytes"] = r.counters.max_queue_bytes;
+  row["pause_frames"] = r.pause_frames;
+  row["ecn_marks"] = r.ecn_marks;
+  row["events"] = r.events;
+  if (spec.step && r.step) {
+    row["step_time_s"] = r.step->step.seconds();
+    row["mfu"] = r.step->mfu;
+    row["exposed_comm_s"] = r.step->exposed_comm.seconds();
+    row["tail_s"] = r.step->tail.seconds();
+    row["tokens_per_s"] = r.step->tokens_per_s;
+  }
+  if (spec.report && r.report) {
+    row["allreduce_small_bytes"] = r.report->small_bytes;
+    row["allreduce_small_latency_s"] = r.report->small_latency_s;
+    row["allreduce_large_bytes"] = r.report->large_bytes;
+    row["allreduce_large_busbw_GBps"] = r.report->large_busbw_GBps;
+  }
+  if (spec.wall) row["wall_s"] = r.wall_s;
+  return row;
+}
+
+std::string run_sweep_point(const SweepPlan& plan, std::size_t i) {
+  return sweep_row(plan.spec, plan.values.at(i), run_scenario(plan.scenarios.at(i))).dump();
+}
+
+std::vector<std::string> run_sweep_local(const SweepPlan& plan, unsigned jobs,
+                                         const std::function<void(std::size_t)>& on_done) {
+  const std::size_t n = plan.scenarios.size();
+  std::vector<std::string> rows(n);
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex mu;
+  std::size_t done = 0;
+  std::exception_ptr error;
+  auto worker = [&] {
+    for (;;) {
+      if (failed.load()) return;
+      const std::size_t i = next.fetch_add(1);
+      if (i >= n) return;
+      try {
+        std::string row = run_sweep_point(plan, i);
+        const std::lock_guard lock(mu);
+        rows[i] = std::move(row);
+        ++done;
+        if (on_done) on_done(done);
+      } catch (...) {
+        const std::lock_guard lock(mu);
+        if (!error) error = std::current_exception();
+        failed.store(true);
+        return;
+      }
+    }
+  };
+  const auto threads = static_cast<std::size_t>(std::max(1u, jobs));
+  if (threads == 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    pool.reserve(std::min(threads, n));
+    for (std::size_t t = 0; t < threads && t < n; ++t) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+  }
+  if (error) std::rethrow_exception(error);
+  return rows;
+}
+
+std::string sweep_csv(const std::vector<std::string>& columns, const std::vector<std::string>& rows) {
+  std::string out;
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    if (c) out += ',';
+    out += csv_field(columns[c]);
+  }
+  out += '\n';
+  for (const auto& text : rows) {
+    const auto row = nlohmann::ordered_json::parse(text);
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      if (c) out += ',';
+      if (row.contains(columns[c])) out += csv_field(row.at(columns[c]));
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+std::string sweep_json(const std::vector<std::string>& rows) {
+  nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+  for (const auto& text : rows) arr.push_back(nlohmann::ordered_json::parse(text));
+  return arr.dump(2) + "\n";
+}
+
+SweepProgress::SweepProgress(std::size_t total, bool enabled, std::ostream& err)
+    : total_(total), enabled_(enabled), err_(err), start_s_(now_s()) {}
+
+void SweepProgress::set_estimates(std::vector<double> wall_s, unsigned concurrent) {
+  estimated_wall_s_ = std::move(wall_s);
+  concurrent_ = std::max(1u, concurrent);
+}
+
+std::string SweepProgress::text(std::size_t done, double elapsed) const {
+  std::ostringstream line;
+  line << "sweep: " << done << "/" << total_ << " points, " << fmt_duration(elapsed) << " elapsed";
+  const bool weighted = estimated_wall_s_.size() == total_;
+  double done_est = 0;
+  double left_est = 0;
+  if (weighted) {
+    for (std::size_t i = 0; i < total_; ++i) (i < done ? done_est : left_est) += estimated_wall_s_[i];
+  }
+  if (done > 0 && done < total_) {
+    const double eta = weighted && done_est > 0
+                           ? elapsed * left_est / done_est
+                           : elapsed / static_cast<double>(done) * static_cast<double>(total_ - done);
+    line << ", ETA " << fmt_duration(eta);
+  } else if (done == 0 && weighted && left_est > 0) {
+    line << ", ETA ~" << fmt_duration(std::max(0.0, left_est / concurrent_ - elapsed)) << " (estimated)";
+  }
+  return line.str();
+}
+
+void SweepProgress::update(std::size_t done) {
+  if (!enabled_) return;
+  err_ << "\r" << text(done, now_s() - start_s_) << "   " << std::flush;
+  printed_ = true;
+}
+
+std::vector<std::string> sweep_memory_refusals(const SweepPlan& plan, const std::vector<Estimate>& estimates,
+                                               unsigned concurrent, std::optional<double> available) {
+  std::vector<std::string> out;
+  if (!available) return out;
+  concurrent = std::max(1u, concurrent);
+  for (std::size_t i = 0; i < estimates.size() && i < plan.values.size(); ++i) {
+    const double need = estimates[i].memory_bytes * concurrent;
+    if (need <= *available) continue;
+    std::ostringstream m;
+    m.setf(std::ios::fixed);
+    m.precision(2);
+    m << "point " << i << " (";
+    for (std::size_t a = 0; a < plan.spec.axes.size() && a < plan.values[i].size(); ++a) {
+      m << (a ? ", " : "") << plan.spec.axes[a].path << "=" << plan.values[i][a];
+    }
+    m << "): estimated memory " << estimates[i].memory_bytes / kGiB << " GiB";
+    if (concurrent > 1) {
+      m << " x " << concurrent << " points at once = " << need / kGiB << " GiB";
+    }
+    m << " exceeds the " << *available / kGiB << " GiB available";
+    out.push_back(m.str());
+  }
+  return out;
+}
+
+void SweepProgress::finish() {
+  if (enabled_ && printed_) err_ << "\n" << std::flush;
+  printed_ = false;
+}
+
+int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  SweepSpec spec;
+  unsigned jobs = 1;
+  std::string csv_path;
+  std::string out_path;  // CSV, or JSON when the name ends in .json
+  bool json = false;
+  bool quiet = false;
+  bool force = false;
+  try {
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const std::string& a = args[i];
+      if (a == "--help" || a == "-h") {
+        out << kUsage;
+        return 0;
+      } else if (a == "--vary") {
+        spec.axes.push_back(parse_vary(needs_value(args, i, a)));
+      } else if (a.starts_with("--vary=")) {
+        spec.axes.push_back(parse_vary(a.substr(7)));
+      } else if (a == "--set" || a.starts_with("--set=")) {
+        // `--set path=v` fixes a value; `--set path=v1,v2,...` makes it an axis, like --vary.
+        const std::string v = a == "--set" ? needs_value(args, i, a) : a.substr(6);
+        const Override o = parse_override(v);
+        SweepAxis axis = parse_vary(v);
+        if (axis.values.size() > 1) {
+          spec.axes.push_back(std::move(axis));
+        } else {
+          spec.sets.push_back(o);
+        }
+      } else if (a == "--seed" || a.starts_with("--seed=")) {
+        const std::string v = a == "--seed" ? needs_value(args, i, a) : a.substr(7);
+        uint64_t seed = 0;
+        auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), seed);
+        if (ec != std::errc() || p != v.data() + v.size()) {
+          throw SweepUsageError("--seed: expected a non-negative integer, found \"" + v + "\"");
+        }
+        spec.seed = seed;
+      } else if (a == "--jobs" || a == "-j" || a.starts_with("--jobs=")) {
+        const std::string v = a.starts_with("--jobs=") ? a.substr(7) : needs_value(args, i, a);
+        auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), jobs);
+        if (ec != std::errc() || p != v.data() + v.size() || jobs == 0) {
+          throw SweepUsageError("--jobs: expected a positive integer, found \"" + v + "\"");
+        }
+      } else if (a == "--csv") {
+        csv_path = needs_value(args, i, a);
+      } else if (a.starts_with("--csv=")) {
+        csv_path = a.substr(6);
+      } else if (a == "--out" || a.starts_with("--out=")) {
+        out_path = a == "--out" ? needs_value(args, i, a) : a.substr(6);
+      } else if (a == "--json") {
+        json = true;
+      } else if (a == "--quiet" || a == "-q") {
+        quiet = true;
+      } else if (a == "--force") {
+        force = true;
+      } else if (a == "--no-wall") {
+        spec.wall = false;
+      } else if (a.starts_with("-")) {
+        throw SweepUsageError("unknown option " + a + "\n" + kUsage);
+      } else if (spec.scenario_path.empty()) {
+        spec.scenario_path = a;
+      } else {
+        throw SweepUsageError("expected one scenario file, found a second: \"" + a + "\"");
+      }
+    }
+    if (spec.scenario_path.empty()) throw SweepUsageError(std::string("expected a scenario file\n") + kUsage);
+    if (spec.axes.empty() && !spec.scenario_path.empty()) {
+      // No axes on the command line: the scenario's own `sweep:` block.
+      for (auto& [path, values] : load_scenario_file(spec.scenario_path).sweep) {
+        spec.axes.push_back(SweepAxis{path, values});
+      }
+    }
+    if (spec.axes.empty()) {
+      throw SweepUsageError(
+          "expected at least one axis: --set dotted.path=v1,v2,... or --vary dotted.path=v1,v2,...");
+    }
+    for (std::size_t a = 0; a < spec.axes.size(); ++a) {
+      for (std::size_t b = 0; b < a; ++b) {
+        if (spec.axes[a].path == spec.axes[b].path) {
+          throw SweepUsageError("--vary " + spec.axes[a].path + " is given twice");
+        }
+      }
+    }
+  } catch (const SweepUsageError& e) {
+    err << "syncsim sweep: " << e.what() << "\n";
+    return 2;
+  }
+
+  const std::unique_ptr<MpiWorld> world = MpiWorld::init_if_launched();
+  const int rank = world ? world->rank() : launcher_world_rank();
+  if (!world && launcher_world_size() > 1) {
+    if (rank == 0) {
+      err << "syncsim sweep: warning: started by an MPI launcher (" << launcher_world_size()
+          << " ranks) but built without MPI; rank 0 runs every point serially, the other ranks exit\n";
+    }
+    if (rank != 0) return 0;
+  }
+
+  // Every rank loads every point: the same errors everywhere, printed once (by rank 0).
+  SweepPlan plan;
+  try {
+    plan = plan_sweep(spec);
+  } catch (const ScenarioError&) {
+    if (world && world->rank() != 0) return 2;
+    throw;
+  }
+  const std::size_t n = plan.scenarios.size();
+
+  // Estimate every point before any runs (as `run` does), and refuse the sweep when a point would
+  // not fit next to the others running at once. Under MPI every rank uses the smallest MemAvailable
+  // and the largest ranks-per-machine of all ranks, so all ranks take the same decision.
+  std::vector<Estimate> estimates;
+  estimates.reserve(n);
+  for (const Scenario& s : plan.scenarios) estimates.push_back(estimate_run(s));
+  std::optional<double> available = available_memory_bytes();
+  unsigned concurrent = world ? static_cast<unsigned>(std::max(1, launcher_local_size()))
+                              : static_cast<unsigned>(std::min<std::size_t>(jobs, std::max<std::size_t>(1, n)));
+  if (world) {
+    const double smallest = world->min_over_ranks(available.value_or(-1.0));
+    available = smallest < 0 ? std::nullopt : std::optional<double>(smallest);
+    concurrent = static_cast<unsigned>(-world->min_over_ranks(-static_cast<double>(concurrent)));
+  }
+  if (!force) {
+    const std::vector<std::string> refused = sweep_memory_refusals(plan, estimates, concurrent, available);
+    if (!refused.empty()) {
+      if (rank == 0) {
+        for (const auto& why : refused) err << "syncsim sweep: " << why << "\n";
+        err << "syncsim sweep: refusing to start: " << refused.size() << " of " << n
+            << " points would not fit (MemAvailable in /proc/meminfo or SYNCSIM_MEM_AVAILABLE"
+            << (world ? ", smallest over the MPI ranks" : "") << "); fewer --jobs, or --force runs it anyway\n";
+      }
+      return 2;
+    }
+  }
+  const bool progress_on = !quiet && rank == 0 && isatty(STDERR_FILENO) == 1;
+  SweepProgress progress(n, progress_on, err);
+  {
+    std::vector<double> wall;
+    for (const Estimate& e : estimates) wall.push_back(e.wall_s);
+    progress.set_estimates(std::move(wall), world ? static_cast<unsigned>(std::max(1, world->size() - 1))
+                                                  : concurrent);
+  }
+  std::vector<std::string> rows;
+  if (world) {
+    if (world->rank() != 0) {
+      world->work([&](std::size_t i) {
+        try {
+          return run_sweep_point(plan, i);
+        } catch (const std::exception& e) {
+          err << "syncsim sweep: rank " << world->rank() << ", point " << i << ": " << e.what() << "\n"
+              << std::flush;
+          world->abort(1);
+        }
+      });
+      return 0;
+    }
+    progress.update(0);
+    rows = world->coordinate(n, [&](std::size_t done) { progress.update(done); });
+  } else {
+    progress.update(0);
+    rows = run_sweep_local(plan, jobs, [&](std::size_t done) { progress.update(done); });
+  }
+  progress.finish();
+
+  const auto columns = sweep_columns(plan.spec);
+  if (!out_path.empty()) {
+    std::ofstream f(out_path, std::ios::binary);
+    f << (out_path.ends_with(".json") ? sweep_json(rows) : sweep_csv(columns, rows));
+    if (!f) {
+      err << "syncsim sweep: cannot write " << out_path << "\n";
+      return 1;
+    }
+  }
+  if (plan.spec.step && !quiet) {
+    // Name the best point: the most tokens per second (the shortest step when the batch is fixed).
+    std::size_t best = 0;
+    double best_rate = 0;
+    double best_step = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto row = nlohmann::json::parse(rows[i]);
+      const double rate = row.at("tokens_per_s").get<double>();
+      if (i == 0 || rate > best_rate) {
+        best = i;
+        best_rate = rate;
+        best_step = row.at("step_time_s").get<double>();
+      }
+    }
+    err << "syncsim sweep: best point (most tokens/s: " << best_rate << ", step " << best_step
+        << " s):";
+    for (std::size_t a = 0; a < plan.spec.axes.size(); ++a) {
+      err << " " << plan.spec.axes[a].path << "=" << plan.values[best][a];
+    }
+    err << "\n";
+  }
+  if (!csv_path.empty()) {
+    std::ofstream f(csv_path, std::ios::binary);
+    f << sweep_csv(columns, rows);
+    if (!f) {
+      err << "syncsim sweep: cannot write " << csv_path << "\n";
+      return 1;
+    }
+  }
+  if (json) {
+    out << sweep_json(rows);
+  } else if (csv_path.empty() && out_path.empty()) {
+    out << sweep_csv(columns, rows);
+  }
+  return 0;
+}
+
+}  // namespace syncsim::app

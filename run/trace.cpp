@@ -1,0 +1,66 @@
+#include "run/trace.hpp"
+
+#include <algorithm>
+
+namespace syncsim::app {
+
+namespace {
+
+double us(Time t) { return t.microseconds(); }
+
+nlohmann::json slice(const std::string& name, std::size_t pid, int tid, Time start, Time end,
+                     nlohmann::json args = nlohmann::json::object()) {
+  return {{"name", name}, {"ph", "X"},         {"pid", pid},   {"tid", tid},
+          {"ts", us(start)}, {"dur", us(end - start)}, {"args", std::move(args)}};
+}
+
+nlohmann::json metadata(const char* what, std::size_t pid, int tid, const std::string& name) {
+  return {{"name", what}, {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}};
+}
+
+}  // namespace
+
+nlohmann::json step_trace(const models::StepResult& step, std::size_t max_ranks) {
+  constexpr int kCompute = 0;
+  constexpr int kComm = 1;
+  nlohmann::json events = nlohmann::json::array();
+  const std::size_t ranks = std::min(step.rank_backward_end.size(), max_ranks);
+  const Time optimizer_start = step.step - step.optimizer;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    events.push_back(metadata("process_name", r, kCompute, "rank " + std::to_string(r)));
+    events.push_back(metadata("thread_name", r, kCompute, "compute"));
+    events.push_back(metadata("thread_name", r, kComm, "communication"));
+    const Time bwd_start = step.rank_backward_start[r];
+    const Time bwd_end = step.rank_backward_end[r];
+    events.push_back(slice("forward", r, kCompute, Time::zero(), bwd_start));
+    events.push_back(slice("backward", r, kCompute, bwd_start, bwd_end));
+    events.push_back(slice("optimizer", r, kCompute, optimizer_start, step.step));
+    if (step.parallelism == models::DataParallelism::Fsdp) {
+      // FSDP: the all-gather and reduce-scatter streams, and rank 0's compute per unit.
+      constexpr int kReduce = 2;
+      constexpr int kUnits = 3;
+      events.push_back(metadata("thread_name", r, kComm, "all-gather stream"));
+      events.push_back(metadata("thread_name", r, kReduce, "reduce-scatter stream"));
+      for (const auto& c : step.collectives) {
+        const int tid = c.kind == "all_gather" ? kComm : kReduce;
+        events.push_back(slice(c.kind + " unit " + std::to_string(c.unit), r, tid, c.start, c.end,
+                               {{"bytes", c.bytes}, {"ready_us", us(c.ready)}}));
+      }
+      if (r == 0) {
+        events.push_back(metadata("thread_name", r, kUnits, "compute per unit"));
+        for (const auto& t : step.rank0_compute) {
+          if (t.end > t.start) events.push_back(slice(t.name, r, kUnits, t.start, t.end));
+        }
+      }
+    }
+    for (std::size_t b = 0; b < step.buckets.size(); ++b) {
+      const auto& bucket = step.buckets[b];
+      events.push_back(slice("all_reduce bucket " + std::to_string(b), r, kComm, bucket.start,
+                             bucket.end,
+                             {{"bytes", bucket.bytes}, {"ready_us", us(bucket.ready)}}));
+    }
+  }
+  return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
+}
+
+}  // namespace syncsim::app

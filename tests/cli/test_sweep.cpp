@@ -1,0 +1,149 @@
+// `syncsim sweep` and `syncsim plot` building blocks: --vary parsing, point order, validation before
+// running, thread-count independence, CSV/JSON output, CSV parsing and the gnuplot script.
+#include <doctest/doctest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/plot.hpp"
+#include "scenario/scenario_loader.hpp"
+#include "run/sweep.hpp"
+
+using namespace syncsim;
+
+namespace {
+
+const std::string kIncast = SYNCSIM_SOURCE_DIR "/scenarios/incast-pfc.yaml";
+
+app::SweepSpec small_incast_spec() {
+  app::SweepSpec spec;
+  spec.scenario_path = kIncast;
+  spec.axes.push_back(app::parse_vary("fabric.links.host.bandwidth=100Gbps,200Gbps"));
+  spec.axes.push_back(app::parse_vary("fabric.switch.pfc.enabled=true,false"));
+  spec.sets.push_back(app::parse_override("traffic.0.messages.0.size=256KiB"));
+  spec.wall = false;
+  return spec;
+}
+
+}  // namespace
+
+TEST_CASE("parse_vary splits values at top-level commas only") {
+  const auto a = app::parse_vary("traffic.0.size=1MiB,4MiB,16MiB");
+  CHECK(a.path == "traffic.0.size");
+  CHECK(a.values == std::vector<std::string>{"1MiB", "4MiB", "16MiB"});
+  const auto b = app::parse_vary("fabric.switch.pfc.lossless_priorities=[3, 4],[3],'a,b'");
+  CHECK(b.values == std::vector<std::string>{"[3, 4]", "[3]", "'a,b'"});
+  CHECK_THROWS_AS(app::parse_vary("no_equals"), app::SweepUsageError);
+  CHECK_THROWS_AS(app::parse_vary("=1,2"), app::SweepUsageError);
+  CHECK_THROWS_AS(app::parse_vary("seed=1,,2"), app::SweepUsageError);
+}
+
+TEST_CASE("sweep points are the cartesian product, last axis fastest") {
+  const auto pts = app::sweep_point_values({{"a", {"1", "2"}}, {"b", {"x", "y", "z"}}});
+  REQUIRE(pts.size() == 6);
+  CHECK(pts[0] == std::vector<std::string>{"1", "x"});
+  CHECK(pts[2] == std::vector<std::string>{"1", "z"});
+  CHECK(pts[3] == std::vector<std::string>{"2", "x"});
+  CHECK(pts[5] == std::vector<std::string>{"2", "z"});
+}
+
+TEST_CASE("a bad --vary fails while loading, before anything runs") {
+  app::SweepSpec spec = small_incast_spec();
+  spec.axes.push_back(app::parse_vary("fabric.spine_leaf.no_such_key=1,2"));
+  CHECK_THROWS_AS(app::plan_sweep(spec), app::ScenarioError);
+
+  spec = small_incast_spec();
+  spec.axes[0] = app::parse_vary("fabric.links.host.bandwidth=100Gbps,fast");  // second value bad
+  try {
+    app::plan_sweep(spec);
+    FAIL("expected a ScenarioError");
+  } catch (const app::ScenarioError& e) {
+    CHECK(e.path() == "fabric.links.host.bandwidth");
+  }
+}
+
+TEST_CASE("a sweep's rows do not depend on the number of threads") {
+  const app::SweepPlan plan = app::plan_sweep(small_incast_spec());
+  REQUIRE(plan.scenarios.size() == 4);
+  const auto serial = app::run_sweep_local(plan, 1);
+  std::size_t last_done = 0;
+  const auto parallel = app::run_sweep_local(plan, 3, [&](std::size_t done) { last_done = done; });
+  CHECK(last_done == 4);
+  CHECK(serial == parallel);
+  const auto cols = app::sweep_columns(plan.spec);
+  CHECK(app::sweep_csv(cols, serial) == app::sweep_csv(cols, parallel));
+  CHECK(app::sweep_json(serial) == app::sweep_json(parallel));
+
+  // Rows carry the swept values and PFC changes the outcome (pauses with it, drops without).
+  const auto first = nlohmann::json::parse(serial[0]);
+  const auto second = nlohmann::json::parse(serial[1]);
+  CHECK(first["fabric.links.host.bandwidth"] == "100Gbps");
+  CHECK(first["fabric.switch.pfc.enabled"] == "true");
+  CHECK(first["bytes_dropped"] == 0);
+  CHECK(first["pause_frames"].get<uint64_t>() > 0);
+  CHECK(second["pause_frames"] == 0);
+  CHECK(!first.contains("wall_s"));
+}
+
+TEST_CASE("sweep CSV: header of swept paths then metrics; numbers plain, strings quoted when needed") {
+  app::SweepSpec spec;
+  spec.axes = {{"fabric.spine_leaf.spines", {"4"}}, {"name", {"a,b"}}};
+  const auto cols = app::sweep_columns(spec);
+  REQUIRE(cols.size() >= 3);
+  CHECK(cols[0] == "fabric.spine_leaf.spines");
+  CHECK(cols[2] == "sim_time_s");
+  CHECK(cols.back() == "wall_s");
+  app::RunResult r;
+  r.sim_time_s = 0.5;
+  r.events = 7;
+  const std::string row = app::sweep_row(spec, {"4", "a,b"}, r).dump();
+  const std::string csv = app::sweep_csv(cols, {row});
+  CHECK(csv.starts_with("fabric.spine_leaf.spines,name,sim_time_s,"));
+  CHECK(csv.find("\n4,\"a,b\",0.5,") != std::string::npos);
+}
+
+TEST_CASE("sweep_main reports usage errors with exit 2") {
+  std::ostringstream out, err;
+  CHECK(app::sweep_main({kIncast}, out, err) == 2);
+  CHECK(err.str().find("--vary") != std::string::npos);
+  err.str("");
+  CHECK(app::sweep_main({kIncast, "--vary", "seed=1", "--jobs", "0"}, out, err) == 2);
+  CHECK(err.str().find("--jobs") != std::string::npos);
+  err.str("");
+  CHECK(app::sweep_main({kIncast, "--vary", "seed=1", "--vary", "seed=2"}, out, err) == 2);
+}
+
+TEST_CASE("parse_csv handles quotes and reports ragged rows") {
+  const auto t = app::parse_csv("a,b\n1,\"x,\"\"y\"\"\"\n2,z\n", "r.csv");
+  REQUIRE(t.rows.size() == 2);
+  CHECK(t.columns == std::vector<std::string>{"a", "b"});
+  CHECK(t.rows[0][1] == "x,\"y\"");
+  try {
+    app::parse_csv("a,b\n1,2\n3\n", "r.csv");
+    FAIL("expected a PlotUsageError");
+  } catch (const app::PlotUsageError& e) {
+    CHECK(std::string(e.what()).starts_with("r.csv:3:"));
+  }
+}
+
+TEST_CASE("gnuplot script: numeric x with units, one block per series, sorted by x") {
+  const auto t = app::parse_csv(
+      "bw,pfc,fct\n800Gbps,true,1\n100Gbps,true,8\n100Gbps,false,9\n800Gbps,false,2\n", "r.csv");
+  app::PlotSpec spec;
+  spec.x = "bw";
+  spec.y = "fct";
+  spec.series = "pfc";
+  spec.out = "out.svg";
+  const std::string s = app::gnuplot_script(t, spec);
+  CHECK(s.find("set terminal svg") != std::string::npos);
+  CHECK(s.find("set xlabel \"bw (Gbps)\"") != std::string::npos);
+  CHECK(s.find("$d0 << EOD\n100\t8\t100Gbps\n800\t1\t800Gbps\nEOD") != std::string::npos);
+  CHECK(s.find("title \"pfc=false\"") != std::string::npos);
+
+  spec.series.clear();
+  spec.x = "pfc";  // not numeric: categories
+  CHECK(app::gnuplot_script(t, spec).find("xtic(3)") != std::string::npos);
+  spec.y = "nope";
+  CHECK_THROWS_AS(app::gnuplot_script(t, spec), app::PlotUsageError);
+}

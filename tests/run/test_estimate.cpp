@@ -1,0 +1,77 @@
+// Pre-run estimates: sizes from parameters alone, refusal of what cannot fit, the progress text.
+#include <doctest/doctest.h>
+
+#include <chrono>
+
+#include "run/estimate.hpp"
+#include "run/progress.hpp"
+#include "scenario/scenario_loader.hpp"
+#include "topologies/fabric_builder.hpp"
+
+using namespace syncsim;
+
+namespace {
+const std::string kScaleScenario = SYNCSIM_SOURCE_DIR "/scenarios/ddp-70b-16k.yaml";
+
+app::Scenario load(std::vector<std::pair<std::string, std::string>> overrides) {
+  app::LoadOptions o;
+  for (auto& [path, value] : overrides) o.overrides.push_back({path, value});
+  return app::load_scenario_file(kScaleScenario, o);
+}
+}  // namespace
+
+TEST_CASE("estimate: fabric_size matches the built fabric") {
+  for (const char* pods : {"1", "2"}) {
+    const app::Scenario s = load({{"fabric.fat_tree.pods", pods}, {"fabric.fat_tree.leaves_per_pod", "4"}});
+    const topo::FabricSize size = topo::fabric_size(s.fabric);
+    const net::NetworkSpec spec = topo::build_fabric(s.fabric);
+    CHECK(size.gpus == spec.gpus.size());
+    CHECK(size.nodes == spec.nodes.size());
+    CHECK(size.links == spec.links.size());
+    CHECK(size.hosts == spec.hosts);
+  }
+}
+
+TEST_CASE("estimate: a million GPUs at packet fidelity is refused quickly, with the estimate") {
+  const auto t0 = std::chrono::steady_clock::now();
+  // 1024 pods x 32 leaves x 4 hosts x 8 GPUs = 1,048,576 GPUs.
+  const app::Scenario s = load({{"fabric.fat_tree.pods", "1024"}, {"fidelity", "packet"}});
+  const app::Estimate e = app::estimate_run(s);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(seconds < 5.0);
+  CHECK(e.memory_bytes > 1e11);  // ~180 GiB: the extrapolation samples alone hold ~1.7e9 transfers
+  const auto why = app::refusal(e, 64.0 * (1 << 30));
+  REQUIRE(why.has_value());
+  CHECK(why->find("estimated memory") != std::string::npos);
+  CHECK(why->find("exceeds the 64 GiB available") != std::string::npos);
+  CHECK(why->find("--force") != std::string::npos);
+  // Unknown availability never refuses; a small scenario fits.
+  CHECK_FALSE(app::refusal(e, std::nullopt).has_value());
+  const app::Estimate small = app::estimate_run(load({{"fabric.fat_tree.pods", "1"}}));
+  CHECK(small.memory_bytes < 2e9);
+  CHECK_FALSE(app::refusal(small, 64.0 * (1 << 30)).has_value());
+}
+
+TEST_CASE("estimate: memory and time grow with the GPU count") {
+  double last_memory = 0, last_wall = 0;
+  for (const char* pods : {"1", "4", "16", "64"}) {
+    const app::Estimate e = app::estimate_run(load({{"fabric.fat_tree.pods", pods}}));
+    CHECK(e.memory_bytes > last_memory);
+    CHECK(e.wall_s > last_wall);
+    last_memory = e.memory_bytes;
+    last_wall = e.wall_s;
+  }
+}
+
+TEST_CASE("estimate: MemAvailable is read") {
+  const auto available = app::available_memory_bytes();
+  REQUIRE(available.has_value());
+  CHECK(*available > 1e8);
+  CHECK(app::peak_rss_bytes() > 1e6);
+}
+
+TEST_CASE("progress: text with and without an estimate") {
+  CHECK(app::progress_text(3.0, 10.0) == "run: 3.0 s elapsed, ~30% of the estimated 10 s, ETA 7.0 s");
+  CHECK(app::progress_text(12.0, 10.0).find("past the estimate") != std::string::npos);
+  CHECK(app::progress_text(1.5, 0.0) == "run: 1.5 s elapsed");
+}

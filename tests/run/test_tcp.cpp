@@ -1,0 +1,116 @@
+// TCP (DCTCP / NewReno) and the no-GPUDirect host staging (issue 3 transports).
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "sim/backends/host_staging.hpp"
+#include "tests/run/lossy_fixtures.hpp"
+
+using namespace syncsim;
+using namespace syncsim::lossy_test;
+
+TEST_CASE("host staging: a fair-share stage splits its rate between concurrent copies") {
+  // Rate 1 B/ps: 1000 B and 3000 B start together; both progress at 0.5 B/ps until the first ends at
+  // 2000 ps, then the second has 2000 B left alone: done at 4000 ps.
+  EventQueue q;
+  std::vector<std::pair<uint32_t, int64_t>> done;
+  FairShareStage stage(q, 1.0, [&](uint32_t id) { done.emplace_back(id, q.now().picoseconds()); });
+  stage.add(7, 1000);
+  stage.add(9, 3000);
+  q.run();
+  REQUIRE(done.size() == 2);
+  CHECK(done[0] == std::pair<uint32_t, int64_t>{7, 2000});
+  CHECK(done[1] == std::pair<uint32_t, int64_t>{9, 4000});
+}
+
+TEST_CASE("host staging: one message pays a copy at each end, as the closed form says") {
+  // roce_host_staged = roce + 2 x (copy latency + size / min(PCIe, host memory / 2)) for a message
+  // alone on an idle fabric.
+  const std::string base = incast_yaml(1, "4MB", "64MiB", 0, "");
+  const app::RunResult direct = run_yaml(base);
+  const app::RunResult staged = run_yaml(
+      base, {app::parse_override("fabric.transport.kind=roce_host_staged"),
+             app::parse_override("fabric.transport.host_staging.pcie=256Gbps"),
+             app::parse_override("fabric.transport.host_staging.host_memory=2400Gbps"),
+             app::parse_override("fabric.transport.host_staging.copy_latency=3us")});
+  const double copy_s = 3e-6 + 4e6 / (256e9 / 8);
+  CHECK(staged.fct.max_s == doctest::Approx(direct.fct.max_s + 2 * copy_s).epsilon(1e-9));
+  // Host memory the bottleneck: 400 Gb/s of memory stages at 200 Gb/s.
+  const app::RunResult memory_bound = run_yaml(
+      base, {app::parse_override("fabric.transport.kind=roce_host_staged"),
+             app::parse_override("fabric.transport.host_staging.host_memory=400Gbps"),
+             app::parse_override("fabric.transport.host_staging.copy_latency=0us")});
+  CHECK(memory_bound.fct.max_s ==
+        doctest::Approx(direct.fct.max_s + 2 * 4e6 / (200e9 / 8)).epsilon(1e-9));
+}
+
+TEST_CASE("tcp: a lone message completes without loss, one ACK per segment, slower than RoCE") {
+  const std::string base = incast_yaml(1, "1MB", "64MiB", 0, "");
+  const app::RunResult roce = run_yaml(base);
+  const app::RunResult tcp = run_yaml(base, {app::parse_override("fabric.transport.kind=tcp")});
+  CHECK(tcp.transport == "tcp");
+  CHECK(tcp.messages_completed == 1);
+  CHECK(tcp.retransmitted_packets == 0);
+  CHECK(tcp.timeouts == 0);
+  CHECK(tcp.counters.bytes_delivered == 1'000'000);
+  CHECK(tcp.counters.bytes_injected == 1'000'000);
+  CHECK(tcp.acks == (1'000'000 + 4095) / 4096);
+  // Fixed costs per end (defaults): copy 5 us + 1 MB / 64 GB/s through the staging stage, stack
+  // 10 us + 40 ps/B. Slow start from 10 segments adds about one RTT (~2 us) at this BDP (~15 packets).
+  const double per_end = 5e-6 + 1e6 / 64e9 + 10e-6 + 40e-12 * 1e6;
+  CHECK(tcp.fct.max_s > roce.fct.max_s + 2 * per_end);
+  CHECK(tcp.fct.max_s < roce.fct.max_s + 2 * per_end + 5e-6);
+}
+
+TEST_CASE("tcp reno: an overflowing incast drops, fast-retransmits and still delivers every byte once") {
+  const std::string fabric = "  transport: {kind: tcp, tcp: {congestion_control: reno, rto_min: 1ms}}\n";
+  const std::string yaml = incast_yaml(16, "1MB", "1MiB", 0, fabric);
+  const app::RunResult lossy = run_yaml(yaml);
+  const app::RunResult roomy = run_yaml(yaml, {app::parse_override("fabric.switch.buffer=64MiB")});
+
+  CHECK(roomy.counters.bytes_dropped == 0);
+  CHECK(roomy.retransmitted_packets == 0);
+  CHECK(roomy.timeouts == 0);
+  CHECK(roomy.messages_completed == 16);
+
+  CHECK(drops_of(lossy, "buffer_full") > 0);
+  CHECK(lossy.fast_retransmits > 0);
+  CHECK(lossy.retransmitted_packets > 0);
+  CHECK(lossy.messages_completed == 16);
+  CHECK(lossy.counters.bytes_delivered == 16 * 1'000'000);
+  CHECK(lossy.counters.bytes_injected ==
+        lossy.counters.bytes_delivered + lossy.counters.bytes_dropped + lossy.bytes_discarded);
+  // Nobody beats the bottleneck: 16 MB through host 0's 100 Gb/s link (the lossy run is not
+  // necessarily slower here: fast retransmit repairs the losses within a few RTTs).
+  CHECK(lossy.fct.max_s > 16e6 * 8 / 100e9);
+  CHECK(roomy.fct.max_s > 16e6 * 8 / 100e9);
+}
+
+TEST_CASE("tcp dctcp: ECN marks keep the incast queue short, fewer drops than Reno") {
+  const std::string fabric =
+      "    ecn: {enabled: true, kmin: 20KB, kmax: 60KB, pmax: 0.2, mark_on: dequeue}\n"
+      "  transport: {kind: tcp, tcp: {congestion_control: dctcp, rto_min: 1ms}}\n";
+  const std::string yaml = incast_yaml(16, "1MB", "1MiB", 0, fabric);
+  const app::RunResult dctcp = run_yaml(yaml);
+  const app::RunResult reno =
+      run_yaml(yaml, {app::parse_override("fabric.transport.tcp.congestion_control=reno")});
+  CHECK(dctcp.ecn_marks > 0);
+  CHECK(dctcp.messages_completed == 16);
+  CHECK(dctcp.counters.bytes_delivered == 16 * 1'000'000);
+  CHECK(dctcp.counters.max_queue_bytes < reno.counters.max_queue_bytes);
+  CHECK(drops_of(dctcp, "buffer_full") < drops_of(reno, "buffer_full"));
+  CHECK(dctcp.timeouts <= reno.timeouts);
+}
+
+TEST_CASE("tcp: a lost lone segment waits for RTOmin") {
+  const std::string fabric = "  transport: {kind: tcp, tcp: {rto_min: 2ms}}\n";
+  const std::string yaml = incast_yaml(4, "1000B", "64MiB", 0, fabric);
+  const app::RunResult clean = run_yaml(yaml);
+  CHECK(clean.timeouts == 0);
+  CHECK(clean.fct.max_s < 1e-3);
+  const app::RunResult lossy = run_yaml(yaml, {app::parse_override("fabric.impairments.loss=0.5")});
+  CHECK(lossy.timeouts > 0);
+  CHECK(lossy.messages_completed == 4);
+  CHECK(lossy.counters.bytes_delivered == 4 * 1000);
+  CHECK(lossy.fct.max_s >= 2e-3);
+}
