@@ -30,15 +30,17 @@ enum class ResultPresence : uint8_t {
 };
 
 struct ResultKey {
-  // Where the value sits in the JSON object, '.' between levels: "messages.fct_s.p99".
+  // Where the value sits in the JSON object, '.' between levels: "messages.fct_s.p99"; a member of
+  // the objects in a list is "list[].member".
   std::string_view path;
-  // Its name as a flat column (`syncsim sweep --columns`); empty for arrays and objects.
+  // Its name as a flat column (`syncsim sweep --columns`); empty for lists, objects and members.
   std::string_view column;
-  // "s", "B", "packets", "bit/s", "GB/s" (1e9 B/s), "tokens/s", "fraction", "count", "" (text or
-  // flag), "mixed" (an object or array whose members carry their own units).
+  // "s", "B", "bit/s", "GB/s" (1e9 B/s), "tokens/s", "count", "-" (text, a flag or a ratio).
   std::string_view unit;
   std::string_view description;
   ResultPresence presence;
+  // The value. nullptr for a documented member of an object or list another key reads whole
+  // (`drops.no_route`, `buckets[].bytes`); a test checks those members against the JSON.
   nlohmann::json (*read)(const RunResult&);
 };
 
@@ -48,7 +50,7 @@ std::span<const ResultKey> result_keys();
 // Whether `key` belongs in the output of `r`.
 bool result_key_present(const ResultKey& key, const RunResult& r);
 
-// The key with this JSON path, or with this column name; nullptr when there is none.
+// The key with this JSON path that has a reader, or with this column name; nullptr when none.
 const ResultKey* find_result_key(std::string_view path);
 const ResultKey* find_result_column(std::string_view column);
 

@@ -2,6 +2,7 @@
 // columns and the key table in docs/cli.md.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -33,7 +34,7 @@ std::string read_file(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("result schema: paths and column names are unique") {
+TEST_CASE("result schema: paths and column names are unique; members belong to a read key") {
   std::set<std::string> paths;
   std::set<std::string> columns;
   for (const app::ResultKey& k : app::result_keys()) {
@@ -41,12 +42,19 @@ TEST_CASE("result schema: paths and column names are unique") {
     CHECK(paths.insert(std::string(k.path)).second);
     if (!k.column.empty()) CHECK(columns.insert(std::string(k.column)).second);
     CHECK(!k.description.empty());
+    CHECK(!k.unit.empty());
     // A '|' would break the Markdown table.
     CHECK(k.description.find('|') == std::string_view::npos);
-    // No key is both a value and the parent of another.
+    std::size_t readers_above = 0;
     for (const app::ResultKey& other : app::result_keys()) {
-      CHECK(!other.path.starts_with(std::string(k.path) + "."));
+      const std::string p(other.path);
+      if (other.read != nullptr && (k.path.starts_with(p + ".") || k.path.starts_with(p + "[]."))) {
+        ++readers_above;
+      }
     }
+    // A key with a reader is not inside another's value; a member without one is inside exactly one.
+    CHECK(readers_above == (k.read == nullptr ? 1u : 0u));
+    if (k.read == nullptr) CHECK(k.column.empty());
   }
 }
 
@@ -78,20 +86,54 @@ TEST_CASE("result schema: docs/cli.md lists exactly the schema's keys") {
   CHECK(doc.substr(b + begin.size(), e - b - begin.size()) == app::result_keys_markdown());
 }
 
-TEST_CASE("result schema: to_json has every present key, nested by its path") {
-  const app::RunResult r = run_file("incast-pfc.yaml");
-  const nlohmann::json j = app::to_json(r);
+namespace {
+
+// Checks `j` against the schema: every key with a reader is there exactly when present, and the
+// members documented for an object or a list of objects are the keys the JSON has.
+void check_against_schema(const app::RunResult& r, const nlohmann::json& j) {
   for (const app::ResultKey& k : app::result_keys()) {
     CAPTURE(k.path);
     std::string p(k.path);
-    for (auto& c : p) {
-      if (c == '.') c = '/';
+    std::replace(p.begin(), p.end(), '.', '/');
+    if (k.read != nullptr) {
+      CHECK(j.contains(nlohmann::json::json_pointer("/" + p)) == app::result_key_present(k, r));
     }
-    CHECK(j.contains(nlohmann::json::json_pointer("/" + p)) == app::result_key_present(k, r));
+    if (k.read == nullptr || !app::result_key_present(k, r)) continue;
+    const nlohmann::json& v = j.at(nlohmann::json::json_pointer("/" + p));
+    const nlohmann::json* object = v.is_object() ? &v : v.is_array() && !v.empty() ? &v.front() : nullptr;
+    if (object == nullptr || !object->is_object()) continue;
+    const std::string prefix = std::string(k.path) + (v.is_array() ? "[]." : ".");
+    std::set<std::string> documented;
+    for (const app::ResultKey& m : app::result_keys()) {
+      if (m.read == nullptr && m.path.starts_with(prefix)) {
+        std::string_view member = m.path.substr(prefix.size());
+        documented.insert(std::string(member.substr(0, member.find('.'))));
+      }
+    }
+    std::set<std::string> found;
+    for (const auto& [name, value] : object->items()) found.insert(name);
+    CHECK(found == documented);
   }
+}
+
+}  // namespace
+
+TEST_CASE("result schema: to_json has every present key, nested by its path, members as documented") {
+  const app::RunResult r = run_file("incast-pfc.yaml");
+  const nlohmann::json j = app::to_json(r);
+  check_against_schema(r, j);
   CHECK(j["messages"]["fct_s"]["p99"].get<double>() == r.fct.p99_s);
   CHECK(!j.contains("step_time_s"));
   CHECK(!j.contains("estimate"));
+  // A workload run with the estimate and peak RSS `syncsim run` attaches.
+  app::LoadOptions load;
+  load.overrides = {{"fidelity", "analytic"}};
+  const app::Scenario s = app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/fsdp-llama-70b.yaml", load);
+  app::RunResult w = app::run_scenario(s);
+  w.estimate = app::estimate_run(s);
+  w.peak_rss_bytes = 1.0;
+  check_against_schema(w, app::to_json(w));
+  check_against_schema(run_file("default.yaml"), app::to_json(run_file("default.yaml")));
 }
 
 TEST_CASE("result text: a workload run leads with its step and has no message lines") {
