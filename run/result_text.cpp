@@ -93,7 +93,8 @@ std::string fill_result_template(const RunResult& r, std::string_view text) {
       name = name.substr(0, colon);
     }
     const ResultKey* key = find_result_key(name);
-    if (key == nullptr) throw std::logic_error("result template names no schema key: " + std::string(name));
+    if (key == nullptr)
+      throw std::logic_error("result template names no schema key: " + std::string(name));
     if (!result_key_present(*key, r)) {
       throw std::logic_error("result template reads an absent key: " + std::string(name));
     }
@@ -115,38 +116,50 @@ std::string to_text(const RunResult& r) {
   if (r.step) {
     const models::StepResult& st = *r.step;
     if (st.engine == "closed_form") {
-      line("step", "{step_time_s}  (closed form only: model parallelism is not simulated event by event)");
+      line("step",
+           "{step_time_s}  (closed form only: model parallelism is not simulated event by event)");
     } else {
       line("step", "{step_time_s}  (closed form {closed_form_step_time_s})");
     }
-    line("layout", std::string("{parallelism}, TP {layout.tensor_parallel} x CP {layout.context_parallel} x PP "
-                               "{layout.pipeline_parallel} x DP {layout.data_parallel}") +
-                       (st.layout.sequence_parallel ? " (sequence parallel)" : "") + ", engine {engine}");
+    line("layout",
+         std::string(
+             "{parallelism}, TP {layout.tensor_parallel} x CP {layout.context_parallel} x PP "
+             "{layout.pipeline_parallel} x DP {layout.data_parallel}") +
+             (st.layout.sequence_parallel ? " (sequence parallel)" : "") + ", engine {engine}");
     if (st.layout.model_parallel()) {
-      line("parallel", "TP collectives {tp_comm_s}, CP exposed {cp_exposed_s}, PP sends {pp_p2p_s}, "
-                       "pipeline bubble {pipeline_bubble_s} ({bubble_fraction:pct}% of ideal)");
+      line("parallel",
+           "TP collectives {tp_comm_s}, CP exposed {cp_exposed_s}, PP sends {pp_p2p_s}, "
+           "pipeline bubble {pipeline_bubble_s} ({bubble_fraction:pct}% of ideal)");
     }
-    line("breakdown", "forward {forward_s}, backward {backward_s}, exposed communication {exposed_comm_s} "
-                      "(tail {tail_s}), optimizer {optimizer_s}");
+    line("breakdown",
+         "forward {forward_s}, backward {backward_s}, exposed communication {exposed_comm_s} "
+         "(tail {tail_s}), optimizer {optimizer_s}");
     if (st.parallelism == models::DataParallelism::Fsdp) {
-      line("sync", "{collectives:len} all-gathers and reduce-scatters, busy {sync_s}, {bytes_per_gpu} sent "
-                   "per GPU, {memory_per_gpu_bytes} memory per GPU");
+      line("sync",
+           "{collectives:len} all-gathers and reduce-scatters, busy {sync_s}, {bytes_per_gpu} sent "
+           "per GPU, {memory_per_gpu_bytes} memory per GPU");
     } else {
       line("sync", "{buckets:len} buckets, all-reduce busy {sync_s}, {bytes_per_gpu} sent per GPU");
-      if (r.bucket_allreduce_model != "simulated") line("", "bucket all-reduces {bucket_allreduce_model}");
+      if (r.bucket_allreduce_model != "simulated")
+        line("", "bucket all-reduces {bucket_allreduce_model}");
     }
     line("mfu", "{mfu:pct}%  (hfu {hfu:pct}%), {tokens_per_s:int} tokens/s");
   }
-  line("fabric", "{fabric.gpus} GPUs on {fabric.hosts} hosts, {fabric.switches} switches, {fabric.links} links");
+  line("fabric",
+       "{fabric.gpus} GPUs on {fabric.hosts} hosts, {fabric.switches} switches, {fabric.links} "
+       "links");
   line("simulated", "{sim_time_s} in {wall_s} wall, {events} events, {packet_hops} packet hops");
   // Message lines describe `traffic:`; a workload-only run has none to report.
   const bool has_messages = r.messages > 0;
   if (has_messages) {
     line("messages", "{messages.completed} of {messages.count} completed");
-    line("fct", "min {messages.fct_s.min}  mean {messages.fct_s.mean}  p50 {messages.fct_s.p50}  p99 "
-                "{messages.fct_s.p99}  max {messages.fct_s.max}");
+    line("fct",
+         "min {messages.fct_s.min}  mean {messages.fct_s.mean}  p50 {messages.fct_s.p50}  p99 "
+         "{messages.fct_s.p99}  max {messages.fct_s.max}");
   }
-  if (has_messages || r.counters.bytes_injected > 0) line("bytes", "injected {bytes_injected}, delivered {bytes_delivered}, dropped {bytes_dropped}");
+  if (has_messages || r.counters.bytes_injected > 0)
+    line("bytes",
+         "injected {bytes_injected}, delivered {bytes_delivered}, dropped {bytes_dropped}");
   if (has_messages) line("queues", "deepest egress queue {max_queue_bytes}");
   uint64_t dropped = 0;
   for (const auto& d : r.drops) dropped += d.second;
@@ -158,22 +171,29 @@ std::string to_text(const RunResult& r) {
     o << " (packets)\n";
   }
   if (r.pause_frames > 0 || r.ecn_marks > 0) {
-    line("pfc", "{pfc.pause_frames} pause frames, {pfc.resume_frames} resumes, paused {pfc.paused_time_s} in "
-                "total over ports");
+    line("pfc",
+         "{pfc.pause_frames} pause frames, {pfc.resume_frames} resumes, paused {pfc.paused_time_s} "
+         "in "
+         "total over ports");
     for (std::size_t i = 0; i < r.paused_ports.size() && i < 5; ++i) {
-      o << "           " << r.paused_ports[i].first << " paused " << fmt_time(r.paused_ports[i].second) << "\n";
+      o << "           " << r.paused_ports[i].first << " paused "
+        << fmt_time(r.paused_ports[i].second) << "\n";
     }
     line("ecn", "{ecn_marks} packets marked");
   }
-  if (r.cnps > 0) line("dcqcn", "{cnps} CNPs, {dcqcn_rate_cuts} rate cuts; Jain index of message rates {jain_index}");
+  if (r.cnps > 0)
+    line("dcqcn",
+         "{cnps} CNPs, {dcqcn_rate_cuts} rate cuts; Jain index of message rates {jain_index}");
   if (r.report) {
-    line("all_reduce", "{allreduce_small_bytes} over {report_ranks} ranks {allreduce_small_latency_s}; "
-                       "{allreduce_large_bytes} {allreduce_large_time_s}, busbw {allreduce_large_busbw_GBps} "
-                       "GB/s  (report:, idle fabric)");
+    line("all_reduce",
+         "{allreduce_small_bytes} over {report_ranks} ranks {allreduce_small_latency_s}; "
+         "{allreduce_large_bytes} {allreduce_large_time_s}, busbw {allreduce_large_busbw_GBps} "
+         "GB/s  (report:, idle fabric)");
   }
   if (r.retransmitted_packets > 0 || r.timeouts > 0 || r.transport != "roce") {
-    line("transport", "{transport}: {retransmitted_packets} packets ({retransmitted_bytes}) retransmitted, "
-                      "{timeouts} timeouts, {fast_retransmits} fast retransmits, {naks} NAKs, {acks} ACKs");
+    line("transport",
+         "{transport}: {retransmitted_packets} packets ({retransmitted_bytes}) retransmitted, "
+         "{timeouts} timeouts, {fast_retransmits} fast retransmits, {naks} NAKs, {acks} ACKs");
   }
   for (const std::string& w : r.warnings) o << "warning    " << w << "\n";
   if (r.messages_completed < r.messages) {

@@ -52,7 +52,8 @@ TEST_CASE("result schema: paths and column names are unique; members belong to a
         ++readers_above;
       }
     }
-    // A key with a reader is not inside another's value; a member without one is inside exactly one.
+    // A key with a reader is not inside another's value; a member without one is inside exactly
+    // one.
     CHECK(readers_above == (k.read == nullptr ? 1u : 0u));
     if (k.read == nullptr) CHECK(k.column.empty());
   }
@@ -100,7 +101,9 @@ void check_against_schema(const app::RunResult& r, const nlohmann::json& j) {
     }
     if (k.read == nullptr || !app::result_key_present(k, r)) continue;
     const nlohmann::json& v = j.at(nlohmann::json::json_pointer("/" + p));
-    const nlohmann::json* object = v.is_object() ? &v : v.is_array() && !v.empty() ? &v.front() : nullptr;
+    const nlohmann::json* object = v.is_object()                ? &v
+                                   : v.is_array() && !v.empty() ? &v.front()
+                                                                : nullptr;
     if (object == nullptr || !object->is_object()) continue;
     const std::string prefix = std::string(k.path) + (v.is_array() ? "[]." : ".");
     std::set<std::string> documented;
@@ -118,7 +121,8 @@ void check_against_schema(const app::RunResult& r, const nlohmann::json& j) {
 
 }  // namespace
 
-TEST_CASE("result schema: to_json has every present key, nested by its path, members as documented") {
+TEST_CASE(
+    "result schema: to_json has every present key, nested by its path, members as documented") {
   const app::RunResult r = run_file("incast-pfc.yaml");
   const nlohmann::json j = app::to_json(r);
   check_against_schema(r, j);
@@ -128,7 +132,8 @@ TEST_CASE("result schema: to_json has every present key, nested by its path, mem
   // A workload run with the estimate and peak RSS `syncsim run` attaches.
   app::LoadOptions load;
   load.overrides = {{"fidelity", "analytic"}};
-  const app::Scenario s = app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/fsdp-llama-70b.yaml", load);
+  const app::Scenario s =
+      app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/fsdp-llama-70b.yaml", load);
   app::RunResult w = app::run_scenario(s);
   w.estimate = app::estimate_run(s);
   w.peak_rss_bytes = 1.0;
