@@ -157,21 +157,14 @@ void read_ecn(const Reader& in, const YAML::Node& node, const std::string& path,
     ecn.kmax_auto = false;
     ecn.kmin = in.read_bytes(*kmin, m.path_of("kmin"));
     ecn.kmax = in.read_bytes(*kmax, m.path_of("kmax"));
-    if (ecn.kmin.count() >= ecn.kmax.count()) {
-      in.fail(m.path_of("kmax"), *kmax,
-              "expected kmax above kmin (" + std::to_string(ecn.kmin.count()) + " B), got " +
-                  std::to_string(ecn.kmax.count()) + " B");
-    }
   }
   if (const YAML::Node* v = m.find("pmax")) {
     ecn.pmax = in.read_number(*v, m.path_of("pmax"));
-    if (!(ecn.pmax > 0.0 && ecn.pmax <= 1.0)) {
-      in.fail(m.path_of("pmax"), *v, "expected 0 < pmax <= 1, got " + v->Scalar());
-    }
   }
   if (const YAML::Node* v = m.find("mark_on")) {
     ecn.mark_on_enqueue = in.read_enum(*v, m.path_of("mark_on"), kEcnMarkOn);
   }
+  in.check_fields(path, ecn.check());  // kmin < kmax, pmax range
 }
 
 }  // namespace

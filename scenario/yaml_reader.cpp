@@ -113,10 +113,10 @@ bool Reader::from_override(const std::string& path) const {
   return false;
 }
 
-void Reader::fail_path(const std::string& path, const std::string& message) const {
+YAML::Node Reader::deepest_node(const std::string& path, std::string& walked) const {
   YAML::Node cur;
   cur.reset(root_);
-  std::string walked;
+  walked.clear();
   for (const std::string& part : split_path(path)) {
     YAML::Node next;
     if (cur.IsMap()) {
@@ -139,7 +139,28 @@ void Reader::fail_path(const std::string& path, const std::string& message) cons
     cur.reset(next);
     walked = join_path(walked, part);
   }
-  fail_at(walked, cur, path, message);
+  return cur;
+}
+
+void Reader::fail_path(const std::string& path, const std::string& message) const {
+  std::string walked;
+  const YAML::Node node = deepest_node(path, walked);
+  fail_at(walked, node, path, message);
+}
+
+void Reader::check_fields(const std::string& path, const FieldErrors& errors) const {
+  if (errors.empty()) {
+    return;
+  }
+  const FieldError& e = errors.front();
+  const std::string field_path = join_path(path, e.field);
+  std::string walked;
+  const YAML::Node node = deepest_node(field_path, walked);
+  // Cite the value as written ("0.0", "2e1") when the field itself is in the file.
+  const bool written = walked == field_path && node.IsScalar();
+  const std::string message =
+      e.value.empty() ? e.message : e.message + ", got " + (written ? node.Scalar() : e.value);
+  fail_at(walked, node, field_path, message);
 }
 
 const std::string& Reader::scalar(const YAML::Node& node, const std::string& path,

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/core/field_error.hpp"
 #include "sim/core/units.hpp"
 
 namespace syncsim::app::yaml_reader {
@@ -63,6 +64,9 @@ class Reader {
   // structs): points at the deepest node that exists along `path`, so a defaulted key is reported
   // at its parent.
   [[noreturn]] void fail_path(const std::string& path, const std::string& message) const;
+  // The range rules of a parameter struct read at `path`: the first error, if any, is reported at
+  // its field (or the deepest node along it), citing the value as written in the YAML.
+  void check_fields(const std::string& path, const FieldErrors& errors) const;
 
   // Scalar readers. Each checks the node's type and range and reports expected vs got.
   const std::string& scalar(const YAML::Node& node, const std::string& path,
@@ -84,6 +88,9 @@ class Reader {
               const std::vector<std::pair<std::string_view, E>>& table) const;
 
  private:
+  // The deepest node that exists along `path`; `walked` is set to its path.
+  YAML::Node deepest_node(const std::string& path, std::string& walked) const;
+
   std::string source_;
   YAML::Node root_;
   std::vector<std::string> override_paths_;

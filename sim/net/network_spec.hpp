@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/field_error.hpp"
 #include "sim/core/units.hpp"
 #include "sim/net/dcqcn.hpp"
 #include "sim/net/transport.hpp"
@@ -94,6 +95,9 @@ struct EcnParams {
   Bytes kmax = Bytes{0};
   double pmax = 0.2;
   bool mark_on_enqueue = false;        // default: mark at dequeue (fresher queue information)
+
+  // Range rules: explicit kmin below kmax, 0 < pmax <= 1 (network_spec.cpp).
+  FieldErrors check() const;
 };
 
 // Host NIC behaviour (RoCE v2). DCQCN off by default: NICs send at line rate.

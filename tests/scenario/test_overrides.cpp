@@ -20,6 +20,7 @@ using syncsim::app::Scenario;
 using syncsim::app::ScenarioError;
 using syncsim::app::unset_override;
 using syncsim::testing::scenario_error_of;
+using syncsim::testing::text_with;
 namespace models = syncsim::models;
 
 namespace {
@@ -174,4 +175,12 @@ fabric:
   // Traffic given anyway is still read and checked.
   CHECK(scenario_error_of(fabric_only + "traffic: []\n", options) ==
         "t.yaml:5:10: traffic: expected at least one traffic entry, got an empty sequence");
+}
+
+TEST_CASE("scenario: range rules of parameter structs point at the field, citing it as written") {
+  CHECK(scenario_error_of(
+            text_with(kTraffic, "traffic:", "  switch: {ecn: {pmax: 0.0}}\ntraffic:")) ==
+        "t.yaml:5:24: fabric.switch.ecn.pmax: expected 0 < pmax <= 1, got 0.0");
+  CHECK(scenario_error_of(kTraffic, with_set({{"fabric.switch.ecn.pmax", "2e0"}})) ==
+        "--set:1:1: fabric.switch.ecn.pmax: expected 0 < pmax <= 1, got 2e0");
 }

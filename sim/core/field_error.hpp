@@ -1,0 +1,25 @@
+#pragma once
+// A range rule broken by one field of a parameter struct, returned by the struct's check() so the
+// rule lives next to the field it guards. `field` is the dotted name inside the struct (e.g.
+// "kmax"); readers of user input (scenario/) map it back to where the value was written.
+//
+// `message` says what was expected. `value` is the offending value as the struct sees it; a reader
+// that knows how the user wrote it (e.g. the YAML scalar "0.0") may cite that instead. When `value`
+// is empty, `message` is complete (it already states the values involved).
+#include <string>
+#include <vector>
+
+namespace syncsim {
+
+struct FieldError {
+  std::string field;
+  std::string message;
+  std::string value = {};
+
+  // "message, got value", or the message alone.
+  std::string text() const { return value.empty() ? message : message + ", got " + value; }
+};
+
+using FieldErrors = std::vector<FieldError>;
+
+}  // namespace syncsim
