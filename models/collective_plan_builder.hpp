@@ -77,7 +77,8 @@ class Builder {
     }
     s.source_step = conn->second;
     // window_ holds the connection's last depth_ transfers, the oldest at sent % depth_.
-    uint32_t& oldest = window_[static_cast<std::size_t>(conn->second) * depth_ + sent_[conn->second] % depth_];
+    uint32_t& oldest =
+        window_[static_cast<std::size_t>(conn->second) * depth_ + sent_[conn->second] % depth_];
     add(oldest);
     const uint32_t id = push(s);
     oldest = id;
@@ -120,9 +121,9 @@ class Builder {
   uint32_t depth_;
   std::vector<uint32_t> last_writer_;
   std::unordered_map<uint64_t, uint32_t> connection_;  // connection -> its index
-  std::vector<uint32_t> sent_;    // per connection: transfers so far
+  std::vector<uint32_t> sent_;                         // per connection: transfers so far
   std::vector<uint32_t> window_;  // per connection: its last depth_ transfers (ring)
-  std::vector<uint32_t> deps_;  // scratch: the dependencies of the step being added
+  std::vector<uint32_t> deps_;    // scratch: the dependencies of the step being added
 };
 
 inline uint32_t mod(int64_t a, uint32_t m) {

@@ -16,7 +16,8 @@ void build_halving_doubling(CollectivePlan& plan, const PlanOptions& o) {
   const uint32_t extra = n - p;
   auto rank_of = [&](uint32_t v) { return v < extra ? 2 * v + 1 : v + extra; };
   const bool shards = o.op != CollectiveOp::AllReduce;
-  // AllReduce: p equal blocks (the halving splits them evenly). RS/AG: n shards, shard r owned by r.
+  // AllReduce: p equal blocks (the halving splits them evenly). RS/AG: n shards, shard r owned by
+  // r.
   const uint32_t nchunks = shards ? n : p;
   for (int64_t bytes : split_bytes(o.bytes, nchunks)) {
     Builder::add_chunk(plan, bytes, static_cast<uint32_t>(plan.chunk_bytes.size()));
@@ -25,8 +26,10 @@ void build_halving_doubling(CollectivePlan& plan, const PlanOptions& o) {
   const ChunkRange all{0, nchunks};
   if (o.op == CollectiveOp::AllGather) {
     std::vector<ChunkRange> held(p);
-    for (uint32_t v = 0; v < p; ++v) held[v] = v < extra ? ChunkRange{2 * v, 2} : ChunkRange{v + extra, 1};
-    for (uint32_t v = 0; v < extra; ++v) b.transfer(2 * v, 2 * v + 1, ChunkRange{2 * v, 1}, 0, false);
+    for (uint32_t v = 0; v < p; ++v)
+      held[v] = v < extra ? ChunkRange{2 * v, 2} : ChunkRange{v + extra, 1};
+    for (uint32_t v = 0; v < extra; ++v)
+      b.transfer(2 * v, 2 * v + 1, ChunkRange{2 * v, 1}, 0, false);
     for (uint32_t mask = 1; mask < p; mask *= 2) {
       std::vector<ChunkRange> next(p);
       for (uint32_t v = 0; v < p; ++v) {
@@ -84,7 +87,8 @@ void build_halving_doubling(CollectivePlan& plan, const PlanOptions& o) {
     for (uint32_t v = 0; v < p; ++v) {
       const uint32_t w = v ^ mask;
       if (range[v].count > 0) b.transfer(rank_of(v), rank_of(w), range[v], 0, false);
-      next[v] = ChunkRange{std::min(range[v].first, range[w].first), range[v].count + range[w].count};
+      next[v] =
+          ChunkRange{std::min(range[v].first, range[w].first), range[v].count + range[w].count};
     }
     range = next;
   }

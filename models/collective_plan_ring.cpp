@@ -49,7 +49,8 @@ std::vector<uint32_t> channel_ring(const PlanOptions& o, uint32_t ch) {
   uint32_t entry = ch % g;
   if (nics < g) {
     const uint64_t rail = ch % nics;
-    entry = static_cast<uint32_t>((rail * g + nics - 1) / nics);  // first l with floor(l*nics/g) == rail
+    entry = static_cast<uint32_t>((rail * g + nics - 1) /
+                                  nics);  // first l with floor(l*nics/g) == rail
   }
   std::vector<uint32_t> ring;
   ring.reserve(n);
@@ -146,7 +147,8 @@ void build_ring(CollectivePlan& plan, const PlanOptions& o) {
         }
         break;
       }
-      default: throw std::invalid_argument("ring does not implement " + std::string(to_string(o.op)));
+      default:
+        throw std::invalid_argument("ring does not implement " + std::string(to_string(o.op)));
     }
   }
 }

@@ -53,8 +53,8 @@ void build_tree(CollectivePlan& plan, const PlanOptions& o) {
   const auto halves = split_bytes(o.bytes, 2);
   std::vector<std::vector<ChunkRange>> pieces(2);
   for (int t = 0; t < 2; ++t) {
-    for (int64_t piece : split_bytes(halves[static_cast<std::size_t>(t)],
-                                     pieces_for(halves[0], o.chunk_bytes))) {
+    for (int64_t piece :
+         split_bytes(halves[static_cast<std::size_t>(t)], pieces_for(halves[0], o.chunk_bytes))) {
       pieces[static_cast<std::size_t>(t)].push_back(ChunkRange{Builder::add_chunk(plan, piece), 1});
     }
   }

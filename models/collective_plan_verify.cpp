@@ -53,7 +53,9 @@ PlanCheck verify_plan(const CollectivePlan& plan) {
       switch (plan.op) {
         case CollectiveOp::AllReduce:
         case CollectiveOp::ReduceScatter:
-        case CollectiveOp::Reduce: at(r, c) = unit(r); break;
+        case CollectiveOp::Reduce:
+          at(r, c) = unit(r);
+          break;
         case CollectiveOp::AllGather:
           if (plan.chunk_owner[c] == r) at(r, c) = unit(r);
           break;
@@ -114,7 +116,8 @@ PlanCheck verify_plan(const CollectivePlan& plan) {
       }
     } else {
       auto it = payload.find(s.source_step);
-      if (it == payload.end()) return fail(where + "reduces data of a step that is not a reducing transfer");
+      if (it == payload.end())
+        return fail(where + "reduces data of a step that is not a reducing transfer");
       const PlanStep& t = plan.steps[s.source_step];
       if (t.dst != s.src || t.chunk_first != s.chunk_first || t.chunk_count != s.chunk_count ||
           !is_ancestor(plan, s.source_step, i)) {
@@ -146,12 +149,18 @@ PlanCheck verify_plan(const CollectivePlan& plan) {
     for (std::size_t c = 0; c < chunks; ++c) {
       PlanCheck ck{true, {}};
       switch (plan.op) {
-        case CollectiveOp::AllReduce: ck = expect(r, c, all_ones); break;
+        case CollectiveOp::AllReduce:
+          ck = expect(r, c, all_ones);
+          break;
         case CollectiveOp::ReduceScatter:
           if (plan.chunk_owner[c] == r) ck = expect(r, c, all_ones);
           break;
-        case CollectiveOp::AllGather: ck = expect(r, c, unit(plan.chunk_owner[c])); break;
-        case CollectiveOp::Broadcast: ck = expect(r, c, unit(plan.root)); break;
+        case CollectiveOp::AllGather:
+          ck = expect(r, c, unit(plan.chunk_owner[c]));
+          break;
+        case CollectiveOp::Broadcast:
+          ck = expect(r, c, unit(plan.root));
+          break;
         case CollectiveOp::Reduce:
           if (r == plan.root) ck = expect(r, c, all_ones);
           break;

@@ -4,7 +4,8 @@
 
 namespace syncsim::models {
 
-CollectiveRunOptions apply_protocol_timing(CollectiveRunOptions base, const ProtocolTiming& timing) {
+CollectiveRunOptions apply_protocol_timing(CollectiveRunOptions base,
+                                           const ProtocolTiming& timing) {
   base.wire_factor = timing.wire_factor;
   base.launch_latency = Time::from_seconds(timing.launch_us * 1e-6);
   if (base.step_latency == Time::zero()) {
@@ -26,8 +27,8 @@ NcclSetup nccl_setup(const NcclCollective& c, const CollectiveConfig& config,
   po.ranks = c.ranks;
   po.bytes = c.bytes;
   po.channels = c.channels;
-  po.chunk_bytes = c.chunk_bytes.value_or(nccl_chunk_bytes(
-      c.algo, c.protocol, s.timing.chunk_bytes, c.bytes, c.channels, nodes, c.ranks));
+  po.chunk_bytes = c.chunk_bytes.value_or(nccl_chunk_bytes(c.algo, c.protocol, s.timing.chunk_bytes,
+                                                           c.bytes, c.channels, nodes, c.ranks));
   po.root = c.root;
   po.peer = c.ranks == 0 ? 0 : (c.root + 1) % c.ranks;
   po.gpus_per_host = c.gpus_per_host;
@@ -45,8 +46,8 @@ ProtocolTiming apply_nccl_step_setup(StepConfig& step, const CollectiveConfig& c
 }
 
 NcclCostInputs nccl_cost_inputs(CollectiveOp op, uint32_t ranks, uint32_t channels,
-                                uint32_t gpus_per_host, uint32_t nics_per_host,
-                                Bandwidth nvlink, Bandwidth host_link) {
+                                uint32_t gpus_per_host, uint32_t nics_per_host, Bandwidth nvlink,
+                                Bandwidth host_link) {
   NcclCostInputs cost;
   cost.op = op;
   const uint32_t g = std::max(1u, gpus_per_host);

@@ -22,7 +22,7 @@ struct NcclCollective {
   CollectiveAlgo algo = CollectiveAlgo::Ring;
   NcclProtocol protocol = NcclProtocol::Simple;
   uint32_t ranks = 2;
-  int64_t bytes = 0;                   // nccl-tests' S (PlanOptions::bytes)
+  int64_t bytes = 0;  // nccl-tests' S (PlanOptions::bytes)
   uint32_t channels = 1;
   std::optional<int64_t> chunk_bytes;  // replaces NCCL's chunk (0: no pipelining)
   uint32_t root = 0;                   // broadcast/reduce root, send_recv sender (receiver: next)
@@ -59,8 +59,8 @@ ProtocolTiming apply_nccl_step_setup(StepConfig& step, const CollectiveConfig& c
 // per-channel bandwidths are the NVLink and per-GPU NIC share of the host link split over the
 // channels.
 NcclCostInputs nccl_cost_inputs(CollectiveOp op, uint32_t ranks, uint32_t channels,
-                                uint32_t gpus_per_host, uint32_t nics_per_host,
-                                Bandwidth nvlink, Bandwidth host_link);
+                                uint32_t gpus_per_host, uint32_t nics_per_host, Bandwidth nvlink,
+                                Bandwidth host_link);
 
 // The protocol NCCL's cost model predicts fastest for `algo` (the Tree row for tree, the Ring row
 // for every other algorithm); Simple when no row applies.

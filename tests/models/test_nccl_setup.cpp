@@ -117,7 +117,8 @@ TEST_CASE("nccl_cost_inputs and nccl_best_protocol") {
     for (CollectiveAlgo algo : {CollectiveAlgo::Ring, CollectiveAlgo::Tree}) {
       const NcclProtocol best = nccl_best_protocol(algo, in, bytes);
       for (NcclProtocol p : {NcclProtocol::LL, NcclProtocol::LL128, NcclProtocol::Simple}) {
-        CHECK(nccl_predicted_time_us(algo, best, in, bytes) <= nccl_predicted_time_us(algo, p, in, bytes));
+        CHECK(nccl_predicted_time_us(algo, best, in, bytes) <=
+              nccl_predicted_time_us(algo, p, in, bytes));
       }
     }
   }

@@ -38,7 +38,8 @@ PlanSizeEstimate estimate(const Case& c) {
 
 }  // namespace
 
-TEST_CASE("plan_size_estimate is exact for evenly split rings, trees, halving-doubling, hierarchical") {
+TEST_CASE(
+    "plan_size_estimate is exact for evenly split rings, trees, halving-doubling, hierarchical") {
   const Case cases[] = {
       // ring: bytes = channels x ranks x whole chunks (and one chunk per segment)
       {CollectiveAlgo::Ring, 8, 8 * 4 * 1000, 1000, 1, 8},
@@ -68,7 +69,8 @@ TEST_CASE("plan_size_estimate is exact for evenly split rings, trees, halving-do
   }
 }
 
-TEST_CASE("plan_size_estimate: uneven sizes on one ring are exact, over channels at most a piece more") {
+TEST_CASE(
+    "plan_size_estimate: uneven sizes on one ring are exact, over channels at most a piece more") {
   // 1000 bytes over 3 ranks: segments of 334, 333 and 333 bytes; the builder cuts each into
   // ceil(334 / chunk) pieces and the estimate takes ceil(333.3 / chunk), the same for whole chunks.
   for (int64_t chunk : {100, 111, 167, 333, 334, 1000}) {

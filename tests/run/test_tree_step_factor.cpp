@@ -1,6 +1,6 @@
-// models::kTreeAllReduceTimeOverBandwidthBound against simulated trees: the expected DDP step of the
-// estimate (closed form, tree buckets at that factor over the bandwidth bound) and the simulated
-// step of scenarios/ddp-70b-16k.yaml at 1k GPUs (one pod), where the factor was fitted.
+// models::kTreeAllReduceTimeOverBandwidthBound against simulated trees: the expected DDP step of
+// the estimate (closed form, tree buckets at that factor over the bandwidth bound) and the
+// simulated step of scenarios/ddp-70b-16k.yaml at 1k GPUs (one pod), where the factor was fitted.
 #include <doctest/doctest.h>
 
 #include "models/step_model.hpp"
@@ -14,7 +14,8 @@ TEST_CASE("the expected tree DDP step matches the simulated one at 1k GPUs" *
           doctest::test_suite("slow")) {
   app::LoadOptions o;
   o.overrides.push_back({"fabric.fat_tree.pods", "1"});
-  const app::Scenario s = app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/ddp-70b-16k.yaml", o);
+  const app::Scenario s =
+      app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/ddp-70b-16k.yaml", o);
   REQUIRE(s.workload);
   REQUIRE(s.workload->step.algorithm == models::CollectiveAlgo::Tree);
   const app::Estimate e = app::estimate_run(s);
