@@ -15,6 +15,7 @@
 #include "run/collective_cmd.hpp"
 #include "run/estimate.hpp"
 #include "run/progress.hpp"
+#include "run/result_schema.hpp"
 #include "run/runner.hpp"
 #include "run/trace.hpp"
 #include "cli/plot.hpp"
@@ -72,6 +73,7 @@ int cmd_run(const std::vector<std::string>& args) {
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a scenario value: --set dotted.path=value (repeatable)")(
       "json", "print one JSON object instead of the text summary")(
+      "list-keys", "print the keys of --json (path, unit, description; the table of docs/cli.md) and exit")(
       "trace", po::value<std::string>(),
       "write the training step as Chrome-trace/Perfetto JSON to this file (workload scenarios)")(
       "verbose,v", "print the pre-run memory/time estimate (stderr)")(
@@ -85,6 +87,10 @@ int cmd_run(const std::vector<std::string>& args) {
   const po::variables_map vm = parse(args, opts, pos);
   if (vm.count("help")) {
     std::cout << opts << "\n";
+    return kExitOk;
+  }
+  if (vm.count("list-keys")) {
+    std::cout << app::result_keys_markdown();
     return kExitOk;
   }
   app::LoadOptions load;
@@ -120,7 +126,7 @@ int cmd_run(const std::vector<std::string>& args) {
   run_options.progress = !vm.count("quiet") && app::stderr_is_terminal();
   run_options.estimated_wall_s = estimate.wall_s;
   run_options.expected_sim_s = estimate.sim_time_s;
-  const app::RunResult result = app::run_scenario(scenario, run_options);
+  app::RunResult result = app::run_scenario(scenario, run_options);
   if (vm.count("trace")) {
     const std::string path = vm["trace"].as<std::string>();
     std::ofstream out(path);
@@ -128,10 +134,9 @@ int cmd_run(const std::vector<std::string>& args) {
     out << app::step_trace(*result.step).dump() << "\n";
   }
   if (vm.count("json")) {
-    nlohmann::json j = app::to_json(result);
-    j["estimate"] = app::to_json(estimate);
-    j["peak_rss_bytes"] = app::peak_rss_bytes();
-    std::cout << j.dump(2) << "\n";
+    result.estimate = estimate;
+    result.peak_rss_bytes = app::peak_rss_bytes();
+    std::cout << app::to_json(result).dump(2) << "\n";
   } else {
     std::cout << app::to_text(result);
   }
