@@ -40,6 +40,7 @@ const char* kUsage =
     "options:\n"
     "  --vary PATH=V1,V2,...  values of one scenario value (each read as YAML, e.g. 400Gbps); repeatable\n"
     "  --set PATH=V1,V2,...   an axis (two or more values); --set PATH=VALUE fixes a value; repeatable\n"
+    "  --unset PATH           remove a key of the scenario (as --set PATH=null); repeatable\n"
     "  --seed N               override the scenario's seed\n"
     "  --jobs N               points run in parallel on N threads (default 1)\n"
     "  --csv FILE             write the CSV table to FILE (default: stdout unless --json or --out)\n"
@@ -400,6 +401,8 @@ int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ost
         } else {
           spec.sets.push_back(o);
         }
+      } else if (a == "--unset" || a.starts_with("--unset=")) {
+        spec.sets.push_back(unset_override(a == "--unset" ? needs_value(args, i, a) : a.substr(8)));
       } else if (a == "--seed" || a.starts_with("--seed=")) {
         const std::string v = a == "--seed" ? needs_value(args, i, a) : a.substr(7);
         uint64_t seed = 0;
