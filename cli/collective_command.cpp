@@ -94,7 +94,8 @@ int collective_command(const std::vector<std::string>& args, std::ostream& out) 
   } catch (const std::invalid_argument& e) {  // unknown op/algo, UnitError
     throw UsageError(e.what());
   }
-  const LoadOptions load = load_options(cl);
+  LoadOptions load = load_options(cl);
+  load.fabric_only_ok = true;  // the collective is the traffic
   const Scenario scenario = vm.count("scenario")
                                 ? load_scenario_file(vm["scenario"].as<std::string>(), load)
                                 : load_default_scenario(load);

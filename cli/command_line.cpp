@@ -30,8 +30,11 @@ void print_help(std::ostream& out, const std::string& usage,
 }
 
 void add_override_options(po::options_description& options, bool with_seed) {
-  options.add_options()("set", po::value<std::vector<std::string>>()->composing(),
-                        "override a scenario value: --set dotted.path=value (repeatable)");
+  options.add_options()(
+      "set", po::value<std::vector<std::string>>()->composing(),
+      "override a scenario value: --set dotted.path=value (repeatable; =null removes the key)")(
+      "unset", po::value<std::vector<std::string>>()->composing(),
+      "remove a scenario key, e.g. --unset workload.fsdp (repeatable; applied before --set)");
   if (with_seed)
     options.add_options()("seed", po::value<uint64_t>(), "override the scenario's seed");
 }
@@ -39,6 +42,7 @@ void add_override_options(po::options_description& options, bool with_seed) {
 LoadOptions load_options(const CommandLine& cl) {
   LoadOptions load;
   if (cl.has("seed")) load.seed = cl.get<uint64_t>("seed");
+  for (const auto& s : cl.all("unset")) load.overrides.push_back(unset_override(s));
   for (const auto& s : cl.all("set")) load.overrides.push_back(parse_override(s));
   return load;
 }

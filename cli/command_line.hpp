@@ -59,7 +59,8 @@ void print_help(std::ostream& out, const std::string& usage,
                 const po::options_description& options);
 
 // The scenario flags `run`, `collective`, `calibrate flow` and `calibrate report` share.
-//   --set PATH=VALUE (repeatable), and --seed N when `with_seed`.
+//   --set PATH=VALUE and --unset PATH (repeatable; every --unset applies before the --sets), and
+//   --seed N when `with_seed`.
 void add_override_options(po::options_description& options, bool with_seed);
 // LoadOptions from those flags; a malformed --set throws ScenarioError as `syncsim run` always did.
 LoadOptions load_options(const CommandLine& cl);

@@ -49,6 +49,8 @@ int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ost
       "values of one scenario value (each read as YAML, e.g. 400Gbps); repeatable")(
       "set", po::value<std::vector<std::string>>()->composing()->value_name("PATH=V1,V2,..."),
       "an axis (two or more values); --set PATH=VALUE fixes a value; repeatable")(
+      "unset", po::value<std::vector<std::string>>()->composing()->value_name("PATH"),
+      "remove a key of the scenario (as --set PATH=null); repeatable")(
       "seed", po::value<std::string>()->value_name("N"), "override the scenario's seed")(
       "jobs,j", po::value<std::string>()->value_name("N"),
       "points run in parallel on N threads (default 1)")(
@@ -89,6 +91,8 @@ int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ost
         } else {
           spec.sets.push_back(o);
         }
+      } else if (flag == "unset") {
+        spec.sets.push_back(unset_override(value));
       }
     }
     if (cl.has("seed")) {
