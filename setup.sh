@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # syncsim set-up: installs what is missing (Debian 12, as root), configures, builds, then
 #   ./setup.sh run [ARGS...]   runs `syncsim run` (the built-in default scenario unless ARGS say otherwise)
-#   ./setup.sh test            builds with warnings as errors and runs the whole test suite through ctest,
-#                              then again under AddressSanitizer + UndefinedBehaviorSanitizer
+#   ./setup.sh test            builds with warnings as errors and runs the whole test suite through ctest
+#                              (.ci/run then adds the sanitizer build, format check, clang-tidy, fuzzing)
 #   ./setup.sh build           only installs and builds (Release, build/release)
+#   ./setup.sh ci-tools        only installs, including what .ci/run needs beyond `test` (clang tools)
 set -euo pipefail
 cd "$(dirname "$0")"
 
 PACKAGES=(g++ cmake ninja-build libboost-graph-dev libboost-program-options-dev libeigen3-dev
           libyaml-cpp-dev libspdlog-dev doctest-dev nlohmann-json3-dev
           openmpi-bin libopenmpi-dev gnuplot-nox)  # MPI sweeps (optional in CMake), `syncsim plot`
+# .ci/run only: format check, clang-tidy, libFuzzer targets (libclang-rt is only a Recommends of clang).
+CI_PACKAGES=(clang clang-format clang-tidy libclang-rt-14-dev)
 
-install_missing() {
+install_missing() {  # install_missing PACKAGE...
   local missing=()
-  for p in "${PACKAGES[@]}"; do
+  for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   if ((${#missing[@]})); then
@@ -58,7 +61,11 @@ cuda_probes() {
 
 mode=${1:-run}
 [ $# -gt 0 ] && shift
-install_missing
+if [ "$mode" = ci-tools ]; then
+  install_missing "${PACKAGES[@]}" "${CI_PACKAGES[@]}"
+  exit 0
+fi
+install_missing "${PACKAGES[@]}"
 case "$mode" in
   build)
     build release
@@ -70,12 +77,10 @@ case "$mode" in
   test)
     build ci
     ctest --preset ci -j "$jobs"
-    build ci-asan
-    ctest --preset ci-asan -j "$jobs"
     cuda_probes
     ;;
   *)
-    echo "usage: ./setup.sh [run [ARGS...] | test | build]" >&2
+    echo "usage: ./setup.sh [run [ARGS...] | test | build | ci-tools]" >&2
     exit 2
     ;;
 esac

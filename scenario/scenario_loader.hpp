@@ -1,5 +1,5 @@
 #pragma once
-// YAML scenario -> Scenario structs. yaml-cpp stays inside scenario_loader.cpp (linked PRIVATE), so
+// YAML scenario -> Scenario structs. yaml-cpp stays inside scenario/*.cpp (linked PRIVATE), so
 // nothing outside scenario/ sees YAML types.
 //
 // Every input error is one ScenarioError printed as `file.yaml:LINE:COL: dotted.path: message`,

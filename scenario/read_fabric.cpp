@@ -1,0 +1,211 @@
+// `fabric:` the topology blocks, host, links and ECMP; `fabric.route_overrides` and `fabric.flow`.
+// The switch and NIC blocks are read in read_fabric_switch.cpp and read_fabric_nic.cpp.
+#include <limits>
+#include <string_view>
+#include <utility>
+
+#include "scenario/section_readers.hpp"
+
+namespace syncsim::app::yaml_reader {
+
+namespace {
+
+const std::vector<std::pair<std::string_view, topo::TopologyKind>> kTopologies{
+    {"spine_leaf", topo::TopologyKind::SpineLeaf},
+    {"fat_tree", topo::TopologyKind::FatTree},
+    {"rail_optimized", topo::TopologyKind::RailOptimized},
+};
+
+void read_link(const Reader& in, const YAML::Node& node, const std::string& path,
+               net::LinkParams& link) {
+  const MapView m(in, node, path, {"bandwidth", "delay", "mtu", "header"});
+  // Positivity (bandwidth, MTU) is build_fabric's check, for the link classes it uses.
+  if (const YAML::Node* v = m.find("bandwidth")) {
+    link.bandwidth = in.read_bandwidth(*v, m.path_of("bandwidth"));
+  }
+  if (const YAML::Node* v = m.find("delay")) {
+    link.delay = in.read_time(*v, m.path_of("delay"));
+  }
+  if (const YAML::Node* v = m.find("mtu")) {
+    link.mtu = in.read_bytes(*v, m.path_of("mtu"));
+  }
+  if (const YAML::Node* v = m.find("header")) {
+    link.header = in.read_bytes(*v, m.path_of("header"));
+  }
+}
+
+}  // namespace
+
+topo::FabricParams read_fabric(const Reader& in, const YAML::Node& node, const std::string& path) {
+  const MapView fabric(
+      in, node, path,
+      {"topology", "spine_leaf", "fat_tree", "rail_optimized", "host", "links", "switch", "ecmp",
+       "nic", "transport", "impairments", "route_overrides", "flow"});
+  topo::FabricParams p;
+  p.kind = in.read_enum(fabric.require("topology"), fabric.path_of("topology"), kTopologies);
+
+  // Blocks of the topologies not selected are still read, so a typo there is caught before a sweep
+  // flips `fabric.topology` to them.
+  if (const YAML::Node* n = fabric.find("spine_leaf")) {
+    const MapView m(
+        in, *n, fabric.path_of("spine_leaf"),
+        {"leaves", "hosts_per_leaf", "spines", "uplinks_per_spine", "oversubscription"});
+    auto& sl = p.spine_leaf;
+    if (const YAML::Node* v = m.find("leaves")) {
+      sl.leaves = in.read_u32(*v, m.path_of("leaves"));
+    }
+    if (const YAML::Node* v = m.find("hosts_per_leaf")) {
+      sl.hosts_per_leaf = in.read_u32(*v, m.path_of("hosts_per_leaf"));
+    }
+    // null clears an optional field, so `--set fabric.spine_leaf.oversubscription=null` works.
+    // Ranges and combinations (0 spines, spines together with oversubscription) are checked by
+    // build_fabric, whose TopologyError is mapped back to the node here.
+    if (const YAML::Node* v = m.find("spines"); v && !v->IsNull()) {
+      sl.spines = in.read_u32(*v, m.path_of("spines"));
+    }
+    if (const YAML::Node* v = m.find("uplinks_per_spine")) {
+      sl.uplinks_per_spine = in.read_u32(*v, m.path_of("uplinks_per_spine"));
+    }
+    if (const YAML::Node* v = m.find("oversubscription"); v && !v->IsNull()) {
+      sl.oversubscription = in.read_number(*v, m.path_of("oversubscription"));
+    }
+  }
+  if (const YAML::Node* n = fabric.find("fat_tree")) {
+    const MapView m(in, *n, fabric.path_of("fat_tree"),
+                    {"k", "pods", "leaves_per_pod", "spines_per_pod", "hosts_per_leaf", "cores"});
+    auto& ft = p.fat_tree;
+    if (const YAML::Node* v = m.find("k"); v && !v->IsNull()) {
+      ft.k = in.read_u32(*v, m.path_of("k"));
+    }
+    const std::pair<std::string_view, uint32_t*> counts[] = {
+        {"pods", &ft.pods},
+        {"leaves_per_pod", &ft.leaves_per_pod},
+        {"spines_per_pod", &ft.spines_per_pod},
+        {"hosts_per_leaf", &ft.hosts_per_leaf},
+        {"cores", &ft.cores},
+    };
+    for (const auto& [key, field] : counts) {
+      if (const YAML::Node* v = m.find(key)) {
+        *field = in.read_u32(*v, m.path_of(key));
+        // k fixes every count; an explicit count next to it would be silently ignored.
+        if (ft.k) {
+          in.fail(m.path_of(key), *v,
+                  "expected either k or explicit counts, got k = " + std::to_string(*ft.k) +
+                      " and " + std::string(key) + " = " + std::to_string(*field));
+        }
+      }
+    }
+  }
+  if (const YAML::Node* n = fabric.find("rail_optimized")) {
+    const MapView m(in, *n, fabric.path_of("rail_optimized"),
+                    {"groups", "hosts_per_group", "spines", "uplinks_per_spine"});
+    auto& r = p.rail;
+    if (const YAML::Node* v = m.find("groups")) {
+      r.groups = in.read_u32(*v, m.path_of("groups"));
+    }
+    if (const YAML::Node* v = m.find("hosts_per_group")) {
+      r.hosts_per_group = in.read_u32(*v, m.path_of("hosts_per_group"));
+    }
+    if (const YAML::Node* v = m.find("spines")) {
+      r.spines = in.read_u32(*v, m.path_of("spines"));
+    }
+    if (const YAML::Node* v = m.find("uplinks_per_spine")) {
+      r.uplinks_per_spine = in.read_u32(*v, m.path_of("uplinks_per_spine"));
+    }
+  }
+  if (const YAML::Node* n = fabric.find("host")) {
+    const MapView m(in, *n, fabric.path_of("host"), {"gpus", "nics"});
+    if (const YAML::Node* v = m.find("gpus")) {
+      p.host.gpus = in.read_u32(*v, m.path_of("gpus"));
+    }
+    if (const YAML::Node* v = m.find("nics")) {
+      p.host.nics = in.read_u32(*v, m.path_of("nics"));
+    }
+  }
+  if (const YAML::Node* n = fabric.find("links")) {
+    const MapView m(in, *n, fabric.path_of("links"), {"host", "fabric", "core", "nvlink"});
+    const std::pair<std::string_view, net::LinkParams*> classes[] = {
+        {"host", &p.links.host},
+        {"fabric", &p.links.fabric},
+        {"core", &p.links.core},
+        {"nvlink", &p.links.nvlink},
+    };
+    for (const auto& [key, link] : classes) {
+      if (const YAML::Node* v = m.find(key)) {
+        read_link(in, *v, m.path_of(key), *link);
+      }
+    }
+  }
+  if (const YAML::Node* n = fabric.find("switch")) {
+    read_switch(in, *n, fabric.path_of("switch"), p);
+  }
+  if (const YAML::Node* n = fabric.find("nic")) {
+    read_nic(in, *n, fabric.path_of("nic"), p.nic);
+  }
+  if (const YAML::Node* n = fabric.find("transport")) {
+    read_transport(in, *n, fabric.path_of("transport"), p.transport);
+  }
+  if (const YAML::Node* n = fabric.find("impairments")) {
+    read_impairments(in, *n, fabric.path_of("impairments"), p.impairments);
+  }
+  if (const YAML::Node* n = fabric.find("ecmp")) {
+    const MapView m(in, *n, fabric.path_of("ecmp"), {"hash_seed", "per_switch_salt"});
+    if (const YAML::Node* v = m.find("hash_seed")) {
+      p.ecmp_hash_seed =
+          in.read_uint(*v, m.path_of("hash_seed"), 0, std::numeric_limits<uint64_t>::max());
+    }
+    if (const YAML::Node* v = m.find("per_switch_salt")) {
+      p.ecmp_per_switch_salt = in.read_bool(*v, m.path_of("per_switch_salt"));
+    }
+  }
+  return p;
+}
+
+// `fabric.route_overrides: [{src: GPU, dst: GPU, via: [leaf1, ...]}]`; switch names are checked by
+// the runner against the built fabric.
+std::vector<RouteOverrideSpec> read_route_overrides(const Reader& in, const YAML::Node& node,
+                                                    const std::string& path) {
+  if (!node.IsSequence()) {
+    in.fail(path, node, "expected a list of {src, dst, via}, got " + describe(node));
+  }
+  std::vector<RouteOverrideSpec> out;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const std::string at = join_path(path, i);
+    const MapView m(in, node[i], at, {"src", "dst", "via"});
+    RouteOverrideSpec r;
+    r.src_gpu = in.read_u32(m.require("src"), m.path_of("src"));
+    r.dst_gpu = in.read_u32(m.require("dst"), m.path_of("dst"));
+    const YAML::Node& via = m.require("via");
+    if (!via.IsSequence() || via.size() == 0) {
+      in.fail(m.path_of("via"), via,
+              "expected a non-empty list of switch names, got " + describe(via));
+    }
+    for (std::size_t k = 0; k < via.size(); ++k) {
+      r.via.push_back(in.read_string(via[k], join_path(m.path_of("via"), k)));
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+// `fabric.flow:` options of the flow-level backend (read whatever the fidelity, so a sweep that
+// flips `fidelity` to flow finds typos early): {cc_correction: {contended_efficiency, enabled}}.
+net::FlowCcCorrection read_flow_options(const Reader& in, const YAML::Node& node,
+                                        const std::string& path) {
+  const MapView m(in, node, path, {"cc_correction"});
+  net::FlowCcCorrection c;
+  const YAML::Node* cc = m.find("cc_correction");
+  if (cc == nullptr || cc->IsNull()) return c;
+  const MapView cm(in, *cc, m.path_of("cc_correction"), {"contended_efficiency", "enabled"});
+  const YAML::Node& e = cm.require("contended_efficiency");
+  c.contended_efficiency = in.read_number(e, cm.path_of("contended_efficiency"));
+  if (!(c.contended_efficiency > 0 && c.contended_efficiency <= 1)) {
+    in.fail(cm.path_of("contended_efficiency"), e,
+            "expected an efficiency in (0, 1] (1 = no correction), got " + quoted(e.Scalar()));
+  }
+  c.enabled = true;
+  if (const YAML::Node* v = cm.find("enabled")) c.enabled = in.read_bool(*v, cm.path_of("enabled"));
+  return c;
+}
+
+}  // namespace syncsim::app::yaml_reader

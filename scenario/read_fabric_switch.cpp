@@ -1,0 +1,196 @@
+// `fabric.switch:` buffer, traffic classes, PFC (thresholds, headroom, watchdog) and ECN marking.
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "scenario/section_readers.hpp"
+#include "scenario/units.hpp"
+
+namespace syncsim::app::yaml_reader {
+
+namespace {
+
+void read_pfc(const Reader& in, const YAML::Node& node, const std::string& path,
+              net::PfcParams& pfc) {
+  const MapView m(in, node, path,
+                  {"enabled", "lossless_priorities", "threshold", "xon_offset", "headroom",
+                   "response_time", "deadlock_detection_time", "watchdog", "pause_quanta"});
+  if (const YAML::Node* v = m.find("enabled")) {
+    pfc.enabled = in.read_bool(*v, m.path_of("enabled"));
+  }
+  if (const YAML::Node* v = m.find("lossless_priorities")) {
+    const std::string list_path = m.path_of("lossless_priorities");
+    if (!v->IsSequence() || v->size() == 0) {
+      in.fail(list_path, *v,
+              "expected a non-empty list of priorities like [3], got " +
+                  (v->IsSequence() ? std::string("[]") : describe(*v)));
+    }
+    pfc.lossless_mask = 0;
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      const YAML::Node& item = (*v)[i];
+      const auto prio = in.read_uint(item, join_path(list_path, i), 0, kMaxPriority);
+      pfc.lossless_mask = static_cast<uint8_t>(pfc.lossless_mask | (1U << prio));
+    }
+  }
+  const YAML::Node* threshold_node = m.find("threshold");
+  if (threshold_node != nullptr) {
+    const std::string tpath = m.path_of("threshold");
+    const MapView t(in, *threshold_node, tpath, {"static", "dynamic_alpha"});
+    const YAML::Node* st = t.find("static");
+    const YAML::Node* dyn = t.find("dynamic_alpha");
+    if ((st == nullptr) == (dyn == nullptr)) {
+      in.fail(
+          tpath, *threshold_node,
+          "expected exactly one of: static (bytes), dynamic_alpha (a fraction of the free shared "
+          "buffer)");
+    }
+    if (st != nullptr) {
+      pfc.dynamic_threshold = false;
+      pfc.static_xoff = in.read_bytes(*st, t.path_of("static"));
+      if (pfc.static_xoff.count() <= 0) {
+        in.fail(t.path_of("static"), *st, "expected a positive XOFF threshold, got 0 B");
+      }
+    } else {
+      pfc.dynamic_threshold = true;
+      pfc.alpha = in.read_number(*dyn, t.path_of("dynamic_alpha"));
+      if (!(pfc.alpha > 0.0 && pfc.alpha <= 16.0)) {
+        in.fail(t.path_of("dynamic_alpha"), *dyn,
+                "expected 0 < dynamic_alpha <= 16 (HPCC uses 0.125), got " + dyn->Scalar());
+      }
+    }
+  }
+  if (const YAML::Node* v = m.find("xon_offset")) {
+    pfc.xon_offset = in.read_bytes(*v, m.path_of("xon_offset"));
+    if (pfc.xon_offset.count() <= 0) {
+      in.fail(m.path_of("xon_offset"), *v,
+              "expected xon_offset > 0 (XON must sit below XOFF), got 0 B");
+    }
+    if (!pfc.dynamic_threshold && pfc.xon_offset.count() > pfc.static_xoff.count()) {
+      in.fail(m.path_of("xon_offset"), *v,
+              "expected xon_offset <= the static XOFF threshold (" +
+                  std::to_string(pfc.static_xoff.count()) + " B) so that 0 <= XON < XOFF, got " +
+                  std::to_string(pfc.xon_offset.count()) + " B");
+    }
+  } else if (!pfc.dynamic_threshold && pfc.xon_offset.count() > pfc.static_xoff.count()) {
+    in.fail(m.path_of("threshold"), *threshold_node,
+            "expected a static XOFF threshold of at least the default xon_offset (" +
+                std::to_string(pfc.xon_offset.count()) + " B), or set xon_offset, got " +
+                std::to_string(pfc.static_xoff.count()) + " B");
+  }
+  if (const YAML::Node* v = m.find("headroom")) {
+    if (v->IsScalar() && v->Scalar() == "auto") {
+      pfc.headroom_auto = true;
+    } else {
+      pfc.headroom_auto = false;
+      const std::string& text =
+          in.scalar(*v, m.path_of("headroom"), "auto or a size like \"64KiB\"");
+      try {
+        pfc.headroom = parse_bytes(text);
+      } catch (const UnitError& e) {
+        in.fail(
+            m.path_of("headroom"), *v,
+            "expected auto or a size like \"64KiB\", got " + quoted(text) + " (" + e.what() + ")");
+      }
+    }
+  }
+  if (const YAML::Node* v = m.find("response_time")) {
+    pfc.response_time = in.read_time(*v, m.path_of("response_time"));
+    if (pfc.response_time < Time::zero()) {
+      in.fail(m.path_of("response_time"), *v, "expected a non-negative time, got " + v->Scalar());
+    }
+  }
+  if (const YAML::Node* v = m.find("pause_quanta")) {
+    pfc.pause_quanta = in.read_u32(*v, m.path_of("pause_quanta"));  // 0: until RESUME
+    if (pfc.pause_quanta > 65535) {
+      in.fail(m.path_of("pause_quanta"), *v,
+              "expected 0..65535 (a 16-bit field), got " + v->Scalar());
+    }
+  }
+  if (const YAML::Node* v = m.find("deadlock_detection_time")) {
+    pfc.deadlock_detection_time = in.read_time(*v, m.path_of("deadlock_detection_time"));  // 0: off
+    if (pfc.deadlock_detection_time < Time::zero()) {
+      in.fail(m.path_of("deadlock_detection_time"), *v,
+              "expected a non-negative time, got " + v->Scalar());
+    }
+  }
+  if (const YAML::Node* v = m.find("watchdog")) {
+    const MapView w(in, *v, m.path_of("watchdog"), {"enabled", "detection_time", "action"});
+    pfc.watchdog = true;
+    if (const YAML::Node* e = w.find("enabled")) {
+      pfc.watchdog = in.read_bool(*e, w.path_of("enabled"));
+    }
+    if (const YAML::Node* t = w.find("detection_time")) {
+      pfc.watchdog_time = in.read_time(*t, w.path_of("detection_time"));
+      if (pfc.watchdog_time <= Time::zero()) {
+        in.fail(w.path_of("detection_time"), *t, "expected a positive time, got " + t->Scalar());
+      }
+    }
+    if (const YAML::Node* a = w.find("action")) {
+      static const std::vector<std::pair<std::string_view, bool>> kActions{{"drop", true},
+                                                                           {"disable", false}};
+      pfc.watchdog_drop = in.read_enum(*a, w.path_of("action"), kActions);
+    }
+  }
+}
+
+const std::vector<std::pair<std::string_view, bool>> kEcnMarkOn{
+    {"dequeue", false},
+    {"enqueue", true},
+};
+
+void read_ecn(const Reader& in, const YAML::Node& node, const std::string& path,
+              net::EcnParams& ecn) {
+  const MapView m(in, node, path, {"enabled", "kmin", "kmax", "pmax", "mark_on"});
+  if (const YAML::Node* v = m.find("enabled")) {
+    ecn.enabled = in.read_bool(*v, m.path_of("enabled"));
+  }
+  const YAML::Node* kmin = m.find("kmin");
+  const YAML::Node* kmax = m.find("kmax");
+  if ((kmin == nullptr) != (kmax == nullptr)) {
+    const std::string missing = kmin == nullptr ? "kmin" : "kmax";
+    in.fail_at(path, node, m.path_of(missing),
+               "missing key \"" + missing +
+                   "\": give kmin and kmax together (or neither, for the per-link-speed defaults)");
+  }
+  if (kmin != nullptr) {
+    ecn.kmin_auto = false;
+    ecn.kmax_auto = false;
+    ecn.kmin = in.read_bytes(*kmin, m.path_of("kmin"));
+    ecn.kmax = in.read_bytes(*kmax, m.path_of("kmax"));
+    if (ecn.kmin.count() >= ecn.kmax.count()) {
+      in.fail(m.path_of("kmax"), *kmax,
+              "expected kmax above kmin (" + std::to_string(ecn.kmin.count()) + " B), got " +
+                  std::to_string(ecn.kmax.count()) + " B");
+    }
+  }
+  if (const YAML::Node* v = m.find("pmax")) {
+    ecn.pmax = in.read_number(*v, m.path_of("pmax"));
+    if (!(ecn.pmax > 0.0 && ecn.pmax <= 1.0)) {
+      in.fail(m.path_of("pmax"), *v, "expected 0 < pmax <= 1, got " + v->Scalar());
+    }
+  }
+  if (const YAML::Node* v = m.find("mark_on")) {
+    ecn.mark_on_enqueue = in.read_enum(*v, m.path_of("mark_on"), kEcnMarkOn);
+  }
+}
+
+}  // namespace
+
+void read_switch(const Reader& in, const YAML::Node& node, const std::string& path,
+                 topo::FabricParams& p) {
+  const MapView m(in, node, path, {"buffer", "priorities", "pfc", "ecn"});
+  if (const YAML::Node* v = m.find("pfc")) {
+    read_pfc(in, *v, m.path_of("pfc"), p.pfc);
+  }
+  if (const YAML::Node* v = m.find("ecn")) {
+    read_ecn(in, *v, m.path_of("ecn"), p.ecn);
+  }
+  if (const YAML::Node* v = m.find("buffer")) {
+    p.switch_params.buffer = in.read_bytes(*v, m.path_of("buffer"));
+  }
+  if (const YAML::Node* v = m.find("priorities")) {
+    p.switch_params.priorities = in.read_u32(*v, m.path_of("priorities"));
+  }
+}
+
+}  // namespace syncsim::app::yaml_reader

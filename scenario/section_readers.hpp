@@ -1,0 +1,62 @@
+#pragma once
+// Private to scenario/: one reader per scenario section, each in its own file (read_<section>.cpp),
+// plus the --set overrides and the checks that need the whole scenario. The top-level loader
+// (scenario_loader.cpp) calls them in document order.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scenario/scenario.hpp"
+#include "scenario/scenario_loader.hpp"
+#include "scenario/yaml_reader.hpp"
+
+namespace syncsim::app::yaml_reader {
+
+constexpr uint64_t kMaxPriority = 7;  // 802.1p classes 0..7
+
+// overrides.cpp: one `--set path=value` written into the tree before it is read.
+void apply_override(OverriddenTree& tree, const Override& o);
+
+// read_fabric.cpp: `fabric:` (topology blocks, host, links, ecmp) and the fabric blocks kept
+// outside FabricParams (`fabric.route_overrides`, `fabric.flow`).
+topo::FabricParams read_fabric(const Reader& in, const YAML::Node& node, const std::string& path);
+std::vector<RouteOverrideSpec> read_route_overrides(const Reader& in, const YAML::Node& node,
+                                                    const std::string& path);
+net::FlowCcCorrection read_flow_options(const Reader& in, const YAML::Node& node,
+                                        const std::string& path);
+
+// read_fabric_switch.cpp: `fabric.switch:` (buffer, priorities, pfc, ecn).
+void read_switch(const Reader& in, const YAML::Node& node, const std::string& path,
+                 topo::FabricParams& p);
+
+// read_fabric_nic.cpp: `fabric.nic:`, `fabric.transport:`, `fabric.impairments:`.
+void read_nic(const Reader& in, const YAML::Node& node, const std::string& path,
+              net::NicParams& nic);
+void read_transport(const Reader& in, const YAML::Node& node, const std::string& path,
+                    net::TransportParams& t);
+void read_impairments(const Reader& in, const YAML::Node& node, const std::string& path,
+                      net::ImpairmentParams& imp);
+
+// read_workload.cpp: `workload:`.
+WorkloadSpec read_workload(const Reader& in, const YAML::Node& node, const std::string& path);
+
+// read_traffic.cpp: `traffic:` and `collective:`.
+std::vector<models::TrafficSpec> read_traffic(const Reader& in, const YAML::Node& node,
+                                              const std::string& path);
+models::CollectiveConfig read_collective(const Reader& in, const YAML::Node& node,
+                                         const std::string& path);
+CollectiveCalibration read_collective_calibration(const Reader& in, const YAML::Node& node,
+                                                  const std::string& path);
+
+// read_observe.cpp: `observe:`, `report:` and `sweep:`.
+ObserveSpec read_observe(const Reader& in, const YAML::Node& node, const std::string& path);
+ReportSpec read_report(const Reader& in, const YAML::Node& node, const std::string& path);
+std::vector<std::pair<std::string, std::vector<std::string>>> read_sweep(const Reader& in,
+                                                                         const YAML::Node& node,
+                                                                         const std::string& path);
+
+// validate.cpp: the checks that need the whole scenario (building the fabric, expanding the
+// traffic, fitting the workload on the fabric), reported at the deepest node along each path.
+void validate(const Reader& in, const Scenario& scenario);
+
+}  // namespace syncsim::app::yaml_reader

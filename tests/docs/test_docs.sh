@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Checks of the documentation that can drift: the README stays a front door (at most 250 lines, the
+# Quickstart commands unchanged), its docs/ links resolve, and every page under docs/ links only to
+# files that exist.
+# usage: test_docs.sh SOURCE_DIR
+set -u
+src=$1
+fails=0
+passes=0
+check() {  # check NAME CONDITION...
+  local name=$1
+  shift
+  if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; fails=$((fails + 1)); fi
+}
+
+readme="$src/README.md"
+lines=$(wc -l <"$readme")
+check "README.md has at most 250 lines (has $lines)" test "$lines" -le 250
+check "README.md Quickstart runs ./setup.sh run" grep -q '^\./setup\.sh run ' "$readme"
+check "README.md Quickstart runs ./setup.sh test" grep -q '^\./setup\.sh test ' "$readme"
+
+# Relative Markdown links ](path) or ](path#anchor) in the README, CONTRIBUTING and docs/ must name
+# files that exist.
+for page in "$readme" "$src/CONTRIBUTING.md" "$src/CHANGELOG.md" "$src"/docs/*.md; do
+  [ -f "$page" ] || continue
+  dir=$(dirname "$page")
+  for target in $(grep -o '](\([^)#: ]*\)[)#]' "$page" | sed 's/^](//; s/[)#]$//' | sort -u); do
+    [ -n "$target" ] || continue
+    check "$(basename "$page") links to an existing $target" test -e "$dir/$target"
+  done
+done
+
+echo "docs: $passes passed, $fails failed"
+[ "$fails" -eq 0 ]
