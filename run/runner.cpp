@@ -267,11 +267,11 @@ double percentile_sorted(const std::vector<double>& sorted, double p) {
 
 net::NetworkSpec scenario_network(const Scenario& scenario) {
   net::NetworkSpec spec = topo::build_fabric(scenario.fabric);
-  spec.pfc = scenario.fabric.pfc;
-  spec.ecn = scenario.fabric.ecn;
-  spec.nic = scenario.fabric.nic;
-  spec.transport = scenario.fabric.transport;
-  spec.impairments = scenario.fabric.impairments;
+  spec.pfc = scenario.network.pfc;
+  spec.ecn = scenario.network.ecn;
+  spec.nic = scenario.network.nic;
+  spec.transport = scenario.network.transport;
+  spec.impairments = scenario.network.impairments;
   spec.flow_cc = scenario.flow_cc;
   resolve_route_overrides(scenario, spec);
   return spec;

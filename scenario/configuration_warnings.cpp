@@ -12,13 +12,13 @@ std::string configuration_warning(const net::ConfigurationFinding& f) {
            "buffer; nothing is left to share";
       break;
     case net::ConfigurationFindingKind::HeadroomTooSmall:
-      o << "fabric.switch.pfc.headroom: " << f.headroom_bytes << " B is below the " << f.required_bytes
-        << " B that MTU (both ends) and cable delay require on " << f.link_class
+      o << "fabric.switch.pfc.headroom: " << f.headroom_bytes << " B is below the "
+        << f.required_bytes << " B that MTU (both ends) and cable delay require on " << f.link_class
         << " links; lossless packets will be dropped (lossless_headroom_exceeded)";
       break;
     case net::ConfigurationFindingKind::EcnAboveXoff:
-      o << "fabric.switch.ecn: on " << f.link_class << " links Kmin " << f.kmin_bytes << " B / Kmax "
-        << f.kmax_bytes << " B sit above the PFC XOFF threshold ("
+      o << "fabric.switch.ecn: on " << f.link_class << " links Kmin " << f.kmin_bytes
+        << " B / Kmax " << f.kmax_bytes << " B sit above the PFC XOFF threshold ("
         << (f.xoff_dynamic ? "at most " : "") << f.xoff_bytes
         << " B); PFC will pause before ECN can slow the senders";
       break;
@@ -26,7 +26,8 @@ std::string configuration_warning(const net::ConfigurationFinding& f) {
   return o.str();
 }
 
-std::vector<std::string> configuration_warnings(const std::vector<net::ConfigurationFinding>& findings) {
+std::vector<std::string> configuration_warnings(
+    const std::vector<net::ConfigurationFinding>& findings) {
   std::vector<std::string> out;
   out.reserve(findings.size());
   for (const net::ConfigurationFinding& f : findings) out.push_back(configuration_warning(f));

@@ -9,6 +9,7 @@
 namespace syncsim::app {
 
 std::string configuration_warning(const net::ConfigurationFinding& finding);
-std::vector<std::string> configuration_warnings(const std::vector<net::ConfigurationFinding>& findings);
+std::vector<std::string> configuration_warnings(
+    const std::vector<net::ConfigurationFinding>& findings);
 
 }  // namespace syncsim::app

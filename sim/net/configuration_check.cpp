@@ -8,7 +8,8 @@
 
 namespace syncsim::net {
 
-std::vector<ConfigurationFinding> check_configuration(const NetworkSpec& spec, const Routing& routing,
+std::vector<ConfigurationFinding> check_configuration(const NetworkSpec& spec,
+                                                      const Routing& routing,
                                                       const std::vector<Switch*>& switches) {
   std::vector<ConfigurationFinding> findings;
   const PfcParams& pfc = spec.pfc;

@@ -25,17 +25,18 @@ enum class ConfigurationFindingKind : uint8_t {
 
 struct ConfigurationFinding {
   ConfigurationFindingKind kind = ConfigurationFindingKind::NoSharedBuffer;
-  std::string link_class{};      // HeadroomTooSmall, EcnAboveXoff: the link class concerned
-  int64_t headroom_bytes = 0;    // HeadroomTooSmall: configured
-  int64_t required_bytes = 0;    // HeadroomTooSmall: required
-  int64_t kmin_bytes = 0;        // EcnAboveXoff
+  std::string link_class{};    // HeadroomTooSmall, EcnAboveXoff: the link class concerned
+  int64_t headroom_bytes = 0;  // HeadroomTooSmall: configured
+  int64_t required_bytes = 0;  // HeadroomTooSmall: required
+  int64_t kmin_bytes = 0;      // EcnAboveXoff
   int64_t kmax_bytes = 0;
-  int64_t xoff_bytes = 0;        // EcnAboveXoff: the XOFF threshold (its bound when dynamic)
-  bool xoff_dynamic = false;     // EcnAboveXoff: XOFF is dynamic, xoff_bytes is its upper bound
+  int64_t xoff_bytes = 0;     // EcnAboveXoff: the XOFF threshold (its bound when dynamic)
+  bool xoff_dynamic = false;  // EcnAboveXoff: XOFF is dynamic, xoff_bytes is its upper bound
 };
 
 // Runs the checks on a built fabric (`switches` by NodeId, null for NICs); empty without PFC.
-std::vector<ConfigurationFinding> check_configuration(const NetworkSpec& spec, const Routing& routing,
+std::vector<ConfigurationFinding> check_configuration(const NetworkSpec& spec,
+                                                      const Routing& routing,
                                                       const std::vector<Switch*>& switches);
 
 }  // namespace syncsim::net

@@ -83,9 +83,9 @@ void DcqcnPacing::on_rate_timer(FlowId id) {
 void DcqcnPacing::repace(FlowId id) {
   DcqcnFlowState& d = flows_[id];
   if (d.last_send_ps == INT64_MIN) return;
-  const double gap = d.rc.limited()
-                         ? std::ceil(static_cast<double>(d.last_wire_bytes) * 8e12 / d.rc.rate_bps())
-                         : 0.0;
+  const double gap =
+      d.rc.limited() ? std::ceil(static_cast<double>(d.last_wire_bytes) * 8e12 / d.rc.rate_bps())
+                     : 0.0;
   const int64_t next = d.last_send_ps + static_cast<int64_t>(gap);
   const bool earlier = next < d.next_send_ps;
   d.next_send_ps = next;

@@ -1,9 +1,12 @@
 #pragma once
 // DCQCN at the NICs, around the pure rate controller of dcqcn.hpp:
-//   - reaction point (source NIC): per-flow pacing at the controller's current rate (a flow may start
+//   - reaction point (source NIC): per-flow pacing at the controller's current rate (a flow may
+//   start
 //     its next packet at next_send_at), the rate-increase timer, and the reaction to CNPs;
-//   - notification point (destination NIC): an ECN-marked data packet makes it send a CNP back to the
-//     source queue pair, at most one per cnp_interval, on the reverse route at the highest priority.
+//   - notification point (destination NIC): an ECN-marked data packet makes it send a CNP back to
+//   the
+//     source queue pair, at most one per cnp_interval, on the reverse route at the highest
+//     priority.
 // The NICs share one DcqcnPacing (the state is per flow, indexed by FlowId); it exists only when
 // DCQCN is on. Its rate timers are events of the source NIC (Nic::kRateTimer).
 #include <cstdint>
@@ -19,14 +22,14 @@ namespace syncsim::net {
 class Nic;
 
 struct DcqcnFlowState {
-  DcqcnRateController rc;                  // reaction point at the source NIC
-  int64_t next_send_ps = 0;                // pacing: the flow may start its next packet from here
-  int64_t last_send_ps = INT64_MIN;        // when the flow's last packet started (INT64_MIN: none)
-  uint32_t last_wire_bytes = 0;            // and its wire size: a rate change re-spaces that gap
-  CancelToken rate_timer;                  // a cut restarts the timer; the flow's last byte sent
-                                           // cancels it, so no event outlives the flow
-  int64_t last_cnp_ps = INT64_MIN;         // notification point: last CNP sent for this flow
-  uint32_t cnp_route_begin = UINT32_MAX;   // the reverse route (dst -> src), built on first CNP
+  DcqcnRateController rc;                 // reaction point at the source NIC
+  int64_t next_send_ps = 0;               // pacing: the flow may start its next packet from here
+  int64_t last_send_ps = INT64_MIN;       // when the flow's last packet started (INT64_MIN: none)
+  uint32_t last_wire_bytes = 0;           // and its wire size: a rate change re-spaces that gap
+  CancelToken rate_timer;                 // a cut restarts the timer; the flow's last byte sent
+                                          // cancels it, so no event outlives the flow
+  int64_t last_cnp_ps = INT64_MIN;        // notification point: last CNP sent for this flow
+  uint32_t cnp_route_begin = UINT32_MAX;  // the reverse route (dst -> src), built on first CNP
 };
 
 class DcqcnPacing {

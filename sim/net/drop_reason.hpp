@@ -6,18 +6,31 @@
 namespace syncsim::net {
 
 enum class DropReason : uint8_t {
-  BufferFull, NoRoute, LosslessHeadroomExceeded, LinkLoss, PfcWatchdog, NicRxOverflow, Count
+  BufferFull,
+  NoRoute,
+  LosslessHeadroomExceeded,
+  LinkLoss,
+  PfcWatchdog,
+  NicRxOverflow,
+  Count
 };
 
 inline constexpr const char* drop_reason_name(DropReason r) {
   switch (r) {
-    case DropReason::BufferFull: return "buffer_full";
-    case DropReason::NoRoute: return "no_route";
-    case DropReason::LosslessHeadroomExceeded: return "lossless_headroom_exceeded";
-    case DropReason::LinkLoss: return "link_loss";
-    case DropReason::PfcWatchdog: return "pfc_watchdog";
-    case DropReason::NicRxOverflow: return "nic_rx_overflow";
-    case DropReason::Count: break;
+    case DropReason::BufferFull:
+      return "buffer_full";
+    case DropReason::NoRoute:
+      return "no_route";
+    case DropReason::LosslessHeadroomExceeded:
+      return "lossless_headroom_exceeded";
+    case DropReason::LinkLoss:
+      return "link_loss";
+    case DropReason::PfcWatchdog:
+      return "pfc_watchdog";
+    case DropReason::NicRxOverflow:
+      return "nic_rx_overflow";
+    case DropReason::Count:
+      break;
   }
   return "unknown";
 }

@@ -44,8 +44,8 @@ class EgressPort final : public EventTarget {
   // Applies a received PAUSE (paused = true) or RESUME for one priority; a PAUSE with quanta > 0
   // expires after quanta x 512 bit times unless another PAUSE refreshes it.
   void set_paused(uint8_t priority, bool paused, uint32_t quanta = 0);
-  // A switch port that sent PAUSE with quanta: re-send it (from switch port `local_port`) at half the
-  // pause time while the ingress is still above XOFF.
+  // A switch port that sent PAUSE with quanta: re-send it (from switch port `local_port`) at half
+  // the pause time while the ingress is still above XOFF.
   void arm_pause_refresh(uint32_t local_port, uint8_t priority, Time after);
   void cancel_pause_refresh(uint8_t priority) { pfc_.refresh_tokens[priority].cancel_pending(); }
   // PFC watchdog on this (switch) port: see PfcParams::watchdog.
@@ -56,7 +56,8 @@ class EgressPort final : public EventTarget {
   bool paused(uint8_t priority) const {
     return ((static_cast<uint32_t>(paused_mask_) >> priority) & 1U) != 0;
   }
-  // Time any priority of this port spent paused (summed over priorities), open intervals up to `now`.
+  // Time any priority of this port spent paused (summed over priorities), open intervals up to
+  // `now`.
   Time paused_time(Time now) const;
   uint64_t pause_frames_received() const { return pfc_.pause_frames_received; }
   // Deadlock detection and the PFC watchdog read these.
@@ -100,11 +101,11 @@ class EgressPort final : public EventTarget {
   int64_t queued_bytes_ = 0;  // wire bytes waiting or in service
   uint32_t cached_wire_bytes_ = 0;
   Time cached_tx_time_ = Time::zero();
-  Switch* owner_;             // the owning switch; null on a NIC
-  SharedBufferMmu* mmu_;      // the owning switch's buffer; null on a NIC
-  Nic* source_;               // the owning NIC; null on a switch
-  uint8_t paused_mask_ = 0;   // bit p: priority p paused by the peer
-  uint8_t storm_mask_ = 0;    // bit p: priority p in a PFC watchdog storm period
+  Switch* owner_;            // the owning switch; null on a NIC
+  SharedBufferMmu* mmu_;     // the owning switch's buffer; null on a NIC
+  Nic* source_;              // the owning NIC; null on a switch
+  uint8_t paused_mask_ = 0;  // bit p: priority p paused by the peer
+  uint8_t storm_mask_ = 0;   // bit p: priority p in a PFC watchdog storm period
   bool ecn_enabled_ = false;
   bool ecn_on_enqueue_ = false;
   std::array<int64_t, kMaxPriorities> prio_bytes_{};  // wire bytes waiting per priority

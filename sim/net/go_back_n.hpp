@@ -1,9 +1,10 @@
 #pragma once
-// Go-back-N RoCE on a lossy priority (transport.hpp, `roce`): the receiver accepts only the expected
-// PSN, answers the first out-of-order packet with a NAK, acknowledges every `ack_every` in-order
-// packets and the last one, and answers a duplicate with an ACK of where it stands; the sender
-// rewinds to a NAK'd PSN and, when nothing comes back for `timeout`, to the oldest unacknowledged
-// PSN. The window is the whole message: the sender never waits for ACKs to send new PSNs.
+// Go-back-N RoCE on a lossy priority (transport.hpp, `roce`): the receiver accepts only the
+// expected PSN, answers the first out-of-order packet with a NAK, acknowledges every `ack_every`
+// in-order packets and the last one, and answers a duplicate with an ACK of where it stands; the
+// sender rewinds to a NAK'd PSN and, when nothing comes back for `timeout`, to the oldest
+// unacknowledged PSN. The window is the whole message: the sender never waits for ACKs to send new
+// PSNs.
 #include <cstdint>
 #include <deque>
 

@@ -11,16 +11,16 @@ namespace syncsim::net {
 std::unique_ptr<LinkImpairment> LinkImpairment::make(const ImpairmentParams& imp,
                                                      const LinkParams& link, uint8_t lossless_mask,
                                                      const Simulation& sim, uint32_t port) {
-  const bool selected =
-      imp.link_classes.empty()
-          ? link.name != "nvlink"
-          : std::find(imp.link_classes.begin(), imp.link_classes.end(), link.name) !=
-                imp.link_classes.end();
+  const bool selected = imp.link_classes.empty()
+                            ? link.name != "nvlink"
+                            : std::find(imp.link_classes.begin(), imp.link_classes.end(),
+                                        link.name) != imp.link_classes.end();
   if (!selected) return nullptr;
   auto st = std::make_unique<LinkImpairment>();
   const auto delay = static_cast<double>(link.delay.picoseconds());
   st->jitter_ = imp.jitter;
-  st->mean_ps_ = static_cast<double>(imp.jitter_mean.picoseconds()) + imp.jitter_mean_fraction * delay;
+  st->mean_ps_ =
+      static_cast<double>(imp.jitter_mean.picoseconds()) + imp.jitter_mean_fraction * delay;
   st->stddev_ps_ =
       static_cast<double>(imp.jitter_stddev.picoseconds()) + imp.jitter_stddev_fraction * delay;
   if (st->mean_ps_ == 0.0 && st->stddev_ps_ == 0.0) st->jitter_ = JitterDistribution::None;

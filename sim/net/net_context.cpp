@@ -24,7 +24,8 @@ void NetContext::deliver(PacketRef packet) const {
     f.done = true;
     f.finish = now();
     ++counters.flows_completed;
-    if (FlowCompletionHandler* handler = flows.completion_handler()) handler->on_flow_complete(id, f);
+    if (FlowCompletionHandler* handler = flows.completion_handler())
+      handler->on_flow_complete(id, f);
   }
 }
 

@@ -30,8 +30,8 @@ struct NetContext {
   PacketPool& pool;
   NetworkCounters& counters;
   const Routing& routing;
-  // The route arena: hop h of a packet leaves through routes[route_begin + h]. Reverse routes (ACKs,
-  // CNPs) are appended to it as flows need them.
+  // The route arena: hop h of a packet leaves through routes[route_begin + h]. Reverse routes
+  // (ACKs, CNPs) are appended to it as flows need them.
   std::vector<PortId>& routes;
   const std::vector<EgressPort*>& ports;  // by PortId
   FlowTable& flows;

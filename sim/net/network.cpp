@@ -14,10 +14,8 @@
 namespace syncsim::net {
 
 Network::Network(Simulation& sim, const NetworkSpec& spec)
-    : sim_(sim),
-      spec_(spec),
-      routing_(spec),
-      ctx_{sim.queue(), pool_, counters_, routing_, route_arena_, port_ptrs_, flows_, nullptr} {
+    : sim_(sim), spec_(spec), routing_(spec), ctx_{sim.queue(),  pool_,      counters_, routing_,
+                                                   route_arena_, port_ptrs_, flows_,    nullptr} {
   const std::size_t n = spec.nodes.size();
   const PfcParams& pfc = spec.pfc;
   const uint32_t priorities = spec.switch_params.priorities;
@@ -103,8 +101,8 @@ bool Network::needs_transport(const FlowRecord& f) const {
   if (attachment != kNoNode && spec_.nodes[attachment].role == SwitchRole::NvSwitch) return false;
   if (spec_.transport.kind == TransportKind::Tcp) return true;
   // RoCE on a PFC-protected class: the fabric never drops, no ACKs are modelled.
-  const bool lossless =
-      spec_.pfc.enabled && ((static_cast<uint32_t>(spec_.pfc.lossless_mask) >> f.priority) & 1U) != 0;
+  const bool lossless = spec_.pfc.enabled &&
+                        ((static_cast<uint32_t>(spec_.pfc.lossless_mask) >> f.priority) & 1U) != 0;
   return !lossless;
 }
 

@@ -2,11 +2,13 @@
 // The packet-level network: NICs, store-and-forward switches, egress ports and links built from a
 // NetworkSpec. A packet's life is a straight line (see architecture.md):
 //   Nic::pull -> EgressPort (per-priority FIFOs, tx-done event) -> Link (propagation, one pending
-//   event per link) -> Switch::receive (buffer admission, next hop from the route) -> EgressPort ...
+//   event per link) -> Switch::receive (buffer admission, next hop from the route) -> EgressPort
+//   ...
 //   -> Nic::receive (delivery, flow completion).
-// One file per component (link, egress_port, switch, nic) and per mechanism (pfc, ecn, dcqcn_pacing,
-// go_back_n, tcp, link_impairment, deadlock); the Network owns them all and the NetContext they
-// share. The hot path allocates nothing per packet once queues and the packet pool have warmed up.
+// One file per component (link, egress_port, switch, nic) and per mechanism (pfc, ecn,
+// dcqcn_pacing, go_back_n, tcp, link_impairment, deadlock); the Network owns them all and the
+// NetContext they share. The hot path allocates nothing per packet once queues and the packet pool
+// have warmed up.
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -37,7 +39,8 @@ class Network {
   Network(const Network&) = delete;
   Network& operator=(const Network&) = delete;
 
-  // Starts a flow of `size` bytes from NIC `src` to NIC `dst` now. `queue_pair` feeds the ECMP hash.
+  // Starts a flow of `size` bytes from NIC `src` to NIC `dst` now. `queue_pair` feeds the ECMP
+  // hash.
   FlowId start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority, uint32_t queue_pair);
   void set_completion_handler(FlowCompletionHandler* handler) {
     flows_.set_completion_handler(handler);
@@ -48,7 +51,8 @@ class Network {
   // The egress ports a flow's packets leave through, source NIC first.
   std::vector<PortId> route_of(FlowId id) const {
     const FlowRecord& f = flows_[id];
-    return {route_arena_.begin() + f.route_begin, route_arena_.begin() + f.route_begin + f.route_hops};
+    return {route_arena_.begin() + f.route_begin,
+            route_arena_.begin() + f.route_begin + f.route_hops};
   }
   // The egress port a flow's packets leave its source NIC through.
   PortId flow_first_port(FlowId id) const { return route_arena_[flows_[id].route_begin]; }
@@ -85,7 +89,7 @@ class Network {
   std::vector<Switch*> switches_;  // by NodeId, null for NICs
   std::vector<Nic*> nics_;         // by NodeId, null for switches
   std::vector<std::unique_ptr<EgressPort>> ports_;
-  std::unique_ptr<DcqcnPacing> dcqcn_;          // null when DCQCN is off
+  std::unique_ptr<DcqcnPacing> dcqcn_;            // null when DCQCN is off
   std::unique_ptr<ReliableTransport> transport_;  // go-back-N or TCP; null when neither can apply
   std::unique_ptr<DeadlockDetector> deadlock_;
   std::vector<ConfigurationFinding> findings_;

@@ -11,20 +11,21 @@
 namespace syncsim::net {
 
 struct NetworkCounters {
-  uint64_t packet_hops = 0;       // packet transmissions over links
+  uint64_t packet_hops = 0;  // packet transmissions over links
   uint64_t packets_injected = 0;
-  int64_t bytes_injected = 0;     // payload bytes put on the wire by source NICs
-  int64_t bytes_delivered = 0;    // payload bytes received by destination NICs
-  int64_t bytes_dropped = 0;      // payload bytes lost in switches
+  int64_t bytes_injected = 0;   // payload bytes put on the wire by source NICs
+  int64_t bytes_delivered = 0;  // payload bytes received by destination NICs
+  int64_t bytes_dropped = 0;    // payload bytes lost in switches
   std::array<uint64_t, static_cast<std::size_t>(DropReason::Count)> packets_dropped{};
-  int64_t max_queue_bytes = 0;    // deepest egress queue seen anywhere (wire bytes)
-  uint64_t pause_frames = 0;      // PFC PAUSE (XOFF) frames sent by switches
-  uint64_t resume_frames = 0;     // PFC RESUME (XON) frames sent by switches
-  uint64_t ecn_marks = 0;         // data packets marked CE by switch egress queues
-  uint64_t cnps = 0;              // DCQCN CNPs sent by destination NICs (notification points)
-  uint64_t rate_cuts = 0;         // DCQCN rate decreases applied at source NICs
-  uint64_t nic_pause_frames = 0;  // receiver-side PFC PAUSE frames sent by NICs (not in pause_frames)
-  int64_t max_nic_rx_bytes = 0;   // fullest NIC receive buffer seen (receiver-side PFC)
+  int64_t max_queue_bytes = 0;  // deepest egress queue seen anywhere (wire bytes)
+  uint64_t pause_frames = 0;    // PFC PAUSE (XOFF) frames sent by switches
+  uint64_t resume_frames = 0;   // PFC RESUME (XON) frames sent by switches
+  uint64_t ecn_marks = 0;       // data packets marked CE by switch egress queues
+  uint64_t cnps = 0;            // DCQCN CNPs sent by destination NICs (notification points)
+  uint64_t rate_cuts = 0;       // DCQCN rate decreases applied at source NICs
+  uint64_t nic_pause_frames =
+      0;  // receiver-side PFC PAUSE frames sent by NICs (not in pause_frames)
+  int64_t max_nic_rx_bytes = 0;  // fullest NIC receive buffer seen (receiver-side PFC)
   uint64_t flows_started = 0;
   uint64_t flows_completed = 0;
   // Reliable transports (go-back-N RoCE, TCP): bytes_injected counts retransmissions too, so

@@ -58,7 +58,8 @@ PacketRef Nic::pull(uint8_t paused_mask) {
   } else if (paused_mask != 0) {
     // Skip flows of paused priorities, keeping the round-robin position.
     std::size_t tried = 0;
-    while (((static_cast<uint32_t>(paused_mask) >> ctx_.flows[active_[next_]].priority) & 1U) != 0) {
+    while (((static_cast<uint32_t>(paused_mask) >> ctx_.flows[active_[next_]].priority) & 1U) !=
+           0) {
       if (++tried == active_.size()) return kNoPacket;
       if (++next_ == active_.size()) next_ = 0;
     }
@@ -110,8 +111,8 @@ void Nic::reactivate(FlowId flow) {
 void Nic::receive(PacketRef packet, uint32_t in_port) {
   const Packet& p = ctx_.packet(packet);
   if (p.kind == PacketKind::Pause) {
-    ctx_.egress(ctx_.routing.ports_of(id_)[in_port]).set_paused(p.priority, p.pfc_xoff,
-                                                                 p.pause_quanta);
+    ctx_.egress(ctx_.routing.ports_of(id_)[in_port])
+        .set_paused(p.priority, p.pfc_xoff, p.pause_quanta);
     ctx_.pool.release(packet);
     return;
   }

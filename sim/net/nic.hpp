@@ -54,7 +54,7 @@ class Nic final : public Node, public EventTarget {
 
   const NetContext& ctx_;
   NodeId id_;
-  PortId port_;                     // the NIC's (first) egress port
+  PortId port_;  // the NIC's (first) egress port
   const NicParams& params_;
   uint32_t priorities_;
   uint8_t lossless_mask_;
@@ -62,7 +62,7 @@ class Nic final : public Node, public EventTarget {
   ReliableTransport* transport_;
   RingQueue<PacketRef> rx_;
   int64_t rx_bytes_ = 0;
-  bool rx_paused_ = false;          // this NIC has paused its switch
+  bool rx_paused_ = false;  // this NIC has paused its switch
   bool rx_draining_ = false;
   std::vector<FlowId> active_;
   std::size_t next_ = 0;

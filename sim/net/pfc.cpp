@@ -11,8 +11,8 @@
 namespace syncsim::net {
 
 int64_t required_headroom(const LinkParams& link, Time response_time) {
-  // references.md section 6: MTU_R + MTU_S + cable both ways + sender response, plus the PAUSE frame
-  // itself (it waits behind MTU_R, then takes its own wire time).
+  // references.md section 6: MTU_R + MTU_S + cable both ways + sender response, plus the PAUSE
+  // frame itself (it waits behind MTU_R, then takes its own wire time).
   const int64_t mtu_wire = link.mtu.count() + link.header.count();
   const double bytes_per_ps = static_cast<double>(link.bandwidth.bits_per_second()) / 8e12;
   const auto cable = static_cast<int64_t>(

@@ -1,7 +1,8 @@
 #pragma once
 // Priority flow control (IEEE 802.1Qbb) outside the buffer accounting (shared_buffer_mmu.hpp holds
 // the XOFF/XON thresholds and the headroom pool):
-//   - PAUSE / RESUME frames: a switch whose ingress (port, priority) crosses XOFF sends PAUSE out of
+//   - PAUSE / RESUME frames: a switch whose ingress (port, priority) crosses XOFF sends PAUSE out
+//   of
 //     that port, at XON it sends RESUME (Switch::send_pfc); the peer's egress port stops starting
 //     packets of that priority (EgressPort::set_paused). Frames travel as packets, ahead of data.
 //   - Quanta: a PAUSE with quanta q > 0 holds for q x 512 bit times unless refreshed; the sender
@@ -44,9 +45,9 @@ MmuPfcConfig switch_pfc_config(const PfcParams& pfc, const Routing& routing, Nod
 // keeps on its hot path.
 struct PfcPortState {
   std::array<int64_t, kMaxPriorities> paused_since_ps{};
-  int64_t paused_ps = 0;               // closed paused intervals, summed over priorities
+  int64_t paused_ps = 0;  // closed paused intervals, summed over priorities
   uint64_t pause_frames_received = 0;
-  int64_t watchdog_ps = 0;             // 0: no watchdog
+  int64_t watchdog_ps = 0;  // 0: no watchdog
   bool watchdog_drop = true;
   std::array<int64_t, kMaxPriorities> storm_until_ps{};
   std::array<CancelToken, kMaxPriorities> watchdog_tokens{};

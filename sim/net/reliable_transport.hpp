@@ -19,18 +19,18 @@ class Nic;
 inline constexpr uint32_t kNoSeq = UINT32_MAX;
 
 struct ReliableFlowState {
-  uint32_t packets = 0;            // packets of the message (PSNs 0 .. packets-1)
-  uint32_t ack_route_begin = 0;    // reverse route (dst -> src) in the route arena
+  uint32_t packets = 0;          // packets of the message (PSNs 0 .. packets-1)
+  uint32_t ack_route_begin = 0;  // reverse route (dst -> src) in the route arena
   // Sender.
-  uint32_t una = 0;                // oldest PSN not cumulatively acknowledged
-  uint32_t nxt = 0;                // next PSN to send (rewound by NAK / timeout)
-  uint32_t high = 0;               // one past the highest PSN ever sent: below it is a retransmission
-  bool in_active = true;           // listed in the source NIC's active flows
-  bool timer_pending = false;      // an RTO event is in the queue
+  uint32_t una = 0;            // oldest PSN not cumulatively acknowledged
+  uint32_t nxt = 0;            // next PSN to send (rewound by NAK / timeout)
+  uint32_t high = 0;           // one past the highest PSN ever sent: below it is a retransmission
+  bool in_active = true;       // listed in the source NIC's active flows
+  bool timer_pending = false;  // an RTO event is in the queue
   int64_t rto_deadline_ps = INT64_MAX;  // INT64_MAX: nothing outstanding, no timeout armed
-  CancelToken timer_token{};       // cancels the pending RTO event once everything is acknowledged
+  CancelToken timer_token{};  // cancels the pending RTO event once everything is acknowledged
   // Receiver.
-  uint32_t rcv_nxt = 0;            // next in-order PSN expected
+  uint32_t rcv_nxt = 0;  // next in-order PSN expected
 };
 
 class ReliableTransport {
@@ -59,9 +59,7 @@ class ReliableTransport {
 
  protected:
   ReliableFlowState& state(FlowId id) { return flows_[ctx_.flows[id].transport_state]; }
-  const ReliableFlowState& state(FlowId id) const {
-    return flows_[ctx_.flows[id].transport_state];
-  }
+  const ReliableFlowState& state(FlowId id) const { return flows_[ctx_.flows[id].transport_state]; }
   uint32_t index_of(FlowId id) const { return ctx_.flows[id].transport_state; }
   // Per-mechanism hooks: the flow's own state is created, the PSN to send, the retransmission
   // timeout, and what a timeout does beyond rewinding to the oldest unacknowledged PSN.

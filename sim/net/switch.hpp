@@ -1,6 +1,7 @@
 #pragma once
 // A store-and-forward switch: buffer admission on its shared buffer (shared_buffer_mmu.hpp), the
-// next hop from the packet's precomputed route, and PFC frames to its upstream neighbours (pfc.hpp).
+// next hop from the packet's precomputed route, and PFC frames to its upstream neighbours
+// (pfc.hpp).
 #include <cstdint>
 #include <utility>
 #include <vector>

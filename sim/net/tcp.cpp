@@ -29,8 +29,8 @@ uint32_t Tcp::take_seq(FlowId id, ReliableFlowState& s) {
 }
 
 int64_t Tcp::rto_ps(FlowId id) const {
-  // Linux: RTO = srtt + 4 rttvar, with rttvar floored so that RTO >= srtt + rto_min. In a data centre
-  // the RTT (tens of us) is far below rto_min, so RTO ~ rto_min; the srtt term is left out.
+  // Linux: RTO = srtt + 4 rttvar, with rttvar floored so that RTO >= srtt + rto_min. In a data
+  // centre the RTT (tens of us) is far below rto_min, so RTO ~ rto_min; the srtt term is left out.
   const int64_t base = params_.rto_min.picoseconds();
   const int64_t cap = params_.rto_max.picoseconds();
   const uint32_t backoff = tcp(id).backoff;
@@ -61,7 +61,8 @@ void Tcp::on_ack(PacketRef packet) {
   const bool dctcp = params_.cc == TcpCongestionControl::Dctcp;
   const uint32_t newly = ack > s.una ? ack - s.una : 0;
   if (dctcp) {
-    // Every ACK acknowledges one segment's arrival (duplicates included), as Linux's delivered count.
+    // Every ACK acknowledges one segment's arrival (duplicates included), as Linux's delivered
+    // count.
     const uint64_t counted = std::max<uint32_t>(newly, 1);
     t.window_acked += counted;
     if (ece) t.window_marked += counted;

@@ -227,7 +227,7 @@ TEST_CASE("dcqcn: YAML parameters override the preset and bad values are rejecte
   const app::Scenario s = scenario_file(
       "incast-dcqcn.yaml", {app::parse_override("fabric.nic.dcqcn={enabled: true, preset: paper, g: 0.125, "
                                                 "rate_period: 10us, rai: 100Mbps, byte_counter: 1MB}")});
-  const net::DcqcnParams& d = s.fabric.nic.dcqcn;
+  const net::DcqcnParams& d = s.network.nic.dcqcn;
   CHECK(d.enabled);
   CHECK(d.g == 0.125);
   CHECK(d.rate_period == Time::us(10));

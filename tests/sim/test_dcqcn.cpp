@@ -49,8 +49,8 @@ TEST_CASE("dcqcn: five fast-recovery steps from 50 to 100 Gb/s land at 100 - 50/
 TEST_CASE("dcqcn: additive then hyper increase follow the timer and byte counters") {
   const DcqcnParams p = DcqcnParams::paper();
   DcqcnRateController c(p, Bandwidth::gbps(100));
-  c.on_cnp(Time::zero());    // RT 100, RC 50, alpha stays 1 ((1-g) * 1 + g)
-  c.on_cnp(Time::us(50));    // RT 50, RC 25
+  c.on_cnp(Time::zero());  // RT 100, RC 50, alpha stays 1 ((1-g) * 1 + g)
+  c.on_cnp(Time::us(50));  // RT 50, RC 25
   REQUIRE(c.target_bps() == doctest::Approx(50 * kG));
   REQUIRE(c.rate_bps() == doctest::Approx(25 * kG));
   for (int i = 0; i < 5; ++i) c.on_rate_timer();  // fast recovery: RT stays 50
@@ -133,7 +133,8 @@ TEST_CASE("dcqcn: ConnectX preset cuts at most once per 4 us and never below the
   const double rc = c.rate_bps();
   CHECK(rc == doctest::Approx(100 * kG * (1 - (1023.0 / 1024) / 2)));
   const double a1 = c.alpha(Time::zero());
-  // Inside the decrease period: alpha moves (after 3 quiet 1 us periods of decay), the rate does not.
+  // Inside the decrease period: alpha moves (after 3 quiet 1 us periods of decay), the rate does
+  // not.
   CHECK_FALSE(c.on_cnp(Time::us(3)));
   CHECK(c.rate_bps() == rc);
   CHECK(c.alpha(Time::us(3)) == doctest::Approx((1 - p.g) * (a1 * std::pow(1 - p.g, 3)) + p.g));
@@ -156,13 +157,14 @@ TEST_CASE("dcqcn: ConnectX preset cuts at most once per 4 us and never below the
   CHECK(c.target_bps() == doctest::Approx(before));
 }
 
-TEST_CASE("dcqcn: the paper's clamp sets RT = RC on every cut; a disabled byte counter steps by timer") {
+TEST_CASE(
+    "dcqcn: the paper's clamp sets RT = RC on every cut; a disabled byte counter steps by timer") {
   DcqcnParams p = DcqcnParams::paper();
   DcqcnRateController c(p, Bandwidth::gbps(100));
-  c.on_cnp(Time::zero());             // alpha 1: 100 -> 50, RT = 100
-  c.on_cnp(Time::us(60));             // RT = 50
+  c.on_cnp(Time::zero());  // alpha 1: 100 -> 50, RT = 100
+  c.on_cnp(Time::us(60));  // RT = 50
   CHECK(c.target_bps() == doctest::Approx(50 * kG));
-  p.clamp_target_rate = false;        // the same cuts without the clamp keep RT at 100
+  p.clamp_target_rate = false;  // the same cuts without the clamp keep RT at 100
   DcqcnRateController u(p, Bandwidth::gbps(100));
   u.on_cnp(Time::zero());
   u.on_cnp(Time::us(60));
@@ -185,13 +187,13 @@ TEST_CASE("dcqcn: the paper's clamp sets RT = RC on every cut; a disabled byte c
   // From here RT is below the line rate: take it down first to see the steps.
   h.on_cnp(Time::us(400));  // timer fired since the last cut: RT = RC
   const double rt2 = h.target_bps();
-  h.on_rate_timer();        // T = 1: fast recovery
+  h.on_rate_timer();  // T = 1: fast recovery
   CHECK(h.target_bps() == doctest::Approx(rt2));
-  h.on_rate_timer();        // T = 2: additive
+  h.on_rate_timer();  // T = 2: additive
   CHECK(h.target_bps() == doctest::Approx(rt2 + 5e6));
-  h.on_rate_timer();        // T = 3: hyper
+  h.on_rate_timer();  // T = 3: hyper
   CHECK(h.target_bps() == doctest::Approx(rt2 + 5e6 + 50e6));
-  h.on_rate_timer();        // T = 4: hyper
+  h.on_rate_timer();  // T = 4: hyper
   CHECK(h.target_bps() == doctest::Approx(rt2 + 5e6 + 100e6));
   rc = h.rate_bps();
   CHECK(rc < h.target_bps());
