@@ -15,6 +15,7 @@
 #include "run/collective_cmd.hpp"
 #include "run/estimate.hpp"
 #include "run/progress.hpp"
+#include "run/result_schema.hpp"
 #include "run/runner.hpp"
 #include "run/trace.hpp"
 #include "cli/plot.hpp"
@@ -70,8 +71,11 @@ int cmd_run(const std::vector<std::string>& args) {
       "scenario", po::value<std::string>(), "scenario YAML file (default: the built-in scenario)")(
       "seed", po::value<uint64_t>(), "override the scenario's seed")(
       "set", po::value<std::vector<std::string>>()->composing(),
-      "override a scenario value: --set dotted.path=value (repeatable)")(
+      "override a scenario value: --set dotted.path=value (repeatable; =null removes the key)")(
+      "unset", po::value<std::vector<std::string>>()->composing(),
+      "remove a scenario key, e.g. --unset workload.fsdp (repeatable; applied before --set)")(
       "json", "print one JSON object instead of the text summary")(
+      "list-keys", "print the keys of --json (path, unit, description; the table of docs/cli.md) and exit")(
       "trace", po::value<std::string>(),
       "write the training step as Chrome-trace/Perfetto JSON to this file (workload scenarios)")(
       "verbose,v", "print the pre-run memory/time estimate (stderr)")(
@@ -87,8 +91,17 @@ int cmd_run(const std::vector<std::string>& args) {
     std::cout << opts << "\n";
     return kExitOk;
   }
+  if (vm.count("list-keys")) {
+    std::cout << app::result_keys_markdown();
+    return kExitOk;
+  }
   app::LoadOptions load;
   if (vm.count("seed")) load.seed = vm["seed"].as<uint64_t>();
+  if (vm.count("unset")) {
+    for (const auto& s : vm["unset"].as<std::vector<std::string>>()) {
+      load.overrides.push_back(app::unset_override(s));
+    }
+  }
   if (vm.count("set")) {
     for (const auto& s : vm["set"].as<std::vector<std::string>>()) {
       load.overrides.push_back(app::parse_override(s));
@@ -120,7 +133,7 @@ int cmd_run(const std::vector<std::string>& args) {
   run_options.progress = !vm.count("quiet") && app::stderr_is_terminal();
   run_options.estimated_wall_s = estimate.wall_s;
   run_options.expected_sim_s = estimate.sim_time_s;
-  const app::RunResult result = app::run_scenario(scenario, run_options);
+  app::RunResult result = app::run_scenario(scenario, run_options);
   if (vm.count("trace")) {
     const std::string path = vm["trace"].as<std::string>();
     std::ofstream out(path);
@@ -128,10 +141,9 @@ int cmd_run(const std::vector<std::string>& args) {
     out << app::step_trace(*result.step).dump() << "\n";
   }
   if (vm.count("json")) {
-    nlohmann::json j = app::to_json(result);
-    j["estimate"] = app::to_json(estimate);
-    j["peak_rss_bytes"] = app::peak_rss_bytes();
-    std::cout << j.dump(2) << "\n";
+    result.estimate = estimate;
+    result.peak_rss_bytes = app::peak_rss_bytes();
+    std::cout << app::to_json(result).dump(2) << "\n";
   } else {
     std::cout << app::to_text(result);
   }
@@ -187,7 +199,9 @@ int cmd_collective(const std::vector<std::string>& args) {
   opts.add_options()("help,h", "show this help")(
       "scenario", po::value<std::string>(), "scenario YAML file (default: the built-in scenario)")(
       "set", po::value<std::vector<std::string>>()->composing(),
-      "override a scenario value: --set dotted.path=value (repeatable)")(
+      "override a scenario value: --set dotted.path=value (repeatable; =null removes the key)")(
+      "unset", po::value<std::vector<std::string>>()->composing(),
+      "remove a scenario key, e.g. --unset workload.fsdp (repeatable; applied before --set)")(
       "op", po::value<std::string>()->default_value("all_reduce"),
       "all_reduce | reduce_scatter | all_gather | broadcast | reduce | all_to_all | send_recv")(
       "algo", po::value<std::string>(),
@@ -226,6 +240,7 @@ int cmd_collective(const std::vector<std::string>& args) {
   }
   app::CollectiveSweepOptions o;
   app::LoadOptions load;
+  load.fabric_only_ok = true;  // the collective is the traffic
   try {
     o.op = models::parse_collective_op(vm["op"].as<std::string>());
     if (vm.count("algo")) {
@@ -261,6 +276,11 @@ int cmd_collective(const std::vector<std::string>& args) {
     o.run.hbm_bytes_per_s = hbm == "0" ? 0.0 : app::parse_bandwidth(hbm).bytes_per_second();
   } catch (const std::invalid_argument& e) {  // unknown op/algo, app::UnitError
     throw UsageError(e.what());
+  }
+  if (vm.count("unset")) {
+    for (const auto& s : vm["unset"].as<std::vector<std::string>>()) {
+      load.overrides.push_back(app::unset_override(s));
+    }
   }
   if (vm.count("set")) {
     for (const auto& s : vm["set"].as<std::vector<std::string>>()) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "run/collective_cmd.hpp"
+#include "run/estimate.hpp"
 #include "scenario/scenario.hpp"
 #include "sim/backends/make_backend.hpp"
 #include "sim/backends/transfer_backend.hpp"
@@ -95,6 +96,10 @@ struct RunResult {
   // `report:` all_reduces (run/collective_cmd.hpp), timed after the run on an idle fabric; their
   // simulation is not counted in wall_s or events.
   std::optional<ReportedCollectives> report;
+  // Attached by the caller after the run (`syncsim run`), not by run_scenario: the pre-run
+  // estimate and the process's measured peak RSS, so --json prints them with the rest.
+  std::optional<Estimate> estimate;
+  std::optional<double> peak_rss_bytes;
 };
 
 struct RunOptions {
@@ -110,9 +115,10 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {})
 // `syncsim collective` (and the step model's private timing runs, which copy the spec) all see the same one.
 net::NetworkSpec scenario_network(const Scenario& scenario);
 
-// The --json object: the keys the CLI contract names plus a few more.
+// The --json object, generated from the result schema (run/result_schema.hpp).
 nlohmann::json to_json(const RunResult& r);
-// A human-readable summary for the terminal.
+// A human-readable summary for the terminal (run/result_text.cpp): a workload run leads with its
+// step; message, FCT and queue lines appear only when the scenario has traffic messages.
 std::string to_text(const RunResult& r);
 
 using syncsim::fidelity_name;

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "run/result_schema.hpp"
 #include "run/sweep_mpi.hpp"
 
 namespace syncsim::app {
@@ -39,11 +40,14 @@ const char* kUsage =
     "options:\n"
     "  --vary PATH=V1,V2,...  values of one scenario value (each read as YAML, e.g. 400Gbps); repeatable\n"
     "  --set PATH=V1,V2,...   an axis (two or more values); --set PATH=VALUE fixes a value; repeatable\n"
+    "  --unset PATH           remove a key of the scenario (as --set PATH=null); repeatable\n"
     "  --seed N               override the scenario's seed\n"
     "  --jobs N               points run in parallel on N threads (default 1)\n"
     "  --csv FILE             write the CSV table to FILE (default: stdout unless --json or --out)\n"
     "  --out FILE             write the rows to FILE: JSON if it ends in .json, else CSV\n"
     "  --json                 print the rows as a JSON array\n"
+    "  --columns A,B,...      the result columns to print after the swept values, in this order\n"
+    "                         (any column of `syncsim run --list-keys`; default: the ones above)\n"
     "  --no-wall              leave out wall_s, so the output of two runs compares byte for byte\n"
     "  --quiet                no progress line (it is shown only when stderr is a terminal)\n"
     "  --force                run even when a point's memory estimate times the points running at\n"
@@ -172,25 +176,55 @@ SweepPlan plan_sweep(SweepSpec spec) {
   return plan;
 }
 
+std::vector<std::string> default_sweep_columns(bool step, bool report) {
+  // The columns scripts have read since sweeps began; their order is a contract.
+  std::vector<std::string> cols = {"sim_time_s",    "messages",        "messages_completed", "fct_mean_s",
+                                   "fct_p99_s",     "fct_max_s",       "bytes_dropped",      "max_queue_bytes",
+                                   "pause_frames",  "ecn_marks",       "events"};
+  if (step) cols.insert(cols.end(), {"step_time_s", "mfu", "exposed_comm_s", "tail_s", "tokens_per_s"});
+  if (report) {
+    cols.insert(cols.end(), {"allreduce_small_bytes", "allreduce_small_latency_s", "allreduce_large_bytes",
+                             "allreduce_large_busbw_GBps"});
+  }
+  return cols;
+}
+
+std::vector<std::string> parse_sweep_columns(const std::string& list) {
+  std::vector<std::string> cols;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const auto end = std::min(list.find(',', start), list.size());
+    std::string c = list.substr(start, end - start);
+    const auto b = c.find_first_not_of(" \t");
+    const auto e = c.find_last_not_of(" \t");
+    c = b == std::string::npos ? std::string() : c.substr(b, e - b + 1);
+    if (c.empty()) throw SweepUsageError("--columns: expected a comma-separated list of columns, found \"" + list + "\"");
+    if (find_result_column(c) == nullptr) {
+      std::string known;
+      for (const auto& n : result_column_names()) known += (known.empty() ? "" : ", ") + n;
+      throw SweepUsageError("--columns: no column \"" + c + "\"; the columns are: " + known);
+    }
+    if (std::find(cols.begin(), cols.end(), c) != cols.end()) {
+      throw SweepUsageError("--columns: \"" + c + "\" is given twice");
+    }
+    cols.push_back(std::move(c));
+    start = end + 1;
+  }
+  return cols;
+}
+
 std::vector<std::string> sweep_columns(const SweepSpec& spec) {
   std::vector<std::string> cols;
   for (const auto& a : spec.axes) cols.push_back(a.path);
-  for (const char* c : {"sim_time_s", "messages", "messages_completed", "fct_mean_s", "fct_p99_s", "fct_max_s",
-                        "bytes_dropped", "max_queue_bytes", "pause_frames", "ecn_marks", "events"}) {
-    cols.emplace_back(c);
-  }
-  if (spec.step) {
-    for (const char* c : {"step_time_s", "mfu", "exposed_comm_s", "tail_s", "tokens_per_s"}) {
-      cols.emplace_back(c);
+  if (spec.columns.empty()) {
+    const auto metrics = default_sweep_columns(spec.step, spec.report);
+    cols.insert(cols.end(), metrics.begin(), metrics.end());
+    if (spec.wall) cols.emplace_back("wall_s");
+  } else {
+    for (const auto& c : spec.columns) {
+      if (c != "wall_s" || spec.wall) cols.push_back(c);
     }
   }
-  if (spec.report) {
-    for (const char* c : {"allreduce_small_bytes", "allreduce_small_latency_s", "allreduce_large_bytes",
-                          "allreduce_large_busbw_GBps"}) {
-      cols.emplace_back(c);
-    }
-  }
-  if (spec.wall) cols.emplace_back("wall_s");
   return cols;
 }
 
@@ -198,31 +232,11 @@ nlohmann::ordered_json sweep_row(const SweepSpec& spec, const std::vector<std::s
                                  const RunResult& r) {
   nlohmann::ordered_json row = nlohmann::ordered_json::object();
   for (std::size_t a = 0; a < spec.axes.size(); ++a) row[spec.axes[a].path] = axis_value(values[a]);
-  row["sim_time_s"] = r.sim_time_s;
-  row["messages"] = r.messages;
-  row["messages_completed"] = r.messages_completed;
-  row["fct_mean_s"] = r.fct.mean_s;
-  row["fct_p99_s"] = r.fct.p99_s;
-  row["fct_max_s"] = r.fct.max_s;
-  row["bytes_dropped"] = r.counters.bytes_dropped;
-  row["max_queue_bytes"] = r.counters.max_queue_bytes;
-  row["pause_frames"] = r.pause_frames;
-  row["ecn_marks"] = r.ecn_marks;
-  row["events"] = r.events;
-  if (spec.step && r.step) {
-    row["step_time_s"] = r.step->step.seconds();
-    row["mfu"] = r.step->mfu;
-    row["exposed_comm_s"] = r.step->exposed_comm.seconds();
-    row["tail_s"] = r.step->tail.seconds();
-    row["tokens_per_s"] = r.step->tokens_per_s;
+  const auto cols = sweep_columns(spec);
+  for (std::size_t c = spec.axes.size(); c < cols.size(); ++c) {
+    const ResultKey* key = find_result_column(cols[c]);
+    if (key != nullptr && result_key_present(*key, r)) row[cols[c]] = nlohmann::ordered_json(key->read(r));
   }
-  if (spec.report && r.report) {
-    row["allreduce_small_bytes"] = r.report->small_bytes;
-    row["allreduce_small_latency_s"] = r.report->small_latency_s;
-    row["allreduce_large_bytes"] = r.report->large_bytes;
-    row["allreduce_large_busbw_GBps"] = r.report->large_busbw_GBps;
-  }
-  if (spec.wall) row["wall_s"] = r.wall_s;
   return row;
 }
 
@@ -387,6 +401,8 @@ int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ost
         } else {
           spec.sets.push_back(o);
         }
+      } else if (a == "--unset" || a.starts_with("--unset=")) {
+        spec.sets.push_back(unset_override(a == "--unset" ? needs_value(args, i, a) : a.substr(8)));
       } else if (a == "--seed" || a.starts_with("--seed=")) {
         const std::string v = a == "--seed" ? needs_value(args, i, a) : a.substr(7);
         uint64_t seed = 0;
@@ -407,6 +423,8 @@ int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ost
         csv_path = a.substr(6);
       } else if (a == "--out" || a.starts_with("--out=")) {
         out_path = a == "--out" ? needs_value(args, i, a) : a.substr(6);
+      } else if (a == "--columns" || a.starts_with("--columns=")) {
+        spec.columns = parse_sweep_columns(a == "--columns" ? needs_value(args, i, a) : a.substr(10));
       } else if (a == "--json") {
         json = true;
       } else if (a == "--quiet" || a == "-q") {
@@ -531,7 +549,10 @@ int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ost
       return 1;
     }
   }
-  if (plan.spec.step && !quiet) {
+  const bool rows_have_rate =
+      !rows.empty() && std::find(columns.begin(), columns.end(), "tokens_per_s") != columns.end() &&
+      std::find(columns.begin(), columns.end(), "step_time_s") != columns.end();
+  if (plan.spec.step && !quiet && rows_have_rate) {
     // Name the best point: the most tokens per second (the shortest step when the batch is fixed).
     std::size_t best = 0;
     double best_rate = 0;

@@ -46,6 +46,8 @@ struct SweepSpec {
   std::vector<Override> sets;    // applied before each point's --vary values
   std::optional<uint64_t> seed;  // --seed
   bool wall = true;              // include the wall_s column
+  // Metric columns (result schema column names) after the axes; empty: the default columns.
+  std::vector<std::string> columns;
   bool step = false;             // step columns (set by plan_sweep when the scenario has a workload)
   bool report = false;           // `report:` all_reduce columns (set by plan_sweep)
 };
@@ -62,7 +64,18 @@ struct SweepPlan {
 // Throws ScenarioError for the first point that does not load.
 SweepPlan plan_sweep(SweepSpec spec);
 
-// The output columns: every axis path, then the run's key numbers.
+// The metric columns a sweep prints without --columns: sim_time_s, messages, messages_completed,
+// fct_mean_s, fct_p99_s, fct_max_s, bytes_dropped, max_queue_bytes, pause_frames, ecn_marks,
+// events, then with a workload step_time_s, mfu, exposed_comm_s, tail_s, tokens_per_s, and with a
+// `report:` block allreduce_small_bytes, allreduce_small_latency_s, allreduce_large_bytes,
+// allreduce_large_busbw_GBps (wall_s follows unless --no-wall).
+std::vector<std::string> default_sweep_columns(bool step, bool report);
+// `--columns a,b,c`: result schema column names (run/result_schema.hpp), each once; throws
+// SweepUsageError naming the known columns.
+std::vector<std::string> parse_sweep_columns(const std::string& list);
+
+// The output columns: every axis path, then the metric columns (spec.columns, else the default
+// ones and wall_s).
 std::vector<std::string> sweep_columns(const SweepSpec& spec);
 // One row for a finished run: axis values (numbers when the YAML scalar is a plain number) then the
 // metrics, in sweep_columns order.

@@ -29,7 +29,83 @@ Override parse_override(const std::string& arg) {
   return o;
 }
 
+Override unset_override(const std::string& path) {
+  for (const std::string& part : split_path(path)) {
+    if (part.empty()) {
+      throw ScenarioError(
+          kOverrideSource, 0, 0, "",
+          "expected --unset dotted.path with non-empty path components, got " + quoted(path));
+    }
+  }
+  return Override{path, "null"};
+}
+
 namespace yaml_reader {
+
+namespace {
+
+std::string out_of_range(const std::string& verb, const Override& o, const std::string& part,
+                         const std::string& walked, std::size_t size) {
+  return "cannot " + verb + " " + quoted(o.path) + ": index " + part + " is out of range, " +
+         walked + " has " + std::to_string(size) + " entries";
+}
+
+std::string not_an_index(const std::string& verb, const Override& o, const std::string& part,
+                         const std::string& walked) {
+  return "cannot " + verb + " " + quoted(o.path) + ": " + walked +
+         " is a sequence, so the next path component must be an index, got " + quoted(part);
+}
+
+// `--set path=null` or `--unset path`: the key is removed, so its section reads as if the file
+// never had it (a sweep can then switch `workload.fsdp` off and `workload.ddp` on). A key that is
+// not there is left alone, so the same override applies to every scenario of a sweep.
+void remove_key(OverriddenTree& tree, const Override& o, const std::vector<std::string>& parts) {
+  YAML::Node cur;
+  cur.reset(tree.root);
+  std::string walked;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const std::string& part = parts[i];
+    const bool last = i + 1 == parts.size();
+    if (cur.IsSequence()) {
+      const std::optional<std::size_t> index = parse_index(part);
+      if (!index) {
+        throw ScenarioError(kOverrideSource, 1, 1, o.path, not_an_index("unset", o, part, walked));
+      }
+      if (*index >= cur.size()) {
+        throw ScenarioError(kOverrideSource, 1, 1, o.path,
+                            out_of_range("unset", o, part, walked, cur.size()));
+      }
+      if (last) {
+        throw ScenarioError(kOverrideSource, 1, 1, o.path,
+                            "cannot unset " + quoted(o.path) +
+                                ": the entries of a sequence cannot be removed; set " + walked +
+                                " to the whole sequence instead");
+      }
+      YAML::Node next = cur[*index];
+      cur.reset(next);
+    } else if (cur.IsMap()) {
+      const YAML::Node& const_cur = cur;
+      if (!const_cur[part].IsDefined()) {
+        return;
+      }
+      if (last) {
+        cur.remove(part);
+        return;
+      }
+      YAML::Node next = cur[part];
+      cur.reset(next);
+    } else if (cur.IsNull() || !cur.IsDefined()) {
+      return;
+    } else {
+      throw ScenarioError(kOverrideSource, 1, 1, o.path,
+                          "cannot unset " + quoted(o.path) + ": " + walked + " is " +
+                              describe(cur) + ", not a map or sequence");
+    }
+    walked = join_path(walked, part);
+  }
+}
+
+}  // namespace
 
 void apply_override(OverriddenTree& tree, const Override& o) {
   const std::vector<std::string> parts = split_path(o.path);
@@ -47,6 +123,10 @@ void apply_override(OverriddenTree& tree, const Override& o) {
     throw ScenarioError(kOverrideSource, e.mark.line + 1, e.mark.column + 1, o.path,
                         "invalid YAML value " + quoted(o.value) + ": " + e.msg);
   }
+  if (value.IsNull()) {
+    remove_key(tree, o, parts);
+    return;
+  }
   // An empty document has no root node to write into; start from an empty map.
   if (!tree.root.IsDefined() || tree.root.IsNull()) {
     tree.root.reset(YAML::Node(YAML::NodeType::Map));
@@ -61,16 +141,11 @@ void apply_override(OverriddenTree& tree, const Override& o) {
     if (cur.IsSequence()) {
       const std::optional<std::size_t> index = parse_index(part);
       if (!index) {
-        throw ScenarioError(
-            kOverrideSource, 1, 1, o.path,
-            "cannot set " + quoted(o.path) + ": " + walked +
-                " is a sequence, so the next path component must be an index, got " + quoted(part));
+        throw ScenarioError(kOverrideSource, 1, 1, o.path, not_an_index("set", o, part, walked));
       }
       if (*index >= cur.size()) {
         throw ScenarioError(kOverrideSource, 1, 1, o.path,
-                            "cannot set " + quoted(o.path) + ": index " + part +
-                                " is out of range, " + walked + " has " +
-                                std::to_string(cur.size()) + " entries");
+                            out_of_range("set", o, part, walked, cur.size()));
       }
       if (last) {
         cur[*index] = value;

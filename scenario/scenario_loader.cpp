@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -53,7 +54,7 @@ const std::vector<std::pair<std::string_view, Fidelity>> kFidelities{
     {"flow", Fidelity::Flow},
 };
 
-Scenario read_root(const Reader& in) {
+Scenario read_root(const Reader& in, bool fabric_only_ok) {
   const MapView top(in, in.root(), "",
                     {"name", "seed", "fidelity", "fabric", "traffic", "collective", "workload",
                      "sweep", "observe", "report"});
@@ -87,10 +88,24 @@ Scenario read_root(const Reader& in) {
   if (const YAML::Node* n = top.find("observe")) s.observe = read_observe(in, *n, "observe");
   if (const YAML::Node* n = top.find("report")) s.report = read_report(in, *n, "report");
   if (const YAML::Node* n = top.find("sweep")) s.sweep = read_sweep(in, *n, "sweep");
-  // A training workload may run alone; without one, traffic is the whole scenario.
-  if (s.workload && top.find("traffic") == nullptr) return s;
+  // A training workload may run alone; without one, traffic is the whole scenario (unless the
+  // command brings its own).
+  if ((s.workload || fabric_only_ok) && top.find("traffic") == nullptr) return s;
   s.traffic = read_traffic(in, top.require("traffic"), "traffic");
   return s;
+}
+
+// Whether `text` has anything but blank lines and comments.
+bool has_yaml_content(const std::string& text) {
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const std::size_t first = line.find_first_not_of(" \t\r");
+    if (first != std::string::npos && line[first] != '#') {
+      return true;
+    }
+  }
+  return false;
 }
 
 Scenario load(const std::string& text, const std::string& source, const LoadOptions& options) {
@@ -104,7 +119,7 @@ Scenario load(const std::string& text, const std::string& source, const LoadOpti
     yaml_reader::apply_override(tree, o);
   }
   const Reader in(source, tree);
-  Scenario scenario = read_root(in);
+  Scenario scenario = read_root(in, options.fabric_only_ok);
   if (options.seed) {
     scenario.seed = *options.seed;
   }
@@ -120,6 +135,11 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
 }
 
 Scenario load_scenario_file(const std::string& path, const LoadOptions& options) {
+  // A directory opens as a stream on Linux and then fails to read; say what it is instead.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw ScenarioError(path, 0, 0, "", "expected a YAML scenario file, found a directory");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const int err = errno;
@@ -131,6 +151,9 @@ Scenario load_scenario_file(const std::string& path, const LoadOptions& options)
   text << in.rdbuf();
   if (in.bad()) {
     throw ScenarioError(path, 0, 0, "", "cannot read file: read error");
+  }
+  if (!has_yaml_content(text.str())) {
+    throw ScenarioError(path, 0, 0, "", "expected a YAML scenario file, found an empty file");
   }
   return load_scenario_text(text.str(), path, options);
 }

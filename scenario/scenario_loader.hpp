@@ -36,7 +36,9 @@ class ScenarioError : public std::runtime_error {
 };
 
 // One `--set dotted.path=value`. Numeric path components index sequences (traffic.0.size); the
-// value is parsed as YAML, so it may be a scalar, `[1, 2]` or `{a: 1}`.
+// value is parsed as YAML, so it may be a scalar, `[1, 2]` or `{a: 1}`. A null value (`null`, `~`
+// or nothing) removes the key instead, so the scenario reads as if it had never been written (a
+// key that is not there is left alone; an entry of a sequence cannot be removed).
 struct Override {
   std::string path;
   std::string value;
@@ -45,6 +47,9 @@ struct Override {
 struct LoadOptions {
   std::vector<Override> overrides;  // applied in order to the YAML tree before it is read
   std::optional<uint64_t> seed;     // replaces the scenario's `seed`
+  // A scenario needs `traffic:` or `workload:` (something to run); commands that bring their own
+  // traffic (`syncsim collective`) also take a fabric-only one.
+  bool fabric_only_ok = false;
 };
 
 // Parses, applies overrides, reads every field, then validates the result by building the fabric
@@ -59,5 +64,7 @@ Scenario load_default_scenario(const LoadOptions& options = {});
 // Splits "a.b=c" at the first '='. A missing '=' or an empty path component throws ScenarioError
 // with file "--set".
 Override parse_override(const std::string& arg);
+// `--unset dotted.path`: the same as `--set dotted.path=null`.
+Override unset_override(const std::string& path);
 
 }  // namespace syncsim::app

@@ -128,7 +128,7 @@ E Reader::read_enum(const YAML::Node& node, const std::string& path,
       return value;
     }
   }
-  fail(path, node, "expected one of: " + one_of(names) + "; got " + quoted(s));
+  fail(path, node, "expected one of: " + one_of(names) + "; got " + yaml_reader::quoted(s));
 }
 
 }  // namespace syncsim::app::yaml_reader

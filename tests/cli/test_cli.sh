@@ -91,6 +91,32 @@ check "collective --model nccl exits 0" test $? -eq 0
 check "bad collective.protocol exits 2" test $? -eq 2
 check "bad collective.protocol names the path" grep -q "collective.protocol" "$tmp/err"
 
+# A directory or an empty file is not a scenario; a fabric-only one is enough for `collective`.
+"$bin" run "$tmp" >/dev/null 2>"$tmp/err"
+check "a directory as scenario exits 2" test $? -eq 2
+check "a directory as scenario says so" grep -q "expected a YAML scenario file, found a directory" "$tmp/err"
+: >"$tmp/empty.yaml"
+"$bin" collective "$tmp/empty.yaml" >/dev/null 2>"$tmp/err"
+check "an empty scenario file exits 2" test $? -eq 2
+check "an empty scenario file says so" grep -q "expected a YAML scenario file, found an empty file" "$tmp/err"
+printf 'name: fabric\nfidelity: analytic\nfabric:\n  topology: spine_leaf\n  spine_leaf: {leaves: 2, hosts_per_leaf: 2, spines: 1}\n' >"$tmp/fabric.yaml"
+"$bin" collective "$tmp/fabric.yaml" -b 1M -e 1M >"$tmp/coll" 2>"$tmp/err"
+check "collective takes a fabric-only scenario" test $? -eq 0
+check "fabric-only collective prints a row" grep -q "^# Avg bus bandwidth" "$tmp/coll"
+"$bin" run "$tmp/fabric.yaml" >/dev/null 2>"$tmp/err"
+check "run of a fabric-only scenario exits 2" test $? -eq 2
+check "run of a fabric-only scenario names traffic" grep -q 'traffic: missing required key "traffic"' "$tmp/err"
+
+# --unset (or --set PATH=null) removes a key: FSDP -> DDP on the same file.
+"$bin" run "$src/scenarios/fsdp-llama-70b.yaml" --set fidelity=analytic --set workload.model=gpt3-1.3b \
+  --unset workload.fsdp --set workload.parallelism=null --json >"$tmp/ddp.json" 2>"$tmp/err"
+check "--unset exits 0" test $? -eq 0
+check "--unset workload.fsdp runs DDP" grep -q '"parallelism": "ddp"' "$tmp/ddp.json"
+"$bin" sweep "$src/scenarios/fsdp-llama-70b.yaml" --set fidelity=analytic --set workload.model=gpt3-1.3b \
+  --unset workload.fsdp --set workload.parallelism=ddp,fsdp --no-wall --quiet >"$tmp/dp.csv" 2>"$tmp/err"
+check "sweep --unset exits 0" test $? -eq 0
+check "sweep --unset has 2 rows" test "$(wc -l <"$tmp/dp.csv")" -eq 3
+
 # Reference scenarios parse and analytic fidelity runs them quickly.
 for f in "$src"/scenarios/*.yaml; do
   small=()  # scale studies run here at their smallest size

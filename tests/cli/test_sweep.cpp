@@ -103,6 +103,29 @@ TEST_CASE("sweep CSV: header of swept paths then metrics; numbers plain, strings
   CHECK(csv.find("\n4,\"a,b\",0.5,") != std::string::npos);
 }
 
+TEST_CASE("sweep --columns: the chosen schema columns after the axes, in their order") {
+  app::SweepSpec spec;
+  spec.axes = {{"fabric.spine_leaf.spines", {"4"}}};
+  spec.columns = app::parse_sweep_columns("events,fct_p50_s,wall_s,gpus");
+  CHECK(app::sweep_columns(spec) ==
+        std::vector<std::string>{"fabric.spine_leaf.spines", "events", "fct_p50_s", "wall_s", "gpus"});
+  spec.wall = false;  // --no-wall still removes wall_s
+  CHECK(app::sweep_columns(spec) == std::vector<std::string>{"fabric.spine_leaf.spines", "events", "fct_p50_s", "gpus"});
+  app::RunResult r;
+  r.events = 7;
+  r.fct.p50_s = 0.25;
+  r.gpus = 16;
+  const std::string csv = app::sweep_csv(app::sweep_columns(spec), {app::sweep_row(spec, {"4"}, r).dump()});
+  CHECK(csv == "fabric.spine_leaf.spines,events,fct_p50_s,gpus\n4,7,0.25,16\n");
+  // A workload column on a run without a step stays empty.
+  spec.columns = {"mfu"};
+  CHECK(app::sweep_csv(app::sweep_columns(spec), {app::sweep_row(spec, {"4"}, r).dump()}) ==
+        "fabric.spine_leaf.spines,mfu\n4,\n");
+  std::ostringstream out, err;
+  CHECK(app::sweep_main({kIncast, "--vary", "seed=1,2", "--columns", "bogus"}, out, err) == 2);
+  CHECK(err.str().find("no column \"bogus\"") != std::string::npos);
+}
+
 TEST_CASE("sweep_main reports usage errors with exit 2") {
   std::ostringstream out, err;
   CHECK(app::sweep_main({kIncast}, out, err) == 2);

@@ -65,6 +65,12 @@ check "--json prints an array of rows" \
 
 "$bin" sweep "$scenario" --vary seed=1,2 --set traffic.0.messages.0.size=256KiB --quiet >"$tmp/wall.csv" 2>/dev/null
 check "wall_s is the last column by default" bash -c "head -1 '$tmp/wall.csv' | grep -q ',events,wall_s$'"
+"$bin" sweep "$scenario" --vary seed=1,2 --set traffic.0.messages.0.size=256KiB --quiet --columns fct_p50_s,pause_frames \
+  >"$tmp/cols.csv" 2>/dev/null
+check "--columns chooses the columns" bash -c "head -1 '$tmp/cols.csv' | grep -qx 'seed,fct_p50_s,pause_frames'"
+"$bin" sweep "$scenario" --vary seed=1,2 --columns no_such >/dev/null 2>"$tmp/err"
+check "--columns with an unknown column exits 2" test $? -eq 2
+check "... and lists the columns" grep -q "fct_p99_s" "$tmp/err"
 
 # Memory check before running: a point too big for the machine is refused up front, naming the
 # point and both numbers (a million GPUs at packet level; nothing runs, not even the small point).

@@ -1,0 +1,455 @@
+#include "run/result_schema.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "run/runner.hpp"
+
+namespace syncsim::app {
+
+namespace {
+
+using json = nlohmann::json;
+using P = ResultPresence;
+
+// The step of a workload run; only read where the key's presence says there is one.
+const models::StepResult& step(const RunResult& r) { return *r.step; }
+const ReportedCollectives& report(const RunResult& r) { return *r.report; }
+
+json flow_rate_window(const RunResult& r) {
+  const FlowRateStats& fr = r.flow_rates;
+  if (!fr.stated_window) return "each flow's own [start, finish]";
+  return {{"start_s", fr.window_start_s}, {"end_s", fr.window_end_s}};
+}
+
+json flow_rate_flows(const RunResult& r) {
+  json flows = json::array();
+  for (const auto& f : r.flow_rates.flows) {
+    flows.push_back({{"src", f.src},
+                     {"dst", f.dst},
+                     {"bps", f.bps},
+                     {"start_s", f.start_s},
+                     {"finish_s", f.finish_s}});
+  }
+  return flows;
+}
+
+json drops(const RunResult& r) {
+  json d = json::object();
+  d["buffer_full_packets"] = r.packets_dropped_buffer_full;
+  for (const auto& [reason, packets] : r.drops) d[reason] = packets;
+  return d;
+}
+
+json top_paused_ports(const RunResult& r) {
+  json top = json::array();
+  for (std::size_t i = 0; i < r.paused_ports.size() && i < 5; ++i) {
+    top.push_back({{"port", r.paused_ports[i].first}, {"paused_time_s", r.paused_ports[i].second}});
+  }
+  return top;
+}
+
+json buckets(const RunResult& r) {
+  json out = json::array();
+  for (const auto& b : step(r).buckets) {
+    out.push_back({{"bytes", b.bytes},
+                   {"ready_s", b.ready.seconds()},
+                   {"start_s", b.start.seconds()},
+                   {"end_s", b.end.seconds()}});
+  }
+  return out;
+}
+
+json collectives(const RunResult& r) {
+  json out = json::array();
+  for (const auto& c : step(r).collectives) {
+    out.push_back({{"kind", c.kind},
+                   {"unit", c.unit},
+                   {"bytes", c.bytes},
+                   {"ready_s", c.ready.seconds()},
+                   {"start_s", c.start.seconds()},
+                   {"end_s", c.end.seconds()},
+                   {"count", c.count}});
+  }
+  return out;
+}
+
+// The table, in the order of docs/cli.md. Paths and values are a contract (scripts read them).
+const std::vector<ResultKey>& table() {
+  static const std::vector<ResultKey> keys = {
+      {"scenario", "scenario", "-", "scenario name (`name:`)", P::Always,
+       [](const RunResult& r) -> json { return r.scenario; }},
+      {"seed", "seed", "-", "seed of the run (the scenario's, or `--seed`)", P::Always,
+       [](const RunResult& r) -> json { return r.seed; }},
+      {"fidelity", "fidelity", "-", "network backend: `packet`, `flow` or `analytic`", P::Always,
+       [](const RunResult& r) -> json { return fidelity_name(r.fidelity); }},
+      {"sim_time_s", "sim_time_s", "s", "simulated time when the run ended", P::Always,
+       [](const RunResult& r) -> json { return r.sim_time_s; }},
+      {"wall_s", "wall_s", "s", "wall time of the simulation (`report:` runs not counted)",
+       P::Always, [](const RunResult& r) -> json { return r.wall_s; }},
+      {"peak_rss_bytes", "peak_rss_bytes", "B", "measured peak resident memory of the process",
+       P::PeakRss, [](const RunResult& r) -> json { return *r.peak_rss_bytes; }},
+      {"events", "events", "count", "events executed (`report:` runs not counted)", P::Always,
+       [](const RunResult& r) -> json { return r.events; }},
+      {"packet_hops", "packet_hops", "count", "packet transmissions over links (packet fidelity)",
+       P::Always, [](const RunResult& r) -> json { return r.counters.packet_hops; }},
+      {"bytes_injected", "bytes_injected", "B",
+       "payload bytes sent into the network, retransmissions included", P::Always,
+       [](const RunResult& r) -> json { return r.counters.bytes_injected; }},
+      {"bytes_delivered", "bytes_delivered", "B", "payload bytes delivered to their destinations",
+       P::Always, [](const RunResult& r) -> json { return r.counters.bytes_delivered; }},
+      {"bytes_dropped", "bytes_dropped", "B", "payload bytes dropped (any reason)", P::Always,
+       [](const RunResult& r) -> json { return r.counters.bytes_dropped; }},
+      {"bytes_discarded", "bytes_discarded", "B",
+       "payload received out of order or twice and discarded (retransmitting transports)",
+       P::Always, [](const RunResult& r) -> json { return r.bytes_discarded; }},
+      {"messages.count", "messages", "count", "messages of the scenario's `traffic:`", P::Always,
+       [](const RunResult& r) -> json { return r.messages; }},
+      {"messages.completed", "messages_completed", "count", "messages that completed", P::Always,
+       [](const RunResult& r) -> json { return r.messages_completed; }},
+      {"messages.fct_s.min", "fct_min_s", "s", "shortest flow completion time", P::Always,
+       [](const RunResult& r) -> json { return r.fct.min_s; }},
+      {"messages.fct_s.mean", "fct_mean_s", "s", "mean flow completion time", P::Always,
+       [](const RunResult& r) -> json { return r.fct.mean_s; }},
+      {"messages.fct_s.p50", "fct_p50_s", "s", "median flow completion time", P::Always,
+       [](const RunResult& r) -> json { return r.fct.p50_s; }},
+      {"messages.fct_s.p99", "fct_p99_s", "s", "99th-percentile flow completion time", P::Always,
+       [](const RunResult& r) -> json { return r.fct.p99_s; }},
+      {"messages.fct_s.max", "fct_max_s", "s", "longest flow completion time", P::Always,
+       [](const RunResult& r) -> json { return r.fct.max_s; }},
+      {"max_queue_bytes", "max_queue_bytes", "B", "deepest egress queue seen, in wire bytes",
+       P::Always, [](const RunResult& r) -> json { return r.counters.max_queue_bytes; }},
+      {"drops", "", "count", "packets dropped, one key per reason (below)", P::Always, drops},
+      {"drops.buffer_full", "", "count", "packets tail-dropped because the switch buffer was full",
+       P::Always, nullptr},
+      {"drops.buffer_full_packets", "", "count",
+       "alias of `drops.buffer_full`, kept for old scripts", P::Always, nullptr},
+      {"drops.no_route", "", "count", "packets without a route", P::Always, nullptr},
+      {"drops.lossless_headroom_exceeded", "", "count",
+       "packets of a lossless priority dropped because the PFC headroom overflowed", P::Always,
+       nullptr},
+      {"drops.link_loss", "", "count",
+       "packets lost at random on a link (`fabric.impairments.loss`)", P::Always, nullptr},
+      {"drops.pfc_watchdog", "", "count", "packets flushed by the PFC watchdog (`action: drop`)",
+       P::Always, nullptr},
+      {"drops.nic_rx_overflow", "", "count",
+       "packets that did not fit a NIC's receive buffer (receiver-side PFC)", P::Always, nullptr},
+      {"pfc.pause_frames", "pause_frames", "count", "PAUSE frames sent by switches", P::Always,
+       [](const RunResult& r) -> json { return r.pause_frames; }},
+      {"pfc.resume_frames", "resume_frames", "count", "RESUME frames sent by switches", P::Always,
+       [](const RunResult& r) -> json { return r.resume_frames; }},
+      {"pfc.paused_time_s", "paused_time_s", "s",
+       "paused time summed over egress ports and priorities", P::Always,
+       [](const RunResult& r) -> json { return r.paused_time_s; }},
+      {"pfc.top_paused_ports", "", "-",
+       "the 5 most paused egress ports, most paused first: a list of objects (below)", P::Always,
+       top_paused_ports},
+      {"pfc.top_paused_ports[].port", "", "-",
+       "one of the 5 most paused egress ports, `owner->peer`", P::Always, nullptr},
+      {"pfc.top_paused_ports[].paused_time_s", "", "s", "that port's paused time", P::Always,
+       nullptr},
+      {"pfc.nic_pause_frames", "nic_pause_frames", "count",
+       "PAUSE frames sent by NICs (receiver-side PFC; not in `pfc.pause_frames`)", P::Always,
+       [](const RunResult& r) -> json { return r.nic_pause_frames; }},
+      {"pfc.max_nic_rx_bytes", "max_nic_rx_bytes", "B",
+       "fullest NIC receive buffer (receiver-side PFC)", P::Always,
+       [](const RunResult& r) -> json { return r.max_nic_rx_bytes; }},
+      {"ecn_marks", "ecn_marks", "count", "data packets ECN-marked by switches", P::Always,
+       [](const RunResult& r) -> json { return r.ecn_marks; }},
+      {"cnps", "cnps", "count", "DCQCN congestion notification packets sent", P::Always,
+       [](const RunResult& r) -> json { return r.cnps; }},
+      {"dcqcn_rate_cuts", "dcqcn_rate_cuts", "count", "DCQCN rate decreases at the senders",
+       P::Always, [](const RunResult& r) -> json { return r.rate_cuts; }},
+      {"jain_index", "jain_index", "-",
+       "Jain's fairness index of completed messages' average rates (size / FCT)", P::Always,
+       [](const RunResult& r) -> json { return r.jain_index; }},
+      {"flow_rates.window", "", "-",
+       "`each flow's own [start, finish]`, or an object with the window of "
+       "`observe.rate_window`",
+       P::Always, flow_rate_window},
+      {"flow_rates.window.start_s", "", "s", "start of `observe.rate_window` (when given)",
+       P::Always, nullptr},
+      {"flow_rates.window.end_s", "", "s", "end of `observe.rate_window` (when given)", P::Always,
+       nullptr},
+      {"flow_rates.count", "flow_rates_count", "count", "flows counted (packet fidelity)",
+       P::Always, [](const RunResult& r) -> json { return r.flow_rates.flows.size(); }},
+      {"flow_rates.min_bps", "flow_rates_min_bps", "bit/s",
+       "lowest per-flow mean payload throughput over the window", P::Always,
+       [](const RunResult& r) -> json { return r.flow_rates.min_bps; }},
+      {"flow_rates.max_bps", "flow_rates_max_bps", "bit/s",
+       "highest per-flow mean payload throughput", P::Always,
+       [](const RunResult& r) -> json { return r.flow_rates.max_bps; }},
+      {"flow_rates.mean_bps", "flow_rates_mean_bps", "bit/s", "mean of the per-flow throughputs",
+       P::Always, [](const RunResult& r) -> json { return r.flow_rates.mean_bps; }},
+      {"flow_rates.jain_index", "flow_rates_jain_index", "-", "Jain's index over these flows",
+       P::Always, [](const RunResult& r) -> json { return r.flow_rates.jain_index; }},
+      {"flow_rates.flows", "", "-", "one object per flow (below; packet fidelity)", P::Always,
+       flow_rate_flows},
+      {"flow_rates.flows[].src", "", "-", "source GPU rank of a flow", P::Always, nullptr},
+      {"flow_rates.flows[].dst", "", "-", "destination GPU rank", P::Always, nullptr},
+      {"flow_rates.flows[].bps", "", "bit/s", "its mean payload throughput over the window",
+       P::Always, nullptr},
+      {"flow_rates.flows[].start_s", "", "s", "when it started", P::Always, nullptr},
+      {"flow_rates.flows[].finish_s", "", "s", "when it finished", P::Always, nullptr},
+      {"transport", "transport", "-", "inter-host transport: `roce`, `roce_host_staged` or `tcp`",
+       P::Always, [](const RunResult& r) -> json { return r.transport; }},
+      {"retransmitted_packets", "retransmitted_packets", "count",
+       "data packets sent again (go-back-N, TCP)", P::Always,
+       [](const RunResult& r) -> json { return r.retransmitted_packets; }},
+      {"retransmitted_bytes", "retransmitted_bytes", "B", "payload bytes sent again", P::Always,
+       [](const RunResult& r) -> json { return r.retransmitted_bytes; }},
+      {"timeouts", "timeouts", "count", "retransmission timeouts (go-back-N timer, TCP RTO)",
+       P::Always, [](const RunResult& r) -> json { return r.timeouts; }},
+      {"fast_retransmits", "fast_retransmits", "count", "TCP fast retransmits (3 duplicate ACKs)",
+       P::Always, [](const RunResult& r) -> json { return r.fast_retransmits; }},
+      {"naks", "naks", "count", "go-back-N NAKs sent", P::Always,
+       [](const RunResult& r) -> json { return r.naks; }},
+      {"acks", "acks", "count", "acknowledgements sent (go-back-N, TCP)", P::Always,
+       [](const RunResult& r) -> json { return r.acks; }},
+      {"deadlock.detected", "deadlock_detected", "-", "true when a PFC deadlock stopped the run",
+       P::Always, [](const RunResult& r) -> json { return r.deadlock.detected; }},
+      {"deadlock.at_s", "deadlock_at_s", "s",
+       "when the cycle of paused queues closed (when detected)", P::Deadlock,
+       [](const RunResult& r) -> json { return r.deadlock.at_s; }},
+      {"deadlock.detected_at_s", "deadlock_detected_at_s", "s",
+       "when it was detected and the run stopped (when detected)", P::Deadlock,
+       [](const RunResult& r) -> json { return r.deadlock.detected_at_s; }},
+      {"deadlock.priority", "deadlock_priority", "-",
+       "priority of the deadlocked queues (when detected)", P::Deadlock,
+       [](const RunResult& r) -> json { return r.deadlock.priority; }},
+      {"deadlock.ports", "", "-",
+       "the cycle, as a list of `owner->peer` egress ports (when detected)", P::Deadlock,
+       [](const RunResult& r) -> json { return r.deadlock.ports; }},
+      {"warnings", "", "-",
+       "list of configuration checks and model warnings, also printed by the text output",
+       P::Always, [](const RunResult& r) -> json { return r.warnings; }},
+      {"timeseries_files", "", "-", "the CSV files written (with `--timeseries`)", P::Timeseries,
+       [](const RunResult& r) -> json { return r.timeseries_files; }},
+      {"fabric.gpus", "gpus", "count", "GPUs of the fabric", P::Always,
+       [](const RunResult& r) -> json { return r.gpus; }},
+      {"fabric.hosts", "hosts", "count", "hosts", P::Always,
+       [](const RunResult& r) -> json { return r.hosts; }},
+      {"fabric.switches", "switches", "count", "switches (leaves, spines, cores, NVSwitches)",
+       P::Always, [](const RunResult& r) -> json { return r.switches; }},
+      {"fabric.links", "links", "count", "full-duplex links", P::Always,
+       [](const RunResult& r) -> json { return r.links; }},
+      {"estimate", "", "-", "the pre-run estimate (`syncsim run` only; below)", P::Estimate,
+       [](const RunResult& r) -> json { return to_json(*r.estimate); }},
+      {"estimate.memory_bytes", "", "B", "pre-run memory estimate", P::Estimate, nullptr},
+      {"estimate.wall_s", "", "s", "pre-run wall-time estimate", P::Estimate, nullptr},
+      {"estimate.transfers", "", "count", "transfers the estimate expects to simulate", P::Estimate,
+       nullptr},
+      {"estimate.packet_hops", "", "count", "packet hops the estimate expects (packet fidelity)",
+       P::Estimate, nullptr},
+      {"estimate.extrapolated_buckets", "", "count",
+       "bucket sizes the estimate expects to be extrapolated", P::Estimate, nullptr},
+      {"estimate.sim_time_s", "", "s",
+       "expected simulated time (a DDP step: the closed form at NIC bandwidth)", P::Estimate,
+       nullptr},
+      {"estimate.memory_parts.process", "", "B", "memory estimate: the process itself", P::Estimate,
+       nullptr},
+      {"estimate.memory_parts.fabric", "", "B", "memory estimate: fabric nodes and cables",
+       P::Estimate, nullptr},
+      {"estimate.memory_parts.routing", "", "B", "memory estimate: routing tables", P::Estimate,
+       nullptr},
+      {"estimate.memory_parts.backend", "", "B", "memory estimate: per-port backend state",
+       P::Estimate, nullptr},
+      {"estimate.memory_parts.messages", "", "B", "memory estimate: traffic messages", P::Estimate,
+       nullptr},
+      {"estimate.memory_parts.plans", "", "B", "memory estimate: collective plans kept (workload)",
+       P::Estimate, nullptr},
+      {"estimate.memory_parts.transfers", "", "B", "memory estimate: transfer records (workload)",
+       P::Estimate, nullptr},
+      {"estimate.memory_parts.ranks", "", "B", "memory estimate: per-rank state (workload)",
+       P::Estimate, nullptr},
+      {"step_time_s", "step_time_s", "s", "simulated training step (workload)", P::Workload,
+       [](const RunResult& r) -> json { return step(r).step.seconds(); }},
+      {"forward_s", "forward_s", "s", "forward compute per step (workload)", P::Workload,
+       [](const RunResult& r) -> json { return step(r).forward.seconds(); }},
+      {"backward_s", "backward_s", "s", "backward compute per step (workload)", P::Workload,
+       [](const RunResult& r) -> json { return step(r).backward.seconds(); }},
+      {"optimizer_s", "optimizer_s", "s", "optimizer time (workload)", P::Workload,
+       [](const RunResult& r) -> json { return step(r).optimizer.seconds(); }},
+      {"sync_s", "sync_s", "s", "gradient synchronisation busy time (workload)", P::Workload,
+       [](const RunResult& r) -> json { return step(r).sync.seconds(); }},
+      {"exposed_comm_s", "exposed_comm_s", "s", "step time not covered by compute (workload)",
+       P::Workload, [](const RunResult& r) -> json { return step(r).exposed_comm.seconds(); }},
+      {"tail_s", "tail_s", "s", "communication after backward ends (workload)", P::Workload,
+       [](const RunResult& r) -> json { return step(r).tail.seconds(); }},
+      {"mfu", "mfu", "-", "model FLOPs utilisation, 0..1 (workload)", P::Workload,
+       [](const RunResult& r) -> json { return step(r).mfu; }},
+      {"hfu", "hfu", "-", "hardware FLOPs utilisation, recomputation included (workload)",
+       P::Workload, [](const RunResult& r) -> json { return step(r).hfu; }},
+      {"tokens_per_s", "tokens_per_s", "tokens/s", "training throughput (workload)", P::Workload,
+       [](const RunResult& r) -> json { return step(r).tokens_per_s; }},
+      {"closed_form_step_time_s", "closed_form_step_time_s", "s",
+       "the closed-form step beside the simulated one (workload)", P::Workload,
+       [](const RunResult& r) -> json { return step(r).closed_form_step.seconds(); }},
+      {"bytes_per_gpu", "bytes_per_gpu", "B", "bytes each GPU sends per step (workload)",
+       P::Workload, [](const RunResult& r) -> json { return step(r).bytes_per_gpu; }},
+      {"memory_per_gpu_bytes", "memory_per_gpu_bytes", "B",
+       "estimated GPU memory per GPU (workload)", P::Workload,
+       [](const RunResult& r) -> json { return step(r).memory_per_gpu_bytes; }},
+      {"bucket_allreduce_model", "bucket_allreduce_model", "-",
+       "`simulated`, or the calibration profile that timed the DDP buckets (workload)", P::Workload,
+       [](const RunResult& r) -> json { return r.bucket_allreduce_model; }},
+      {"bucket_timing.method", "", "-",
+       "how big buckets were timed, when any was extrapolated (workload)", P::ExtrapolatedBuckets,
+       [](const RunResult&) -> json {
+         return "linear in pipeline chunks from idle runs of k1 = 4 ceil(log2 ranks) and 2 k1 "
+                "chunks";
+       }},
+      {"bucket_timing.extrapolated_bucket_bytes", "", "B",
+       "list of the extrapolated bucket sizes (workload)", P::ExtrapolatedBuckets,
+       [](const RunResult& r) -> json { return step(r).extrapolated_bucket_sizes; }},
+      {"buckets", "", "-", "one object per DDP bucket (below; workload)", P::Workload, buckets},
+      {"buckets[].bytes", "", "B", "DDP bucket size (workload; empty for FSDP and the closed form)",
+       P::Workload, nullptr},
+      {"buckets[].ready_s", "", "s", "when every rank had the bucket ready", P::Workload, nullptr},
+      {"buckets[].start_s", "", "s", "when its all-reduce started", P::Workload, nullptr},
+      {"buckets[].end_s", "", "s", "when its all-reduce ended", P::Workload, nullptr},
+      {"engine", "engine", "-", "`event_driven`, or `closed_form` for model parallelism (workload)",
+       P::Workload, [](const RunResult& r) -> json { return step(r).engine; }},
+      {"parallelism", "parallelism", "-", "`ddp` or `fsdp` (workload)", P::Workload,
+       [](const RunResult& r) -> json {
+         return std::string(models::to_string(step(r).parallelism));
+       }},
+      {"layout.tensor_parallel", "tensor_parallel", "count", "TP degree (workload)", P::Workload,
+       [](const RunResult& r) -> json { return step(r).layout.tensor; }},
+      {"layout.context_parallel", "context_parallel", "count", "CP degree (workload)", P::Workload,
+       [](const RunResult& r) -> json { return step(r).layout.context; }},
+      {"layout.pipeline_parallel", "pipeline_parallel", "count", "PP degree (workload)",
+       P::Workload, [](const RunResult& r) -> json { return step(r).layout.pipeline; }},
+      {"layout.data_parallel", "data_parallel", "count", "DP degree (workload)", P::Workload,
+       [](const RunResult& r) -> json { return step(r).data_parallel; }},
+      {"layout.sequence_parallel", "sequence_parallel", "-", "sequence parallelism on (workload)",
+       P::Workload, [](const RunResult& r) -> json { return step(r).layout.sequence_parallel; }},
+      {"collectives", "", "-", "one object per collective (below; workload)", P::Workload,
+       collectives},
+      {"collectives[].kind", "", "-",
+       "collective kind (FSDP all-gathers and reduce-scatters; closed-form TP/CP/PP/DP "
+       "rows)",
+       P::Workload, nullptr},
+      {"collectives[].unit", "", "-",
+       "FSDP unit (0 = the root unit, 1.. blocks in forward order; -1: not applicable)",
+       P::Workload, nullptr},
+      {"collectives[].bytes", "", "B", "its size (nccl-tests' S)", P::Workload, nullptr},
+      {"collectives[].ready_s", "", "s", "when it was issued", P::Workload, nullptr},
+      {"collectives[].start_s", "", "s", "when it started", P::Workload, nullptr},
+      {"collectives[].end_s", "", "s", "when it ended (closed form: the duration of one)",
+       P::Workload, nullptr},
+      {"collectives[].count", "", "count", "occurrences per step (closed form: one row per kind)",
+       P::Workload, nullptr},
+      {"pipeline_bubble_s", "pipeline_bubble_s", "s",
+       "pipeline bubble per step (model parallelism)", P::ModelParallel,
+       [](const RunResult& r) -> json { return step(r).pipeline_bubble.seconds(); }},
+      {"bubble_fraction", "bubble_fraction", "-",
+       "bubble / (micro-batches x slowest stage), Megatron's definition (model "
+       "parallelism)",
+       P::ModelParallel, [](const RunResult& r) -> json { return step(r).bubble_fraction; }},
+      {"tp_comm_s", "tp_comm_s", "s", "exposed tensor-parallel communication (model parallelism)",
+       P::ModelParallel,
+       [](const RunResult& r) -> json { return step(r).tensor_parallel_comm.seconds(); }},
+      {"cp_exposed_s", "cp_exposed_s", "s",
+       "exposed context-parallel communication (model parallelism)", P::ModelParallel,
+       [](const RunResult& r) -> json { return step(r).context_parallel_exposed.seconds(); }},
+      {"pp_p2p_s", "pp_p2p_s", "s", "pipeline sends on the critical path (model parallelism)",
+       P::ModelParallel, [](const RunResult& r) -> json { return step(r).pipeline_p2p.seconds(); }},
+      {"report_ranks", "report_ranks", "count",
+       "ranks of the `report:` all-reduces (with `report:`)", P::Report,
+       [](const RunResult& r) -> json { return report(r).ranks; }},
+      {"allreduce_small_bytes", "allreduce_small_bytes", "B",
+       "size of the small `report:` all-reduce", P::Report,
+       [](const RunResult& r) -> json { return report(r).small_bytes; }},
+      {"allreduce_small_latency_s", "allreduce_small_latency_s", "s", "its time", P::Report,
+       [](const RunResult& r) -> json { return report(r).small_latency_s; }},
+      {"allreduce_large_bytes", "allreduce_large_bytes", "B",
+       "size of the large `report:` all-reduce", P::Report,
+       [](const RunResult& r) -> json { return report(r).large_bytes; }},
+      {"allreduce_large_time_s", "allreduce_large_time_s", "s", "its time", P::Report,
+       [](const RunResult& r) -> json { return report(r).large_time_s; }},
+      {"allreduce_large_busbw_GBps", "allreduce_large_busbw_GBps", "GB/s",
+       "its nccl-tests bus bandwidth", P::Report,
+       [](const RunResult& r) -> json { return report(r).large_busbw_GBps; }},
+  };
+  return keys;
+}
+
+}  // namespace
+
+std::span<const ResultKey> result_keys() { return table(); }
+
+bool result_key_present(const ResultKey& key, const RunResult& r) {
+  switch (key.presence) {
+    case P::Always:
+      return true;
+    case P::Workload:
+      return r.step.has_value();
+    case P::ModelParallel:
+      return r.step && r.step->layout.model_parallel();
+    case P::ExtrapolatedBuckets:
+      return r.step && !r.step->extrapolated_bucket_sizes.empty();
+    case P::Report:
+      return r.report.has_value();
+    case P::Deadlock:
+      return r.deadlock.detected;
+    case P::Timeseries:
+      return !r.timeseries_files.empty();
+    case P::Estimate:
+      return r.estimate.has_value();
+    case P::PeakRss:
+      return r.peak_rss_bytes.has_value();
+  }
+  return false;
+}
+
+const ResultKey* find_result_key(std::string_view path) {
+  for (const ResultKey& k : table()) {
+    if (k.path == path && k.read != nullptr) return &k;
+  }
+  return nullptr;
+}
+
+const ResultKey* find_result_column(std::string_view column) {
+  if (column.empty()) return nullptr;
+  for (const ResultKey& k : table()) {
+    if (k.column == column) return &k;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> result_column_names() {
+  std::vector<std::string> names;
+  for (const ResultKey& k : table()) {
+    if (!k.column.empty()) names.emplace_back(k.column);
+  }
+  return names;
+}
+
+std::string result_keys_markdown() {
+  std::ostringstream o;
+  o << "| key | unit | description |\n|---|---|---|\n";
+  for (const ResultKey& k : table()) {
+    o << "| `" << k.path << "` | " << k.unit << " | " << k.description;
+    if (!k.column.empty() && k.column != k.path) o << "; sweep column `" << k.column << "`";
+    o << " |\n";
+  }
+  return o.str();
+}
+
+nlohmann::json to_json(const RunResult& r) {
+  json j = json::object();
+  for (const ResultKey& k : table()) {
+    if (k.read == nullptr || !result_key_present(k, r)) continue;
+    json* at = &j;
+    std::string_view rest = k.path;
+    for (auto dot = rest.find('.'); dot != std::string_view::npos; dot = rest.find('.')) {
+      at = &(*at)[std::string(rest.substr(0, dot))];
+      rest.remove_prefix(dot + 1);
+    }
+    (*at)[std::string(rest)] = k.read(r);
+  }
+  return j;
+}
+
+}  // namespace syncsim::app

@@ -1,0 +1,207 @@
+// The text summary of a run. Every value it prints comes from the result schema
+// (run/result_schema.hpp) through a `{path}` placeholder and is formatted by the key's unit, so
+// the text cannot show a number the JSON does not have.
+#include <cstdint>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "run/result_schema.hpp"
+#include "run/result_text.hpp"
+#include "run/runner.hpp"
+
+namespace syncsim::app {
+
+namespace {
+
+std::string fmt_time(double s) {
+  std::ostringstream o;
+  o.precision(4);
+  if (s < 1e-6) {
+    o << s * 1e9 << " ns";
+  } else if (s < 1e-3) {
+    o << s * 1e6 << " us";
+  } else if (s < 1.0) {
+    o << s * 1e3 << " ms";
+  } else {
+    o << s << " s";
+  }
+  return o.str();
+}
+
+std::string fmt_bytes(int64_t b) {
+  std::ostringstream o;
+  o.precision(4);
+  const auto d = static_cast<double>(b);
+  if (b >= (int64_t{1} << 30)) {
+    o << d / static_cast<double>(int64_t{1} << 30) << " GiB";
+  } else if (b >= (int64_t{1} << 20)) {
+    o << d / static_cast<double>(int64_t{1} << 20) << " MiB";
+  } else if (b >= 1024) {
+    o << d / 1024.0 << " KiB";
+  } else {
+    o << b << " B";
+  }
+  return o.str();
+}
+
+// One value by its unit; `style` "pct" prints a fraction as a percentage (3 digits), "int" a number
+// without decimals, "len" an array's length.
+std::string format_value(const ResultKey& key, const nlohmann::json& v, std::string_view style) {
+  if (style == "len") return std::to_string(v.size());
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (!v.is_number()) return v.dump();
+  const double d = v.get<double>();
+  std::ostringstream o;
+  if (style == "pct") {
+    o.precision(3);
+    o << d * 100;
+  } else if (style == "int") {
+    o << static_cast<int64_t>(d);
+  } else if (key.unit == "s") {
+    return fmt_time(d);
+  } else if (key.unit == "B") {
+    return fmt_bytes(v.is_number_integer() ? v.get<int64_t>() : static_cast<int64_t>(d));
+  } else if (v.is_number_integer()) {
+    return v.dump();
+  } else {
+    if (key.unit == "GB/s") o.precision(4);
+    o << d;
+  }
+  return o.str();
+}
+
+}  // namespace
+
+std::string fill_result_template(const RunResult& r, std::string_view text) {
+  std::string out;
+  while (!text.empty()) {
+    const auto open = text.find('{');
+    if (open == std::string_view::npos) {
+      out += text;
+      break;
+    }
+    const auto close = text.find('}', open);
+    if (close == std::string_view::npos) throw std::logic_error("unclosed { in a result template");
+    out += text.substr(0, open);
+    std::string_view name = text.substr(open + 1, close - open - 1);
+    std::string_view style;
+    if (const auto colon = name.find(':'); colon != std::string_view::npos) {
+      style = name.substr(colon + 1);
+      name = name.substr(0, colon);
+    }
+    const ResultKey* key = find_result_key(name);
+    if (key == nullptr)
+      throw std::logic_error("result template names no schema key: " + std::string(name));
+    if (!result_key_present(*key, r)) {
+      throw std::logic_error("result template reads an absent key: " + std::string(name));
+    }
+    out += format_value(*key, key->read(r), style);
+    text.remove_prefix(close + 1);
+  }
+  return out;
+}
+
+std::string to_text(const RunResult& r) {
+  std::ostringstream o;
+  auto line = [&](std::string_view label, std::string_view text) {
+    o << label;
+    for (std::size_t i = label.size(); i < 11; ++i) o << ' ';
+    o << fill_result_template(r, text) << "\n";
+  };
+  line("scenario", "{scenario}  (seed {seed}, fidelity {fidelity})");
+  // A training step leads: it is what a workload scenario is run for.
+  if (r.step) {
+    const models::StepResult& st = *r.step;
+    if (st.engine == "closed_form") {
+      line("step",
+           "{step_time_s}  (closed form only: model parallelism is not simulated event by event)");
+    } else {
+      line("step", "{step_time_s}  (closed form {closed_form_step_time_s})");
+    }
+    line("layout",
+         std::string(
+             "{parallelism}, TP {layout.tensor_parallel} x CP {layout.context_parallel} x PP "
+             "{layout.pipeline_parallel} x DP {layout.data_parallel}") +
+             (st.layout.sequence_parallel ? " (sequence parallel)" : "") + ", engine {engine}");
+    if (st.layout.model_parallel()) {
+      line("parallel",
+           "TP collectives {tp_comm_s}, CP exposed {cp_exposed_s}, PP sends {pp_p2p_s}, "
+           "pipeline bubble {pipeline_bubble_s} ({bubble_fraction:pct}% of ideal)");
+    }
+    line("breakdown",
+         "forward {forward_s}, backward {backward_s}, exposed communication {exposed_comm_s} "
+         "(tail {tail_s}), optimizer {optimizer_s}");
+    if (st.parallelism == models::DataParallelism::Fsdp) {
+      line("sync",
+           "{collectives:len} all-gathers and reduce-scatters, busy {sync_s}, {bytes_per_gpu} sent "
+           "per GPU, {memory_per_gpu_bytes} memory per GPU");
+    } else {
+      line("sync", "{buckets:len} buckets, all-reduce busy {sync_s}, {bytes_per_gpu} sent per GPU");
+      if (r.bucket_allreduce_model != "simulated")
+        line("", "bucket all-reduces {bucket_allreduce_model}");
+    }
+    line("mfu", "{mfu:pct}%  (hfu {hfu:pct}%), {tokens_per_s:int} tokens/s");
+  }
+  line("fabric",
+       "{fabric.gpus} GPUs on {fabric.hosts} hosts, {fabric.switches} switches, {fabric.links} "
+       "links");
+  line("simulated", "{sim_time_s} in {wall_s} wall, {events} events, {packet_hops} packet hops");
+  // Message lines describe `traffic:`; a workload-only run has none to report.
+  const bool has_messages = r.messages > 0;
+  if (has_messages) {
+    line("messages", "{messages.completed} of {messages.count} completed");
+    line("fct",
+         "min {messages.fct_s.min}  mean {messages.fct_s.mean}  p50 {messages.fct_s.p50}  p99 "
+         "{messages.fct_s.p99}  max {messages.fct_s.max}");
+  }
+  if (has_messages || r.counters.bytes_injected > 0)
+    line("bytes",
+         "injected {bytes_injected}, delivered {bytes_delivered}, dropped {bytes_dropped}");
+  if (has_messages) line("queues", "deepest egress queue {max_queue_bytes}");
+  uint64_t dropped = 0;
+  for (const auto& d : r.drops) dropped += d.second;
+  if (dropped > 0) {
+    o << "drops     ";
+    for (const auto& [reason, packets] : r.drops) {
+      if (packets > 0) o << " " << reason << " " << packets;
+    }
+    o << " (packets)\n";
+  }
+  if (r.pause_frames > 0 || r.ecn_marks > 0) {
+    line("pfc",
+         "{pfc.pause_frames} pause frames, {pfc.resume_frames} resumes, paused {pfc.paused_time_s} "
+         "in "
+         "total over ports");
+    for (std::size_t i = 0; i < r.paused_ports.size() && i < 5; ++i) {
+      o << "           " << r.paused_ports[i].first << " paused "
+        << fmt_time(r.paused_ports[i].second) << "\n";
+    }
+    line("ecn", "{ecn_marks} packets marked");
+  }
+  if (r.cnps > 0)
+    line("dcqcn",
+         "{cnps} CNPs, {dcqcn_rate_cuts} rate cuts; Jain index of message rates {jain_index}");
+  if (r.report) {
+    line("all_reduce",
+         "{allreduce_small_bytes} over {report_ranks} ranks {allreduce_small_latency_s}; "
+         "{allreduce_large_bytes} {allreduce_large_time_s}, busbw {allreduce_large_busbw_GBps} "
+         "GB/s  (report:, idle fabric)");
+  }
+  if (r.retransmitted_packets > 0 || r.timeouts > 0 || r.transport != "roce") {
+    line("transport",
+         "{transport}: {retransmitted_packets} packets ({retransmitted_bytes}) retransmitted, "
+         "{timeouts} timeouts, {fast_retransmits} fast retransmits, {naks} NAKs, {acks} ACKs");
+  }
+  for (const std::string& w : r.warnings) o << "warning    " << w << "\n";
+  if (r.messages_completed < r.messages) {
+    o << "warning    " << (r.messages - r.messages_completed)
+      << " messages never completed (packets were dropped on a class that does not retransmit:"
+         " lossless RoCE, or fabric.transport.gbn.enabled false)\n";
+  }
+  return o.str();
+}
+
+}  // namespace syncsim::app
