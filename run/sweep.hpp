@@ -1,5 +1,6 @@
 #pragma once
-// `syncsim sweep`: one scenario run over the cartesian product of --vary lists.
+// `syncsim sweep` (flags: cli/sweep_command.cpp): one scenario run over the cartesian product of
+// --vary lists.
 //
 //   syncsim sweep SCENARIO --vary dotted.path=v1,v2,... [--vary ...]... [--set p=v]... [--seed N]
 //                 [--jobs N] [--csv FILE] [--json] [--quiet] [--no-wall] [--force]
@@ -123,9 +124,5 @@ class SweepProgress {
   std::vector<double> estimated_wall_s_;
   unsigned concurrent_ = 1;
 };
-
-// The `sweep` command: parses args, runs, prints. Usage errors print "syncsim sweep: ..." to `err`
-// and return 2; ScenarioError propagates (the CLI prints it and exits 2).
-int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace syncsim::app

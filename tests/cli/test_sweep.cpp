@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands.hpp"
 #include "cli/plot.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "run/sweep.hpp"

@@ -1,0 +1,81 @@
+// `syncsim bench`: event-queue and packet-forwarding throughput on the reference scenarios.
+#include <filesystem>
+#include <iomanip>
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/bench.hpp"
+#include "cli/command_line.hpp"
+#include "cli/commands.hpp"
+
+namespace syncsim::app {
+
+namespace {
+
+// The source tree's scenarios/ (its path is compiled in), else ./scenarios: found when the
+// command runs, so `bench --help` shows no path of the machine that built it.
+std::string default_scenario_dir() {
+  const std::filesystem::path source_tree = SYNCSIM_SCENARIO_DIR;
+  std::error_code ec;
+  if (std::filesystem::is_directory(source_tree, ec)) return source_tree.string();
+  return "scenarios";
+}
+
+}  // namespace
+
+int bench_command(const std::vector<std::string>& args, std::ostream& out) {
+  po::options_description opts("syncsim bench [options]");
+  opts.add_options()("help,h", "show this help")(
+      "scenarios", po::value<std::string>(),
+      "folder holding ring-next-leaf-128.yaml and ring-next-leaf-1024.yaml (default: the "
+      "scenarios/ "
+      "directory of the source tree)")(
+      "hold-events", po::value<uint64_t>()->default_value(20'000'000), "events in the hold model")(
+      "hold-pending", po::value<std::size_t>()->default_value(4096),
+      "pending events in the hold model")("repetitions", po::value<int>()->default_value(3),
+                                          "runs per scenario; the best is reported")(
+      "json", "print one JSON object");
+  const CommandLine cl = parse_command_line(args, opts);
+  const po::variables_map& vm = cl.values;
+  if (cl.has("help")) {
+    out << opts << "\n";
+    return 0;
+  }
+  const bool json = vm.count("json") > 0;
+  const auto hold =
+      bench_hold(vm["hold-pending"].as<std::size_t>(), vm["hold-events"].as<uint64_t>(), 1);
+  if (!json) {
+    out << std::fixed << std::setprecision(2) << "hold model: " << hold.events << " events, "
+        << hold.pending << " pending, " << hold.wall_s << " s, " << hold.events_per_s / 1e6
+        << " M events/s\n";
+  }
+  nlohmann::json report;
+  report["hold"] = {{"events", hold.events},
+                    {"pending", hold.pending},
+                    {"wall_s", hold.wall_s},
+                    {"events_per_s", hold.events_per_s}};
+  const std::string dir =
+      cl.has("scenarios") ? cl.get<std::string>("scenarios") : default_scenario_dir();
+  const int reps = vm["repetitions"].as<int>();
+  for (const char* name : {"ring-next-leaf-128", "ring-next-leaf-1024"}) {
+    const auto r = bench_scenario(dir + "/" + name + ".yaml", reps);
+    report["scenarios"][name] = {{"wall_s", r.wall_s},
+                                 {"packet_hops", r.packet_hops},
+                                 {"packet_hops_per_s", r.packet_hops_per_s},
+                                 {"events", r.events},
+                                 {"events_per_s", r.events_per_s},
+                                 {"peak_rss_mib", r.peak_rss_mib}};
+    if (!json) {
+      out << std::fixed << std::setprecision(3) << name << ": " << r.wall_s
+          << " s (load+build+run, best of " << reps << "), " << r.packet_hops << " packet hops, "
+          << std::setprecision(2) << r.packet_hops_per_s / 1e6 << " M hops/s, "
+          << r.events_per_s / 1e6 << " M events/s, peak RSS so far " << std::setprecision(1)
+          << r.peak_rss_mib << " MiB\n";
+    }
+  }
+  if (json) out << report.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace syncsim::app

@@ -1,0 +1,134 @@
+// `syncsim collective [SCENARIO]`: an nccl-tests-style sweep of one collective (all_reduce_perf's
+// table), simulated, from NCCL's cost model, or from a calibration profile.
+#include <optional>
+#include <ostream>
+
+#include "cli/command_line.hpp"
+#include "cli/commands.hpp"
+#include "run/calibrated_collective.hpp"
+#include "run/collective_cmd.hpp"
+#include "run/nccl_tests_format.hpp"
+#include "scenario/units.hpp"
+
+namespace syncsim::app {
+
+int collective_command(const std::vector<std::string>& args, std::ostream& out) {
+  po::options_description opts("syncsim collective [SCENARIO] [options]");
+  opts.add_options()("help,h", "show this help")(
+      "scenario", po::value<std::string>(), "scenario YAML file (default: the built-in scenario)");
+  add_override_options(opts, /*with_seed=*/false);
+  opts.add_options()(
+      "op", po::value<std::string>()->default_value("all_reduce"),
+      "all_reduce | reduce_scatter | all_gather | broadcast | reduce | all_to_all | send_recv")(
+      "algo", po::value<std::string>(),
+      "ring | tree | halving_doubling | hierarchical | pairwise | auto (NCCL's cost model picks "
+      "ring or tree per size; default: the scenario's collective.algorithm, auto; all_to_all and "
+      "send_recv run pairwise)")(
+      "protocol", po::value<std::string>(),
+      "LL | LL128 | Simple | auto (default: the scenario's collective.protocol, auto)")(
+      "model", po::value<std::string>()->default_value("sim"),
+      "sim: simulate on the scenario's fidelity | nccl: NCCL's cost model alone (cheapest) | "
+      "calibrated: a profile's fitted line for the op and rank count (the default when the "
+      "scenario "
+      "has collective.calibration or --calibration is given; simulated, with a warning, where the "
+      "profile lacks the line)")("calibration", po::value<std::string>(),
+                                 "calibration profile (syncsim calibrate fit --out, "
+                                 "syncsim-probe); replaces collective.calibration")(
+      "ranks", po::value<uint32_t>()->default_value(0), "ranks = the first N GPUs (0: all)")(
+      "min-bytes,b", po::value<std::string>()->default_value("32M"),
+      "smallest size; K/M/G/T are powers of 1024 as in nccl-tests, or units like 64MiB, 1GB")(
+      "max-bytes,e", po::value<std::string>()->default_value("32M"), "largest size")(
+      "step-factor,f", po::value<int64_t>()->default_value(2), "size multiplier between rows")(
+      "channels", po::value<uint32_t>(), "parallel rings (default: collective.channels, 1)")(
+      "chunk-bytes", po::value<std::string>(),
+      "pipelining chunk (0: none; default: from the protocol's buffer size and steps)")(
+      "root", po::value<uint32_t>()->default_value(0), "broadcast/reduce root, send_recv sender")(
+      "step-latency", po::value<std::string>()->default_value("0"),
+      "delay before every transfer, e.g. 2us (default 0: the protocol's NVLink/network latencies)")(
+      "hbm", po::value<std::string>()->default_value(kDefaultCollectiveHbm),
+      "GPU memory bandwidth for reductions (3 bytes of traffic per byte reduced); 0 = free")(
+      "json", "print the rows as JSON");
+  po::positional_options_description pos;
+  pos.add("scenario", 1);
+  const CommandLine cl = parse_command_line(args, opts, pos);
+  const po::variables_map& vm = cl.values;
+  if (cl.has("help")) {
+    out << opts << "\n";
+    return 0;
+  }
+  CollectiveSweepOptions o;
+  try {
+    o.op = models::parse_collective_op(vm["op"].as<std::string>());
+    if (vm.count("algo")) {
+      const std::string algo = vm["algo"].as<std::string>();
+      if (algo == "auto") {
+        o.auto_algo = true;
+      } else {
+        o.algo = models::parse_collective_algo(algo);
+      }
+    }
+    o.ranks = vm["ranks"].as<uint32_t>();
+    o.min_bytes = parse_size_flag(vm["min-bytes"].as<std::string>());
+    o.max_bytes = parse_size_flag(vm["max-bytes"].as<std::string>());
+    o.step_factor = vm["step-factor"].as<int64_t>();
+    if (vm.count("channels")) o.channels = vm["channels"].as<uint32_t>();
+    if (vm.count("chunk-bytes"))
+      o.chunk_bytes = parse_size_flag(vm["chunk-bytes"].as<std::string>());
+    if (vm.count("protocol")) {
+      const std::string proto = vm["protocol"].as<std::string>();
+      if (proto == "auto") {
+        o.auto_protocol = true;
+      } else {
+        o.protocol = models::parse_nccl_protocol(proto);
+      }
+    }
+    const std::string model = vm["model"].as<std::string>();
+    if (model != "sim" && model != "nccl" && model != "calibrated") {
+      throw UsageError("--model must be sim, nccl or calibrated");
+    }
+    o.nccl_model = model == "nccl";
+    o.root = vm["root"].as<uint32_t>();
+    o.run.step_latency = parse_time(vm["step-latency"].as<std::string>());
+    const std::string hbm = vm["hbm"].as<std::string>();
+    o.run.hbm_bytes_per_s = hbm == "0" ? 0.0 : parse_bandwidth(hbm).bytes_per_second();
+  } catch (const std::invalid_argument& e) {  // unknown op/algo, UnitError
+    throw UsageError(e.what());
+  }
+  LoadOptions load = load_options(cl);
+  load.fabric_only_ok = true;  // the collective is the traffic
+  const Scenario scenario = vm.count("scenario")
+                                ? load_scenario_file(vm["scenario"].as<std::string>(), load)
+                                : load_default_scenario(load);
+  // A profile (flag, else the scenario's) makes `calibrated` the default model; an explicit
+  // --model sim or nccl still wins.
+  std::optional<CollectiveCalibration> calibration = scenario.collective_calibration;
+  if (vm.count("calibration")) {
+    calibration = read_collective_calibration(vm["calibration"].as<std::string>());
+  }
+  const bool calibrated = vm["model"].as<std::string>() == "calibrated" ||
+                          (vm["model"].defaulted() && calibration.has_value());
+  if (calibrated && !calibration) {
+    throw UsageError(
+        "--model calibrated needs --calibration FILE or a scenario with collective.calibration");
+  }
+  CalibratedSweep result;
+  if (calibrated) {
+    result = run_calibrated_sweep(scenario, o, *calibration);
+  } else {
+    result.sweep = run_collective_sweep(scenario, o);
+  }
+  const CollectiveSweep& sweep = result.sweep;
+  if (vm.count("json")) {
+    nlohmann::json j = nccl_tests_json(sweep.header, sweep.rows);
+    j["model"] = result.calibrated ? "calibrated" : o.nccl_model ? "nccl" : "sim";
+    if (calibrated) j["calibration"] = calibration->file;
+    j["warnings"] = result.warnings;
+    out << j.dump(2) << "\n";
+  } else {
+    for (const std::string& w : result.warnings) out << "# warning: " << w << "\n";
+    out << format_nccl_tests(sweep.header, sweep.rows);
+  }
+  return 0;
+}
+
+}  // namespace syncsim::app

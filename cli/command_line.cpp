@@ -1,0 +1,50 @@
+#include "cli/command_line.hpp"
+
+#include <cstdint>
+#include <ostream>
+
+namespace syncsim::app {
+
+CommandLine parse_command_line_or_throw(const std::vector<std::string>& args,
+                                        const po::options_description& options,
+                                        const po::positional_options_description& positional) {
+  namespace style = po::command_line_style;
+  CommandLine cl;
+  const po::parsed_options parsed = po::command_line_parser(args)
+                                        .options(options)
+                                        .positional(positional)
+                                        .style(style::unix_style ^ style::allow_guessing)
+                                        .run();
+  for (const po::option& o : parsed.options) {
+    for (const std::string& v : o.value) cl.in_order.emplace_back(o.string_key, v);
+    if (o.value.empty()) cl.in_order.emplace_back(o.string_key, "");
+  }
+  po::store(parsed, cl.values);
+  po::notify(cl.values);
+  return cl;
+}
+
+void print_help(std::ostream& out, const std::string& usage,
+                const po::options_description& options) {
+  out << usage << "\n" << options << "\n";
+}
+
+void add_override_options(po::options_description& options, bool with_seed) {
+  options.add_options()(
+      "set", po::value<std::vector<std::string>>()->composing(),
+      "override a scenario value: --set dotted.path=value (repeatable; =null removes the key)")(
+      "unset", po::value<std::vector<std::string>>()->composing(),
+      "remove a scenario key, e.g. --unset workload.fsdp (repeatable; applied before --set)");
+  if (with_seed)
+    options.add_options()("seed", po::value<uint64_t>(), "override the scenario's seed");
+}
+
+LoadOptions load_options(const CommandLine& cl) {
+  LoadOptions load;
+  if (cl.has("seed")) load.seed = cl.get<uint64_t>("seed");
+  for (const auto& s : cl.all("unset")) load.overrides.push_back(unset_override(s));
+  for (const auto& s : cl.all("set")) load.overrides.push_back(parse_override(s));
+  return load;
+}
+
+}  // namespace syncsim::app

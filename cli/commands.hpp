@@ -1,0 +1,17 @@
+#pragma once
+// The `syncsim` commands, one file each (cli/<name>_command.cpp, plot.cpp, calibrate_*.cpp). Each
+// takes its arguments without the command's name and returns the exit code: 0 success, 2 bad input
+// (UsageError and the libraries' input errors propagate; main.cpp prints them), 1 internal failure.
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace syncsim::app {
+
+int run_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int collective_command(const std::vector<std::string>& args, std::ostream& out);
+int bench_command(const std::vector<std::string>& args, std::ostream& out);
+// Usage errors print "syncsim sweep: ..." to `err` and return 2; ScenarioError propagates.
+int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+}  // namespace syncsim::app

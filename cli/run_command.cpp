@@ -1,0 +1,85 @@
+// `syncsim run [SCENARIO]`: load, estimate (refuse what would not fit), simulate, print.
+#include <fstream>
+#include <ostream>
+
+#include "cli/command_line.hpp"
+#include "cli/commands.hpp"
+#include "run/estimate.hpp"
+#include "run/progress.hpp"
+#include "run/result_schema.hpp"
+#include "run/runner.hpp"
+#include "run/trace.hpp"
+
+namespace syncsim::app {
+
+int run_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  po::options_description opts("syncsim run [SCENARIO] [options]");
+  opts.add_options()("help,h", "show this help")(
+      "scenario", po::value<std::string>(), "scenario YAML file (default: the built-in scenario)");
+  add_override_options(opts, /*with_seed=*/true);
+  opts.add_options()("json", "print one JSON object instead of the text summary")(
+      "list-keys",
+      "print the keys of --json (path, unit, description; the table of docs/cli.md) and exit")(
+      "trace", po::value<std::string>(),
+      "write the training step as Chrome-trace/Perfetto JSON to this file (workload scenarios)")(
+      "verbose,v", "print the pre-run memory/time estimate (stderr)")(
+      "force", "run even when the memory estimate exceeds the available memory")(
+      "quiet,q", "no progress line on a terminal")(
+      "timeseries", po::value<std::string>(),
+      "write queue depth, pause state and per-flow rate time series as CSV files into this folder "
+      "(packet fidelity; scenario `observe:` picks ports and interval)");
+  po::positional_options_description pos;
+  pos.add("scenario", 1);
+  const CommandLine cl = parse_command_line(args, opts, pos);
+  if (cl.has("help")) {
+    out << opts << "\n";
+    return 0;
+  }
+  if (cl.has("list-keys")) {
+    out << result_keys_markdown();
+    return 0;
+  }
+  const LoadOptions load = load_options(cl);
+  Scenario scenario = cl.has("scenario") ? load_scenario_file(cl.get<std::string>("scenario"), load)
+                                         : load_default_scenario(load);
+  if (cl.has("timeseries")) {
+    if (scenario.fidelity != Fidelity::Packet || scenario.workload) {
+      throw UsageError("--timeseries needs a packet-fidelity scenario without a workload");
+    }
+    if (!scenario.observe) scenario.observe.emplace();
+    scenario.observe->csv_dir = cl.get<std::string>("timeseries");
+  }
+  if (cl.has("trace") && !scenario.workload) {
+    throw UsageError("--trace needs a scenario with a workload (a training step to draw)");
+  }
+  // Estimate before anything is built; refuse what would not fit rather than be OOM-killed.
+  const Estimate estimate = estimate_run(scenario);
+  if (cl.has("verbose")) err << to_text(estimate);
+  if (!cl.has("force")) {
+    if (const auto why = refusal(estimate, available_memory_bytes())) {
+      err << "syncsim run: " << scenario.source << ": " << *why << "\n";
+      return 2;
+    }
+  }
+  RunOptions run_options;
+  run_options.progress = !cl.has("quiet") && stderr_is_terminal();
+  run_options.estimated_wall_s = estimate.wall_s;
+  run_options.expected_sim_s = estimate.sim_time_s;
+  RunResult result = run_scenario(scenario, run_options);
+  if (cl.has("trace")) {
+    const std::string path = cl.get<std::string>("trace");
+    std::ofstream file(path);
+    if (!file) throw UsageError("cannot write the trace to " + path);
+    file << step_trace(*result.step).dump() << "\n";
+  }
+  if (cl.has("json")) {
+    result.estimate = estimate;
+    result.peak_rss_bytes = peak_rss_bytes();
+    out << to_json(result).dump(2) << "\n";
+  } else {
+    out << to_text(result);
+  }
+  return 0;
+}
+
+}  // namespace syncsim::app
