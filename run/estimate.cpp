@@ -20,7 +20,7 @@ namespace syncsim::app {
 namespace {
 
 // Measured on the reference scenarios (Release, x86-64; see the README's scale table).
-constexpr double kProcessBase = 8e6;           // binary, allocator, YAML, spdlog
+constexpr double kProcessBase = 8e6;           // binary, allocator, YAML
 constexpr double kBytesPerNode = 160;          // NodeSpec with its name, node_ports vector
 constexpr double kBytesPerLink = 120;          // LinkSpec + two directed ports (PortInfo, ids)
 constexpr double kBytesPerRoutingEntry = 1;    // uint8 hop distance
