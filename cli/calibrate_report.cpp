@@ -15,6 +15,7 @@
 #include "cli/plot.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "calibration/alpha_beta_fit.hpp"
+#include "calibration/measurement_io.hpp"
 #include "calibration/profile.hpp"
 #include "sim/backends/make_backend.hpp"
 
@@ -254,7 +255,7 @@ int calibrate_report_main(const std::vector<std::string>& args, std::ostream& ou
   }
   std::optional<Scenario> scenario;
   if (!scenario_path.empty()) scenario = load_scenario_file(scenario_path, load);
-  const auto ms = import_measurements(logs);
+  const auto ms = calibration::import_measurements(logs);
   const CalibrationReport report = make_calibration_report(ms, profile, scenario ? &*scenario : nullptr);
   if (json) {
     out << report_json(report).dump(2) << "\n";
