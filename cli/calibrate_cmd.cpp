@@ -5,10 +5,13 @@
 #include <ostream>
 #include <utility>
 
-#include "cli/calibrate_flow.hpp"
-#include "cli/calibrate_report.hpp"
+#include <nlohmann/json.hpp>
+
 #include "calibration/measurement_io.hpp"
 #include "calibration/profile.hpp"
+#include "cli/calibrate_flow.hpp"
+#include "cli/calibrate_report.hpp"
+#include "cli/command_line.hpp"
 
 namespace syncsim::app {
 
@@ -21,22 +24,29 @@ using calibration::read_gemm_csv;
 
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kSynopsis =
     "usage: syncsim calibrate import LOG... [--json]\n"
-    "       syncsim calibrate fit [LOG...] [--gemm CSV] [--peak DTYPE=TFLOPS]... [--json] [--residuals]\n"
+    "       syncsim calibrate fit [LOG...] [--gemm CSV] [--peak DTYPE=TFLOPS]... [--json] "
+    "[--residuals]\n"
     "                             [--out PROFILE.yaml]\n"
-    "       syncsim calibrate report LOG... [--profile P] [--scenario S] [--set PATH=V]... [--plot FILE.svg]\n"
+    "       syncsim calibrate report LOG... [--profile P] [--scenario S] [--set PATH=V]... [--plot "
+    "FILE.svg]\n"
     "                                [--json]\n"
-    "       syncsim calibrate flow [SCENARIO] [--set PATH=V]... [--size BYTES] [--json] [--out FILE]\n"
+    "       syncsim calibrate flow [SCENARIO] [--set PATH=V]... [--size BYTES] [--json] [--out "
+    "FILE]\n"
     "\n"
     "  import  parse nccl-tests logs (all_reduce_perf, all_gather_perf, reduce_scatter_perf,\n"
     "          alltoall_perf, sendrecv_perf, broadcast_perf, reduce_perf) into a table\n"
     "  fit     fit time_us = latency_us + bytes / (1000 * algbw_GBps) per op and rank count, with\n"
     "          size regimes where one line does not fit; LOG may also be an `import --json` table\n"
-    "  report  measured vs predicted per size: the profile's calibrated line (default: the fit of the\n"
+    "  report  measured vs predicted per size: the profile's calibrated line (default: the fit of "
+    "the\n"
     "          logs) and, with --scenario, the uncalibrated simulator; `calibrate report --help`\n"
     "  flow    fit the flow backend's congestion-control correction against the packet model on\n"
-    "          small contended cases with the scenario's PFC/ECN/DCQCN; `calibrate flow --help`\n"
+    "          small contended cases with the scenario's PFC/ECN/DCQCN; `calibrate flow --help`\n";
+
+// The flags of import and fit, as `calibrate --help` lists them.
+constexpr const char* kFlags =
     "\n"
     "  --json         print JSON instead of text\n"
     "  --residuals    (fit) print the relative error of every point\n"
@@ -44,64 +54,72 @@ constexpr const char* kUsage =
     "  --gemm CSV     (fit) also fit GEMM efficiency from lines m,n,k,dtype,tflops\n"
     "  --peak D=T     (fit) peak TFLOPS of dtype D (default: its best measured throughput)\n";
 
+std::string usage() { return std::string(kSynopsis) + kFlags; }
+
+// One --peak DTYPE=TFLOPS value.
+std::pair<std::string, double> parse_peak(const std::string& v) {
+  const auto eq = v.find('=');
+  double tflops = 0;
+  try {
+    std::size_t used = 0;
+    tflops = eq == std::string::npos ? 0.0 : std::stod(v.substr(eq + 1), &used);
+    if (used != v.size() - eq - 1) tflops = 0;
+  } catch (const std::exception&) {
+    tflops = 0;
+  }
+  if (!(tflops > 0)) {
+    throw CalibrateUsageError("--peak: expected DTYPE=TFLOPS like bf16=989, found \"" + v + "\"");
+  }
+  return {v.substr(0, eq), tflops};
+}
+
 }  // namespace
 
 int calibrate_main(const std::vector<std::string>& args, std::ostream& out) {
-  if (args.empty()) throw CalibrateUsageError(std::string("expected import, fit, report or flow\n") + kUsage);
+  if (args.empty()) throw CalibrateUsageError("expected import, fit, report or flow\n" + usage());
   const std::string sub = args[0];
   if (sub == "--help" || sub == "-h" || sub == "help") {
-    out << kUsage;
+    out << usage();
     return 0;
   }
   if (sub == "report") return calibrate_report_main({args.begin() + 1, args.end()}, out);
   if (sub == "flow") return calibrate_flow_main({args.begin() + 1, args.end()}, out);
   if (sub != "import" && sub != "fit") {
-    throw CalibrateUsageError("expected import, fit, report or flow, found \"" + sub + "\"\n" + kUsage);
+    throw CalibrateUsageError("expected import, fit, report or flow, found \"" + sub + "\"\n" +
+                              usage());
   }
-  bool json = false;
-  bool residuals = false;
-  std::string out_path;
-  std::string gemm_path;
+  const bool fit = sub == "fit";
+  po::options_description opts("options");
+  opts.add_options()("help,h", "show this help")("json", "print JSON instead of text");
+  if (fit) {
+    opts.add_options()("residuals", "print the relative error of every point")(
+        "out", po::value<std::string>(),
+        "write the fitted calibration profile (YAML) to this file")(
+        "gemm", po::value<std::string>(), "also fit GEMM efficiency from lines m,n,k,dtype,tflops")(
+        "peak", po::value<std::vector<std::string>>()->composing(),
+        "peak TFLOPS of a dtype, D=T (repeatable; default: its best measured throughput)");
+  }
+  po::options_description hidden;
+  hidden.add_options()("log", po::value<std::vector<std::string>>()->composing(), "LOG files");
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("log", -1);
+  const CommandLine cl = parse_command_line<CalibrateUsageError>(
+      std::vector<std::string>(args.begin() + 1, args.end()), all, pos);
+  if (cl.has("help")) {
+    print_help(out, kSynopsis, opts);
+    return 0;
+  }
+  const bool json = cl.has("json");
+  const bool residuals = cl.has("residuals");
+  const std::string out_path = cl.has("out") ? cl.get<std::string>("out") : std::string();
+  const std::string gemm_path = cl.has("gemm") ? cl.get<std::string>("gemm") : std::string();
   std::vector<std::pair<std::string, double>> peaks;
-  std::vector<std::string> logs;
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--help" || a == "-h") {
-      out << kUsage;
-      return 0;
-    } else if (a == "--json") {
-      json = true;
-    } else if (a == "--residuals" && sub == "fit") {
-      residuals = true;
-    } else if (a == "--out" && sub == "fit") {
-      if (i + 1 >= args.size()) throw CalibrateUsageError("--out: expected a file name, found none");
-      out_path = args[++i];
-    } else if (a.starts_with("--out=") && sub == "fit") {
-      out_path = a.substr(6);
-    } else if (a == "--gemm" && sub == "fit") {
-      if (i + 1 >= args.size()) throw CalibrateUsageError("--gemm: expected a CSV file, found none");
-      gemm_path = args[++i];
-    } else if (a == "--peak" && sub == "fit") {
-      const std::string v = i + 1 < args.size() ? args[++i] : std::string();
-      const auto eq = v.find('=');
-      double tflops = 0;
-      try {
-        std::size_t used = 0;
-        tflops = eq == std::string::npos ? 0.0 : std::stod(v.substr(eq + 1), &used);
-        if (used != v.size() - eq - 1) tflops = 0;
-      } catch (const std::exception&) {
-        tflops = 0;
-      }
-      if (!(tflops > 0)) throw CalibrateUsageError("--peak: expected DTYPE=TFLOPS like bf16=989, found \"" + v + "\"");
-      peaks.emplace_back(v.substr(0, eq), tflops);
-    } else if (a.starts_with("-") && a != "-") {
-      throw CalibrateUsageError("unknown option \"" + a + "\"\n" + kUsage);
-    } else {
-      logs.push_back(a);
-    }
-  }
+  for (const auto& v : cl.all("peak")) peaks.push_back(parse_peak(v));
+  const std::vector<std::string> logs = cl.all("log");
   if (logs.empty() && gemm_path.empty()) {
-    throw CalibrateUsageError("expected at least one LOG file, found none\n" + std::string(kUsage));
+    throw CalibrateUsageError("expected at least one LOG file, found none\n" + usage());
   }
   std::string gpu_name;
   const auto ms = import_measurements(logs, &gpu_name);
@@ -119,7 +137,8 @@ int calibrate_main(const std::vector<std::string>& args, std::ostream& out) {
     const auto samples = read_gemm_csv(gemm_path);
     std::vector<std::string> dtypes;
     for (const auto& g : samples) {
-      if (std::find(dtypes.begin(), dtypes.end(), g.dtype) == dtypes.end()) dtypes.push_back(g.dtype);
+      if (std::find(dtypes.begin(), dtypes.end(), g.dtype) == dtypes.end())
+        dtypes.push_back(g.dtype);
     }
     for (const auto& d : dtypes) {
       double peak = 0;
@@ -149,8 +168,11 @@ int calibrate_main(const std::vector<std::string>& args, std::ostream& out) {
     } else {
       nlohmann::json g = nlohmann::json::array();
       for (const auto& f : gemm) {
-        g.push_back({{"dtype", f.dtype}, {"peak_tflops", f.peak_tflops}, {"e_max", f.e_max},
-                     {"intensity_half", f.intensity_half}, {"max_rel_error", f.max_rel_error}});
+        g.push_back({{"dtype", f.dtype},
+                     {"peak_tflops", f.peak_tflops},
+                     {"e_max", f.e_max},
+                     {"intensity_half", f.intensity_half},
+                     {"max_rel_error", f.max_rel_error}});
       }
       out << nlohmann::json{{"collectives", fits_json(fits)}, {"gemm", g}}.dump(2) << "\n";
     }
@@ -159,7 +181,8 @@ int calibrate_main(const std::vector<std::string>& args, std::ostream& out) {
     for (const auto& f : gemm) {
       char buf[256];
       std::snprintf(buf, sizeof buf,
-                    "gemm %-5s peak_tflops %.1f  efficiency = %.4f * I / (I + %.2f)  (I in FLOP/B)  max_rel_error %.4f\n",
+                    "gemm %-5s peak_tflops %.1f  efficiency = %.4f * I / (I + %.2f)  (I in FLOP/B) "
+                    " max_rel_error %.4f\n",
                     f.dtype.c_str(), f.peak_tflops, f.e_max, f.intensity_half, f.max_rel_error);
       out << buf;
     }

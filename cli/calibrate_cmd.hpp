@@ -1,17 +1,18 @@
 #pragma once
-// `syncsim calibrate import|fit|report` (report: cli/calibrate_report.hpp): nccl-tests logs -> measurement table -> alpha-beta fits -> profile.
+// `syncsim calibrate import|fit|report` (report: cli/calibrate_report.hpp): nccl-tests logs ->
+// measurement table -> alpha-beta fits -> profile.
 //
 //   syncsim calibrate import LOG... [--json]
 //   syncsim calibrate fit [LOG...] [--gemm CSV] [--peak DTYPE=TFLOPS]... [--json] [--residuals]
 //                         [--out profile.yaml]
 //
 // A LOG is an nccl-tests log, or the JSON array `import --json` printed (a file starting with '[').
-// A GEMM CSV has lines "m,n,k,dtype,tflops" (an optional header line starting with "m", '#' comments);
-// each dtype is fitted against --peak DTYPE=TFLOPS, or against its best measured throughput when no
-// peak is given. `fit --json` prints the array of collective fits, or {"collectives": [...],
-// "gemm": [...]} when --gemm is given.
-// Bad input throws calibration::ParseError / FitError / ProfileError or CalibrateUsageError; the CLI
-// prints the message and exits with 2.
+// A GEMM CSV has lines "m,n,k,dtype,tflops" (an optional header line starting with "m", '#'
+// comments); each dtype is fitted against --peak DTYPE=TFLOPS, or against its best measured
+// throughput when no peak is given. `fit --json` prints the array of collective fits, or
+// {"collectives": [...], "gemm": [...]} when --gemm is given. Bad input throws
+// calibration::ParseError / FitError / ProfileError or CalibrateUsageError; the CLI prints the
+// message and exits with 2.
 #include <iosfwd>
 #include <stdexcept>
 #include <string>
