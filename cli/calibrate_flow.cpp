@@ -39,6 +39,7 @@ Scenario reference(const Scenario& base, double oversubscription,
   s.source = base.source;
   s.seed = base.seed;
   s.fabric = base.fabric;
+  s.network = base.network;
   s.fabric.kind = topo::TopologyKind::SpineLeaf;
   s.fabric.host = topo::HostParams{};
   s.fabric.spine_leaf = topo::SpineLeafParams{};
@@ -51,9 +52,9 @@ Scenario reference(const Scenario& base, double oversubscription,
 
 uint8_t traffic_priority(const Scenario& s) {
   // The first lossless class when PFC is on: where RoCE traffic (and DCQCN) runs.
-  if (s.fabric.pfc.enabled && s.fabric.pfc.lossless_mask != 0) {
+  if (s.network.pfc.enabled && s.network.pfc.lossless_mask != 0) {
     return static_cast<uint8_t>(
-        std::countr_zero(static_cast<unsigned>(s.fabric.pfc.lossless_mask)));
+        std::countr_zero(static_cast<unsigned>(s.network.pfc.lossless_mask)));
   }
   return 0;
 }
