@@ -109,6 +109,21 @@ struct PlanOptions {
 // ReduceScatter, AllGather; Hierarchical: AllReduce; Pairwise: AllToAll, SendRecv.
 CollectivePlan build_plan(const PlanOptions& options);
 
+// Size of the all-reduce plan build_plan makes for (algo, ranks, bytes, chunk_bytes, channels,
+// gpus_per_host), from the parameters alone: nothing is built, so runs too large to plan first can
+// be sized (run/estimate.cpp). In doubles, as estimates reach 10^12 steps. For bytes > 0 and
+// whole chunk_bytes > 0 it is exact for tree, halving-doubling (power of two or not), hierarchical
+// and single-channel rings. A ring over several channels is counted with channel 0's pieces on
+// every channel; channels that got a byte less (the remainder goes to the first) can have one
+// piece fewer, so the estimate may exceed the plan by up to 2 (n-1) n transfers per channel
+// (tests/models/test_plan_size.cpp checks both against built plans).
+struct PlanSizeEstimate {
+  double transfers = 0;
+  double steps = 0;  // transfers plus the reductions after the reducing half of them
+};
+PlanSizeEstimate plan_size_estimate(CollectiveAlgo algo, double ranks, double bytes,
+                                    double chunk_bytes, double channels, double gpus_per_host);
+
 // Result of the symbolic check; `error` is empty when the plan is correct.
 struct PlanCheck {
   bool ok = false;

@@ -12,6 +12,7 @@
 #include "sim/backends/analytic_backend.hpp"
 #include "sim/backends/make_backend.hpp"
 #include "sim/backends/packet_backend.hpp"
+#include "models/nccl_setup.hpp"
 #include "topologies/fabric_builder.hpp"
 
 namespace syncsim::app {
@@ -63,18 +64,10 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
   std::vector<uint32_t> rank_to_gpu(n);
   for (uint32_t r = 0; r < n; ++r) rank_to_gpu[r] = r;
 
-  // NCCL cost-model inputs from the fabric: ranks fill hosts in order; per-channel bandwidths are
-  // the NVLink and per-GPU NIC bandwidths split over the channels.
-  models::NcclCostInputs cost;
-  cost.op = o.op;
-  const uint32_t g = std::max(1u, scenario.fabric.host.gpus);
-  cost.gpus_per_node = std::min(n, g);
-  cost.nodes = (n + g - 1) / g;
-  cost.channels = channels;
-  const double nic_share = static_cast<double>(std::min(scenario.fabric.host.nics, g)) / g;
-  cost.bw_intra = scenario.fabric.links.nvlink.bandwidth.bytes_per_second() / 1e9 / channels;
-  cost.bw_inter =
-      scenario.fabric.links.host.bandwidth.bytes_per_second() * nic_share / 1e9 / channels;
+  // NCCL cost-model inputs from the fabric (ranks fill hosts in order).
+  const models::NcclCostInputs cost = models::nccl_cost_inputs(
+      o.op, n, channels, scenario.fabric.host.gpus, scenario.fabric.host.nics,
+      scenario.fabric.links.nvlink.bandwidth, scenario.fabric.links.host.bandwidth);
 
   CollectiveSweep sweep;
   NcclTestsHeader& h = sweep.header;
@@ -100,15 +93,7 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
     if (proto_fixed) {
       proto = fixed_proto;
     } else if (!pairwise_op) {
-      const CollectiveAlgo row = algo == CollectiveAlgo::Tree ? algo : CollectiveAlgo::Ring;
-      double best = -1;
-      for (auto p : {models::NcclProtocol::LL, models::NcclProtocol::LL128, models::NcclProtocol::Simple}) {
-        const double t = models::nccl_predicted_time_us(row, p, cost, bytes);
-        if (t >= 0 && (best < 0 || t < best)) {
-          best = t;
-          proto = p;
-        }
-      }
+      proto = models::nccl_best_protocol(algo, cost, bytes);
     }
     if (o.nccl_model) {
       const double t = models::nccl_predicted_time_us(algo, proto, cost, bytes);
@@ -119,23 +104,21 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
       }
       sweep.rows.push_back(make_row(o.op, n, bytes, t, static_cast<int>(o.root), 0));
     } else {
-      const models::ProtocolTiming timing = models::protocol_timing(algo, proto, cfg);
-      models::PlanOptions po;
-      po.op = o.op;
-      po.algo = algo;
-      po.ranks = n;
-      po.bytes = bytes;
-      po.channels = channels;
-      po.chunk_bytes = o.chunk_bytes.value_or(models::nccl_chunk_bytes(
-          algo, proto, timing.chunk_bytes, bytes, channels, cost.nodes, n));
-      po.root = o.root;
-      po.peer = (o.root + 1) % n;
-      po.gpus_per_host = scenario.fabric.host.gpus;
-      po.nics_per_host = scenario.fabric.host.nics;
-      po.connection_depth = timing.pipeline_depth;
+      models::NcclCollective c;
+      c.op = o.op;
+      c.algo = algo;
+      c.protocol = proto;
+      c.ranks = n;
+      c.bytes = bytes;
+      c.channels = channels;
+      c.chunk_bytes = o.chunk_bytes;
+      c.root = o.root;
+      c.gpus_per_host = scenario.fabric.host.gpus;
+      c.nics_per_host = scenario.fabric.host.nics;
+      const models::NcclSetup setup = models::nccl_setup(c, cfg, o.run);
       models::CollectivePlan plan;
       try {
-        plan = models::build_plan(po);
+        plan = models::build_plan(setup.plan);
       } catch (const std::invalid_argument& e) {
         throw CollectiveUsageError(e.what());
       }
@@ -148,18 +131,11 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
       } else {
         h.validation = 0;
       }
-      models::CollectiveRunOptions run = o.run;
-      run.wire_factor = timing.wire_factor;
-      run.launch_latency = Time::from_seconds(timing.launch_us * 1e-6);
-      if (o.run.step_latency == Time::zero()) {
-        run.step_latency = Time::from_seconds(timing.step_intra_us * 1e-6);
-        run.net_step_latency = Time::from_seconds(timing.step_inter_us * 1e-6);
-      }
       const auto wall_start = std::chrono::steady_clock::now();
       Simulation sim(scenario.seed);
       std::unique_ptr<TransferBackend> backend = make_backend(scenario.fidelity, sim, spec);
       backend->keep_finished_records(false);  // only the result and counters are read
-      const auto result = models::run_collective(*backend, plan, rank_to_gpu, run);
+      const auto result = models::run_collective(*backend, plan, rank_to_gpu, setup.run);
       sweep.rows.push_back(make_row(o.op, n, bytes, result.duration().microseconds(),
                                     static_cast<int>(o.root), wrong));
       NcclTestsRow& row = sweep.rows.back();

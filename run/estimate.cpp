@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "models/collective_cost.hpp"
+#include "models/nccl_setup.hpp"
 #include "models/step_model.hpp"
 #include "models/step_sim.hpp"
 #include "topologies/fabric_builder.hpp"
@@ -19,7 +20,7 @@ namespace syncsim::app {
 namespace {
 
 // Measured on the reference scenarios (Release, x86-64; see the README's scale table).
-constexpr double kProcessBase = 8e6;           // binary, allocator, YAML, spdlog
+constexpr double kProcessBase = 8e6;           // binary, allocator, YAML
 constexpr double kBytesPerNode = 160;          // NodeSpec with its name, node_ports vector
 constexpr double kBytesPerLink = 120;          // LinkSpec + two directed ports (PortInfo, ids)
 constexpr double kBytesPerRoutingEntry = 1;    // uint8 hop distance
@@ -45,33 +46,6 @@ double flow_seconds_per_transfer(double concurrent_ranks) {
   return kFlowSecondsPerTransferBase * (1.0 + concurrent_ranks / kFlowRanksDoublingCost);
 }
 
-double ceil_div(double a, double b) { return b <= 0 ? a : std::ceil(a / b); }
-
-// Transfers of one all-reduce of `bytes` over `n` ranks, as the plan builders lay them out.
-double allreduce_transfers(models::CollectiveAlgo algo, double n, double bytes, double chunk,
-                           double channels, double gpus_per_host) {
-  if (n <= 1) return 0;
-  switch (algo) {
-    case models::CollectiveAlgo::Tree:
-      // Two trees, reduce then broadcast along n-1 edges, chunked.
-      return 2.0 * 2.0 * (n - 1) * ceil_div(bytes / 2.0, chunk);
-    case models::CollectiveAlgo::HalvingDoubling:
-      return 2.0 * std::ceil(std::log2(n)) * n;
-    case models::CollectiveAlgo::Hierarchical: {
-      const double g = std::max(1.0, gpus_per_host);
-      const double nodes = std::max(1.0, n / g);
-      const double intra = 2.0 * (g - 1) * n;
-      const double per_step = bytes / (g * nodes * channels);
-      return intra + channels * g * 2.0 * (nodes - 1) * nodes * ceil_div(per_step, chunk);
-    }
-    case models::CollectiveAlgo::Ring:
-    case models::CollectiveAlgo::Pairwise:
-      break;
-  }
-  const double per_step = bytes / (channels * n);
-  return channels * 2.0 * (n - 1) * n * ceil_div(per_step, chunk);
-}
-
 double traffic_messages(const models::TrafficSpec& t, double gpus) {
   switch (t.pattern) {
     case models::TrafficPattern::Explicit: return static_cast<double>(t.messages.size());
@@ -91,13 +65,9 @@ double traffic_bytes(const models::TrafficSpec& t, double gpus) {
 }
 
 // The closed form (models/step_model.hpp) on unperturbed compute, with each bucket's all-reduce at
-// the bandwidth bound of one GPU's NIC share, 2 (n-1)/n S / B (ring and tree send the same bytes per
-// rank), plus NCCL's launch latency. A double binary tree does not reach that bound: an inner node
-// sends to two children while receiving from them, and its up and down pipelines share the links;
-// simulated on the 1k-GPU fat-tree of ddp-70b-16k.yaml the step matches buckets at 1.15x the bound
-// (kTreeSlowdown; it was 1.58 while trees wrongly used PXN, fixed 2026-11-30). Only the progress display uses this; the simulated step is the answer.
-constexpr double kTreeSlowdown = 1.15;
-
+// the bandwidth bound of one GPU's NIC share, 2 (n-1)/n S / B, times the tree's measured factor over
+// it for tree all-reduces (models::kTreeAllReduceTimeOverBandwidthBound), plus NCCL's launch
+// latency. Only the progress display and the estimate use this; the simulated step is the answer.
 double expected_ddp_step_s(const models::StepConfig& c, double n, const topo::FabricParams& fabric,
                            const std::vector<models::GradientBucket>& buckets, double launch_s) {
   models::ComputeTimes ct = models::compute_times(c.model, c.gpu, c.compute);
@@ -113,7 +83,9 @@ double expected_ddp_step_s(const models::StepConfig& c, double n, const topo::Fa
   const double bytes_per_s = fabric.links.host.bandwidth.bytes_per_second() * std::min(1.0, nic_share);
   for (const auto& b : buckets) {
     const double bytes = static_cast<double>(b.size.count());
-    const double slowdown = c.algorithm == models::CollectiveAlgo::Tree ? kTreeSlowdown : 1.0;
+    const double slowdown = c.algorithm == models::CollectiveAlgo::Tree
+                                 ? models::kTreeAllReduceTimeOverBandwidthBound
+                                 : 1.0;
     const double seconds =
         n <= 1 || bytes_per_s <= 0 ? 0.0 : slowdown * 2.0 * (n - 1) / n * bytes / bytes_per_s + launch_s;
     in.bucket_sync.push_back(Time::from_seconds(seconds));
@@ -166,9 +138,8 @@ Estimate estimate_run(const Scenario& scenario) {
     models::StepConfig c = scenario.workload->step;
     const double n = scenario.workload->data_parallel == 0 ? gpus : scenario.workload->data_parallel;
     largest_rank_count = n;
-    const models::ProtocolTiming timing =
-        models::protocol_timing(c.algorithm, models::NcclProtocol::Simple, scenario.collective);
-    if (c.chunk_bytes == 0) c.chunk_bytes = timing.chunk_bytes;  // as run/runner.cpp sets it
+    // The step's collectives as run/runner.cpp sets them up.
+    const models::ProtocolTiming timing = models::apply_nccl_step_setup(c, scenario.collective);
     const auto chunk = static_cast<double>(c.chunk_bytes);
     const auto ranks = static_cast<uint32_t>(std::min(n, 4.0e9));
     std::map<int64_t, int> sizes;
@@ -178,8 +149,9 @@ Estimate estimate_run(const Scenario& scenario) {
     // simulate_ddp_step extrapolates only on the reused (idle-fabric) path, not with a calibration.
     const bool may_extrapolate = reuse && !scenario.collective_calibration;
     const double channels = std::max<uint32_t>(1, c.channels);
-    auto transfers_of = [&](double bytes) {
-      return allreduce_transfers(c.algorithm, n, bytes, chunk, channels, scenario.fabric.host.gpus);
+    auto plan_size_of = [&](double bytes) {
+      return models::plan_size_estimate(c.algorithm, n, bytes, chunk, channels,
+                                        scenario.fabric.host.gpus);
     };
     double kept_plan_steps = 0;
     double largest_live = 0;       // bytes of the largest live simulation (records, dropped plan)
@@ -191,15 +163,16 @@ Estimate estimate_run(const Scenario& scenario) {
         e.extrapolated_buckets += 1;
         if (sampled) continue;  // the two samples serve every extrapolated size
         sampled = true;
-        const double small = transfers_of(static_cast<double>(samples->small_bytes));
-        const double large = transfers_of(static_cast<double>(samples->large_bytes));
+        const double small = plan_size_of(static_cast<double>(samples->small_bytes)).transfers;
+        const double large = plan_size_of(static_cast<double>(samples->large_bytes)).transfers;
         e.transfers += small + large;
         step_bytes_moved += 2.0 * static_cast<double>(samples->small_bytes + samples->large_bytes);
         largest_live = std::max(largest_live, large * (1.5 * kBytesPerPlanStep + kBytesPerTransfer));
         continue;
       }
-      const double t = transfers_of(static_cast<double>(bytes));
-      kept_plan_steps += 1.5 * t;  // transfers and the reductions that follow most of them
+      const models::PlanSizeEstimate plan = plan_size_of(static_cast<double>(bytes));
+      const double t = plan.transfers;
+      kept_plan_steps += plan.steps;
       largest_live = std::max(largest_live, t * kBytesPerTransfer);
       e.transfers += reuse ? t : t * count;
       step_bytes_moved += 2.0 * static_cast<double>(bytes) * (reuse ? 1 : count);

@@ -12,6 +12,7 @@
 #include "run/calibrated_collective.hpp"
 #include "run/progress.hpp"
 #include "models/fsdp.hpp"
+#include "models/nccl_setup.hpp"
 #include "models/parallelism.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "models/traffic.hpp"
@@ -244,37 +245,24 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   TrafficInjector injector(*backend, std::move(messages));
   if (scenario.workload) {
     models::StepConfig step = scenario.workload->step;
-    const auto gpus = static_cast<uint32_t>(spec.gpus.size());
     // With model parallelism the ranks are TP x CP x PP x DP on the first GPUs, in Megatron order
     // (models/parallelism.hpp); data_parallel then counts replicas.
     const uint32_t model_parallel = step.layout.tensor * step.layout.context * step.layout.pipeline;
-    const uint32_t ranks = scenario.workload->data_parallel == 0
-                               ? gpus / model_parallel * model_parallel
-                               : scenario.workload->data_parallel * model_parallel;
-    if (model_parallel == 1) {
-      step.rank_to_gpu = topo::place_ranks(spec, ranks, scenario.workload->placement, scenario.seed);
-    } else {
-      step.rank_to_gpu.resize(ranks);
-      std::iota(step.rank_to_gpu.begin(), step.rank_to_gpu.end(), 0u);
-      if (scenario.workload->placement != topo::Placement::Packed) {
-        r.warnings.push_back("workload.placement applies to pure data parallelism; model-parallel ranks "
-                             "use Megatron order on the first GPUs (placement ignored)");
-      }
+    topo::JobPlacement placed = topo::place_job(spec, model_parallel, scenario.workload->data_parallel,
+                                                scenario.workload->placement, scenario.seed);
+    step.rank_to_gpu = std::move(placed.rank_to_gpu);
+    const auto ranks = static_cast<uint32_t>(step.rank_to_gpu.size());
+    if (placed.policy_ignored) {
+      r.warnings.push_back("workload.placement applies to pure data parallelism; model-parallel ranks "
+                           "use Megatron order on the first GPUs (placement ignored)");
     }
     step.gpus_per_host = scenario.fabric.host.gpus;
     step.seed = scenario.seed;
     if (progress.enabled()) {
       step.on_progress = [&progress](const models::StepProgress& p) { progress.state().publish(p); };
     }
-    // NCCL moves large gradients with the Simple protocol: its base latency once per bucket, its
-    // per-step NVLink/network latencies, and its 2 MiB chunks (scenario `collective:` knobs).
-    const models::ProtocolTiming timing =
-        models::protocol_timing(step.algorithm, models::NcclProtocol::Simple, scenario.collective);
-    step.collective.wire_factor = timing.wire_factor;
-    step.collective.launch_latency = Time::from_seconds(timing.launch_us * 1e-6);
-    step.collective.step_latency = Time::from_seconds(timing.step_intra_us * 1e-6);
-    step.collective.net_step_latency = Time::from_seconds(timing.step_inter_us * 1e-6);
-    if (step.chunk_bytes == 0) step.chunk_bytes = timing.chunk_bytes;
+    // NCCL's Simple protocol: latencies and chunk (scenario `collective:` knobs).
+    models::apply_nccl_step_setup(step, scenario.collective);
     // Idle-fabric bucket timings are exact only when nothing else shares the fabric.
     step.reuse_bucket_timings = scenario.workload->reuse_bucket_timings.value_or(r.messages == 0);
     if (scenario.collective_calibration) {

@@ -121,4 +121,20 @@ std::vector<uint32_t> place_ranks(const net::NetworkSpec& spec, uint32_t ranks, 
   return order;
 }
 
+JobPlacement place_job(const net::NetworkSpec& spec, uint32_t model_parallel,
+                       uint32_t data_parallel, Placement policy, uint64_t seed) {
+  const auto gpus = static_cast<uint32_t>(spec.gpus.size());
+  const uint32_t ranks =
+      data_parallel == 0 ? gpus / model_parallel * model_parallel : data_parallel * model_parallel;
+  JobPlacement out;
+  if (model_parallel == 1) {
+    out.rank_to_gpu = place_ranks(spec, ranks, policy, seed);
+  } else {
+    out.rank_to_gpu.resize(ranks);
+    std::iota(out.rank_to_gpu.begin(), out.rank_to_gpu.end(), 0u);
+    out.policy_ignored = policy != Placement::Packed;
+  }
+  return out;
+}
+
 }  // namespace syncsim::topo

@@ -30,6 +30,19 @@ Placement parse_placement(std::string_view text);
 std::vector<uint32_t> place_ranks(const net::NetworkSpec& spec, uint32_t ranks, Placement policy,
                                   uint64_t seed);
 
+// The ranks of a training job: model_parallel = tensor x context x pipeline ranks per data-parallel
+// replica, data_parallel replicas (0: as many as fit on the fabric's GPUs). Pure data parallelism
+// (model_parallel 1) is placed by `policy`. With model parallelism the ranks take the first GPUs in
+// order (Megatron order, models/parallelism.hpp), since the TP/CP/PP groups are laid out on
+// consecutive GPUs; `policy` is then ignored (policy_ignored says so when it was not Packed).
+// Throws std::invalid_argument as place_ranks does (more ranks than GPUs).
+struct JobPlacement {
+  std::vector<uint32_t> rank_to_gpu;
+  bool policy_ignored = false;
+};
+JobPlacement place_job(const net::NetworkSpec& spec, uint32_t model_parallel,
+                       uint32_t data_parallel, Placement policy, uint64_t seed);
+
 // The leaf switch GPU g's NIC attaches to, per GPU (for placement and its tests).
 std::vector<net::NodeId> gpu_leaves(const net::NetworkSpec& spec);
 

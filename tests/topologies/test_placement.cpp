@@ -114,3 +114,23 @@ TEST_CASE("placement: topology_aware keeps host-to-host ring hops under one leaf
   CHECK(crossing_hops(topo::place_ranks(spec, gpus, Placement::TopologyAware, 1)) == 0);
   CHECK(crossing_hops(topo::place_ranks(spec, gpus, Placement::Packed, 1)) == 6);  // GPU 3 -> GPU 0
 }
+
+TEST_CASE("place_job: data parallelism follows the policy, model parallelism the first GPUs") {
+  const auto spec = spine_leaf(2, 2, 4);  // 16 GPUs
+  // Pure data parallelism: place_ranks with the policy; 0 replicas = every GPU.
+  const auto dp = topo::place_job(spec, 1, 6, Placement::Spread, 3);
+  CHECK(dp.rank_to_gpu == topo::place_ranks(spec, 6, Placement::Spread, 3));
+  CHECK_FALSE(dp.policy_ignored);
+  CHECK(topo::place_job(spec, 1, 0, Placement::Random, 3).rank_to_gpu ==
+        topo::place_ranks(spec, 16, Placement::Random, 3));
+  // Model parallelism of 3: 0 replicas = as many whole replicas as fit (5 x 3 = 15 ranks), on GPUs
+  // 0..14 in order whatever the policy, and a policy other than packed is reported as ignored.
+  const auto mp = topo::place_job(spec, 3, 0, Placement::Spread, 3);
+  REQUIRE(mp.rank_to_gpu.size() == 15);
+  for (uint32_t r = 0; r < 15; ++r) CHECK(mp.rank_to_gpu[r] == r);
+  CHECK(mp.policy_ignored);
+  const auto packed = topo::place_job(spec, 4, 2, Placement::Packed, 3);
+  CHECK(packed.rank_to_gpu.size() == 8);
+  CHECK_FALSE(packed.policy_ignored);
+  CHECK_THROWS_AS(topo::place_job(spec, 1, 17, Placement::Packed, 1), std::invalid_argument);
+}

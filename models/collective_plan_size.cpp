@@ -1,0 +1,57 @@
+// plan_size_estimate: the all-reduce plan's transfer count from its parameters, following the
+// per-algorithm builders (collective_plan_<algorithm>.cpp) step for step.
+#include <algorithm>
+#include <cmath>
+
+#include "models/collective_plan.hpp"
+
+namespace syncsim::models {
+
+namespace {
+
+double ceil_div(double a, double b) { return b <= 0 ? a : std::ceil(a / b); }
+
+double allreduce_transfers(CollectiveAlgo algo, double n, double bytes, double chunk,
+                           double channels, double gpus_per_host) {
+  if (n <= 1) return 0;
+  switch (algo) {
+    case CollectiveAlgo::Tree:
+      // Two trees, reduce then broadcast along n-1 edges, chunked.
+      return 2.0 * 2.0 * (n - 1) * ceil_div(bytes / 2.0, chunk);
+    case CollectiveAlgo::HalvingDoubling: {
+      // p = 2^floor(log2 n) ranks halve and double (p log2 p transfers each way); the n - p extra
+      // ranks fold in and out (one transfer each way).
+      const double stages = std::floor(std::log2(n));
+      const double p = std::exp2(stages);
+      return 2.0 * stages * p + 2.0 * (n - p);
+    }
+    case CollectiveAlgo::Hierarchical: {
+      // Intra-host ring reduce-scatter and all-gather (2 (g-1) transfers per rank), and per local
+      // index and channel an inter-host ring all-reduce of one part per host (not pipelined).
+      const double g = std::max(1.0, gpus_per_host);
+      const double nodes = std::max(1.0, n / g);
+      const double intra = 2.0 * (g - 1) * n;
+      return intra + channels * g * 2.0 * (nodes - 1) * nodes;
+    }
+    case CollectiveAlgo::Ring:
+    case CollectiveAlgo::Pairwise:
+      break;
+  }
+  // channels rings of n positions, 2 (n-1) steps each, one transfer per segment piece.
+  const double per_step = bytes / (channels * n);
+  return channels * 2.0 * (n - 1) * n * ceil_div(per_step, chunk);
+}
+
+}  // namespace
+
+PlanSizeEstimate plan_size_estimate(CollectiveAlgo algo, double ranks, double bytes,
+                                    double chunk_bytes, double channels, double gpus_per_host) {
+  PlanSizeEstimate e;
+  e.transfers = allreduce_transfers(algo, ranks, bytes, chunk_bytes, channels, gpus_per_host);
+  // Every algorithm's all-reduce reduces in one of its two halves (reduce-scatter, tree up, fold
+  // in and halving), and every reducing transfer is followed by its Reduce step.
+  e.steps = 1.5 * e.transfers;
+  return e;
+}
+
+}  // namespace syncsim::models

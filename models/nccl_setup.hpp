@@ -1,0 +1,69 @@
+#pragma once
+// NCCL's set-up of a simulated collective, in one place: the algorithm, the protocol and the
+// scenario's `collective:` knobs (CollectiveConfig) become the plan to build (chunking, channels,
+// connection depth) and the run options (wire factor, launch and per-step latencies) with which
+// NCCL would run it. collective_cost.hpp holds NCCL's protocol tables and cost model; this file
+// applies them. `syncsim collective`, the training step and the run estimate all go through here,
+// so the three cannot drift apart.
+#include <cstdint>
+#include <optional>
+
+#include "models/collective_cost.hpp"
+#include "models/collective_plan.hpp"
+#include "models/collective_runner.hpp"
+#include "models/step_sim.hpp"
+#include "sim/core/units.hpp"
+
+namespace syncsim::models {
+
+// One collective as `syncsim collective` runs it.
+struct NcclCollective {
+  CollectiveOp op = CollectiveOp::AllReduce;
+  CollectiveAlgo algo = CollectiveAlgo::Ring;
+  NcclProtocol protocol = NcclProtocol::Simple;
+  uint32_t ranks = 2;
+  int64_t bytes = 0;  // nccl-tests' S (PlanOptions::bytes)
+  uint32_t channels = 1;
+  std::optional<int64_t> chunk_bytes;  // replaces NCCL's chunk (0: no pipelining)
+  uint32_t root = 0;                   // broadcast/reduce root, send_recv sender (receiver: next)
+  uint32_t gpus_per_host = 1;          // ranks fill hosts in order
+  uint32_t nics_per_host = 0;          // 0: one per GPU
+};
+
+struct NcclSetup {
+  ProtocolTiming timing;
+  PlanOptions plan;
+  CollectiveRunOptions run;
+};
+
+// `base` with the protocol's wire factor and launch latency, and its per-step NVLink / NET
+// latencies unless base.step_latency is non-zero (a fixed per-step latency the caller asked for
+// wins, and then applies inside and across hosts alike). Reduction bandwidth, priority and PXN stay
+// as in `base`.
+CollectiveRunOptions apply_protocol_timing(CollectiveRunOptions base, const ProtocolTiming& timing);
+
+// The plan and run options of `c` under `config`. The chunk is NCCL's for the protocol and size
+// (nccl_chunk_bytes: tree LL128 halves it for deep trees) unless c.chunk_bytes replaces it; every
+// connection keeps the protocol's pipeline depth of transfers in flight. Throws
+// std::invalid_argument for bad `collective:` knobs (protocol_timing).
+NcclSetup nccl_setup(const NcclCollective& c, const CollectiveConfig& config,
+                     const CollectiveRunOptions& base = {});
+
+// A training step's collectives. NCCL moves large gradients with the Simple protocol: its base
+// latency once per collective (bucket), its per-step NVLink / network latencies, and its chunk
+// (2 MiB with NCCL's defaults) where step.chunk_bytes is 0. Sets step.collective and
+// step.chunk_bytes and returns the timing it used. The step's plans keep a connection depth of 1.
+ProtocolTiming apply_nccl_step_setup(StepConfig& step, const CollectiveConfig& config);
+
+// NCCL's cost-model inputs for `ranks` ranks filling hosts of `gpus_per_host` GPUs in order: the
+// per-channel bandwidths are the NVLink and per-GPU NIC share of the host link split over the
+// channels.
+NcclCostInputs nccl_cost_inputs(CollectiveOp op, uint32_t ranks, uint32_t channels,
+                                uint32_t gpus_per_host, uint32_t nics_per_host, Bandwidth nvlink,
+                                Bandwidth host_link);
+
+// The protocol NCCL's cost model predicts fastest for `algo` (the Tree row for tree, the Ring row
+// for every other algorithm); Simple when no row applies.
+NcclProtocol nccl_best_protocol(CollectiveAlgo algo, const NcclCostInputs& cost, int64_t bytes);
+
+}  // namespace syncsim::models

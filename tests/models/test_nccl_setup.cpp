@@ -1,0 +1,131 @@
+// NCCL set-up of a simulated collective (models/nccl_setup.hpp): the plan and run options follow
+// the protocol's timing (collective_cost.hpp), and the three callers see the same translation.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+
+#include "models/nccl_setup.hpp"
+
+using namespace syncsim;
+using namespace syncsim::models;
+
+TEST_CASE("nccl_setup: chunk, connection depth and run options come from the protocol timing") {
+  const CollectiveConfig config;  // NCCL's defaults
+  for (NcclProtocol proto : {NcclProtocol::LL, NcclProtocol::LL128, NcclProtocol::Simple}) {
+    for (CollectiveAlgo algo : {CollectiveAlgo::Ring, CollectiveAlgo::Tree}) {
+      CAPTURE(to_string(proto));
+      CAPTURE(to_string(algo));
+      NcclCollective c;
+      c.algo = algo;
+      c.protocol = proto;
+      c.ranks = 64;
+      c.bytes = int64_t{1} << 30;
+      c.channels = 2;
+      c.gpus_per_host = 8;
+      c.nics_per_host = 4;
+      c.root = 3;
+      const NcclSetup s = nccl_setup(c, config);
+      const ProtocolTiming t = protocol_timing(algo, proto, config);
+      CHECK(s.timing.chunk_bytes == t.chunk_bytes);
+      CHECK(s.plan.chunk_bytes ==
+            nccl_chunk_bytes(algo, proto, t.chunk_bytes, c.bytes, c.channels, 8, c.ranks));
+      CHECK(s.plan.connection_depth == t.pipeline_depth);
+      CHECK(s.plan.op == c.op);
+      CHECK(s.plan.algo == algo);
+      CHECK(s.plan.ranks == 64);
+      CHECK(s.plan.bytes == c.bytes);
+      CHECK(s.plan.channels == 2);
+      CHECK(s.plan.root == 3);
+      CHECK(s.plan.peer == 4);
+      CHECK(s.plan.gpus_per_host == 8);
+      CHECK(s.plan.nics_per_host == 4);
+      CHECK(s.run.wire_factor == t.wire_factor);
+      CHECK(s.run.launch_latency == Time::from_seconds(t.launch_us * 1e-6));
+      CHECK(s.run.step_latency == Time::from_seconds(t.step_intra_us * 1e-6));
+      REQUIRE(s.run.net_step_latency.has_value());
+      CHECK(*s.run.net_step_latency == Time::from_seconds(t.step_inter_us * 1e-6));
+    }
+  }
+}
+
+TEST_CASE("nccl_setup: tree LL128 halves the chunk on deep trees; an explicit chunk wins") {
+  NcclCollective c;
+  c.algo = CollectiveAlgo::Tree;
+  c.protocol = NcclProtocol::LL128;
+  c.ranks = 64;  // 64 single-GPU hosts: 12 levels
+  c.bytes = int64_t{2} << 20;
+  c.gpus_per_host = 1;
+  const CollectiveConfig config;
+  const NcclSetup s = nccl_setup(c, config);
+  CHECK(s.plan.chunk_bytes < s.timing.chunk_bytes);
+  c.chunk_bytes = 0;
+  CHECK(nccl_setup(c, config).plan.chunk_bytes == 0);
+}
+
+TEST_CASE("apply_protocol_timing keeps a fixed step latency and the caller's other options") {
+  CollectiveRunOptions base;
+  base.step_latency = Time::us(3);
+  base.hbm_bytes_per_s = 1e12;
+  base.priority = 3;
+  base.pxn = false;
+  const ProtocolTiming t = protocol_timing(CollectiveAlgo::Ring, NcclProtocol::LL, {});
+  const CollectiveRunOptions run = apply_protocol_timing(base, t);
+  CHECK(run.step_latency == Time::us(3));
+  CHECK_FALSE(run.net_step_latency.has_value());
+  CHECK(run.wire_factor == 2.0);
+  CHECK(run.launch_latency == Time::from_seconds(t.launch_us * 1e-6));
+  CHECK(run.hbm_bytes_per_s == 1e12);
+  CHECK(run.priority == 3);
+  CHECK_FALSE(run.pxn);
+}
+
+TEST_CASE("apply_nccl_step_setup: Simple timing, NCCL's 2 MiB chunk unless the step sets one") {
+  StepConfig step;
+  step.algorithm = CollectiveAlgo::Tree;
+  const CollectiveConfig config;
+  const ProtocolTiming t = apply_nccl_step_setup(step, config);
+  const ProtocolTiming simple = protocol_timing(CollectiveAlgo::Tree, NcclProtocol::Simple, config);
+  CHECK(t.launch_us == simple.launch_us);
+  CHECK(step.chunk_bytes == int64_t{2} << 20);
+  CHECK(step.collective.wire_factor == 1.0);
+  CHECK(step.collective.launch_latency == Time::from_seconds(simple.launch_us * 1e-6));
+  CHECK(step.collective.step_latency == Time::from_seconds(simple.step_intra_us * 1e-6));
+  CHECK(step.collective.net_step_latency == Time::from_seconds(simple.step_inter_us * 1e-6));
+  StepConfig fixed;
+  fixed.chunk_bytes = 12345;
+  apply_nccl_step_setup(fixed, config);
+  CHECK(fixed.chunk_bytes == 12345);
+}
+
+TEST_CASE("nccl_cost_inputs and nccl_best_protocol") {
+  // 16 ranks on hosts of 8 GPUs with 4 NICs: 2 nodes; per channel NVLink 450 GB/s / 2 and half a
+  // 400G NIC (50 GB/s x 4/8) / 2.
+  const NcclCostInputs in = nccl_cost_inputs(CollectiveOp::AllReduce, 16, 2, 8, 4,
+                                             Bandwidth::gbps(3600), Bandwidth::gbps(400));
+  CHECK(in.nodes == 2);
+  CHECK(in.gpus_per_node == 8);
+  CHECK(in.channels == 2);
+  CHECK(in.bw_intra == doctest::Approx(225.0));
+  CHECK(in.bw_inter == doctest::Approx(12.5));
+  // Fewer ranks than a host: one node of `ranks` GPUs.
+  const NcclCostInputs small = nccl_cost_inputs(CollectiveOp::AllGather, 4, 1, 8, 8,
+                                                Bandwidth::gbps(3600), Bandwidth::gbps(400));
+  CHECK(small.nodes == 1);
+  CHECK(small.gpus_per_node == 4);
+  // The best protocol is the minimum of the algorithm's row.
+  for (int64_t bytes : {int64_t{1} << 10, int64_t{1} << 20, int64_t{1} << 30}) {
+    for (CollectiveAlgo algo : {CollectiveAlgo::Ring, CollectiveAlgo::Tree}) {
+      const NcclProtocol best = nccl_best_protocol(algo, in, bytes);
+      for (NcclProtocol p : {NcclProtocol::LL, NcclProtocol::LL128, NcclProtocol::Simple}) {
+        CHECK(nccl_predicted_time_us(algo, best, in, bytes) <=
+              nccl_predicted_time_us(algo, p, in, bytes));
+      }
+    }
+  }
+  // Algorithms without a row of their own use the Ring row; rows that do not apply give Simple.
+  CHECK(nccl_best_protocol(CollectiveAlgo::HalvingDoubling, in, 4096) ==
+        nccl_best_protocol(CollectiveAlgo::Ring, in, 4096));
+  const NcclCostInputs ag = nccl_cost_inputs(CollectiveOp::AllGather, 16, 2, 8, 4,
+                                             Bandwidth::gbps(3600), Bandwidth::gbps(400));
+  CHECK(nccl_best_protocol(CollectiveAlgo::Tree, ag, 4096) == NcclProtocol::Simple);
+}

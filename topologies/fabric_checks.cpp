@@ -1,0 +1,140 @@
+// Checks every topology shares: parameter ranges, sizes that must fit 32-bit ids and the routing
+// table, and connectivity of the built fabric.
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include "topologies/fabric_detail.hpp"
+
+namespace syncsim::topo::detail {
+
+std::string path(std::string_view section, std::string_view field) {
+  std::string p{section};
+  p += '.';
+  p += field;
+  return p;
+}
+
+std::string fmt_double(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+void require_at_least_one(std::string_view section, std::string_view field, uint32_t value,
+                          std::string_view what) {
+  if (value == 0) {
+    throw TopologyError(path(section, field),
+                        "expected at least 1 " + std::string{what} + ", got 0");
+  }
+}
+
+void validate_link(const net::LinkParams& link, std::string_view key) {
+  const std::string base = "links." + std::string{key};
+  if (link.bandwidth.bits_per_second() <= 0) {
+    throw TopologyError(base + ".bandwidth", "expected a bandwidth > 0, got " +
+                                                 std::to_string(link.bandwidth.bits_per_second()) +
+                                                 " bit/s");
+  }
+  if (link.delay < Time::zero()) {
+    throw TopologyError(base + ".delay", "expected a delay >= 0, got " +
+                                             std::to_string(link.delay.picoseconds()) + " ps");
+  }
+  if (link.mtu.count() <= 0) {
+    throw TopologyError(base + ".mtu",
+                        "expected an MTU > 0 bytes, got " + std::to_string(link.mtu.count()));
+  }
+  if (link.header.count() < 0) {
+    throw TopologyError(base + ".header", "expected a header size >= 0 bytes, got " +
+                                              std::to_string(link.header.count()));
+  }
+}
+
+uint32_t narrow_count(uint64_t v, std::string_view section, std::string_view what) {
+  if (v > kMaxNodes) {
+    throw TopologyError(std::string{section}, "expected at most " + std::to_string(kMaxNodes) +
+                                                  " " + std::string{what} + ", got " +
+                                                  std::to_string(v));
+  }
+  return static_cast<uint32_t>(v);
+}
+
+Totals check_sizes(const Shape& s, const HostParams& host) {
+  const uint64_t nodes_per_host = add(host.nics, host.gpus > 1 ? add(host.gpus, 1) : 0);
+  const uint64_t switches = add(add(s.leaves, s.spines), s.cores);
+  const uint64_t nodes = add(switches, mul(s.hosts, nodes_per_host));
+  const std::string section{s.section};
+  if (nodes > kMaxNodes) {
+    throw TopologyError(section, "expected at most " + std::to_string(kMaxNodes) +
+                                     " nodes (NodeId is 32-bit), this fabric has " +
+                                     std::to_string(nodes));
+  }
+  const uint64_t gpus = mul(s.hosts, host.gpus);
+  if (gpus > UINT32_MAX) {
+    throw TopologyError(section, "expected at most " + std::to_string(UINT32_MAX) +
+                                     " GPUs, this fabric has " + std::to_string(gpus));
+  }
+  const uint64_t host_links = mul(s.hosts, add(host.nics, host.gpus > 1 ? host.gpus : 0));
+  const uint64_t links = add(host_links, s.fabric_links);
+  if (links > kMaxLinks) {
+    throw TopologyError(section, "expected at most " + std::to_string(kMaxLinks) +
+                                     " links, this fabric has " + std::to_string(links));
+  }
+  const uint64_t hops = mul(s.attachment_leaves, switches);
+  if (hops > kMaxHopsEntries) {
+    throw TopologyError(section, "expected a routing table of at most " +
+                                     std::to_string(kMaxHopsEntries) +
+                                     " entries (leaves x switches), "
+                                     "this fabric needs " +
+                                     std::to_string(hops));
+  }
+  return Totals{.nodes = nodes, .links = links};
+}
+
+void validate_params(const FabricParams& params) {
+  require_at_least_one("host", "gpus", params.host.gpus, "GPU per host");
+  require_at_least_one("host", "nics", params.host.nics, "NIC per host");
+  const bool fat_tree = params.kind == TopologyKind::FatTree;
+  const bool nvlink = params.host.gpus > 1;
+  validate_link(params.links.host, "host");
+  validate_link(params.links.fabric, "fabric");
+  if (fat_tree) {
+    validate_link(params.links.core, "core");
+  }
+  if (nvlink) {
+    validate_link(params.links.nvlink, "nvlink");
+  }
+  if (params.switch_params.priorities == 0 || params.switch_params.priorities > kMaxPriorities) {
+    throw TopologyError("switch.priorities", "expected 1 to " + std::to_string(kMaxPriorities) +
+                                                 " priorities, got " +
+                                                 std::to_string(params.switch_params.priorities));
+  }
+  if (params.switch_params.buffer.count() <= 0) {
+    throw TopologyError("switch.buffer", "expected a buffer > 0 bytes, got " +
+                                             std::to_string(params.switch_params.buffer.count()));
+  }
+}
+
+void check_connected(const net::NetworkSpec& spec) {
+  NodeId reference = kNoNode;
+  for (std::size_t id = 0; id < spec.nodes.size(); ++id) {
+    const net::NodeSpec& node = spec.nodes[id];
+    if (node.kind != NodeKind::Nic) {
+      continue;
+    }
+    const NodeId attachment = spec.attachment_of_nic[id];
+    if (spec.nodes[attachment].role == SwitchRole::NvSwitch) {
+      continue;  // an NVLink port, not a host NIC
+    }
+    if (reference == kNoNode) {
+      reference = static_cast<NodeId>(id);
+    } else if (spec.component_of[id] != spec.component_of[reference]) {
+      throw TopologyError("topology", "expected a connected fabric, but " + node.name + " (on " +
+                                          spec.nodes[attachment].name + ") cannot reach " +
+                                          spec.nodes[reference].name + " (on " +
+                                          spec.nodes[spec.attachment_of_nic[reference]].name + ")");
+    }
+  }
+}
+
+}  // namespace syncsim::topo::detail
