@@ -41,6 +41,7 @@ Scenario reference(const Scenario& base, double oversubscription, std::vector<mo
   s.source = base.source;
   s.seed = base.seed;
   s.fabric = base.fabric;
+  s.network = base.network;
   s.fabric.kind = topo::TopologyKind::SpineLeaf;
   s.fabric.host = topo::HostParams{};
   s.fabric.spine_leaf = topo::SpineLeafParams{};
@@ -53,8 +54,8 @@ Scenario reference(const Scenario& base, double oversubscription, std::vector<mo
 
 uint8_t traffic_priority(const Scenario& s) {
   // The first lossless class when PFC is on: where RoCE traffic (and DCQCN) runs.
-  if (s.fabric.pfc.enabled && s.fabric.pfc.lossless_mask != 0) {
-    return static_cast<uint8_t>(std::countr_zero(static_cast<unsigned>(s.fabric.pfc.lossless_mask)));
+  if (s.network.pfc.enabled && s.network.pfc.lossless_mask != 0) {
+    return static_cast<uint8_t>(std::countr_zero(static_cast<unsigned>(s.network.pfc.lossless_mask)));
   }
   return 0;
 }

@@ -14,11 +14,13 @@
 #include "models/fsdp.hpp"
 #include "models/nccl_setup.hpp"
 #include "models/parallelism.hpp"
+#include "scenario/configuration_warnings.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "models/traffic.hpp"
 #include "sim/backends/analytic_backend.hpp"
 #include "sim/backends/make_backend.hpp"
-#include "sim/backends/packet_backend.hpp"
+#include "sim/net/egress_port.hpp"
+#include "sim/net/network.hpp"
 #include "sim/net/observer.hpp"
 #include "topologies/fabric_builder.hpp"
 #include "topologies/placement.hpp"
@@ -209,6 +211,52 @@ void summarize_rates(FlowRateStats& fr) {
   fr.jain_index = sq > 0 ? sum * sum / (n * sq) : 0.0;
 }
 
+// The packet network's share of a run's result: the deadlock report, the configuration findings
+// (as warnings, first), pause times per port and, unless a rate window was stated, per-flow rates.
+void collect_packet_metrics(const net::NetworkSpec& spec, const Simulation& sim,
+                            const net::Network& network, RunResult& r) {
+  if (const net::DeadlockReport* d = network.deadlock(); d != nullptr && d->detected) {
+    r.deadlock.detected = true;
+    r.deadlock.at_s = d->formed_at.seconds();
+    r.deadlock.detected_at_s = d->detected_at.seconds();
+    r.deadlock.priority = d->priority;
+    for (net::PortId p : d->ports) r.deadlock.ports.push_back(port_name(spec, network, p));
+    std::ostringstream w;
+    w << "PFC deadlock on priority " << static_cast<unsigned>(d->priority) << ": a cycle of "
+      << d->ports.size() << " paused queues since " << d->formed_at.seconds() * 1e6
+      << " us; the run was stopped at " << d->detected_at.seconds() * 1e6 << " us";
+    r.warnings.push_back(w.str());
+  }
+  const std::vector<std::string> nw = configuration_warnings(network.findings());
+  r.warnings.insert(r.warnings.begin(), nw.begin(), nw.end());
+  std::vector<std::pair<double, net::PortId>> paused;
+  for (net::PortId p = 0; p < network.port_count(); ++p) {
+    const double t = network.port(p).paused_time(sim.now()).seconds();
+    r.paused_time_s += t;
+    if (t > 0) paused.emplace_back(t, p);
+  }
+  // Longest first; ties by port id, so the list is deterministic.
+  std::sort(paused.begin(), paused.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  if (!r.flow_rates.stated_window) {
+    for (net::FlowId f = 0; f < network.flow_count(); ++f) {
+      const net::FlowRecord& rec = network.flow(f);
+      if (!rec.done || rec.finish <= rec.start) continue;
+      r.flow_rates.flows.push_back({spec.nodes[rec.src].name, spec.nodes[rec.dst].name,
+                                    static_cast<double>(rec.size_bytes) * 8.0 /
+                                        (rec.finish - rec.start).seconds(),
+                                    rec.start.seconds(), rec.finish.seconds()});
+    }
+  }
+  summarize_rates(r.flow_rates);
+  for (std::size_t i = 0; i < paused.size(); ++i) {
+    const net::PortInfo& info = network.routing().ports()[paused[i].second];
+    r.paused_ports.emplace_back(
+        spec.nodes[info.owner].name + "->" + spec.nodes[info.peer].name, paused[i].first);
+  }
+}
+
 }  // namespace
 
 double percentile_sorted(const std::vector<double>& sorted, double p) {
@@ -220,16 +268,15 @@ double percentile_sorted(const std::vector<double>& sorted, double p) {
 
 net::NetworkSpec scenario_network(const Scenario& scenario) {
   net::NetworkSpec spec = topo::build_fabric(scenario.fabric);
-  spec.pfc = scenario.fabric.pfc;
-  spec.ecn = scenario.fabric.ecn;
-  spec.nic = scenario.fabric.nic;
-  spec.transport = scenario.fabric.transport;
-  spec.impairments = scenario.fabric.impairments;
+  spec.pfc = scenario.network.pfc;
+  spec.ecn = scenario.network.ecn;
+  spec.nic = scenario.network.nic;
+  spec.transport = scenario.network.transport;
+  spec.impairments = scenario.network.impairments;
   spec.flow_cc = scenario.flow_cc;
   resolve_route_overrides(scenario, spec);
   return spec;
 }
-
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
@@ -287,9 +334,23 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
       r.step = models::simulate_ddp_step(*backend, spec, scenario.fidelity, step);
     }
     for (const auto& w : r.step->warnings) r.warnings.push_back(w);
-  } else if (auto* observed = dynamic_cast<PacketBackend*>(backend.get());
-             observed != nullptr && scenario.observe) {
-    run_observed(sim, observed->network(), spec, *scenario.observe, r);
+  } else if (scenario.observe) {
+    // Time series need the packet network; other fidelities just run.
+    struct ObservedRun final : BackendObserver {
+      Simulation& sim;
+      const net::NetworkSpec& spec;
+      const ObserveSpec& observe;
+      RunResult& r;
+      bool ran = false;
+      ObservedRun(Simulation& s, const net::NetworkSpec& n, const ObserveSpec& o, RunResult& res)
+          : sim(s), spec(n), observe(o), r(res) {}
+      void on_packet_network(const net::Network& network) override {
+        run_observed(sim, network, spec, observe, r);
+        ran = true;
+      }
+    } observed(sim, spec, *scenario.observe, r);
+    backend->observe(observed);
+    if (!observed.ran) sim.queue().run();
   } else {
     sim.queue().run();
   }
@@ -311,67 +372,35 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   for (std::size_t i = 0; i < static_cast<std::size_t>(net::DropReason::Count); ++i) {
     r.drops.emplace_back(net::drop_reason_name(static_cast<net::DropReason>(i)), 0);
   }
-  if (auto* pb = dynamic_cast<PacketBackend*>(backend.get())) {
-    const net::Network& network = pb->network();
-    const net::NetworkCounters& c = network.counters();
-    r.packets_dropped_buffer_full =
-        c.packets_dropped[static_cast<std::size_t>(net::DropReason::BufferFull)];
-    for (std::size_t i = 0; i < r.drops.size(); ++i) r.drops[i].second = c.packets_dropped[i];
-    r.pause_frames = c.pause_frames;
-    r.resume_frames = c.resume_frames;
-    r.nic_pause_frames = c.nic_pause_frames;
-    r.max_nic_rx_bytes = c.max_nic_rx_bytes;
-    r.ecn_marks = c.ecn_marks;
-    r.cnps = c.cnps;
-    r.rate_cuts = c.rate_cuts;
-    r.retransmitted_packets = c.retransmitted_packets;
-    r.retransmitted_bytes = c.retransmitted_bytes;
-    r.timeouts = c.timeouts;
-    r.fast_retransmits = c.fast_retransmits;
-    r.naks = c.naks;
-    r.acks = c.acks;
-    r.bytes_discarded = c.bytes_discarded;
-    if (const net::DeadlockReport* d = network.deadlock(); d != nullptr && d->detected) {
-      r.deadlock.detected = true;
-      r.deadlock.at_s = d->formed_at.seconds();
-      r.deadlock.detected_at_s = d->detected_at.seconds();
-      r.deadlock.priority = d->priority;
-      for (net::PortId p : d->ports) r.deadlock.ports.push_back(port_name(spec, network, p));
-      std::ostringstream w;
-      w << "PFC deadlock on priority " << static_cast<unsigned>(d->priority) << ": a cycle of "
-        << d->ports.size() << " paused queues since " << d->formed_at.seconds() * 1e6
-        << " us; the run was stopped at " << d->detected_at.seconds() * 1e6 << " us";
-      r.warnings.push_back(w.str());
+  const net::NetworkCounters& c = r.counters;
+  r.packets_dropped_buffer_full = c.dropped(net::DropReason::BufferFull);
+  for (std::size_t i = 0; i < r.drops.size(); ++i) r.drops[i].second = c.packets_dropped[i];
+  r.pause_frames = c.pause_frames;
+  r.resume_frames = c.resume_frames;
+  r.nic_pause_frames = c.nic_pause_frames;
+  r.max_nic_rx_bytes = c.max_nic_rx_bytes;
+  r.ecn_marks = c.ecn_marks;
+  r.cnps = c.cnps;
+  r.rate_cuts = c.rate_cuts;
+  r.retransmitted_packets = c.retransmitted_packets;
+  r.retransmitted_bytes = c.retransmitted_bytes;
+  r.timeouts = c.timeouts;
+  r.fast_retransmits = c.fast_retransmits;
+  r.naks = c.naks;
+  r.acks = c.acks;
+  r.bytes_discarded = c.bytes_discarded;
+  // Packet fidelity: deadlock, configuration findings, pause times and per-flow rates.
+  struct PacketMetrics final : BackendObserver {
+    const net::NetworkSpec& spec;
+    const Simulation& sim;
+    RunResult& r;
+    PacketMetrics(const net::NetworkSpec& n, const Simulation& s, RunResult& res)
+        : spec(n), sim(s), r(res) {}
+    void on_packet_network(const net::Network& network) override {
+      collect_packet_metrics(spec, sim, network, r);
     }
-    const auto& nw = network.warnings();
-    r.warnings.insert(r.warnings.begin(), nw.begin(), nw.end());
-    std::vector<std::pair<double, net::PortId>> paused;
-    for (net::PortId p = 0; p < network.port_count(); ++p) {
-      const double t = network.port(p).paused_time(sim.now()).seconds();
-      r.paused_time_s += t;
-      if (t > 0) paused.emplace_back(t, p);
-    }
-    // Longest first; ties by port id, so the list is deterministic.
-    std::sort(paused.begin(), paused.end(), [](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first > b.first : a.second < b.second;
-    });
-    if (!r.flow_rates.stated_window) {
-      for (net::FlowId f = 0; f < network.flow_count(); ++f) {
-        const net::FlowRecord& rec = network.flow(f);
-        if (!rec.done || rec.finish <= rec.start) continue;
-        r.flow_rates.flows.push_back({spec.nodes[rec.src].name, spec.nodes[rec.dst].name,
-                                      static_cast<double>(rec.size_bytes) * 8.0 /
-                                          (rec.finish - rec.start).seconds(),
-                                      rec.start.seconds(), rec.finish.seconds()});
-      }
-    }
-    summarize_rates(r.flow_rates);
-    for (std::size_t i = 0; i < paused.size(); ++i) {
-      const net::PortInfo& info = network.routing().ports()[paused[i].second];
-      r.paused_ports.emplace_back(
-          spec.nodes[info.owner].name + "->" + spec.nodes[info.peer].name, paused[i].first);
-    }
-  }
+  } metrics(spec, sim, r);
+  backend->observe(metrics);
 
   std::vector<double> fct;
   fct.reserve(backend->transfers().size());

@@ -36,7 +36,8 @@ void read_link(const Reader& in, const YAML::Node& node, const std::string& path
 
 }  // namespace
 
-topo::FabricParams read_fabric(const Reader& in, const YAML::Node& node, const std::string& path) {
+topo::FabricParams read_fabric(const Reader& in, const YAML::Node& node, const std::string& path,
+                               NetworkBehaviour& behaviour) {
   const MapView fabric(
       in, node, path,
       {"topology", "spine_leaf", "fat_tree", "rail_optimized", "host", "links", "switch", "ecmp",
@@ -137,16 +138,16 @@ topo::FabricParams read_fabric(const Reader& in, const YAML::Node& node, const s
     }
   }
   if (const YAML::Node* n = fabric.find("switch")) {
-    read_switch(in, *n, fabric.path_of("switch"), p);
+    read_switch(in, *n, fabric.path_of("switch"), p, behaviour);
   }
   if (const YAML::Node* n = fabric.find("nic")) {
-    read_nic(in, *n, fabric.path_of("nic"), p.nic);
+    read_nic(in, *n, fabric.path_of("nic"), behaviour.nic);
   }
   if (const YAML::Node* n = fabric.find("transport")) {
-    read_transport(in, *n, fabric.path_of("transport"), p.transport);
+    read_transport(in, *n, fabric.path_of("transport"), behaviour.transport);
   }
   if (const YAML::Node* n = fabric.find("impairments")) {
-    read_impairments(in, *n, fabric.path_of("impairments"), p.impairments);
+    read_impairments(in, *n, fabric.path_of("impairments"), behaviour.impairments);
   }
   if (const YAML::Node* n = fabric.find("ecmp")) {
     const MapView m(in, *n, fabric.path_of("ecmp"), {"hash_seed", "per_switch_salt"});

@@ -177,13 +177,13 @@ void read_ecn(const Reader& in, const YAML::Node& node, const std::string& path,
 }  // namespace
 
 void read_switch(const Reader& in, const YAML::Node& node, const std::string& path,
-                 topo::FabricParams& p) {
+                 topo::FabricParams& p, NetworkBehaviour& behaviour) {
   const MapView m(in, node, path, {"buffer", "priorities", "pfc", "ecn"});
   if (const YAML::Node* v = m.find("pfc")) {
-    read_pfc(in, *v, m.path_of("pfc"), p.pfc);
+    read_pfc(in, *v, m.path_of("pfc"), behaviour.pfc);
   }
   if (const YAML::Node* v = m.find("ecn")) {
-    read_ecn(in, *v, m.path_of("ecn"), p.ecn);
+    read_ecn(in, *v, m.path_of("ecn"), behaviour.ecn);
   }
   if (const YAML::Node* v = m.find("buffer")) {
     p.switch_params.buffer = in.read_bytes(*v, m.path_of("buffer"));

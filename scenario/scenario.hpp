@@ -64,12 +64,24 @@ struct ReportSpec {
   int64_t allreduce_large_bytes = 256 << 20;   // reported as nccl-tests' bus bandwidth
 };
 
+// What `fabric:` sets on the network beyond its shape: PFC and ECN on the switches, the NICs'
+// congestion control, the transport and the link impairments. The topology builders never read
+// these; run/ copies them into the NetworkSpec (scenario_network).
+struct NetworkBehaviour {
+  net::PfcParams pfc;                  // `fabric.switch.pfc`
+  net::EcnParams ecn;                  // `fabric.switch.ecn`
+  net::NicParams nic;                  // `fabric.nic`
+  net::TransportParams transport;      // `fabric.transport`
+  net::ImpairmentParams impairments;   // `fabric.impairments`
+};
+
 struct Scenario {
   std::string name;
   std::string source;        // file path, or "<built-in default>"
   uint64_t seed = 1;
   Fidelity fidelity = Fidelity::Packet;
   topo::FabricParams fabric;
+  NetworkBehaviour network;  // the rest of `fabric:`
   std::vector<models::TrafficSpec> traffic;
   models::CollectiveConfig collective;  // `collective:` (NCCL knobs for `syncsim collective`)
   std::optional<CollectiveCalibration> collective_calibration;  // `collective.calibration`

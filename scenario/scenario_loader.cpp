@@ -67,7 +67,7 @@ Scenario read_root(const Reader& in, bool fabric_only_ok) {
   if (const YAML::Node* n = top.find("fidelity")) {
     s.fidelity = in.read_enum(*n, "fidelity", kFidelities);
   }
-  s.fabric = read_fabric(in, top.require("fabric"), "fabric");
+  s.fabric = read_fabric(in, top.require("fabric"), "fabric", s.network);
   if (const YAML::Node& f = top.require("fabric"); f.IsMap() && f["route_overrides"]) {
     s.route_overrides = read_route_overrides(in, f["route_overrides"], "fabric.route_overrides");
   }

@@ -19,7 +19,10 @@ void apply_override(OverriddenTree& tree, const Override& o);
 
 // read_fabric.cpp: `fabric:` (topology blocks, host, links, ecmp) and the fabric blocks kept
 // outside FabricParams (`fabric.route_overrides`, `fabric.flow`).
-topo::FabricParams read_fabric(const Reader& in, const YAML::Node& node, const std::string& path);
+// The network's behaviour under `fabric:` (PFC, ECN, NIC, transport, impairments) goes to
+// `behaviour`.
+topo::FabricParams read_fabric(const Reader& in, const YAML::Node& node, const std::string& path,
+                               NetworkBehaviour& behaviour);
 std::vector<RouteOverrideSpec> read_route_overrides(const Reader& in, const YAML::Node& node,
                                                     const std::string& path);
 net::FlowCcCorrection read_flow_options(const Reader& in, const YAML::Node& node,
@@ -27,7 +30,7 @@ net::FlowCcCorrection read_flow_options(const Reader& in, const YAML::Node& node
 
 // read_fabric_switch.cpp: `fabric.switch:` (buffer, priorities, pfc, ecn).
 void read_switch(const Reader& in, const YAML::Node& node, const std::string& path,
-                 topo::FabricParams& p);
+                 topo::FabricParams& p, NetworkBehaviour& behaviour);
 
 // read_fabric_nic.cpp: `fabric.nic:`, `fabric.transport:`, `fabric.impairments:`.
 void read_nic(const Reader& in, const YAML::Node& node, const std::string& path,

@@ -42,7 +42,7 @@ void validate(const Reader& in, const Scenario& scenario) {
                              "), got " + std::to_string(priority));
     }
   };
-  const net::PfcParams& pfc = scenario.fabric.pfc;
+  const net::PfcParams& pfc = scenario.network.pfc;
   if (pfc.enabled && (pfc.lossless_mask >> classes) != 0) {
     in.fail_path("fabric.switch.pfc.lossless_priorities",
                  "expected lossless priorities in 0.." + std::to_string(classes - 1) +

@@ -65,13 +65,6 @@ struct FabricParams {
   net::SwitchParams switch_params;
   uint64_t ecmp_hash_seed = 0;
   bool ecmp_per_switch_salt = false;
-  // Lossless RoCE on the switches. The builders do not read these: whoever runs the fabric copies
-  // them into NetworkSpec::pfc / ::ecn (run/runner.cpp does).
-  net::PfcParams pfc;
-  net::EcnParams ecn;
-  net::NicParams nic;  // likewise copied into NetworkSpec::nic
-  net::TransportParams transport;      // likewise (NetworkSpec::transport)
-  net::ImpairmentParams impairments;   // likewise (NetworkSpec::impairments)
 };
 
 }  // namespace syncsim::topo

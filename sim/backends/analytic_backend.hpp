@@ -19,7 +19,7 @@ class AnalyticBackend final : public TransferBackend, private EventTarget {
  public:
   AnalyticBackend(Simulation& sim, const net::NetworkSpec& spec);
   Fidelity fidelity() const override { return Fidelity::Analytic; }
-  BackendCounters counters() const override { return counters_; }
+  net::NetworkCounters counters() const override { return counters_; }
 
   // The idle-path completion time of `size` bytes over a route (exposed for tests and planners).
   Time path_time(const std::vector<net::PortId>& route, Bytes size) const;
@@ -33,7 +33,7 @@ class AnalyticBackend final : public TransferBackend, private EventTarget {
   net::Routing routing_;
   std::vector<net::PortId> scratch_route_;
   std::unordered_map<uint64_t, Time> pair_busy_until_;  // (src << 32 | dst) -> last finish
-  BackendCounters counters_;
+  net::NetworkCounters counters_;
 };
 
 }  // namespace syncsim

@@ -42,7 +42,7 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   FlowBackend(Simulation& sim, const net::NetworkSpec& spec, Recompute mode,
               FlowCcCorrection correction);
   Fidelity fidelity() const override { return Fidelity::Flow; }
-  BackendCounters counters() const override { return counters_; }
+  net::NetworkCounters counters() const override { return counters_; }
 
   uint64_t rate_recomputations() const { return recomputations_; }
   // Flows given a rate, summed over every recomputation (the work incremental mode saves).
@@ -146,7 +146,7 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   std::vector<net::PortId> new_bottleneck_;  // per slot
   std::vector<uint32_t> violators_;
   std::vector<Candidate> heap_;
-  BackendCounters counters_;
+  net::NetworkCounters counters_;
   uint64_t recomputations_ = 0;
   uint64_t flows_recomputed_ = 0;
 };

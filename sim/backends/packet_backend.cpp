@@ -19,10 +19,4 @@ void PacketBackend::on_flow_complete(net::FlowId flow, const net::FlowRecord& /*
   complete(transfer_of_flow_[flow]);
 }
 
-BackendCounters PacketBackend::counters() const {
-  const net::NetworkCounters& c = network_.counters();
-  return BackendCounters{c.packet_hops, c.bytes_injected, c.bytes_delivered, c.bytes_dropped,
-                         c.max_queue_bytes};
-}
-
 }  // namespace syncsim

@@ -11,7 +11,8 @@ class PacketBackend final : public TransferBackend, private net::FlowCompletionH
  public:
   PacketBackend(Simulation& sim, const net::NetworkSpec& spec);
   Fidelity fidelity() const override { return Fidelity::Packet; }
-  BackendCounters counters() const override;
+  net::NetworkCounters counters() const override { return network_.counters(); }
+  void observe(BackendObserver& observer) const override { observer.on_packet_network(network_); }
   const net::Network& network() const { return network_; }
 
  private:

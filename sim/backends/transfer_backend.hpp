@@ -11,6 +11,7 @@
 #include "sim/core/huge_pages.hpp"
 #include "sim/backends/host_staging.hpp"
 #include "sim/core/simulation.hpp"
+#include "sim/net/network_counters.hpp"
 #include "sim/net/network_spec.hpp"
 
 namespace syncsim {
@@ -33,14 +34,23 @@ struct TransferRecord {
 
 using TransferCallback = std::function<void(TransferId, const TransferRecord&)>;
 
-// Network-wide counters in one shape for every backend. Fields a backend cannot observe stay zero
-// and are documented as such by that backend.
-struct BackendCounters {
-  uint64_t packet_hops = 0;
-  int64_t bytes_injected = 0;
-  int64_t bytes_delivered = 0;
-  int64_t bytes_dropped = 0;
-  int64_t max_queue_bytes = 0;
+// Network-wide counters in one shape for every backend (sim/net/network_counters.hpp). Fields a
+// backend cannot observe stay zero and are documented as such by that backend.
+using BackendCounters = net::NetworkCounters;
+
+namespace net {
+class Network;
+}
+
+// Hooks through which a backend shows what its fidelity models beyond counters(), for metrics and
+// time series: an observer reads the state it is handed and never needs the backend's concrete
+// type. Every hook has an empty default; a backend calls those its fidelity has.
+class BackendObserver {
+ public:
+  virtual ~BackendObserver() = default;
+  // Packet fidelity: the packet network (ports and their pauses, flows, the deadlock report, the
+  // configuration findings). The observer may run the simulation while it holds the network.
+  virtual void on_packet_network(const net::Network& /*network*/) {}
 };
 
 class TransferBackend {
@@ -55,7 +65,10 @@ class TransferBackend {
   TransferId start(const TransferRequest& request, TransferCallback on_done = {});
 
   virtual Fidelity fidelity() const = 0;
-  virtual BackendCounters counters() const = 0;
+  virtual net::NetworkCounters counters() const = 0;
+  // Shows the backend's model to `observer` through the hooks its fidelity has (see
+  // BackendObserver); the default shows nothing.
+  virtual void observe(BackendObserver& /*observer*/) const {}
 
   // Every transfer started so far, indexed by TransferId (empty when finished records are not
   // kept, see keep_finished_records).

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "sim/net/network.hpp"
+#include "sim/net/egress_port.hpp"
 
 namespace syncsim::net {
 
@@ -10,7 +10,7 @@ void DeadlockDetector::on_pause() {
   ++paused_queues_;
   if (pending_ || report_.detected) return;
   pending_ = true;
-  net_.queue().schedule(net_.now() + detection_, this, 0, 0, &token_);
+  ctx_.queue.schedule(ctx_.now() + detection_, this, 0, 0, &token_);
 }
 
 void DeadlockDetector::on_resume() {
@@ -21,11 +21,11 @@ void DeadlockDetector::on_resume() {
 
 void DeadlockDetector::on_event(uint32_t /*kind*/, uint64_t /*arg*/) {
   pending_ = false;
-  const Time now = net_.now();
+  const Time now = ctx_.now();
   if (find_cycle(now, report_)) {
     report_.detected = true;
     report_.detected_at = now;
-    net_.queue().stop();
+    ctx_.queue.stop();
     return;
   }
   // No cycle (yet). A queue paused too recently to count is checked again once it has been paused
@@ -33,8 +33,8 @@ void DeadlockDetector::on_event(uint32_t /*kind*/, uint64_t /*arg*/) {
   // With no event pending and every paused queue already old enough, nothing can change: stop.
   int64_t next = INT64_MAX;
   bool paused_any = false;
-  for (PortId p = 0; p < net_.port_count(); ++p) {
-    const EgressPort& port = net_.port(p);
+  for (PortId p = 0; p < ctx_.ports.size(); ++p) {
+    const EgressPort& port = ctx_.egress(p);
     if (!port.switch_owned() || port.paused_mask() == 0) continue;
     for (uint32_t prio = 0; prio < kMaxPriorities; ++prio) {
       const auto pr = static_cast<uint8_t>(prio);
@@ -45,27 +45,27 @@ void DeadlockDetector::on_event(uint32_t /*kind*/, uint64_t /*arg*/) {
       if (due > now.picoseconds()) next = std::min(next, due);
     }
   }
-  if (next == INT64_MAX && paused_any && net_.queue().pending() > 0) {
+  if (next == INT64_MAX && paused_any && ctx_.queue.pending() > 0) {
     next = now.picoseconds() + detection_.picoseconds();
   }
   if (next == INT64_MAX) return;
   pending_ = true;
-  net_.queue().schedule(Time::ps(next), this, 0, 0, &token_);
+  ctx_.queue.schedule(Time::ps(next), this, 0, 0, &token_);
 }
 
 bool DeadlockDetector::find_cycle(Time now, DeadlockReport& out) {
-  const auto& infos = net_.routing().ports();
+  const auto& infos = ctx_.routing.ports();
   const int64_t since_limit = now.picoseconds() - detection_.picoseconds();
-  node_of_port_.assign(net_.port_count(), -1);
-  for (uint32_t prio = 0; prio < net_.spec().switch_params.priorities; ++prio) {
+  node_of_port_.assign(ctx_.ports.size(), -1);
+  for (uint32_t prio = 0; prio < priorities_; ++prio) {
     const auto pr = static_cast<uint8_t>(prio);
     nodes_.clear();
-    for (PortId p = 0; p < net_.port_count(); ++p) {
-      const EgressPort& port = net_.port(p);
+    for (PortId p = 0; p < ctx_.ports.size(); ++p) {
+      const EgressPort& port = ctx_.egress(p);
       node_of_port_[p] = -1;
       if (!port.switch_owned() || !port.paused(pr) || port.priority_bytes(pr) == 0) continue;
       if (port.paused_since(pr).picoseconds() > since_limit) continue;
-      if (net_.switch_at(infos[p].peer) == nullptr) continue;
+      if (switches_[infos[p].peer] == nullptr) continue;
       node_of_port_[p] = static_cast<int32_t>(nodes_.size());
       nodes_.push_back(p);
     }
@@ -84,17 +84,17 @@ bool DeadlockDetector::find_cycle(Time now, DeadlockReport& out) {
         const PortId q = nodes_[static_cast<std::size_t>(u)];
         const NodeId peer = infos[q].peer;
         const uint32_t in_port = infos[q].peer_local_index;
-        const auto& outs = net_.routing().ports_of(peer);
+        const auto& outs = ctx_.routing.ports_of(peer);
         bool descended = false;
         while (next < outs.size()) {
           const PortId r = outs[next++];
           const int32_t v = node_of_port_[r];
           if (v < 0) continue;
-          const EgressPort& rp = net_.port(r);
+          const EgressPort& rp = ctx_.egress(r);
           bool feeds = false;
           const auto& fifo = rp.fifo(pr);
           for (std::size_t i = 0; i < fifo.size() && !feeds; ++i) {
-            feeds = net_.packet(fifo.at(i)).ingress_port == in_port;
+            feeds = ctx_.packet(fifo.at(i)).ingress_port == in_port;
           }
           if (!feeds) continue;
           const auto vi = static_cast<std::size_t>(v);
@@ -106,7 +106,7 @@ bool DeadlockDetector::find_cycle(Time now, DeadlockReport& out) {
             for (int32_t w = u;; w = parent_[static_cast<std::size_t>(w)]) {
               const PortId wp = nodes_[static_cast<std::size_t>(w)];
               out.ports.push_back(wp);
-              formed = std::max(formed, net_.port(wp).paused_since(pr).picoseconds());
+              formed = std::max(formed, ctx_.egress(wp).paused_since(pr).picoseconds());
               if (w == v) break;
             }
             std::reverse(out.ports.begin(), out.ports.end());

@@ -1,5 +1,5 @@
 #pragma once
-// PFC deadlock detection (issue 3, phenomenon 4). A deadlock is a cycle of switch egress queues of
+// PFC deadlock detection. A deadlock is a cycle of switch egress queues of
 // one priority, each paused by the next switch and holding packets that entered through the
 // previous queue's link, so no queue of the cycle can ever drain: a wait-for cycle. The detector runs
 // only while PFC pauses exist: a PAUSE that stops a switch egress queue makes sure one check is
@@ -11,11 +11,12 @@
 
 #include "sim/core/event_queue.hpp"
 #include "sim/core/units.hpp"
+#include "sim/net/net_context.hpp"
 #include "sim/net/routing.hpp"
 
 namespace syncsim::net {
 
-class Network;
+class Switch;
 
 struct DeadlockReport {
   bool detected = false;
@@ -25,13 +26,16 @@ struct DeadlockReport {
   std::vector<PortId> ports{};      // the cycle in wait-for order: each waits on the next
 };
 
-class DeadlockDetector final : public EventTarget {
+class DeadlockDetector final : public EventTarget, public PauseListener {
  public:
-  DeadlockDetector(Network& net, Time detection_time) : net_(net), detection_(detection_time) {}
+  // `switches`: by NodeId, null for NICs. `priorities`: the classes to look for cycles in.
+  DeadlockDetector(const NetContext& ctx, const std::vector<Switch*>& switches, uint32_t priorities,
+                   Time detection_time)
+      : ctx_(ctx), switches_(switches), priorities_(priorities), detection_(detection_time) {}
   // A switch egress queue was just paused / resumed. When none is paused any more the pending check
   // is cancelled, so a finished run's last event (and time) is the same as without detection.
-  void on_pause();
-  void on_resume();
+  void on_pause() override;
+  void on_resume() override;
   void on_event(uint32_t kind, uint64_t arg) override;
   const DeadlockReport& report() const { return report_; }
   // Looks for a wait-for cycle among queues paused since at least `now - detection_time` (exposed
@@ -39,7 +43,9 @@ class DeadlockDetector final : public EventTarget {
   bool find_cycle(Time now, DeadlockReport& out);
 
  private:
-  Network& net_;
+  const NetContext& ctx_;
+  const std::vector<Switch*>& switches_;
+  uint32_t priorities_;
   Time detection_;
   bool pending_ = false;
   CancelToken token_;

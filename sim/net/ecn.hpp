@@ -3,11 +3,15 @@
 // 0 below Kmin, Pmax * (q - Kmin) / (Kmax - Kmin) between Kmin and Kmax, and 1 above Kmax.
 // Pure: the caller owns the random stream, so each egress port draws from its own seeded stream.
 #include <cstdint>
+#include <utility>
 
 #include "sim/core/check.hpp"
 #include "sim/core/rng.hpp"
+#include "sim/core/units.hpp"
 
 namespace syncsim::net {
+
+struct EcnParams;
 
 class EcnMarker {
  public:
@@ -36,5 +40,9 @@ class EcnMarker {
   int64_t kmax_ = 1;
   double pmax_ = 1.0;
 };
+
+// ECN (Kmin, Kmax) in bytes for a port of this bandwidth: explicit values, or HPCC's ns-3 defaults
+// scaled with the port speed (100 KB and 400 KB per 25 Gb/s); Kmax is kept above Kmin.
+std::pair<int64_t, int64_t> ecn_thresholds(const EcnParams& ecn, Bandwidth bandwidth);
 
 }  // namespace syncsim::net

@@ -9,6 +9,7 @@
 
 #include "sim/core/units.hpp"
 #include "sim/net/dcqcn.hpp"
+#include "sim/net/link_impairment.hpp"
 #include "sim/net/transport.hpp"
 
 namespace syncsim::net {
@@ -169,7 +170,7 @@ struct NetworkSpec {
   bool ecmp_per_switch_salt = false;   // false: every switch hashes alike, so ECMP can polarize
 
   TransportParams transport;           // end-to-end transport of inter-host messages (transport.hpp)
-  ImpairmentParams impairments;        // per-link jitter and random loss
+  ImpairmentParams impairments;        // per-link jitter and random loss (link_impairment.hpp)
   FlowCcCorrection flow_cc;            // used by the flow-level backend only (flow_backend.hpp)
   // Static route overrides (e.g. after a link failure, or a misconfiguration): flows from NIC `src`
   // to NIC `dst` pass through the switches `via` in order (each a switch with NICs attached), on

@@ -1,5 +1,7 @@
 #include "sim/net/observer.hpp"
 
+#include "sim/net/egress_port.hpp"
+
 namespace syncsim::net {
 
 void NetworkObserver::sample(Time at) {
@@ -16,13 +18,7 @@ void NetworkObserver::sample(Time at) {
   if (config_.flows) {
     for (FlowId f = 0; f < net_.flow_count(); ++f) {
       const FlowRecord& r = net_.flow(f);
-      double rate = 0;
-      if (r.sent_bytes < r.size_bytes) {
-        rate = net_.dcqcn_enabled() ? net_.dcqcn_flow(f).rc.rate_bps()
-                                    : static_cast<double>(
-                                          net_.port(net_.flow_first_port(f)).bandwidth().bits_per_second());
-      }
-      rate_bps_.push_back(rate);
+      rate_bps_.push_back(net_.flow_rate_bps(f));
       delivered_.push_back(r.delivered_bytes);
     }
   }

@@ -10,12 +10,13 @@ namespace syncsim::net {
 using PacketRef = uint32_t;
 using FlowId = uint32_t;
 inline constexpr PacketRef kNoPacket = UINT32_MAX;
+inline constexpr uint32_t kMaxPriorities = 8;  // 802.1p classes
 
 enum class PacketKind : uint8_t { Data, Ack, Cnp, Pause, Nak };
 
 struct Packet {
   FlowId flow;
-  uint32_t route_begin;      // offset of hop 0 in the route arena; Pause frames: the pause quanta
+  uint32_t route_begin;      // offset of hop 0 in the route arena (Pause frames: unused, 0)
   uint32_t payload_bytes;    // application bytes carried
   uint32_t buffered_bytes;   // bytes charged to the current switch's buffer (ingress wire size)
   uint16_t hop;              // index of the egress port this packet is queued at / will use next
@@ -25,7 +26,9 @@ struct Packet {
   bool ecn_ce;
   bool pfc_xoff;             // Pause frames: true = PAUSE (XOFF), false = RESUME (XON)
   uint32_t seq;              // reliable transports: data PSN; Ack/Nak: cumulative PSN expected next
+  uint32_t pause_quanta;     // Pause frames (XOFF): pause time in 512-bit-time quanta; 0: until RESUME
 };
+static_assert(sizeof(Packet) == 32, "keep Packet small: the pool is walked on every hop");
 
 inline constexpr uint32_t kPauseFrameWireBytes = 64;
 

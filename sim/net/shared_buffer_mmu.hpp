@@ -18,22 +18,6 @@
 
 namespace syncsim::net {
 
-enum class DropReason : uint8_t {
-  BufferFull, NoRoute, LosslessHeadroomExceeded, LinkLoss, PfcWatchdog, NicRxOverflow, Count
-};
-inline constexpr const char* drop_reason_name(DropReason r) {
-  switch (r) {
-    case DropReason::BufferFull: return "buffer_full";
-    case DropReason::NoRoute: return "no_route";
-    case DropReason::LosslessHeadroomExceeded: return "lossless_headroom_exceeded";
-    case DropReason::LinkLoss: return "link_loss";
-    case DropReason::PfcWatchdog: return "pfc_watchdog";
-    case DropReason::NicRxOverflow: return "nic_rx_overflow";
-    case DropReason::Count: break;
-  }
-  return "unknown";
-}
-
 enum class Admission : uint8_t { Admitted, DroppedBufferFull, DroppedHeadroomExceeded };
 enum class PfcSignal : uint8_t { None, Pause, Resume };
 

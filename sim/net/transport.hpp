@@ -1,10 +1,12 @@
 #pragma once
-// End-to-end transports over the packet network and the link impairments they must survive.
+// End-to-end transports over the packet network: their kinds and parameters (the mechanisms are in
+// go_back_n.hpp and tcp.hpp, on the shared part in reliable_transport.hpp; link impairments they must
+// survive in link_impairment.hpp).
 //
 //   roce              RoCE v2 RC with GPUDirect: the NIC reads and writes GPU memory. On a lossless
 //                     priority (PFC on, class in the lossless mask) nothing is acknowledged: the
 //                     fabric never drops, and a drop there is a reported failure (today's model). On a
-//                     lossy priority the queue pair runs go-back-N (sim/net/transport.cpp): the
+//                     lossy priority the queue pair runs go-back-N (sim/net/go_back_n.hpp): the
 //                     receiver accepts only the expected PSN, answers the first out-of-order packet
 //                     with a NAK (a small packet on the reverse path, like a CNP), acknowledges every
 //                     `ack_every` packets and the last one; the sender rewinds to a NAK'd PSN and,
@@ -13,15 +15,13 @@
 //   roce_host_staged  roce without GPUDirect: each inter-host message is first copied from GPU to host
 //                     memory at the sender and after delivery from host memory to the GPU at the
 //                     receiver (sim/backends/host_staging.hpp).
-//   tcp               a window-based byte stream on a lossy priority: DCTCP on ECN echoes or NewReno on
-//                     loss, one ACK per data packet, fast retransmit on 3 duplicate ACKs, RTO with
+//   tcp               a window-based byte stream on a lossy priority (sim/net/tcp.hpp): DCTCP on ECN
+//                     echoes or NewReno on loss, one ACK per data packet, fast retransmit on 3 duplicate ACKs, RTO with
 //                     RTOmin and exponential backoff, receiver keeps out-of-order segments (SACK-less
 //                     NewReno recovery). No GPUDirect (host staging as above) plus a host-stack cost
 //                     per message at each end.
 // Messages inside a host (NVLink) always use the lossless plain model: NVLink is credit-based.
 #include <cstdint>
-#include <string>
-#include <vector>
 
 #include "sim/core/units.hpp"
 
@@ -81,30 +81,6 @@ struct TransportParams {
   GoBackNParams gbn;
   TcpParams tcp;
   HostStagingParams staging;
-};
-
-// Per-link impairments (issue 5 "Perturbations"), applied to every link of the named classes.
-enum class JitterDistribution : uint8_t { None, Normal, Exponential };
-
-struct ImpairmentParams {
-  // Link classes to impair ("host", "fabric", "core"); empty = every class but "nvlink".
-  std::vector<std::string> link_classes{};
-  // Extra one-way delay per packet and hop. Normal: mean + stddev * z (the total delay is clipped at
-  // zero); Exponential: mean * Exp(1) (its stddev is the mean). Each is an absolute time plus a
-  // fraction of the link class's propagation delay: extra = time + fraction * delay.
-  JitterDistribution jitter = JitterDistribution::None;
-  Time jitter_mean = Time::zero();
-  Time jitter_stddev = Time::zero();
-  double jitter_mean_fraction = 0.0;
-  double jitter_stddev_fraction = 0.0;
-  // Probability that a packet of a lossy priority is lost on a link (CNPs and PFC frames excepted).
-  double loss_probability = 0.0;
-  bool active() const {
-    return loss_probability > 0.0 ||
-           (jitter != JitterDistribution::None &&
-            (jitter_mean > Time::zero() || jitter_stddev > Time::zero() || jitter_mean_fraction > 0.0 ||
-             jitter_stddev_fraction > 0.0));
-  }
 };
 
 }  // namespace syncsim::net

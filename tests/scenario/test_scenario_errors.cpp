@@ -466,13 +466,13 @@ TEST_CASE("scenario: PFC and ECN keys are checked with their ranges") {
       with_switch("pfc: {enabled: true, lossless_priorities: [3, 5], threshold: {static: 200KB}, "
                   "xon_offset: 20KB, headroom: 64KB, response_time: 2us}"),
       "t.yaml");
-  CHECK(s.fabric.pfc.enabled);
-  CHECK(s.fabric.pfc.lossless_mask == ((1U << 3) | (1U << 5)));
-  CHECK_FALSE(s.fabric.pfc.dynamic_threshold);
-  CHECK(s.fabric.pfc.static_xoff == Bytes{200'000});
-  CHECK(s.fabric.pfc.xon_offset == Bytes{20'000});
-  CHECK_FALSE(s.fabric.pfc.headroom_auto);
-  CHECK(s.fabric.pfc.headroom == Bytes{64'000});
-  CHECK(s.fabric.pfc.response_time == Time::us(2));
-  CHECK_FALSE(s.fabric.ecn.enabled);  // off unless asked for
+  CHECK(s.network.pfc.enabled);
+  CHECK(s.network.pfc.lossless_mask == ((1U << 3) | (1U << 5)));
+  CHECK_FALSE(s.network.pfc.dynamic_threshold);
+  CHECK(s.network.pfc.static_xoff == Bytes{200'000});
+  CHECK(s.network.pfc.xon_offset == Bytes{20'000});
+  CHECK_FALSE(s.network.pfc.headroom_auto);
+  CHECK(s.network.pfc.headroom == Bytes{64'000});
+  CHECK(s.network.pfc.response_time == Time::us(2));
+  CHECK_FALSE(s.network.ecn.enabled);  // off unless asked for
 }

@@ -1,0 +1,105 @@
+#include "sim/net/egress_port.hpp"
+
+#include "sim/core/check.hpp"
+#include "sim/net/nic.hpp"
+#include "sim/net/switch.hpp"
+
+namespace syncsim::net {
+
+EgressPort::EgressPort(const NetContext& ctx, const LinkParams& link, uint32_t priorities,
+                       Node* peer, uint32_t peer_in_port, Switch* owner, Nic* source)
+    : ctx_(ctx),
+      bandwidth_(link.bandwidth),
+      header_(link.header),
+      link_(ctx, link.delay, peer, peer_in_port),
+      priorities_(priorities),
+      owner_(owner),
+      mmu_(owner != nullptr ? &owner->mmu() : nullptr),
+      source_(source) {
+  SIM_CHECK(priorities_ >= 1 && priorities_ <= kMaxPriorities, "priority count out of range");
+  SIM_CHECK(bandwidth_.bits_per_second() > 0, "a link needs a positive bandwidth");
+}
+
+void EgressPort::enqueue(PacketRef packet) {
+  const Packet& p = ctx_.packet(packet);
+  SIM_CHECK(p.priority < priorities_, "packet priority above the port's class count");
+  const int64_t wire = p.payload_bytes + header_.count();
+  if (storm_mask_ != 0 && pfc_.watchdog_drop && storm(p.priority)) {
+    drop_buffered(packet);
+    return;
+  }
+  if (ecn_enabled_ && ecn_on_enqueue_ && p.kind == PacketKind::Data && ecn_mark(p.priority)) {
+    ctx_.packet(packet).ecn_ce = true;
+  }
+  queued_bytes_ += wire;
+  prio_bytes_[p.priority] += wire;
+  ctx_.note_queue_depth(queued_bytes_);
+  queues_[p.priority].push(packet);
+  if (in_service_ == kNoPacket) start_next();
+}
+
+void EgressPort::send_control(PacketRef packet) {
+  queued_bytes_ += ctx_.packet(packet).payload_bytes + header_.count();
+  control_.push(packet);
+  if (in_service_ == kNoPacket) start_next();
+}
+
+bool EgressPort::ecn_mark(uint8_t priority) {
+  if (!ecn_.mark(prio_bytes_[priority], ecn_rng_)) return false;
+  ++ctx_.counters.ecn_marks;
+  return true;
+}
+
+void EgressPort::start_next() {
+  PacketRef next = kNoPacket;
+  if (!control_.empty()) {
+    next = control_.pop();
+  } else {
+    for (uint32_t prio = priorities_; prio-- > 0;) {
+      if (!queues_[prio].empty() && ((static_cast<uint32_t>(paused_mask_) >> prio) & 1U) == 0) {
+        next = queues_[prio].pop();
+        Packet& p = ctx_.packet(next);
+        // Dequeue marking sees the FIFO including the departing packet.
+        if (ecn_enabled_ && !ecn_on_enqueue_ && p.kind == PacketKind::Data &&
+            ecn_mark(static_cast<uint8_t>(prio))) {
+          p.ecn_ce = true;
+        }
+        prio_bytes_[prio] -= p.payload_bytes + header_.count();
+        break;
+      }
+    }
+  }
+  if (next == kNoPacket) {
+    if (source_ == nullptr) return;
+    next = source_->pull(paused_mask_);
+    if (next == kNoPacket) return;
+    queued_bytes_ += ctx_.packet(next).payload_bytes + header_.count();
+  }
+  in_service_ = next;
+  const uint32_t wire = ctx_.packet(next).payload_bytes + static_cast<uint32_t>(header_.count());
+  ctx_.queue.schedule(ctx_.now() + tx_time(wire), this, kTxDone);
+}
+
+void EgressPort::on_event(uint32_t kind, uint64_t arg) {
+  if (kind != kTxDone) {
+    on_pfc_event(kind, arg);
+    return;
+  }
+  const PacketRef done = in_service_;
+  in_service_ = kNoPacket;
+  const Packet& p = ctx_.packet(done);
+  queued_bytes_ -= p.payload_bytes + header_.count();
+  SIM_CHECK(queued_bytes_ >= 0, "egress queue byte count went negative");
+  if (mmu_ != nullptr && p.kind != PacketKind::Pause) {
+    // A RESUME goes out of the ingress port the bytes were charged to.
+    if (mmu_->release(p.ingress_port, p.priority, Bytes{p.buffered_bytes}) == PfcSignal::Resume) {
+      owner_->send_pfc(p.ingress_port, p.priority, false);
+    }
+  }
+  link_.transmit(done);
+  // The RESUME above may have gone out of this very port (a route that turns back over its ingress
+  // link) and started it already.
+  if (in_service_ == kNoPacket) start_next();
+}
+
+}  // namespace syncsim::net

@@ -1,0 +1,124 @@
+#pragma once
+// An output port: strict-priority FIFOs (higher class first), one packet in service at a time.
+// A NIC's port pulls data from its NIC when its queues are empty, like a NIC's transmit scheduler.
+// PFC (pfc.hpp): a priority paused by the peer is not started (the packet in service finishes); PFC
+// frames wait in a control queue served before every priority and never paused. ECN (switch ports
+// only) marks data packets by RED on the depth of their priority's FIFO, at dequeue or at enqueue.
+#include <array>
+#include <cstdint>
+
+#include "sim/core/event_queue.hpp"
+#include "sim/core/rng.hpp"
+#include "sim/net/ecn.hpp"
+#include "sim/net/link.hpp"
+#include "sim/net/net_context.hpp"
+#include "sim/net/pfc.hpp"
+#include "sim/net/ring_queue.hpp"
+
+namespace syncsim::net {
+
+class Nic;
+class Switch;
+class SharedBufferMmu;
+
+class EgressPort final : public EventTarget {
+ public:
+  EgressPort(const NetContext& ctx, const LinkParams& link, uint32_t priorities, Node* peer,
+             uint32_t peer_in_port, Switch* owner, Nic* source);
+  void enqueue(PacketRef packet);
+  // A PFC frame: sent ahead of every data priority, ignoring pauses.
+  void send_control(PacketRef packet);
+  // Starts transmitting if idle and something is eligible.
+  void kick() {
+    if (in_service_ == kNoPacket) start_next();
+  }
+  void on_event(uint32_t kind, uint64_t arg) override;
+  void enable_ecn(EcnMarker marker, bool on_enqueue, RngStream rng) {
+    ecn_ = marker;
+    ecn_enabled_ = true;
+    ecn_on_enqueue_ = on_enqueue;
+    ecn_rng_ = rng;
+  }
+
+  // --- PFC (pfc.cpp) ---
+  // Applies a received PAUSE (paused = true) or RESUME for one priority; a PAUSE with quanta > 0
+  // expires after quanta x 512 bit times unless another PAUSE refreshes it.
+  void set_paused(uint8_t priority, bool paused, uint32_t quanta = 0);
+  // A switch port that sent PAUSE with quanta: re-send it (from switch port `local_port`) at half
+  // the pause time while the ingress is still above XOFF.
+  void arm_pause_refresh(uint32_t local_port, uint8_t priority, Time after);
+  void cancel_pause_refresh(uint8_t priority) { pfc_.refresh_tokens[priority].cancel_pending(); }
+  // PFC watchdog on this (switch) port: see PfcParams::watchdog.
+  void enable_watchdog(Time detection_time, bool drop) {
+    pfc_.watchdog_ps = detection_time.picoseconds();
+    pfc_.watchdog_drop = drop;
+  }
+  bool paused(uint8_t priority) const {
+    return ((static_cast<uint32_t>(paused_mask_) >> priority) & 1U) != 0;
+  }
+  // Time any priority of this port spent paused (summed over priorities), open intervals up to
+  // `now`.
+  Time paused_time(Time now) const;
+  uint64_t pause_frames_received() const { return pfc_.pause_frames_received; }
+  // Deadlock detection and the PFC watchdog read these.
+  uint8_t paused_mask() const { return paused_mask_; }
+  Time paused_since(uint8_t priority) const { return Time::ps(pfc_.paused_since_ps[priority]); }
+
+  int64_t queued_bytes() const { return queued_bytes_; }
+  // Wire bytes waiting in one priority's FIFO (not counting the packet in service).
+  int64_t priority_bytes(uint8_t priority) const { return prio_bytes_[priority]; }
+  bool switch_owned() const { return owner_ != nullptr; }
+  const RingQueue<PacketRef>& fifo(uint8_t priority) const { return queues_[priority]; }
+  Bandwidth bandwidth() const { return bandwidth_; }
+  Bytes header() const { return header_; }
+  Link& link() { return link_; }
+
+ private:
+  enum EventKind : uint32_t { kTxDone = 0, kWatchdog = 1, kPauseExpiry = 2, kPauseRefresh = 3 };
+  void start_next();
+  bool ecn_mark(uint8_t priority);
+  Time tx_time(uint32_t wire_bytes) {
+    if (wire_bytes != cached_wire_bytes_) {
+      cached_wire_bytes_ = wire_bytes;
+      cached_tx_time_ = bandwidth_.tx_time(Bytes{wire_bytes});
+    }
+    return cached_tx_time_;
+  }
+  // PFC (pfc.cpp).
+  void on_pfc_event(uint32_t kind, uint64_t arg);
+  void resume(uint8_t priority);
+  void watchdog_fire(uint8_t priority);
+  bool storm(uint8_t priority);  // inside a watchdog storm period (clears an expired one)
+  void drop_buffered(PacketRef packet);
+
+  const NetContext& ctx_;
+  Bandwidth bandwidth_;
+  Bytes header_;
+  Link link_;
+  uint32_t priorities_;
+  std::array<RingQueue<PacketRef>, kMaxPriorities> queues_;
+  PacketRef in_service_ = kNoPacket;
+  int64_t queued_bytes_ = 0;  // wire bytes waiting or in service
+  uint32_t cached_wire_bytes_ = 0;
+  Time cached_tx_time_ = Time::zero();
+  Switch* owner_;            // the owning switch; null on a NIC
+  SharedBufferMmu* mmu_;     // the owning switch's buffer; null on a NIC
+  Nic* source_;              // the owning NIC; null on a switch
+  uint8_t paused_mask_ = 0;  // bit p: priority p paused by the peer
+  uint8_t storm_mask_ = 0;   // bit p: priority p in a PFC watchdog storm period
+  bool ecn_enabled_ = false;
+  bool ecn_on_enqueue_ = false;
+  std::array<int64_t, kMaxPriorities> prio_bytes_{};  // wire bytes waiting per priority
+  RingQueue<PacketRef> control_;                      // PFC frames
+  EcnMarker ecn_;
+  RngStream ecn_rng_{0, 0};
+  PfcPortState pfc_;
+};
+
+// The payload that pads a control frame (PFC, CNP, ACK) to the minimum Ethernet frame on `port`.
+inline uint32_t control_frame_payload(const EgressPort& port) {
+  const auto header = static_cast<uint32_t>(port.header().count());
+  return header < kPauseFrameWireBytes ? kPauseFrameWireBytes - header : 0;
+}
+
+}  // namespace syncsim::net

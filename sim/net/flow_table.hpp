@@ -1,0 +1,54 @@
+#pragma once
+// The packet network's flows: one record per flow (message) from start to completion, and the
+// handler told when a flow's last byte is delivered. Flow ids are dense and never reused.
+#include <cstdint>
+#include <vector>
+
+#include "sim/core/units.hpp"
+#include "sim/net/network_spec.hpp"
+#include "sim/net/packet.hpp"
+
+namespace syncsim::net {
+
+inline constexpr uint32_t kNoTransportState = UINT32_MAX;
+
+struct FlowRecord {
+  NodeId src = kNoNode;
+  NodeId dst = kNoNode;
+  int64_t size_bytes = 0;
+  int64_t sent_bytes = 0;
+  int64_t delivered_bytes = 0;
+  Time start = Time::zero();
+  Time finish = Time::max();
+  uint32_t route_begin = 0;
+  uint16_t route_hops = 0;
+  uint32_t mtu_bytes = 0;
+  uint8_t priority = 0;
+  bool done = false;
+  uint32_t transport_state = kNoTransportState;  // its index in the reliable transport, if any
+};
+
+class FlowCompletionHandler {
+ public:
+  virtual ~FlowCompletionHandler() = default;
+  virtual void on_flow_complete(FlowId flow, const FlowRecord& record) = 0;
+};
+
+class FlowTable {
+ public:
+  FlowRecord& operator[](FlowId id) { return flows_[id]; }
+  const FlowRecord& operator[](FlowId id) const { return flows_[id]; }
+  std::size_t size() const { return flows_.size(); }
+  FlowId add(const FlowRecord& record) {
+    flows_.push_back(record);
+    return static_cast<FlowId>(flows_.size() - 1);
+  }
+  void set_completion_handler(FlowCompletionHandler* handler) { completion_ = handler; }
+  FlowCompletionHandler* completion_handler() const { return completion_; }
+
+ private:
+  std::vector<FlowRecord> flows_;
+  FlowCompletionHandler* completion_ = nullptr;
+};
+
+}  // namespace syncsim::net

@@ -1,0 +1,25 @@
+#include "sim/net/link.hpp"
+
+namespace syncsim::net {
+
+void Link::transmit(PacketRef packet) {
+  ++ctx_.counters.packet_hops;
+  Time arrival = ctx_.now() + delay_;
+  if (impairment_ && !impairment_->apply(ctx_.packet(packet), ctx_.now(), arrival)) {
+    ctx_.drop(packet, DropReason::LinkLoss);
+    return;
+  }
+  const bool was_idle = in_flight_.empty();
+  in_flight_.push(InFlight{arrival.picoseconds(), packet});
+  if (was_idle) ctx_.queue.schedule(arrival, this, 0);
+}
+
+void Link::on_event(uint32_t /*kind*/, uint64_t /*arg*/) {
+  const InFlight head = in_flight_.pop();
+  if (!in_flight_.empty()) {
+    ctx_.queue.schedule(Time::ps(in_flight_.front().arrival_ps), this, 0);
+  }
+  peer_->receive(head.packet, peer_in_port_);
+}
+
+}  // namespace syncsim::net

@@ -1,0 +1,47 @@
+#pragma once
+// One direction of a cable: owns the propagation delay. Packets in flight sit in a FIFO with their
+// arrival times; only the head has an event pending. Delivers to the peer Node's receive().
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+#include "sim/core/event_queue.hpp"
+#include "sim/net/link_impairment.hpp"
+#include "sim/net/net_context.hpp"
+#include "sim/net/ring_queue.hpp"
+
+namespace syncsim::net {
+
+// A switch or a NIC: whatever sits at the far end of a link.
+class Node {
+ public:
+  virtual ~Node() = default;
+  virtual void receive(PacketRef packet, uint32_t in_port) = 0;
+};
+
+class Link final : public EventTarget {
+ public:
+  Link(const NetContext& ctx, Time delay, Node* peer, uint32_t peer_in_port)
+      : ctx_(ctx), delay_(delay), peer_(peer), peer_in_port_(peer_in_port) {}
+  void transmit(PacketRef packet);
+  void on_event(uint32_t kind, uint64_t arg) override;
+  Time delay() const { return delay_; }
+  // Jitter and random loss on this direction (link_impairment.hpp).
+  void set_impairment(std::unique_ptr<LinkImpairment> impairment) {
+    impairment_ = std::move(impairment);
+  }
+
+ private:
+  struct InFlight {
+    int64_t arrival_ps;
+    PacketRef packet;
+  };
+  const NetContext& ctx_;
+  Time delay_;
+  Node* peer_;
+  uint32_t peer_in_port_;
+  RingQueue<InFlight> in_flight_;
+  std::unique_ptr<LinkImpairment> impairment_;
+};
+
+}  // namespace syncsim::net

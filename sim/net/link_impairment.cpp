@@ -1,0 +1,62 @@
+#include "sim/net/link_impairment.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/core/simulation.hpp"
+#include "sim/net/network_spec.hpp"
+
+namespace syncsim::net {
+
+std::unique_ptr<LinkImpairment> LinkImpairment::make(const ImpairmentParams& imp,
+                                                     const LinkParams& link, uint8_t lossless_mask,
+                                                     const Simulation& sim, uint32_t port) {
+  const bool selected = imp.link_classes.empty()
+                            ? link.name != "nvlink"
+                            : std::find(imp.link_classes.begin(), imp.link_classes.end(),
+                                        link.name) != imp.link_classes.end();
+  if (!selected) return nullptr;
+  auto st = std::make_unique<LinkImpairment>();
+  const auto delay = static_cast<double>(link.delay.picoseconds());
+  st->jitter_ = imp.jitter;
+  st->mean_ps_ =
+      static_cast<double>(imp.jitter_mean.picoseconds()) + imp.jitter_mean_fraction * delay;
+  st->stddev_ps_ =
+      static_cast<double>(imp.jitter_stddev.picoseconds()) + imp.jitter_stddev_fraction * delay;
+  if (st->mean_ps_ == 0.0 && st->stddev_ps_ == 0.0) st->jitter_ = JitterDistribution::None;
+  st->loss_probability_ = imp.loss_probability;
+  st->lossless_mask_ = lossless_mask;
+  // Streams per port (one direction of one cable), so adding a link never shifts another's draws.
+  st->jitter_rng_ = sim.rng(RngStreamKind::Jitter, (uint64_t{1} << 40) + 2 * uint64_t{port});
+  st->loss_rng_ = sim.rng(RngStreamKind::Jitter, (uint64_t{1} << 40) + 2 * uint64_t{port} + 1);
+  return st;
+}
+
+bool LinkImpairment::apply(const Packet& p, Time now, Time& arrival) {
+  if (loss_probability_ > 0.0 && p.kind != PacketKind::Pause && p.kind != PacketKind::Cnp &&
+      ((static_cast<uint32_t>(lossless_mask_) >> p.priority) & 1U) == 0 &&
+      loss_rng_.uniform() < loss_probability_) {
+    return false;
+  }
+  int64_t at = arrival.picoseconds();
+  if (jitter_ != JitterDistribution::None) {
+    double extra = 0.0;
+    if (jitter_ == JitterDistribution::Normal) {
+      // Box-Muller on our own uniforms (std:: distributions differ between standard libraries).
+      const double u1 = 1.0 - jitter_rng_.uniform();  // (0, 1]
+      const double u2 = jitter_rng_.uniform();
+      const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * 3.14159265358979323846 * u2);
+      extra = mean_ps_ + stddev_ps_ * z;
+    } else {
+      extra = mean_ps_ * -std::log(1.0 - jitter_rng_.uniform());
+    }
+    at = std::max(now.picoseconds(), at + static_cast<int64_t>(std::llround(extra)));
+  }
+  // FIFO: a link delivers in order, so a packet waits for the one ahead of it.
+  at = std::max(at, last_arrival_ps_);
+  last_arrival_ps_ = at;
+  arrival = Time::ps(at);
+  return true;
+}
+
+}  // namespace syncsim::net

@@ -1,0 +1,32 @@
+#include "sim/net/net_context.hpp"
+
+#include "sim/core/check.hpp"
+
+namespace syncsim::net {
+
+void NetContext::drop(PacketRef packet, DropReason reason) const {
+  const Packet& p = pool[packet];
+  // CNPs carry no flow bytes: conservation (injected = delivered + dropped) is about data.
+  if (p.kind == PacketKind::Data) counters.bytes_dropped += p.payload_bytes;
+  ++counters.packets_dropped[static_cast<std::size_t>(reason)];
+  pool.release(packet);
+}
+
+void NetContext::deliver(PacketRef packet) const {
+  const Packet& p = pool[packet];
+  FlowRecord& f = flows[p.flow];
+  f.delivered_bytes += p.payload_bytes;
+  counters.bytes_delivered += p.payload_bytes;
+  const FlowId id = p.flow;
+  pool.release(packet);
+  SIM_CHECK(f.delivered_bytes <= f.size_bytes, "a flow received more bytes than it sent");
+  if (f.delivered_bytes == f.size_bytes) {
+    f.done = true;
+    f.finish = now();
+    ++counters.flows_completed;
+    if (FlowCompletionHandler* handler = flows.completion_handler())
+      handler->on_flow_complete(id, f);
+  }
+}
+
+}  // namespace syncsim::net

@@ -1,0 +1,46 @@
+#pragma once
+// Network-wide counters of a run, in one plain struct for every backend: the packet network
+// counts all of them, the flow and analytic backends the few they can observe (the rest stay zero).
+// Result tables read this struct directly.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "sim/net/drop_reason.hpp"
+
+namespace syncsim::net {
+
+struct NetworkCounters {
+  uint64_t packet_hops = 0;  // packet transmissions over links
+  uint64_t packets_injected = 0;
+  int64_t bytes_injected = 0;   // payload bytes put on the wire by source NICs
+  int64_t bytes_delivered = 0;  // payload bytes received by destination NICs
+  int64_t bytes_dropped = 0;    // payload bytes lost in switches
+  std::array<uint64_t, static_cast<std::size_t>(DropReason::Count)> packets_dropped{};
+  int64_t max_queue_bytes = 0;  // deepest egress queue seen anywhere (wire bytes)
+  uint64_t pause_frames = 0;    // PFC PAUSE (XOFF) frames sent by switches
+  uint64_t resume_frames = 0;   // PFC RESUME (XON) frames sent by switches
+  uint64_t ecn_marks = 0;       // data packets marked CE by switch egress queues
+  uint64_t cnps = 0;            // DCQCN CNPs sent by destination NICs (notification points)
+  uint64_t rate_cuts = 0;       // DCQCN rate decreases applied at source NICs
+  uint64_t nic_pause_frames =
+      0;  // receiver-side PFC PAUSE frames sent by NICs (not in pause_frames)
+  int64_t max_nic_rx_bytes = 0;  // fullest NIC receive buffer seen (receiver-side PFC)
+  uint64_t flows_started = 0;
+  uint64_t flows_completed = 0;
+  // Reliable transports (go-back-N RoCE, TCP): bytes_injected counts retransmissions too, so
+  // injected = delivered + dropped + discarded once nothing is in flight.
+  uint64_t retransmitted_packets = 0;
+  int64_t retransmitted_bytes = 0;
+  uint64_t timeouts = 0;          // retransmission timeouts that fired
+  uint64_t fast_retransmits = 0;  // TCP: 3 duplicate ACKs
+  uint64_t naks = 0;              // go-back-N NAKs sent by receivers
+  uint64_t acks = 0;              // ACK packets sent by receivers
+  int64_t bytes_discarded = 0;    // payload received out of order (go-back-N) or twice
+
+  uint64_t dropped(DropReason reason) const {
+    return packets_dropped[static_cast<std::size_t>(reason)];
+  }
+};
+
+}  // namespace syncsim::net

@@ -1,0 +1,221 @@
+#include "sim/net/nic.hpp"
+
+#include <algorithm>
+
+#include "sim/core/check.hpp"
+#include "sim/net/dcqcn_pacing.hpp"
+#include "sim/net/egress_port.hpp"
+#include "sim/net/reliable_transport.hpp"
+
+namespace syncsim::net {
+
+Nic::Nic(const NetContext& ctx, NodeId id, const NicParams& params, uint32_t priorities,
+         uint8_t lossless_mask, DcqcnPacing* dcqcn, ReliableTransport* transport)
+    : ctx_(ctx),
+      id_(id),
+      port_(ctx.routing.ports_of(id).empty() ? UINT32_MAX : ctx.routing.ports_of(id)[0]),
+      params_(params),
+      priorities_(priorities),
+      lossless_mask_(lossless_mask),
+      dcqcn_(dcqcn),
+      transport_(transport) {}
+
+void Nic::add_flow(FlowId flow) { active_.push_back(flow); }
+
+void Nic::account_injected(FlowId id, const Packet& p) {
+  if (dcqcn_ != nullptr) {
+    const uint32_t wire =
+        p.payload_bytes + static_cast<uint32_t>(ctx_.egress(port_).header().count());
+    dcqcn_->on_sent(id, wire, p.payload_bytes);
+  }
+  NetworkCounters& c = ctx_.counters;
+  ++c.packets_injected;
+  c.bytes_injected += p.payload_bytes;
+}
+
+PacketRef Nic::pull(uint8_t paused_mask) {
+  if (active_.empty()) return kNoPacket;
+  if (next_ >= active_.size()) next_ = 0;
+  if (dcqcn_ != nullptr) {
+    // Skip paused flows and flows whose pacing does not allow a packet yet, keeping the round-robin
+    // position; if only pacing holds flows back, wake up at the earliest next_send_at.
+    const int64_t now = ctx_.now().picoseconds();
+    int64_t earliest = INT64_MAX;
+    std::size_t tried = 0;
+    for (;;) {
+      const FlowId id = active_[next_];
+      if (((static_cast<uint32_t>(paused_mask) >> ctx_.flows[id].priority) & 1U) == 0) {
+        const int64_t at = dcqcn_->next_send_ps(id);
+        if (at <= now) break;
+        earliest = std::min(earliest, at);
+      }
+      if (++tried == active_.size()) {
+        if (earliest != INT64_MAX) wake_at(earliest);
+        return kNoPacket;
+      }
+      if (++next_ == active_.size()) next_ = 0;
+    }
+  } else if (paused_mask != 0) {
+    // Skip flows of paused priorities, keeping the round-robin position.
+    std::size_t tried = 0;
+    while (((static_cast<uint32_t>(paused_mask) >> ctx_.flows[active_[next_]].priority) & 1U) !=
+           0) {
+      if (++tried == active_.size()) return kNoPacket;
+      if (++next_ == active_.size()) next_ = 0;
+    }
+  }
+  const FlowId id = active_[next_];
+  FlowRecord& f = ctx_.flows[id];
+  if (f.transport_state != kNoTransportState) return pull_reliable(id);
+  const int64_t payload = std::min<int64_t>(f.mtu_bytes, f.size_bytes - f.sent_bytes);
+  const PacketRef ref = ctx_.new_packet(id, f.route_begin, static_cast<uint32_t>(payload),
+                                        f.priority, PacketKind::Data, false);
+  f.sent_bytes += payload;
+  account_injected(id, ctx_.packet(ref));
+  if (f.sent_bytes == f.size_bytes) {
+    // Erasing keeps the round-robin order of the remaining flows; next_ now names the successor.
+    active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(next_));
+  } else {
+    ++next_;
+  }
+  return ref;
+}
+
+PacketRef Nic::pull_reliable(FlowId id) {
+  const PacketRef ref = transport_->next_packet(id);
+  const Packet& p = ctx_.packet(ref);
+  account_injected(id, p);
+  transport_->on_sent(id, p.seq, p.payload_bytes);
+  if (!transport_->can_send(id)) {
+    transport_->unlisted(id);
+    active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(next_));
+  } else {
+    ++next_;
+  }
+  return ref;
+}
+
+void Nic::deactivate(FlowId flow) {
+  const auto it = std::find(active_.begin(), active_.end(), flow);
+  if (it == active_.end()) return;
+  const auto index = static_cast<std::size_t>(it - active_.begin());
+  active_.erase(it);
+  if (index < next_) --next_;
+}
+
+void Nic::reactivate(FlowId flow) {
+  active_.push_back(flow);
+  ctx_.egress(port_).kick();
+}
+
+void Nic::receive(PacketRef packet, uint32_t in_port) {
+  const Packet& p = ctx_.packet(packet);
+  if (p.kind == PacketKind::Pause) {
+    ctx_.egress(ctx_.routing.ports_of(id_)[in_port])
+        .set_paused(p.priority, p.pfc_xoff, p.pause_quanta);
+    ctx_.pool.release(packet);
+    return;
+  }
+  if (p.kind == PacketKind::Cnp) {
+    // DCQCN reaction point: the CNP names the flow it throttles.
+    const FlowId flow = p.flow;
+    ctx_.pool.release(packet);
+    dcqcn_->on_cnp(flow);
+    return;
+  }
+  if (p.kind == PacketKind::Ack || p.kind == PacketKind::Nak) {
+    transport_->on_ack(packet);
+    return;
+  }
+  SIM_CHECK(p.kind == PacketKind::Data, "unexpected control packet at a NIC");
+  if (params_.rx_pfc) {
+    rx_accept(packet);
+    return;
+  }
+  consume(packet);
+}
+
+void Nic::consume(PacketRef packet) {
+  const Packet& p = ctx_.packet(packet);
+  if (ctx_.flows[p.flow].transport_state != kNoTransportState) {
+    transport_->on_data(packet);
+    return;
+  }
+  // DCQCN notification point: an ECN-marked data packet makes the destination send a CNP to the
+  // source queue pair, at most once per cnp_interval.
+  if (p.ecn_ce && dcqcn_ != nullptr) dcqcn_->notify(p.flow);
+  ctx_.deliver(packet);
+}
+
+void Nic::rx_accept(PacketRef packet) {
+  const EgressPort& port = ctx_.egress(port_);
+  const int64_t wire = ctx_.packet(packet).payload_bytes + port.header().count();
+  if (rx_bytes_ + wire > params_.rx_buffer.count()) {
+    ctx_.drop(packet, DropReason::NicRxOverflow);
+    return;
+  }
+  rx_.push(packet);
+  rx_bytes_ += wire;
+  NetworkCounters& c = ctx_.counters;
+  if (rx_bytes_ > c.max_nic_rx_bytes) c.max_nic_rx_bytes = rx_bytes_;
+  if (!rx_paused_ && rx_bytes_ > params_.rx_xoff.count()) rx_pfc(true);
+  if (!rx_draining_) {
+    rx_draining_ = true;
+    ctx_.queue.schedule(ctx_.now() + params_.rx_drain_rate.tx_time(Bytes{wire}), this, kRxDrain);
+  }
+}
+
+void Nic::rx_drain() {
+  const EgressPort& port = ctx_.egress(port_);
+  const PacketRef done = rx_.pop();
+  rx_bytes_ -= ctx_.packet(done).payload_bytes + port.header().count();
+  consume(done);
+  if (rx_paused_ && rx_bytes_ <= params_.rx_xon.count()) rx_pfc(false);
+  if (rx_.empty()) {
+    rx_draining_ = false;
+    return;
+  }
+  const int64_t wire = ctx_.packet(rx_.front()).payload_bytes + port.header().count();
+  ctx_.queue.schedule(ctx_.now() + params_.rx_drain_rate.tx_time(Bytes{wire}), this, kRxDrain);
+}
+
+void Nic::rx_pfc(bool xoff) {
+  rx_paused_ = xoff;
+  EgressPort& out = ctx_.egress(port_);
+  const uint32_t payload = control_frame_payload(out);
+  // One frame per lossless priority (a real PFC frame carries a per-class vector; the wire cost of
+  // the extra frames is negligible). A NIC's PAUSE holds until its RESUME (no quanta).
+  for (uint32_t prio = 0; prio < priorities_; ++prio) {
+    if (((static_cast<uint32_t>(lossless_mask_) >> prio) & 1U) == 0) continue;
+    const PacketRef ref = ctx_.new_pause(payload, static_cast<uint8_t>(prio), xoff, 0);
+    if (xoff) ++ctx_.counters.nic_pause_frames;
+    out.send_control(ref);
+  }
+}
+
+void Nic::wake_at(int64_t at_ps) {
+  // An earlier (or equal) pending wake-up covers this one: pull() reschedules when it runs.
+  if (wake_at_ps_ <= at_ps) return;
+  wake_token_.cancel_pending();
+  wake_at_ps_ = at_ps;
+  ctx_.queue.schedule(Time::ps(at_ps), this, kWake, 0, &wake_token_);
+}
+
+void Nic::on_event(uint32_t kind, uint64_t arg) {
+  if (kind == kRateTimer) {
+    dcqcn_->on_rate_timer(static_cast<FlowId>(arg));
+    return;
+  }
+  if (kind == kRetransmitTimer) {
+    transport_->on_timer(static_cast<FlowId>(arg));
+    return;
+  }
+  if (kind == kRxDrain) {
+    rx_drain();
+    return;
+  }
+  wake_at_ps_ = INT64_MAX;
+  ctx_.egress(port_).kick();
+}
+
+}  // namespace syncsim::net

@@ -1,0 +1,73 @@
+#pragma once
+// A host NIC (or a GPU's NVLink port): the transmit scheduler over its active flows (round robin,
+// skipping paused priorities and, with DCQCN, flows whose pacing holds them back), the receive side
+// (delivery, DCQCN notification point, reliable-transport receivers) and receiver-side PFC.
+#include <cstdint>
+#include <vector>
+
+#include "sim/core/event_queue.hpp"
+#include "sim/net/link.hpp"
+#include "sim/net/net_context.hpp"
+#include "sim/net/network_spec.hpp"
+#include "sim/net/ring_queue.hpp"
+
+namespace syncsim::net {
+
+class DcqcnPacing;
+class ReliableTransport;
+
+class Nic final : public Node, public EventTarget {
+ public:
+  enum EventKind : uint32_t { kWake = 0, kRateTimer = 1, kRetransmitTimer = 2, kRxDrain = 3 };
+  // `priorities` and `lossless_mask`: the classes receiver-side PFC pauses. `dcqcn` and `transport`
+  // may be null (DCQCN off; no reliable transport); they outlive the NIC.
+  Nic(const NetContext& ctx, NodeId id, const NicParams& params, uint32_t priorities,
+      uint8_t lossless_mask, DcqcnPacing* dcqcn, ReliableTransport* transport);
+  void receive(PacketRef packet, uint32_t in_port) override;
+  // The next data packet to send, round-robin over active flows whose priority is not paused
+  // (bit p of `paused_mask`) and, with DCQCN, whose pacing allows (next_send_at <= now), or
+  // kNoPacket. When only pacing holds flows back, a wake-up is scheduled at the earliest one.
+  PacketRef pull(uint8_t paused_mask);
+  void add_flow(FlowId flow);
+  NodeId id() const { return id_; }
+  // kWake: kick the NIC's port; kRateTimer: DCQCN rate-increase timer of flow `arg`;
+  // kRetransmitTimer: the reliable transport's timer of flow `arg`; kRxDrain: receive buffer.
+  void on_event(uint32_t kind, uint64_t arg) override;
+  // Reliable transports: lists a flow again once it may send, and kicks the port.
+  void reactivate(FlowId flow);
+  // ... and unlists one that may no longer send (an ACK covered what it was about to resend).
+  void deactivate(FlowId flow);
+  // A paced flow's next send time moved earlier (its rate went up): make sure the NIC looks again.
+  void pacing_moved(int64_t at_ps) { wake_at(at_ps); }
+
+ private:
+  void wake_at(int64_t at_ps);
+  // The next packet of reliable flow active_[next_] (a new PSN or a retransmission).
+  PacketRef pull_reliable(FlowId id);
+  // A data packet of flow `id` leaves now: DCQCN pacing (when on) and the injection counters.
+  void account_injected(FlowId id, const Packet& p);
+  // Receiver-side PFC: accept a data packet into the receive buffer / drain its head.
+  void rx_accept(PacketRef packet);
+  void rx_drain();
+  void rx_pfc(bool xoff);
+  void consume(PacketRef packet);  // notification point + delivery
+
+  const NetContext& ctx_;
+  NodeId id_;
+  PortId port_;  // the NIC's (first) egress port
+  const NicParams& params_;
+  uint32_t priorities_;
+  uint8_t lossless_mask_;
+  DcqcnPacing* dcqcn_;
+  ReliableTransport* transport_;
+  RingQueue<PacketRef> rx_;
+  int64_t rx_bytes_ = 0;
+  bool rx_paused_ = false;  // this NIC has paused its switch
+  bool rx_draining_ = false;
+  std::vector<FlowId> active_;
+  std::size_t next_ = 0;
+  CancelToken wake_token_;
+  int64_t wake_at_ps_ = INT64_MAX;  // pending wake-up, INT64_MAX if none
+};
+
+}  // namespace syncsim::net

@@ -1,0 +1,116 @@
+#include "sim/net/reliable_transport.hpp"
+
+#include <algorithm>
+
+#include "sim/core/check.hpp"
+#include "sim/net/egress_port.hpp"
+#include "sim/net/nic.hpp"
+
+namespace syncsim::net {
+
+void ReliableTransport::add_flow(FlowId id) {
+  FlowRecord& f = ctx_.flows[id];
+  ReliableFlowState s;
+  const auto mtu = static_cast<int64_t>(f.mtu_bytes);
+  const int64_t packets = (f.size_bytes + mtu - 1) / mtu;
+  SIM_CHECK(packets < static_cast<int64_t>(kNoSeq), "message too large for 32-bit PSNs");
+  s.packets = static_cast<uint32_t>(packets);
+  std::vector<PortId>& routes = ctx_.routes;
+  s.ack_route_begin = static_cast<uint32_t>(routes.size());
+  // The reverse of the data path: ports 2i and 2i+1 are the two directions of link i.
+  for (uint32_t h = f.route_hops; h-- > 0;) routes.push_back(routes[f.route_begin + h] ^ 1U);
+  f.transport_state = static_cast<uint32_t>(flows_.size());
+  init_flow(id, s);
+  flows_.push_back(s);
+}
+
+PacketRef ReliableTransport::next_packet(FlowId id) {
+  FlowRecord& f = ctx_.flows[id];
+  ReliableFlowState& s = state(id);
+  const uint32_t seq = take_seq(id, s);
+  const int64_t offset = static_cast<int64_t>(seq) * f.mtu_bytes;
+  const int64_t payload = std::min<int64_t>(f.mtu_bytes, f.size_bytes - offset);
+  SIM_CHECK(payload > 0, "a reliable flow sent a PSN past its end");
+  const PacketRef ref = ctx_.new_packet(id, f.route_begin, static_cast<uint32_t>(payload),
+                                        f.priority, PacketKind::Data, false);
+  ctx_.packet(ref).seq = seq;
+  f.sent_bytes = std::min<int64_t>(f.size_bytes, static_cast<int64_t>(s.nxt) * f.mtu_bytes);
+  return ref;
+}
+
+void ReliableTransport::on_sent(FlowId id, uint32_t seq, uint32_t payload) {
+  ReliableFlowState& s = state(id);
+  if (seq < s.high) {
+    ++ctx_.counters.retransmitted_packets;
+    ctx_.counters.retransmitted_bytes += payload;
+  } else {
+    s.high = seq + 1;
+  }
+  if (s.rto_deadline_ps == INT64_MAX) arm_timer(id, s);
+}
+
+void ReliableTransport::arm_timer(FlowId id, ReliableFlowState& s) {
+  s.rto_deadline_ps = ctx_.now().picoseconds() + rto_ps(id);
+  if (s.timer_pending) return;  // the pending event re-arms itself at the new deadline
+  s.timer_pending = true;
+  ctx_.queue.schedule(Time::ps(s.rto_deadline_ps), nics_[ctx_.flows[id].src], Nic::kRetransmitTimer,
+                      id, &s.timer_token);
+}
+
+void ReliableTransport::restart_timer(FlowId id, ReliableFlowState& s, bool outstanding) {
+  s.rto_deadline_ps = INT64_MAX;
+  if (s.una < s.packets && outstanding) arm_timer(id, s);
+  if (s.una >= s.packets && s.timer_pending) {
+    // All acknowledged: drop the pending timer, so the run does not end on a dead event.
+    s.timer_token.cancel_pending();
+    s.timer_pending = false;
+  }
+}
+
+void ReliableTransport::update_listing(FlowId id, ReliableFlowState& s) {
+  const bool may_send = can_send(id);
+  if (s.in_active && !may_send) {
+    s.in_active = false;
+    nics_[ctx_.flows[id].src]->deactivate(id);
+  } else if (!s.in_active && may_send) {
+    s.in_active = true;
+    nics_[ctx_.flows[id].src]->reactivate(id);
+  }
+}
+
+void ReliableTransport::rewound(FlowId id, const ReliableFlowState& s) {
+  FlowRecord& f = ctx_.flows[id];
+  f.sent_bytes = std::min<int64_t>(f.size_bytes, static_cast<int64_t>(s.nxt) * f.mtu_bytes);
+}
+
+void ReliableTransport::on_timer(FlowId id) {
+  ReliableFlowState& s = state(id);
+  s.timer_pending = false;
+  if (s.una >= s.packets || s.rto_deadline_ps == INT64_MAX) return;
+  if (ctx_.now().picoseconds() < s.rto_deadline_ps) {
+    s.timer_pending = true;
+    ctx_.queue.schedule(Time::ps(s.rto_deadline_ps), nics_[ctx_.flows[id].src],
+                        Nic::kRetransmitTimer, id, &s.timer_token);
+    return;
+  }
+  // Nothing came back in time: resend from the oldest unacknowledged PSN.
+  ++ctx_.counters.timeouts;
+  on_timeout(id, s);
+  s.nxt = s.una;
+  rewound(id, s);
+  s.rto_deadline_ps = INT64_MAX;  // re-armed by the next packet sent
+  update_listing(id, s);
+}
+
+void ReliableTransport::send_control(FlowId id, PacketKind kind, uint32_t seq, bool ece) {
+  const ReliableFlowState& s = state(id);
+  EgressPort& first = ctx_.egress(ctx_.routes[s.ack_route_begin]);
+  // ACKs share the data's class (and its losses).
+  const PacketRef ref = ctx_.new_packet(id, s.ack_route_begin, control_frame_payload(first),
+                                        ctx_.flows[id].priority, kind, ece);
+  ctx_.packet(ref).seq = seq;
+  ++(kind == PacketKind::Nak ? ctx_.counters.naks : ctx_.counters.acks);
+  first.enqueue(ref);
+}
+
+}  // namespace syncsim::net

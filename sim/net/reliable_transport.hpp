@@ -1,0 +1,90 @@
+#pragma once
+// What go-back-N RoCE (go_back_n.hpp) and TCP (tcp.hpp) share: packet sequence numbers (PSNs) per
+// message, the reverse route their ACKs take, the retransmission timer, and keeping the flow listed
+// at its source NIC exactly while it may send. Mechanisms and parameters: transport.hpp.
+// A Network has at most one reliable transport (the fabric's), and only flows that need one (lossy
+// priorities, inter-host) get its state; the lossless RoCE path never comes here.
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "sim/core/event_queue.hpp"
+#include "sim/net/net_context.hpp"
+
+namespace syncsim::net {
+
+class DcqcnPacing;
+class Nic;
+
+inline constexpr uint32_t kNoSeq = UINT32_MAX;
+
+struct ReliableFlowState {
+  uint32_t packets = 0;          // packets of the message (PSNs 0 .. packets-1)
+  uint32_t ack_route_begin = 0;  // reverse route (dst -> src) in the route arena
+  // Sender.
+  uint32_t una = 0;            // oldest PSN not cumulatively acknowledged
+  uint32_t nxt = 0;            // next PSN to send (rewound by NAK / timeout)
+  uint32_t high = 0;           // one past the highest PSN ever sent: below it is a retransmission
+  bool in_active = true;       // listed in the source NIC's active flows
+  bool timer_pending = false;  // an RTO event is in the queue
+  int64_t rto_deadline_ps = INT64_MAX;  // INT64_MAX: nothing outstanding, no timeout armed
+  CancelToken timer_token{};  // cancels the pending RTO event once everything is acknowledged
+  // Receiver.
+  uint32_t rcv_nxt = 0;  // next in-order PSN expected
+};
+
+class ReliableTransport {
+ public:
+  // `nics`: by NodeId, null for switches. `dcqcn`: null when DCQCN is off.
+  ReliableTransport(const NetContext& ctx, const std::vector<Nic*>& nics, DcqcnPacing* dcqcn)
+      : ctx_(ctx), nics_(nics), dcqcn_(dcqcn) {}
+  virtual ~ReliableTransport() = default;
+  ReliableTransport(const ReliableTransport&) = delete;
+  ReliableTransport& operator=(const ReliableTransport&) = delete;
+
+  // Gives flow `id` its state (FlowRecord::transport_state) and its reverse route.
+  void add_flow(FlowId id);
+  // Source NIC: the flow's next data packet (a new PSN or a retransmission); moves its sent_bytes.
+  PacketRef next_packet(FlowId id);
+  // Source NIC sent PSN `seq` of flow `id` now.
+  void on_sent(FlowId id, uint32_t seq, uint32_t payload);
+  virtual bool can_send(FlowId id) const = 0;
+  // The source NIC unlisted the flow after its last allowed packet.
+  void unlisted(FlowId id) { state(id).in_active = false; }
+  // Destination NIC: a data packet of a reliable flow; source NIC: an ACK or NAK.
+  virtual void on_data(PacketRef packet) = 0;
+  virtual void on_ack(PacketRef packet) = 0;
+  // The flow's retransmission timer (Nic::kRetransmitTimer).
+  void on_timer(FlowId id);
+
+ protected:
+  ReliableFlowState& state(FlowId id) { return flows_[ctx_.flows[id].transport_state]; }
+  const ReliableFlowState& state(FlowId id) const { return flows_[ctx_.flows[id].transport_state]; }
+  uint32_t index_of(FlowId id) const { return ctx_.flows[id].transport_state; }
+  // Per-mechanism hooks: the flow's own state is created, the PSN to send, the retransmission
+  // timeout, and what a timeout does beyond rewinding to the oldest unacknowledged PSN.
+  virtual void init_flow(FlowId id, const ReliableFlowState& s) = 0;
+  virtual uint32_t take_seq(FlowId id, ReliableFlowState& s) = 0;
+  virtual int64_t rto_ps(FlowId id) const = 0;
+  virtual void on_timeout(FlowId id, ReliableFlowState& s) = 0;
+
+  void arm_timer(FlowId id, ReliableFlowState& s);
+  // After an ACK covered new PSNs: re-arm the timer while something is outstanding, drop it once
+  // everything is acknowledged.
+  void restart_timer(FlowId id, ReliableFlowState& s, bool outstanding);
+  // Lists or unlists the flow at its source NIC after its sending state changed.
+  void update_listing(FlowId id, ReliableFlowState& s);
+  // The flow's sent_bytes after nxt moved back.
+  void rewound(FlowId id, const ReliableFlowState& s);
+  // An ACK or NAK (cumulative `seq`) from the destination NIC on the reverse route.
+  void send_control(FlowId id, PacketKind kind, uint32_t seq, bool ece);
+
+  const NetContext& ctx_;
+  const std::vector<Nic*>& nics_;
+  DcqcnPacing* dcqcn_;
+
+ private:
+  std::deque<ReliableFlowState> flows_;  // a deque: completion callbacks add flows mid-handler
+};
+
+}  // namespace syncsim::net

@@ -1,0 +1,39 @@
+#include "sim/net/switch.hpp"
+
+#include "sim/net/egress_port.hpp"
+
+namespace syncsim::net {
+
+Switch::Switch(const NetContext& ctx, NodeId id, const SwitchParams& params,
+               const std::vector<PortId>& ports, MmuPfcConfig pfc, uint32_t pause_quanta)
+    : ctx_(ctx),
+      id_(id),
+      mmu_(params.buffer, static_cast<uint32_t>(ports.size()), params.priorities, std::move(pfc)),
+      ports_(ports),
+      pause_quanta_(pause_quanta) {}
+
+void Switch::receive(PacketRef packet, uint32_t in_port) {
+  Packet& p = ctx_.packet(packet);
+  if (p.kind == PacketKind::Pause) {
+    ctx_.egress(ports_[in_port]).set_paused(p.priority, p.pfc_xoff, p.pause_quanta);
+    ctx_.pool.release(packet);
+    return;
+  }
+  const uint32_t wire_in = p.payload_bytes + ingress_header_[in_port];
+  const AdmitResult r = mmu_.admit(in_port, p.priority, Bytes{wire_in});
+  if (r.pfc == PfcSignal::Pause) send_pfc(in_port, p.priority, true);
+  if (r.admission != Admission::Admitted) {
+    ctx_.drop(packet, r.admission == Admission::DroppedHeadroomExceeded
+                          ? DropReason::LosslessHeadroomExceeded
+                          : DropReason::BufferFull);
+    return;
+  }
+  // send_pfc() allocates the PAUSE frame and may grow the packet pool: `p` may dangle by now.
+  Packet& admitted = ctx_.packet(packet);
+  admitted.buffered_bytes = wire_in;
+  admitted.ingress_port = static_cast<uint16_t>(in_port);
+  ++admitted.hop;
+  ctx_.egress(ctx_.route_hop(admitted)).enqueue(packet);
+}
+
+}  // namespace syncsim::net

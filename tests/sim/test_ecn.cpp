@@ -1,0 +1,37 @@
+// RED-style ECN marking and its default thresholds.
+#include <doctest/doctest.h>
+
+#include "sim/core/rng.hpp"
+#include "sim/net/ecn.hpp"
+#include "sim/net/network_spec.hpp"
+
+using namespace syncsim;
+using namespace syncsim::net;
+
+TEST_CASE("ecn: RED probability is exact outside [Kmin, Kmax] and linear inside") {
+  const EcnMarker m(20'000, 60'000, 0.2);
+  CHECK(m.probability(0) == 0.0);
+  CHECK(m.probability(20'000) == 0.0);
+  CHECK(m.probability(40'000) == doctest::Approx(0.1));
+  CHECK(m.probability(60'000) == doctest::Approx(0.2));
+  CHECK(m.probability(60'001) == 1.0);
+  RngStream rng(7, 1);
+  for (int i = 0; i < 1000; ++i) {
+    CHECK_FALSE(m.mark(19'999, rng));
+    CHECK(m.mark(70'000, rng));
+  }
+  // Statistically at the midpoint (p = 0.1): 200 000 draws, 5 sigma is about 0.0034.
+  int marks = 0;
+  const int n = 200'000;
+  for (int i = 0; i < n; ++i) marks += m.mark(40'000, rng) ? 1 : 0;
+  CHECK(static_cast<double>(marks) / n == doctest::Approx(0.1).epsilon(0.035));
+  const EcnMarker scaled = EcnMarker(0, 1'000, 1.0);
+  CHECK(scaled.probability(250) == doctest::Approx(0.25));
+}
+
+TEST_CASE("ecn: default thresholds scale with link speed (HPCC: 100/400 KB per 25 Gb/s)") {
+  EcnParams e;
+  const auto [kmin, kmax] = ecn_thresholds(e, Bandwidth::gbps(100));
+  CHECK(kmin == 400'000);
+  CHECK(kmax == 1'600'000);
+}

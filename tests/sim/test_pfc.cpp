@@ -1,0 +1,123 @@
+// PFC on its own: the buffer accounting's XOFF/XON thresholds and headroom, and the headroom a port
+// needs (the incast scenarios are in tests/run/test_pfc.cpp).
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "sim/net/network_spec.hpp"
+#include "sim/net/pfc.hpp"
+#include "sim/net/shared_buffer_mmu.hpp"
+
+using namespace syncsim;
+using namespace syncsim::net;
+
+namespace {
+
+MmuPfcConfig static_pfc(int64_t xoff, int64_t xon_offset, std::vector<int64_t> headroom) {
+  MmuPfcConfig c;
+  c.enabled = true;
+  c.lossless_mask = 1U << 3;
+  c.dynamic = false;
+  c.static_xoff = xoff;
+  c.xon_offset = xon_offset;
+  c.headroom = std::move(headroom);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("pfc mmu: static XOFF signals PAUSE, later bytes go to headroom, overflow drops") {
+  SharedBufferMmu mmu(Bytes{100'000}, 2, 8, static_pfc(10'000, 3'000, {5'000, 5'000}));
+  // Headroom is reserved out of the buffer for each lossless (port, priority).
+  CHECK(mmu.shared_capacity() == Bytes{90'000});
+  CHECK(mmu.lossless(3));
+  CHECK_FALSE(mmu.lossless(0));
+
+  AdmitResult r = mmu.admit(0, 3, Bytes{4'000});
+  CHECK(r.admission == Admission::Admitted);
+  CHECK(r.pfc == PfcSignal::None);
+  r = mmu.admit(0, 3, Bytes{4'000});
+  CHECK(r.pfc == PfcSignal::None);
+  CHECK_FALSE(mmu.xoff(0, 3));
+  // 12 000 would cross XOFF: the packet lands in headroom and PAUSE is due.
+  r = mmu.admit(0, 3, Bytes{4'000});
+  CHECK(r.admission == Admission::Admitted);
+  CHECK(r.pfc == PfcSignal::Pause);
+  CHECK(mmu.xoff(0, 3));
+  CHECK(mmu.headroom_used(0, 3) == Bytes{4'000});
+  CHECK(mmu.ingress_bytes(0, 3) == Bytes{12'000});
+  // While paused, arrivals fill headroom without a second PAUSE...
+  r = mmu.admit(0, 3, Bytes{1'000});
+  CHECK(r.admission == Admission::Admitted);
+  CHECK(r.pfc == PfcSignal::None);
+  // ...until it overflows: a lossless drop, with its own reason.
+  r = mmu.admit(0, 3, Bytes{1});
+  CHECK(r.admission == Admission::DroppedHeadroomExceeded);
+  // The other port is independent.
+  CHECK(mmu.admit(1, 3, Bytes{4'000}).pfc == PfcSignal::None);
+  CHECK(mmu.used() == Bytes{17'000});
+
+  // Release drains headroom first; RESUME only once headroom is empty and ingress <= XOFF - offset.
+  CHECK(mmu.release(0, 3, Bytes{4'000}) == PfcSignal::None);  // headroom 1000 left
+  CHECK(mmu.release(0, 3, Bytes{1'000}) == PfcSignal::None);  // headroom 0, shared 8000 > 7000
+  CHECK(mmu.headroom_used(0, 3) == Bytes{0});
+  CHECK(mmu.xoff(0, 3));
+  CHECK(mmu.release(0, 3, Bytes{1'000}) == PfcSignal::Resume);  // 7000 + 3000 <= 10000
+  CHECK_FALSE(mmu.xoff(0, 3));
+  CHECK(mmu.release(0, 3, Bytes{7'000}) == PfcSignal::None);
+  CHECK(mmu.ingress_bytes(0, 3) == Bytes{0});
+}
+
+TEST_CASE("pfc mmu: lossy priorities tail-drop at the shared capacity and never pause") {
+  SharedBufferMmu mmu(Bytes{100'000}, 2, 8, static_pfc(10'000, 3'000, {5'000, 5'000}));
+  CHECK(mmu.admit(0, 0, Bytes{90'000}).admission == Admission::Admitted);
+  const AdmitResult r = mmu.admit(1, 0, Bytes{1});
+  CHECK(r.admission == Admission::DroppedBufferFull);
+  CHECK(r.pfc == PfcSignal::None);
+  // A lossless packet still has its headroom when the shared part is full, and pauses.
+  const AdmitResult l = mmu.admit(1, 3, Bytes{2'000});
+  CHECK(l.admission == Admission::Admitted);
+  CHECK(l.pfc == PfcSignal::Pause);
+  CHECK(mmu.headroom_used(1, 3) == Bytes{2'000});
+}
+
+TEST_CASE("pfc mmu: the dynamic threshold is alpha times the free shared buffer") {
+  MmuPfcConfig c = static_pfc(0, 1'000, {10'000, 10'000});
+  c.dynamic = true;
+  c.alpha = 0.5;
+  SharedBufferMmu mmu(Bytes{120'000}, 2, 8, c);
+  CHECK(mmu.shared_capacity() == Bytes{100'000});
+  CHECK(mmu.xoff_threshold() == 50'000);
+  // Lossy traffic fills the shared buffer: the lossless threshold shrinks with it.
+  CHECK(mmu.admit(1, 0, Bytes{60'000}).admission == Admission::Admitted);
+  CHECK(mmu.xoff_threshold() == 20'000);
+  CHECK(mmu.admit(0, 3, Bytes{10'000}).pfc == PfcSignal::None);  // 10000 < 0.5 * 30000
+  CHECK(mmu.xoff_threshold() == 15'000);
+  CHECK(mmu.admit(0, 3, Bytes{6'000}).pfc == PfcSignal::Pause);  // 16000 > 15000: headroom
+  CHECK(mmu.headroom_used(0, 3) == Bytes{6'000});
+  // Freeing the lossy bytes raises the threshold: RESUME once headroom drains.
+  mmu.release(1, 0, Bytes{60'000});
+  CHECK(mmu.xoff_threshold() == 45'000);
+  CHECK(mmu.release(0, 3, Bytes{6'000}) == PfcSignal::Resume);  // 10000 + 1000 <= 45000
+}
+
+TEST_CASE("pfc mmu: PFC off keeps the plain shared buffer") {
+  SharedBufferMmu mmu(Bytes{10'000}, 2, 8);
+  CHECK_FALSE(mmu.lossless(3));
+  CHECK(mmu.shared_capacity() == Bytes{10'000});
+  CHECK(mmu.admit(0, 3, Bytes{10'000}).pfc == PfcSignal::None);
+  CHECK(mmu.admit(0, 3, Bytes{1}).admission == Admission::DroppedBufferFull);
+}
+
+TEST_CASE("pfc headroom: auto headroom follows MTU, cable and response time") {
+  LinkParams link;
+  link.bandwidth = Bandwidth::gbps(100);
+  link.delay = Time::ns(500);
+  link.mtu = Bytes{4096};
+  link.header = Bytes{64};
+  // 2 x 4160 (MTU_R + MTU_S) + 2 x 6250 (cable both ways) + 12500 (1 us response) + 64 (PAUSE).
+  CHECK(required_headroom(link, Time::us(1)) == 8'320 + 12'500 + 12'500 + 64);
+  CHECK(required_headroom(link, Time::zero()) == 8'320 + 12'500 + 64);
+}
