@@ -7,7 +7,7 @@
 // T_sync is the all-reduce time of every bucket on the one communication stream; T_tail is the last
 // bucket's, which cannot start before backward ends. The form assumes the first bucket is ready as
 // backward starts (PyTorch's small first bucket makes that nearly true); the event-driven step
-// (issue 5) checks it.
+// (models/step_sim.hpp) checks it.
 #include <cstdint>
 #include <functional>
 #include <vector>

@@ -5,7 +5,7 @@
 // formula instead of simulating; unlike it, the formula's constants were measured on the user's
 // cluster (nccl-tests logs or syncsim-probe).
 //
-// Rules (the README's calibration section says the same):
+// Rules (docs/calibration.md says the same):
 // - A line is used only for the exact op and rank count it was fitted on. There is no interpolation
 //   across rank counts: going from 8 to 16 ranks typically crosses from NVLink to the network, so
 //   neither the latency nor the bandwidth scales by a factor we could justify from one line.

@@ -19,7 +19,7 @@ namespace syncsim::app {
 
 namespace {
 
-// Measured on the reference scenarios (Release, x86-64; see the README's scale table).
+// Measured on the reference scenarios (Release, x86-64; see docs/scale.md).
 constexpr double kProcessBase = 8e6;           // binary, allocator, YAML
 constexpr double kBytesPerNode = 160;          // NodeSpec with its name, node_ports vector
 constexpr double kBytesPerLink = 120;          // LinkSpec + two directed ports (PortInfo, ids)

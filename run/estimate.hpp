@@ -9,7 +9,7 @@
 // sample plans (run once, dropped), plus the transfer records of the largest live simulation.
 // Per-item costs are measured constants (see estimate.cpp); the CLI test checks the estimate
 // against the measured peak RSS on a few scenarios (within 3x), tests/run/test_estimate_scale.cpp
-// against the README's scale measurements (within 2x).
+// against the scale measurements of docs/scale.md (within 2x).
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -209,7 +209,7 @@ void read_transport(const Reader& in, const YAML::Node& node, const std::string&
   }
 }
 
-// `fabric.impairments`: per-link jitter and random loss (issue 5 perturbations).
+// `fabric.impairments`: per-link jitter and random loss (docs/model.md, "Perturbations").
 void read_impairments(const Reader& in, const YAML::Node& node, const std::string& path,
                       net::ImpairmentParams& imp) {
   const MapView m(in, node, path, {"links", "jitter", "loss"});

@@ -27,7 +27,7 @@ using net::FlowCcCorrection;  // sim/net/network_spec.hpp
 // a completion heap, so flows whose rate does not change cost nothing per event.
 //
 // What it does not see: queueing delay, head-of-line blocking, PFC spreading and drops (all queues
-// are ideal), and per-packet round-robin effects at small sizes. See the README for measured error.
+// are ideal), and per-packet round-robin effects at small sizes. docs/fidelities.md gives the measured error.
 class FlowBackend final : public TransferBackend, private EventTarget {
  public:
   // Local (the default): refill the flows on the touched links with everything else held fixed,

@@ -116,8 +116,8 @@ struct SwitchParams {
   uint32_t priorities = 8;                 // 802.1p classes, one output queue each
 };
 
-// Optional correction for congestion-control inefficiency (off by default; README "Flow-level CC
-// correction"). Max-min sharing hands a contended link's whole capacity to its flows at once; under
+// Optional correction for congestion-control inefficiency (off by default; docs/fidelities.md,
+// "Flow-level congestion-control correction"). Max-min sharing hands a contended link's whole capacity to its flows at once; under
 // real congestion control (PFC pauses, DCQCN rate cuts and recovery, queue oscillation) a link
 // where traffic converges runs below capacity. A link is contended when it carries >= 2 flows and
 // the distinct upstream links they come in over can together deliver more than it drains: a switch

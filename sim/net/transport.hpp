@@ -43,7 +43,7 @@ struct GoBackNParams {
   bool enabled = true;
   // InfiniBand/RoCE local ACK timeout is 4.096 us * 2^N; N = 14 (67 ms) is the common verbs default,
   // NCCL sets NCCL_IB_TIMEOUT=20 (4.3 s). A tuned lossy-RoCE deployment uses far smaller values; the
-  // default here is N = 8 (1.05 ms), stated in the README.
+  // default here is N = 8 (1.05 ms), stated in docs/model.md.
   Time timeout = Time::ps(4'096'000LL * 256);
   uint32_t ack_every = 16;              // coalesced cumulative ACK every this many in-order packets
 };

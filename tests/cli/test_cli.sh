@@ -157,7 +157,7 @@ check "sweep names the best point" grep -q "best point .*workload.ddp.bucket_cap
 check "sweep FILE runs the scenario's own sweep block" test "$(wc -l <"$tmp/sweep2.csv")" -eq 8
 
 # Calibration: fit a committed synthetic nccl-tests log (two regimes, 1% noise), then `collective`
-# with the fitted profile reproduces it within 5% from 1 MiB on (issue 6).
+# with the fitted profile reproduces it within 5% from 1 MiB on.
 log="$src/tests/data/nccl/all_reduce_8r_two_regimes.log"
 "$bin" calibrate fit "$log" --out "$tmp/prof.yaml" >/dev/null 2>"$tmp/err"
 check "calibrate fit --out exits 0" test $? -eq 0
@@ -283,7 +283,7 @@ check "bad observe port names the key" grep -q "observe.ports" "$tmp/err"
 check "pfc-deadlock exits 0" test $? -eq 0
 check "pfc-deadlock reports the deadlock" grep -q '"detected": true' "$tmp/dl.json"
 
-# report: (issue 7): run's all_reduce numbers equal `syncsim collective`'s; the matrix sweep has the
+# report:: run's all_reduce numbers equal `syncsim collective`'s; the matrix sweep has the
 # five columns in one table (the large size shrunk to keep the check quick).
 check "matrix run has report keys" python3 -c "import json,sys; j=json.load(open('$tmp/matrix.json')); sys.exit(0 if j['allreduce_small_bytes'] == 8 and j['allreduce_large_bytes'] == 256 << 20 and j['allreduce_small_latency_s'] > 0 and j['allreduce_large_busbw_GBps'] > 0 else 1)"
 "$bin" collective "$src/scenarios/interconnect-matrix.yaml" --op all_reduce -b 8 -e 8 --json >"$tmp/coll8.json" 2>"$tmp/err"

@@ -19,7 +19,7 @@ namespace {
 constexpr double kG = 1e9;
 }  // namespace
 
-// ---------------------------------------------------------------- the DCQCN incast (phenomenon 2)
+// ---------------------------------------------------------------- the DCQCN incast
 
 namespace {
 
@@ -59,7 +59,7 @@ double sender_sum_bps(const app::FlowRateStats& fr) {
 
 }  // namespace
 
-// Issue 3, phenomenon 2 (seed 1; numbers from this test's MESSAGEs). 16 senders x 4 MB -> host 0
+// The DCQCN incast (seed 1; numbers from this test's MESSAGEs). 16 senders x 4 MB -> host 0
 // from t = 0; the victim (1 MB, host17 -> host1) starts at 2 ms, once DCQCN has settled.
 //   PFC alone: 3847 pauses, victim 1537 us (alone 84 us), incast done at 5.20 ms.
 //   DCQCN:      966 pauses (1/4), victim 84 us, incast done at 6.52 ms; over [1 ms, 4 ms] Jain 0.998

@@ -32,7 +32,7 @@ TEST_CASE("estimate: extrapolated buckets are sized as the samples that run, not
     const app::Estimate exact =
         app::estimate_run(load_scale({{"fabric.fat_tree.pods", pods}, {"workload.bucket_timing", "exact"}}));
     // The scale scenario's three big buckets (2.1 GB, 940 MB, 470 MB) are extrapolated at 4k and
-    // 16k (the README's table); at 64k the 470 MB one is 112 units < 2 k1 = 128 and stays exact.
+    // 16k (docs/scale.md); at 64k the 470 MB one is 112 units < 2 k1 = 128 and stays exact.
     CHECK(ex.extrapolated_buckets == (pods == "64" ? 2 : 3));
     CHECK(exact.extrapolated_buckets == 0);
     // At 64k the 470 MB bucket's whole plan is still simulated, so the gain is smaller there.
@@ -44,7 +44,7 @@ TEST_CASE("estimate: extrapolated buckets are sized as the samples that run, not
 
 TEST_CASE("estimate: the scale scenario's estimates are within 2x of the measured runs") {
   // Measured with the Release build, /usr/bin/time -v syncsim run scenarios/ddp-70b-16k.yaml
-  // --set fabric.fat_tree.pods=P --json, one loaded core (README "Scale"): wall s, peak RSS.
+  // --set fabric.fat_tree.pods=P --json, one loaded core (docs/scale.md): wall s, peak RSS.
   struct Measured {
     const char* pods;
     double wall_s;

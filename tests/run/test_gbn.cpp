@@ -1,4 +1,4 @@
-// Go-back-N RoCE on a lossy priority (issue 3, "Lossy mode for RoCE too: drops trigger go-back-N").
+// Go-back-N RoCE on a lossy priority (lossy RoCE: drops trigger go-back-N).
 #include <doctest/doctest.h>
 
 #include <functional>

@@ -1,4 +1,4 @@
-// Link impairments (issue 5 "Perturbations"): per-link latency jitter and random loss.
+// Link impairments (docs/model.md, "Perturbations"): per-link latency jitter and random loss.
 #include <doctest/doctest.h>
 
 #include <string>

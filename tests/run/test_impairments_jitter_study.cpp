@@ -1,5 +1,5 @@
-// Issue 5's jitter claim, as scenarios/jitter-efficiency.yaml sets it up: what syncsim finds is a
-// small loss of efficiency, in the expected direction, far below the claimed 30%.
+// The claim "a 5% packet jitter variance can degrade compute efficiency by over 30%", as
+// scenarios/jitter-efficiency.yaml sets it up: what syncsim finds is a small loss of efficiency, in the expected direction, far below the claimed 30%.
 #include <doctest/doctest.h>
 
 #include <string>

@@ -1,5 +1,5 @@
-// PFC deadlock from a cyclic buffer dependency, its detection, and the PFC watchdog (issue 3,
-// phenomenon 4), on scenarios/pfc-deadlock.yaml: valley routes (leaf i -> spine -> leaf i+1 ->
+// PFC deadlock from a cyclic buffer dependency, its detection, and the PFC watchdog,
+// on scenarios/pfc-deadlock.yaml: valley routes (leaf i -> spine -> leaf i+1 ->
 // spine -> leaf i+2) close a cycle of six egress queues.
 #include <doctest/doctest.h>
 

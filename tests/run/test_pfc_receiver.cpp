@@ -1,4 +1,4 @@
-// Receiver-side PFC (issue 3): a NIC whose receive buffer drains slower than the link (PCIe / host
+// Receiver-side PFC: a NIC whose receive buffer drains slower than the link (PCIe / host
 // memory bottleneck) pauses its switch; without the pause the buffer overflows.
 #include <doctest/doctest.h>
 

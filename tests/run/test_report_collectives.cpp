@@ -1,4 +1,4 @@
-// `report:` (issue 7): `syncsim run` times an all_reduce of two sizes on an idle copy of the fabric
+// `report:`: `syncsim run` times an all_reduce of two sizes on an idle copy of the fabric
 // through run_collective_sweep, so its numbers must equal `syncsim collective`'s bit for bit.
 #include <doctest/doctest.h>
 

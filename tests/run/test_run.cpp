@@ -34,7 +34,7 @@ TEST_CASE("run: every scenario in scenarios/ conserves bytes" * doctest::test_su
   REQUIRE(files.size() >= 3);
   for (const auto& file : files) {
     CAPTURE(file);
-    // Scale studies run at their smallest size here (the README's scale table runs them in full).
+    // Scale studies run at their smallest size here (docs/scale.md runs them in full).
     app::LoadOptions small;
     if (file.find("ddp-70b-16k.yaml") != std::string::npos) {
       small.overrides = {{"fabric.fat_tree.pods", "1"}, {"fabric.fat_tree.leaves_per_pod", "2"},

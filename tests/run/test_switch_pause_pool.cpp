@@ -3,7 +3,7 @@
 // reference taken before the PAUSE and wrote the packet's buffer charge (ingress port, bytes)
 // through it: the charge was lost and a later release tripped "switch buffer released more bytes
 // than it admitted". The 16 x 4 MB incast with 400G hosts and 400G leaf-spine links hit it (found in
-// the README's host-speed sweep of incast-pfc.yaml).
+// the host-speed sweep (docs/scenarios.md) of incast-pfc.yaml).
 #include <doctest/doctest.h>
 
 #include <string>

@@ -1,4 +1,4 @@
-// TCP (DCTCP / NewReno) and the no-GPUDirect host staging (issue 3 transports).
+// TCP (DCTCP / NewReno) and the no-GPUDirect host staging.
 #include <doctest/doctest.h>
 
 #include <string>

@@ -1,4 +1,4 @@
-// Issue 3, phenomenon 3: the 16 -> 1 incast with TCP on a lossy class (scenarios/incast-tcp.yaml)
+// The 16 -> 1 incast with TCP on a lossy class (scenarios/incast-tcp.yaml)
 // against the same incast on lossless RoCE (incast-pfc.yaml) and with DCQCN (incast-dcqcn.yaml).
 #include <doctest/doctest.h>
 
