@@ -1,4 +1,3 @@
-#include "cli/arg_cursor.hpp"
 #include "cli/calibrate_flow.hpp"
 
 #include <bit>
@@ -9,6 +8,7 @@
 #include <sstream>
 
 #include "cli/calibrate_cmd.hpp"
+#include "cli/command_line.hpp"
 #include "run/runner.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "scenario/units.hpp"
@@ -18,24 +18,22 @@ namespace syncsim::app {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: syncsim calibrate flow [SCENARIO] [--set PATH=V]... [--size BYTES] [--json] [--out FILE]\n"
+    "usage: syncsim calibrate flow [SCENARIO] [--set PATH=V]... [--size BYTES] [--json] [--out "
+    "FILE]\n"
     "\n"
-    "  Fits fabric.flow.cc_correction (the flow backend's efficiency of contended links) against the\n"
+    "  Fits fabric.flow.cc_correction (the flow backend's efficiency of contended links) against "
+    "the\n"
     "  packet model with the scenario's links, buffers, PFC, ECN and DCQCN (the built-in default\n"
-    "  scenario when none is given): N->1 incasts (N = 2, 4, 8, 15) on a 2-leaf x 8-host spine-leaf\n"
-    "  fabric are fitted; a 2:1 oversubscribed permutation and an all_to_all are held out.\n"
-    "\n"
-    "  --size BYTES   message size of each incast sender and permutation message (default 1MiB;\n"
-    "                 all_to_all sends size/16 to each peer)\n"
-    "  --set P=V      override a scenario value first (as in `syncsim run`)\n"
-    "  --json         print JSON instead of text\n"
-    "  --out FILE     write the fitted `fabric: flow: cc_correction:` YAML snippet\n";
+    "  scenario when none is given): N->1 incasts (N = 2, 4, 8, 15) on a 2-leaf x 8-host "
+    "spine-leaf\n"
+    "  fabric are fitted; a 2:1 oversubscribed permutation and an all_to_all are held out.\n";
 
 constexpr uint32_t kHostsPerLeaf = 8;
 constexpr uint32_t kHosts = 2 * kHostsPerLeaf;
 
 // The scenario's settings on the small reference fabric, with `traffic` and nothing else.
-Scenario reference(const Scenario& base, double oversubscription, std::vector<models::TrafficSpec> traffic) {
+Scenario reference(const Scenario& base, double oversubscription,
+                   std::vector<models::TrafficSpec> traffic) {
   Scenario s;
   s.name = base.name + " (flow calibration)";
   s.source = base.source;
@@ -55,12 +53,14 @@ Scenario reference(const Scenario& base, double oversubscription, std::vector<mo
 uint8_t traffic_priority(const Scenario& s) {
   // The first lossless class when PFC is on: where RoCE traffic (and DCQCN) runs.
   if (s.network.pfc.enabled && s.network.pfc.lossless_mask != 0) {
-    return static_cast<uint8_t>(std::countr_zero(static_cast<unsigned>(s.network.pfc.lossless_mask)));
+    return static_cast<uint8_t>(
+        std::countr_zero(static_cast<unsigned>(s.network.pfc.lossless_mask)));
   }
   return 0;
 }
 
-double last_completion_s(const Scenario& s, Fidelity fidelity, const net::FlowCcCorrection& correction) {
+double last_completion_s(const Scenario& s, Fidelity fidelity,
+                         const net::FlowCcCorrection& correction) {
   Scenario run = s;
   run.fidelity = fidelity;
   run.flow_cc = correction;
@@ -128,7 +128,8 @@ FlowCalibration calibrate_flow(const Scenario& scenario, int64_t message_bytes) 
   // The receiver's host link is each incast's bottleneck; the flow model drains it at its payload
   // rate (bandwidth * mtu / (mtu + header)).
   const net::LinkParams& host = scenario.fabric.links.host;
-  const double payload_Bps = host.bandwidth.bytes_per_second() * static_cast<double>(host.mtu.count()) /
+  const double payload_Bps = host.bandwidth.bytes_per_second() *
+                             static_cast<double>(host.mtu.count()) /
                              static_cast<double>(host.mtu.count() + host.header.count());
   std::vector<calibration::ContendedSample> samples;
   for (Case& c : cases) {
@@ -143,7 +144,8 @@ FlowCalibration calibrate_flow(const Scenario& scenario, int64_t message_bytes) 
     }
   }
   out.fit = calibration::fit_contended_efficiency(samples);
-  const net::FlowCcCorrection corrected{.enabled = true, .contended_efficiency = out.fit.contended_efficiency};
+  const net::FlowCcCorrection corrected{.enabled = true,
+                                        .contended_efficiency = out.fit.contended_efficiency};
   for (Case& c : cases) {
     c.result.corrected_s = last_completion_s(c.scenario, Fidelity::Flow, corrected);
     out.cases.push_back(c.result);
@@ -154,13 +156,14 @@ FlowCalibration calibrate_flow(const Scenario& scenario, int64_t message_bytes) 
 std::string flow_calibration_text(const FlowCalibration& c) {
   std::ostringstream os;
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%-16s %6s %12s %12s %8s %12s %8s\n", "case", "fitted", "packet_us", "flow_us",
-                "flow_err", "corrected_us", "corr_err");
+  std::snprintf(buf, sizeof buf, "%-16s %6s %12s %12s %8s %12s %8s\n", "case", "fitted",
+                "packet_us", "flow_us", "flow_err", "corrected_us", "corr_err");
   os << buf;
   for (const auto& k : c.cases) {
-    std::snprintf(buf, sizeof buf, "%-16s %6s %12.2f %12.2f %+7.1f%% %12.2f %+7.1f%%\n", k.name.c_str(),
-                  k.fitted ? "yes" : "no", k.packet_s * 1e6, k.flow_s * 1e6,
-                  (k.flow_s / k.packet_s - 1) * 100, k.corrected_s * 1e6, (k.corrected_s / k.packet_s - 1) * 100);
+    std::snprintf(buf, sizeof buf, "%-16s %6s %12.2f %12.2f %+7.1f%% %12.2f %+7.1f%%\n",
+                  k.name.c_str(), k.fitted ? "yes" : "no", k.packet_s * 1e6, k.flow_s * 1e6,
+                  (k.flow_s / k.packet_s - 1) * 100, k.corrected_s * 1e6,
+                  (k.corrected_s / k.packet_s - 1) * 100);
     os << buf;
   }
   os << "contended_efficiency " << fmt("%.4f", c.fit.contended_efficiency)
@@ -197,51 +200,61 @@ nlohmann::json flow_calibration_json(const FlowCalibration& c) {
 std::string flow_calibration_yaml(const FlowCalibration& c, const std::string& source) {
   std::ostringstream os;
   os << "# syncsim calibrate flow " << source << " (messages of " << c.message_bytes << " B)\n"
-     << "# fitted on N->1 incasts; max relative error of the last completion against the packet model:\n"
+     << "# fitted on N->1 incasts; max relative error of the last completion against the packet "
+        "model:\n"
      << "#   uncorrected " << fmt("%.4f", c.fit.uncorrected_max_rel_error) << ", corrected "
      << fmt("%.4f", c.fit.corrected_max_rel_error) << "\n"
      << "fabric:\n"
      << "  flow:\n"
-     << "    cc_correction: {contended_efficiency: " << fmt("%.4f", c.fit.contended_efficiency) << "}\n";
+     << "    cc_correction: {contended_efficiency: " << fmt("%.4f", c.fit.contended_efficiency)
+     << "}\n";
   return os.str();
 }
 
 int calibrate_flow_main(const std::vector<std::string>& args, std::ostream& out) {
-  bool json = false;
-  std::string out_path;
-  std::string scenario_path;
+  po::options_description opts("options");
+  opts.add_options()("help,h", "show this help")(
+      "size", po::value<std::string>(),
+      "message size of each incast sender and permutation message (default 1MiB; all_to_all sends "
+      "size/16 to each peer)");
+  add_override_options(opts, /*with_seed=*/false);
+  opts.add_options()("json", "print JSON instead of text")(
+      "out", po::value<std::string>(),
+      "write the fitted `fabric: flow: cc_correction:` YAML snippet");
+  po::options_description hidden;
+  hidden.add_options()("scenario", po::value<std::vector<std::string>>(), "scenario YAML file");
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("scenario", -1);
+  const CommandLine cl = parse_command_line<CalibrateUsageError>(args, all, pos);
+  if (cl.has("help")) {
+    print_help(out, kUsage, opts);
+    return 0;
+  }
+  const std::vector<std::string> scenarios = cl.all("scenario");
+  if (scenarios.size() > 1) {
+    throw CalibrateUsageError("expected one SCENARIO, found also \"" + scenarios[1] + "\"\n" +
+                              kUsage);
+  }
+  const std::string scenario_path = scenarios.empty() ? std::string() : scenarios[0];
+  const bool json = cl.has("json");
+  const std::string out_path = cl.has("out") ? cl.get<std::string>("out") : std::string();
   int64_t size = int64_t{1} << 20;
-  LoadOptions load;
-  ArgCursor<CalibrateUsageError> cursor(args);
-  while (cursor.next()) {
-    const std::string& a = cursor.arg();
-    if (a == "--help" || a == "-h") {
-      out << kUsage;
-      return 0;
-    } else if (a == "--json") {
-      json = true;
-    } else if (cursor.is("--out")) {
-      out_path = cursor.value("--out");
-    } else if (cursor.is("--size")) {
-      const std::string v = cursor.value("--size");
-      try {
-        size = parse_bytes(v).count();
-      } catch (const std::exception& e) {
-        throw CalibrateUsageError("--size: expected a size like 1MiB, found \"" + v + "\": " + e.what());
-      }
-    } else if (cursor.is("--set")) {
-      try {
-        load.overrides.push_back(parse_override(cursor.value("--set")));
-      } catch (const std::exception& e) {
-        throw CalibrateUsageError(std::string("--set: ") + e.what());
-      }
-    } else if (a.starts_with("-") && a != "-") {
-      throw CalibrateUsageError("unknown option \"" + a + "\"\n" + kUsage);
-    } else if (scenario_path.empty()) {
-      scenario_path = a;
-    } else {
-      throw CalibrateUsageError("expected one SCENARIO, found also \"" + a + "\"\n" + kUsage);
+  if (cl.has("size")) {
+    const std::string v = cl.get<std::string>("size");
+    try {
+      size = parse_bytes(v).count();
+    } catch (const std::exception& e) {
+      throw CalibrateUsageError("--size: expected a size like 1MiB, found \"" + v +
+                                "\": " + e.what());
     }
+  }
+  LoadOptions load;
+  try {
+    load = load_options(cl);
+  } catch (const std::exception& e) {
+    throw CalibrateUsageError(e.what());  // already names --set or --unset
   }
   const Scenario scenario =
       scenario_path.empty() ? load_default_scenario(load) : load_scenario_file(scenario_path, load);

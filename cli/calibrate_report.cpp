@@ -1,4 +1,3 @@
-#include "cli/arg_cursor.hpp"
 #include "cli/calibrate_report.hpp"
 
 #include <algorithm>
@@ -9,13 +8,15 @@
 #include <ostream>
 #include <sstream>
 
+#include "calibration/alpha_beta_fit.hpp"
+#include "calibration/measurement_io.hpp"
+#include "calibration/profile.hpp"
 #include "cli/calibrate_cmd.hpp"
+#include "cli/command_line.hpp"
+#include "cli/plot.hpp"
 #include "run/calibrated_collective.hpp"
 #include "run/collective_cmd.hpp"
-#include "cli/plot.hpp"
 #include "scenario/scenario_loader.hpp"
-#include "calibration/alpha_beta_fit.hpp"
-#include "calibration/profile.hpp"
 #include "sim/backends/make_backend.hpp"
 
 namespace syncsim::app {
@@ -25,19 +26,19 @@ namespace {
 constexpr int64_t kMiB = int64_t{1} << 20;
 
 constexpr const char* kUsage =
-    "usage: syncsim calibrate report LOG... [--profile P] [--scenario S] [--set PATH=V]... [--plot FILE.svg]\n"
+    "usage: syncsim calibrate report LOG... [--profile P] [--scenario S] [--set PATH=V]... [--plot "
+    "FILE.svg]\n"
     "                                [--json]\n"
     "\n"
-    "  measured (the nccl-tests logs) vs predicted, per op, rank count and size, with relative errors:\n"
-    "  calibrated  the profile's fitted line, as `syncsim collective --calibration P` evaluates it\n"
+    "  measured (the nccl-tests logs) vs predicted, per op, rank count and size, with relative "
+    "errors:\n"
+    "  calibrated  the profile's fitted line, as `syncsim collective --calibration P` evaluates "
+    "it\n"
     "              (default profile: the fit of these logs)\n"
-    "  simulated   `syncsim collective S` without a profile (the uncalibrated simulator), with --scenario\n"
+    "  simulated   `syncsim collective S` without a profile (the uncalibrated simulator), with "
+    "--scenario\n"
     "\n"
-    "  --profile P    calibration profile (syncsim calibrate fit --out, syncsim-probe)\n"
-    "  --scenario S   scenario whose fabric and fidelity give the simulated column\n"
-    "  --set PATH=V   override a value of S (repeatable), e.g. --set fidelity=analytic\n"
-    "  --plot FILE    busbw vs size for every column, drawn by gnuplot (.svg or .png)\n"
-    "  --json         print JSON instead of text\n";
+    "  --set overrides a value of S, e.g. --set fidelity=analytic\n";
 
 std::optional<double> rel(const std::optional<double>& predicted, double measured) {
   if (!predicted || !(measured > 0)) return std::nullopt;
@@ -55,20 +56,28 @@ std::string opt_fmt(const char* f, const std::optional<double>& v) {
   return buf;
 }
 
-nlohmann::json opt_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
+nlohmann::json opt_json(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json();
+}
 
 }  // namespace
 
-std::optional<double> ReportRow::calibrated_rel_error() const { return rel(calibrated_us, measured_us); }
-std::optional<double> ReportRow::simulated_rel_error() const { return rel(simulated_us, measured_us); }
+std::optional<double> ReportRow::calibrated_rel_error() const {
+  return rel(calibrated_us, measured_us);
+}
+std::optional<double> ReportRow::simulated_rel_error() const {
+  return rel(simulated_us, measured_us);
+}
 
 CalibrationReport make_calibration_report(const std::vector<calibration::Measurement>& measured,
-                                          const std::string& profile_path, const Scenario* scenario) {
+                                          const std::string& profile_path,
+                                          const Scenario* scenario) {
   CalibrationReport report;
   CollectiveCalibration cal;
   if (profile_path.empty()) {
     cal.file = "fitted from the logs";
-    for (const auto& f : calibration::fit_collectives(measured)) cal.collectives.push_back(calibration::to_profile(f));
+    for (const auto& f : calibration::fit_collectives(measured))
+      cal.collectives.push_back(calibration::to_profile(f));
   } else {
     cal = read_collective_calibration(profile_path);
   }
@@ -97,13 +106,15 @@ CalibrationReport make_calibration_report(const std::vector<calibration::Measure
     try {
       op = models::parse_collective_op(line.op);
     } catch (const std::invalid_argument&) {
-      report.warnings.push_back(line.op + ": not a collective syncsim models; measured column only");
+      report.warnings.push_back(line.op +
+                                ": not a collective syncsim models; measured column only");
     }
     const auto ranks = static_cast<uint32_t>(line.ranks);
     line.bus_factor = op ? models::bus_bandwidth_factor(*op, ranks) : 1.0;
     const calibration::CollectiveProfile* fit = op ? find_collective_fit(cal, *op, ranks) : nullptr;
     if (op && fit == nullptr) {
-      report.warnings.push_back(calibration_miss(cal, *op, ranks) + ": no calibrated column for it");
+      report.warnings.push_back(calibration_miss(cal, *op, ranks) +
+                                ": no calibrated column for it");
     }
     bool simulate = scenario != nullptr && op.has_value();
     for (const auto& [bytes, sum] : sums[key]) {
@@ -122,8 +133,9 @@ CalibrationReport make_calibration_report(const std::vector<calibration::Measure
           const CollectiveSweep sim = run_collective_sweep(*scenario, o);
           row.simulated_us = sim.rows.front().out_of_place.time_us;
         } catch (const CollectiveUsageError& e) {
-          report.warnings.push_back(line.op + " at " + std::to_string(line.ranks) + " ranks on scenario " +
-                                    scenario->name + ": " + e.what() + ": no simulated column for it");
+          report.warnings.push_back(line.op + " at " + std::to_string(line.ranks) +
+                                    " ranks on scenario " + scenario->name + ": " + e.what() +
+                                    ": no simulated column for it");
           simulate = false;
         }
       }
@@ -144,12 +156,16 @@ std::string report_text(const CalibrationReport& r) {
   std::ostringstream os;
   char buf[320];
   os << "# profile: " << r.profile << "\n";
-  if (!r.scenario.empty()) os << "# simulated: scenario " << r.scenario << ", fidelity " << r.fidelity << ", no profile\n";
+  if (!r.scenario.empty())
+    os << "# simulated: scenario " << r.scenario << ", fidelity " << r.fidelity << ", no profile\n";
   for (const auto& w : r.warnings) os << "# warning: " << w << "\n";
   for (const auto& l : r.lines) {
-    os << "\n" << l.op << ", " << l.ranks << " ranks (busbw = algbw x " << opt_fmt("%.4g", l.bus_factor) << ")\n";
-    std::snprintf(buf, sizeof buf, "%12s %11s %9s %11s %9s %8s %11s %9s %8s\n", "bytes", "measured_us", "busbw",
-                  "calibr_us", "busbw", "rel_err", "sim_us", "busbw", "rel_err");
+    os << "\n"
+       << l.op << ", " << l.ranks << " ranks (busbw = algbw x " << opt_fmt("%.4g", l.bus_factor)
+       << ")\n";
+    std::snprintf(buf, sizeof buf, "%12s %11s %9s %11s %9s %8s %11s %9s %8s\n", "bytes",
+                  "measured_us", "busbw", "calibr_us", "busbw", "rel_err", "sim_us", "busbw",
+                  "rel_err");
     os << buf;
     for (const auto& row : l.rows) {
       auto busbw = [&](const std::optional<double>& t) -> std::optional<double> {
@@ -158,15 +174,18 @@ std::string report_text(const CalibrationReport& r) {
       };
       std::snprintf(buf, sizeof buf, "%12lld %11.2f %9.2f %11s %9s %8s %11s %9s %8s\n",
                     static_cast<long long>(row.bytes), row.measured_us, row.measured_busbw,
-                    opt_fmt("%.2f", row.calibrated_us).c_str(), opt_fmt("%.2f", busbw(row.calibrated_us)).c_str(),
-                    opt_fmt("%+.4f", row.calibrated_rel_error()).c_str(), opt_fmt("%.2f", row.simulated_us).c_str(),
+                    opt_fmt("%.2f", row.calibrated_us).c_str(),
+                    opt_fmt("%.2f", busbw(row.calibrated_us)).c_str(),
+                    opt_fmt("%+.4f", row.calibrated_rel_error()).c_str(),
+                    opt_fmt("%.2f", row.simulated_us).c_str(),
                     opt_fmt("%.2f", busbw(row.simulated_us)).c_str(),
                     opt_fmt("%+.4f", row.simulated_rel_error()).c_str());
       os << buf;
     }
     os << "max |rel_err|: calibrated " << opt_fmt("%.4f", l.calibrated_max_error) << " (from 1 MiB "
-       << opt_fmt("%.4f", l.calibrated_max_error_ge_1mib) << "), simulated " << opt_fmt("%.4f", l.simulated_max_error)
-       << " (from 1 MiB " << opt_fmt("%.4f", l.simulated_max_error_ge_1mib) << ")\n";
+       << opt_fmt("%.4f", l.calibrated_max_error_ge_1mib) << "), simulated "
+       << opt_fmt("%.4f", l.simulated_max_error) << " (from 1 MiB "
+       << opt_fmt("%.4f", l.simulated_max_error_ge_1mib) << ")\n";
   }
   return os.str();
 }
@@ -217,45 +236,56 @@ std::string report_plot_csv(const CalibrationReport& r) {
 }
 
 int calibrate_report_main(const std::vector<std::string>& args, std::ostream& out) {
-  std::vector<std::string> logs;
-  std::string profile, scenario_path, plot;
-  bool json = false;
-  LoadOptions load;
-  ArgCursor<CalibrateUsageError> cursor(args);
-  while (cursor.next()) {
-    const std::string& a = cursor.arg();
-    if (a == "--help" || a == "-h") {
-      out << kUsage;
-      return 0;
-    } else if (a == "--json") {
-      json = true;
-    } else if (cursor.is("--profile")) {
-      profile = cursor.value("--profile");
-    } else if (cursor.is("--scenario")) {
-      scenario_path = cursor.value("--scenario");
-    } else if (cursor.is("--plot")) {
-      plot = cursor.value("--plot");
-    } else if (cursor.is("--set")) {
-      try {
-        load.overrides.push_back(parse_override(cursor.value("--set")));
-      } catch (const std::exception& e) {
-        throw CalibrateUsageError(std::string("--set: ") + e.what());
-      }
-    } else if (a.starts_with("-") && a != "-") {
-      throw CalibrateUsageError("unknown option \"" + a + "\"\n" + kUsage);
-    } else {
-      logs.push_back(a);
-    }
+  po::options_description opts("options");
+  opts.add_options()("help,h", "show this help")(
+      "profile", po::value<std::string>(),
+      "calibration profile (syncsim calibrate fit --out, syncsim-probe)")(
+      "scenario", po::value<std::string>(),
+      "scenario whose fabric and fidelity give the simulated column");
+  add_override_options(opts, /*with_seed=*/false);
+  opts.add_options()("plot", po::value<std::string>(),
+                     "busbw vs size for every column, drawn by gnuplot (.svg or .png)")(
+      "json", "print JSON instead of text");
+  po::options_description hidden;
+  hidden.add_options()("log", po::value<std::vector<std::string>>(), "nccl-tests logs");
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("log", -1);
+  const CommandLine cl = parse_command_line<CalibrateUsageError>(args, all, pos);
+  if (cl.has("help")) {
+    print_help(out, kUsage, opts);
+    return 0;
   }
-  if (logs.empty()) throw CalibrateUsageError("expected at least one LOG file, found none\n" + std::string(kUsage));
-  if (!load.overrides.empty() && scenario_path.empty()) throw CalibrateUsageError("--set needs --scenario");
+  const std::vector<std::string> logs = cl.all("log");
+  const auto text = [&](const char* name) {
+    return cl.has(name) ? cl.get<std::string>(name) : std::string();
+  };
+  const std::string profile = text("profile");
+  const std::string scenario_path = text("scenario");
+  const std::string plot = text("plot");
+  const bool json = cl.has("json");
+  LoadOptions load;
+  try {
+    load = load_options(cl);
+  } catch (const std::exception& e) {
+    throw CalibrateUsageError(e.what());  // already names --set or --unset
+  }
+  if (logs.empty()) {
+    throw CalibrateUsageError("expected at least one LOG file, found none\n" + std::string(kUsage));
+  }
+  if (!load.overrides.empty() && scenario_path.empty()) {
+    throw CalibrateUsageError("--set and --unset need --scenario");
+  }
   if (!plot.empty() && !plot.ends_with(".svg") && !plot.ends_with(".png")) {
-    throw CalibrateUsageError("--plot: expected a file name ending in .svg or .png, found \"" + plot + "\"");
+    throw CalibrateUsageError("--plot: expected a file name ending in .svg or .png, found \"" +
+                              plot + "\"");
   }
   std::optional<Scenario> scenario;
   if (!scenario_path.empty()) scenario = load_scenario_file(scenario_path, load);
-  const auto ms = import_measurements(logs);
-  const CalibrationReport report = make_calibration_report(ms, profile, scenario ? &*scenario : nullptr);
+  const auto ms = calibration::import_measurements(logs);
+  const CalibrationReport report =
+      make_calibration_report(ms, profile, scenario ? &*scenario : nullptr);
   if (json) {
     out << report_json(report).dump(2) << "\n";
   } else {
@@ -269,10 +299,12 @@ int calibrate_report_main(const std::vector<std::string>& args, std::ostream& ou
       if (!f) throw PlotError("cannot write " + csv);
     }
     std::string title = "measured vs predicted busbw";
-    if (report.lines.size() == 1) title = report.lines[0].op + ", " + std::to_string(report.lines[0].ranks) + " ranks: " + title;
+    if (report.lines.size() == 1)
+      title =
+          report.lines[0].op + ", " + std::to_string(report.lines[0].ranks) + " ranks: " + title;
     std::ostringstream plot_out, plot_err;
-    const int rc = plot_main({csv, "--x", "bytes", "--y", "busbw_GBps", "--series", "series", "--logx", "--out",
-                              plot, "--title", title},
+    const int rc = plot_main({csv, "--x", "bytes", "--y", "busbw_GBps", "--series", "series",
+                              "--logx", "--out", plot, "--title", title},
                              plot_out, plot_err);
     if (rc != 0) throw PlotError(plot_err.str());
     // JSON stays one object on stdout; the text report names the picture.

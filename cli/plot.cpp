@@ -1,5 +1,4 @@
 // `syncsim plot`: sweep CSV -> gnuplot script -> SVG/PNG.
-#include "cli/arg_cursor.hpp"
 #include "cli/plot.hpp"
 
 #include <sys/stat.h>
@@ -19,16 +18,20 @@
 #include <sstream>
 #include <utility>
 
+#include "cli/command_line.hpp"
+
 namespace syncsim::app {
 
 namespace {
 
 const char* kUsage =
-    "usage: syncsim plot RESULTS.csv --x COLUMN --y COLUMN [--series COLUMN[,COLUMN...]] --out FILE.svg|FILE.png\n"
+    "usage: syncsim plot RESULTS.csv --x COLUMN --y COLUMN [--series COLUMN[,COLUMN...]] --out "
+    "FILE.svg|FILE.png\n"
     "                    [--title TEXT] [--xlabel TEXT] [--ylabel TEXT] [--logx] [--logy]\n"
     "\n"
     "Draws COLUMN y against COLUMN x from a `syncsim sweep` CSV with gnuplot (Debian package\n"
-    "gnuplot-nox), one line per value of --series (per combination of values when it names several\n"
+    "gnuplot-nox), one line per value of --series (per combination of values when it names "
+    "several\n"
     "columns). The gnuplot script is kept as FILE.svg.gp.\n";
 
 constexpr const char* kPackage = "gnuplot-nox";
@@ -76,7 +79,8 @@ std::size_t column_index(const CsvTable& t, const std::string& name, const char*
 }
 
 // --series names one column, or several separated by commas ("a,b"): one line per combination.
-// A column whose name itself holds the commas wins, so a single-column --series never changes meaning.
+// A column whose name itself holds the commas wins, so a single-column --series never changes
+// meaning.
 std::vector<std::size_t> series_column_indices(const CsvTable& t, const std::string& spec) {
   if (std::find(t.columns.begin(), t.columns.end(), spec) != t.columns.end()) {
     return {column_index(t, spec, "--series")};
@@ -89,7 +93,9 @@ std::vector<std::size_t> series_column_indices(const CsvTable& t, const std::str
     const auto first = name.find_first_not_of(' ');
     const auto last = name.find_last_not_of(' ');
     name = first == std::string::npos ? std::string() : name.substr(first, last - first + 1);
-    if (name.empty()) throw PlotUsageError("--series: expected COLUMN[,COLUMN...], found an empty name in \"" + spec + "\"");
+    if (name.empty())
+      throw PlotUsageError("--series: expected COLUMN[,COLUMN...], found an empty name in \"" +
+                           spec + "\"");
     const std::size_t i = column_index(t, name, "--series");
     if (std::find(indices.begin(), indices.end(), i) != indices.end()) {
       throw PlotUsageError("--series: column \"" + name + "\" named twice in \"" + spec + "\"");
@@ -104,14 +110,16 @@ std::vector<std::size_t> series_column_indices(const CsvTable& t, const std::str
 std::string series_label(const CsvTable& t, const std::vector<std::size_t>& columns,
                          const std::vector<std::string>& row) {
   std::string label;
-  for (const std::size_t i : columns) label += (label.empty() ? "" : ", ") + t.columns[i] + "=" + row[i];
+  for (const std::size_t i : columns)
+    label += (label.empty() ? "" : ", ") + t.columns[i] + "=" + row[i];
   return label;
 }
 
 std::string ends_with_lower(const std::string& s) {
   const auto dot = s.rfind('.');
   std::string ext = dot == std::string::npos ? "" : s.substr(dot + 1);
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return ext;
 }
 
@@ -167,13 +175,15 @@ CsvTable parse_csv(const std::string& text, const std::string& source) {
       field += c;
     }
   }
-  if (quoted) throw PlotUsageError(source + ":" + std::to_string(rec_line) + ": unterminated quoted field");
+  if (quoted)
+    throw PlotUsageError(source + ":" + std::to_string(rec_line) + ": unterminated quoted field");
   if (any || !field.empty()) {
     rec.push_back(std::move(field));
     records.push_back(std::move(rec));
     record_lines.push_back(rec_line);
   }
-  if (records.empty()) throw PlotUsageError(source + ": expected a CSV header line, found an empty file");
+  if (records.empty())
+    throw PlotUsageError(source + ": expected a CSV header line, found an empty file");
   CsvTable t;
   t.columns = std::move(records[0]);
   for (std::size_t r = 1; r < records.size(); ++r) {
@@ -191,8 +201,8 @@ std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec) {
   const std::size_t xi = column_index(table, spec.x, "--x");
   const std::size_t yi = column_index(table, spec.y, "--y");
   const bool has_series = !spec.series.empty();
-  const std::vector<std::size_t> series_columns = has_series ? series_column_indices(table, spec.series)
-                                                             : std::vector<std::size_t>{};
+  const std::vector<std::size_t> series_columns =
+      has_series ? series_column_indices(table, spec.series) : std::vector<std::size_t>{};
 
   // Numeric x when every value is a number and they share one unit suffix.
   bool numeric = !table.rows.empty();
@@ -222,7 +232,8 @@ std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec) {
   // MFU) stay visible: an open marker around a filled one, a dashed line over a solid one.
   const bool styled = series_columns.size() > 1;
   std::vector<std::string> colour_values, style_values;
-  std::map<std::string, std::pair<std::size_t, std::size_t>> series_style;  // key -> (colour, style)
+  std::map<std::string, std::pair<std::size_t, std::size_t>>
+      series_style;  // key -> (colour, style)
   auto index_of = [](std::vector<std::string>& seen, const std::string& v) {
     const auto it = std::find(seen.begin(), seen.end(), v);
     if (it != seen.end()) return static_cast<std::size_t>(it - seen.begin());
@@ -234,8 +245,8 @@ std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec) {
     const auto y = split_number(row[yi]);
     if (row[yi].empty()) continue;  // no value for this point
     if (!y || !y->unit.empty()) {
-      throw PlotUsageError("--y " + spec.y + ": expected numbers, found \"" + row[yi] + "\" in data row " +
-                           std::to_string(r + 1));
+      throw PlotUsageError("--y " + spec.y + ": expected numbers, found \"" + row[yi] +
+                           "\" in data row " + std::to_string(r + 1));
     }
     const double x = numeric ? split_number(row[xi])->value : category(row[xi]);
     const std::string key = series_label(table, series_columns, row);
@@ -243,8 +254,10 @@ std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec) {
       series_order.push_back(key);
       if (styled) {
         std::string rest;
-        for (std::size_t c = 1; c < series_columns.size(); ++c) rest += row[series_columns[c]] + '\n';
-        series_style[key] = {index_of(colour_values, row[series_columns[0]]), index_of(style_values, rest)};
+        for (std::size_t c = 1; c < series_columns.size(); ++c)
+          rest += row[series_columns[c]] + '\n';
+        series_style[key] = {index_of(colour_values, row[series_columns[0]]),
+                             index_of(style_values, rest)};
       }
     }
     series[key].push_back({x, y->value, row[xi]});
@@ -285,7 +298,8 @@ std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec) {
   std::size_t block = 0;
   for (const auto& key : series_order) {
     auto pts = series[key];
-    if (numeric) std::stable_sort(pts.begin(), pts.end(), [](const Pt& a, const Pt& b) { return a.x < b.x; });
+    if (numeric)
+      std::stable_sort(pts.begin(), pts.end(), [](const Pt& a, const Pt& b) { return a.x < b.x; });
     s << "$d" << block++ << " << EOD\n";
     for (const auto& p : pts) {
       std::string label = p.label;
@@ -299,14 +313,16 @@ std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec) {
   block = 0;
   for (const auto& key : series_order) {
     if (block) s << ", \\\n     ";
-    s << "$d" << block++ << " using 1:2" << (numeric ? "" : ":xtic(3)") << " with linespoints lw 2 ";
+    s << "$d" << block++ << " using 1:2" << (numeric ? "" : ":xtic(3)")
+      << " with linespoints lw 2 ";
     if (styled) {
-      // gnuplot point types: filled circle, open square, open triangle, open inverted triangle, open diamond.
+      // gnuplot point types: filled circle, open square, open triangle, open inverted triangle,
+      // open diamond.
       constexpr int kPointTypes[] = {7, 4, 8, 10, 12};
       constexpr std::size_t kStyles = sizeof kPointTypes / sizeof kPointTypes[0];
       const auto [colour, style] = series_style[key];
-      s << "lc " << colour + 1 << " dt " << style % kStyles + 1 << " pt " << kPointTypes[style % kStyles]
-        << " ps " << (style % kStyles == 0 ? "1" : "1.6") << " ";
+      s << "lc " << colour + 1 << " dt " << style % kStyles + 1 << " pt "
+        << kPointTypes[style % kStyles] << " ps " << (style % kStyles == 0 ? "1" : "1.6") << " ";
     } else {
       s << "pt 7 ";
     }
@@ -329,7 +345,8 @@ std::string find_gnuplot() {
   std::size_t start = 0;
   while (start <= dirs.size()) {
     const auto end = std::min(dirs.find(':', start), dirs.size());
-    const std::string candidate = (end == start ? std::string(".") : dirs.substr(start, end - start)) + "/gnuplot";
+    const std::string candidate =
+        (end == start ? std::string(".") : dirs.substr(start, end - start)) + "/gnuplot";
     if (executable(candidate)) return candidate;
     start = end + 1;
   }
@@ -341,43 +358,42 @@ int plot_main(const std::vector<std::string>& args, std::ostream& out, std::ostr
   std::string csv_path;
   std::string script;
   try {
-    ArgCursor<PlotUsageError> cursor(args);
-    while (cursor.next()) {
-      const std::string& a = cursor.arg();
-      if (a == "--help" || a == "-h") {
-        out << kUsage;
-        return 0;
-      } else if (cursor.is("--x")) {
-        spec.x = cursor.value("--x");
-      } else if (cursor.is("--y")) {
-        spec.y = cursor.value("--y");
-      } else if (cursor.is("--series")) {
-        spec.series = cursor.value("--series");
-      } else if (cursor.is("--out")) {
-        spec.out = cursor.value("--out");
-      } else if (cursor.is("--xlabel")) {
-        spec.xlabel = cursor.value("--xlabel");
-      } else if (cursor.is("--ylabel")) {
-        spec.ylabel = cursor.value("--ylabel");
-      } else if (cursor.is("--title")) {
-        spec.title = cursor.value("--title");
-      } else if (a == "--logx") {
-        spec.logx = true;
-      } else if (a == "--logy") {
-        spec.logy = true;
-      } else if (a.starts_with("-")) {
-        throw PlotUsageError("unknown option " + a + "\n" + kUsage);
-      } else if (csv_path.empty()) {
-        csv_path = a;
-      } else {
-        throw PlotUsageError("expected one CSV file, found a second: \"" + a + "\"");
-      }
+    po::options_description opts("options");
+    opts.add_options()("help,h", "show this help")("x", po::value<std::string>(&spec.x),
+                                                   "column for the x axis")(
+        "y", po::value<std::string>(&spec.y), "column for the y axis")(
+        "series", po::value<std::string>(&spec.series),
+        "one line per value of this column (COLUMN[,COLUMN...]: per combination of values)")(
+        "out", po::value<std::string>(&spec.out), "picture to write: FILE.svg or FILE.png")(
+        "title", po::value<std::string>(&spec.title), "title of the plot")(
+        "xlabel", po::value<std::string>(&spec.xlabel),
+        "x axis label (default: the column's name)")("ylabel", po::value<std::string>(&spec.ylabel),
+                                                     "y axis label (default: the column's name)")(
+        "logx", po::bool_switch(&spec.logx), "logarithmic x axis")(
+        "logy", po::bool_switch(&spec.logy), "logarithmic y axis");
+    po::options_description hidden;
+    hidden.add_options()("csv", po::value<std::vector<std::string>>(), "sweep results");
+    po::options_description all;
+    all.add(opts).add(hidden);
+    po::positional_options_description pos;
+    pos.add("csv", -1);
+    const CommandLine cl = parse_command_line<PlotUsageError>(args, all, pos);
+    if (cl.has("help")) {
+      print_help(out, kUsage, opts);
+      return 0;
     }
+    const std::vector<std::string> csvs = cl.all("csv");
+    if (csvs.size() > 1) {
+      throw PlotUsageError("expected one CSV file, found a second: \"" + csvs[1] + "\"");
+    }
+    if (!csvs.empty()) csv_path = csvs[0];
     if (csv_path.empty()) throw PlotUsageError(std::string("expected a CSV file\n") + kUsage);
-    if (spec.x.empty() || spec.y.empty()) throw PlotUsageError("expected --x COLUMN and --y COLUMN");
+    if (spec.x.empty() || spec.y.empty())
+      throw PlotUsageError("expected --x COLUMN and --y COLUMN");
     const std::string ext = ends_with_lower(spec.out);
     if (ext != "svg" && ext != "png") {
-      throw PlotUsageError("--out: expected a file name ending in .svg or .png, found \"" + spec.out + "\"");
+      throw PlotUsageError("--out: expected a file name ending in .svg or .png, found \"" +
+                           spec.out + "\"");
     }
     std::ifstream in(csv_path, std::ios::binary);
     if (!in) throw PlotUsageError(csv_path + ": cannot read file: " + std::strerror(errno));
@@ -418,7 +434,8 @@ int plot_main(const std::vector<std::string>& args, std::ostream& out, std::ostr
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    err << "syncsim plot: gnuplot failed on " << script_path << " (" << kPackage << ": " << gnuplot << ")\n";
+    err << "syncsim plot: gnuplot failed on " << script_path << " (" << kPackage << ": " << gnuplot
+        << ")\n";
     return 1;
   }
   struct stat st {};
