@@ -345,7 +345,7 @@ std::string find_gnuplot() {
   std::size_t start = 0;
   while (start <= dirs.size()) {
     const auto end = std::min(dirs.find(':', start), dirs.size());
-    const std::string candidate =
+    std::string candidate =
         (end == start ? std::string(".") : dirs.substr(start, end - start)) + "/gnuplot";
     if (executable(candidate)) return candidate;
     start = end + 1;

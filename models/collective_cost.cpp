@@ -107,7 +107,10 @@ int64_t nccl_chunk_bytes(CollectiveAlgo algo, NcclProtocol proto, int64_t protoc
   uint32_t log2_nodes = 0;
   while ((2u << log2_nodes) <= nodes) ++log2_nodes;
   const double nsteps = 1.0 + log2_nodes + 0.1 * ppn;
-  auto pieces = [&] { return static_cast<double>(bytes / (int64_t{channels} * chunk)); };
+  // Whole chunks per channel, in integers as NCCL counts them.
+  auto pieces = [&] {
+    return static_cast<double>(bytes / (int64_t{channels} * chunk));  // NOLINT(bugprone-integer-division)
+  };
   while (pieces() < nsteps * 64 / ppn && chunk > 131072) chunk /= 2;
   while (pieces() < nsteps * 16 / ppn && chunk > 32768) chunk /= 2;
   return chunk;

@@ -268,7 +268,7 @@ Bandwidth Reader::read_bandwidth(const YAML::Node& node, const std::string& path
 }
 
 MapView::MapView(const Reader& reader, const YAML::Node& node, std::string path,
-                 std::vector<std::string_view> allowed, const std::string& context)
+                 const std::vector<std::string_view>& allowed, const std::string& context)
     : reader_(reader), node_(node), path_(std::move(path)) {
   if (!node.IsMap()) {
     reader.fail(path_, node, "expected a map, got " + describe(node));

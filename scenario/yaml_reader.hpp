@@ -101,7 +101,7 @@ class Reader {
 class MapView {
  public:
   MapView(const Reader& reader, const YAML::Node& node, std::string path,
-          std::vector<std::string_view> allowed, const std::string& context = "");
+          const std::vector<std::string_view>& allowed, const std::string& context = "");
 
   const YAML::Node* find(std::string_view key) const;
   // A missing required key is reported at this map's mark (the parent of the missing key).

@@ -65,7 +65,8 @@ double worst_error(const StepResult& exact, const StepResult& extrapolated) {
   const auto x = durations(extrapolated);
   double worst = 0;
   for (const auto& [bytes, t] : e) {
-    CAPTURE(bytes);
+    const auto bucket_bytes = bytes;  // CAPTURE is a lambda: clang 14 cannot capture a binding
+    CAPTURE(bucket_bytes);
     const bool was = std::find(extrapolated.extrapolated_bucket_sizes.begin(),
                                extrapolated.extrapolated_bucket_sizes.end(),
                                bytes) != extrapolated.extrapolated_bucket_sizes.end();

@@ -55,8 +55,11 @@ TEST_CASE("plans with several transfers in flight per connection stay data-flow 
         o.connection_depth = depth;
         o.root = n / 2;
         o.peer = n - 1 == o.root ? 0 : n - 1;
-        CAPTURE(std::string(to_string(op)));
-        CAPTURE(std::string(to_string(algo)));
+        // Copies: lambdas (CAPTURE) cannot name structured bindings in clang 14.
+        const std::string op_name(to_string(op));
+        const std::string algo_name(to_string(algo));
+        CAPTURE(op_name);
+        CAPTURE(algo_name);
         CAPTURE(n);
         CAPTURE(depth);
         const PlanCheck check = verify_plan(build_plan(o));
@@ -90,7 +93,7 @@ TEST_CASE("chunks in flight per connection: 1 vs 8 slots on a high-latency ring 
   single.start(TransferRequest{0, 1, Bytes{m}, 0});
   probe.queue().run();
   const double t_idle = single.transfers()[0].finish.seconds();
-  const double t_wire = Bandwidth::gbps(100).tx_time(Bytes{4096 + 64}).seconds() * (m / 4096);
+  const double t_wire = Bandwidth::gbps(100).tx_time(Bytes{4096 + 64}).seconds() * (m / 4096);  // NOLINT(bugprone-integer-division): whole packets
   const double alpha = t_idle - t_wire;
   CHECK(alpha > 7 * t_wire / 2);  // latency-dominated chunk
   CHECK(alpha < 7 * t_wire);      // but 8 in flight cover it: bandwidth-bound with 8 slots

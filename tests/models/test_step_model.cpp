@@ -17,7 +17,8 @@ TEST_CASE("transformer: preset parameter counts match the published ones") {
       {"llama3-70b", 70'553'706'496.0},
   };
   for (const auto& [name, count] : exact) {
-    CAPTURE(name);
+    const auto preset_name = name;  // CAPTURE is a lambda: clang 14 cannot capture a binding
+    CAPTURE(preset_name);
     const auto s = transformer_preset(name);
     REQUIRE(s.has_value());
     CHECK(static_cast<double>(total_parameters(*s)) == doctest::Approx(count).epsilon(1e-6));
@@ -27,7 +28,8 @@ TEST_CASE("transformer: preset parameter counts match the published ones") {
       {"gpt3-13b", 13e9},   {"gpt3-175b", 175e9},   {"llama3-405b", 405e9},
   };
   for (const auto& [name, count] : nominal) {
-    CAPTURE(name);
+    const auto preset_name = name;  // CAPTURE is a lambda: clang 14 cannot capture a binding
+    CAPTURE(preset_name);
     const auto s = transformer_preset(name);
     REQUIRE(s.has_value());
     CHECK(static_cast<double>(total_parameters(*s)) == doctest::Approx(count).epsilon(0.02));
@@ -43,7 +45,8 @@ TEST_CASE("transformer: training FLOPs per token follow PaLM's 6N + 12 L h s") {
 
 TEST_CASE("step model: DDP buckets follow PyTorch's caps and backward order") {
   for (const char* name : {"gpt3-1.3b", "llama2-7b", "llama3-70b"}) {
-    CAPTURE(name);
+    const auto preset_name = name;  // CAPTURE is a lambda: clang 14 cannot capture a binding
+    CAPTURE(preset_name);
     const auto s = *transformer_preset(name);
     const DdpParams ddp;
     const auto buckets = ddp_buckets(s, ddp);

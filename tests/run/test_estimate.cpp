@@ -13,7 +13,7 @@ using namespace syncsim;
 namespace {
 const std::string kScaleScenario = SYNCSIM_SOURCE_DIR "/scenarios/ddp-70b-16k.yaml";
 
-app::Scenario load(std::vector<std::pair<std::string, std::string>> overrides) {
+app::Scenario load(const std::vector<std::pair<std::string, std::string>>& overrides) {
   app::LoadOptions o;
   for (auto& [path, value] : overrides) o.overrides.push_back({path, value});
   return app::load_scenario_file(kScaleScenario, o);

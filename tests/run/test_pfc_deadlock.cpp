@@ -14,7 +14,7 @@ using namespace syncsim;
 
 namespace {
 
-app::Scenario deadlock_scenario(std::vector<std::string> sets = {}) {
+app::Scenario deadlock_scenario(const std::vector<std::string>& sets = {}) {
   app::LoadOptions o;
   for (const auto& s : sets) o.overrides.push_back(app::parse_override(s));
   return app::load_scenario_file(std::string(SYNCSIM_SOURCE_DIR) + "/scenarios/pfc-deadlock.yaml", o);
