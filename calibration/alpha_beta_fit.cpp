@@ -16,7 +16,7 @@ constexpr double kUsPerBytePerGBps = 1e-3;  // bytes / (GB/s) = 1e-9 s = 1e-3 us
 constexpr double kMadToSigma = 1.4826;
 constexpr double kHuberK = 1.345;
 constexpr double kTukeyC = 4.685;
-constexpr double kMinScale = 1e-3;          // 0.1%: below nccl-tests' printing precision of most rows
+constexpr double kMinScale = 1e-3;  // 0.1%: below nccl-tests' printing precision of most rows
 constexpr int kHuberIterations = 6;
 constexpr int kTukeyIterations = 12;
 
@@ -26,8 +26,8 @@ struct Pt {
 };
 
 struct LinearFit {
-  double a = 0;  // latency, us
-  double b = 0;  // us per byte
+  double a = 0;                // latency, us
+  double b = 0;                // us per byte
   std::vector<double> rel;     // relative residuals
   std::vector<bool> rejected;  // zero Tukey weight
 };
@@ -43,8 +43,8 @@ double median(std::vector<double> v) {
 
 // Weighted least squares of t = a + b*S on relative residuals with per-point robustness weights w.
 // free_a / free_b select the parameters (a fixed one is 0).
-std::pair<double, double> solve(const std::vector<Pt>& pts, const std::vector<double>& w, bool free_a,
-                                bool free_b) {
+std::pair<double, double> solve(const std::vector<Pt>& pts, const std::vector<double>& w,
+                                bool free_a, bool free_b) {
   double smax = 1;
   for (const auto& p : pts) smax = std::max(smax, p.bytes);
   const auto n = static_cast<Eigen::Index>(pts.size());
@@ -135,8 +135,8 @@ LinearFit robust_fit(const std::vector<Pt>& pts) {
 
 // One contiguous group of distinct sizes [begin, end) and the points in it.
 struct Segment {
-  std::size_t begin = 0, end = 0;  // distinct-size indices
-  std::size_t first = 0, last = 0; // point indices [first, last)
+  std::size_t begin = 0, end = 0;   // distinct-size indices
+  std::size_t first = 0, last = 0;  // point indices [first, last)
 };
 
 double trimmed_cost(const LinearFit& f, double threshold) {
@@ -146,8 +146,8 @@ double trimmed_cost(const LinearFit& f, double threshold) {
 }
 
 int bad_points(const LinearFit& f, double threshold) {
-  return static_cast<int>(std::count_if(f.rel.begin(), f.rel.end(),
-                                        [&](double r) { return std::abs(r) > threshold; }));
+  return static_cast<int>(
+      std::count_if(f.rel.begin(), f.rel.end(), [&](double r) { return std::abs(r) > threshold; }));
 }
 
 Regime to_regime(const LinearFit& f) {
@@ -160,7 +160,8 @@ Regime to_regime(const LinearFit& f) {
 }  // namespace
 
 double Regime::time_us(int64_t bytes) const {
-  return latency_us + (algbw_GBps > 0 ? static_cast<double>(bytes) * kUsPerBytePerGBps / algbw_GBps : 0.0);
+  return latency_us +
+         (algbw_GBps > 0 ? static_cast<double>(bytes) * kUsPerBytePerGBps / algbw_GBps : 0.0);
 }
 
 double LineFit::time_us(int64_t bytes) const {
@@ -198,7 +199,8 @@ LineFit fit_line(const std::vector<Measurement>& ms, const FitOptions& options) 
   first_of.push_back(used.size());
   const std::size_t distinct = first_of.size() - 1;
   if (distinct < 2) {
-    throw FitError(what + ": expected rows of at least 2 distinct sizes with positive times, found " +
+    throw FitError(what +
+                   ": expected rows of at least 2 distinct sizes with positive times, found " +
                    std::to_string(distinct));
   }
   auto seg_points = [&](std::size_t b, std::size_t e) {
@@ -227,7 +229,8 @@ LineFit fit_line(const std::vector<Measurement>& ms, const FitOptions& options) 
   std::vector<std::size_t> best = {0, distinct};
   auto [best_cost, best_bad] = evaluate(best);
   const auto minp = static_cast<std::size_t>(std::max(2, options.min_points_per_regime));
-  for (int regimes = 2; regimes <= options.max_regimes && best_bad > options.max_outliers; ++regimes) {
+  for (int regimes = 2; regimes <= options.max_regimes && best_bad > options.max_outliers;
+       ++regimes) {
     std::vector<std::size_t> cand_best;
     double cand_cost = std::numeric_limits<double>::infinity();
     int cand_bad = 0;
@@ -258,7 +261,8 @@ LineFit fit_line(const std::vector<Measurement>& ms, const FitOptions& options) 
     const auto& f = seg_fit(best[s], best[s + 1]);
     Regime r = to_regime(f);
     r.min_bytes = s == 0 ? 0 : used[first_of[best[s]]]->bytes;
-    r.max_bytes = s + 2 == best.size() ? used.back()->bytes : used[first_of[best[s + 1]]]->bytes - 1;
+    r.max_bytes =
+        s + 2 == best.size() ? used.back()->bytes : used[first_of[best[s + 1]]]->bytes - 1;
     out.regimes.push_back(r);
     for (std::size_t i = first_of[best[s]]; i < first_of[best[s + 1]]; ++i) {
       const std::size_t local = i - first_of[best[s]];
@@ -305,11 +309,13 @@ LineFit fit_line(const std::vector<Measurement>& ms, const FitOptions& options) 
   return out;
 }
 
-std::vector<LineFit> fit_collectives(const std::vector<Measurement>& ms, const FitOptions& options) {
+std::vector<LineFit> fit_collectives(const std::vector<Measurement>& ms,
+                                     const FitOptions& options) {
   std::vector<std::pair<std::pair<std::string, int>, std::vector<Measurement>>> groups;
   for (const auto& m : ms) {
     const std::pair<std::string, int> key{m.op, m.ranks};
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+    auto it =
+        std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
     if (it == groups.end()) {
       groups.emplace_back(key, std::vector<Measurement>{});
       it = std::prev(groups.end());
@@ -341,7 +347,8 @@ double GemmFit::efficiency(int64_t m, int64_t n, int64_t k) const {
   return e_max * i / (i + intensity_half);
 }
 
-GemmFit fit_gemm(const std::vector<GemmSample>& samples, const std::string& dtype, double peak_tflops) {
+GemmFit fit_gemm(const std::vector<GemmSample>& samples, const std::string& dtype,
+                 double peak_tflops) {
   if (!(peak_tflops > 0)) throw FitError("gemm " + dtype + ": expected a positive peak_tflops");
   const int eb = dtype_bytes(dtype);
   std::vector<std::pair<double, double>> xy;  // (1/I, 1/eff)
@@ -349,13 +356,14 @@ GemmFit fit_gemm(const std::vector<GemmSample>& samples, const std::string& dtyp
     if (s.dtype != dtype) continue;
     if (s.m <= 0 || s.n <= 0 || s.k <= 0 || !(s.tflops > 0)) {
       throw FitError("gemm " + dtype + ": expected positive m, n, k and tflops, found m=" +
-                     std::to_string(s.m) + " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k) +
-                     " tflops=" + std::to_string(s.tflops));
+                     std::to_string(s.m) + " n=" + std::to_string(s.n) +
+                     " k=" + std::to_string(s.k) + " tflops=" + std::to_string(s.tflops));
     }
     xy.emplace_back(1.0 / arithmetic_intensity(s.m, s.n, s.k, eb), peak_tflops / s.tflops);
   }
   if (xy.size() < 2) {
-    throw FitError("gemm " + dtype + ": expected at least 2 samples, found " + std::to_string(xy.size()));
+    throw FitError("gemm " + dtype + ": expected at least 2 samples, found " +
+                   std::to_string(xy.size()));
   }
   const auto n = static_cast<Eigen::Index>(xy.size());
   Eigen::MatrixXd A(n, 2);

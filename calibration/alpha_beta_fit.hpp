@@ -1,18 +1,18 @@
 #pragma once
 // Fits of measured collectives and GEMMs.
 //
-// Collectives: the alpha-beta model time_us = latency_us + bytes / (1000 * algbw_GBps), one line per
-// (op, ranks), fitted by weighted least squares on relative error (weights 1/time^2, so 8 B and 8 GB
-// rows count alike), made robust to outliers by iteratively reweighted least squares (Huber, then
-// Tukey biweight on the relative residuals, scale = 1.4826 * MAD). When more than `max_outliers`
-// points of one line miss it by more than `split_threshold`, the sizes are split into at most
-// `max_regimes` contiguous regimes (e.g. NCCL's LL protocol for small messages and Simple for large
-// ones) at the breakpoints minimising the summed trimmed squared relative error.
+// Collectives: the alpha-beta model time_us = latency_us + bytes / (1000 * algbw_GBps), one line
+// per (op, ranks), fitted by weighted least squares on relative error (weights 1/time^2, so 8 B and
+// 8 GB rows count alike), made robust to outliers by iteratively reweighted least squares (Huber,
+// then Tukey biweight on the relative residuals, scale = 1.4826 * MAD). When more than
+// `max_outliers` points of one line miss it by more than `split_threshold`, the sizes are split
+// into at most `max_regimes` contiguous regimes (e.g. NCCL's LL protocol for small messages and
+// Simple for large ones) at the breakpoints minimising the summed trimmed squared relative error.
 //
 // GEMM: efficiency = achieved / peak = e_max * I / (I + I_half), with I the arithmetic intensity
-// 2mnk / ((mk + kn + mn) * dtype_bytes) in FLOP/byte: a saturating (Michaelis-Menten / roofline-knee)
-// curve, fitted per dtype by weighted least squares on its linear form 1/eff = 1/e_max +
-// (I_half/e_max) / I with weights 1/(1/eff)^2 (relative error).
+// 2mnk / ((mk + kn + mn) * dtype_bytes) in FLOP/byte: a saturating (Michaelis-Menten /
+// roofline-knee) curve, fitted per dtype by weighted least squares on its linear form 1/eff =
+// 1/e_max + (I_half/e_max) / I with weights 1/(1/eff)^2 (relative error).
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -29,20 +29,21 @@ class FitError : public std::runtime_error {
 };
 
 struct FitOptions {
-  double split_threshold = 0.10;   // relative error that makes a point "not on the line"
-  int max_outliers = 1;            // points allowed off the line before regimes are tried
+  double split_threshold = 0.10;  // relative error that makes a point "not on the line"
+  int max_outliers = 1;           // points allowed off the line before regimes are tried
   int max_regimes = 3;
-  int min_points_per_regime = 3;   // distinct sizes
-  int holdout_folds = 5;           // k of the interleaved k-fold held-out error (sizes i % k == f
-                                   // are held out of fold f; at most one fold per distinct size)
-  bool skip_wrong = true;          // leave out rows whose #wrong / error is > 0
+  int min_points_per_regime = 3;  // distinct sizes
+  int holdout_folds = 5;          // k of the interleaved k-fold held-out error (sizes i % k == f
+                                  // are held out of fold f; at most one fold per distinct size)
+  bool skip_wrong = true;         // leave out rows whose #wrong / error is > 0
 };
 
 struct Regime {
-  int64_t min_bytes = 0;   // smallest size of the regime (0 for the first)
-  int64_t max_bytes = 0;   // largest size (the next regime's min - 1; the last measured for the last)
+  int64_t min_bytes = 0;  // smallest size of the regime (0 for the first)
+  int64_t max_bytes =
+      0;  // largest size (the next regime's min - 1; the last measured for the last)
   double latency_us = 0;
-  double algbw_GBps = 0;   // 0: time does not grow with size in this regime (latency only)
+  double algbw_GBps = 0;  // 0: time does not grow with size in this regime (latency only)
   double time_us(int64_t bytes) const;
 };
 
@@ -51,19 +52,19 @@ struct FitPoint {
   Placement placement = Placement::OutOfPlace;
   double measured_us = 0;
   double predicted_us = 0;
-  double rel_error = 0;    // (measured - predicted) / measured
-  bool outlier = false;    // given (near) zero weight by the robust fit
+  double rel_error = 0;  // (measured - predicted) / measured
+  bool outlier = false;  // given (near) zero weight by the robust fit
   int regime = 0;
-  int line = 0;            // line in the log
+  int line = 0;  // line in the log
 };
 
 struct LineFit {
   std::string op;
   int ranks = 0;
-  std::vector<Regime> regimes;     // ordered by size, contiguous
-  std::vector<FitPoint> points;    // ordered by size
-  double max_rel_error = 0;        // max |rel_error| over all points, outliers included
-  double heldout_rel_error = 0;    // max |rel_error| of non-outlier points predicted by k-fold refits
+  std::vector<Regime> regimes;   // ordered by size, contiguous
+  std::vector<FitPoint> points;  // ordered by size
+  double max_rel_error = 0;      // max |rel_error| over all points, outliers included
+  double heldout_rel_error = 0;  // max |rel_error| of non-outlier points predicted by k-fold refits
   int outliers = 0;
   // The small-message latency (first regime) and the large-message bandwidth (last regime).
   double latency_us() const { return regimes.front().latency_us; }
@@ -74,26 +75,28 @@ struct LineFit {
 // One line: fits `ms` (all of one op and rank count) as described above.
 LineFit fit_line(const std::vector<Measurement>& ms, const FitOptions& options = {});
 // Groups by (op, ranks), in order of first appearance, and fits each group.
-std::vector<LineFit> fit_collectives(const std::vector<Measurement>& ms, const FitOptions& options = {});
+std::vector<LineFit> fit_collectives(const std::vector<Measurement>& ms,
+                                     const FitOptions& options = {});
 
 struct GemmSample {
   int64_t m = 0, n = 0, k = 0;
-  std::string dtype;       // bf16 | fp16 | fp8 | tf32 | fp32
-  double tflops = 0;       // achieved
+  std::string dtype;  // bf16 | fp16 | fp8 | tf32 | fp32
+  double tflops = 0;  // achieved
 };
 
 struct GemmFit {
   std::string dtype;
   double peak_tflops = 0;
-  double e_max = 0;                // asymptotic efficiency
-  double intensity_half = 0;       // FLOP/byte at which efficiency is e_max / 2
+  double e_max = 0;           // asymptotic efficiency
+  double intensity_half = 0;  // FLOP/byte at which efficiency is e_max / 2
   double max_rel_error = 0;
   double efficiency(int64_t m, int64_t n, int64_t k) const;
 };
 
-int dtype_bytes(const std::string& dtype);   // throws FitError for an unknown dtype
+int dtype_bytes(const std::string& dtype);  // throws FitError for an unknown dtype
 double arithmetic_intensity(int64_t m, int64_t n, int64_t k, int dtype_bytes);
 // Samples of one dtype; peak_tflops is the datasheet dense peak of that dtype.
-GemmFit fit_gemm(const std::vector<GemmSample>& samples, const std::string& dtype, double peak_tflops);
+GemmFit fit_gemm(const std::vector<GemmSample>& samples, const std::string& dtype,
+                 double peak_tflops);
 
 }  // namespace syncsim::calibration

@@ -18,7 +18,8 @@ double efficiency(uint32_t flows, double contended_efficiency) {
 }  // namespace
 
 double corrected_time_s(const ContendedSample& s, double contended_efficiency) {
-  return s.flow_drain_s / efficiency(s.flows, contended_efficiency) + (s.flow_time_s - s.flow_drain_s);
+  return s.flow_drain_s / efficiency(s.flows, contended_efficiency) +
+         (s.flow_time_s - s.flow_drain_s);
 }
 
 FlowCcFit fit_contended_efficiency(const std::vector<ContendedSample>& samples) {
@@ -30,9 +31,10 @@ FlowCcFit fit_contended_efficiency(const std::vector<ContendedSample>& samples) 
     const ContendedSample& s = samples[static_cast<std::size_t>(i)];
     const double latency = s.flow_time_s - s.flow_drain_s;
     if (s.flows < 2 || !(s.flow_drain_s > 0) || !(latency >= 0) || !(s.packet_time_s > latency)) {
-      throw FitError("flow CC correction: sample " + std::to_string(i) +
-                     ": expected >= 2 flows, a positive drain within the flow time and a packet time "
-                     "beyond the path latency");
+      throw FitError(
+          "flow CC correction: sample " + std::to_string(i) +
+          ": expected >= 2 flows, a positive drain within the flow time and a packet time "
+          "beyond the path latency");
     }
     x(i, 0) = 1.0 - 1.0 / static_cast<double>(s.flows);
     y(i) = 1.0 - s.flow_drain_s / (s.packet_time_s - latency);

@@ -18,10 +18,10 @@
 namespace syncsim::calibration {
 
 struct ContendedSample {
-  uint32_t flows = 0;          // flows sharing the contended link (>= 2)
-  double flow_time_s = 0;      // uncorrected flow-level completion time
-  double flow_drain_s = 0;     // its fluid drain through the contended link
-  double packet_time_s = 0;    // packet-level completion time
+  uint32_t flows = 0;        // flows sharing the contended link (>= 2)
+  double flow_time_s = 0;    // uncorrected flow-level completion time
+  double flow_drain_s = 0;   // its fluid drain through the contended link
+  double packet_time_s = 0;  // packet-level completion time
 };
 
 struct FlowCcFit {

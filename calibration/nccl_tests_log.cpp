@@ -36,8 +36,9 @@ std::string_view trim(std::string_view s) {
 }
 
 bool all_digits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(),
-                                   [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+  });
 }
 
 // Strips the "0: ", "[0] ", "[1,0]<stdout>:" or "[host:123] " prefixes that launchers (srun -l,
@@ -98,10 +99,10 @@ std::optional<int> header_int(const std::vector<std::string_view>& tokens, std::
 // Column layout announced by the "#  size  count  type  redop  root  time ..." header line.
 struct Layout {
   bool has_root = true;
-  bool wrong_is_error = false;        // old layout: `error` (a float) instead of `#wrong`
-  std::size_t prefix = 5;             // size count type redop [root]
-  std::size_t block = 4;              // time algbw busbw #wrong [i_min i_max ...]
-  std::size_t blocks = 2;             // out-of-place, in-place
+  bool wrong_is_error = false;  // old layout: `error` (a float) instead of `#wrong`
+  std::size_t prefix = 5;       // size count type redop [root]
+  std::size_t block = 4;        // time algbw busbw #wrong [i_min i_max ...]
+  std::size_t blocks = 2;       // out-of-place, in-place
   std::size_t columns() const { return prefix + block * blocks; }
   std::string describe() const {
     std::string s = has_root ? "size count type redop root" : "size count type redop";
@@ -168,11 +169,10 @@ std::string canonical_op(std::string_view name) {
   if (s.size() > 5 && s.ends_with("_perf")) s.resize(s.size() - 5);
   s.erase(std::remove(s.begin(), s.end(), '_'), s.end());
   static const std::map<std::string, std::string, std::less<>> kOps = {
-      {"allreduce", "all_reduce"},         {"allgather", "all_gather"},
-      {"reducescatter", "reduce_scatter"}, {"alltoall", "all_to_all"},
-      {"sendrecv", "send_recv"},           {"broadcast", "broadcast"},
-      {"reduce", "reduce"},                {"gather", "gather"},
-      {"scatter", "scatter"},              {"hypercube", "hypercube"}};
+      {"allreduce", "all_reduce"}, {"allgather", "all_gather"}, {"reducescatter", "reduce_scatter"},
+      {"alltoall", "all_to_all"},  {"sendrecv", "send_recv"},   {"broadcast", "broadcast"},
+      {"reduce", "reduce"},        {"gather", "gather"},        {"scatter", "scatter"},
+      {"hypercube", "hypercube"}};
   const auto it = kOps.find(s);
   return it == kOps.end() ? std::string() : it->second;
 }
@@ -201,7 +201,9 @@ NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file
       if (tokens.empty()) continue;
       if (b.starts_with("Collective test starting:")) {
         const std::string op = canonical_op(trim(b.substr(25)));
-        if (op.empty()) fail("expected a collective name after \"Collective test starting:\", found " + quoted(trim(b.substr(25))));
+        if (op.empty())
+          fail("expected a collective name after \"Collective test starting:\", found " +
+               quoted(trim(b.substr(25))));
         log.op = op;
         devices.clear();
         layout.reset();
@@ -210,7 +212,8 @@ NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file
       } else if (tokens[0] == "nThread") {
         const auto nthreads = header_int(tokens, "nThread");
         const auto ngpus = header_int(tokens, "nGpus");
-        if (!nthreads || !ngpus) fail("expected \"nThread N nGpus N\" with integers, found " + quoted(b));
+        if (!nthreads || !ngpus)
+          fail("expected \"nThread N nGpus N\" with integers, found " + quoted(b));
         log.nthreads = *nthreads;
         log.ngpus = *ngpus;
         devices.clear();
@@ -226,7 +229,8 @@ NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file
           if (tokens[i] == "device") {
             d.device = to_int<int>(tokens[i + 1]).value_or(0);
             // The name follows the "[busid]" token; it may contain spaces.
-            const std::size_t close = b.find(']', static_cast<std::size_t>(tokens[i + 1].data() - b.data()));
+            const std::size_t close =
+                b.find(']', static_cast<std::size_t>(tokens[i + 1].data() - b.data()));
             if (close != std::string_view::npos) d.name = std::string(trim(b.substr(close + 1)));
             break;
           }
@@ -234,7 +238,11 @@ NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file
         devices[d.rank] = d;
       } else if (tokens[0] == "size") {
         layout = layout_from_header(tokens);
-        if (!layout) fail("expected a column header \"size count type redop [root] time algbw busbw #wrong|error ...\", found " + quoted(b));
+        if (!layout)
+          fail(
+              "expected a column header \"size count type redop [root] time algbw busbw "
+              "#wrong|error ...\", found " +
+              quoted(b));
       }
       continue;
     }
@@ -243,7 +251,8 @@ NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file
     if (fields.empty()) continue;
     if (!all_digits(fields[0])) {
       // A command line naming the binary ("./build/all_reduce_perf -b 8 ...") gives the op when the
-      // log lacks the "Collective test starting" line; anything else (NCCL INFO chatter) is skipped.
+      // log lacks the "Collective test starting" line; anything else (NCCL INFO chatter) is
+      // skipped.
       if (log.op.empty()) {
         for (const auto f : fields) {
           if (f.ends_with("_perf")) {
@@ -263,17 +272,20 @@ NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file
            std::to_string(fields.size()));
     }
     if (log.op.empty()) {
-      fail("expected the collective before the first row (\"# Collective test starting: X\" or a "
-           "command line naming X_perf), found none");
+      fail(
+          "expected the collective before the first row (\"# Collective test starting: X\" or a "
+          "command line naming X_perf), found none");
     }
     auto int_field = [&](std::size_t i, const char* name) {
       const auto v = to_int<int64_t>(fields[i]);
-      if (!v) fail(std::string("column ") + name + ": expected an integer, found " + quoted(fields[i]));
+      if (!v)
+        fail(std::string("column ") + name + ": expected an integer, found " + quoted(fields[i]));
       return *v;
     };
     auto num_field = [&](std::size_t i, const std::string& name) {
       const auto v = to_double(fields[i]);
-      if (!v || *v < 0) fail("column " + name + ": expected a non-negative number, found " + quoted(fields[i]));
+      if (!v || *v < 0)
+        fail("column " + name + ": expected a non-negative number, found " + quoted(fields[i]));
       return *v;
     };
     Measurement m;
@@ -288,10 +300,12 @@ NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file
       if (!root) fail("column root: expected an integer, found " + quoted(fields[4]));
       m.root = *root;
     }
-    const int ranks = !devices.empty() ? static_cast<int>(devices.size()) : log.nthreads * log.ngpus;
+    const int ranks =
+        !devices.empty() ? static_cast<int>(devices.size()) : log.nthreads * log.ngpus;
     if (ranks <= 0) {
-      fail("expected the rank count before the first row (\"# nThread N nGpus N\" or \"#  Rank\" "
-           "lines), found none");
+      fail(
+          "expected the rank count before the first row (\"# nThread N nGpus N\" or \"#  Rank\" "
+          "lines), found none");
     }
     m.ranks = ranks;
     for (std::size_t blk = 0; blk < l.blocks; ++blk) {

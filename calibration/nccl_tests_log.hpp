@@ -6,9 +6,11 @@
 // old one (no root column, a float `error` column instead of `#wrong`); any number of per-block
 // columns announced by the column header (e.g. `-I 1` timing columns, which are read and dropped);
 // "[0] " or "[1,0]<stdout>:" prefixes of multi-process launches; times over 1e4 us printed without
-// decimals; "N/A" where nccl-tests prints it (#wrong of some in-place blocks). Lines that are neither
-// '#' header lines nor rows (NCCL INFO chatter, warnings) are skipped. Several tests concatenated in
-// one file are fine: each "# Collective test starting" / "# nThread" / "# Using devices" starts over.
+// decimals; "N/A" where nccl-tests prints it (#wrong of some in-place blocks). Lines that are
+// neither
+// '#' header lines nor rows (NCCL INFO chatter, warnings) are skipped. Several tests concatenated
+// in one file are fine: each "# Collective test starting" / "# nThread" / "# Using devices" starts
+// over.
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -37,33 +39,33 @@ const char* to_string(Placement p);
 
 // One timed block of one row: nccl-tests prints an out-of-place and an in-place block per size.
 struct Measurement {
-  std::string op;          // canonical: all_reduce, all_gather, reduce_scatter, all_to_all,
-                           // send_recv, broadcast, reduce (else the binary name without "_perf")
-  int ranks = 0;           // number of "#  Rank" lines of the header (nThread x nGpus when absent)
-  int64_t bytes = 0;       // the size column, nccl-tests' S
-  int64_t count = 0;       // elements
-  std::string type;        // "float", "half", "bfloat16", ...
-  std::string redop;       // "sum", "none", ...
-  std::optional<int> root; // absent in the old layout; -1 for ops without a root
+  std::string op;           // canonical: all_reduce, all_gather, reduce_scatter, all_to_all,
+                            // send_recv, broadcast, reduce (else the binary name without "_perf")
+  int ranks = 0;            // number of "#  Rank" lines of the header (nThread x nGpus when absent)
+  int64_t bytes = 0;        // the size column, nccl-tests' S
+  int64_t count = 0;        // elements
+  std::string type;         // "float", "half", "bfloat16", ...
+  std::string redop;        // "sum", "none", ...
+  std::optional<int> root;  // absent in the old layout; -1 for ops without a root
   Placement placement = Placement::OutOfPlace;
-  double time_us = 0;      // average time per iteration
-  double algbw_GBps = 0;   // bytes / time, GB/s = 1e9 B/s
-  double busbw_GBps = 0;   // algbw x the op's bus factor
+  double time_us = 0;           // average time per iteration
+  double algbw_GBps = 0;        // bytes / time, GB/s = 1e9 B/s
+  double busbw_GBps = 0;        // algbw x the op's bus factor
   std::optional<double> wrong;  // #wrong elements (new layout) or max error (old); nullopt for N/A
-  int line = 0;            // 1-based line of the row in its file
+  int line = 0;                 // 1-based line of the row in its file
 };
 
 struct DeviceInfo {
   int rank = 0;
   std::string host;
   int device = 0;
-  std::string name;        // e.g. "NVIDIA H100 80GB HBM3"
+  std::string name;  // e.g. "NVIDIA H100 80GB HBM3"
 };
 
 struct NcclTestsLog {
   std::string file;
-  std::string op;          // op of the last test in the file
-  std::string version;     // "# nccl-tests version ..." remainder, if printed
+  std::string op;       // op of the last test in the file
+  std::string version;  // "# nccl-tests version ..." remainder, if printed
   int nthreads = 0;
   int ngpus = 0;
   int ranks = 0;
@@ -71,7 +73,8 @@ struct NcclTestsLog {
   std::vector<Measurement> measurements;
 };
 
-// "all_reduce_perf" / "alltoall" / "AllReduce" -> canonical op name ("" when not a collective name).
+// "all_reduce_perf" / "alltoall" / "AllReduce" -> canonical op name ("" when not a collective
+// name).
 std::string canonical_op(std::string_view name);
 
 // `file` is only used in error messages.

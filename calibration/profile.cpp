@@ -19,7 +19,8 @@ constexpr int kDoublePrecision = 12;
                        const std::string& message) {
   const YAML::Mark mark = node.Mark();
   std::string where = file;
-  if (!mark.is_null()) where += ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+  if (!mark.is_null())
+    where += ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
   throw ProfileError(where + ": " + path + ": " + message);
 }
 
@@ -39,7 +40,8 @@ std::string found(const YAML::Node& n) {
 struct Reader {
   const std::string& file;
 
-  void check_keys(const YAML::Node& map, const std::string& path, const std::set<std::string>& allowed) const {
+  void check_keys(const YAML::Node& map, const std::string& path,
+                  const std::set<std::string>& allowed) const {
     if (!map.IsMap()) fail(file, map, path, "expected a map, found " + found(map));
     for (const auto& kv : map) {
       const std::string key = kv.first.as<std::string>();
@@ -50,7 +52,8 @@ struct Reader {
   }
   template <class T>
   T get(const YAML::Node& node, const std::string& path, const char* expected) const {
-    if (!node.IsScalar()) fail(file, node, path, std::string("expected ") + expected + ", found " + found(node));
+    if (!node.IsScalar())
+      fail(file, node, path, std::string("expected ") + expected + ", found " + found(node));
     try {
       return node.as<T>();
     } catch (const YAML::Exception&) {
@@ -58,7 +61,8 @@ struct Reader {
     }
   }
   template <class T>
-  void opt(const YAML::Node& map, const char* key, const std::string& path, const char* expected, T& out) const {
+  void opt(const YAML::Node& map, const char* key, const std::string& path, const char* expected,
+           T& out) const {
     const YAML::Node n = map[key];
     if (n) out = get<T>(n, path.empty() ? key : path + "." + key, expected);
   }
@@ -104,7 +108,8 @@ std::string write_profile_yaml(const CalibrationProfile& p) {
   e.SetDoublePrecision(kDoublePrecision);
   e << YAML::BeginMap;
   e << YAML::Key << "syncsim_calibration_profile" << YAML::Value << kFormatVersion;
-  if (!p.source.empty()) e << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << p.source;
+  if (!p.source.empty())
+    e << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << p.source;
   e << YAML::Key << "gpu" << YAML::Value << YAML::Flow << YAML::BeginMap;
   e << YAML::Key << "name" << YAML::Value << YAML::DoubleQuoted << p.gpu_name;
   e << YAML::Key << "count" << YAML::Value << p.gpu_count << YAML::EndMap;
@@ -116,12 +121,13 @@ std::string write_profile_yaml(const CalibrationProfile& p) {
   e << YAML::Key << "probes" << YAML::Value << YAML::BeginSeq;
   for (const auto& v : p.probes) {
     e << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << v.name;
-    e << YAML::Key << "unit" << YAML::Value << v.unit << YAML::Key << "mean" << YAML::Value << v.mean;
+    e << YAML::Key << "unit" << YAML::Value << v.unit << YAML::Key << "mean" << YAML::Value
+      << v.mean;
     e << YAML::Key << "stddev" << YAML::Value << v.stddev << YAML::Key << "samples" << YAML::Value
       << v.samples;
     if (v.min != 0 || v.median != 0 || v.max != 0) {
-      e << YAML::Key << "min" << YAML::Value << v.min << YAML::Key << "median" << YAML::Value << v.median
-        << YAML::Key << "max" << YAML::Value << v.max;
+      e << YAML::Key << "min" << YAML::Value << v.min << YAML::Key << "median" << YAML::Value
+        << v.median << YAML::Key << "max" << YAML::Value << v.max;
     }
     e << YAML::EndMap;
   }
@@ -169,12 +175,16 @@ CalibrationProfile parse_profile_yaml(const std::string& text, const std::string
   const Reader rd{file};
   CalibrationProfile p;
   if (!root.IsMap()) fail(file, root, "(top)", "expected a map, found " + found(root));
-  rd.check_keys(root, "", {"syncsim_calibration_profile", "source", "gpu", "versions", "spread",
-                            "probes", "collectives", "gemm"});
+  rd.check_keys(root, "",
+                {"syncsim_calibration_profile", "source", "gpu", "versions", "spread", "probes",
+                 "collectives", "gemm"});
   const YAML::Node version = root["syncsim_calibration_profile"];
-  if (!version) fail(file, root, "syncsim_calibration_profile", "expected the format version 1, found nothing");
-  if (rd.get<int>(version, "syncsim_calibration_profile", "the format version 1") != kFormatVersion) {
-    fail(file, version, "syncsim_calibration_profile", "expected the format version 1, found " + found(version));
+  if (!version)
+    fail(file, root, "syncsim_calibration_profile", "expected the format version 1, found nothing");
+  if (rd.get<int>(version, "syncsim_calibration_profile", "the format version 1") !=
+      kFormatVersion) {
+    fail(file, version, "syncsim_calibration_profile",
+         "expected the format version 1, found " + found(version));
   }
   rd.opt(root, "source", "", "a string", p.source);
   rd.opt(root, "spread", "", "a number", p.spread);
@@ -203,8 +213,10 @@ CalibrationProfile parse_profile_yaml(const std::string& text, const std::string
       rd.opt(n, "min", path, "a number", v.min);
       rd.opt(n, "median", path, "a number", v.median);
       rd.opt(n, "max", path, "a number", v.max);
-      if (v.stddev < 0 || v.samples < 0) fail(file, n, path, "expected stddev >= 0 and samples >= 0");
-      if ((v.min != 0 || v.median != 0 || v.max != 0) && !(v.min <= v.median && v.median <= v.max)) {
+      if (v.stddev < 0 || v.samples < 0)
+        fail(file, n, path, "expected stddev >= 0 and samples >= 0");
+      if ((v.min != 0 || v.median != 0 || v.max != 0) &&
+          !(v.min <= v.median && v.median <= v.max)) {
         fail(file, n, path, "expected min <= median <= max");
       }
       p.probes.push_back(v);
@@ -214,7 +226,9 @@ CalibrationProfile parse_profile_yaml(const std::string& text, const std::string
     for (std::size_t i = 0; i < cs.size(); ++i) {
       const std::string path = "collectives." + std::to_string(i);
       const YAML::Node n = cs[i];
-      rd.check_keys(n, path, {"op", "ranks", "max_rel_error", "heldout_rel_error", "spread", "samples", "regimes"});
+      rd.check_keys(
+          n, path,
+          {"op", "ranks", "max_rel_error", "heldout_rel_error", "spread", "samples", "regimes"});
       CollectiveProfile c;
       rd.opt(n, "op", path, "an op name", c.op);
       rd.opt(n, "ranks", path, "an integer", c.ranks);
@@ -222,9 +236,11 @@ CalibrationProfile parse_profile_yaml(const std::string& text, const std::string
       rd.opt(n, "heldout_rel_error", path, "a number", c.heldout_rel_error);
       rd.opt(n, "spread", path, "a number", c.spread);
       rd.opt(n, "samples", path, "an integer", c.samples);
-      if (c.spread < 0 || c.samples < 0) fail(file, n, path, "expected spread >= 0 and samples >= 0");
+      if (c.spread < 0 || c.samples < 0)
+        fail(file, n, path, "expected spread >= 0 and samples >= 0");
       const YAML::Node regimes = rd.list(n, "regimes", path + ".");
-      if (!regimes || regimes.size() == 0) fail(file, n, path + ".regimes", "expected at least one regime, found none");
+      if (!regimes || regimes.size() == 0)
+        fail(file, n, path + ".regimes", "expected at least one regime, found none");
       for (std::size_t j = 0; j < regimes.size(); ++j) {
         const std::string rpath = path + ".regimes." + std::to_string(j);
         const YAML::Node rn = regimes[j];
@@ -235,7 +251,8 @@ CalibrationProfile parse_profile_yaml(const std::string& text, const std::string
         rd.opt(rn, "latency_us", rpath, "a number", r.latency_us);
         rd.opt(rn, "algbw_GBps", rpath, "a number", r.algbw_GBps);
         if (r.latency_us < 0 || r.algbw_GBps < 0 || r.max_bytes < r.min_bytes) {
-          fail(file, rn, rpath, "expected latency_us >= 0, algbw_GBps >= 0 and min_bytes <= max_bytes");
+          fail(file, rn, rpath,
+               "expected latency_us >= 0, algbw_GBps >= 0 and min_bytes <= max_bytes");
         }
         c.regimes.push_back(r);
       }

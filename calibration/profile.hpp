@@ -16,8 +16,8 @@
 //       max_rel_error: 0.03
 //       heldout_rel_error: 0.04
 //       spread: 0.008        # max relative stddev of repeated runs over the sizes (0: unknown)
-//       samples: 5           # repeated runs per size (0: unknown, e.g. fitted from nccl-tests logs)
-//       regimes:
+//       samples: 5           # repeated runs per size (0: unknown, e.g. fitted from nccl-tests
+//       logs) regimes:
 //         - {min_bytes: 0, max_bytes: 65535, latency_us: 12.1, algbw_GBps: 20.5}
 //         - {min_bytes: 65536, max_bytes: 8589934592, latency_us: 35.0, algbw_GBps: 180.2}
 //   gemm:
@@ -59,8 +59,8 @@ struct CollectiveProfile {
   double max_rel_error = 0;
   double heldout_rel_error = 0;
   std::vector<Regime> regimes;
-  double spread = 0;   // max relative stddev of repeated runs over the measured sizes; 0: unknown
-  int samples = 0;     // repeated runs per size; 0: unknown
+  double spread = 0;  // max relative stddev of repeated runs over the measured sizes; 0: unknown
+  int samples = 0;    // repeated runs per size; 0: unknown
 };
 
 struct CalibrationProfile {

@@ -70,7 +70,8 @@ ScenarioBenchResult bench_scenario(const std::string& file, int repetitions) {
     const auto t0 = std::chrono::steady_clock::now();
     const Scenario s = load_scenario_file(file);
     const RunResult r = run_scenario(s);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (wall < best.wall_s) {
       best.wall_s = wall;
       best.packet_hops = r.counters.packet_hops;

@@ -18,12 +18,12 @@ HoldBenchResult bench_hold(std::size_t pending, uint64_t events, uint64_t seed);
 
 struct ScenarioBenchResult {
   std::string file;
-  double wall_s = 0;            // load + build + simulate, best of the repetitions
+  double wall_s = 0;  // load + build + simulate, best of the repetitions
   uint64_t packet_hops = 0;
   double packet_hops_per_s = 0;
   uint64_t events = 0;
   double events_per_s = 0;
-  double peak_rss_mib = 0;      // process high-water mark after this run (monotone across runs)
+  double peak_rss_mib = 0;  // process high-water mark after this run (monotone across runs)
 };
 
 ScenarioBenchResult bench_scenario(const std::string& file, int repetitions);

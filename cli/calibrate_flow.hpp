@@ -6,7 +6,8 @@
 // transport settings; its topology, traffic and workload are replaced by small reference cases on a
 // 2-leaf x 8-host spine-leaf fabric, so a calibration takes seconds at any scenario scale:
 //   incast-N    N -> 1 incast (N = 2, 4, 8, 15) on the non-blocking fabric: the receiver's link is
-//               the only bottleneck, so each case measures one contended link's efficiency (fitted);
+//               the only bottleneck, so each case measures one contended link's efficiency
+//               (fitted);
 //   permutation one message per host to a seeded random other host, 2:1 oversubscribed (held out);
 //   all_to_all  every host to every other, size/16 each, non-blocking (held out).
 // Each case runs at packet level and at flow level without the correction; the efficiency is fitted
@@ -18,8 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scenario/scenario.hpp"
 #include "calibration/flow_cc_fit.hpp"
+#include "scenario/scenario.hpp"
 
 namespace syncsim::app {
 

@@ -16,8 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scenario/scenario.hpp"
 #include "calibration/nccl_tests_log.hpp"
+#include "scenario/scenario.hpp"
 
 namespace syncsim::app {
 
@@ -42,16 +42,17 @@ struct ReportLine {
 };
 
 struct CalibrationReport {
-  std::string profile;            // file, or "fitted from the logs"
-  std::string scenario;           // scenario name, empty without --scenario
-  std::string fidelity;           // the scenario's fidelity
+  std::string profile;   // file, or "fitted from the logs"
+  std::string scenario;  // scenario name, empty without --scenario
+  std::string fidelity;  // the scenario's fidelity
   std::vector<ReportLine> lines;
   std::vector<std::string> warnings;
 };
 
 // `profile` empty: fit the measurements. `scenario` null: no simulated column.
 CalibrationReport make_calibration_report(const std::vector<calibration::Measurement>& measured,
-                                          const std::string& profile_path, const Scenario* scenario);
+                                          const std::string& profile_path,
+                                          const Scenario* scenario);
 
 std::string report_text(const CalibrationReport& r);
 nlohmann::json report_json(const CalibrationReport& r);

@@ -1,7 +1,8 @@
 #pragma once
 // `syncsim plot`: renders a sweep's CSV with gnuplot (Debian package gnuplot-nox).
 //
-//   syncsim plot RESULTS.csv --x COLUMN --y COLUMN [--series COLUMN[,COLUMN...]] --out FILE.svg|FILE.png
+//   syncsim plot RESULTS.csv --x COLUMN --y COLUMN [--series COLUMN[,COLUMN...]] --out
+//   FILE.svg|FILE.png
 //                [--title TEXT] [--xlabel TEXT] [--ylabel TEXT] [--logx] [--logy]
 //
 // Writes a self-contained gnuplot script next to the picture (FILE.svg.gp, data inline) and runs

@@ -15,9 +15,12 @@ constexpr std::size_t kLL = 0, kLL128 = 1, kSimple = 2;
 
 std::size_t index_of(NcclProtocol p) {
   switch (p) {
-    case NcclProtocol::LL: return kLL;
-    case NcclProtocol::LL128: return kLL128;
-    case NcclProtocol::Simple: return kSimple;
+    case NcclProtocol::LL:
+      return kLL;
+    case NcclProtocol::LL128:
+      return kLL128;
+    case NcclProtocol::Simple:
+      return kSimple;
   }
   return kSimple;
 }
@@ -30,9 +33,12 @@ constexpr std::size_t kTree = 0, kRing = 1;
 
 // §1.1 treeCorrectionFactor, indexed by log2i(bytes >> 6).
 constexpr std::array<std::array<double, 24>, 3> kTreeCorrection = {{
-    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
-    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0, 1.0},
-    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9},
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6,  .5,
+     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6,  .6,
+     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
+     .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9},
 }};
 
 // §1.5 per-channel caps (GB/s) for Hopper, by node-count column N1, N2, N4+.
@@ -60,9 +66,12 @@ int log2i(int64_t v) {
 
 std::string_view to_string(NcclProtocol p) {
   switch (p) {
-    case NcclProtocol::LL: return "LL";
-    case NcclProtocol::LL128: return "LL128";
-    case NcclProtocol::Simple: return "Simple";
+    case NcclProtocol::LL:
+      return "LL";
+    case NcclProtocol::LL128:
+      return "LL128";
+    case NcclProtocol::Simple:
+      return "Simple";
   }
   return "?";
 }
@@ -81,7 +90,9 @@ ProtocolTiming protocol_timing(CollectiveAlgo algo, NcclProtocol proto, const Co
   const std::size_t p = index_of(proto);
   const std::size_t a = algo == CollectiveAlgo::Tree ? kTree : kRing;
   ProtocolTiming t;
-  t.wire_factor = proto == NcclProtocol::LL ? 2.0 : proto == NcclProtocol::LL128 ? 128.0 / 120.0 : 1.0;
+  t.wire_factor = proto == NcclProtocol::LL      ? 2.0
+                  : proto == NcclProtocol::LL128 ? 128.0 / 120.0
+                                                 : 1.0;
   t.launch_us = kBase[a][p];
   t.step_intra_us = kNvlink[a][p];
   t.step_inter_us = kNet[a][p];
@@ -91,7 +102,8 @@ ProtocolTiming protocol_timing(CollectiveAlgo algo, NcclProtocol proto, const Co
   if (buffer <= 0) throw std::invalid_argument("collective buffer sizes must be positive");
   const auto capacity = static_cast<int64_t>(static_cast<double>(buffer) / t.wire_factor);
   const int64_t slot = std::max<int64_t>(1, capacity / c.steps);
-  const uint32_t slots_per_transfer = proto == NcclProtocol::Simple ? std::max(1u, c.steps / 2) : 1u;
+  const uint32_t slots_per_transfer =
+      proto == NcclProtocol::Simple ? std::max(1u, c.steps / 2) : 1u;
   t.chunk_bytes = slot * slots_per_transfer;
   t.pipeline_depth = std::max(1u, c.steps / slots_per_transfer);
   return t;
@@ -109,7 +121,8 @@ int64_t nccl_chunk_bytes(CollectiveAlgo algo, NcclProtocol proto, int64_t protoc
   const double nsteps = 1.0 + log2_nodes + 0.1 * ppn;
   // Whole chunks per channel, in integers as NCCL counts them.
   auto pieces = [&] {
-    return static_cast<double>(bytes / (int64_t{channels} * chunk));  // NOLINT(bugprone-integer-division)
+    return static_cast<double>(bytes /
+                               (int64_t{channels} * chunk));  // NOLINT(bugprone-integer-division)
   };
   while (pieces() < nsteps * 64 / ppn && chunk > 131072) chunk /= 2;
   while (pieces() < nsteps * 16 / ppn && chunk > 32768) chunk /= 2;

@@ -23,13 +23,13 @@ NcclProtocol parse_nccl_protocol(std::string_view text);
 // NCCL's knobs for simulated collectives (the scenario's `collective:` section), with NCCL's
 // defaults. Buffer sizes are per channel and connection, in wire bytes; NCCL_STEPS slots each.
 struct CollectiveConfig {
-  std::optional<CollectiveAlgo> algorithm;  // nullopt: auto (NCCL's cost model, per size)
-  std::optional<NcclProtocol> protocol;     // nullopt: auto
-  uint32_t channels = 1;                    // parallel rings / tree pairs
-  int64_t buffer_size = int64_t{4} << 20;   // NCCL_BUFFSIZE (Simple): 4 MiB
+  std::optional<CollectiveAlgo> algorithm;      // nullopt: auto (NCCL's cost model, per size)
+  std::optional<NcclProtocol> protocol;         // nullopt: auto
+  uint32_t channels = 1;                        // parallel rings / tree pairs
+  int64_t buffer_size = int64_t{4} << 20;       // NCCL_BUFFSIZE (Simple): 4 MiB
   int64_t ll_buffer_size = int64_t{512} << 10;  // DEFAULT_LL_BUFFSIZE: 8 lines x 512 thr x 8 x 16 B
   int64_t ll128_buffer_size = 4'915'200;        // DEFAULT_LL128_BUFFSIZE: 120 x 640 thr x 8 x 8 B
-  uint32_t steps = 8;                       // NCCL_STEPS
+  uint32_t steps = 8;                           // NCCL_STEPS
 };
 
 // How a protocol shapes a simulated collective (collective_runner.hpp runs it):
@@ -54,8 +54,8 @@ struct ProtocolTiming {
 };
 ProtocolTiming protocol_timing(CollectiveAlgo algo, NcclProtocol proto, const CollectiveConfig& c);
 
-// The transfer chunk NCCL uses for one collective of `bytes`: the protocol's chunk, except that tree
-// LL128 halves it until the pipeline is deep enough for the tree (computeColl in NCCL's
+// The transfer chunk NCCL uses for one collective of `bytes`: the protocol's chunk, except that
+// tree LL128 halves it until the pipeline is deep enough for the tree (computeColl in NCCL's
 // enqueue.cc, v2.12 to v2.18, quoted from the source, not from references.md):
 //   nsteps = 1 + log2(nNodes) + 0.1 * ppn
 //   while (bytes / (nChannels * chunk) < nsteps * 64 / ppn && chunk > 131072) chunk /= 2
@@ -66,14 +66,14 @@ int64_t nccl_chunk_bytes(CollectiveAlgo algo, NcclProtocol proto, int64_t protoc
 
 struct NcclCostInputs {
   CollectiveOp op = CollectiveOp::AllReduce;
-  uint32_t nodes = 1;           // nNodes
-  uint32_t gpus_per_node = 8;   // ppn; nRanks = nodes * ppn
-  uint32_t channels = 1;        // nChannels of the graph
-  double bw_intra = 20.6;       // per-channel GB/s inside a node (SM90 NVLink link: 20.6)
-  double bw_inter = 12.0;       // per-channel GB/s across nodes (NCCL's NET_BW for 100 Gb/s: 12.0)
-  double net_overhead_us = 1.0; // getNetOverhead: 1.0 on Intel, 2.0 on AMD
-  double latency_inter_us = 0;  // net plugin latency (0 for the built-in IB and socket transports)
-  bool amd_cpu = false;         // llMaxBws row for nNodes > 1
+  uint32_t nodes = 1;            // nNodes
+  uint32_t gpus_per_node = 8;    // ppn; nRanks = nodes * ppn
+  uint32_t channels = 1;         // nChannels of the graph
+  double bw_intra = 20.6;        // per-channel GB/s inside a node (SM90 NVLink link: 20.6)
+  double bw_inter = 12.0;        // per-channel GB/s across nodes (NCCL's NET_BW for 100 Gb/s: 12.0)
+  double net_overhead_us = 1.0;  // getNetOverhead: 1.0 on Intel, 2.0 on AMD
+  double latency_inter_us = 0;   // net plugin latency (0 for the built-in IB and socket transports)
+  bool amd_cpu = false;          // llMaxBws row for nNodes > 1
 };
 
 // Predicted time in microseconds, or a negative value when NCCL would not use that pair (Tree for

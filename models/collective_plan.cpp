@@ -11,24 +11,36 @@ namespace syncsim::models {
 
 std::string_view to_string(CollectiveOp op) {
   switch (op) {
-    case CollectiveOp::AllReduce: return "all_reduce";
-    case CollectiveOp::ReduceScatter: return "reduce_scatter";
-    case CollectiveOp::AllGather: return "all_gather";
-    case CollectiveOp::Broadcast: return "broadcast";
-    case CollectiveOp::Reduce: return "reduce";
-    case CollectiveOp::AllToAll: return "all_to_all";
-    case CollectiveOp::SendRecv: return "send_recv";
+    case CollectiveOp::AllReduce:
+      return "all_reduce";
+    case CollectiveOp::ReduceScatter:
+      return "reduce_scatter";
+    case CollectiveOp::AllGather:
+      return "all_gather";
+    case CollectiveOp::Broadcast:
+      return "broadcast";
+    case CollectiveOp::Reduce:
+      return "reduce";
+    case CollectiveOp::AllToAll:
+      return "all_to_all";
+    case CollectiveOp::SendRecv:
+      return "send_recv";
   }
   return "?";
 }
 
 std::string_view to_string(CollectiveAlgo algo) {
   switch (algo) {
-    case CollectiveAlgo::Ring: return "ring";
-    case CollectiveAlgo::Tree: return "tree";
-    case CollectiveAlgo::HalvingDoubling: return "halving_doubling";
-    case CollectiveAlgo::Hierarchical: return "hierarchical";
-    case CollectiveAlgo::Pairwise: return "pairwise";
+    case CollectiveAlgo::Ring:
+      return "ring";
+    case CollectiveAlgo::Tree:
+      return "tree";
+    case CollectiveAlgo::HalvingDoubling:
+      return "halving_doubling";
+    case CollectiveAlgo::Hierarchical:
+      return "hierarchical";
+    case CollectiveAlgo::Pairwise:
+      return "pairwise";
   }
   return "?";
 }
@@ -120,13 +132,16 @@ CollectivePlan build_plan(const PlanOptions& o) {
 double bus_bandwidth_factor(CollectiveOp op, uint32_t ranks) {
   const double n = static_cast<double>(ranks);
   switch (op) {
-    case CollectiveOp::AllReduce: return 2.0 * (n - 1.0) / n;
+    case CollectiveOp::AllReduce:
+      return 2.0 * (n - 1.0) / n;
     case CollectiveOp::ReduceScatter:
     case CollectiveOp::AllGather:
-    case CollectiveOp::AllToAll: return (n - 1.0) / n;
+    case CollectiveOp::AllToAll:
+      return (n - 1.0) / n;
     case CollectiveOp::Broadcast:
     case CollectiveOp::Reduce:
-    case CollectiveOp::SendRecv: return 1.0;
+    case CollectiveOp::SendRecv:
+      return 1.0;
   }
   return 1.0;
 }

@@ -5,11 +5,12 @@
 // network.
 //
 // Data model: the collective's buffer is cut into `chunks` (logical pieces with a byte size). Every
-// transfer carries a contiguous range of chunks [chunk_first, chunk_first + chunk_count). A transfer
-// either copies (the receiver's copy of those chunks is replaced) or is followed by a Reduce step on
-// the receiver that adds the received data into its own copy; the Reduce step names the transfer it
-// consumes (`source_step`). Symbolically each (rank, chunk) holds a vector of contribution counts per
-// source rank, so double counting is caught as well as missing contributions.
+// transfer carries a contiguous range of chunks [chunk_first, chunk_first + chunk_count). A
+// transfer either copies (the receiver's copy of those chunks is replaced) or is followed by a
+// Reduce step on the receiver that adds the received data into its own copy; the Reduce step names
+// the transfer it consumes (`source_step`). Symbolically each (rank, chunk) holds a vector of
+// contribution counts per source rank, so double counting is caught as well as missing
+// contributions.
 //
 // Ranks are 0..ranks-1; the runner maps rank r to GPU rank_to_gpu[r].
 #include <cstdint>
@@ -21,7 +22,13 @@
 namespace syncsim::models {
 
 enum class CollectiveOp : uint8_t {
-  AllReduce, ReduceScatter, AllGather, Broadcast, Reduce, AllToAll, SendRecv
+  AllReduce,
+  ReduceScatter,
+  AllGather,
+  Broadcast,
+  Reduce,
+  AllToAll,
+  SendRecv
 };
 enum class CollectiveAlgo : uint8_t { Ring, Tree, HalvingDoubling, Hierarchical, Pairwise };
 
@@ -46,7 +53,7 @@ struct PlanStep {
   // Reduce: the transfer whose data is added. Transfer: its connection's dense index
   // (0..CollectivePlan::connections-1; a connection is (channel, src, dst)).
   uint32_t source_step = 0;
-  int64_t bytes = 0;         // bytes moved (Transfer) or reduced (Reduce)
+  int64_t bytes = 0;  // bytes moved (Transfer) or reduced (Reduce)
 };
 static_assert(sizeof(PlanStep) == 32);
 
@@ -54,11 +61,11 @@ struct CollectivePlan {
   CollectiveOp op = CollectiveOp::AllReduce;
   CollectiveAlgo algo = CollectiveAlgo::Ring;
   uint32_t ranks = 0;
-  uint32_t root = 0;   // Broadcast/Reduce root; SendRecv sender
-  uint32_t peer = 0;   // SendRecv receiver
-  int64_t bytes = 0;   // the nccl-tests size S (see PlanOptions::bytes)
-  uint32_t connection_depth = 1;  // PlanOptions::connection_depth the plan was built with
-  uint32_t connections = 0;       // distinct (channel, src, dst) of its transfers
+  uint32_t root = 0;                 // Broadcast/Reduce root; SendRecv sender
+  uint32_t peer = 0;                 // SendRecv receiver
+  int64_t bytes = 0;                 // the nccl-tests size S (see PlanOptions::bytes)
+  uint32_t connection_depth = 1;     // PlanOptions::connection_depth the plan was built with
+  uint32_t connections = 0;          // distinct (channel, src, dst) of its transfers
   std::vector<int64_t> chunk_bytes;  // size of every chunk
   // Which rank owns chunk c: ReduceScatter/AllGather shard owner; AllToAll: chunk c is block
   // (src = c / ranks, dst = c % ranks) and owner is unused. Empty for the other ops.
@@ -86,10 +93,10 @@ struct PlanOptions {
   // (recvcount * n) for ReduceScatter/AllGather, and sendcount * n (one rank's send buffer) for
   // AllToAll. Split into parts of whole bytes; remainders go to the first parts.
   int64_t bytes = 0;
-  uint32_t channels = 1;        // Ring, Hierarchical (inter-node rings): parallel rings
-  int64_t chunk_bytes = 0;      // pipelining granularity (Ring, Tree, SendRecv); 0 = no pipelining
-  uint32_t root = 0;            // Broadcast/Reduce root, SendRecv sender
-  uint32_t peer = 1;            // SendRecv receiver
+  uint32_t channels = 1;    // Ring, Hierarchical (inter-node rings): parallel rings
+  int64_t chunk_bytes = 0;  // pipelining granularity (Ring, Tree, SendRecv); 0 = no pipelining
+  uint32_t root = 0;        // Broadcast/Reduce root, SendRecv sender
+  uint32_t peer = 1;        // SendRecv receiver
   // Ranks r..r+g-1 with r % g == 0 share a host (0: unknown). Hierarchical needs it; Ring uses it
   // to keep every channel's inter-host hops on one rail (see nics_per_host).
   uint32_t gpus_per_host = 0;

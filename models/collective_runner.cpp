@@ -47,7 +47,8 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
     egress_.assign(spec.nodes.size(), nullptr);
     for (const net::LinkSpec& l : spec.links) {
       for (net::NodeId end : {l.a, l.b}) {
-        if (spec.nodes[end].kind == net::NodeKind::Nic) egress_[end] = &spec.link_classes[l.link_class];
+        if (spec.nodes[end].kind == net::NodeKind::Nic)
+          egress_[end] = &spec.link_classes[l.link_class];
       }
     }
   }
@@ -56,7 +57,8 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
     throw std::invalid_argument("plan dependency arrays do not match its steps");
   }
   if (n >= kSameConnection) {
-    throw std::invalid_argument("plan of " + std::to_string(n) + " steps: at most 2^31 - 1 supported");
+    throw std::invalid_argument("plan of " + std::to_string(n) +
+                                " steps: at most 2^31 - 1 supported");
   }
   reserve_huge(waiting_, n);
   reserve_huge(ready_, n);
@@ -85,7 +87,8 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
       const bool same_connection = s.kind == PlanStep::Kind::Transfer &&
                                    p.kind == PlanStep::Kind::Transfer && p.src == s.src &&
                                    p.dst == s.dst && p.channel == s.channel;
-      dependents_[dep_offsets_[d]++] = static_cast<uint32_t>(i) | (same_connection ? kSameConnection : 0u);
+      dependents_[dep_offsets_[d]++] =
+          static_cast<uint32_t>(i) | (same_connection ? kSameConnection : 0u);
     }
   }
   for (std::size_t i = n; i > 0; --i) dep_offsets_[i] = dep_offsets_[i - 1];
@@ -145,13 +148,15 @@ void CollectiveRunner::issue(uint32_t step) {
     const net::GpuAttachment& b = gpus[gpu_[s.dst]];
     const net::NodeId port = a.host == b.host ? a.nvlink_port : a.nic;
     if (s.source_step >= paced_until_.size()) {
-      throw std::invalid_argument("plan transfer names connection " + std::to_string(s.source_step) +
-                                  " of " + std::to_string(paced_until_.size()));
+      throw std::invalid_argument("plan transfer names connection " +
+                                  std::to_string(s.source_step) + " of " +
+                                  std::to_string(paced_until_.size()));
     }
     Time& paced = paced_until_[s.source_step];
     at = std::max(at, paced);
     if (const net::LinkParams* l = port == net::kNoNode ? nullptr : egress_[port]) {
-      const auto wire = static_cast<int64_t>(std::ceil(static_cast<double>(s.bytes) * options_.wire_factor));
+      const auto wire =
+          static_cast<int64_t>(std::ceil(static_cast<double>(s.bytes) * options_.wire_factor));
       const int64_t mtu = std::max<int64_t>(1, l->mtu.count());
       const int64_t packets = (wire + mtu - 1) / mtu;
       paced = at + l->bandwidth.tx_time(Bytes{wire + packets * l->header.count()});

@@ -95,7 +95,7 @@ class CollectiveRunner final : private EventTarget {
   CollectiveRunOptions options_;
   std::vector<uint32_t> waiting_;      // unfinished dependencies per step
   std::vector<uint32_t> dep_offsets_;  // CSR of dependents
-  std::vector<uint32_t> dependents_;  // step indices | kSameConnection
+  std::vector<uint32_t> dependents_;   // step indices | kSameConnection
   // Per step: when its data is ready, the latest finish of its dependencies other than the
   // previous transfer on its connection (raised as they finish).
   std::vector<Time> ready_;

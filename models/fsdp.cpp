@@ -87,7 +87,8 @@ class FsdpDriver {
     if (k + 1 < schedule_.tasks.size() && schedule_.tasks[k + 1].gather >= 0) {
       count_issue(static_cast<std::size_t>(schedule_.tasks[k + 1].gather));
     }
-    queue().schedule_fn(begin + scaled(task.duration, multiplier_[rank]), [this, rank] { end_task(rank); });
+    queue().schedule_fn(begin + scaled(task.duration, multiplier_[rank]),
+                        [this, rank] { end_task(rank); });
   }
 
   void end_task(uint32_t rank) {
@@ -170,12 +171,15 @@ class FsdpDriver {
 
 std::vector<FsdpUnit> fsdp_units(const TransformerShape& m, const FsdpParams& fsdp) {
   std::vector<FsdpUnit> units;
-  units.push_back(FsdpUnit{.params = embedding_parameters(m), .first_layer = 0, .layers = 0, .root = true});
+  units.push_back(
+      FsdpUnit{.params = embedding_parameters(m), .first_layer = 0, .layers = 0, .root = true});
   const uint32_t per = std::max<uint32_t>(1, fsdp.layers_per_unit);
   for (uint32_t first = 0; first < m.layers; first += per) {
     const uint32_t layers = std::min(per, m.layers - first);
     units.push_back(FsdpUnit{.params = static_cast<int64_t>(layers) * layer_parameters(m),
-                             .first_layer = first, .layers = layers, .root = false});
+                             .first_layer = first,
+                             .layers = layers,
+                             .root = false});
   }
   return units;
 }
@@ -186,7 +190,8 @@ FsdpSchedule fsdp_schedule(const StepConfig& config) {
   if (config.zero_compute) lc = LayerCompute{};
   FsdpSchedule s;
   auto add_comm = [&](CollectiveOp op, std::size_t unit) {
-    const int64_t per = op == CollectiveOp::AllGather ? config.fsdp.param_bytes : config.fsdp.gradient_bytes;
+    const int64_t per =
+        op == CollectiveOp::AllGather ? config.fsdp.param_bytes : config.fsdp.gradient_bytes;
     s.comms.push_back(FsdpComm{op, static_cast<int32_t>(unit), units[unit].params * per});
     return static_cast<int32_t>(s.comms.size() - 1);
   };
@@ -194,29 +199,47 @@ FsdpSchedule fsdp_schedule(const StepConfig& config) {
   for (uint32_t mb = 0; mb < m; ++mb) {
     const bool last = mb + 1 == m;
     // Forward: the root (embedding lookup: no measurable compute), the units, the logits.
-    s.tasks.push_back(FsdpTask{.name = "embedding", .duration = Time::zero(),
-                               .gather = add_comm(CollectiveOp::AllGather, 0), .reduce = -1,
-                               .backward = false, .last_micro_batch = last});
+    s.tasks.push_back(FsdpTask{.name = "embedding",
+                               .duration = Time::zero(),
+                               .gather = add_comm(CollectiveOp::AllGather, 0),
+                               .reduce = -1,
+                               .backward = false,
+                               .last_micro_batch = last});
     for (std::size_t u = 1; u < units.size(); ++u) {
       s.tasks.push_back(FsdpTask{.name = "forward unit " + std::to_string(u),
                                  .duration = seconds(units[u].layers * lc.layer_forward),
-                                 .gather = add_comm(CollectiveOp::AllGather, u), .reduce = -1,
-                                 .backward = false, .last_micro_batch = last});
+                                 .gather = add_comm(CollectiveOp::AllGather, u),
+                                 .reduce = -1,
+                                 .backward = false,
+                                 .last_micro_batch = last});
     }
-    s.tasks.push_back(FsdpTask{.name = "head forward", .duration = seconds(lc.head_forward),
-                               .gather = -1, .reduce = -1, .backward = false, .last_micro_batch = last});
-    s.tasks.push_back(FsdpTask{.name = "head backward", .duration = seconds(lc.head_backward),
-                               .gather = -1, .reduce = -1, .backward = true, .last_micro_batch = last});
+    s.tasks.push_back(FsdpTask{.name = "head forward",
+                               .duration = seconds(lc.head_forward),
+                               .gather = -1,
+                               .reduce = -1,
+                               .backward = false,
+                               .last_micro_batch = last});
+    s.tasks.push_back(FsdpTask{.name = "head backward",
+                               .duration = seconds(lc.head_backward),
+                               .gather = -1,
+                               .reduce = -1,
+                               .backward = true,
+                               .last_micro_batch = last});
     for (std::size_t u = units.size() - 1; u >= 1; --u) {
       const int32_t gather = add_comm(CollectiveOp::AllGather, u);
       const int32_t reduce = add_comm(CollectiveOp::ReduceScatter, u);
       s.tasks.push_back(FsdpTask{.name = "backward unit " + std::to_string(u),
                                  .duration = seconds(units[u].layers * lc.layer_backward),
-                                 .gather = gather, .reduce = reduce, .backward = true,
+                                 .gather = gather,
+                                 .reduce = reduce,
+                                 .backward = true,
                                  .last_micro_batch = last});
     }
-    s.tasks.push_back(FsdpTask{.name = "embedding backward", .duration = Time::zero(), .gather = -1,
-                               .reduce = add_comm(CollectiveOp::ReduceScatter, 0), .backward = true,
+    s.tasks.push_back(FsdpTask{.name = "embedding backward",
+                               .duration = Time::zero(),
+                               .gather = -1,
+                               .reduce = add_comm(CollectiveOp::ReduceScatter, 0),
+                               .backward = true,
                                .last_micro_batch = last});
   }
   return s;
@@ -241,8 +264,11 @@ FsdpTimeline fsdp_closed_form(const FsdpSchedule& s, const std::vector<Time>& d,
   Time& reduce_stream = separate ? reduce_free : gather_free;
   auto run = [&](Time& stream, int32_t comm, Time issued) {
     const auto c = static_cast<std::size_t>(comm);
-    t.comms[c] = CollectiveTiming{std::string(to_string(s.comms[c].op)), s.comms[c].unit,
-                                  s.comms[c].bytes, issued, std::max(stream, issued),
+    t.comms[c] = CollectiveTiming{std::string(to_string(s.comms[c].op)),
+                                  s.comms[c].unit,
+                                  s.comms[c].bytes,
+                                  issued,
+                                  std::max(stream, issued),
                                   std::max(stream, issued) + d[c]};
     stream = t.comms[c].end;
     t.comm_end = std::max(t.comm_end, stream);
@@ -252,10 +278,12 @@ FsdpTimeline fsdp_closed_form(const FsdpSchedule& s, const std::vector<Time>& d,
   for (std::size_t k = 0; k < s.tasks.size(); ++k) {
     const FsdpTask& task = s.tasks[k];
     Time start = end;
-    if (task.gather >= 0) start = std::max(start, t.comms[static_cast<std::size_t>(task.gather)].end);
+    if (task.gather >= 0)
+      start = std::max(start, t.comms[static_cast<std::size_t>(task.gather)].end);
     // Issue order on a shared stream: the next all-gather (at this start), then this task's
     // reduce-scatter (at its end).
-    if (k + 1 < s.tasks.size() && s.tasks[k + 1].gather >= 0) run(gather_free, s.tasks[k + 1].gather, start);
+    if (k + 1 < s.tasks.size() && s.tasks[k + 1].gather >= 0)
+      run(gather_free, s.tasks[k + 1].gather, start);
     end = start + task.duration;
     t.tasks[k] = ComputeSlice{task.name, start, end};
     if (task.reduce >= 0) run(reduce_stream, task.reduce, end);
@@ -283,7 +311,8 @@ StepResult simulate_fsdp_step(TransferBackend& backend, const net::NetworkSpec& 
   const auto n = static_cast<uint32_t>(config.rank_to_gpu.size());
   if (n == 0) throw std::invalid_argument("a data-parallel group needs at least one rank");
   if (config.layout.model_parallel()) {
-    throw std::invalid_argument("FSDP with tensor, pipeline or context parallelism is not modelled");
+    throw std::invalid_argument(
+        "FSDP with tensor, pipeline or context parallelism is not modelled");
   }
   StepResult r;
   r.parallelism = DataParallelism::Fsdp;
@@ -296,7 +325,8 @@ StepResult simulate_fsdp_step(TransferBackend& backend, const net::NetworkSpec& 
   std::vector<Time> idle(schedule.comms.size());
   double sent = 0;
   for (std::size_t i = 0; i < schedule.comms.size(); ++i) {
-    const auto& t = timer.time(schedule.comms[i].op, algo, {config.rank_to_gpu}, schedule.comms[i].bytes);
+    const auto& t =
+        timer.time(schedule.comms[i].op, algo, {config.rank_to_gpu}, schedule.comms[i].bytes);
     idle[i] = t.duration;
     sent += static_cast<double>(t.bytes_per_gpu);
   }
@@ -350,7 +380,8 @@ StepResult simulate_fsdp_step(TransferBackend& backend, const net::NetworkSpec& 
   r.closed_form_step = std::max(closed.compute_end, closed.comm_end) + r.optimizer;
 
   // Reused idle timings ignore the contention of an all-gather and a reduce-scatter that overlap.
-  if (config.reuse_bucket_timings && config.fsdp.separate_streams && fidelity != Fidelity::Analytic) {
+  if (config.reuse_bucket_timings && config.fsdp.separate_streams &&
+      fidelity != Fidelity::Analytic) {
     Time overlap = Time::zero();
     for (const CollectiveTiming& rs : r.collectives) {
       if (rs.kind != "reduce_scatter") continue;

@@ -13,20 +13,21 @@
 //             forward), backward unit U while unit U-1 is gathered, ...; after each unit's backward
 //             its gradients are reduce-scattered; the root's gradients last, after the embedding.
 // Prefetch depth is one unit: the all-gather for compute task k is issued when task k-1 starts
-// (implicit forward prefetch with limit_all_gathers keeps two units gathered; BACKWARD_PRE issues the
-// next unit's all-gather as the current unit's backward begins). All-gathers run on one stream and
-// reduce-scatters on another (PyTorch's two streams; `FsdpParams::separate_streams = false` puts
-// them on one). The optimizer (on the 1/n shard) runs when the last reduce-scatter is done.
+// (implicit forward prefetch with limit_all_gathers keeps two units gathered; BACKWARD_PRE issues
+// the next unit's all-gather as the current unit's backward begins). All-gathers run on one stream
+// and reduce-scatters on another (PyTorch's two streams; `FsdpParams::separate_streams = false`
+// puts them on one). The optimizer (on the 1/n shard) runs when the last reduce-scatter is done.
 //
-// Closed form (fsdp_closed_form), with collective times from an idle fabric and unperturbed compute:
-// a max-plus recurrence over the compute tasks k,
+// Closed form (fsdp_closed_form), with collective times from an idle fabric and unperturbed
+// compute: a max-plus recurrence over the compute tasks k,
 //   gather_end(k) = max(stream_free, start(k-1)) + AG(k)       (AG issued when task k-1 starts)
 //   start(k)      = max(end(k-1), gather_end(k)),  end(k) = start(k) + C(k)
 //   reduce_end(k) = max(stream_free, end(k)) + RS(k)
 //   T_step        = max(end(last), reduce_end(last)) + T_opt
 // which for U equal units on separate streams is
 //   T_fwd = AG_root + AG_1 + sum_{i<U} max(F_i, AG_{i+1}) + F_U + F_head
-//   T_bwd = max(B_head, AG_U) + sum_{i>1} max(B_i, AG_{i-1}) + B_1,  tail = the reduce-scatters left.
+//   T_bwd = max(B_head, AG_U) + sum_{i>1} max(B_i, AG_{i-1}) + B_1,  tail = the reduce-scatters
+//   left.
 // The event-driven step (simulate_fsdp_step) runs the same dependencies on every rank with the
 // collectives on the scenario's backend; it differs from the closed form through perturbations,
 // and, when collectives run live, through contention between concurrent all-gathers and
@@ -69,7 +70,8 @@ FsdpSchedule fsdp_schedule(const StepConfig& config);
 
 // Per-GPU bytes a ring moves for one micro-batch: (n-1)/n of every unit gathered twice (forward and
 // backward; the root once) and reduced once.
-double fsdp_ring_bytes_per_gpu(const TransformerShape& model, const FsdpParams& fsdp, uint32_t ranks);
+double fsdp_ring_bytes_per_gpu(const TransformerShape& model, const FsdpParams& fsdp,
+                               uint32_t ranks);
 
 struct FsdpTimeline {
   Time compute_end = Time::zero();
@@ -82,8 +84,8 @@ FsdpTimeline fsdp_closed_form(const FsdpSchedule& schedule, const std::vector<Ti
                               bool separate_streams);
 
 // Runs one FSDP step on `backend` (whose simulation must be at time zero); see step_sim.hpp for the
-// meaning of reuse_bucket_timings (here: every collective of a given op and size is timed once on an
-// idle fabric).
+// meaning of reuse_bucket_timings (here: every collective of a given op and size is timed once on
+// an idle fabric).
 StepResult simulate_fsdp_step(TransferBackend& backend, const net::NetworkSpec& spec,
                               Fidelity fidelity, const StepConfig& config);
 

@@ -10,17 +10,37 @@ namespace {
 std::vector<GpuSpec> presets() {
   // Dense TFLOP/s; HBM and NVLink in bytes/s (NVLink per direction = half the datasheet's total).
   return {
-      GpuSpec{.name = "a100", .bf16_tflops = 312, .fp16_tflops = 312, .fp8_tflops = 0,
-              .tf32_tflops = 156, .hbm_bytes_per_s = 2.039e12, .nvlink_bytes_per_s = 300e9,
+      GpuSpec{.name = "a100",
+              .bf16_tflops = 312,
+              .fp16_tflops = 312,
+              .fp8_tflops = 0,
+              .tf32_tflops = 156,
+              .hbm_bytes_per_s = 2.039e12,
+              .nvlink_bytes_per_s = 300e9,
               .memory_bytes = 80e9},
-      GpuSpec{.name = "h100", .bf16_tflops = 989, .fp16_tflops = 989, .fp8_tflops = 1979,
-              .tf32_tflops = 494, .hbm_bytes_per_s = 3.35e12, .nvlink_bytes_per_s = 450e9,
+      GpuSpec{.name = "h100",
+              .bf16_tflops = 989,
+              .fp16_tflops = 989,
+              .fp8_tflops = 1979,
+              .tf32_tflops = 494,
+              .hbm_bytes_per_s = 3.35e12,
+              .nvlink_bytes_per_s = 450e9,
               .memory_bytes = 80e9},
-      GpuSpec{.name = "h200", .bf16_tflops = 989, .fp16_tflops = 989, .fp8_tflops = 1979,
-              .tf32_tflops = 494, .hbm_bytes_per_s = 4.8e12, .nvlink_bytes_per_s = 450e9,
+      GpuSpec{.name = "h200",
+              .bf16_tflops = 989,
+              .fp16_tflops = 989,
+              .fp8_tflops = 1979,
+              .tf32_tflops = 494,
+              .hbm_bytes_per_s = 4.8e12,
+              .nvlink_bytes_per_s = 450e9,
               .memory_bytes = 141e9},
-      GpuSpec{.name = "b200", .bf16_tflops = 2250, .fp16_tflops = 2250, .fp8_tflops = 4500,
-              .tf32_tflops = 1100, .hbm_bytes_per_s = 8e12, .nvlink_bytes_per_s = 900e9,
+      GpuSpec{.name = "b200",
+              .bf16_tflops = 2250,
+              .fp16_tflops = 2250,
+              .fp8_tflops = 4500,
+              .tf32_tflops = 1100,
+              .hbm_bytes_per_s = 8e12,
+              .nvlink_bytes_per_s = 900e9,
               .memory_bytes = 180e9},
   };
 }
@@ -45,10 +65,14 @@ std::vector<std::string> gpu_preset_names() {
 
 double peak_flops(const GpuSpec& gpu, DType dtype) {
   switch (dtype) {
-    case DType::Bf16: return gpu.bf16_tflops * 1e12;
-    case DType::Fp16: return gpu.fp16_tflops * 1e12;
-    case DType::Fp8: return gpu.fp8_tflops * 1e12;
-    case DType::Tf32: return gpu.tf32_tflops * 1e12;
+    case DType::Bf16:
+      return gpu.bf16_tflops * 1e12;
+    case DType::Fp16:
+      return gpu.fp16_tflops * 1e12;
+    case DType::Fp8:
+      return gpu.fp8_tflops * 1e12;
+    case DType::Tf32:
+      return gpu.tf32_tflops * 1e12;
   }
   return 0;
 }

@@ -11,9 +11,9 @@ enum class DType : uint8_t { Bf16, Fp16, Fp8, Tf32 };
 
 struct GpuSpec {
   std::string name;
-  double bf16_tflops = 0;     // dense peak, no sparsity
+  double bf16_tflops = 0;  // dense peak, no sparsity
   double fp16_tflops = 0;
-  double fp8_tflops = 0;      // 0 where unsupported
+  double fp8_tflops = 0;  // 0 where unsupported
   double tf32_tflops = 0;
   double hbm_bytes_per_s = 0;
   double nvlink_bytes_per_s = 0;  // per direction, per GPU

@@ -32,8 +32,10 @@ PipelineTime pipeline_1f1b(const std::vector<Time>& stage, uint32_t micro_batche
   return p;
 }
 
-int64_t tp_activation_bytes(const TransformerShape& m, const ComputeParams& c, const ParallelLayout& l) {
-  return c.micro_batch * static_cast<int64_t>(m.sequence / std::max<uint32_t>(1, l.context)) * m.hidden * 2;
+int64_t tp_activation_bytes(const TransformerShape& m, const ComputeParams& c,
+                            const ParallelLayout& l) {
+  return c.micro_batch * static_cast<int64_t>(m.sequence / std::max<uint32_t>(1, l.context)) *
+         m.hidden * 2;
 }
 
 std::pair<int, int> tp_collectives_per_layer(const ComputeParams& c) {
@@ -55,7 +57,8 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   const uint32_t model_parallel = tp * cp * pp;
   const auto total = static_cast<uint32_t>(config.rank_to_gpu.size());
   if (total == 0 || total % model_parallel != 0) {
-    throw std::invalid_argument("the ranks must be a multiple of tensor x context x pipeline parallel");
+    throw std::invalid_argument(
+        "the ranks must be a multiple of tensor x context x pipeline parallel");
   }
   if (config.model.layers % pp != 0) {
     throw std::invalid_argument("pipeline parallelism must divide the layers");
@@ -66,7 +69,8 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   const TransformerShape& model = config.model;
   const uint32_t layers = model.layers / pp;
   auto gpu_of = [&](uint32_t t, uint32_t c, uint32_t p, uint32_t d) {
-    return config.rank_to_gpu[megatron_rank(ParallelLayout{tp, cp, pp, lay.sequence_parallel}, t, c, p, d)];
+    return config
+        .rank_to_gpu[megatron_rank(ParallelLayout{tp, cp, pp, lay.sequence_parallel}, t, c, p, d)];
   };
 
   StepResult r;
@@ -74,19 +78,21 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   r.layout = ParallelLayout{tp, cp, pp, lay.sequence_parallel};
   r.data_parallel = dp;
   IdleCollectiveTimer timer(spec, fidelity, config);
-  LayerCompute lc = layer_compute(model, config.gpu, config.compute,
-                                  ComputeSplit{tp, cp, lay.sequence_parallel});
+  LayerCompute lc =
+      layer_compute(model, config.gpu, config.compute, ComputeSplit{tp, cp, lay.sequence_parallel});
   if (config.zero_compute) lc = LayerCompute{};
   double slowest = 1.0;
   for (double x : rank_compute_multipliers(config, total)) slowest = std::max(slowest, x);
   CollectiveAlgo dp_algo = config.algorithm;
   if (dp_algo == CollectiveAlgo::Hierarchical && model_parallel > 1) {
     dp_algo = CollectiveAlgo::Ring;
-    r.warnings.push_back("hierarchical all-reduce assumes a data-parallel group of whole hosts; "
-                         "with model parallelism the gradient all-reduce uses a ring");
+    r.warnings.push_back(
+        "hierarchical all-reduce assumes a data-parallel group of whole hosts; "
+        "with model parallelism the gradient all-reduce uses a ring");
   }
   auto add_row = [&](const char* kind, int64_t bytes, Time duration, int64_t count) {
-    r.collectives.push_back(CollectiveTiming{kind, -1, bytes, Time::zero(), Time::zero(), duration, count});
+    r.collectives.push_back(
+        CollectiveTiming{kind, -1, bytes, Time::zero(), Time::zero(), duration, count});
   };
 
   // Tensor parallel: every TP group at once.
@@ -134,10 +140,13 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
           for (uint32_t c = 0; c < cp; ++c) groups.back().push_back(gpu_of(t, c, p, d));
         }
     const int64_t head_dim = model.hidden / model.heads;
-    const int64_t kv_heads = std::max<int64_t>(1, model.kv_heads / tp);  // replicated when fewer than TP
-    const int64_t shard = 2 * config.compute.micro_batch * (model.sequence / cp) * kv_heads * head_dim * 2;
+    const int64_t kv_heads =
+        std::max<int64_t>(1, model.kv_heads / tp);  // replicated when fewer than TP
+    const int64_t shard =
+        2 * config.compute.micro_batch * (model.sequence / cp) * kv_heads * head_dim * 2;
     const auto ag = timer.time(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups, shard * cp);
-    const auto rs = timer.time(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups, shard * cp);
+    const auto rs =
+        timer.time(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups, shard * cp);
     const Time attention_fwd = scaled(seconds(lc.attention_forward), slowest);
     const Time attention_bwd = scaled(seconds(lc.attention_backward), slowest);
     cp_fwd_exposed = std::max(Time::zero(), ag.duration - attention_fwd);
@@ -168,8 +177,10 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   std::vector<Time> stage_total(pp);
   for (uint32_t i = 0; i < pp; ++i) {
     const bool last = i + 1 == pp;
-    const Time compute_f = scaled(seconds(layers * lc.layer_forward + (last ? lc.head_forward : 0.0)), slowest);
-    const Time compute_b = scaled(seconds(layers * lc.layer_backward + (last ? lc.head_backward : 0.0)), slowest);
+    const Time compute_f =
+        scaled(seconds(layers * lc.layer_forward + (last ? lc.head_forward : 0.0)), slowest);
+    const Time compute_b =
+        scaled(seconds(layers * lc.layer_backward + (last ? lc.head_backward : 0.0)), slowest);
     stage_fwd[i] = compute_f + (tp_fwd + cp_fwd_exposed) * layers + (i > 0 ? p2p : Time::zero());
     stage_bwd[i] = compute_b + (tp_bwd + cp_bwd_exposed) * layers + (last ? Time::zero() : p2p);
     stage_total[i] = stage_fwd[i] + stage_bwd[i];
@@ -193,8 +204,11 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   int64_t dp_bytes_per_gpu = 0;
   for (uint32_t i = 0; i < pp; ++i) {
     if (i > 0) stage_end -= stage_bwd[i - 1];
-    BucketScope scope{.first_layer = i * layers, .layers = layers, .input_embedding = i == 0,
-                      .output_head = i + 1 == pp, .tensor_parallel = tp};
+    BucketScope scope{.first_layer = i * layers,
+                      .layers = layers,
+                      .input_embedding = i == 0,
+                      .output_head = i + 1 == pp,
+                      .tensor_parallel = tp};
     stage_buckets[i] = ddp_buckets(model, config.ddp, scope);
     Groups groups;
     for (uint32_t t = 0; t < tp; ++t) {
@@ -208,7 +222,8 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
       const auto& timing = timer.time(CollectiveOp::AllReduce, dp_algo, groups, b.size.count());
       stage_sync[i].push_back(timing.duration);
       stage_bytes += timing.bytes_per_gpu;
-      stage_params += static_cast<double>(b.size.count()) / static_cast<double>(config.ddp.gradient_bytes_per_param);
+      stage_params += static_cast<double>(b.size.count()) /
+                      static_cast<double>(config.ddp.gradient_bytes_per_param);
     }
     params_gpu = std::max(params_gpu, stage_params);
     if (i == 0) dp_bytes_per_gpu = stage_bytes;
@@ -238,7 +253,8 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   // the TP collectives, the exposed K/V ring and the stage's pipeline receives (the bubble apart).
   r.exposed_comm = (r.step - r.optimizer - b.forward - b.backward) + r.tensor_parallel_comm +
                    r.context_parallel_exposed + r.pipeline_p2p;
-  r.bytes_per_gpu = dp_bytes_per_gpu + (tp_bytes_per_gpu * layers + cp_bytes_per_gpu * layers) * mb +
+  r.bytes_per_gpu = dp_bytes_per_gpu +
+                    (tp_bytes_per_gpu * layers + cp_bytes_per_gpu * layers) * mb +
                     p2p_bytes_per_gpu;
 
   // The critical stage's buckets on its communication stream.
@@ -257,9 +273,11 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   r.rank_backward_end.assign(total, bwd_start + b.backward);
 
   double hardware_flops = model_flops;
-  if (config.compute.recompute == Recompute::Full) hardware_flops += training_flops_per_token(model) / 3.0 * tokens;
+  if (config.compute.recompute == Recompute::Full)
+    hardware_flops += training_flops_per_token(model) / 3.0 * tokens;
   if (config.compute.recompute == Recompute::Selective) {
-    hardware_flops += 4.0 * model.layers * static_cast<double>(model.hidden) * model.sequence * tokens;
+    hardware_flops +=
+        4.0 * model.layers * static_cast<double>(model.hidden) * model.sequence * tokens;
   }
   const double all_peak = peak * total;
   r.mfu = model_flops / (r.step.seconds() * all_peak);
@@ -270,10 +288,11 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   // activations of the micro-batches in flight on stage 0 (min(m, p) under 1F1B); Korthikanti et
   // al. 2022 per block: s*b*h*(10 + 24/t) bytes, 34/t with sequence parallelism, 2 (/t) with full
   // recomputation, all over CP.
-  const double sbh = static_cast<double>(model.sequence) * static_cast<double>(config.compute.micro_batch) *
-                     model.hidden / cp;
+  const double sbh = static_cast<double>(model.sequence) *
+                     static_cast<double>(config.compute.micro_batch) * model.hidden / cp;
   double per_layer = lay.sequence_parallel ? 34.0 / tp : 10.0 + 24.0 / tp;
-  if (config.compute.recompute == Recompute::Full) per_layer = lay.sequence_parallel ? 2.0 / tp : 2.0;
+  if (config.compute.recompute == Recompute::Full)
+    per_layer = lay.sequence_parallel ? 2.0 / tp : 2.0;
   r.memory_per_gpu_bytes = 16.0 * params_gpu + sbh * per_layer * layers * std::min(m, pp);
   warn_if_over_gpu_memory(r.warnings, "this layout", r.memory_per_gpu_bytes, config.gpu);
   return r;

@@ -17,9 +17,9 @@
 //
 // Communication per block and micro-batch:
 //   TP (Megatron): 2 all-reduces of the activations (b * s/CP * h * 2 bytes) in forward and 2 in
-//     backward (2 more in backward under full recomputation); with sequence parallelism each becomes
-//     an all-gather + a reduce-scatter of the same buffer. Exposed: Megatron runs them on the compute
-//     stream (no TP-communication overlap).
+//     backward (2 more in backward under full recomputation); with sequence parallelism each
+//     becomes an all-gather + a reduce-scatter of the same buffer. Exposed: Megatron runs them on
+//     the compute stream (no TP-communication overlap).
 //   CP: ring exchange of K/V: an all-gather over the CP group of the K and V shards
 //     (2 * b * s/CP * kv_heads/TP * head_dim * 2 bytes each) in forward; in backward the K/V again
 //     and a reduce-scatter of their gradients. It overlaps the attention compute; only what exceeds
@@ -27,17 +27,20 @@
 //   PP: one send of the activations (b * s/CP * h * 2 bytes, / TP with sequence parallelism) to the
 //     next stage per micro-batch in forward, the same size of gradients back in backward, on the
 //     critical path (1F1B waits for its receive).
-//   DP: gradients of the stage's parameters / TP in DDP buckets (bucket_cap_mb), all-reduced over the
+//   DP: gradients of the stage's parameters / TP in DDP buckets (bucket_cap_mb), all-reduced over
+//   the
 //     data x context group (context-parallel ranks hold the same weights), overlapped with the last
 //     micro-batch's backward as in the DDP closed form.
 //
-// Pipeline (1F1B with m = grad_accumulation micro-batches, p stages of time t_i = t_fwd,i + t_bwd,i):
+// Pipeline (1F1B with m = grad_accumulation micro-batches, p stages of time t_i = t_fwd,i +
+// t_bwd,i):
 //   T_pipe = (m - 1) * max_i t_i + sum_i t_i,  bubble = T_pipe - m * max_i t_i
 //   so the bubble is (p - 1) / m of the ideal time m * t for equal stages (Megatron's definition;
 //   (p - 1) / (m + p - 1) of the pipeline time).
-// Step: for each stage i, its last backward ends at end_i (stage 0 last); its gradient sync follows the
-// DDP closed form, T_i = (end_i - t_bwd,i) + max(t_bwd,i, T_sync,i - T_tail,i) + T_tail,i; the step is
-// max_i T_i + T_opt (Adam on the GPU's parameters). With TP = CP = PP = 1 this is the DDP closed form.
+// Step: for each stage i, its last backward ends at end_i (stage 0 last); its gradient sync follows
+// the DDP closed form, T_i = (end_i - t_bwd,i) + max(t_bwd,i, T_sync,i - T_tail,i) + T_tail,i; the
+// step is max_i T_i + T_opt (Adam on the GPU's parameters). With TP = CP = PP = 1 this is the DDP
+// closed form.
 //
 // Perturbations: the slowest rank's compute multiplier applies to every stage (the step is
 // synchronous). Not modelled: interleaved (virtual) pipeline stages, TP/CP communication overlap,
@@ -58,7 +61,8 @@ struct PipelineTime {
 };
 PipelineTime pipeline_1f1b(const std::vector<Time>& stage_times, uint32_t micro_batches);
 
-// Activation bytes one tensor-parallel all-reduce moves per block (nccl-tests' S): b * s/CP * h * 2.
+// Activation bytes one tensor-parallel all-reduce moves per block (nccl-tests' S): b * s/CP * h
+// * 2.
 int64_t tp_activation_bytes(const TransformerShape& model, const ComputeParams& compute,
                             const ParallelLayout& layout);
 // Number of TP collectives per block and micro-batch: {forward, backward} all-reduces (or, with
@@ -66,7 +70,8 @@ int64_t tp_activation_bytes(const TransformerShape& model, const ComputeParams& 
 std::pair<int, int> tp_collectives_per_layer(const ComputeParams& compute);
 
 // Rank of (tensor t, context c, pipeline p, data d) in Megatron order.
-uint32_t megatron_rank(const ParallelLayout& layout, uint32_t t, uint32_t c, uint32_t p, uint32_t d);
+uint32_t megatron_rank(const ParallelLayout& layout, uint32_t t, uint32_t c, uint32_t p,
+                       uint32_t d);
 
 // The closed-form step (see above). `config.rank_to_gpu` holds TP*CP*PP*DP ranks.
 StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelity,

@@ -22,23 +22,24 @@ std::vector<GradientBucket> ddp_buckets(const TransformerShape& m, const DdpPara
   const int64_t b = m.biases ? 1 : 0;
   const int64_t t = std::max<int64_t>(1, scope.tensor_parallel);
   // One block's tensors in the order backward produces their gradients. Under tensor parallelism
-  // the weights are split t ways; the biases of the row-parallel layers (MLP down, attention output)
-  // and the norms are replicated.
+  // the weights are split t ways; the biases of the row-parallel layers (MLP down, attention
+  // output) and the norms are replicated.
   std::vector<int64_t> block = {
-      ffn * h / t + b * h,                                              // MLP down
-      (m.mlp == MlpKind::SwiGlu ? 2 : 1) * (h * ffn + b * ffn) / t,     // MLP up (+ gate)
-      h * h / t + b * h,                                                // attention output
-      (h * kv + b * kv) / t,                                            // value
-      (h * kv + b * kv) / t,                                            // key
-      (h * h + b * h) / t,                                              // query
-      (1 + b) * h * 2,                                                  // the two norms
+      ffn * h / t + b * h,                                           // MLP down
+      (m.mlp == MlpKind::SwiGlu ? 2 : 1) * (h * ffn + b * ffn) / t,  // MLP up (+ gate)
+      h * h / t + b * h,                                             // attention output
+      (h * kv + b * kv) / t,                                         // value
+      (h * kv + b * kv) / t,                                         // key
+      (h * h + b * h) / t,                                           // query
+      (1 + b) * h * 2,                                               // the two norms
   };
   struct Tensor {
     int64_t params;
     double ready_at;
   };
   std::vector<Tensor> order;
-  const uint32_t layers = scope.layers == 0 ? m.layers - std::min(m.layers, scope.first_layer) : scope.layers;
+  const uint32_t layers =
+      scope.layers == 0 ? m.layers - std::min(m.layers, scope.first_layer) : scope.layers;
   const int64_t vocab_share = static_cast<int64_t>(m.vocab) * h / t;
   if (scope.output_head) {
     // Untied: the output projection. Tied, on a last pipeline stage without the input embedding:
@@ -46,7 +47,8 @@ std::vector<GradientBucket> ddp_buckets(const TransformerShape& m, const DdpPara
     if (!m.tied_embeddings || !scope.input_embedding) order.push_back({vocab_share, 0.0});
     order.push_back({(1 + b) * h, 0.0});  // final norm
   }
-  const double block_params = static_cast<double>(std::accumulate(block.begin(), block.end(), int64_t{0}));
+  const double block_params =
+      static_cast<double>(std::accumulate(block.begin(), block.end(), int64_t{0}));
   for (uint32_t l = 0; l < layers; ++l) {
     // Block l (counting from the output) runs its backward during [l, l + 1) / layers; within it a
     // tensor's gradient is ready once the work for the tensors before it, and its own, is done
@@ -59,7 +61,8 @@ std::vector<GradientBucket> ddp_buckets(const TransformerShape& m, const DdpPara
     }
     // First iteration: reverse parameter order puts the block's norms (the last tensor in ready
     // order) first.
-    if (ddp.parameter_order) std::rotate(order.begin() + static_cast<std::ptrdiff_t>(first), order.end() - 1, order.end());
+    if (ddp.parameter_order)
+      std::rotate(order.begin() + static_cast<std::ptrdiff_t>(first), order.end() - 1, order.end());
   }
   if (scope.input_embedding) {
     int64_t input_side = vocab_share;  // embedding (and the tied head)
@@ -98,7 +101,7 @@ LayerCompute layer_compute(const TransformerShape& m, const GpuSpec& gpu, const 
   const double batch_heads = static_cast<double>(p.micro_batch) * m.heads / t;
 
   double block_gemms = gemm_seconds(gpu, p.dtype, tokens, (h + 2 * kv) / t, h)  // QKV
-                       + gemm_seconds(gpu, p.dtype, tokens, h, h / t);         // output
+                       + gemm_seconds(gpu, p.dtype, tokens, h, h / t);          // output
   block_gemms += m.mlp == MlpKind::SwiGlu ? gemm_seconds(gpu, p.dtype, tokens, 2 * ffn / t, h)
                                           : gemm_seconds(gpu, p.dtype, tokens, ffn / t, h);
   block_gemms += gemm_seconds(gpu, p.dtype, tokens, h, ffn / t);  // MLP down
@@ -107,8 +110,8 @@ LayerCompute layer_compute(const TransformerShape& m, const GpuSpec& gpu, const 
       batch_heads * (gemm_seconds(gpu, p.dtype, queries, m.sequence, head_dim) +
                      gemm_seconds(gpu, p.dtype, queries, head_dim, m.sequence)) -
       2 * (batch_heads - 1) * gpu.kernel_launch_s;  // batched: one launch each
-  const double elementwise = p.elementwise_passes_per_layer * tokens * h * 2.0 / gpu.hbm_bytes_per_s /
-                             (split.sequence_parallel ? t : 1.0);
+  const double elementwise = p.elementwise_passes_per_layer * tokens * h * 2.0 /
+                             gpu.hbm_bytes_per_s / (split.sequence_parallel ? t : 1.0);
   const double block = block_gemms + attention + elementwise;
   const double logits = gemm_seconds(gpu, p.dtype, tokens, m.vocab / t, h);
 

@@ -38,10 +38,11 @@ struct GradientBucket {
   double ready_at = 0;
 };
 
-// Gradients become ready in reverse order of the forward pass (PyTorch buckets parameters in reverse
-// order of model.parameters(), approximating exactly that). Tensors are never split: one larger than
-// the cap gets a bucket of its own, as in DDP. Per block, the tensors in backward order are the MLP
-// down, gate/up, then the attention output, value, key and query projections and the two norms.
+// Gradients become ready in reverse order of the forward pass (PyTorch buckets parameters in
+// reverse order of model.parameters(), approximating exactly that). Tensors are never split: one
+// larger than the cap gets a bucket of its own, as in DDP. Per block, the tensors in backward order
+// are the MLP down, gate/up, then the attention output, value, key and query projections and the
+// two norms.
 std::vector<GradientBucket> ddp_buckets(const TransformerShape& model, const DdpParams& ddp);
 
 // The part of the model one data-parallel replica's rank holds under tensor and pipeline
@@ -62,7 +63,7 @@ std::vector<GradientBucket> ddp_buckets(const TransformerShape& model, const Ddp
 enum class Recompute : uint8_t { None, Selective, Full };
 
 struct ComputeParams {
-  int64_t micro_batch = 1;           // sequences per GPU per micro-batch
+  int64_t micro_batch = 1;  // sequences per GPU per micro-batch
   DType dtype = DType::Bf16;
   Recompute recompute = Recompute::None;
   // Passes over the activations (B x s x h x 2 bytes) per block for norms, residuals, activations
@@ -75,7 +76,8 @@ struct ComputeParams {
 //   attention output and MLP down) dimension is divided by t, attention heads are divided by t,
 //   the logits GEMM is vocabulary-parallel (vocab / t). Elementwise work (norms, residuals,
 //   dropout) is replicated on every TP rank unless sequence_parallel, which divides it by t.
-// - context parallel c: each rank holds s / c of the tokens: GEMMs see b*s/c rows, attention computes
+// - context parallel c: each rank holds s / c of the tokens: GEMMs see b*s/c rows, attention
+// computes
 //   its s/c queries against all s keys (so attention work is divided by c as well).
 // Smaller GEMMs lose efficiency through the GEMM model (wave quantization or the calibrated curve),
 // so t*c GPUs are not exactly t*c times faster.
@@ -94,8 +96,8 @@ struct LayerCompute {
   double head_forward = 0;        // the logits GEMM
   double head_backward = 0;
 };
-LayerCompute layer_compute(const TransformerShape& model, const GpuSpec& gpu, const ComputeParams& p,
-                           const ComputeSplit& split = {});
+LayerCompute layer_compute(const TransformerShape& model, const GpuSpec& gpu,
+                           const ComputeParams& p, const ComputeSplit& split = {});
 
 struct ComputeTimes {
   Time forward = Time::zero();   // one micro-batch
@@ -106,7 +108,8 @@ struct ComputeTimes {
 // two batched GEMMs per head, the logits GEMM, and elementwise passes at HBM bandwidth. Backward is
 // twice the forward GEMMs (input and weight gradients) plus the recomputed forward when asked.
 // Equals layers x layer_compute(...).layer_* + head_* (one GPU, no model parallelism).
-ComputeTimes compute_times(const TransformerShape& model, const GpuSpec& gpu, const ComputeParams& p);
+ComputeTimes compute_times(const TransformerShape& model, const GpuSpec& gpu,
+                           const ComputeParams& p);
 
 struct StepInputs {
   Time forward = Time::zero();

@@ -7,8 +7,8 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <string>
 #include <stdexcept>
+#include <string>
 
 #include "sim/backends/make_backend.hpp"
 #include "sim/core/rng.hpp"
@@ -84,10 +84,12 @@ class StepDriver {
 };
 
 std::string key_of(CollectiveOp op, CollectiveAlgo algo, int64_t bytes) {
-  return std::string(to_string(op)) + "/" + std::string(to_string(algo)) + "/" + std::to_string(bytes);
+  return std::string(to_string(op)) + "/" + std::string(to_string(algo)) + "/" +
+         std::to_string(bytes);
 }
 
-// The extrapolation of one bucket size (BucketTimingMode::Extrapolate): sample sizes k1 and k2 units.
+// The extrapolation of one bucket size (BucketTimingMode::Extrapolate): sample sizes k1 and k2
+// units.
 struct Extrapolation {
   int64_t small = 0;  // bytes of k1 units
   int64_t large = 0;  // bytes of k2 = 2 k1 units
@@ -97,19 +99,19 @@ struct Extrapolation {
 // in its chunk count from the first chunk on, but until the first chunk has gone up and down the
 // tree (2 depth chunk times) fewer flows share the links, so early chunks go faster than in steady
 // state, and the slope between two short runs underestimates the real per-chunk time. Measured on
-// the 256-GPU fat-tree (ddp-70b-16k.yaml, tree, flow): 2.1 GB bucket error -19% at k1 = 4 (= depth/2),
-// -6.7% at 8, -0.4% at 32 (4 depth), -0.16% at 64, -0.04% at 120. k1 = 4 depth, with depth =
-// ceil(log2 ranks) (for a ring, the number of chunks per segment needs no such margin, but we keep
-// the same rule).
-int64_t sample_units(uint32_t ranks) {
-  return 4 * static_cast<int64_t>(std::bit_width(ranks - 1));
-}
+// the 256-GPU fat-tree (ddp-70b-16k.yaml, tree, flow): 2.1 GB bucket error -19% at k1 = 4 (=
+// depth/2), -6.7% at 8, -0.4% at 32 (4 depth), -0.16% at 64, -0.04% at 120. k1 = 4 depth, with
+// depth = ceil(log2 ranks) (for a ring, the number of chunks per segment needs no such margin, but
+// we keep the same rule).
+int64_t sample_units(uint32_t ranks) { return 4 * static_cast<int64_t>(std::bit_width(ranks - 1)); }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-std::optional<Extrapolation> extrapolation_for(const StepConfig& config, uint32_t n, int64_t bytes) {
-  if (config.bucket_timing == BucketTimingMode::Exact || config.chunk_bytes <= 0 || n < 2) return std::nullopt;
-  int64_t unit = 0;           // bytes per pipeline unit
+std::optional<Extrapolation> extrapolation_for(const StepConfig& config, uint32_t n,
+                                               int64_t bytes) {
+  if (config.bucket_timing == BucketTimingMode::Exact || config.chunk_bytes <= 0 || n < 2)
+    return std::nullopt;
+  int64_t unit = 0;  // bytes per pipeline unit
   int64_t transfers_per_unit = 0;
   const auto edges = static_cast<int64_t>(n - 1);
   if (config.algorithm == CollectiveAlgo::Tree) {
@@ -147,9 +149,12 @@ std::optional<BucketSamples> bucket_extrapolation(const StepConfig& config, uint
 
 std::string_view to_string(BucketTimingMode t) {
   switch (t) {
-    case BucketTimingMode::Exact: return "exact";
-    case BucketTimingMode::Extrapolate: return "extrapolate";
-    case BucketTimingMode::Auto: return "auto";
+    case BucketTimingMode::Exact:
+      return "exact";
+    case BucketTimingMode::Extrapolate:
+      return "extrapolate";
+    case BucketTimingMode::Auto:
+      return "auto";
   }
   return "auto";
 }
@@ -161,17 +166,21 @@ BucketTimingMode parse_bucket_timing(std::string_view text) {
   throw std::invalid_argument("expected exact, extrapolate or auto");
 }
 
-std::string_view to_string(DataParallelism p) { return p == DataParallelism::Fsdp ? "fsdp" : "ddp"; }
+std::string_view to_string(DataParallelism p) {
+  return p == DataParallelism::Fsdp ? "fsdp" : "ddp";
+}
 
 Time scaled(Time t, double factor) {
-  return Time::ps(static_cast<int64_t>(std::llround(static_cast<double>(t.picoseconds()) * factor)));
+  return Time::ps(
+      static_cast<int64_t>(std::llround(static_cast<double>(t.picoseconds()) * factor)));
 }
 
 double activation_bytes(const TransformerShape& m, const ComputeParams& p) {
   // Korthikanti et al. 2022 (no tensor parallelism) with FlashAttention, which never stores the
   // s x s score matrix (their 5*a*s/h term): 34*s*b*h bytes per layer without recomputation,
   // 2*s*b*h with full recomputation (only each layer's input is kept).
-  const double sbh = static_cast<double>(m.sequence) * static_cast<double>(p.micro_batch) * m.hidden;
+  const double sbh =
+      static_cast<double>(m.sequence) * static_cast<double>(p.micro_batch) * m.hidden;
   const double per_layer = p.recompute == Recompute::Full ? 2.0 * sbh : 34.0 * sbh;
   return per_layer * m.layers;
 }
@@ -199,8 +208,8 @@ IdleCollectiveTimer::IdleCollectiveTimer(const net::NetworkSpec& spec, Fidelity 
                                          const StepConfig& config)
     : spec_(spec), fidelity_(fidelity), config_(config) {}
 
-const CollectivePlan& IdleCollectiveTimer::plan(CollectiveOp op, CollectiveAlgo algo, uint32_t ranks,
-                                                int64_t bytes) {
+const CollectivePlan& IdleCollectiveTimer::plan(CollectiveOp op, CollectiveAlgo algo,
+                                                uint32_t ranks, int64_t bytes) {
   const std::string key = key_of(op, algo, bytes) + "/" + std::to_string(ranks);
   auto it = plans_.find(key);
   if (it == plans_.end()) {
@@ -253,13 +262,14 @@ const IdleCollectiveTimer::Timing& IdleCollectiveTimer::time(
 }
 
 double fill_utilization(StepResult& r, const StepConfig& config, uint32_t ranks) {
-  const double tokens = static_cast<double>(ranks) * static_cast<double>(config.compute.micro_batch) *
-                        static_cast<double>(std::max<uint32_t>(1, config.grad_accumulation)) *
-                        config.model.sequence;
+  const double tokens =
+      static_cast<double>(ranks) * static_cast<double>(config.compute.micro_batch) *
+      static_cast<double>(std::max<uint32_t>(1, config.grad_accumulation)) * config.model.sequence;
   const double model_flops = training_flops_per_token(config.model) * tokens;
   double hardware_flops = model_flops;
   const double forward_flops_per_token = training_flops_per_token(config.model) / 3.0;
-  if (config.compute.recompute == Recompute::Full) hardware_flops += forward_flops_per_token * tokens;
+  if (config.compute.recompute == Recompute::Full)
+    hardware_flops += forward_flops_per_token * tokens;
   if (config.compute.recompute == Recompute::Selective) {
     hardware_flops += 4.0 * config.model.layers * static_cast<double>(config.model.hidden) *
                       config.model.sequence * tokens;
@@ -303,7 +313,8 @@ StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& s
     r.buckets[i].bytes = buckets[i].size.count();
     Time ready = Time::zero();
     for (uint32_t rank = 0; rank < n; ++rank) {
-      ready = std::max(ready, backward_start[rank] + scaled(b, buckets[i].ready_at * multiplier[rank]));
+      ready =
+          std::max(ready, backward_start[rank] + scaled(b, buckets[i].ready_at * multiplier[rank]));
     }
     r.buckets[i].ready = ready;
   }
@@ -327,7 +338,8 @@ StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& s
     if (it == plans.end()) it = plans.emplace(bytes, build_plan(allreduce_options(bytes))).first;
     return it->second;
   };
-  std::optional<std::pair<CollectiveResult, CollectiveResult>> samples;  // extrapolation's k1, k2 runs
+  std::optional<std::pair<CollectiveResult, CollectiveResult>>
+      samples;  // extrapolation's k1, k2 runs
   std::size_t buckets_finished = 0;
   auto report_progress = [&](int64_t timing_bytes, bool extrapolating) {
     if (!config.on_progress) return;
@@ -374,8 +386,8 @@ StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& s
           }
           const double slope = static_cast<double>((c2.duration() - c1.duration()).picoseconds()) /
                                static_cast<double>(e->large - e->small);
-          const Time t = c1.duration() +
-                         Time::ps(std::llround(slope * static_cast<double>(bytes - e->small)));
+          const Time t =
+              c1.duration() + Time::ps(std::llround(slope * static_cast<double>(bytes - e->small)));
           value = {t, per_byte * bytes};
           r.extrapolated_bucket_sizes.push_back(bytes);
         } else {
@@ -440,20 +452,22 @@ StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& s
     for (int64_t s : r.extrapolated_bucket_sizes) {
       sizes += (sizes.empty() ? "" : ", ") + std::to_string(s) + " B";
     }
-    r.warnings.push_back(
-        "bucket_timing: the idle-fabric all-reduce time of bucket size(s) " + sizes +
-        " was extrapolated linearly from simulations of " + std::to_string(sample_units(n)) + " and " +
-        std::to_string(2 * sample_units(n)) + " pipeline units (chunk per tree or per ring segment) " +
-        "of the same chunk size, typically within 0.5% (bytes sent exact); set " +
-        "workload.bucket_timing: exact to simulate them whole");
+    r.warnings.push_back("bucket_timing: the idle-fabric all-reduce time of bucket size(s) " +
+                         sizes + " was extrapolated linearly from simulations of " +
+                         std::to_string(sample_units(n)) + " and " +
+                         std::to_string(2 * sample_units(n)) +
+                         " pipeline units (chunk per tree or per ring segment) " +
+                         "of the same chunk size, typically within 0.5% (bytes sent exact); set " +
+                         "workload.bucket_timing: exact to simulate them whole");
   }
   r.memory_per_gpu_bytes = params * 16.0 + activation_bytes(config.model, config.compute);
   if (r.memory_per_gpu_bytes > config.gpu.memory_bytes) {
-    r.warnings.push_back("DDP needs about " + std::to_string(r.memory_per_gpu_bytes / 1e9).substr(0, 6) +
-                         " GB per GPU (16 bytes per parameter for weights, gradients and Adam state, "
-                         "plus activations), more than the GPU's " +
-                         std::to_string(config.gpu.memory_bytes / 1e9).substr(0, 5) +
-                         " GB: real runs would need FSDP/ZeRO or activation recomputation");
+    r.warnings.push_back(
+        "DDP needs about " + std::to_string(r.memory_per_gpu_bytes / 1e9).substr(0, 6) +
+        " GB per GPU (16 bytes per parameter for weights, gradients and Adam state, "
+        "plus activations), more than the GPU's " +
+        std::to_string(config.gpu.memory_bytes / 1e9).substr(0, 5) +
+        " GB: real runs would need FSDP/ZeRO or activation recomputation");
   }
   return r;
 }

@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <string_view>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/collective_plan.hpp"
@@ -25,7 +25,7 @@
 namespace syncsim::models {
 
 struct Perturbations {
-  double compute_noise_cv = 0;        // per-rank compute multiplier ~ 1 + cv * N(0,1), floored at 0.5
+  double compute_noise_cv = 0;  // per-rank compute multiplier ~ 1 + cv * N(0,1), floored at 0.5
   std::optional<uint32_t> straggler;  // a rank whose compute is slower by `straggler_slowdown`
   double straggler_slowdown = 0;      // 0.1 = 10% slower
 };
@@ -33,19 +33,20 @@ struct Perturbations {
 // How gradients are synchronised across the data-parallel group.
 enum class DataParallelism : uint8_t {
   Ddp,   // PyTorch DDP: replicated parameters, bucketed gradient all-reduce
-  Fsdp,  // PyTorch FSDP (ZeRO-3, FULL_SHARD): sharded parameters, per-unit all-gather / reduce-scatter
+  Fsdp,  // PyTorch FSDP (ZeRO-3, FULL_SHARD): sharded parameters, per-unit all-gather /
+         // reduce-scatter
 };
 std::string_view to_string(DataParallelism p);
 
 // PyTorch FSDP (v1) with its defaults: BACKWARD_PRE prefetch, limit_all_gathers, mixed precision
 // with bf16 parameters and gradient reduction (models/fsdp.hpp).
 struct FsdpParams {
-  uint32_t layers_per_unit = 1;   // transformer blocks per FSDP unit (auto-wrap policy)
+  uint32_t layers_per_unit = 1;  // transformer blocks per FSDP unit (auto-wrap policy)
   // PyTorch issues all-gathers and reduce-scatters on two CUDA streams, so a reduce-scatter never
   // holds up the next all-gather; false puts both on one stream (in issue order).
   bool separate_streams = true;
-  int64_t param_bytes = 2;         // bytes per gathered parameter (param_dtype bf16)
-  int64_t gradient_bytes = 2;      // bytes per reduced gradient (reduce_dtype bf16)
+  int64_t param_bytes = 2;     // bytes per gathered parameter (param_dtype bf16)
+  int64_t gradient_bytes = 2;  // bytes per reduced gradient (reduce_dtype bf16)
 };
 
 // Model parallelism composed with data parallelism (models/parallelism.hpp); all 1 = plain DP.
@@ -60,11 +61,11 @@ struct ParallelLayout {
 // How a bucket's idle-fabric all-reduce is timed (only when bucket timings are reused).
 //   Exact: simulate the bucket's whole plan.
 //   Extrapolate: for ring/tree all-reduces with pipelining chunks, simulate the same plan at k1 and
-//     k2 = 2 k1 pipeline units of the real chunk size (a unit is one chunk per tree, or one chunk per
-//     ring segment and channel) and extend the line through them to the bucket's size: once the
-//     pipeline is full each further unit adds the same time, T(S) = T1 + (T2 - T1) (S - S1) / (S2 - S1).
-//     Bytes sent scale exactly with S (every byte crosses each tree/ring edge the same number of
-//     times), so they are the measured bytes per byte times S. The two samples serve every
+//     k2 = 2 k1 pipeline units of the real chunk size (a unit is one chunk per tree, or one chunk
+//     per ring segment and channel) and extend the line through them to the bucket's size: once the
+//     pipeline is full each further unit adds the same time, T(S) = T1 + (T2 - T1) (S - S1) / (S2 -
+//     S1). Bytes sent scale exactly with S (every byte crosses each tree/ring edge the same number
+//     of times), so they are the measured bytes per byte times S. The two samples serve every
 //     bucket size. Falls back to Exact where the bucket is smaller than k2 units or the algorithm
 //     is neither ring nor tree. k1 = 4 ceil(log2 ranks) (step_sim.cpp says why).
 //   Auto: Extrapolate only where the bucket's exact plan would hold at least
@@ -89,23 +90,23 @@ struct StepConfig {
   GpuSpec gpu;
   ComputeParams compute;
   DdpParams ddp;
-  uint32_t grad_accumulation = 1;       // micro-batches per step; gradients sync after the last
-  std::optional<Time> optimizer;        // unset: Adam at HBM bandwidth, 28 bytes per parameter
-  std::vector<uint32_t> rank_to_gpu;    // the data-parallel group
+  uint32_t grad_accumulation = 1;     // micro-batches per step; gradients sync after the last
+  std::optional<Time> optimizer;      // unset: Adam at HBM bandwidth, 28 bytes per parameter
+  std::vector<uint32_t> rank_to_gpu;  // the data-parallel group
   CollectiveAlgo algorithm = CollectiveAlgo::Ring;
   uint32_t channels = 1;
   int64_t chunk_bytes = 0;
-  uint32_t gpus_per_host = 1;           // for the hierarchical algorithm
+  uint32_t gpus_per_host = 1;  // for the hierarchical algorithm
   CollectiveRunOptions collective;
   Perturbations perturbations;
   uint64_t seed = 1;
   // Time each distinct bucket size once on an idle copy of the fabric and reuse it. Exact when the
-  // bucket collectives are the only traffic (they run one at a time on one stream, so each starts on
-  // an idle fabric); turn it off to run every bucket live, e.g. against background traffic.
+  // bucket collectives are the only traffic (they run one at a time on one stream, so each starts
+  // on an idle fabric); turn it off to run every bucket live, e.g. against background traffic.
   bool reuse_bucket_timings = true;
   BucketTimingMode bucket_timing = BucketTimingMode::Auto;  // see BucketTimingMode
-  int64_t extrapolate_min_transfers = 1'000'000;     // Auto's threshold (exact plan's transfers)
-  bool zero_compute = false;            // communication only (a test limit)
+  int64_t extrapolate_min_transfers = 1'000'000;  // Auto's threshold (exact plan's transfers)
+  bool zero_compute = false;                      // communication only (a test limit)
   // When set, each bucket all-reduce takes this time for its byte size (a calibration profile's
   // fitted all_reduce line) instead of a simulated one, and buckets take the cached-duration path;
   // bytes sent still come from the plan. The app sets it only when bucket timings are reused: a
@@ -122,10 +123,10 @@ struct StepConfig {
 };
 
 // BucketTimingMode's decision for one bucket of `bytes` all-reduced over `ranks` ranks (from the
-// config's algorithm, channels, chunk_bytes, bucket_timing and extrapolate_min_transfers): the sizes
-// of the k1- and k2-unit samples when its idle-fabric time is extrapolated, nullopt when its whole
-// plan is simulated. simulate_ddp_step applies it when bucket timings are reused and not calibrated;
-// run/estimate.cpp uses it to size what will actually run.
+// config's algorithm, channels, chunk_bytes, bucket_timing and extrapolate_min_transfers): the
+// sizes of the k1- and k2-unit samples when its idle-fabric time is extrapolated, nullopt when its
+// whole plan is simulated. simulate_ddp_step applies it when bucket timings are reused and not
+// calibrated; run/estimate.cpp uses it to size what will actually run.
 struct BucketSamples {
   int64_t small_bytes = 0;
   int64_t large_bytes = 0;
@@ -162,17 +163,18 @@ struct BucketTiming {
 
 struct StepResult {
   Time step = Time::zero();
-  Time forward = Time::zero();    // all micro-batches' forward + all but the last backward, rank 0 unperturbed
-  Time backward = Time::zero();   // the last micro-batch's backward, slowest rank
+  Time forward =
+      Time::zero();  // all micro-batches' forward + all but the last backward, rank 0 unperturbed
+  Time backward = Time::zero();  // the last micro-batch's backward, slowest rank
   Time optimizer = Time::zero();
-  Time sync = Time::zero();       // sum of bucket all-reduce durations
-  Time tail = Time::zero();       // communication after the slowest backward ends
+  Time sync = Time::zero();  // sum of bucket all-reduce durations
+  Time tail = Time::zero();  // communication after the slowest backward ends
   Time exposed_comm = Time::zero();
   Time closed_form_step = Time::zero();
   double mfu = 0;
   double hfu = 0;
   double tokens_per_s = 0;
-  int64_t bytes_per_gpu = 0;      // bytes each GPU sends per step (all-reduce traffic)
+  int64_t bytes_per_gpu = 0;  // bytes each GPU sends per step (all-reduce traffic)
   double memory_per_gpu_bytes = 0;
   std::vector<BucketTiming> buckets;
   std::vector<Time> rank_backward_start;  // the last micro-batch's backward, per rank
@@ -189,11 +191,11 @@ struct StepResult {
   // Model parallelism (closed form).
   ParallelLayout layout;
   uint32_t data_parallel = 0;
-  Time pipeline_bubble = Time::zero();  // (m-1) t_max + sum of stage times - m t_max
-  double bubble_fraction = 0;           // bubble / (m t_max): (p-1)/m for equal stages
-  Time tensor_parallel_comm = Time::zero();   // per step on one GPU, exposed (not overlapped)
+  Time pipeline_bubble = Time::zero();           // (m-1) t_max + sum of stage times - m t_max
+  double bubble_fraction = 0;                    // bubble / (m t_max): (p-1)/m for equal stages
+  Time tensor_parallel_comm = Time::zero();      // per step on one GPU, exposed (not overlapped)
   Time context_parallel_exposed = Time::zero();  // K/V ring time not hidden by attention
-  Time pipeline_p2p = Time::zero();     // activation sends on one stage's critical path
+  Time pipeline_p2p = Time::zero();              // activation sends on one stage's critical path
 };
 
 // Shared by the step engines.
@@ -229,13 +231,14 @@ class IdleCollectiveTimer {
   std::map<std::string, Timing> timings_;
 };
 
-// Fills r.mfu, r.hfu and r.tokens_per_s from r.step for `ranks` data-parallel ranks: MFU counts model
-// FLOPs only (6N + attention per token), HFU adds recomputation (full: one more forward; selective:
-// the attention score and softmax work, 4·L·h·s per token). Returns the model FLOPs of the step.
+// Fills r.mfu, r.hfu and r.tokens_per_s from r.step for `ranks` data-parallel ranks: MFU counts
+// model FLOPs only (6N + attention per token), HFU adds recomputation (full: one more forward;
+// selective: the attention score and softmax work, 4·L·h·s per token). Returns the model FLOPs of
+// the step.
 double fill_utilization(StepResult& r, const StepConfig& config, uint32_t ranks);
 
-// Runs one step on `backend` (whose simulation must be at time zero). `spec` and `fidelity` build the
-// idle copies used to time buckets when reuse_bucket_timings is on.
+// Runs one step on `backend` (whose simulation must be at time zero). `spec` and `fidelity` build
+// the idle copies used to time buckets when reuse_bucket_timings is on.
 StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& spec,
                              Fidelity fidelity, const StepConfig& config);
 

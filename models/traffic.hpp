@@ -1,6 +1,7 @@
 #pragma once
-// Synthetic traffic: explicit messages or generated patterns over GPU ranks, expanded into a flat list
-// of messages. Patterns address global GPU ranks (host h, local GPU g -> rank h * gpus_per_host + g).
+// Synthetic traffic: explicit messages or generated patterns over GPU ranks, expanded into a flat
+// list of messages. Patterns address global GPU ranks (host h, local GPU g -> rank h *
+// gpus_per_host + g).
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -13,7 +14,8 @@ namespace syncsim::models {
 enum class TrafficPattern : uint8_t {
   Explicit,     // the listed messages
   RingShift,    // rank i -> (i + shift) mod n, for every rank
-  Permutation,  // a seeded random derangement: every rank sends to exactly one other and receives one
+  Permutation,  // a seeded random derangement: every rank sends to exactly one other and receives
+                // one
   Incast,       // `senders` ranks -> `receiver`
   AllToAll,     // every rank -> every other rank
 };
@@ -28,17 +30,18 @@ struct MessageSpec {
 
 struct TrafficSpec {
   TrafficPattern pattern = TrafficPattern::Explicit;
-  Bytes size{0};                 // message size for generated patterns
-  Time start = Time::zero();     // start time for generated patterns
-  uint8_t priority = 0;          // 802.1p class for generated patterns
-  int64_t shift = 1;             // RingShift
-  uint32_t senders = 0;          // Incast: number of senders (ranks receiver+1, receiver+2, ... mod n)
-  uint32_t receiver = 0;         // Incast
+  Bytes size{0};              // message size for generated patterns
+  Time start = Time::zero();  // start time for generated patterns
+  uint8_t priority = 0;       // 802.1p class for generated patterns
+  int64_t shift = 1;          // RingShift
+  uint32_t senders = 0;       // Incast: number of senders (ranks receiver+1, receiver+2, ... mod n)
+  uint32_t receiver = 0;      // Incast
   std::vector<MessageSpec> messages;  // Explicit
 };
 
 // A traffic entry that cannot be expanded on this fabric. `path` is the dotted path below the
-// entry ("shift", "senders", "messages.3.dst"); `index` is the entry's position in the traffic list.
+// entry ("shift", "senders", "messages.3.dst"); `index` is the entry's position in the traffic
+// list.
 class TrafficError : public std::invalid_argument {
  public:
   TrafficError(std::size_t index, std::string path, const std::string& what)

@@ -19,8 +19,8 @@ TransformerShape gpt3(const char* name, uint32_t layers, uint32_t hidden, uint32
                           .mlp = MlpKind::Gelu};
 }
 
-TransformerShape llama(const char* name, uint32_t layers, uint32_t hidden, uint32_t ffn, uint32_t heads,
-                       uint32_t kv_heads, uint32_t vocab, uint32_t sequence) {
+TransformerShape llama(const char* name, uint32_t layers, uint32_t hidden, uint32_t ffn,
+                       uint32_t heads, uint32_t kv_heads, uint32_t vocab, uint32_t sequence) {
   return TransformerShape{.name = name,
                           .layers = layers,
                           .hidden = hidden,

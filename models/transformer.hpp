@@ -18,7 +18,7 @@ struct TransformerShape {
   uint32_t hidden = 0;
   uint32_t ffn = 0;
   uint32_t heads = 0;
-  uint32_t kv_heads = 0;           // grouped-query attention; equal to heads for classic MHA
+  uint32_t kv_heads = 0;  // grouped-query attention; equal to heads for classic MHA
   uint32_t vocab = 0;
   uint32_t sequence = 0;
   bool tied_embeddings = false;    // output projection shares the input embedding
@@ -27,9 +27,9 @@ struct TransformerShape {
   MlpKind mlp = MlpKind::Gelu;
 };
 
-// Known shapes: gpt3-1.3b, gpt3-2.7b, gpt3-6.7b, gpt3-13b, gpt3-175b (Brown et al. 2020, Table 2.1);
-// llama2-7b, llama2-13b, llama2-70b (Touvron et al. 2023); llama3-8b, llama3-70b, llama3-405b
-// (Meta 2024, "The Llama 3 Herd of Models", Table 3).
+// Known shapes: gpt3-1.3b, gpt3-2.7b, gpt3-6.7b, gpt3-13b, gpt3-175b (Brown et al. 2020,
+// Table 2.1); llama2-7b, llama2-13b, llama2-70b (Touvron et al. 2023); llama3-8b, llama3-70b,
+// llama3-405b (Meta 2024, "The Llama 3 Herd of Models", Table 3).
 std::optional<TransformerShape> transformer_preset(const std::string& name);
 std::vector<std::string> transformer_preset_names();
 
@@ -44,8 +44,8 @@ int64_t embedding_parameters(const TransformerShape& s);
 int64_t total_parameters(const TransformerShape& s);
 
 // Training FLOPs per token as PaLM's MFU convention counts them (Chowdhery et al. 2022, App. B):
-// 6 * N (forward + backward of every weight, embeddings excluded only for the input lookup, which is
-// not a matmul) + 12 * layers * hidden * sequence for attention scores and values.
+// 6 * N (forward + backward of every weight, embeddings excluded only for the input lookup, which
+// is not a matmul) + 12 * layers * hidden * sequence for attention scores and values.
 double training_flops_per_token(const TransformerShape& s);
 
 }  // namespace syncsim::models

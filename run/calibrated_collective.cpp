@@ -27,14 +27,15 @@ double calibrated_time_us(const calibration::CollectiveProfile& fit, int64_t byt
   return fit.regimes.back().time_us(bytes);
 }
 
-std::string calibration_miss(const CollectiveCalibration& cal, models::CollectiveOp op, uint32_t ranks) {
+std::string calibration_miss(const CollectiveCalibration& cal, models::CollectiveOp op,
+                             uint32_t ranks) {
   std::string have;
   for (const auto& c : cal.collectives) {
     if (!have.empty()) have += "; ";
     have += c.op + " at " + std::to_string(c.ranks);
   }
-  return cal.file + " has no " + std::string(models::to_string(op)) + " line for " + std::to_string(ranks) +
-         " ranks (it has " + (have.empty() ? std::string("none") : have) +
+  return cal.file + " has no " + std::string(models::to_string(op)) + " line for " +
+         std::to_string(ranks) + " ranks (it has " + (have.empty() ? std::string("none") : have) +
          "; lines are never interpolated across rank counts)";
 }
 
@@ -43,24 +44,30 @@ CollectiveCalibration read_collective_calibration(const std::string& file) {
   c.file = file;
   c.collectives = calibration::read_profile_file(file).collectives;
   if (c.collectives.empty()) {
-    throw calibration::ProfileError(file + ": expected a profile with fitted collectives (`collectives:`), found none");
+    throw calibration::ProfileError(
+        file + ": expected a profile with fitted collectives (`collectives:`), found none");
   }
   return c;
 }
 
 std::string calibrate_bucket_allreduce(const CollectiveCalibration& cal, uint32_t ranks,
-                                       models::StepConfig& step, std::vector<std::string>& warnings) {
+                                       models::StepConfig& step,
+                                       std::vector<std::string>& warnings) {
   if (ranks < 2) return "none (one rank)";
-  const calibration::CollectiveProfile* fit = find_collective_fit(cal, models::CollectiveOp::AllReduce, ranks);
+  const calibration::CollectiveProfile* fit =
+      find_collective_fit(cal, models::CollectiveOp::AllReduce, ranks);
   if (fit == nullptr) {
-    warnings.push_back("collective.calibration: " + calibration_miss(cal, models::CollectiveOp::AllReduce, ranks) +
-                       ": the bucket all-reduces are simulated");
+    warnings.push_back(
+        "collective.calibration: " + calibration_miss(cal, models::CollectiveOp::AllReduce, ranks) +
+        ": the bucket all-reduces are simulated");
     return "simulated";
   }
   if (!step.reuse_bucket_timings) {
-    warnings.push_back("collective.calibration: the bucket all-reduces run live beside other traffic "
-                       "(reuse_bucket_timings off), where a fitted idle-fabric line cannot see the "
-                       "contention: they are simulated, and " + cal.file + " is not used for them");
+    warnings.push_back(
+        "collective.calibration: the bucket all-reduces run live beside other traffic "
+        "(reuse_bucket_timings off), where a fitted idle-fabric line cannot see the "
+        "contention: they are simulated, and " +
+        cal.file + " is not used for them");
     return "simulated";
   }
   const calibration::CollectiveProfile line = *fit;
@@ -77,8 +84,9 @@ CalibratedSweep run_calibrated_sweep(const Scenario& scenario, const CollectiveS
   if (n == 0) n = static_cast<uint32_t>(topo::build_fabric(scenario.fabric).gpus.size());
   const calibration::CollectiveProfile* fit = find_collective_fit(cal, o.op, n);
   if (fit == nullptr) {
-    out.warnings.push_back(calibration_miss(cal, o.op, n) + ": these rows are simulated (fidelity " +
-                           std::string(syncsim::fidelity_name(scenario.fidelity)) + "), not calibrated");
+    out.warnings.push_back(
+        calibration_miss(cal, o.op, n) + ": these rows are simulated (fidelity " +
+        std::string(syncsim::fidelity_name(scenario.fidelity)) + "), not calibrated");
     out.sweep = run_collective_sweep(scenario, o);
     return out;
   }
@@ -110,8 +118,9 @@ CalibratedSweep run_calibrated_sweep(const Scenario& scenario, const CollectiveS
     if (size == 0 || size > o.max_bytes / o.step_factor) break;
   }
   if (extrapolated_from >= 0) {
-    out.warnings.push_back("sizes from " + std::to_string(extrapolated_from) + " B exceed the largest fitted size (" +
-                           std::to_string(largest) + " B) of " + cal.file + "'s " + fit->op + " line at " +
+    out.warnings.push_back("sizes from " + std::to_string(extrapolated_from) +
+                           " B exceed the largest fitted size (" + std::to_string(largest) +
+                           " B) of " + cal.file + "'s " + fit->op + " line at " +
                            std::to_string(n) + " ranks: its last regime is extrapolated");
   }
   return out;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <memory>
 
+#include "models/nccl_setup.hpp"
 #include "run/calibrated_collective.hpp"
 #include "run/runner.hpp"
 #include "scenario/scenario_loader.hpp"
@@ -12,7 +13,6 @@
 #include "sim/backends/analytic_backend.hpp"
 #include "sim/backends/make_backend.hpp"
 #include "sim/backends/packet_backend.hpp"
-#include "models/nccl_setup.hpp"
 #include "topologies/fabric_builder.hpp"
 
 namespace syncsim::app {
@@ -25,11 +25,16 @@ int64_t parse_size_flag(std::string_view text) {
     for (std::size_t i = 0; i < digits; ++i) value = value * 10 + (text[i] - '0');
     if (digits == text.size()) return value;
     switch (std::toupper(static_cast<unsigned char>(text[digits]))) {
-      case 'K': return value << 10;
-      case 'M': return value << 20;
-      case 'G': return value << 30;
-      case 'T': return value << 40;
-      default: break;
+      case 'K':
+        return value << 10;
+      case 'M':
+        return value << 20;
+      case 'G':
+        return value << 30;
+      case 'T':
+        return value << 40;
+      default:
+        break;
     }
   }
   return parse_bytes(text).count();
@@ -79,9 +84,9 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
   const std::string fidelity = o.nccl_model ? "nccl_model" : fidelity_name(scenario.fidelity);
   for (uint32_t r = 0; r < n; ++r) {
     const net::GpuAttachment& a = spec.gpus[rank_to_gpu[r]];
-    h.devices.push_back(device_line(static_cast<int>(r), "host" + std::to_string(a.host),
-                                    static_cast<int>(a.local_index),
-                                    "syncsim " + fidelity + " GPU " + std::to_string(rank_to_gpu[r])));
+    h.devices.push_back(device_line(
+        static_cast<int>(r), "host" + std::to_string(a.host), static_cast<int>(a.local_index),
+        "syncsim " + fidelity + " GPU " + std::to_string(rank_to_gpu[r])));
   }
 
   for (int64_t size = o.min_bytes;; size *= o.step_factor) {
@@ -98,9 +103,10 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
     if (o.nccl_model) {
       const double t = models::nccl_predicted_time_us(algo, proto, cost, bytes);
       if (pairwise_op || t < 0) {
-        throw CollectiveUsageError("the nccl model covers ring (all_reduce, reduce_scatter, "
-                                   "all_gather, broadcast, reduce) and tree (all_reduce), not " +
-                                   std::string(to_string(algo)) + " " + std::string(to_string(o.op)));
+        throw CollectiveUsageError(
+            "the nccl model covers ring (all_reduce, reduce_scatter, "
+            "all_gather, broadcast, reduce) and tree (all_reduce), not " +
+            std::string(to_string(algo)) + " " + std::string(to_string(o.op)));
       }
       sweep.rows.push_back(make_row(o.op, n, bytes, t, static_cast<int>(o.root), 0));
     } else {
@@ -125,7 +131,8 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
       // The symbolic check holds n counters per (rank, chunk); skip it (validation: 0 in the
       // header) when that would exceed ~64 Mi counters.
       int64_t wrong = 0;
-      const double counters = static_cast<double>(n) * n * static_cast<double>(plan.chunk_bytes.size());
+      const double counters =
+          static_cast<double>(n) * n * static_cast<double>(plan.chunk_bytes.size());
       if (counters <= double{1 << 26}) {
         wrong = models::verify_plan(plan).ok ? 0 : 1;
       } else {

@@ -8,11 +8,11 @@
 #include <string_view>
 #include <vector>
 
-#include "run/nccl_tests_format.hpp"
-#include "scenario/scenario.hpp"
 #include "models/collective_cost.hpp"
 #include "models/collective_plan.hpp"
 #include "models/collective_runner.hpp"
+#include "run/nccl_tests_format.hpp"
+#include "scenario/scenario.hpp"
 
 namespace syncsim::app {
 
@@ -37,12 +37,12 @@ struct CollectiveSweepOptions {
   // nccl_model: no simulation; every row is the cost model's predicted time (the cheapest
   // fidelity). Ring and tree, all_reduce / reduce_scatter / all_gather / broadcast / reduce only.
   bool nccl_model = false;
-  uint32_t ranks = 0;                           // 0 = every GPU of the fabric
-  int64_t min_bytes = 32 << 20;                 // nccl-tests' defaults: -b 32M -e 32M -f 2
+  uint32_t ranks = 0;            // 0 = every GPU of the fabric
+  int64_t min_bytes = 32 << 20;  // nccl-tests' defaults: -b 32M -e 32M -f 2
   int64_t max_bytes = 32 << 20;
   int64_t step_factor = 2;
   std::optional<uint32_t> channels;
-  std::optional<int64_t> chunk_bytes;           // overrides the protocol's chunk (0: no pipelining)
+  std::optional<int64_t> chunk_bytes;  // overrides the protocol's chunk (0: no pipelining)
   uint32_t root = 0;
   // Reduction bandwidth and priority; the latencies and wire factor come from the protocol, and
   // step_latency, when non-zero, replaces the protocol's per-step latencies.
@@ -59,28 +59,30 @@ struct CollectiveSweep {
 // "1GB" = 10^9). Throws UnitError.
 int64_t parse_size_flag(std::string_view text);
 
-// `syncsim collective --hbm`'s default, shared with the `report:` collectives so both time the same.
+// `syncsim collective --hbm`'s default, shared with the `report:` collectives so both time the
+// same.
 inline constexpr const char* kDefaultCollectiveHbm = "3.35TBps";
 
 // The `report:` all_reduces of a scenario (scenario.hpp ReportSpec).
 struct ReportedCollectives {
   uint32_t ranks = 0;
-  int64_t small_bytes = 0;         // as nccl-tests rounds the size (whole floats)
+  int64_t small_bytes = 0;  // as nccl-tests rounds the size (whole floats)
   double small_latency_s = 0;
   int64_t large_bytes = 0;
   double large_time_s = 0;
-  double large_busbw_GBps = 0;     // nccl-tests' busbw, 1e9 B/s
+  double large_busbw_GBps = 0;  // nccl-tests' busbw, 1e9 B/s
   std::vector<std::string> warnings{};
 };
 
-// Each size of `scenario.report` as one row of the sweep `syncsim collective SCENARIO --op all_reduce
-// -b SIZE -e SIZE --ranks N` runs with its other flags at their defaults (calibrated when the
-// scenario has collective.calibration, as there): N = workload.data_parallel (0: every GPU). The
-// scenario's traffic and workload are not run: the fabric is idle.
+// Each size of `scenario.report` as one row of the sweep `syncsim collective SCENARIO --op
+// all_reduce -b SIZE -e SIZE --ranks N` runs with its other flags at their defaults (calibrated
+// when the scenario has collective.calibration, as there): N = workload.data_parallel (0: every
+// GPU). The scenario's traffic and workload are not run: the fabric is idle.
 ReportedCollectives run_report_collectives(const Scenario& scenario);
 
 // Runs the sweep. Throws CollectiveUsageError for impossible requests (more ranks than GPUs, an
 // algorithm that does not implement the op, ...).
-CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveSweepOptions& options);
+CollectiveSweep run_collective_sweep(const Scenario& scenario,
+                                     const CollectiveSweepOptions& options);
 
 }  // namespace syncsim::app

@@ -20,23 +20,23 @@ namespace syncsim::app {
 namespace {
 
 // Measured on the reference scenarios (Release, x86-64; see docs/scale.md).
-constexpr double kProcessBase = 8e6;           // binary, allocator, YAML
-constexpr double kBytesPerNode = 160;          // NodeSpec with its name, node_ports vector
-constexpr double kBytesPerLink = 120;          // LinkSpec + two directed ports (PortInfo, ids)
-constexpr double kBytesPerRoutingEntry = 1;    // uint8 hop distance
-constexpr double kFlowBytesPerPort = 64;       // flows_on_ vector, capacity, scratch
-constexpr double kPacketBytesPerPort = 3000;   // egress queues per priority, MMU counters, link ring
+constexpr double kProcessBase = 8e6;          // binary, allocator, YAML
+constexpr double kBytesPerNode = 160;         // NodeSpec with its name, node_ports vector
+constexpr double kBytesPerLink = 120;         // LinkSpec + two directed ports (PortInfo, ids)
+constexpr double kBytesPerRoutingEntry = 1;   // uint8 hop distance
+constexpr double kFlowBytesPerPort = 64;      // flows_on_ vector, capacity, scratch
+constexpr double kPacketBytesPerPort = 3000;  // egress queues per priority, MMU counters, link ring
 constexpr double kAnalyticBytesPerPort = 16;
-constexpr double kBytesPerPlanStep = 64;       // PlanStep 32 B, dependency CSR, runner state
-constexpr double kBytesPerTransfer = 60;       // TransferRecord, callback slot, flow state
-constexpr double kBytesPerMessage = 40;        // MessageSpec in the injector
-constexpr double kBytesPerRank = 80;           // per-rank step state (multipliers, times)
+constexpr double kBytesPerPlanStep = 64;  // PlanStep 32 B, dependency CSR, runner state
+constexpr double kBytesPerTransfer = 60;  // TransferRecord, callback slot, flow state
+constexpr double kBytesPerMessage = 40;   // MessageSpec in the injector
+constexpr double kBytesPerRank = 80;      // per-rank step state (multipliers, times)
 // Wall time per unit of work (one loaded core; an idle core is ~2x faster).
 constexpr double kFlowSecondsPerTransferBase = 3.5e-6;
 constexpr double kFlowRanksDoublingCost = 32768;
 constexpr double kAnalyticSecondsPerTransfer = 2e-6;
-constexpr double kPacketSecondsPerHop = 0.5e-6;      // ring-next-leaf-1024: 0.26 us idle, 2x slack
-constexpr double kSecondsPerFabricEntity = 2e-6;     // building the fabric and routing tables
+constexpr double kPacketSecondsPerHop = 0.5e-6;   // ring-next-leaf-1024: 0.26 us idle, 2x slack
+constexpr double kSecondsPerFabricEntity = 2e-6;  // building the fabric and routing tables
 
 // Flow level: a transfer costs more when more flows share the fabric (each start and finish refills
 // the rates of the flows it touches). Fitted on the DDP tree step of ddp-70b-16k.yaml (README
@@ -48,10 +48,14 @@ double flow_seconds_per_transfer(double concurrent_ranks) {
 
 double traffic_messages(const models::TrafficSpec& t, double gpus) {
   switch (t.pattern) {
-    case models::TrafficPattern::Explicit: return static_cast<double>(t.messages.size());
-    case models::TrafficPattern::Incast: return t.senders;
-    case models::TrafficPattern::AllToAll: return gpus * (gpus - 1);
-    default: return gpus;
+    case models::TrafficPattern::Explicit:
+      return static_cast<double>(t.messages.size());
+    case models::TrafficPattern::Incast:
+      return t.senders;
+    case models::TrafficPattern::AllToAll:
+      return gpus * (gpus - 1);
+    default:
+      return gpus;
   }
 }
 
@@ -65,8 +69,8 @@ double traffic_bytes(const models::TrafficSpec& t, double gpus) {
 }
 
 // The closed form (models/step_model.hpp) on unperturbed compute, with each bucket's all-reduce at
-// the bandwidth bound of one GPU's NIC share, 2 (n-1)/n S / B, times the tree's measured factor over
-// it for tree all-reduces (models::kTreeAllReduceTimeOverBandwidthBound), plus NCCL's launch
+// the bandwidth bound of one GPU's NIC share, 2 (n-1)/n S / B, times the tree's measured factor
+// over it for tree all-reduces (models::kTreeAllReduceTimeOverBandwidthBound), plus NCCL's launch
 // latency. Only the progress display and the estimate use this; the simulated step is the answer.
 double expected_ddp_step_s(const models::StepConfig& c, double n, const topo::FabricParams& fabric,
                            const std::vector<models::GradientBucket>& buckets, double launch_s) {
@@ -76,18 +80,20 @@ double expected_ddp_step_s(const models::StepConfig& c, double n, const topo::Fa
   models::StepInputs in;
   in.forward = (ct.forward + ct.backward) * (m - 1) + ct.forward;
   in.backward = ct.backward;
-  in.optimizer =
-      c.optimizer.value_or(models::adam_time(static_cast<double>(models::total_parameters(c.model)), c.gpu));
+  in.optimizer = c.optimizer.value_or(
+      models::adam_time(static_cast<double>(models::total_parameters(c.model)), c.gpu));
   const double nic_share = static_cast<double>(std::max<uint32_t>(1, fabric.host.nics)) /
                            static_cast<double>(std::max<uint32_t>(1, fabric.host.gpus));
-  const double bytes_per_s = fabric.links.host.bandwidth.bytes_per_second() * std::min(1.0, nic_share);
+  const double bytes_per_s =
+      fabric.links.host.bandwidth.bytes_per_second() * std::min(1.0, nic_share);
   for (const auto& b : buckets) {
     const double bytes = static_cast<double>(b.size.count());
     const double slowdown = c.algorithm == models::CollectiveAlgo::Tree
-                                 ? models::kTreeAllReduceTimeOverBandwidthBound
-                                 : 1.0;
-    const double seconds =
-        n <= 1 || bytes_per_s <= 0 ? 0.0 : slowdown * 2.0 * (n - 1) / n * bytes / bytes_per_s + launch_s;
+                                ? models::kTreeAllReduceTimeOverBandwidthBound
+                                : 1.0;
+    const double seconds = n <= 1 || bytes_per_s <= 0
+                               ? 0.0
+                               : slowdown * 2.0 * (n - 1) / n * bytes / bytes_per_s + launch_s;
     in.bucket_sync.push_back(Time::from_seconds(seconds));
   }
   return models::closed_form_step(in, 0, 1, 1).step.seconds();
@@ -111,8 +117,9 @@ Estimate estimate_run(const Scenario& scenario) {
   const auto gpus = static_cast<double>(size.gpus);
   e.memory_parts.emplace_back("process", kProcessBase);
   e.memory_parts.emplace_back("fabric", nodes * kBytesPerNode + links * kBytesPerLink);
-  e.memory_parts.emplace_back("routing", static_cast<double>(size.routing_entries) * kBytesPerRoutingEntry);
-  const double per_port = scenario.fidelity == Fidelity::Packet  ? kPacketBytesPerPort
+  e.memory_parts.emplace_back("routing",
+                              static_cast<double>(size.routing_entries) * kBytesPerRoutingEntry);
+  const double per_port = scenario.fidelity == Fidelity::Packet ? kPacketBytesPerPort
                           : scenario.fidelity == Fidelity::Flow ? kFlowBytesPerPort
                                                                 : kAnalyticBytesPerPort;
   e.memory_parts.emplace_back("backend", ports * per_port);
@@ -136,7 +143,8 @@ Estimate estimate_run(const Scenario& scenario) {
   double largest_rank_count = 0;
   if (scenario.workload) {
     models::StepConfig c = scenario.workload->step;
-    const double n = scenario.workload->data_parallel == 0 ? gpus : scenario.workload->data_parallel;
+    const double n =
+        scenario.workload->data_parallel == 0 ? gpus : scenario.workload->data_parallel;
     largest_rank_count = n;
     // The step's collectives as run/runner.cpp sets them up.
     const models::ProtocolTiming timing = models::apply_nccl_step_setup(c, scenario.collective);
@@ -154,7 +162,7 @@ Estimate estimate_run(const Scenario& scenario) {
                                         scenario.fabric.host.gpus);
     };
     double kept_plan_steps = 0;
-    double largest_live = 0;       // bytes of the largest live simulation (records, dropped plan)
+    double largest_live = 0;  // bytes of the largest live simulation (records, dropped plan)
     bool sampled = false;
     for (const auto& [bytes, count] : sizes) {
       const std::optional<models::BucketSamples> samples =
@@ -167,7 +175,8 @@ Estimate estimate_run(const Scenario& scenario) {
         const double large = plan_size_of(static_cast<double>(samples->large_bytes)).transfers;
         e.transfers += small + large;
         step_bytes_moved += 2.0 * static_cast<double>(samples->small_bytes + samples->large_bytes);
-        largest_live = std::max(largest_live, large * (1.5 * kBytesPerPlanStep + kBytesPerTransfer));
+        largest_live =
+            std::max(largest_live, large * (1.5 * kBytesPerPlanStep + kBytesPerTransfer));
         continue;
       }
       const models::PlanSizeEstimate plan = plan_size_of(static_cast<double>(bytes));
@@ -183,13 +192,15 @@ Estimate estimate_run(const Scenario& scenario) {
     }
     e.memory_parts.emplace_back("plans", kept_plan_steps * kBytesPerPlanStep);
     e.memory_parts.emplace_back("transfers", largest_live);
-    e.memory_parts.emplace_back("ranks", n * kBytesPerRank + static_cast<double>(buckets.size()) * 64);
+    e.memory_parts.emplace_back("ranks",
+                                n * kBytesPerRank + static_cast<double>(buckets.size()) * 64);
   }
 
   for (const auto& [name, bytes] : e.memory_parts) e.memory_bytes += bytes;
 
   // Time: building the fabric, then the work of the fidelity.
-  e.wall_s = (nodes + links + static_cast<double>(size.routing_entries) / 64) * kSecondsPerFabricEntity;
+  e.wall_s =
+      (nodes + links + static_cast<double>(size.routing_entries) / 64) * kSecondsPerFabricEntity;
   switch (scenario.fidelity) {
     case Fidelity::Packet: {
       // Every payload MTU crosses ~4 links (NIC, leaf, spine, leaf) on average.
@@ -198,15 +209,20 @@ Estimate estimate_run(const Scenario& scenario) {
       e.wall_s += e.packet_hops * kPacketSecondsPerHop;
       break;
     }
-    case Fidelity::Flow: e.wall_s += e.transfers * flow_seconds_per_transfer(largest_rank_count); break;
-    case Fidelity::Analytic: e.wall_s += e.transfers * kAnalyticSecondsPerTransfer; break;
+    case Fidelity::Flow:
+      e.wall_s += e.transfers * flow_seconds_per_transfer(largest_rank_count);
+      break;
+    case Fidelity::Analytic:
+      e.wall_s += e.transfers * kAnalyticSecondsPerTransfer;
+      break;
   }
   return e;
 }
 
 std::optional<double> available_memory_bytes() {
   // A stand-in machine size, so tests can exercise refusals and --force without a huge scenario.
-  if (const char* forced = std::getenv("SYNCSIM_MEM_AVAILABLE"); forced != nullptr && *forced != '\0') {
+  if (const char* forced = std::getenv("SYNCSIM_MEM_AVAILABLE");
+      forced != nullptr && *forced != '\0') {
     char* end = nullptr;
     const double bytes = std::strtod(forced, &end);
     if (end != forced && *end == '\0' && bytes > 0) return bytes;
@@ -258,7 +274,8 @@ std::string to_text(const Estimate& e) {
 std::optional<std::string> refusal(const Estimate& e, std::optional<double> available) {
   if (!available || e.memory_bytes <= *available) return std::nullopt;
   return "estimated memory " + gib(e.memory_bytes) + " exceeds the " + gib(*available) +
-         " available (MemAvailable in /proc/meminfo, or SYNCSIM_MEM_AVAILABLE); refusing to start (--force runs it anyway, "
+         " available (MemAvailable in /proc/meminfo, or SYNCSIM_MEM_AVAILABLE); refusing to start "
+         "(--force runs it anyway, "
          "--verbose shows the estimate)";
 }
 

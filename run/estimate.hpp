@@ -25,10 +25,11 @@ namespace syncsim::app {
 struct Estimate {
   double memory_bytes = 0;
   double wall_s = 0;
-  double transfers = 0;     // network transfers the run will start (workload plans + traffic)
-  double packet_hops = 0;   // packet fidelity: packet transmissions over links
-  double sim_time_s = 0;    // expected simulated time (DDP step: the closed form); 0 = unknown
-  int extrapolated_buckets = 0;  // distinct bucket sizes timed by extrapolation (models/step_sim.hpp)
+  double transfers = 0;    // network transfers the run will start (workload plans + traffic)
+  double packet_hops = 0;  // packet fidelity: packet transmissions over links
+  double sim_time_s = 0;   // expected simulated time (DDP step: the closed form); 0 = unknown
+  int extrapolated_buckets =
+      0;  // distinct bucket sizes timed by extrapolation (models/step_sim.hpp)
   // What makes up memory_bytes; "transfers" is the largest live simulation (its transfer records,
   // and for the extrapolation samples their plan, which is dropped after the run).
   std::vector<std::pair<std::string, double>> memory_parts;

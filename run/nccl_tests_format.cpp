@@ -51,8 +51,8 @@ std::string nccl_float(double value, int width) {
 }
 
 std::string device_line(int rank, const std::string& host, int device, const std::string& name) {
-  return printf_string("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s", rank, 0,
-                       0, host.c_str(), device, 0u, 0u, 0u, name.c_str());
+  return printf_string("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s", rank,
+                       0, 0, host.c_str(), device, 0u, 0u, 0u, name.c_str());
 }
 
 int64_t nccl_tests_size(models::CollectiveOp op, uint32_t ranks, int64_t requested) {
@@ -62,19 +62,26 @@ int64_t nccl_tests_size(models::CollectiveOp op, uint32_t ranks, int64_t request
 
 std::string nccl_tests_program(models::CollectiveOp op) {
   switch (op) {
-    case models::CollectiveOp::AllReduce: return "all_reduce_perf";
-    case models::CollectiveOp::ReduceScatter: return "reduce_scatter_perf";
-    case models::CollectiveOp::AllGather: return "all_gather_perf";
-    case models::CollectiveOp::Broadcast: return "broadcast_perf";
-    case models::CollectiveOp::Reduce: return "reduce_perf";
-    case models::CollectiveOp::AllToAll: return "alltoall_perf";
-    case models::CollectiveOp::SendRecv: return "sendrecv_perf";
+    case models::CollectiveOp::AllReduce:
+      return "all_reduce_perf";
+    case models::CollectiveOp::ReduceScatter:
+      return "reduce_scatter_perf";
+    case models::CollectiveOp::AllGather:
+      return "all_gather_perf";
+    case models::CollectiveOp::Broadcast:
+      return "broadcast_perf";
+    case models::CollectiveOp::Reduce:
+      return "reduce_perf";
+    case models::CollectiveOp::AllToAll:
+      return "alltoall_perf";
+    case models::CollectiveOp::SendRecv:
+      return "sendrecv_perf";
   }
   return "?";
 }
 
-NcclTestsRow make_row(models::CollectiveOp op, uint32_t ranks, int64_t size, double time_us, int root,
-                      int64_t wrong) {
+NcclTestsRow make_row(models::CollectiveOp op, uint32_t ranks, int64_t size, double time_us,
+                      int root, int64_t wrong) {
   NcclTestsRow row;
   row.size = size;
   row.count = size / 4 / (per_rank_count(op) ? static_cast<int64_t>(ranks) : 1);
@@ -111,22 +118,25 @@ std::string format_nccl_tests(const NcclTestsHeader& h, const std::vector<NcclTe
   out += "# nccl-tests version " + h.version + " nccl-headers=0 nccl-library=0\n";
   out += "# Collective test starting: " + h.program + "\n";
   out += printf_string(
-      "# nThread %d nGpus %d minBytes %ld maxBytes %ld step: %ld(%s) warmup iters: %d iters: %d agg "
+      "# nThread %d nGpus %d minBytes %ld maxBytes %ld step: %ld(%s) warmup iters: %d iters: %d "
+      "agg "
       "iters: %d validation: %d graph: %d unalign: %d\n",
       h.nthreads, h.ngpus, static_cast<long>(h.min_bytes), static_cast<long>(h.max_bytes),
-      static_cast<long>(h.step_factor), "factor", h.warmup_iters, h.iters, h.agg_iters, h.validation,
-      h.graph, h.unalign);
+      static_cast<long>(h.step_factor), "factor", h.warmup_iters, h.iters, h.agg_iters,
+      h.validation, h.graph, h.unalign);
   out += "#\n# Using devices\n";
   for (const auto& d : h.devices) out += d + "\n";
   out += "#\n";
-  out += printf_string("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n",
-                       "", "", "", "", "");
-  out += printf_string("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s \n", "size",
-                       "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
-                       "algbw", "busbw", "#wrong");
-  out += printf_string("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s \n", "(B)",
-                       "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
-                       "(GB/s)", "");
+  out += printf_string(
+      "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          "
+      "\n",
+      "", "", "", "", "");
+  out += printf_string("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s \n",
+                       "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
+                       "time", "algbw", "busbw", "#wrong");
+  out += printf_string("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s \n",
+                       "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)",
+                       "(GB/s)", "(GB/s)", "");
   for (const auto& r : rows) out += format_row(r) + "\n";
   out += printf_string("# %-20s : %d %s\n", "Out of bounds values", 0, "OK");
   out += printf_string("# %-20s : %g \n", "Avg bus bandwidth", average_bus_bandwidth(rows));
@@ -137,15 +147,20 @@ std::string format_nccl_tests(const NcclTestsHeader& h, const std::vector<NcclTe
 
 nlohmann::json nccl_tests_json(const NcclTestsHeader& h, const std::vector<NcclTestsRow>& rows) {
   nlohmann::json out;
-  out["config"] = {{"program", h.program},       {"nthreads", h.nthreads},
-                   {"ngpus", h.ngpus},           {"minimum_bytes", h.min_bytes},
-                   {"maximum_bytes", h.max_bytes}, {"step_factor", h.step_factor},
-                   {"warmup_iters", h.warmup_iters}, {"iterations", h.iters},
-                   {"aggregated_iterations", h.agg_iters}, {"validation", h.validation},
+  out["config"] = {{"program", h.program},
+                   {"nthreads", h.nthreads},
+                   {"ngpus", h.ngpus},
+                   {"minimum_bytes", h.min_bytes},
+                   {"maximum_bytes", h.max_bytes},
+                   {"step_factor", h.step_factor},
+                   {"warmup_iters", h.warmup_iters},
+                   {"iterations", h.iters},
+                   {"aggregated_iterations", h.agg_iters},
+                   {"validation", h.validation},
                    {"graph", h.graph}};
   auto result = [](const NcclTestsResult& r) {
-    return nlohmann::json{{"time", r.time_us}, {"alg_bw", r.algbw}, {"bus_bw", r.busbw},
-                          {"nwrong", r.wrong}};
+    return nlohmann::json{
+        {"time", r.time_us}, {"alg_bw", r.algbw}, {"bus_bw", r.busbw}, {"nwrong", r.wrong}};
   };
   out["results"] = nlohmann::json::array();
   for (const auto& r : rows) {
@@ -159,9 +174,8 @@ nlohmann::json nccl_tests_json(const NcclTestsHeader& h, const std::vector<NcclT
     if (!r.algorithm.empty()) out["results"].back()["algorithm"] = r.algorithm;
     if (!r.protocol.empty()) out["results"].back()["protocol"] = r.protocol;
     if (r.sim_events > 0) {
-      out["results"].back()["sim"] = {{"events", r.sim_events},
-                                      {"packet_hops", r.sim_packet_hops},
-                                      {"wall_s", r.sim_wall_s}};
+      out["results"].back()["sim"] = {
+          {"events", r.sim_events}, {"packet_hops", r.sim_packet_hops}, {"wall_s", r.sim_wall_s}};
     }
   }
   out["average_bus_bandwidth"] = average_bus_bandwidth(rows);

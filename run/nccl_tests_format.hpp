@@ -13,15 +13,15 @@
 namespace syncsim::app {
 
 struct NcclTestsResult {
-  double time_us = 0;   // average time per iteration
-  double algbw = 0;     // GB/s (1e9 B/s) = size / time
-  double busbw = 0;     // algbw * bus factor of the op
-  int64_t wrong = 0;    // #wrong elements
+  double time_us = 0;  // average time per iteration
+  double algbw = 0;    // GB/s (1e9 B/s) = size / time
+  double busbw = 0;    // algbw * bus factor of the op
+  int64_t wrong = 0;   // #wrong elements
 };
 
 struct NcclTestsRow {
-  int64_t size = 0;     // bytes, nccl-tests' S
-  int64_t count = 0;    // elements, as nccl-tests prints them (per-rank count for RS/AG/A2A)
+  int64_t size = 0;   // bytes, nccl-tests' S
+  int64_t count = 0;  // elements, as nccl-tests prints them (per-rank count for RS/AG/A2A)
   std::string type = "float";
   std::string redop = "sum";
   int root = -1;
@@ -64,7 +64,8 @@ std::string device_line(int rank, const std::string& host, int device, const std
 // algbw = size / time, busbw = algbw * bus_bandwidth_factor(op, ranks); in-place = out-of-place.
 NcclTestsRow make_row(models::CollectiveOp op, uint32_t ranks, int64_t size, double time_us,
                       int root = 0, int64_t wrong = 0);
-// nccl-tests' rounding of a requested size: whole floats, and for RS/AG/A2A a whole number per rank.
+// nccl-tests' rounding of a requested size: whole floats, and for RS/AG/A2A a whole number per
+// rank.
 int64_t nccl_tests_size(models::CollectiveOp op, uint32_t ranks, int64_t requested);
 // nccl-tests' program name for an op ("all_reduce_perf", "alltoall_perf", "sendrecv_perf", ...).
 std::string nccl_tests_program(models::CollectiveOp op);
@@ -77,6 +78,7 @@ std::string format_nccl_tests(const NcclTestsHeader& header, const std::vector<N
 
 // {"config": {...}, "results": [{size, count, type, redop, root, out_of_place: {time, alg_bw,
 // bus_bw, nwrong}, in_place: {...}}], "average_bus_bandwidth": x} (nccl-tests' JSON key names).
-nlohmann::json nccl_tests_json(const NcclTestsHeader& header, const std::vector<NcclTestsRow>& rows);
+nlohmann::json nccl_tests_json(const NcclTestsHeader& header,
+                               const std::vector<NcclTestsRow>& rows);
 
 }  // namespace syncsim::app

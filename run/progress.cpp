@@ -50,7 +50,8 @@ std::string progress_text(double elapsed_s, double estimated_s) {
   if (estimated_s > 0) {
     const double fraction = elapsed_s / estimated_s;
     out.precision(0);
-    out << ", ~" << std::min(99.0, 100.0 * fraction) << "% of the estimated " << estimated_s << " s";
+    out << ", ~" << std::min(99.0, 100.0 * fraction) << "% of the estimated " << estimated_s
+        << " s";
     out.precision(1);
     if (fraction < 1.0) {
       out << ", ETA " << estimated_s - elapsed_s << " s";
@@ -98,7 +99,8 @@ void RunProgress::publish(const models::StepProgress& p) {
   sim_published.store(true, std::memory_order_release);
 }
 
-ProgressLine::ProgressLine(bool enabled, double estimated_wall_s, std::FILE* out, double expected_sim_s)
+ProgressLine::ProgressLine(bool enabled, double estimated_wall_s, std::FILE* out,
+                           double expected_sim_s)
     : enabled_(enabled),
       estimated_s_(estimated_wall_s),
       expected_sim_s_(expected_sim_s),

@@ -27,13 +27,13 @@ std::string progress_text(double elapsed_s, double estimated_s);
 // One reading of a run's progress; everything the line shows.
 struct ProgressView {
   double elapsed_s = 0;
-  double estimated_wall_s = 0;     // pre-run estimate; 0 = unknown
-  bool sim_published = false;      // the run publishes simulated time (a DDP step does)
+  double estimated_wall_s = 0;  // pre-run estimate; 0 = unknown
+  bool sim_published = false;   // the run publishes simulated time (a DDP step does)
   double sim_done_s = 0;
-  double sim_expected_s = 0;       // expected total simulated time; 0 = unknown
+  double sim_expected_s = 0;  // expected total simulated time; 0 = unknown
   uint32_t buckets_done = 0;
   uint32_t buckets = 0;
-  int64_t timing_bucket_bytes = 0; // > 0: a bucket's idle-fabric time is being simulated
+  int64_t timing_bucket_bytes = 0;  // > 0: a bucket's idle-fabric time is being simulated
   bool timing_extrapolated = false;
 };
 // "run: sim 4.2 s of ~11.6 s (36%), buckets 12/80, timing 2.1 GB bucket (samples); 12.3 s elapsed,
@@ -57,7 +57,8 @@ struct RunProgress {
 class ProgressLine {
  public:
   // `expected_sim_s`: expected total simulated time (0 = unknown).
-  ProgressLine(bool enabled, double estimated_wall_s, std::FILE* out = stderr, double expected_sim_s = 0);
+  ProgressLine(bool enabled, double estimated_wall_s, std::FILE* out = stderr,
+               double expected_sim_s = 0);
   ~ProgressLine();
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;

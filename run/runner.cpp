@@ -2,21 +2,21 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <cmath>
 #include <memory>
 #include <numeric>
 #include <sstream>
 
-#include "run/calibrated_collective.hpp"
-#include "run/progress.hpp"
 #include "models/fsdp.hpp"
 #include "models/nccl_setup.hpp"
 #include "models/parallelism.hpp"
+#include "models/traffic.hpp"
+#include "run/calibrated_collective.hpp"
+#include "run/progress.hpp"
 #include "scenario/configuration_warnings.hpp"
 #include "scenario/scenario_loader.hpp"
-#include "models/traffic.hpp"
 #include "sim/backends/analytic_backend.hpp"
 #include "sim/backends/make_backend.hpp"
 #include "sim/net/egress_port.hpp"
@@ -60,8 +60,8 @@ std::string port_name(const net::NetworkSpec& spec, const net::Network& network,
   return spec.nodes[info.owner].name + "->" + spec.nodes[info.peer].name;
 }
 
-// Runs the queue to completion, stopping at each sample time (and at the rate window's ends) to read
-// the network's state: no event is added, so the run is the same as an unobserved one.
+// Runs the queue to completion, stopping at each sample time (and at the rate window's ends) to
+// read the network's state: no event is added, so the run is the same as an unobserved one.
 void run_observed(Simulation& sim, const net::Network& network, const net::NetworkSpec& spec,
                   const ObserveSpec& obs, RunResult& r) {
   const bool series = !obs.csv_dir.empty();
@@ -94,7 +94,8 @@ void run_observed(Simulation& sim, const net::Network& network, const net::Netwo
   std::vector<int64_t> at_start, at_end;
   const auto snapshot = [&](std::vector<int64_t>& out) {
     out.clear();
-    for (net::FlowId f = 0; f < network.flow_count(); ++f) out.push_back(network.flow(f).delivered_bytes);
+    for (net::FlowId f = 0; f < network.flow_count(); ++f)
+      out.push_back(network.flow(f).delivered_bytes);
   };
   const int64_t step = obs.interval.picoseconds();
   int64_t next_sample = series ? 0 : INT64_MAX;
@@ -149,7 +150,8 @@ void run_observed(Simulation& sim, const net::Network& network, const net::Netwo
   for (std::size_t s = 0; s < observer.samples(); ++s) {
     for (std::size_t i = 0; i < cfg.ports.size(); ++i) {
       q << observer.time(s).seconds() << "," << port_name(spec, network, cfg.ports[i]) << ","
-        << observer.queue_bytes(s, i) << "," << static_cast<unsigned>(observer.paused_mask(s, i)) << "\n";
+        << observer.queue_bytes(s, i) << "," << static_cast<unsigned>(observer.paused_mask(s, i))
+        << "\n";
     }
   }
   r.timeseries_files.push_back(qpath);
@@ -186,8 +188,9 @@ void resolve_route_overrides(const Scenario& scenario, net::NetworkSpec& spec) {
         if (spec.nodes[n].name == name && spec.nodes[n].kind == net::NodeKind::Switch) found = n;
       }
       if (found == net::kNoNode || spec.attachment_index[found] == UINT32_MAX) {
-        throw ScenarioError(std::string{}, 0, 0, path + ".via",
-                            "no switch with hosts attached named \"" + name + "\" (e.g. \"leaf1\")");
+        throw ScenarioError(
+            std::string{}, 0, 0, path + ".via",
+            "no switch with hosts attached named \"" + name + "\" (e.g. \"leaf1\")");
       }
       r.via.push_back(found);
     }
@@ -243,17 +246,17 @@ void collect_packet_metrics(const net::NetworkSpec& spec, const Simulation& sim,
     for (net::FlowId f = 0; f < network.flow_count(); ++f) {
       const net::FlowRecord& rec = network.flow(f);
       if (!rec.done || rec.finish <= rec.start) continue;
-      r.flow_rates.flows.push_back({spec.nodes[rec.src].name, spec.nodes[rec.dst].name,
-                                    static_cast<double>(rec.size_bytes) * 8.0 /
-                                        (rec.finish - rec.start).seconds(),
-                                    rec.start.seconds(), rec.finish.seconds()});
+      r.flow_rates.flows.push_back(
+          {spec.nodes[rec.src].name, spec.nodes[rec.dst].name,
+           static_cast<double>(rec.size_bytes) * 8.0 / (rec.finish - rec.start).seconds(),
+           rec.start.seconds(), rec.finish.seconds()});
     }
   }
   summarize_rates(r.flow_rates);
   for (std::size_t i = 0; i < paused.size(); ++i) {
     const net::PortInfo& info = network.routing().ports()[paused[i].second];
-    r.paused_ports.emplace_back(
-        spec.nodes[info.owner].name + "->" + spec.nodes[info.peer].name, paused[i].first);
+    r.paused_ports.emplace_back(spec.nodes[info.owner].name + "->" + spec.nodes[info.peer].name,
+                                paused[i].first);
   }
 }
 
@@ -282,8 +285,8 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   ProgressLine progress(options.progress, options.estimated_wall_s, stderr, options.expected_sim_s);
   const net::NetworkSpec spec = scenario_network(scenario);
-  auto messages = models::expand_traffic(scenario.traffic,
-                                         static_cast<uint32_t>(spec.gpus.size()), scenario.seed);
+  auto messages = models::expand_traffic(scenario.traffic, static_cast<uint32_t>(spec.gpus.size()),
+                                         scenario.seed);
 
   Simulation sim(scenario.seed);
   std::unique_ptr<TransferBackend> backend = make_backend(scenario.fidelity, sim, spec);
@@ -295,18 +298,22 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     // With model parallelism the ranks are TP x CP x PP x DP on the first GPUs, in Megatron order
     // (models/parallelism.hpp); data_parallel then counts replicas.
     const uint32_t model_parallel = step.layout.tensor * step.layout.context * step.layout.pipeline;
-    topo::JobPlacement placed = topo::place_job(spec, model_parallel, scenario.workload->data_parallel,
-                                                scenario.workload->placement, scenario.seed);
+    topo::JobPlacement placed =
+        topo::place_job(spec, model_parallel, scenario.workload->data_parallel,
+                        scenario.workload->placement, scenario.seed);
     step.rank_to_gpu = std::move(placed.rank_to_gpu);
     const auto ranks = static_cast<uint32_t>(step.rank_to_gpu.size());
     if (placed.policy_ignored) {
-      r.warnings.push_back("workload.placement applies to pure data parallelism; model-parallel ranks "
-                           "use Megatron order on the first GPUs (placement ignored)");
+      r.warnings.push_back(
+          "workload.placement applies to pure data parallelism; model-parallel ranks "
+          "use Megatron order on the first GPUs (placement ignored)");
     }
     step.gpus_per_host = scenario.fabric.host.gpus;
     step.seed = scenario.seed;
     if (progress.enabled()) {
-      step.on_progress = [&progress](const models::StepProgress& p) { progress.state().publish(p); };
+      step.on_progress = [&progress](const models::StepProgress& p) {
+        progress.state().publish(p);
+      };
     }
     // NCCL's Simple protocol: latencies and chunk (scenario `collective:` knobs).
     models::apply_nccl_step_setup(step, scenario.collective);
@@ -317,15 +324,17 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
         r.bucket_allreduce_model =
             calibrate_bucket_allreduce(*scenario.collective_calibration, ranks, step, r.warnings);
       } else {
-        r.warnings.push_back("collective.calibration drives DDP bucket all-reduces only; this step's "
-                             "FSDP/model-parallel collectives are simulated without the profile");
+        r.warnings.push_back(
+            "collective.calibration drives DDP bucket all-reduces only; this step's "
+            "FSDP/model-parallel collectives are simulated without the profile");
       }
     }
     if (step.layout.model_parallel()) {
       r.step = models::simulate_parallel_step(spec, scenario.fidelity, step);
       if (r.messages > 0) {
-        r.step->warnings.push_back("the model-parallel step is a closed form on an idle fabric: the "
-                                   "background traffic runs but does not slow it");
+        r.step->warnings.push_back(
+            "the model-parallel step is a closed form on an idle fabric: the "
+            "background traffic runs but does not slow it");
       }
       sim.queue().run();
     } else if (step.parallelism == models::DataParallelism::Fsdp) {
@@ -366,9 +375,9 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   r.gpus = static_cast<uint32_t>(spec.gpus.size());
   r.hosts = spec.hosts;
   r.links = spec.links.size();
-  r.switches = static_cast<std::size_t>(std::count_if(
-      spec.nodes.begin(), spec.nodes.end(),
-      [](const net::NodeSpec& n) { return n.kind == net::NodeKind::Switch; }));
+  r.switches = static_cast<std::size_t>(
+      std::count_if(spec.nodes.begin(), spec.nodes.end(),
+                    [](const net::NodeSpec& n) { return n.kind == net::NodeKind::Switch; }));
   for (std::size_t i = 0; i < static_cast<std::size_t>(net::DropReason::Count); ++i) {
     r.drops.emplace_back(net::drop_reason_name(static_cast<net::DropReason>(i)), 0);
   }

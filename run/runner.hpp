@@ -49,8 +49,8 @@ struct RunResult {
   std::string scenario;
   uint64_t seed = 0;
   Fidelity fidelity = Fidelity::Packet;
-  double sim_time_s = 0;       // time of the last event (last completion)
-  double wall_s = 0;           // host wall-clock time of set-up and simulation
+  double sim_time_s = 0;  // time of the last event (last completion)
+  double wall_s = 0;      // host wall-clock time of set-up and simulation
   uint64_t events = 0;
   BackendCounters counters;
   uint64_t messages = 0;
@@ -63,23 +63,24 @@ struct RunResult {
   uint64_t packets_dropped_buffer_full = 0;
   // Packet-level only (zero on the analytic backend).
   std::vector<std::pair<std::string, uint64_t>> drops;  // packets dropped, by reason (every reason)
-  uint64_t pause_frames = 0;                             // PFC PAUSE frames sent
-  uint64_t resume_frames = 0;                            // PFC RESUME frames sent
-  uint64_t nic_pause_frames = 0;                         // receiver-side PFC PAUSE frames (NICs)
-  int64_t max_nic_rx_bytes = 0;                          // fullest NIC receive buffer
-  double paused_time_s = 0;                              // summed over every egress port and priority
-  std::vector<std::pair<std::string, double>> paused_ports;  // "owner->peer", seconds, longest first
+  uint64_t pause_frames = 0;                            // PFC PAUSE frames sent
+  uint64_t resume_frames = 0;                           // PFC RESUME frames sent
+  uint64_t nic_pause_frames = 0;                        // receiver-side PFC PAUSE frames (NICs)
+  int64_t max_nic_rx_bytes = 0;                         // fullest NIC receive buffer
+  double paused_time_s = 0;  // summed over every egress port and priority
+  std::vector<std::pair<std::string, double>>
+      paused_ports;                      // "owner->peer", seconds, longest first
   std::vector<double> fct_by_message_s;  // per message in start order (stable), -1 if not completed
   uint64_t ecn_marks = 0;
-  uint64_t cnps = 0;                                     // DCQCN CNPs sent by destination NICs
-  uint64_t rate_cuts = 0;                                // DCQCN rate decreases at source NICs
+  uint64_t cnps = 0;       // DCQCN CNPs sent by destination NICs
+  uint64_t rate_cuts = 0;  // DCQCN rate decreases at source NICs
   // Jain's fairness index (sum x)^2 / (n sum x^2) of the completed messages' average rates
   // x = size / FCT, each over its own [start, finish] window; 0 when none completed.
   double jain_index = 0;
-  FlowRateStats flow_rates;                              // packet fidelity
+  FlowRateStats flow_rates;  // packet fidelity
   DeadlockSummary deadlock;
-  std::vector<std::string> timeseries_files;             // CSV files written (`--timeseries DIR`)
-  std::vector<std::string> warnings;                     // configuration checks
+  std::vector<std::string> timeseries_files;  // CSV files written (`--timeseries DIR`)
+  std::vector<std::string> warnings;          // configuration checks
   // Reliable transports (packet backend): go-back-N RoCE on lossy classes, TCP.
   std::string transport = "roce";
   uint64_t retransmitted_packets = 0;
@@ -89,7 +90,7 @@ struct RunResult {
   uint64_t naks = 0;
   uint64_t acks = 0;
   int64_t bytes_discarded = 0;
-  std::optional<models::StepResult> step;                // when the scenario has a workload
+  std::optional<models::StepResult> step;  // when the scenario has a workload
   // How the bucket all-reduces were timed: "simulated", or "calibrated: FILE, all_reduce at N
   // ranks" (collective.calibration).
   std::string bucket_allreduce_model = "simulated";
@@ -103,16 +104,17 @@ struct RunResult {
 };
 
 struct RunOptions {
-  bool progress = false;         // a progress line on stderr (run/progress.hpp)
-  double estimated_wall_s = 0;   // from run/estimate.hpp, for the progress line's ETA
-  double expected_sim_s = 0;     // from run/estimate.hpp: the progress line's simulated-time total
+  bool progress = false;        // a progress line on stderr (run/progress.hpp)
+  double estimated_wall_s = 0;  // from run/estimate.hpp, for the progress line's ETA
+  double expected_sim_s = 0;    // from run/estimate.hpp: the progress line's simulated-time total
 };
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});
 
 // The scenario's fabric with everything the scenario sets on it: PFC, ECN, NIC congestion control,
 // transport, impairments, the flow-level CC correction and route overrides. `syncsim run` and
-// `syncsim collective` (and the step model's private timing runs, which copy the spec) all see the same one.
+// `syncsim collective` (and the step model's private timing runs, which copy the spec) all see the
+// same one.
 net::NetworkSpec scenario_network(const Scenario& scenario);
 
 // The --json object, generated from the result schema (run/result_schema.hpp).

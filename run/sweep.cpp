@@ -23,7 +23,6 @@ namespace syncsim::app {
 
 namespace {
 
-
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 double now_s() {
@@ -70,7 +69,6 @@ std::string fmt_duration(double s) {
   return buf;
 }
 
-
 }  // namespace
 
 SweepAxis parse_vary(const std::string& arg) {
@@ -103,8 +101,9 @@ SweepAxis parse_vary(const std::string& arg) {
   axis.values.push_back(cur);
   for (const auto& v : axis.values) {
     if (v.find_first_not_of(" \t") == std::string::npos) {
-      throw SweepUsageError("--vary " + axis.path + ": expected a comma-separated list of values, found an empty value in \"" +
-                            list + "\"");
+      throw SweepUsageError(
+          "--vary " + axis.path +
+          ": expected a comma-separated list of values, found an empty value in \"" + list + "\"");
     }
   }
   return axis;
@@ -134,7 +133,8 @@ SweepPlan plan_sweep(SweepSpec spec) {
     LoadOptions load;
     load.seed = spec.seed;
     load.overrides = spec.sets;
-    for (std::size_t a = 0; a < spec.axes.size(); ++a) load.overrides.push_back({spec.axes[a].path, values[a]});
+    for (std::size_t a = 0; a < spec.axes.size(); ++a)
+      load.overrides.push_back({spec.axes[a].path, values[a]});
     plan.scenarios.push_back(load_scenario_file(spec.scenario_path, load));
   }
   plan.spec = std::move(spec);
@@ -145,13 +145,15 @@ SweepPlan plan_sweep(SweepSpec spec) {
 
 std::vector<std::string> default_sweep_columns(bool step, bool report) {
   // The columns scripts have read since sweeps began; their order is a contract.
-  std::vector<std::string> cols = {"sim_time_s",    "messages",        "messages_completed", "fct_mean_s",
-                                   "fct_p99_s",     "fct_max_s",       "bytes_dropped",      "max_queue_bytes",
-                                   "pause_frames",  "ecn_marks",       "events"};
-  if (step) cols.insert(cols.end(), {"step_time_s", "mfu", "exposed_comm_s", "tail_s", "tokens_per_s"});
+  std::vector<std::string> cols = {"sim_time_s",    "messages",        "messages_completed",
+                                   "fct_mean_s",    "fct_p99_s",       "fct_max_s",
+                                   "bytes_dropped", "max_queue_bytes", "pause_frames",
+                                   "ecn_marks",     "events"};
+  if (step)
+    cols.insert(cols.end(), {"step_time_s", "mfu", "exposed_comm_s", "tail_s", "tokens_per_s"});
   if (report) {
-    cols.insert(cols.end(), {"allreduce_small_bytes", "allreduce_small_latency_s", "allreduce_large_bytes",
-                             "allreduce_large_busbw_GBps"});
+    cols.insert(cols.end(), {"allreduce_small_bytes", "allreduce_small_latency_s",
+                             "allreduce_large_bytes", "allreduce_large_busbw_GBps"});
   }
   return cols;
 }
@@ -165,7 +167,9 @@ std::vector<std::string> parse_sweep_columns(const std::string& list) {
     const auto b = c.find_first_not_of(" \t");
     const auto e = c.find_last_not_of(" \t");
     c = b == std::string::npos ? std::string() : c.substr(b, e - b + 1);
-    if (c.empty()) throw SweepUsageError("--columns: expected a comma-separated list of columns, found \"" + list + "\"");
+    if (c.empty())
+      throw SweepUsageError("--columns: expected a comma-separated list of columns, found \"" +
+                            list + "\"");
     if (find_result_column(c) == nullptr) {
       std::string known;
       for (const auto& n : result_column_names()) known += (known.empty() ? "" : ", ") + n;
@@ -202,7 +206,8 @@ nlohmann::ordered_json sweep_row(const SweepSpec& spec, const std::vector<std::s
   const auto cols = sweep_columns(spec);
   for (std::size_t c = spec.axes.size(); c < cols.size(); ++c) {
     const ResultKey* key = find_result_column(cols[c]);
-    if (key != nullptr && result_key_present(*key, r)) row[cols[c]] = nlohmann::ordered_json(key->read(r));
+    if (key != nullptr && result_key_present(*key, r))
+      row[cols[c]] = nlohmann::ordered_json(key->read(r));
   }
   return row;
 }
@@ -252,7 +257,8 @@ std::vector<std::string> run_sweep_local(const SweepPlan& plan, unsigned jobs,
   return rows;
 }
 
-std::string sweep_csv(const std::vector<std::string>& columns, const std::vector<std::string>& rows) {
+std::string sweep_csv(const std::vector<std::string>& columns,
+                      const std::vector<std::string>& rows) {
   std::string out;
   for (std::size_t c = 0; c < columns.size(); ++c) {
     if (c) out += ',';
@@ -291,15 +297,17 @@ std::string SweepProgress::text(std::size_t done, double elapsed) const {
   double done_est = 0;
   double left_est = 0;
   if (weighted) {
-    for (std::size_t i = 0; i < total_; ++i) (i < done ? done_est : left_est) += estimated_wall_s_[i];
+    for (std::size_t i = 0; i < total_; ++i)
+      (i < done ? done_est : left_est) += estimated_wall_s_[i];
   }
   if (done > 0 && done < total_) {
-    const double eta = weighted && done_est > 0
-                           ? elapsed * left_est / done_est
-                           : elapsed / static_cast<double>(done) * static_cast<double>(total_ - done);
+    const double eta = weighted && done_est > 0 ? elapsed * left_est / done_est
+                                                : elapsed / static_cast<double>(done) *
+                                                      static_cast<double>(total_ - done);
     line << ", ETA " << fmt_duration(eta);
   } else if (done == 0 && weighted && left_est > 0) {
-    line << ", ETA ~" << fmt_duration(std::max(0.0, left_est / concurrent_ - elapsed)) << " (estimated)";
+    line << ", ETA ~" << fmt_duration(std::max(0.0, left_est / concurrent_ - elapsed))
+         << " (estimated)";
   }
   return line.str();
 }
@@ -310,8 +318,10 @@ void SweepProgress::update(std::size_t done) {
   printed_ = true;
 }
 
-std::vector<std::string> sweep_memory_refusals(const SweepPlan& plan, const std::vector<Estimate>& estimates,
-                                               unsigned concurrent, std::optional<double> available) {
+std::vector<std::string> sweep_memory_refusals(const SweepPlan& plan,
+                                               const std::vector<Estimate>& estimates,
+                                               unsigned concurrent,
+                                               std::optional<double> available) {
   std::vector<std::string> out;
   if (!available) return out;
   concurrent = std::max(1u, concurrent);

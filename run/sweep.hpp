@@ -6,10 +6,10 @@
 //                 [--jobs N] [--csv FILE] [--json] [--quiet] [--no-wall] [--force]
 //
 // Every point is the scenario with the --set overrides, then that point's --vary values, applied as
-// `--set` overrides (each value is read as YAML, so `400Gbps`, `8` or `[1, 2]`). All points are loaded
-// and validated before any runs, so a bad --vary is the usual one-line ScenarioError (exit 2).
-// Points run on --jobs local threads, or on MPI ranks under mpirun (sweep_mpi.hpp); either way the
-// rows come out in point order (the last --vary varies fastest) and, apart from wall_s, are
+// `--set` overrides (each value is read as YAML, so `400Gbps`, `8` or `[1, 2]`). All points are
+// loaded and validated before any runs, so a bad --vary is the usual one-line ScenarioError (exit
+// 2). Points run on --jobs local threads, or on MPI ranks under mpirun (sweep_mpi.hpp); either way
+// the rows come out in point order (the last --vary varies fastest) and, apart from wall_s, are
 // byte-identical to a serial run: each row is built and serialized by the process that ran it, and
 // the output is formatted from those serialized rows.
 #include <cstddef>
@@ -49,8 +49,8 @@ struct SweepSpec {
   bool wall = true;              // include the wall_s column
   // Metric columns (result schema column names) after the axes; empty: the default columns.
   std::vector<std::string> columns;
-  bool step = false;             // step columns (set by plan_sweep when the scenario has a workload)
-  bool report = false;           // `report:` all_reduce columns (set by plan_sweep)
+  bool step = false;    // step columns (set by plan_sweep when the scenario has a workload)
+  bool report = false;  // `report:` all_reduce columns (set by plan_sweep)
 };
 
 // The cartesian product of the axes' values, in point order (the last axis varies fastest).
@@ -85,8 +85,8 @@ nlohmann::ordered_json sweep_row(const SweepSpec& spec, const std::vector<std::s
 // Runs point i and returns its row serialized (compact JSON).
 std::string run_sweep_point(const SweepPlan& plan, std::size_t i);
 
-// Runs every point on `jobs` threads; rows (serialized) in point order. `on_done` is called (under a
-// lock) after each point with the number of points done. The first exception thrown by a point is
+// Runs every point on `jobs` threads; rows (serialized) in point order. `on_done` is called (under
+// a lock) after each point with the number of points done. The first exception thrown by a point is
 // rethrown after every thread has stopped.
 std::vector<std::string> run_sweep_local(const SweepPlan& plan, unsigned jobs,
                                          const std::function<void(std::size_t)>& on_done = {});
@@ -95,11 +95,14 @@ std::vector<std::string> run_sweep_local(const SweepPlan& plan, unsigned jobs,
 // (points that may run at once on one machine: --jobs, or MPI ranks on the machine) exceeds
 // `available`. One message per refused point, naming it (index and axis values) and both numbers;
 // empty when every point fits or `available` is unknown. `estimates` are estimate_run's, per point.
-std::vector<std::string> sweep_memory_refusals(const SweepPlan& plan, const std::vector<Estimate>& estimates,
-                                               unsigned concurrent, std::optional<double> available);
+std::vector<std::string> sweep_memory_refusals(const SweepPlan& plan,
+                                               const std::vector<Estimate>& estimates,
+                                               unsigned concurrent,
+                                               std::optional<double> available);
 
 // Output formatting from serialized rows.
-std::string sweep_csv(const std::vector<std::string>& columns, const std::vector<std::string>& rows);
+std::string sweep_csv(const std::vector<std::string>& columns,
+                      const std::vector<std::string>& rows);
 std::string sweep_json(const std::vector<std::string>& rows);  // a JSON array, 2-space indent
 
 // Points done / total and ETA on one rewritten stderr line; does nothing when disabled.

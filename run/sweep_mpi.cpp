@@ -101,7 +101,8 @@ std::vector<std::string> MpiWorld::coordinate(std::size_t n,
     int64_t reply = -1;
     if (next < n) reply = static_cast<int64_t>(next++);
     running[src] = reply;
-    check(MPI_Send(&reply, 1, MPI_INT64_T, status.MPI_SOURCE, kTagWork, MPI_COMM_WORLD), "MPI_Send");
+    check(MPI_Send(&reply, 1, MPI_INT64_T, status.MPI_SOURCE, kTagWork, MPI_COMM_WORLD),
+          "MPI_Send");
     if (reply < 0) ++stopped;
   }
   return rows;
@@ -110,10 +111,12 @@ std::vector<std::string> MpiWorld::coordinate(std::size_t n,
 void MpiWorld::work(const std::function<std::string(std::size_t)>& run_point) {
   std::string row;
   for (;;) {
-    check(MPI_Send(row.data(), static_cast<int>(row.size()), MPI_CHAR, 0, kTagRequest, MPI_COMM_WORLD),
+    check(MPI_Send(row.data(), static_cast<int>(row.size()), MPI_CHAR, 0, kTagRequest,
+                   MPI_COMM_WORLD),
           "MPI_Send");
     int64_t index = -1;
-    check(MPI_Recv(&index, 1, MPI_INT64_T, 0, kTagWork, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+    check(MPI_Recv(&index, 1, MPI_INT64_T, 0, kTagWork, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+          "MPI_Recv");
     if (index < 0) return;
     row = run_point(static_cast<std::size_t>(index));
   }
@@ -140,7 +143,8 @@ std::unique_ptr<MpiWorld> MpiWorld::init_if_launched() { return nullptr; }
 
 MpiWorld::~MpiWorld() = default;
 
-std::vector<std::string> MpiWorld::coordinate(std::size_t, const std::function<void(std::size_t)>&) {
+std::vector<std::string> MpiWorld::coordinate(std::size_t,
+                                              const std::function<void(std::size_t)>&) {
   throw std::logic_error("MpiWorld without MPI");
 }
 

@@ -34,7 +34,8 @@ class MpiWorld {
   int size() const { return size_; }
 
   // Rank 0: hands out indices 0..n-1 on request until all are done; returns the rows by index.
-  std::vector<std::string> coordinate(std::size_t n, const std::function<void(std::size_t)>& on_done);
+  std::vector<std::string> coordinate(std::size_t n,
+                                      const std::function<void(std::size_t)>& on_done);
   // Ranks > 0: asks for indices and runs `run_point` on each until told to stop.
   void work(const std::function<std::string(std::size_t)>& run_point);
   // Every rank: returns after all ranks have called it.

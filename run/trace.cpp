@@ -10,8 +10,13 @@ double us(Time t) { return t.microseconds(); }
 
 nlohmann::json slice(const std::string& name, std::size_t pid, int tid, Time start, Time end,
                      nlohmann::json args = nlohmann::json::object()) {
-  return {{"name", name}, {"ph", "X"},         {"pid", pid},   {"tid", tid},
-          {"ts", us(start)}, {"dur", us(end - start)}, {"args", std::move(args)}};
+  return {{"name", name},
+          {"ph", "X"},
+          {"pid", pid},
+          {"tid", tid},
+          {"ts", us(start)},
+          {"dur", us(end - start)},
+          {"args", std::move(args)}};
 }
 
 nlohmann::json metadata(const char* what, std::size_t pid, int tid, const std::string& name) {

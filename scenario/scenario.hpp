@@ -1,5 +1,6 @@
 #pragma once
-// A scenario after parsing: plain structs, no YAML. Produced by load_scenario (scenario_loader.hpp).
+// A scenario after parsing: plain structs, no YAML. Produced by load_scenario
+// (scenario_loader.hpp).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -28,9 +29,9 @@ struct WorkloadSpec {
   topo::Placement placement = topo::Placement::Packed;
 };
 
-// `collective.calibration: FILE`: the fitted collective lines of a calibration profile. They replace
-// the simulated time of `syncsim collective` rows and of the workload's bucket all-reduces for the
-// (op, rank count) pairs they cover (run/calibrated_collective.hpp).
+// `collective.calibration: FILE`: the fitted collective lines of a calibration profile. They
+// replace the simulated time of `syncsim collective` rows and of the workload's bucket all-reduces
+// for the (op, rank count) pairs they cover (run/calibrated_collective.hpp).
 struct CollectiveCalibration {
   std::string file;
   std::vector<calibration::CollectiveProfile> collectives;
@@ -39,45 +40,46 @@ struct CollectiveCalibration {
 // `observe:` time series and the flow-rate window (packet fidelity). Sampling never perturbs the
 // run: the runner advances the event queue to each sample time and reads the state.
 struct ObserveSpec {
-  Time interval = Time::us(10);          // sampling period of the time series
-  std::vector<std::string> ports{};      // "owner->peer" egress ports; empty: every switch port
-  bool flows = true;                     // per-flow rate and delivered bytes
-  bool rate_window = false;              // flow_rates over [window_start, window_end]
+  Time interval = Time::us(10);      // sampling period of the time series
+  std::vector<std::string> ports{};  // "owner->peer" egress ports; empty: every switch port
+  bool flows = true;                 // per-flow rate and delivered bytes
+  bool rate_window = false;          // flow_rates over [window_start, window_end]
   Time window_start = Time::zero();
   Time window_end = Time::zero();
-  std::string csv_dir{};                 // set by `--timeseries DIR`: write CSV files there
+  std::string csv_dir{};  // set by `--timeseries DIR`: write CSV files there
 };
 
 // `fabric.route_overrides`: flows from GPU `src` to GPU `dst` pass through the named switches
-// (each with NICs attached: leaves) in order; resolved to NetworkSpec::route_overrides by the runner.
+// (each with NICs attached: leaves) in order; resolved to NetworkSpec::route_overrides by the
+// runner.
 struct RouteOverrideSpec {
   uint32_t src_gpu = 0;
   uint32_t dst_gpu = 0;
   std::vector<std::string> via{};
 };
 
-// `report:` extra numbers for `syncsim run` and `syncsim sweep`: an all_reduce of each size over the
-// workload's ranks (every GPU without a workload) on an idle copy of the fabric, timed exactly as
-// `syncsim collective --op all_reduce -b SIZE -e SIZE` times it (run/collective_cmd.hpp).
+// `report:` extra numbers for `syncsim run` and `syncsim sweep`: an all_reduce of each size over
+// the workload's ranks (every GPU without a workload) on an idle copy of the fabric, timed exactly
+// as `syncsim collective --op all_reduce -b SIZE -e SIZE` times it (run/collective_cmd.hpp).
 struct ReportSpec {
-  int64_t allreduce_small_bytes = 8;           // reported as a latency
-  int64_t allreduce_large_bytes = 256 << 20;   // reported as nccl-tests' bus bandwidth
+  int64_t allreduce_small_bytes = 8;          // reported as a latency
+  int64_t allreduce_large_bytes = 256 << 20;  // reported as nccl-tests' bus bandwidth
 };
 
 // What `fabric:` sets on the network beyond its shape: PFC and ECN on the switches, the NICs'
 // congestion control, the transport and the link impairments. The topology builders never read
 // these; run/ copies them into the NetworkSpec (scenario_network).
 struct NetworkBehaviour {
-  net::PfcParams pfc;                  // `fabric.switch.pfc`
-  net::EcnParams ecn;                  // `fabric.switch.ecn`
-  net::NicParams nic;                  // `fabric.nic`
-  net::TransportParams transport;      // `fabric.transport`
-  net::ImpairmentParams impairments;   // `fabric.impairments`
+  net::PfcParams pfc;                 // `fabric.switch.pfc`
+  net::EcnParams ecn;                 // `fabric.switch.ecn`
+  net::NicParams nic;                 // `fabric.nic`
+  net::TransportParams transport;     // `fabric.transport`
+  net::ImpairmentParams impairments;  // `fabric.impairments`
 };
 
 struct Scenario {
   std::string name;
-  std::string source;        // file path, or "<built-in default>"
+  std::string source;  // file path, or "<built-in default>"
   uint64_t seed = 1;
   Fidelity fidelity = Fidelity::Packet;
   topo::FabricParams fabric;
@@ -89,10 +91,10 @@ struct Scenario {
   // `sweep:` axes for `syncsim sweep FILE` (dotted path -> values, each a YAML scalar as written);
   // `syncsim run` ignores them.
   std::vector<std::pair<std::string, std::vector<std::string>>> sweep;
-  std::optional<ObserveSpec> observe;    // `observe:`, or `--timeseries DIR` alone
+  std::optional<ObserveSpec> observe;              // `observe:`, or `--timeseries DIR` alone
   std::vector<RouteOverrideSpec> route_overrides;  // `fabric.route_overrides`
   std::optional<ReportSpec> report;                // `report:`
-  net::FlowCcCorrection flow_cc;                      // `fabric.flow.cc_correction` (flow fidelity)
+  net::FlowCcCorrection flow_cc;                   // `fabric.flow.cc_correction` (flow fidelity)
 };
 
 }  // namespace syncsim::app

@@ -7,8 +7,9 @@
 
 namespace syncsim::topo {
 
-// An impossible topology (0 spines, hosts that do not divide, ...). `path` is the dotted path of the
-// offending parameter below `fabric.` (e.g. "spine_leaf.spines"), so the scenario loader can point at it.
+// An impossible topology (0 spines, hosts that do not divide, ...). `path` is the dotted path of
+// the offending parameter below `fabric.` (e.g. "spine_leaf.spines"), so the scenario loader can
+// point at it.
 class TopologyError : public std::invalid_argument {
  public:
   TopologyError(std::string path, const std::string& what)
@@ -20,13 +21,14 @@ class TopologyError : public std::invalid_argument {
 };
 
 // Sizes of the fabric build_fabric would make, computed from the parameters alone (nothing is
-// allocated), for memory and time estimates before a run. Throws TopologyError as build_fabric does.
+// allocated), for memory and time estimates before a run. Throws TopologyError as build_fabric
+// does.
 struct FabricSize {
   uint64_t hosts = 0;
   uint64_t gpus = 0;
   uint64_t switches = 0;
-  uint64_t nodes = 0;           // switches, NICs, GPUs and NVSwitches
-  uint64_t links = 0;           // cables (each is two directed ports)
+  uint64_t nodes = 0;            // switches, NICs, GPUs and NVSwitches
+  uint64_t links = 0;            // cables (each is two directed ports)
   uint64_t routing_entries = 0;  // hop-distance table: attachment leaves x switches
 };
 FabricSize fabric_size(const FabricParams& params);

@@ -11,8 +11,8 @@ namespace syncsim::topo {
 enum class TopologyKind : uint8_t { SpineLeaf, FatTree, RailOptimized };
 
 struct HostParams {
-  uint32_t gpus = 1;   // GPUs per host; GPU g uses NIC floor(g * nics / gpus)
-  uint32_t nics = 1;   // NICs per host
+  uint32_t gpus = 1;  // GPUs per host; GPU g uses NIC floor(g * nics / gpus)
+  uint32_t nics = 1;  // NICs per host
 };
 
 // 2-tier leaf-spine. Every leaf connects to every spine with `uplinks_per_spine` parallel cables.
@@ -51,8 +51,11 @@ struct LinkClasses {
   net::LinkParams host{.name = "host"};      // NIC <-> leaf
   net::LinkParams fabric{.name = "fabric"};  // leaf <-> spine
   net::LinkParams core{.name = "core"};      // spine <-> core (fat-tree only)
-  net::LinkParams nvlink{.name = "nvlink", .bandwidth = Bandwidth::gbps(3600), .delay = Time::ns(100),
-                         .mtu = Bytes{4096}, .header = Bytes{32}};  // H100 NVLink4: 900 GB/s bidir
+  net::LinkParams nvlink{.name = "nvlink",
+                         .bandwidth = Bandwidth::gbps(3600),
+                         .delay = Time::ns(100),
+                         .mtu = Bytes{4096},
+                         .header = Bytes{32}};  // H100 NVLink4: 900 GB/s bidir
 };
 
 struct FabricParams {

@@ -16,20 +16,26 @@ constexpr uint64_t kPlacementStream = 0x91ACE;  // RNG stream id of the random p
 
 std::string_view to_string(Placement p) {
   switch (p) {
-    case Placement::Packed: return "packed";
-    case Placement::Random: return "random";
-    case Placement::Spread: return "spread";
-    case Placement::TopologyAware: return "topology_aware";
+    case Placement::Packed:
+      return "packed";
+    case Placement::Random:
+      return "random";
+    case Placement::Spread:
+      return "spread";
+    case Placement::TopologyAware:
+      return "topology_aware";
   }
   return "?";
 }
 
 Placement parse_placement(std::string_view text) {
-  for (Placement p : {Placement::Packed, Placement::Random, Placement::Spread, Placement::TopologyAware}) {
+  for (Placement p :
+       {Placement::Packed, Placement::Random, Placement::Spread, Placement::TopologyAware}) {
     if (text == to_string(p)) return p;
   }
-  throw std::invalid_argument("expected a placement (packed, random, spread, topology_aware), got \"" +
-                              std::string(text) + "\"");
+  throw std::invalid_argument(
+      "expected a placement (packed, random, spread, topology_aware), got \"" + std::string(text) +
+      "\"");
 }
 
 std::vector<net::NodeId> gpu_leaves(const net::NetworkSpec& spec) {
@@ -73,7 +79,8 @@ std::vector<uint32_t> place_ranks(const net::NetworkSpec& spec, uint32_t ranks, 
       std::vector<std::vector<net::NodeId>> pods;
       for (const auto& [id, members] : on_leaf) {
         const std::string& name = spec.nodes[id].name;
-        const std::string pod = name.substr(0, name.find('.') == std::string::npos ? 0 : name.find('.'));
+        const std::string pod =
+            name.substr(0, name.find('.') == std::string::npos ? 0 : name.find('.'));
         auto it = std::find(pod_names.begin(), pod_names.end(), pod);
         if (it == pod_names.end()) {
           pod_names.push_back(pod);

@@ -1,17 +1,18 @@
 #pragma once
 // Rank-to-GPU placement: which GPU of the fabric each rank of a job runs on. A placement is a plain
-// permutation (rank r -> GPU rank_to_gpu[r], distinct GPUs) computed from the NetworkSpec, which the
-// step model and collectives take as their rank_to_gpu.
+// permutation (rank r -> GPU rank_to_gpu[r], distinct GPUs) computed from the NetworkSpec, which
+// the step model and collectives take as their rank_to_gpu.
 //   packed          ranks in GPU order: hosts are numbered leaf by leaf, so consecutive ranks share
 //                   hosts and leaves and the job spans as few leaves as possible (the old default).
 //   random          a seeded uniformly random choice and order of GPUs.
-//   spread          consecutive ranks on different leaves, leaves interleaved across pods (fat-tree)
+//   spread          consecutive ranks on different leaves, leaves interleaved across pods
+//   (fat-tree)
 //                   or groups (rail-optimized): the job touches as many leaves and pods as it can.
 //   topology_aware  packed order of hosts (pod by pod, leaf by leaf) with the GPUs of every other
-//                   host in reverse order, so a ring's hop from one host to the next leaves GPU g of
-//                   one host for GPU g of the next: on a rail-optimized fabric both sit on rail leaf
-//                   g (the same leaf pair), and on spine-leaf/fat-tree both hosts share a leaf except
-//                   where the job crosses to the next leaf of the same pod.
+//                   host in reverse order, so a ring's hop from one host to the next leaves GPU g
+//                   of one host for GPU g of the next: on a rail-optimized fabric both sit on rail
+//                   leaf g (the same leaf pair), and on spine-leaf/fat-tree both hosts share a leaf
+//                   except where the job crosses to the next leaf of the same pod.
 #include <cstdint>
 #include <string_view>
 #include <vector>

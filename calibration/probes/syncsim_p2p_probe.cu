@@ -6,8 +6,8 @@
 //
 // One rank per node drives one GPU (its local rank on the node). Like nccl-tests' sendrecv_perf,
 // every iteration rank r sends S bytes to r+1 and receives S bytes from r-1 (both directions at
-// once with 2 ranks); `iters` iterations are timed with CUDA events after warm-up, N times per size.
-// Rank 0 prints one line per size (mean time, algbw, spread) and writes:
+// once with 2 ranks); `iters` iterations are timed with CUDA events after warm-up, N times per
+// size. Rank 0 prints one line per size (mean time, algbw, spread) and writes:
 //   - --out (default p2p-profile.yaml): a calibration profile with, per size, a probe value
 //     `nccl_send_recv_<ranks>r_<bytes>B` in us (mean, stddev, min, median, max), and a fitted
 //     send_recv line for <ranks> ranks (alpha-beta with size regimes, its spread and sample count):
@@ -35,22 +35,22 @@ namespace cal = syncsim::calibration;
 
 namespace {
 
-#define P2P_CHECK(what, ok, detail)                                                          \
-  do {                                                                                       \
-    if (!(ok)) {                                                                             \
-      std::fprintf(stderr, "syncsim-p2p-probe: %s failed: %s\n", what, detail);              \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
-    }                                                                                        \
+#define P2P_CHECK(what, ok, detail)                                             \
+  do {                                                                          \
+    if (!(ok)) {                                                                \
+      std::fprintf(stderr, "syncsim-p2p-probe: %s failed: %s\n", what, detail); \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                             \
+    }                                                                           \
   } while (0)
-#define P2P_CUDA(call)                                                                       \
-  do {                                                                                       \
-    const cudaError_t e_ = (call);                                                           \
-    P2P_CHECK(#call, e_ == cudaSuccess, cudaGetErrorString(e_));                             \
+#define P2P_CUDA(call)                                           \
+  do {                                                           \
+    const cudaError_t e_ = (call);                               \
+    P2P_CHECK(#call, e_ == cudaSuccess, cudaGetErrorString(e_)); \
   } while (0)
-#define P2P_NCCL(call)                                                                       \
-  do {                                                                                       \
-    const ncclResult_t r_ = (call);                                                          \
-    P2P_CHECK(#call, r_ == ncclSuccess, ncclGetErrorString(r_));                             \
+#define P2P_NCCL(call)                                           \
+  do {                                                           \
+    const ncclResult_t r_ = (call);                              \
+    P2P_CHECK(#call, r_ == ncclSuccess, ncclGetErrorString(r_)); \
   } while (0)
 
 struct Options {
@@ -66,7 +66,8 @@ std::string version_string(int v, int major_div, int minor_div, int minor_mod) {
   return std::to_string(v / major_div) + "." + std::to_string(v / minor_div % minor_mod);
 }
 
-// The kernel driver's version from /proc/driver/nvidia/version ("... Kernel Module  570.86.15 ...").
+// The kernel driver's version from /proc/driver/nvidia/version ("... Kernel Module  570.86.15
+// ...").
 std::string kernel_driver_version() {
   std::ifstream in("/proc/driver/nvidia/version");
   std::string line;
@@ -113,16 +114,19 @@ int main(int argc, char** argv) {
       o.max_bytes = std::atoll(next().c_str());
     } else {
       if (rank == 0) {
-        std::fprintf(stderr,
-                     "usage: mpirun -np 2 --host A,B syncsim-p2p-probe [--out FILE] [--table FILE.json] "
-                     "[--repeats N] [--iters N] [--min-bytes B] [--max-bytes B]\n");
+        std::fprintf(
+            stderr,
+            "usage: mpirun -np 2 --host A,B syncsim-p2p-probe [--out FILE] [--table FILE.json] "
+            "[--repeats N] [--iters N] [--min-bytes B] [--max-bytes B]\n");
       }
       MPI_Finalize();
       return a == "--help" || a == "-h" ? 0 : 2;
     }
   }
   if (nranks < 2 || o.max_bytes < o.min_bytes) {
-    if (rank == 0) std::fprintf(stderr, "syncsim-p2p-probe: expected >= 2 MPI ranks and --min-bytes <= --max-bytes\n");
+    if (rank == 0)
+      std::fprintf(stderr,
+                   "syncsim-p2p-probe: expected >= 2 MPI ranks and --min-bytes <= --max-bytes\n");
     MPI_Finalize();
     return 2;
   }
@@ -161,9 +165,10 @@ int main(int argc, char** argv) {
   std::vector<cal::Measurement> means;
   double line_spread = 0;
   if (rank == 0) {
-    std::printf("# syncsim-p2p-probe: %d ranks, rank 0 on %s GPU %d (%s)\n", nranks, host, device, prop.name);
-    std::printf("# %12s %10s %10s %10s %10s %10s %10s\n", "bytes", "time_us", "algbw_GBps", "stddev_us",
-                "min_us", "median_us", "max_us");
+    std::printf("# syncsim-p2p-probe: %d ranks, rank 0 on %s GPU %d (%s)\n", nranks, host, device,
+                prop.name);
+    std::printf("# %12s %10s %10s %10s %10s %10s %10s\n", "bytes", "time_us", "algbw_GBps",
+                "stddev_us", "min_us", "median_us", "max_us");
   }
   cudaEvent_t start, stop;
   P2P_CUDA(cudaEventCreate(&start));
@@ -193,7 +198,8 @@ int main(int argc, char** argv) {
       us.push_back(slowest);
     }
     if (rank == 0) {
-      const std::string name = "nccl_send_recv_" + std::to_string(nranks) + "r_" + std::to_string(bytes) + "B";
+      const std::string name =
+          "nccl_send_recv_" + std::to_string(nranks) + "r_" + std::to_string(bytes) + "B";
       const cal::ProbeValue v = cal::summarize(name, "us", us);
       profile.probes.push_back(v);
       if (v.mean > 0) line_spread = std::max(line_spread, v.stddev / v.mean);
@@ -210,8 +216,8 @@ int main(int argc, char** argv) {
       m.busbw_GBps = m.algbw_GBps;  // sendrecv's bus factor is 1
       m.wrong = 0;
       means.push_back(m);
-      std::printf("  %12lld %10.2f %10.2f %10.3f %10.2f %10.2f %10.2f\n", bytes, v.mean, m.algbw_GBps, v.stddev, v.min,
-                  v.median, v.max);
+      std::printf("  %12lld %10.2f %10.2f %10.3f %10.2f %10.2f %10.2f\n", bytes, v.mean,
+                  m.algbw_GBps, v.stddev, v.min, v.median, v.max);
     }
   }
 
@@ -224,19 +230,22 @@ int main(int argc, char** argv) {
     profile.gpu_name = prop.name;
     profile.gpu_count = nranks;
     const std::string kernel_driver = kernel_driver_version();
-    profile.driver_version =
-        kernel_driver.empty() ? "cuda-driver-api " + version_string(driver, 1000, 10, 100) : kernel_driver;
+    profile.driver_version = kernel_driver.empty()
+                                 ? "cuda-driver-api " + version_string(driver, 1000, 10, 100)
+                                 : kernel_driver;
     profile.cuda_version = version_string(runtime, 1000, 10, 100);
-    profile.nccl_version = std::to_string(nccl / 10000) + "." + std::to_string(nccl / 100 % 100) + "." +
-                           std::to_string(nccl % 100);
+    profile.nccl_version = std::to_string(nccl / 10000) + "." + std::to_string(nccl / 100 % 100) +
+                           "." + std::to_string(nccl % 100);
     profile.spread = line_spread;
     try {
       for (const auto& f : cal::fit_collectives(means)) {
         profile.collectives.push_back(cal::to_profile(f));
         profile.collectives.back().spread = line_spread;
         profile.collectives.back().samples = o.repeats;
-        std::printf("# send_recv %d ranks: latency %.2f us, algbw %.2f GB/s, %zu regime(s), max_rel_error %.3f\n",
-                    f.ranks, f.latency_us(), f.algbw_GBps(), f.regimes.size(), f.max_rel_error);
+        std::printf(
+            "# send_recv %d ranks: latency %.2f us, algbw %.2f GB/s, %zu regime(s), max_rel_error "
+            "%.3f\n",
+            f.ranks, f.latency_us(), f.algbw_GBps(), f.regimes.size(), f.max_rel_error);
       }
     } catch (const cal::FitError& e) {
       std::printf("# send_recv fit: %s (the per-size values are still written)\n", e.what());
@@ -249,12 +258,14 @@ int main(int argc, char** argv) {
       for (std::size_t i = 0; i < means.size(); ++i) {
         const auto& m = means[i];
         char buf[512];
-        std::snprintf(buf, sizeof buf,
-                      "  {\"op\": \"send_recv\", \"ranks\": %d, \"bytes\": %lld, \"count\": %lld, \"type\": \"float\", "
-                      "\"redop\": \"sum\", \"root\": -1, \"placement\": \"out\", \"time_us\": %.6g, "
-                      "\"algbw_GBps\": %.6g, \"busbw_GBps\": %.6g, \"wrong\": 0}%s\n",
-                      m.ranks, static_cast<long long>(m.bytes), static_cast<long long>(m.count), m.time_us,
-                      m.algbw_GBps, m.busbw_GBps, i + 1 < means.size() ? "," : "");
+        std::snprintf(
+            buf, sizeof buf,
+            "  {\"op\": \"send_recv\", \"ranks\": %d, \"bytes\": %lld, \"count\": %lld, \"type\": "
+            "\"float\", "
+            "\"redop\": \"sum\", \"root\": -1, \"placement\": \"out\", \"time_us\": %.6g, "
+            "\"algbw_GBps\": %.6g, \"busbw_GBps\": %.6g, \"wrong\": 0}%s\n",
+            m.ranks, static_cast<long long>(m.bytes), static_cast<long long>(m.count), m.time_us,
+            m.algbw_GBps, m.busbw_GBps, i + 1 < means.size() ? "," : "");
         t << buf;
       }
       t << "]\n";

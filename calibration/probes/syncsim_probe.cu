@@ -7,24 +7,25 @@
 // version), the CUDA runtime and NCCL versions. Measures, each repeated N times (mean, stddev, min,
 // median and max recorded per measurement; the profile's spread = max relative stddev):
 //   - cuBLAS GEMM throughput (cublasGemmEx, fp32 accumulation) for bf16 and fp16 over transformer
-//     shapes (tokens x hidden projections, QKV, MLP up/down) with warm-up and cudaEvent timing, then a
-//     GEMM efficiency fit per dtype (alpha_beta_fit.hpp). Without --peak-* the peak is the best
-//     measured throughput, so efficiencies are relative to the best observed shape.
+//     shapes (tokens x hidden projections, QKV, MLP up/down) with warm-up and cudaEvent timing,
+//     then a GEMM efficiency fit per dtype (alpha_beta_fit.hpp). Without --peak-* the peak is the
+//     best measured throughput, so efficiencies are relative to the best observed shape.
 //   - fp8 (E4M3 inputs, bf16 output, fp32 accumulation) through cublasLt on compute capability 8.9
 //     and newer (Ada, Hopper, Blackwell); skipped, and said so, on older GPUs;
 //   - device memory bandwidth (a float4 copy kernel; 2 bytes moved per byte copied);
 //   - host<->device bandwidth, pinned and pageable (cudaMemcpy);
 //   - peer-to-peer bandwidth and small-copy latency between GPU 0 and 1 when >= 2 GPUs can peer;
 //   - kernel launch overhead (back-to-back empty kernels);
-//   - with NCCL (SYNCSIM_HAVE_NCCL): an all_reduce / all_gather / reduce_scatter sweep over all GPUs
-//     of the node (one process, ncclCommInitAll): each size's time as a probe value with its spread,
-//     and per op a fitted alpha-beta line with its spread and sample count.
+//   - with NCCL (SYNCSIM_HAVE_NCCL): an all_reduce / all_gather / reduce_scatter sweep over all
+//   GPUs
+//     of the node (one process, ncclCommInitAll): each size's time as a probe value with its
+//     spread, and per op a fitted alpha-beta line with its spread and sample count.
 // The two-node GPUDirect RDMA send/recv probe is a separate MPI program: syncsim_p2p_probe.cu.
-#include <cuda_runtime.h>
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_runtime.h>
 
 #ifdef SYNCSIM_HAVE_NCCL
 #include <nccl.h>
@@ -32,10 +33,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <string>
@@ -48,22 +49,22 @@ namespace cal = syncsim::calibration;
 
 namespace {
 
-#define PROBE_CUDA(call)                                                                    \
-  do {                                                                                      \
-    cudaError_t err_ = (call);                                                              \
-    if (err_ != cudaSuccess) {                                                              \
+#define PROBE_CUDA(call)                                                                       \
+  do {                                                                                         \
+    cudaError_t err_ = (call);                                                                 \
+    if (err_ != cudaSuccess) {                                                                 \
       std::fprintf(stderr, "syncsim-probe: %s failed: %s\n", #call, cudaGetErrorString(err_)); \
-      std::exit(1);                                                                         \
-    }                                                                                       \
+      std::exit(1);                                                                            \
+    }                                                                                          \
   } while (0)
 
-#define PROBE_CUBLAS(call)                                                              \
-  do {                                                                                  \
-    cublasStatus_t st_ = (call);                                                        \
-    if (st_ != CUBLAS_STATUS_SUCCESS) {                                                 \
+#define PROBE_CUBLAS(call)                                                                         \
+  do {                                                                                             \
+    cublasStatus_t st_ = (call);                                                                   \
+    if (st_ != CUBLAS_STATUS_SUCCESS) {                                                            \
       std::fprintf(stderr, "syncsim-probe: %s failed: status %d\n", #call, static_cast<int>(st_)); \
-      std::exit(1);                                                                     \
-    }                                                                                   \
+      std::exit(1);                                                                                \
+    }                                                                                              \
   } while (0)
 
 // Milliseconds of `iters` calls of `body`, timed with events on `stream`, after `warmup` calls.
@@ -98,12 +99,13 @@ struct Probe {
   cal::CalibrationProfile profile;
 
   // Every measurement goes into the profile with its spread over the repeated runs.
-  cal::ProbeValue record(const std::string& name, const std::string& unit, const std::vector<double>& v) {
+  cal::ProbeValue record(const std::string& name, const std::string& unit,
+                         const std::vector<double>& v) {
     const cal::ProbeValue s = cal::summarize(name, unit, v);
     profile.probes.push_back(s);
     if (s.mean > 0) profile.spread = std::max(profile.spread, s.stddev / s.mean);
-    std::printf("  %-34s %12.3f %-6s (stddev %.3f, min %.3f, median %.3f, max %.3f, %d runs)\n", name.c_str(),
-                s.mean, unit.c_str(), s.stddev, s.min, s.median, s.max, s.samples);
+    std::printf("  %-34s %12.3f %-6s (stddev %.3f, min %.3f, median %.3f, max %.3f, %d runs)\n",
+                name.c_str(), s.mean, unit.c_str(), s.stddev, s.min, s.median, s.max, s.samples);
     return s;
   }
 
@@ -148,7 +150,8 @@ struct Probe {
     for (const auto& c : cases) {
       std::vector<double> gbps;
       for (int r = 0; r < repeats; ++r) {
-        const double ms = time_ms(nullptr, 1, 5, [&] { PROBE_CUDA(cudaMemcpy(c.dst, c.src, bytes, c.kind)); });
+        const double ms =
+            time_ms(nullptr, 1, 5, [&] { PROBE_CUDA(cudaMemcpy(c.dst, c.src, bytes, c.kind)); });
         gbps.push_back(static_cast<double>(bytes) * 5 / (ms * 1e-3) / 1e9);
       }
       record(c.name, "GB/s", gbps);
@@ -178,9 +181,11 @@ struct Probe {
     PROBE_CUDA(cudaMalloc(&a, bytes));
     std::vector<double> gbps, lat;
     for (int r = 0; r < repeats; ++r) {
-      double ms = time_ms(nullptr, 1, 10, [&] { PROBE_CUDA(cudaMemcpyPeerAsync(b, 1, a, 0, bytes, nullptr)); });
+      double ms = time_ms(nullptr, 1, 10,
+                          [&] { PROBE_CUDA(cudaMemcpyPeerAsync(b, 1, a, 0, bytes, nullptr)); });
       gbps.push_back(static_cast<double>(bytes) * 10 / (ms * 1e-3) / 1e9);
-      ms = time_ms(nullptr, 10, 100, [&] { PROBE_CUDA(cudaMemcpyPeerAsync(b, 1, a, 0, 8, nullptr)); });
+      ms = time_ms(nullptr, 10, 100,
+                   [&] { PROBE_CUDA(cudaMemcpyPeerAsync(b, 1, a, 0, 8, nullptr)); });
       lat.push_back(ms * 1e3 / 100);
     }
     record("p2p_bandwidth_gpu0_gpu1", "GB/s", gbps);
@@ -207,8 +212,10 @@ struct Probe {
   };
   // The transformer's GEMMs: tokens x hidden projections (all multiples of 16, as fp8 needs).
   std::vector<Shape> transformer_shapes() const {
-    const std::vector<int64_t> hiddens = quick ? std::vector<int64_t>{4096} : std::vector<int64_t>{4096, 8192};
-    const std::vector<int64_t> tokens = quick ? std::vector<int64_t>{512, 4096} : std::vector<int64_t>{256, 1024, 4096, 16384};
+    const std::vector<int64_t> hiddens =
+        quick ? std::vector<int64_t>{4096} : std::vector<int64_t>{4096, 8192};
+    const std::vector<int64_t> tokens =
+        quick ? std::vector<int64_t>{512, 4096} : std::vector<int64_t>{256, 1024, 4096, 16384};
     std::vector<Shape> shapes;
     for (int64_t hd : hiddens) {
       for (int64_t t : tokens) {
@@ -221,13 +228,17 @@ struct Probe {
     return shapes;
   }
 
-  void fit(const std::vector<cal::GemmSample>& samples, const char* dtype, double given_peak, double best) {
+  void fit(const std::vector<cal::GemmSample>& samples, const char* dtype, double given_peak,
+           double best) {
     const double peak = given_peak > 0 ? given_peak : best;
     try {
       profile.gemm.push_back(cal::fit_gemm(samples, dtype, peak));
       const auto& g = profile.gemm.back();
-      std::printf("  gemm %s fit: peak %.1f TFLOPS%s, e_max %.3f, intensity_half %.1f FLOP/B, max_rel_error %.3f\n",
-                  dtype, peak, given_peak > 0 ? "" : " (best measured)", g.e_max, g.intensity_half, g.max_rel_error);
+      std::printf(
+          "  gemm %s fit: peak %.1f TFLOPS%s, e_max %.3f, intensity_half %.1f FLOP/B, "
+          "max_rel_error %.3f\n",
+          dtype, peak, given_peak > 0 ? "" : " (best measured)", g.e_max, g.intensity_half,
+          g.max_rel_error);
     } catch (const cal::FitError& e) {
       std::printf("  gemm %s fit: %s\n", dtype, e.what());
     }
@@ -238,7 +249,8 @@ struct Probe {
     PROBE_CUBLAS(cublasCreate(&h));
     const std::vector<Shape> shapes = transformer_shapes();
     size_t max_elems = 0;
-    for (const auto& s : shapes) max_elems = std::max({max_elems, size_t(s.m * s.k), size_t(s.k * s.n), size_t(s.m * s.n)});
+    for (const auto& s : shapes)
+      max_elems = std::max({max_elems, size_t(s.m * s.k), size_t(s.k * s.n), size_t(s.m * s.n)});
     void *A = nullptr, *B = nullptr, *C = nullptr;
     PROBE_CUDA(cudaMalloc(&A, max_elems * 2));
     PROBE_CUDA(cudaMalloc(&B, max_elems * 2));
@@ -258,9 +270,9 @@ struct Probe {
       for (const auto& s : shapes) {
         // Row-major C[m,n] = A[m,k] B[k,n] as column-major C^T = B^T A^T.
         auto run = [&] {
-          PROBE_CUBLAS(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, int(s.n), int(s.m), int(s.k), &alpha, B, d.type,
-                                    int(s.n), A, d.type, int(s.k), &beta, C, d.type, int(s.n), CUBLAS_COMPUTE_32F,
-                                    CUBLAS_GEMM_DEFAULT));
+          PROBE_CUBLAS(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, int(s.n), int(s.m), int(s.k),
+                                    &alpha, B, d.type, int(s.n), A, d.type, int(s.k), &beta, C,
+                                    d.type, int(s.n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
         };
         std::vector<double> tflops;
         const double flop = 2.0 * double(s.m) * double(s.n) * double(s.k);
@@ -270,8 +282,9 @@ struct Probe {
           tflops.push_back(flop * iters / (ms * 1e-3) / 1e12);
         }
         char name[128];
-        std::snprintf(name, sizeof name, "gemm_%s_%lldx%lldx%lld", d.name, static_cast<long long>(s.m),
-                      static_cast<long long>(s.n), static_cast<long long>(s.k));
+        std::snprintf(name, sizeof name, "gemm_%s_%lldx%lldx%lld", d.name,
+                      static_cast<long long>(s.m), static_cast<long long>(s.n),
+                      static_cast<long long>(s.k));
         const cal::ProbeValue st = record(name, "TFLOPS", tflops);
         samples.push_back({s.m, s.n, s.k, d.name, st.mean});
         best = std::max(best, st.mean);
@@ -291,7 +304,8 @@ struct Probe {
 #if CUDART_VERSION < 11080
     (void)peak_fp8;
     (void)compute_capability;
-    std::printf("  gemm fp8: skipped (built with CUDA %d; fp8 types need CUDA 11.8)\n", CUDART_VERSION);
+    std::printf("  gemm fp8: skipped (built with CUDA %d; fp8 types need CUDA 11.8)\n",
+                CUDART_VERSION);
 #else
     if (compute_capability < 89) {
       std::printf("  gemm fp8: skipped (compute capability %d.%d; fp8 needs 8.9 or newer)\n",
@@ -302,7 +316,8 @@ struct Probe {
     PROBE_CUBLAS(cublasLtCreate(&lt));
     const std::vector<Shape> shapes = transformer_shapes();
     size_t max_elems = 0;
-    for (const auto& s : shapes) max_elems = std::max({max_elems, size_t(s.m * s.k), size_t(s.k * s.n), size_t(s.m * s.n)});
+    for (const auto& s : shapes)
+      max_elems = std::max({max_elems, size_t(s.m * s.k), size_t(s.k * s.n), size_t(s.m * s.n)});
     size_t workspace_bytes = size_t{32} << 20;
     void *A = nullptr, *B = nullptr, *C = nullptr, *workspace = nullptr;
     PROBE_CUDA(cudaMalloc(&A, max_elems));
@@ -321,25 +336,30 @@ struct Probe {
       PROBE_CUBLAS(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
       PROBE_CUBLAS(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
       cublasLtMatrixLayout_t la, lb, lc;
-      PROBE_CUBLAS(cublasLtMatrixLayoutCreate(&la, CUDA_R_8F_E4M3, uint64_t(s.k), uint64_t(s.m), s.k));
-      PROBE_CUBLAS(cublasLtMatrixLayoutCreate(&lb, CUDA_R_8F_E4M3, uint64_t(s.k), uint64_t(s.n), s.k));
+      PROBE_CUBLAS(
+          cublasLtMatrixLayoutCreate(&la, CUDA_R_8F_E4M3, uint64_t(s.k), uint64_t(s.m), s.k));
+      PROBE_CUBLAS(
+          cublasLtMatrixLayoutCreate(&lb, CUDA_R_8F_E4M3, uint64_t(s.k), uint64_t(s.n), s.k));
       PROBE_CUBLAS(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, uint64_t(s.m), uint64_t(s.n), s.m));
       cublasLtMatmulPreference_t pref;
       PROBE_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
-      PROBE_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+      PROBE_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref,
+                                                        CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                         &workspace_bytes, sizeof workspace_bytes));
       cublasLtMatmulHeuristicResult_t heuristic{};
       int found = 0;
-      const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &heuristic, &found);
+      const cublasStatus_t st =
+          cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &heuristic, &found);
       char name[128];
       std::snprintf(name, sizeof name, "gemm_fp8_%lldx%lldx%lld", static_cast<long long>(s.m),
                     static_cast<long long>(s.n), static_cast<long long>(s.k));
       if (st != CUBLAS_STATUS_SUCCESS || found == 0) {
-        std::printf("  %s: skipped (cublasLt has no fp8 algorithm for it, status %d)\n", name, static_cast<int>(st));
+        std::printf("  %s: skipped (cublasLt has no fp8 algorithm for it, status %d)\n", name,
+                    static_cast<int>(st));
       } else {
         auto run = [&] {
-          PROBE_CUBLAS(cublasLtMatmul(lt, op, &alpha, A, la, B, lb, &beta, C, lc, C, lc, &heuristic.algo, workspace,
-                                      workspace_bytes, nullptr));
+          PROBE_CUBLAS(cublasLtMatmul(lt, op, &alpha, A, la, B, lb, &beta, C, lc, C, lc,
+                                      &heuristic.algo, workspace, workspace_bytes, nullptr));
         };
         const double flop = 2.0 * double(s.m) * double(s.n) * double(s.k);
         const int iters = std::max(3, int(4e12 / flop));
@@ -371,7 +391,8 @@ struct Probe {
   void nccl_sweep(int gpus) {
     int version = 0;
     ncclGetVersion(&version);
-    profile.nccl_version = std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
+    profile.nccl_version = std::to_string(version / 10000) + "." +
+                           std::to_string(version / 100 % 100) + "." +
                            std::to_string(version % 100);
     if (gpus < 2) {
       std::printf("  nccl: skipped (one GPU)\n");
@@ -410,7 +431,8 @@ struct Probe {
             } else if (std::strcmp(op, "all_gather") == 0) {
               ncclAllGather(send[u], recv[u], per_rank, ncclFloat, comms[u], streams[u]);
             } else {
-              ncclReduceScatter(send[u], recv[u], per_rank, ncclFloat, ncclSum, comms[u], streams[u]);
+              ncclReduceScatter(send[u], recv[u], per_rank, ncclFloat, ncclSum, comms[u],
+                                streams[u]);
             }
           }
           ncclGroupEnd();
@@ -443,8 +465,10 @@ struct Probe {
       profile.collectives.push_back(cal::to_profile(f));
       profile.collectives.back().spread = line_spread[f.op + "/" + std::to_string(f.ranks)];
       profile.collectives.back().samples = repeats;
-      std::printf("  nccl %-15s %d ranks: latency %.2f us, algbw %.2f GB/s, %zu regime(s), max_rel_error %.3f\n",
-                  f.op.c_str(), f.ranks, f.latency_us(), f.algbw_GBps(), f.regimes.size(), f.max_rel_error);
+      std::printf(
+          "  nccl %-15s %d ranks: latency %.2f us, algbw %.2f GB/s, %zu regime(s), max_rel_error "
+          "%.3f\n",
+          f.op.c_str(), f.ranks, f.latency_us(), f.algbw_GBps(), f.regimes.size(), f.max_rel_error);
     }
     for (int i = 0; i < gpus; ++i) {
       PROBE_CUDA(cudaSetDevice(i));
@@ -458,7 +482,9 @@ struct Probe {
 #endif
 };
 
-std::string cuda_version_string(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+std::string cuda_version_string(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
 
 // The kernel driver's version ("570.86.15") from /proc/driver/nvidia/version ("NVRM version: NVIDIA
 // UNIX x86_64 Kernel Module  570.86.15  ..."); empty where that file does not exist.
@@ -506,7 +532,8 @@ int main(int argc, char** argv) {
       p.quick = true;
     } else {
       std::fprintf(stderr,
-                   "usage: syncsim-probe [--out FILE] [--repeats N] [--peak-bf16 TFLOPS] [--peak-fp16 TFLOPS] "
+                   "usage: syncsim-probe [--out FILE] [--repeats N] [--peak-bf16 TFLOPS] "
+                   "[--peak-fp16 TFLOPS] "
                    "[--peak-fp8 TFLOPS] [--quick]\n");
       return a == "--help" || a == "-h" ? 0 : 2;
     }
@@ -530,9 +557,9 @@ int main(int argc, char** argv) {
       kernel_driver.empty() ? "cuda-driver-api " + cuda_version_string(driver) : kernel_driver;
   p.profile.cuda_version = cuda_version_string(runtime);
   const int compute_capability = prop.major * 10 + prop.minor;
-  std::printf("syncsim-probe: %s (sm_%d) x %d, driver %s (CUDA %s), runtime %s\n", prop.name, compute_capability,
-              gpus, p.profile.driver_version.c_str(), cuda_version_string(driver).c_str(),
-              p.profile.cuda_version.c_str());
+  std::printf("syncsim-probe: %s (sm_%d) x %d, driver %s (CUDA %s), runtime %s\n", prop.name,
+              compute_capability, gpus, p.profile.driver_version.c_str(),
+              cuda_version_string(driver).c_str(), p.profile.cuda_version.c_str());
   PROBE_CUDA(cudaSetDevice(0));
   p.launch_overhead();
   p.device_bandwidth();

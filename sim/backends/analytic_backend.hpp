@@ -8,13 +8,14 @@
 
 namespace syncsim {
 
-// Per-path latency plus bytes over the bottleneck, with no contention: each transfer is timed as if it
-// had its ECMP path to itself, by the exact store-and-forward pipeline of idle_path_time
-// (path_time.hpp), so the packet backend must reproduce it to the picosecond on an idle path. Queues are never
-// modelled, so max_queue_bytes and drops are always zero here. The one interaction kept: transfers
-// between the same two endpoints (several chunks of one connection in flight, or channels sharing a
-// GPU pair) queue FIFO behind each other at their path's bottleneck, so pipelining hides latency
-// but never multiplies bandwidth. Different endpoint pairs never slow each other down.
+// Per-path latency plus bytes over the bottleneck, with no contention: each transfer is timed as if
+// it had its ECMP path to itself, by the exact store-and-forward pipeline of idle_path_time
+// (path_time.hpp), so the packet backend must reproduce it to the picosecond on an idle path.
+// Queues are never modelled, so max_queue_bytes and drops are always zero here. The one interaction
+// kept: transfers between the same two endpoints (several chunks of one connection in flight, or
+// channels sharing a GPU pair) queue FIFO behind each other at their path's bottleneck, so
+// pipelining hides latency but never multiplies bandwidth. Different endpoint pairs never slow each
+// other down.
 class AnalyticBackend final : public TransferBackend, private EventTarget {
  public:
   AnalyticBackend(Simulation& sim, const net::NetworkSpec& spec);

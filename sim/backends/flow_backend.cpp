@@ -334,7 +334,8 @@ void FlowBackend::solve_local() {
       for (const PortFlow& pf : flows_on_[p]) {
         const uint32_t s = pf.slot;
         if (flow_mark_[s] == epoch_) {
-          if (new_bottleneck_[s] == p && new_rate_[s] < fastest_outside * (1.0 - kTol)) broken = true;
+          if (new_bottleneck_[s] == p && new_rate_[s] < fastest_outside * (1.0 - kTol))
+            broken = true;
         } else if (bottleneck_[s] == p &&
                    (!saturated || flows_[s].rate_Bps < fastest_inside * (1.0 - kTol))) {
           broken = true;

@@ -27,7 +27,8 @@ using net::FlowCcCorrection;  // sim/net/network_spec.hpp
 // a completion heap, so flows whose rate does not change cost nothing per event.
 //
 // What it does not see: queueing delay, head-of-line blocking, PFC spreading and drops (all queues
-// are ideal), and per-packet round-robin effects at small sizes. docs/fidelities.md gives the measured error.
+// are ideal), and per-packet round-robin effects at small sizes. docs/fidelities.md gives the
+// measured error.
 class FlowBackend final : public TransferBackend, private EventTarget {
  public:
   // Local (the default): refill the flows on the touched links with everything else held fixed,
@@ -63,9 +64,9 @@ class FlowBackend final : public TransferBackend, private EventTarget {
     TransferId transfer = 0;
     uint16_t hops = 0;
     bool active = false;
-    uint32_t generation = 0;         // completion-heap entries of older generations are stale
-    double remaining_bytes = 0;      // bytes left at `since`
-    double rate_Bps = 0;             // payload bytes per second since `since`
+    uint32_t generation = 0;     // completion-heap entries of older generations are stale
+    double remaining_bytes = 0;  // bytes left at `since`
+    double rate_Bps = 0;         // payload bytes per second since `since`
     Time since = Time::zero();
     Time tail_latency = Time::zero();  // paid after the fluid drain
   };
@@ -111,8 +112,8 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   Recompute mode_;
   FlowCcCorrection correction_;
   net::Routing routing_;
-  std::vector<double> capacity_Bps_;  // per directed port
-  std::vector<double> shared_Bps_;    // per port: shared_capacity() at the last fill touching it
+  std::vector<double> capacity_Bps_;     // per directed port
+  std::vector<double> shared_Bps_;       // per port: shared_capacity() at the last fill touching it
   std::vector<uint32_t> upstream_mark_;  // per port: epoch of the last count in shared_capacity()
   uint32_t upstream_epoch_ = 0;
   // Per slot: `stride_` route ports and, for each, the flow's position in flows_on_[port].
@@ -138,10 +139,10 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   std::vector<uint32_t> port_mark_;  // per port: epoch of the last visit
   std::vector<uint32_t> flow_mark_;  // per slot
   uint32_t epoch_ = 0;
-  std::vector<double> link_left_;       // per port: capacity not yet handed out
-  std::vector<uint32_t> link_unfrozen_;  // per port: flows still waiting for a rate
-  std::vector<uint8_t> frozen_;          // per slot
-  std::vector<double> new_rate_;         // per slot
+  std::vector<double> link_left_;            // per port: capacity not yet handed out
+  std::vector<uint32_t> link_unfrozen_;      // per port: flows still waiting for a rate
+  std::vector<uint8_t> frozen_;              // per slot
+  std::vector<double> new_rate_;             // per slot
   std::vector<net::PortId> bottleneck_;      // per slot: the link that fixed its rate
   std::vector<net::PortId> new_bottleneck_;  // per slot
   std::vector<uint32_t> violators_;

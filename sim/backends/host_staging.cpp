@@ -10,8 +10,8 @@ namespace syncsim {
 void FairShareStage::advance() {
   const int64_t now = queue_.now().picoseconds();
   if (!jobs_.empty() && now > last_ps_) {
-    const double each = bytes_per_ps_ * static_cast<double>(now - last_ps_) /
-                        static_cast<double>(jobs_.size());
+    const double each =
+        bytes_per_ps_ * static_cast<double>(now - last_ps_) / static_cast<double>(jobs_.size());
     for (Job& j : jobs_) j.remaining -= each;
   }
   last_ps_ = now;
@@ -23,7 +23,8 @@ void FairShareStage::reschedule() {
   double least = jobs_.front().remaining;
   for (const Job& j : jobs_) least = std::min(least, j.remaining);
   const double ps = std::max(0.0, least) * static_cast<double>(jobs_.size()) / bytes_per_ps_;
-  queue_.schedule(queue_.now() + Time::ps(static_cast<int64_t>(std::ceil(ps))), this, 0, 0, &token_);
+  queue_.schedule(queue_.now() + Time::ps(static_cast<int64_t>(std::ceil(ps))), this, 0, 0,
+                  &token_);
 }
 
 void FairShareStage::add(uint32_t job, int64_t bytes) {
@@ -72,7 +73,8 @@ Time HostStaging::fixed_delay(int64_t bytes) const {
   Time d = t.staging.copy_latency;
   if (t.kind == net::TransportKind::Tcp) {
     d = d + t.tcp.stack_latency +
-        Time::ps(static_cast<int64_t>(std::llround(t.tcp.cpu_ps_per_byte * static_cast<double>(bytes))));
+        Time::ps(
+            static_cast<int64_t>(std::llround(t.tcp.cpu_ps_per_byte * static_cast<double>(bytes))));
   }
   return d;
 }

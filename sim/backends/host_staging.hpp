@@ -1,11 +1,11 @@
 #pragma once
-// Transports without GPUDirect (roce_host_staged, tcp; sim/net/transport.hpp): an inter-host message
-// is first copied from GPU to host memory at the sender, and after its last byte arrives, from host
-// memory to the GPU at the receiver. Each host has one fair-share (processor-sharing) stage per
-// direction, of rate min(PCIe, host memory / 2) (a staged byte crosses PCIe once and host memory
-// twice), shared by the host's GPUs; each copy also pays a fixed copy latency. TCP adds its host-stack
-// cost per message at each end (a fixed latency plus a per-byte CPU cost, as pure delay).
-// Works on every backend: it wraps TransferBackend::begin and ::complete.
+// Transports without GPUDirect (roce_host_staged, tcp; sim/net/transport.hpp): an inter-host
+// message is first copied from GPU to host memory at the sender, and after its last byte arrives,
+// from host memory to the GPU at the receiver. Each host has one fair-share (processor-sharing)
+// stage per direction, of rate min(PCIe, host memory / 2) (a staged byte crosses PCIe once and host
+// memory twice), shared by the host's GPUs; each copy also pays a fixed copy latency. TCP adds its
+// host-stack cost per message at each end (a fixed latency plus a per-byte CPU cost, as pure
+// delay). Works on every backend: it wraps TransferBackend::begin and ::complete.
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -59,11 +59,11 @@ class HostStaging final : public EventTarget {
   const net::NetworkSpec& spec_;
   std::function<void(uint32_t)> begin_;
   std::function<void(uint32_t)> finish_;
-  std::vector<FairShareStage> tx_;   // per host
-  std::vector<FairShareStage> rx_;   // per host
-  std::vector<uint8_t> received_;    // per transfer id: 1 once its receive stage has started
-  std::vector<int64_t> bytes_;       // per transfer id, for the receive copy
-  std::vector<uint32_t> host_;       // per transfer id: receiving host
+  std::vector<FairShareStage> tx_;  // per host
+  std::vector<FairShareStage> rx_;  // per host
+  std::vector<uint8_t> received_;   // per transfer id: 1 once its receive stage has started
+  std::vector<int64_t> bytes_;      // per transfer id, for the receive copy
+  std::vector<uint32_t> host_;      // per transfer id: receiving host
 };
 
 }  // namespace syncsim

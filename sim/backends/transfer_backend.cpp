@@ -16,8 +16,8 @@ TransferId TransferBackend::start(const TransferRequest& request, TransferCallba
   const auto gpus = spec_.gpus.size();
   if (request.src_gpu >= gpus || request.dst_gpu >= gpus) {
     throw std::invalid_argument("transfer between GPU " + std::to_string(request.src_gpu) +
-                                " and GPU " + std::to_string(request.dst_gpu) + ", but the fabric has " +
-                                std::to_string(gpus) + " GPUs");
+                                " and GPU " + std::to_string(request.dst_gpu) +
+                                ", but the fabric has " + std::to_string(gpus) + " GPUs");
   }
   if (request.src_gpu == request.dst_gpu) {
     throw std::invalid_argument("transfer from GPU " + std::to_string(request.src_gpu) +
@@ -66,7 +66,8 @@ TransferId TransferBackend::start(const TransferRequest& request, TransferCallba
   if (a.host != b.host && spec_.transport.kind != net::TransportKind::Roce) {
     if (!staging_) {
       staging_ = std::make_unique<HostStaging>(
-          sim_, spec_, [this](uint32_t t) { begin_staged(t); }, [this](uint32_t t) { complete_now(t); });
+          sim_, spec_, [this](uint32_t t) { begin_staged(t); },
+          [this](uint32_t t) { complete_now(t); });
     }
     staging_->send(id, a.host, request.size.count());
     return id;

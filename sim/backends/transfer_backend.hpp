@@ -1,15 +1,15 @@
 #pragma once
-// The transfer interface every workload uses: "move B bytes from GPU a to GPU b at priority p and call
-// back when they are delivered". Backends differ in fidelity, not in interface: collectives and the
-// step model run unchanged on packet, analytic and (later) flow-level networks.
+// The transfer interface every workload uses: "move B bytes from GPU a to GPU b at priority p and
+// call back when they are delivered". Backends differ in fidelity, not in interface: collectives
+// and the step model run unchanged on packet, analytic and (later) flow-level networks.
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
 
 #include "sim/backends/fidelity.hpp"
-#include "sim/core/huge_pages.hpp"
 #include "sim/backends/host_staging.hpp"
+#include "sim/core/huge_pages.hpp"
 #include "sim/core/simulation.hpp"
 #include "sim/net/network_counters.hpp"
 #include "sim/net/network_spec.hpp"

@@ -1,6 +1,6 @@
 #pragma once
-// SIM_CHECK: a cheap, high-value invariant that stays on in release builds. A failure is a simulator
-// bug, not bad input, so it throws InternalError (the CLI maps it to exit code 1).
+// SIM_CHECK: a cheap, high-value invariant that stays on in release builds. A failure is a
+// simulator bug, not bad input, so it throws InternalError (the CLI maps it to exit code 1).
 #include <stdexcept>
 #include <string>
 
@@ -15,9 +15,9 @@ class InternalError : public std::logic_error {
 
 }  // namespace syncsim
 
-#define SIM_CHECK(cond, what)                                          \
-  do {                                                                 \
-    if (!(cond)) [[unlikely]] {                                        \
-      ::syncsim::fail_check(#cond, __FILE__, __LINE__, (what));        \
-    }                                                                  \
+#define SIM_CHECK(cond, what)                                   \
+  do {                                                          \
+    if (!(cond)) [[unlikely]] {                                 \
+      ::syncsim::fail_check(#cond, __FILE__, __LINE__, (what)); \
+    }                                                           \
   } while (false)

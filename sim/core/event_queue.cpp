@@ -77,7 +77,8 @@ void EventQueue::push(Key e) {
     const Run& run = runs_[r];
     if (run.empty()) {
       if (empty_run == kRuns) empty_run = r;
-    } else if (run.keys.back() < e && (best == kRuns || runs_[best].keys.back() < run.keys.back())) {
+    } else if (run.keys.back() < e &&
+               (best == kRuns || runs_[best].keys.back() < run.keys.back())) {
       best = r;
     }
   }

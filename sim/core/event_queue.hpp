@@ -7,11 +7,11 @@
 // smaller is O(1), and the next event is the least of the heap's top and the runs' fronts. The
 // order is the same total order either way.
 //
-// Targets implement one virtual `on_event(kind, arg)`; an entry is a fixed-size POD, so steady-state
-// scheduling allocates nothing (the heap vector only grows to its high-water mark). Cancellation is lazy:
-// an event may carry a CancelToken, and bumping the token's generation makes every pending event that
-// captured the old generation a no-op when it surfaces. Rare, irregular work (traffic start times,
-// completion callbacks) can use the closure slow path `schedule_fn`.
+// Targets implement one virtual `on_event(kind, arg)`; an entry is a fixed-size POD, so
+// steady-state scheduling allocates nothing (the heap vector only grows to its high-water mark).
+// Cancellation is lazy: an event may carry a CancelToken, and bumping the token's generation makes
+// every pending event that captured the old generation a no-op when it surfaces. Rare, irregular
+// work (traffic start times, completion callbacks) can use the closure slow path `schedule_fn`.
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -105,6 +105,7 @@ class EventQueue {
    public:
     explicit ClosureRunner(EventQueue& q) : queue_(q) {}
     void on_event(uint32_t kind, uint64_t arg) override;
+
    private:
     EventQueue& queue_;
   };

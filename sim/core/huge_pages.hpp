@@ -13,7 +13,8 @@
 
 namespace syncsim {
 
-inline void advise_huge_pages([[maybe_unused]] const void* data, [[maybe_unused]] std::size_t bytes) {
+inline void advise_huge_pages([[maybe_unused]] const void* data,
+                              [[maybe_unused]] std::size_t bytes) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
   const auto start = reinterpret_cast<std::uintptr_t>(data);
@@ -28,7 +29,8 @@ inline void advise_huge_pages([[maybe_unused]] const void* data, [[maybe_unused]
 template <typename T>
 void reserve_huge(std::vector<T>& v, std::size_t capacity) {
   v.reserve(capacity);
-  if (v.capacity() * sizeof(T) >= (std::size_t{4} << 20)) advise_huge_pages(v.data(), v.capacity() * sizeof(T));
+  if (v.capacity() * sizeof(T) >= (std::size_t{4} << 20))
+    advise_huge_pages(v.data(), v.capacity() * sizeof(T));
 }
 
 }  // namespace syncsim

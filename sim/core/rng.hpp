@@ -1,8 +1,8 @@
 #pragma once
-// Seeded random streams. Each component draws from its own stream derived from (scenario seed, stream
-// id), so adding a component never perturbs another's draws. xoshiro256** with our own conversions:
-// std:: distributions are implementation-defined and would break bit-identical results across
-// standard libraries.
+// Seeded random streams. Each component draws from its own stream derived from (scenario seed,
+// stream id), so adding a component never perturbs another's draws. xoshiro256** with our own
+// conversions: std:: distributions are implementation-defined and would break bit-identical results
+// across standard libraries.
 #include <cstdint>
 
 #include "sim/core/units.hpp"

@@ -1,6 +1,6 @@
 #pragma once
-// A Simulation is a value: its own clock, event queue and seed. Nothing is global, so two simulations
-// can run side by side in one process (the determinism tests rely on it).
+// A Simulation is a value: its own clock, event queue and seed. Nothing is global, so two
+// simulations can run side by side in one process (the determinism tests rely on it).
 #include <cstdint>
 
 #include "sim/core/event_queue.hpp"

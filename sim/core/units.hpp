@@ -1,10 +1,10 @@
 #pragma once
 // Strong unit types for simulated time, data sizes and bit rates.
 //
-// Time is an integer count of picoseconds: int64 gives ~106 days of range, enough for any training run
-// we simulate, and integer arithmetic keeps runs bit-identical across machines. Serialization time is
-// computed exactly (ceil(bits * 1e12 / bps)) in 128-bit integer math; a truncated ps-per-byte constant
-// would silently run a 3.2 Tb/s link 25% fast.
+// Time is an integer count of picoseconds: int64 gives ~106 days of range, enough for any training
+// run we simulate, and integer arithmetic keeps runs bit-identical across machines. Serialization
+// time is computed exactly (ceil(bits * 1e12 / bps)) in 128-bit integer math; a truncated
+// ps-per-byte constant would silently run a 3.2 Tb/s link 25% fast.
 #include <compare>
 #include <cstdint>
 #include <limits>
@@ -34,8 +34,14 @@ class Time {
   constexpr auto operator<=>(const Time&) const = default;
   constexpr Time operator+(Time o) const { return Time{ps_ + o.ps_}; }
   constexpr Time operator-(Time o) const { return Time{ps_ - o.ps_}; }
-  constexpr Time& operator+=(Time o) { ps_ += o.ps_; return *this; }
-  constexpr Time& operator-=(Time o) { ps_ -= o.ps_; return *this; }
+  constexpr Time& operator+=(Time o) {
+    ps_ += o.ps_;
+    return *this;
+  }
+  constexpr Time& operator-=(Time o) {
+    ps_ -= o.ps_;
+    return *this;
+  }
   constexpr Time operator*(int64_t k) const { return Time{ps_ * k}; }
   constexpr Time operator/(int64_t k) const { return Time{ps_ / k}; }
 
@@ -53,8 +59,14 @@ class Bytes {
   constexpr auto operator<=>(const Bytes&) const = default;
   constexpr Bytes operator+(Bytes o) const { return Bytes{b_ + o.b_}; }
   constexpr Bytes operator-(Bytes o) const { return Bytes{b_ - o.b_}; }
-  constexpr Bytes& operator+=(Bytes o) { b_ += o.b_; return *this; }
-  constexpr Bytes& operator-=(Bytes o) { b_ -= o.b_; return *this; }
+  constexpr Bytes& operator+=(Bytes o) {
+    b_ += o.b_;
+    return *this;
+  }
+  constexpr Bytes& operator-=(Bytes o) {
+    b_ -= o.b_;
+    return *this;
+  }
   constexpr Bytes operator*(int64_t k) const { return Bytes{b_ * k}; }
   constexpr Bytes operator/(int64_t k) const { return Bytes{b_ / k}; }
 
@@ -83,7 +95,8 @@ class Bandwidth {
   // Bytes that fit in `t` at this rate, rounded down.
   constexpr Bytes bytes_in(Time t) const {
     using u128 = uint128;
-    const u128 bits = static_cast<u128>(t.picoseconds()) * static_cast<u128>(bps_) / 1'000'000'000'000u;
+    const u128 bits =
+        static_cast<u128>(t.picoseconds()) * static_cast<u128>(bps_) / 1'000'000'000'000u;
     return Bytes{static_cast<int64_t>(bits / 8)};
   }
 

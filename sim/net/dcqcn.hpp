@@ -1,12 +1,12 @@
 #pragma once
 // DCQCN reaction point (Zhu et al., SIGCOMM 2015; references.md section 5): a pure per-flow state
-// machine with no events of its own. The Network drives it: a CNP arrival calls on_cnp(), the flow's
-// rate-increase timer calls on_rate_timer(), and every byte the flow sends while rate-limited goes
-// through on_bytes_sent() (the byte counter).
+// machine with no events of its own. The Network drives it: a CNP arrival calls on_cnp(), the
+// flow's rate-increase timer calls on_rate_timer(), and every byte the flow sends while
+// rate-limited goes through on_bytes_sent() (the byte counter).
 //
 //   On a CNP:   RT = RC;  RC = max(min_rate, RC * (1 - alpha/2));  alpha = (1 - g) alpha + g.
-//               (Without clamp_target_rate, RT = RC only when the rate timer fired since the last cut.)
-//               The rate is cut at most once per `decrease_period` (ConnectX's
+//               (Without clamp_target_rate, RT = RC only when the rate timer fired since the last
+//               cut.) The rate is cut at most once per `decrease_period` (ConnectX's
 //               rate_reduce_monitor_period); alpha is updated on every CNP, as in the paper.
 //   No CNP:     alpha = (1 - g) alpha once per `alpha_period` without a CNP. The decay is evaluated
 //               lazily from the time of the last CNP (equivalent to the paper's timer that restarts
@@ -18,8 +18,8 @@
 //                                                         RC = (RT + RC) / 2
 //                 otherwise             additive increase RT += R_AI;  RC = (RT + RC) / 2
 //               RT and RC are clamped at the line rate.
-//               With the byte counter disabled (B = 0, as in HPCC's ns-3 model of the Mellanox NIC),
-//               the timer alone steps the stages: T <= F fast recovery, T = F + 1 additive,
+//               With the byte counter disabled (B = 0, as in HPCC's ns-3 model of the Mellanox
+//               NIC), the timer alone steps the stages: T <= F fast recovery, T = F + 1 additive,
 //               T > F + 1 hyper increase by one R_HAI per event.
 #include <cstdint>
 #include <string_view>
@@ -32,35 +32,37 @@ enum class DcqcnPreset : uint8_t { Paper, ConnectX };
 
 struct DcqcnParams {
   bool enabled = false;
-  double g = 1.0 / 256.0;                   // alpha EWMA gain
-  double initial_alpha = 1.0;               // alpha before the first CNP
-  Time alpha_period = Time::us(55);         // alpha decays once per quiet period
-  Time rate_period = Time::us(55);          // rate-increase timer T
-  int64_t byte_counter = 10'000'000;        // rate-increase byte counter B (bytes); 0: disabled
-  uint32_t fast_recovery_steps = 5;         // F
-  Bandwidth rai = Bandwidth::bps(40'000'000);    // additive increase step R_AI
+  double g = 1.0 / 256.0;                      // alpha EWMA gain
+  double initial_alpha = 1.0;                  // alpha before the first CNP
+  Time alpha_period = Time::us(55);            // alpha decays once per quiet period
+  Time rate_period = Time::us(55);             // rate-increase timer T
+  int64_t byte_counter = 10'000'000;           // rate-increase byte counter B (bytes); 0: disabled
+  uint32_t fast_recovery_steps = 5;            // F
+  Bandwidth rai = Bandwidth::bps(40'000'000);  // additive increase step R_AI
   Bandwidth rhai = Bandwidth::bps(400'000'000);  // hyper increase step R_HAI
   Bandwidth min_rate = Bandwidth::bps(1'000'000);
-  Time decrease_period = Time::zero();      // minimum time between two rate cuts (0: every CNP)
-  Time cnp_interval = Time::us(50);         // notification point: at most one CNP per flow per interval
+  Time decrease_period = Time::zero();  // minimum time between two rate cuts (0: every CNP)
+  Time cnp_interval = Time::us(50);     // notification point: at most one CNP per flow per interval
   // true: every cut sets RT = RC (the paper's algorithm). false (ConnectX clamp_tgt_rate = 0 with
-  // clamp_tgt_rate_after_time_inc = 1): RT = RC only if the rate timer has raised the rate since the
-  // previous cut, so a burst of back-to-back cuts keeps the target at the rate before the burst and
-  // fast recovery returns halfway to it instead of to the last, already-cut rate.
+  // clamp_tgt_rate_after_time_inc = 1): RT = RC only if the rate timer has raised the rate since
+  // the previous cut, so a burst of back-to-back cuts keeps the target at the rate before the burst
+  // and fast recovery returns halfway to it instead of to the last, already-cut rate.
   bool clamp_target_rate = true;
 
-  // DCQCN paper (section 5.3): g = 1/256, 55 us timers, B = 10 MB, F = 5, R_AI = 40 Mb/s, CNPs at most
-  // every 50 us. The paper gives no R_HAI: we use 10 x R_AI = 400 Mb/s (htsim uses rate/10). No
-  // decrease period of its own: the NP's 50 us CNP interval already spaces the cuts.
+  // DCQCN paper (section 5.3): g = 1/256, 55 us timers, B = 10 MB, F = 5, R_AI = 40 Mb/s, CNPs at
+  // most every 50 us. The paper gives no R_HAI: we use 10 x R_AI = 400 Mb/s (htsim uses rate/10).
+  // No decrease period of its own: the NP's 50 us CNP interval already spaces the cuts.
   static DcqcnParams paper();
   // ConnectX-4+ firmware defaults (NVIDIA DOCA "DCQCN CC Parameters"; references.md 5.2):
   // g = 5/1024 from dce_tcp_g = 1019 (alpha = (1019/1024) alpha + 5/1024 on a CNP: the vendor's own
   // documented default, preferred over the 1/256 of HPCC's simulator), initial alpha 1023/1024,
   // alpha period 1 us, rate cut at most every 4 us, rate timer 300 us, byte counter 32767 B, F = 1,
-  // R_AI = 5 Mb/s, R_HAI = 50 Mb/s (not scaled with link speed), min rate 1 Mb/s, CNPs at most every
-  // 4 us.
+  // R_AI = 5 Mb/s, R_HAI = 50 Mb/s (not scaled with link speed), min rate 1 Mb/s, CNPs at most
+  // every 4 us.
   static DcqcnParams connectx();
-  static DcqcnParams preset(DcqcnPreset p) { return p == DcqcnPreset::Paper ? paper() : connectx(); }
+  static DcqcnParams preset(DcqcnPreset p) {
+    return p == DcqcnPreset::Paper ? paper() : connectx();
+  }
 };
 
 class DcqcnRateController {
@@ -75,8 +77,8 @@ class DcqcnRateController {
   // Counts sent bytes; returns the number of byte-counter increase events this caused.
   uint32_t on_bytes_sent(int64_t bytes);
 
-  double rate_bps() const { return rc_; }        // current rate RC
-  double target_bps() const { return rt_; }      // target rate RT
+  double rate_bps() const { return rc_; }    // current rate RC
+  double target_bps() const { return rt_; }  // target rate RT
   double line_rate_bps() const { return line_; }
   // alpha as of `now`, with the quiet-period decay applied.
   double alpha(Time now) const;
@@ -94,11 +96,11 @@ class DcqcnRateController {
   double rc_ = 0;
   double rt_ = 0;
   double alpha_ = 1.0;
-  int64_t alpha_ref_ps_ = 0;          // alpha_ holds alpha as of this time (last CNP)
+  int64_t alpha_ref_ps_ = 0;  // alpha_ holds alpha as of this time (last CNP)
   int64_t last_decrease_ps_ = INT64_MIN;
-  int64_t bytes_ = 0;                 // bytes since the last byte-counter event
-  uint32_t timer_count_ = 0;          // T
-  uint32_t byte_count_ = 0;           // BC
+  int64_t bytes_ = 0;         // bytes since the last byte-counter event
+  uint32_t timer_count_ = 0;  // T
+  uint32_t byte_count_ = 0;   // BC
 };
 
 }  // namespace syncsim::net

@@ -1,9 +1,9 @@
 #pragma once
 // PFC deadlock detection. A deadlock is a cycle of switch egress queues of
 // one priority, each paused by the next switch and holding packets that entered through the
-// previous queue's link, so no queue of the cycle can ever drain: a wait-for cycle. The detector runs
-// only while PFC pauses exist: a PAUSE that stops a switch egress queue makes sure one check is
-// pending `detection_time` later; a check that finds a cycle whose queues have all been paused
+// previous queue's link, so no queue of the cycle can ever drain: a wait-for cycle. The detector
+// runs only while PFC pauses exist: a PAUSE that stops a switch egress queue makes sure one check
+// is pending `detection_time` later; a check that finds a cycle whose queues have all been paused
 // continuously for `detection_time` records it and stops the event queue (the run ends and reports
 // it instead of idling forever); otherwise, while paused queues remain, it checks again later.
 #include <cstdint>
@@ -21,9 +21,9 @@ class Switch;
 struct DeadlockReport {
   bool detected = false;
   uint8_t priority = 0;
-  Time formed_at = Time::zero();    // when the last queue of the cycle was paused: the cycle closed
+  Time formed_at = Time::zero();  // when the last queue of the cycle was paused: the cycle closed
   Time detected_at = Time::zero();
-  std::vector<PortId> ports{};      // the cycle in wait-for order: each waits on the next
+  std::vector<PortId> ports{};  // the cycle in wait-for order: each waits on the next
 };
 
 class DeadlockDetector final : public EventTarget, public PauseListener {

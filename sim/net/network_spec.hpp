@@ -1,7 +1,7 @@
 #pragma once
 // NetworkSpec: the plain description of a fabric that topology builders produce and the packet and
-// analytic backends consume. It is the only contract between topologies/ and sim/, so sim/ never sees
-// Boost.Graph or YAML.
+// analytic backends consume. It is the only contract between topologies/ and sim/, so sim/ never
+// sees Boost.Graph or YAML.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -19,33 +19,33 @@ using NodeId = uint32_t;
 inline constexpr NodeId kNoNode = UINT32_MAX;
 
 enum class NodeKind : uint8_t {
-  Nic,       // a network endpoint: a host NIC, or a GPU's NVLink port
-  Switch,    // a store-and-forward switch: leaf, spine, core, or a host's NVSwitch
+  Nic,     // a network endpoint: a host NIC, or a GPU's NVLink port
+  Switch,  // a store-and-forward switch: leaf, spine, core, or a host's NVSwitch
 };
 
 enum class SwitchRole : uint8_t { None, Leaf, Spine, Core, NvSwitch };
 
 // One class of link: every link of a class has the same parameters.
 struct LinkParams {
-  std::string name;                    // "host", "fabric", "core", "nvlink"
+  std::string name;  // "host", "fabric", "core", "nvlink"
   Bandwidth bandwidth = Bandwidth::gbps(100);
-  Time delay = Time::ns(1000);         // one-way propagation
-  Bytes mtu = Bytes{4096};             // maximum payload per packet
-  Bytes header = Bytes{64};            // per-packet wire overhead (Eth+IP+UDP+BTH+ICRC+FCS, preamble/IFG)
+  Time delay = Time::ns(1000);  // one-way propagation
+  Bytes mtu = Bytes{4096};      // maximum payload per packet
+  Bytes header = Bytes{64};     // per-packet wire overhead (Eth+IP+UDP+BTH+ICRC+FCS, preamble/IFG)
 };
 
 struct NodeSpec {
   NodeKind kind = NodeKind::Nic;
   SwitchRole role = SwitchRole::None;
-  uint32_t host = UINT32_MAX;          // owning host for NICs, NVLink ports and NVSwitches
-  std::string name;                    // "leaf3", "spine0", "host12.nic1", "host12.gpu3", "host12.nvswitch"
+  uint32_t host = UINT32_MAX;  // owning host for NICs, NVLink ports and NVSwitches
+  std::string name;            // "leaf3", "spine0", "host12.nic1", "host12.gpu3", "host12.nvswitch"
 };
 
 // A full-duplex cable between two nodes, one egress port at each end.
 struct LinkSpec {
   NodeId a = kNoNode;
   NodeId b = kNoNode;
-  uint32_t link_class = 0;             // index into NetworkSpec::link_classes
+  uint32_t link_class = 0;  // index into NetworkSpec::link_classes
 };
 
 // Where a GPU meets the networks: its NIC for inter-host traffic and its NVLink port for traffic to
@@ -61,27 +61,29 @@ struct GpuAttachment {
 // lossy scenarios keep their meaning; see shared_buffer_mmu.hpp for the mechanism.
 struct PfcParams {
   bool enabled = false;
-  uint8_t lossless_mask = 1U << 3;     // bit p: priority p is lossless (default: priority 3, RoCE's usual)
-  bool dynamic_threshold = true;       // XOFF = alpha * free shared buffer; else static_xoff bytes
-  double alpha = 0.125;                // HPCC / Broadcom-style 1/8
+  uint8_t lossless_mask =
+      1U << 3;  // bit p: priority p is lossless (default: priority 3, RoCE's usual)
+  bool dynamic_threshold = true;  // XOFF = alpha * free shared buffer; else static_xoff bytes
+  double alpha = 0.125;           // HPCC / Broadcom-style 1/8
   Bytes static_xoff = Bytes{0};
-  Bytes xon_offset = Bytes{3 * 1024};  // RESUME once ingress bytes <= XOFF - xon_offset (HPCC: 3 KB)
-  bool headroom_auto = true;           // per ingress port: MTU_R + MTU_S + 2*rate*delay + rate*response
-  Bytes headroom = Bytes{0};           // used when !headroom_auto, for every port
-  Time response_time = Time::us(1);    // sender reaction allowance inside the auto headroom
+  Bytes xon_offset =
+      Bytes{3 * 1024};        // RESUME once ingress bytes <= XOFF - xon_offset (HPCC: 3 KB)
+  bool headroom_auto = true;  // per ingress port: MTU_R + MTU_S + 2*rate*delay + rate*response
+  Bytes headroom = Bytes{0};  // used when !headroom_auto, for every port
+  Time response_time = Time::us(1);  // sender reaction allowance inside the auto headroom
   // PFC deadlock detection: a cycle of switch egress queues, each paused by the next switch while
   // holding packets bound for the next queue of the cycle, all paused for this long, stops the run
   // and is reported (Network::deadlock()). Zero: off.
   Time deadlock_detection_time = Time::us(500);
   // PFC watchdog (per switch egress queue): paused continuously for watchdog_time, the queue stops
-  // honouring PAUSE for the next watchdog_time (the storm period) and, with watchdog_drop, drops what
-  // it holds and what arrives for it meanwhile (drop reason pfc_watchdog); else it forwards.
+  // honouring PAUSE for the next watchdog_time (the storm period) and, with watchdog_drop, drops
+  // what it holds and what arrives for it meanwhile (drop reason pfc_watchdog); else it forwards.
   bool watchdog = false;
   Time watchdog_time = Time::us(200);
   bool watchdog_drop = true;
-  // PAUSE quanta (802.1Qbb): a PAUSE stops the priority for quanta x 512 bit times at the link speed
-  // unless refreshed; a switch still above XOFF re-sends PAUSE at half that time. 0: a PAUSE holds
-  // until RESUME (the default, and what earlier results assumed).
+  // PAUSE quanta (802.1Qbb): a PAUSE stops the priority for quanta x 512 bit times at the link
+  // speed unless refreshed; a switch still above XOFF re-sends PAUSE at half that time. 0: a PAUSE
+  // holds until RESUME (the default, and what earlier results assumed).
   uint32_t pause_quanta = 0;
 };
 
@@ -95,7 +97,7 @@ struct EcnParams {
   Bytes kmin = Bytes{0};
   Bytes kmax = Bytes{0};
   double pmax = 0.2;
-  bool mark_on_enqueue = false;        // default: mark at dequeue (fresher queue information)
+  bool mark_on_enqueue = false;  // default: mark at dequeue (fresher queue information)
 
   // Range rules: explicit kmin below kmax, 0 < pmax <= 1 (network_spec.cpp).
   FieldErrors check() const;
@@ -103,11 +105,11 @@ struct EcnParams {
 
 // Host NIC behaviour (RoCE v2). DCQCN off by default: NICs send at line rate.
 struct NicParams {
-  DcqcnParams dcqcn;                   // reaction point at the source, notification point at the dest
-  // Receiver-side PFC (off by default: a NIC consumes at line rate). Arriving data waits in a receive
-  // buffer drained at `rx_drain_rate` (the PCIe / host-memory bottleneck); above `rx_xoff` bytes the
-  // NIC sends PAUSE for the lossless priorities to its switch, at or below `rx_xon` RESUME; a packet
-  // that does not fit in `rx_buffer` is dropped (nic_rx_overflow).
+  DcqcnParams dcqcn;  // reaction point at the source, notification point at the dest
+  // Receiver-side PFC (off by default: a NIC consumes at line rate). Arriving data waits in a
+  // receive buffer drained at `rx_drain_rate` (the PCIe / host-memory bottleneck); above `rx_xoff`
+  // bytes the NIC sends PAUSE for the lossless priorities to its switch, at or below `rx_xon`
+  // RESUME; a packet that does not fit in `rx_buffer` is dropped (nic_rx_overflow).
   bool rx_pfc = false;
   Bytes rx_buffer = Bytes{256 * 1024};
   Bandwidth rx_drain_rate = Bandwidth::gbps(50);
@@ -116,19 +118,20 @@ struct NicParams {
 };
 
 struct SwitchParams {
-  Bytes buffer = Bytes{32 * 1024 * 1024};  // shared packet buffer per switch (Tomahawk-class ~32 MiB)
-  uint32_t priorities = 8;                 // 802.1p classes, one output queue each
+  Bytes buffer =
+      Bytes{32 * 1024 * 1024};  // shared packet buffer per switch (Tomahawk-class ~32 MiB)
+  uint32_t priorities = 8;      // 802.1p classes, one output queue each
 };
 
 // Optional correction for congestion-control inefficiency (off by default; docs/fidelities.md,
-// "Flow-level congestion-control correction"). Max-min sharing hands a contended link's whole capacity to its flows at once; under
-// real congestion control (PFC pauses, DCQCN rate cuts and recovery, queue oscillation) a link
-// where traffic converges runs below capacity. A link is contended when it carries >= 2 flows and
-// the distinct upstream links they come in over can together deliver more than it drains: a switch
-// egress where a queue can build (an incast, an oversubscribed uplink). A NIC's own uplink (every
-// flow from one host) is never contended: the NIC schedules its queue pairs without loss; nor is a
-// link fed by one link of its own speed, nor 4 x 100G hosts into a 400G uplink.
-// A contended link carrying n flows offers
+// "Flow-level congestion-control correction"). Max-min sharing hands a contended link's whole
+// capacity to its flows at once; under real congestion control (PFC pauses, DCQCN rate cuts and
+// recovery, queue oscillation) a link where traffic converges runs below capacity. A link is
+// contended when it carries >= 2 flows and the distinct upstream links they come in over can
+// together deliver more than it drains: a switch egress where a queue can build (an incast, an
+// oversubscribed uplink). A NIC's own uplink (every flow from one host) is never contended: the NIC
+// schedules its queue pairs without loss; nor is a link fed by one link of its own speed, nor 4 x
+// 100G hosts into a 400G uplink. A contended link carrying n flows offers
 //     efficiency(n) = 1 - (1 - contended_efficiency) * (1 - 1/n)
 // of its payload rate: 1 for one flow, contended_efficiency as n grows. `syncsim calibrate flow`
 // fits contended_efficiency against the packet model with a scenario's PFC/ECN/DCQCN settings.
@@ -147,35 +150,38 @@ struct NetworkSpec {
   std::vector<NodeSpec> nodes;
   std::vector<LinkParams> link_classes;
   std::vector<LinkSpec> links;
-  std::vector<GpuAttachment> gpus;     // indexed by global GPU rank
+  std::vector<GpuAttachment> gpus;  // indexed by global GPU rank
   uint32_t hosts = 0;
   SwitchParams switch_params;
-  PfcParams pfc;                       // switches' PFC (copied from the scenario, not by the builders)
-  EcnParams ecn;                       // switches' ECN marking
-  NicParams nic;                       // NICs' congestion control (copied from the scenario too)
+  PfcParams pfc;  // switches' PFC (copied from the scenario, not by the builders)
+  EcnParams ecn;  // switches' ECN marking
+  NicParams nic;  // NICs' congestion control (copied from the scenario too)
 
   // Routing data, filled by the topology builder (Boost.Graph BFS over the switch-only graph).
-  // Switches fall into connected components (the fabric; each host's NVSwitch island). Every NIC hangs
-  // off exactly one switch, its attachment. For ECMP over all shortest paths a switch needs, per
-  // destination attachment, the hop distance from each neighbouring switch: see RoutingComponent.
+  // Switches fall into connected components (the fabric; each host's NVSwitch island). Every NIC
+  // hangs off exactly one switch, its attachment. For ECMP over all shortest paths a switch needs,
+  // per destination attachment, the hop distance from each neighbouring switch: see
+  // RoutingComponent.
   struct RoutingComponent {
-    std::vector<NodeId> switches;      // switches of this component, in NodeId order
-    std::vector<NodeId> attachments;   // the switches of this component that have NICs attached
-    // hops[a * switches.size() + s]: switch hops from switches[s] to attachments[a]; 255 = unreachable
+    std::vector<NodeId> switches;     // switches of this component, in NodeId order
+    std::vector<NodeId> attachments;  // the switches of this component that have NICs attached
+    // hops[a * switches.size() + s]: switch hops from switches[s] to attachments[a]; 255 =
+    // unreachable
     std::vector<uint8_t> hops;
   };
   std::vector<RoutingComponent> components;
   std::vector<uint32_t> component_of;      // per node; a NIC's is its attachment switch's component
   std::vector<uint32_t> switch_index;      // per switch node: index in its component's `switches`
   std::vector<uint32_t> attachment_index;  // per switch node: index in `attachments`, or UINT32_MAX
-  std::vector<NodeId> attachment_of_nic;   // per node: the switch a NIC hangs off (kNoNode otherwise)
+  std::vector<NodeId>
+      attachment_of_nic;  // per node: the switch a NIC hangs off (kNoNode otherwise)
 
   uint64_t ecmp_hash_seed = 0;
-  bool ecmp_per_switch_salt = false;   // false: every switch hashes alike, so ECMP can polarize
+  bool ecmp_per_switch_salt = false;  // false: every switch hashes alike, so ECMP can polarize
 
-  TransportParams transport;           // end-to-end transport of inter-host messages (transport.hpp)
-  ImpairmentParams impairments;        // per-link jitter and random loss (link_impairment.hpp)
-  FlowCcCorrection flow_cc;            // used by the flow-level backend only (flow_backend.hpp)
+  TransportParams transport;     // end-to-end transport of inter-host messages (transport.hpp)
+  ImpairmentParams impairments;  // per-link jitter and random loss (link_impairment.hpp)
+  FlowCcCorrection flow_cc;      // used by the flow-level backend only (flow_backend.hpp)
   // Static route overrides (e.g. after a link failure, or a misconfiguration): flows from NIC `src`
   // to NIC `dst` pass through the switches `via` in order (each a switch with NICs attached), on
   // shortest paths between them. Such routes may go down and up again and close a buffer cycle.

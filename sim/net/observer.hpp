@@ -1,10 +1,10 @@
 #pragma once
 // Time series of a packet-level run without touching it: the caller advances the event queue to
-// each sample time with EventQueue::run(until) and then calls sample(), so the observer schedules no
-// events of its own and the run's events, times and results are the same with or without it.
-// It records, per sample: queue depth and paused priorities of chosen egress ports, and per flow
-// its delivered bytes and its sending rate (the DCQCN current rate, or the line rate without DCQCN;
-// 0 once the flow has sent everything).
+// each sample time with EventQueue::run(until) and then calls sample(), so the observer schedules
+// no events of its own and the run's events, times and results are the same with or without it. It
+// records, per sample: queue depth and paused priorities of chosen egress ports, and per flow its
+// delivered bytes and its sending rate (the DCQCN current rate, or the line rate without DCQCN; 0
+// once the flow has sent everything).
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -21,7 +21,8 @@ struct ObserverConfig {
 
 class NetworkObserver {
  public:
-  NetworkObserver(const Network& net, ObserverConfig config) : net_(net), config_(std::move(config)) {}
+  NetworkObserver(const Network& net, ObserverConfig config)
+      : net_(net), config_(std::move(config)) {}
   // Records the state as of `at` (every event up to `at` has run).
   void sample(Time at);
 

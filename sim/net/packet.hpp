@@ -1,7 +1,7 @@
 #pragma once
-// Packets are small PODs in a pool owned by the Network and referred to by index. A packet carries a
-// precomputed route (offset into the Network's route arena) and its hop index, so forwarding is one
-// array read per hop.
+// Packets are small PODs in a pool owned by the Network and referred to by index. A packet carries
+// a precomputed route (offset into the Network's route arena) and its hop index, so forwarding is
+// one array read per hop.
 #include <cstdint>
 #include <vector>
 
@@ -16,17 +16,17 @@ enum class PacketKind : uint8_t { Data, Ack, Cnp, Pause, Nak };
 
 struct Packet {
   FlowId flow;
-  uint32_t route_begin;      // offset of hop 0 in the route arena (Pause frames: unused, 0)
-  uint32_t payload_bytes;    // application bytes carried
-  uint32_t buffered_bytes;   // bytes charged to the current switch's buffer (ingress wire size)
-  uint16_t hop;              // index of the egress port this packet is queued at / will use next
-  uint16_t ingress_port;     // local port index at the current switch, for buffer release
-  uint8_t priority;          // Pause frames: the class paused or resumed
+  uint32_t route_begin;     // offset of hop 0 in the route arena (Pause frames: unused, 0)
+  uint32_t payload_bytes;   // application bytes carried
+  uint32_t buffered_bytes;  // bytes charged to the current switch's buffer (ingress wire size)
+  uint16_t hop;             // index of the egress port this packet is queued at / will use next
+  uint16_t ingress_port;    // local port index at the current switch, for buffer release
+  uint8_t priority;         // Pause frames: the class paused or resumed
   PacketKind kind;
   bool ecn_ce;
-  bool pfc_xoff;             // Pause frames: true = PAUSE (XOFF), false = RESUME (XON)
-  uint32_t seq;              // reliable transports: data PSN; Ack/Nak: cumulative PSN expected next
-  uint32_t pause_quanta;     // Pause frames (XOFF): pause time in 512-bit-time quanta; 0: until RESUME
+  bool pfc_xoff;          // Pause frames: true = PAUSE (XOFF), false = RESUME (XON)
+  uint32_t seq;           // reliable transports: data PSN; Ack/Nak: cumulative PSN expected next
+  uint32_t pause_quanta;  // Pause frames (XOFF): pause time in 512-bit-time quanta; 0: until RESUME
 };
 static_assert(sizeof(Packet) == 32, "keep Packet small: the pool is walked on every hop");
 

@@ -1,6 +1,6 @@
 #pragma once
-// A FIFO over a power-of-two ring that grows by doubling and never shrinks: after warm-up, pushes and
-// pops allocate nothing (std::deque frees and allocates blocks as it drains and refills).
+// A FIFO over a power-of-two ring that grows by doubling and never shrinks: after warm-up, pushes
+// and pops allocate nothing (std::deque frees and allocates blocks as it drains and refills).
 #include <cstddef>
 #include <cstdint>
 #include <vector>

@@ -2,8 +2,9 @@
 // Ports and routes over a NetworkSpec, shared by every backend so that packet, analytic and (later)
 // flow fidelity send a given flow over the same ECMP path.
 //
-// Each cable becomes two egress ports: port 2i sends a -> b on link i, port 2i+1 sends b -> a. A route
-// is the list of egress ports a flow's packets leave through, from the source NIC to the last switch.
+// Each cable becomes two egress ports: port 2i sends a -> b on link i, port 2i+1 sends b -> a. A
+// route is the list of egress ports a flow's packets leave through, from the source NIC to the last
+// switch.
 #include <cstdint>
 #include <vector>
 
@@ -39,7 +40,8 @@ class Routing {
   // per-switch salt is on, otherwise every switch hashes alike and choices can polarize).
   bool route(NodeId src, NodeId dst, uint64_t hash, std::vector<PortId>& out) const;
   // The same through the switches `via` in order (NetworkSpec::RouteOverride): shortest paths from
-  // waypoint to waypoint, ECMP by `hash`. False if a waypoint has no NICs attached or is unreachable.
+  // waypoint to waypoint, ECMP by `hash`. False if a waypoint has no NICs attached or is
+  // unreachable.
   bool route_via(NodeId src, NodeId dst, const std::vector<NodeId>& via, uint64_t hash,
                  std::vector<PortId>& out) const;
 

@@ -6,7 +6,8 @@
 
 namespace syncsim::net {
 
-SharedBufferMmu::SharedBufferMmu(Bytes buffer, uint32_t ports, uint32_t priorities, MmuPfcConfig pfc)
+SharedBufferMmu::SharedBufferMmu(Bytes buffer, uint32_t ports, uint32_t priorities,
+                                 MmuPfcConfig pfc)
     : capacity_(buffer.count()),
       shared_capacity_(buffer.count()),
       priorities_(priorities),
@@ -38,8 +39,8 @@ AdmitResult SharedBufferMmu::admit(uint32_t ingress_port, uint8_t priority, Byte
   } else {
     // Below XOFF (and with room in the shared part) a packet is charged to the shared part; once a
     // PAUSE is outstanding, or the packet would cross XOFF, it lands in this pair's headroom.
-    const bool to_shared = !c.xoff && c.shared + bytes <= xoff_threshold() &&
-                           shared_used_ + bytes <= shared_capacity_;
+    const bool to_shared =
+        !c.xoff && c.shared + bytes <= xoff_threshold() && shared_used_ + bytes <= shared_capacity_;
     if (to_shared) {
       shared_used_ += bytes;
       c.shared += bytes;
@@ -48,8 +49,8 @@ AdmitResult SharedBufferMmu::admit(uint32_t ingress_port, uint8_t priority, Byte
     } else {
       r.admission = Admission::DroppedHeadroomExceeded;
     }
-    if (!c.xoff && (c.headroom > 0 || c.shared >= xoff_threshold() ||
-                    r.admission != Admission::Admitted)) {
+    if (!c.xoff &&
+        (c.headroom > 0 || c.shared >= xoff_threshold() || r.admission != Admission::Admitted)) {
       c.xoff = true;
       r.pfc = PfcSignal::Pause;
     }

@@ -1,16 +1,16 @@
 #pragma once
-// A switch's shared packet buffer, as pure accounting: no events, no packets, just counters, so it can
-// be unit-tested alone. Admission charges a packet to its (ingress port, priority); release returns the
-// charge when the packet leaves on its egress port.
+// A switch's shared packet buffer, as pure accounting: no events, no packets, just counters, so it
+// can be unit-tested alone. Admission charges a packet to its (ingress port, priority); release
+// returns the charge when the packet leaves on its egress port.
 //
-// PFC (IEEE 802.1Qbb) lives here too, still as accounting: each lossless (ingress port, priority) has
-// an XOFF threshold (static bytes, or dynamic: alpha x free shared buffer, as in Broadcom-style MMUs and
-// HPCC's ns-3 switch), an XON point `xon_offset` below it, and a headroom pool reserved out of the buffer.
-// admit() and release() return the PFC signal the switch must act on (send PAUSE / RESUME upstream on
-// that ingress port and priority); the switch turns signals into packets, so this object stays
-// event-free. Bytes that arrive after XOFF go to the headroom; a headroom overflow is a drop with
-// reason lossless_headroom_exceeded (reported, never hidden). Lossy priorities tail-drop when the shared
-// part is full.
+// PFC (IEEE 802.1Qbb) lives here too, still as accounting: each lossless (ingress port, priority)
+// has an XOFF threshold (static bytes, or dynamic: alpha x free shared buffer, as in Broadcom-style
+// MMUs and HPCC's ns-3 switch), an XON point `xon_offset` below it, and a headroom pool reserved
+// out of the buffer. admit() and release() return the PFC signal the switch must act on (send PAUSE
+// / RESUME upstream on that ingress port and priority); the switch turns signals into packets, so
+// this object stays event-free. Bytes that arrive after XOFF go to the headroom; a headroom
+// overflow is a drop with reason lossless_headroom_exceeded (reported, never hidden). Lossy
+// priorities tail-drop when the shared part is full.
 #include <cstdint>
 #include <vector>
 
@@ -29,12 +29,12 @@ struct AdmitResult {
 // PFC accounting parameters of one switch (already resolved: headroom in bytes per ingress port).
 struct MmuPfcConfig {
   bool enabled = false;
-  uint8_t lossless_mask = 0;          // bit p set: priority p is lossless
-  bool dynamic = true;                // XOFF = alpha * (shared capacity - shared used)
+  uint8_t lossless_mask = 0;  // bit p set: priority p is lossless
+  bool dynamic = true;        // XOFF = alpha * (shared capacity - shared used)
   double alpha = 0.125;
-  int64_t static_xoff = 0;            // bytes, when !dynamic
-  int64_t xon_offset = 3 * 1024;      // RESUME when ingress bytes + xon_offset <= XOFF (or reach 0)
-  std::vector<int64_t> headroom;      // per ingress port, bytes reserved per lossless priority
+  int64_t static_xoff = 0;        // bytes, when !dynamic
+  int64_t xon_offset = 3 * 1024;  // RESUME when ingress bytes + xon_offset <= XOFF (or reach 0)
+  std::vector<int64_t> headroom;  // per ingress port, bytes reserved per lossless priority
 };
 
 class SharedBufferMmu {
@@ -66,7 +66,8 @@ class SharedBufferMmu {
   int64_t xoff_threshold() const {
     if (!pfc_.dynamic) return pfc_.static_xoff;
     const int64_t free_shared = shared_capacity_ - shared_used_;
-    return free_shared > 0 ? static_cast<int64_t>(pfc_.alpha * static_cast<double>(free_shared)) : 0;
+    return free_shared > 0 ? static_cast<int64_t>(pfc_.alpha * static_cast<double>(free_shared))
+                           : 0;
   }
 
  private:

@@ -1,25 +1,27 @@
 #pragma once
 // End-to-end transports over the packet network: their kinds and parameters (the mechanisms are in
-// go_back_n.hpp and tcp.hpp, on the shared part in reliable_transport.hpp; link impairments they must
-// survive in link_impairment.hpp).
+// go_back_n.hpp and tcp.hpp, on the shared part in reliable_transport.hpp; link impairments they
+// must survive in link_impairment.hpp).
 //
 //   roce              RoCE v2 RC with GPUDirect: the NIC reads and writes GPU memory. On a lossless
 //                     priority (PFC on, class in the lossless mask) nothing is acknowledged: the
-//                     fabric never drops, and a drop there is a reported failure (today's model). On a
-//                     lossy priority the queue pair runs go-back-N (sim/net/go_back_n.hpp): the
-//                     receiver accepts only the expected PSN, answers the first out-of-order packet
-//                     with a NAK (a small packet on the reverse path, like a CNP), acknowledges every
-//                     `ack_every` packets and the last one; the sender rewinds to a NAK'd PSN and,
-//                     when nothing comes back for `timeout` (the tail was lost), to the oldest
-//                     unacknowledged PSN.
-//   roce_host_staged  roce without GPUDirect: each inter-host message is first copied from GPU to host
+//                     fabric never drops, and a drop there is a reported failure (today's model).
+//                     On a lossy priority the queue pair runs go-back-N (sim/net/go_back_n.hpp):
+//                     the receiver accepts only the expected PSN, answers the first out-of-order
+//                     packet with a NAK (a small packet on the reverse path, like a CNP),
+//                     acknowledges every `ack_every` packets and the last one; the sender rewinds
+//                     to a NAK'd PSN and, when nothing comes back for `timeout` (the tail was
+//                     lost), to the oldest unacknowledged PSN.
+//   roce_host_staged  roce without GPUDirect: each inter-host message is first copied from GPU to
+//   host
 //                     memory at the sender and after delivery from host memory to the GPU at the
 //                     receiver (sim/backends/host_staging.hpp).
-//   tcp               a window-based byte stream on a lossy priority (sim/net/tcp.hpp): DCTCP on ECN
-//                     echoes or NewReno on loss, one ACK per data packet, fast retransmit on 3 duplicate ACKs, RTO with
-//                     RTOmin and exponential backoff, receiver keeps out-of-order segments (SACK-less
-//                     NewReno recovery). No GPUDirect (host staging as above) plus a host-stack cost
-//                     per message at each end.
+//   tcp               a window-based byte stream on a lossy priority (sim/net/tcp.hpp): DCTCP on
+//   ECN
+//                     echoes or NewReno on loss, one ACK per data packet, fast retransmit on 3
+//                     duplicate ACKs, RTO with RTOmin and exponential backoff, receiver keeps
+//                     out-of-order segments (SACK-less NewReno recovery). No GPUDirect (host
+//                     staging as above) plus a host-stack cost per message at each end.
 // Messages inside a host (NVLink) always use the lossless plain model: NVLink is credit-based.
 #include <cstdint>
 
@@ -30,9 +32,12 @@ namespace syncsim::net {
 enum class TransportKind : uint8_t { Roce, RoceHostStaged, Tcp };
 inline constexpr const char* transport_name(TransportKind k) {
   switch (k) {
-    case TransportKind::Roce: return "roce";
-    case TransportKind::RoceHostStaged: return "roce_host_staged";
-    case TransportKind::Tcp: return "tcp";
+    case TransportKind::Roce:
+      return "roce";
+    case TransportKind::RoceHostStaged:
+      return "roce_host_staged";
+    case TransportKind::Tcp:
+      return "tcp";
   }
   return "unknown";
 }
@@ -41,35 +46,36 @@ struct GoBackNParams {
   // false: a lossy RoCE class loses what is dropped (no acknowledgements; the messages concerned
   // never complete), the idealisation syncsim used before go-back-N.
   bool enabled = true;
-  // InfiniBand/RoCE local ACK timeout is 4.096 us * 2^N; N = 14 (67 ms) is the common verbs default,
-  // NCCL sets NCCL_IB_TIMEOUT=20 (4.3 s). A tuned lossy-RoCE deployment uses far smaller values; the
-  // default here is N = 8 (1.05 ms), stated in docs/model.md.
+  // InfiniBand/RoCE local ACK timeout is 4.096 us * 2^N; N = 14 (67 ms) is the common verbs
+  // default, NCCL sets NCCL_IB_TIMEOUT=20 (4.3 s). A tuned lossy-RoCE deployment uses far smaller
+  // values; the default here is N = 8 (1.05 ms), stated in docs/model.md.
   Time timeout = Time::ps(4'096'000LL * 256);
-  uint32_t ack_every = 16;              // coalesced cumulative ACK every this many in-order packets
+  uint32_t ack_every = 16;  // coalesced cumulative ACK every this many in-order packets
 };
 
 enum class TcpCongestionControl : uint8_t { Dctcp, Reno };
 
 struct TcpParams {
   TcpCongestionControl cc = TcpCongestionControl::Dctcp;
-  // Linux TCP_RTO_MIN is 200 ms (HZ/5); data-center tunings lower it (`ip route ... rto_min 1ms`, or
-  // the 200 us-1 ms of the incast literature). The scenario files state the value they use.
+  // Linux TCP_RTO_MIN is 200 ms (HZ/5); data-center tunings lower it (`ip route ... rto_min 1ms`,
+  // or the 200 us-1 ms of the incast literature). The scenario files state the value they use.
   Time rto_min = Time::ms(200);
-  Time rto_max = Time::ms(120'000);     // Linux TCP_RTO_MAX
-  uint32_t initial_window = 10;         // packets (Linux IW10, RFC 6928)
-  double dctcp_g = 1.0 / 16.0;          // Linux dctcp_shift_g = 4
-  // Host stack at each end, per message: a fixed latency (syscall, socket, interrupt) plus a per-byte
-  // CPU cost (copies, checksums), as pure delay: CPU contention between messages is not modelled.
+  Time rto_max = Time::ms(120'000);  // Linux TCP_RTO_MAX
+  uint32_t initial_window = 10;      // packets (Linux IW10, RFC 6928)
+  double dctcp_g = 1.0 / 16.0;       // Linux dctcp_shift_g = 4
+  // Host stack at each end, per message: a fixed latency (syscall, socket, interrupt) plus a
+  // per-byte CPU cost (copies, checksums), as pure delay: CPU contention between messages is not
+  // modelled.
   Time stack_latency = Time::us(10);
-  double cpu_ps_per_byte = 40.0;        // 40 ps/B = 25 GB/s of stack throughput per message
+  double cpu_ps_per_byte = 40.0;  // 40 ps/B = 25 GB/s of stack throughput per message
 };
 
 // No-GPUDirect staging through host memory (roce_host_staged and tcp). Each host has one PCIe path
 // shared by its GPUs, in each direction, and host memory: a staged byte crosses PCIe once and host
-// memory twice (the copy writes it, the NIC reads it; the reverse at the receiver). A host's sending
-// copies share one fair-share stage of rate min(pcie, host_memory / 2); its receiving copies another.
-// Approximations: the two directions do not contend for host memory, and the NIC's own PCIe traffic is
-// not charged to the stage.
+// memory twice (the copy writes it, the NIC reads it; the reverse at the receiver). A host's
+// sending copies share one fair-share stage of rate min(pcie, host_memory / 2); its receiving
+// copies another. Approximations: the two directions do not contend for host memory, and the NIC's
+// own PCIe traffic is not charged to the stage.
 struct HostStagingParams {
   Bandwidth pcie = Bandwidth::gbps(512);          // PCIe Gen5 x16: 64 GB/s per direction
   Bandwidth host_memory = Bandwidth::gbps(2400);  // 300 GB/s (8-12 channel DDR5 server)

@@ -20,12 +20,12 @@ struct LogGen {
   int64_t switch_bytes = 0;
   double latency2_us = 0;
   double algbw2_GBps = 0;
-  double noise_rel = 0.005;     // relative stddev of the time
+  double noise_rel = 0.005;  // relative stddev of the time
   uint64_t seed = 1;
-  int64_t outlier_bytes = -1;   // this size's out-of-place time is multiplied by outlier_factor
+  int64_t outlier_bytes = -1;  // this size's out-of-place time is multiplied by outlier_factor
   double outlier_factor = 3.0;
-  bool old_layout = false;      // no root column, float `error` column (nccl-tests <= 2.13-ish)
-  std::string prefix;           // e.g. "[0] " or "[1,0]<stdout>:"
+  bool old_layout = false;  // no root column, float `error` column (nccl-tests <= 2.13-ish)
+  std::string prefix;       // e.g. "[0] " or "[1,0]<stdout>:"
   double bus_factor = 2.0 * 7.0 / 8.0;
 
   double model_us(int64_t bytes) const {
@@ -51,27 +51,41 @@ struct LogGen {
     char buf[512];
     out += line("# nccl-tests version 2.13.10 nccl-headers=22304 nccl-library=22304");
     out += line("# Collective test starting: " + program);
-    std::snprintf(buf, sizeof buf,
-                  "# nThread 1 nGpus %d minBytes %lld maxBytes %lld step: 2(factor) warmup iters: 5 "
-                  "iters: 20 agg iters: 1 validation: 1 graph: 0",
-                  ranks, static_cast<long long>(min_bytes), static_cast<long long>(max_bytes));
+    std::snprintf(
+        buf, sizeof buf,
+        "# nThread 1 nGpus %d minBytes %lld maxBytes %lld step: 2(factor) warmup iters: 5 "
+        "iters: 20 agg iters: 1 validation: 1 graph: 0",
+        ranks, static_cast<long long>(min_bytes), static_cast<long long>(max_bytes));
     out += line(buf);
     out += line("#");
     out += line("# Using devices");
     for (int r = 0; r < ranks; ++r) {
-      std::snprintf(buf, sizeof buf, "#  Rank %2d Group  0 Pid %6d on %10s device %2d [%04x:%02x:%02x] %s", r,
+      std::snprintf(buf, sizeof buf,
+                    "#  Rank %2d Group  0 Pid %6d on %10s device %2d [%04x:%02x:%02x] %s", r,
                     4242 + r, "node001", r, 0, 0x18 + r, 0, "NVIDIA H100 80GB HBM3");
       out += line(buf);
     }
     out += line("#");
     if (old_layout) {
-      out += line("#                                                     out-of-place                       in-place          ");
-      out += line("#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error");
-      out += line("#        (B)    (elements)                       (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       ");
+      out += line(
+          "#                                                     out-of-place                      "
+          " in-place          ");
+      out += line(
+          "#       size         count      type   redop     time   algbw   busbw  error     time   "
+          "algbw   busbw  error");
+      out += line(
+          "#        (B)    (elements)                       (us)  (GB/s)  (GB/s)            (us)  "
+          "(GB/s)  (GB/s)       ");
     } else {
-      out += line("#                                                              out-of-place                       in-place          ");
-      out += line("#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong");
-      out += line("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)         ");
+      out += line(
+          "#                                                              out-of-place             "
+          "          in-place          ");
+      out += line(
+          "#       size         count      type   redop    root     time   algbw   busbw  #wrong   "
+          "  time   algbw   busbw  #wrong");
+      out += line(
+          "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)           "
+          "  (us)  (GB/s)  (GB/s)         ");
     }
     for (int64_t size = min_bytes; size <= max_bytes; size *= 2) {
       std::string row;
@@ -79,8 +93,9 @@ struct LogGen {
         std::snprintf(buf, sizeof buf, "%12lld  %12lld  %8s  %6s", static_cast<long long>(size),
                       static_cast<long long>(size / 4), "float", "sum");
       } else {
-        std::snprintf(buf, sizeof buf, "%12lld  %12lld  %8s  %6s  %6i", static_cast<long long>(size),
-                      static_cast<long long>(size / 4), "float", "sum", -1);
+        std::snprintf(buf, sizeof buf, "%12lld  %12lld  %8s  %6s  %6i",
+                      static_cast<long long>(size), static_cast<long long>(size / 4), "float",
+                      "sum", -1);
       }
       row += buf;
       for (int place = 0; place < 2; ++place) {
@@ -90,9 +105,11 @@ struct LogGen {
         const double tp = std::stod(ts);
         const double algbw = static_cast<double>(size) / 1e3 / tp;
         if (old_layout) {
-          std::snprintf(buf, sizeof buf, "  %7s  %6.2f  %6.2f  %5s", ts.c_str(), algbw, algbw * bus_factor, "2e-07");
+          std::snprintf(buf, sizeof buf, "  %7s  %6.2f  %6.2f  %5s", ts.c_str(), algbw,
+                        algbw * bus_factor, "2e-07");
         } else {
-          std::snprintf(buf, sizeof buf, "  %7s  %6.2f  %6.2f  %5i", ts.c_str(), algbw, algbw * bus_factor, 0);
+          std::snprintf(buf, sizeof buf, "  %7s  %6.2f  %6.2f  %5i", ts.c_str(), algbw,
+                        algbw * bus_factor, 0);
         }
         row += buf;
       }

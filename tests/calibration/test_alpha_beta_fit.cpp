@@ -10,7 +10,9 @@ using namespace syncsim::calibration;
 using syncsim::test::LogGen;
 
 namespace {
-std::vector<Measurement> measure(const LogGen& g) { return parse_nccl_tests_log(g.text(), "gen.log").measurements; }
+std::vector<Measurement> measure(const LogGen& g) {
+  return parse_nccl_tests_log(g.text(), "gen.log").measurements;
+}
 }  // namespace
 
 TEST_CASE("calibration: alpha-beta fit recovers latency and bandwidth within 2%") {
@@ -53,8 +55,8 @@ TEST_CASE("calibration: one outlier does not move the fit beyond 2%") {
       CHECK(f.latency_us() == doctest::Approx(20.0).epsilon(0.02));
       CHECK(f.algbw_GBps() == doctest::Approx(150.0).epsilon(0.02));
       CHECK(f.outliers == 1);
-      CHECK(f.max_rel_error > 0.5);          // the outlier is reported...
-      CHECK(f.heldout_rel_error < 0.05);     // ...but excluded from the held-out error
+      CHECK(f.max_rel_error > 0.5);       // the outlier is reported...
+      CHECK(f.heldout_rel_error < 0.05);  // ...but excluded from the held-out error
       for (const auto& p : f.points) {
         if (p.outlier) CHECK(p.bytes == bad);
       }
@@ -64,10 +66,10 @@ TEST_CASE("calibration: one outlier does not move the fit beyond 2%") {
 
 TEST_CASE("calibration: a two-regime sweep is split at the regime change") {
   LogGen g;
-  g.latency_us = 8.0;        // LL-like: low latency, low bandwidth
+  g.latency_us = 8.0;  // LL-like: low latency, low bandwidth
   g.algbw_GBps = 10.0;
   g.switch_bytes = int64_t{1} << 20;
-  g.latency2_us = 60.0;      // Simple-like: higher latency, full bandwidth
+  g.latency2_us = 60.0;  // Simple-like: higher latency, full bandwidth
   g.algbw2_GBps = 200.0;
   g.noise_rel = 0.005;
   const auto f = fit_line(measure(g));
@@ -126,7 +128,8 @@ TEST_CASE("calibration: fits group by op and rank count; unfittable input is a F
   LogGen one;
   one.min_bytes = one.max_bytes = 1024;
   CHECK_THROWS_WITH_AS(fit_line(measure(one)),
-                       "all_reduce, 8 ranks: expected rows of at least 2 distinct sizes with positive times, found 1",
+                       "all_reduce, 8 ranks: expected rows of at least 2 distinct sizes with "
+                       "positive times, found 1",
                        FitError);
 }
 
@@ -136,7 +139,8 @@ TEST_CASE("calibration: GEMM efficiency fit recovers a known saturating curve") 
   const double i_half = 150.0;
   std::vector<GemmSample> samples;
   for (const int64_t tokens : {128, 512, 2048, 8192}) {
-    for (const auto& [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {12288, 4096}, {4096, 11008}, {1024, 4096}}) {
+    for (const auto& [n, k] :
+         {std::pair<int64_t, int64_t>{4096, 4096}, {12288, 4096}, {4096, 11008}, {1024, 4096}}) {
       const double i = arithmetic_intensity(tokens, n, k, 2);
       samples.push_back({tokens, n, k, "bf16", peak * e_max * i / (i + i_half)});
     }
@@ -146,8 +150,9 @@ TEST_CASE("calibration: GEMM efficiency fit recovers a known saturating curve") 
   CHECK(f.e_max == doctest::Approx(e_max).epsilon(1e-6));
   CHECK(f.intensity_half == doctest::Approx(i_half).epsilon(1e-6));
   CHECK(f.max_rel_error < 1e-9);
-  CHECK(f.efficiency(8192, 8192, 8192) == doctest::Approx(e_max * 2730.67 / (2730.67 + i_half)).epsilon(1e-4));
+  CHECK(f.efficiency(8192, 8192, 8192) ==
+        doctest::Approx(e_max * 2730.67 / (2730.67 + i_half)).epsilon(1e-4));
   CHECK(arithmetic_intensity(4096, 4096, 4096, 2) == doctest::Approx(4096.0 / 3.0));
-  CHECK_THROWS_AS(fit_gemm(samples, "fp16", peak), FitError);   // one sample
+  CHECK_THROWS_AS(fit_gemm(samples, "fp16", peak), FitError);  // one sample
   CHECK_THROWS_AS(dtype_bytes("int4"), FitError);
 }

@@ -15,7 +15,8 @@ std::vector<ContendedSample> synthetic(double efficiency, const std::vector<doub
   std::vector<ContendedSample> out;
   const uint32_t flows[] = {2, 4, 8, 15};
   for (std::size_t i = 0; i < 4; ++i) {
-    ContendedSample s{.flows = flows[i], .flow_time_s = 0, .flow_drain_s = 84e-6 * flows[i], .packet_time_s = 0};
+    ContendedSample s{
+        .flows = flows[i], .flow_time_s = 0, .flow_drain_s = 84e-6 * flows[i], .packet_time_s = 0};
     s.flow_time_s = s.flow_drain_s + 3e-6;  // 3 us of path latency
     s.packet_time_s = corrected_time_s(s, efficiency) * (1.0 + noise[i]);
     out.push_back(s);

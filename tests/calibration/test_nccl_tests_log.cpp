@@ -124,28 +124,39 @@ TEST_CASE("calibration: canonical op names") {
 
 TEST_CASE("calibration: malformed logs give file:line errors") {
   CHECK(error_of("bad_truncated.log") ==
-        kData + "bad_truncated.log:19: expected 13 columns (size count type redop root + 2 x (time "
-                "algbw busbw #wrong)), found 5");
+        kData +
+            "bad_truncated.log:19: expected 13 columns (size count type redop root + 2 x (time "
+            "algbw busbw #wrong)), found 5");
   CHECK(error_of("bad_columns.log") ==
-        kData + "bad_columns.log:18: expected 13 columns (size count type redop root + 2 x (time "
-                "algbw busbw #wrong)), found 14");
-  CHECK(error_of("bad_non_numeric.log") ==
-        kData + "bad_non_numeric.log:17: column time (in-place): expected a non-negative number, found \"1fast\"");
-  CHECK(error_of("missing.log") == kData + "missing.log: expected a readable nccl-tests log, found none");
+        kData +
+            "bad_columns.log:18: expected 13 columns (size count type redop root + 2 x (time "
+            "algbw busbw #wrong)), found 14");
+  CHECK(error_of("bad_non_numeric.log") == kData +
+                                               "bad_non_numeric.log:17: column time (in-place): "
+                                               "expected a non-negative number, found \"1fast\"");
+  CHECK(error_of("missing.log") ==
+        kData + "missing.log: expected a readable nccl-tests log, found none");
 
   SUBCASE("a non-integer #wrong") {
     const std::string text =
         "# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 2\n"
-        "           8             2     float     sum      -1    10.00    0.00    0.00    zz    10.00    0.00    0.00      0\n";
-    CHECK_THROWS_WITH_AS(parse_nccl_tests_log(text, "w.log"),
-                         "w.log:3: column #wrong (out-of-place): expected an integer or N/A, found \"zz\"", ParseError);
+        "           8             2     float     sum      -1    10.00    0.00    0.00    zz    "
+        "10.00    0.00    0.00      0\n";
+    CHECK_THROWS_WITH_AS(
+        parse_nccl_tests_log(text, "w.log"),
+        "w.log:3: column #wrong (out-of-place): expected an integer or N/A, found \"zz\"",
+        ParseError);
   }
   SUBCASE("rows before the op") {
-    CHECK_THROWS_WITH_AS(parse_nccl_tests_log("# nThread 1 nGpus 2\n 8 2 float sum -1 1 0 0 0 1 0 0 0\n", "o.log"),
-                         doctest::Contains("o.log:2: expected the collective before the first row"), ParseError);
+    CHECK_THROWS_WITH_AS(
+        parse_nccl_tests_log("# nThread 1 nGpus 2\n 8 2 float sum -1 1 0 0 0 1 0 0 0\n", "o.log"),
+        doctest::Contains("o.log:2: expected the collective before the first row"), ParseError);
   }
   SUBCASE("rows before the rank count") {
-    CHECK_THROWS_WITH_AS(parse_nccl_tests_log("# Collective test starting: all_reduce_perf\n 8 2 float sum -1 1 0 0 0 1 0 0 0\n", "r.log"),
-                         doctest::Contains("r.log:2: expected the rank count"), ParseError);
+    CHECK_THROWS_WITH_AS(
+        parse_nccl_tests_log(
+            "# Collective test starting: all_reduce_perf\n 8 2 float sum -1 1 0 0 0 1 0 0 0\n",
+            "r.log"),
+        doctest::Contains("r.log:2: expected the rank count"), ParseError);
   }
 }

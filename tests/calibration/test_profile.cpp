@@ -18,7 +18,10 @@ TEST_CASE("calibration: profile YAML round-trips") {
   p.spread = 0.0125;
   p.probes.push_back({"hbm_copy_bandwidth", "GB/s", 4012.5, 3.25, 20});
   p.probes.push_back({"kernel_launch_overhead", "us", 2.125, 0.0625, 50});
-  p.collectives.push_back({"all_reduce", 8, 0.031, 0.042,
+  p.collectives.push_back({"all_reduce",
+                           8,
+                           0.031,
+                           0.042,
                            {{0, 65535, 12.5, 20.25}, {65536, int64_t{8} << 30, 35.0, 180.125}}});
   p.collectives.push_back({"all_gather", 8, 0.01, 0.02, {{0, 1 << 20, 9.5, 150.0}}});
   GemmFit g;
@@ -64,14 +67,18 @@ TEST_CASE("calibration: profile YAML round-trips") {
 }
 
 TEST_CASE("calibration: profile errors name file:line:col and the path") {
-  CHECK_THROWS_WITH_AS(parse_profile_yaml("syncsim_calibration_profile: 1\ngpu: {nmae: x}\n", "p.yaml"),
-                       "p.yaml:2:7: gpu.nmae: unknown key", ProfileError);
   CHECK_THROWS_WITH_AS(
-      parse_profile_yaml("syncsim_calibration_profile: 1\ncollectives:\n  - op: all_reduce\n    ranks: 8\n"
-                         "    regimes:\n      - {min_bytes: 0, max_bytes: 10, latency_us: fast, algbw_GBps: 1}\n",
-                         "p.yaml"),
-      "p.yaml:6:51: collectives.0.regimes.0.latency_us: expected a number, found \"fast\"", ProfileError);
-  CHECK_THROWS_WITH_AS(parse_profile_yaml("gpu: {name: x}\n", "p.yaml"),
-                       "p.yaml:1:1: syncsim_calibration_profile: expected the format version 1, found nothing",
-                       ProfileError);
+      parse_profile_yaml("syncsim_calibration_profile: 1\ngpu: {nmae: x}\n", "p.yaml"),
+      "p.yaml:2:7: gpu.nmae: unknown key", ProfileError);
+  CHECK_THROWS_WITH_AS(
+      parse_profile_yaml(
+          "syncsim_calibration_profile: 1\ncollectives:\n  - op: all_reduce\n    ranks: 8\n"
+          "    regimes:\n      - {min_bytes: 0, max_bytes: 10, latency_us: fast, algbw_GBps: 1}\n",
+          "p.yaml"),
+      "p.yaml:6:51: collectives.0.regimes.0.latency_us: expected a number, found \"fast\"",
+      ProfileError);
+  CHECK_THROWS_WITH_AS(
+      parse_profile_yaml("gpu: {name: x}\n", "p.yaml"),
+      "p.yaml:1:1: syncsim_calibration_profile: expected the format version 1, found nothing",
+      ProfileError);
 }

@@ -68,21 +68,30 @@ TEST_CASE("calibration: spread fields round-trip, and old profiles without them 
 
 TEST_CASE("calibration: malformed spread fields name file:line:col") {
   const std::string head = "syncsim_calibration_profile: 1\n";
-  CHECK_THROWS_WITH_AS(parse_profile_yaml(head + "probes:\n  - {name: x, unit: us, mean: 1, min: 2, median: 1, max: 3}\n",
-                                          "p.yaml"),
-                       "p.yaml:3:5: probes.0: expected min <= median <= max", ProfileError);
-  CHECK_THROWS_WITH_AS(parse_profile_yaml(head + "probes:\n  - {name: x, unit: us, mean: 1, median: lots}\n", "p.yaml"),
-                       "p.yaml:3:42: probes.0.median: expected a number, found \"lots\"", ProfileError);
-  CHECK_THROWS_WITH_AS(parse_profile_yaml(head + "probes:\n  - {name: x, unit: us, mean: 1, p99: 2}\n", "p.yaml"),
-                       "p.yaml:3:34: probes.0.p99: unknown key", ProfileError);
   CHECK_THROWS_WITH_AS(
-      parse_profile_yaml(head + "collectives:\n  - op: send_recv\n    ranks: 2\n    samples: -1\n"
-                                "    regimes:\n      - {min_bytes: 0, max_bytes: 10, latency_us: 1, algbw_GBps: 1}\n",
+      parse_profile_yaml(
+          head + "probes:\n  - {name: x, unit: us, mean: 1, min: 2, median: 1, max: 3}\n",
+          "p.yaml"),
+      "p.yaml:3:5: probes.0: expected min <= median <= max", ProfileError);
+  CHECK_THROWS_WITH_AS(
+      parse_profile_yaml(head + "probes:\n  - {name: x, unit: us, mean: 1, median: lots}\n",
                          "p.yaml"),
+      "p.yaml:3:42: probes.0.median: expected a number, found \"lots\"", ProfileError);
+  CHECK_THROWS_WITH_AS(
+      parse_profile_yaml(head + "probes:\n  - {name: x, unit: us, mean: 1, p99: 2}\n", "p.yaml"),
+      "p.yaml:3:34: probes.0.p99: unknown key", ProfileError);
+  CHECK_THROWS_WITH_AS(
+      parse_profile_yaml(
+          head +
+              "collectives:\n  - op: send_recv\n    ranks: 2\n    samples: -1\n"
+              "    regimes:\n      - {min_bytes: 0, max_bytes: 10, latency_us: 1, algbw_GBps: 1}\n",
+          "p.yaml"),
       "p.yaml:3:5: collectives.0: expected spread >= 0 and samples >= 0", ProfileError);
   CHECK_THROWS_WITH_AS(
-      parse_profile_yaml(head + "collectives:\n  - op: send_recv\n    ranks: 2\n    spread: wide\n"
-                                "    regimes:\n      - {min_bytes: 0, max_bytes: 10, latency_us: 1, algbw_GBps: 1}\n",
-                         "p.yaml"),
+      parse_profile_yaml(
+          head +
+              "collectives:\n  - op: send_recv\n    ranks: 2\n    spread: wide\n"
+              "    regimes:\n      - {min_bytes: 0, max_bytes: 10, latency_us: 1, algbw_GBps: 1}\n",
+          "p.yaml"),
       "p.yaml:5:13: collectives.0.spread: expected a number, found \"wide\"", ProfileError);
 }

@@ -25,12 +25,15 @@ double rel(double got, double ref) { return std::abs(got - ref) / ref; }
 
 }  // namespace
 
-TEST_CASE("calibrate flow: DCQCN incasts are slower than max-min; the fitted correction closes most of it") {
+TEST_CASE(
+    "calibrate flow: DCQCN incasts are slower than max-min; the fitted correction closes most of "
+    "it") {
   // The stock ConnectX preset (32 KB byte counter); incast-dcqcn.yaml ships with the timer-only
   // increase (byte_counter 0B), tested below at 4 MiB.
   app::LoadOptions stock;
   stock.overrides.push_back(app::parse_override("fabric.nic.dcqcn.byte_counter=32KB"));
-  const auto scenario = app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/incast-dcqcn.yaml", stock);
+  const auto scenario =
+      app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/incast-dcqcn.yaml", stock);
   const app::FlowCalibration c = app::calibrate_flow(scenario, int64_t{1} << 20);
   REQUIRE(c.cases.size() == 6);
   CHECK_FALSE(c.fit.clamped);
@@ -41,11 +44,16 @@ TEST_CASE("calibrate flow: DCQCN incasts are slower than max-min; the fitted cor
   CHECK(incast8.fitted);
   CHECK(rel(incast8.flow_s, incast8.packet_s) > 0.30);
   CHECK(rel(incast8.corrected_s, incast8.packet_s) < 0.10);
-  // The corrected flow run is exactly the closed form the fit assumed (drain / efficiency + latency).
+  // The corrected flow run is exactly the closed form the fit assumed (drain / efficiency +
+  // latency).
   const double link_Bps = 100e9 / 8 * 4096.0 / 4160.0;
-  const calibration::ContendedSample s{.flows = 8, .flow_time_s = incast8.flow_s,
-                                       .flow_drain_s = 8.0 * (1 << 20) / link_Bps, .packet_time_s = incast8.packet_s};
-  CHECK(incast8.corrected_s == doctest::Approx(calibration::corrected_time_s(s, c.fit.contended_efficiency)).epsilon(1e-9));
+  const calibration::ContendedSample s{.flows = 8,
+                                       .flow_time_s = incast8.flow_s,
+                                       .flow_drain_s = 8.0 * (1 << 20) / link_Bps,
+                                       .packet_time_s = incast8.packet_s};
+  CHECK(
+      incast8.corrected_s ==
+      doctest::Approx(calibration::corrected_time_s(s, c.fit.contended_efficiency)).epsilon(1e-9));
   // The 2:1 permutation's uplinks are fed exactly at capacity here: not contended, unchanged, and
   // the flow model was already right.
   const auto& perm = find_case(c, "permutation-2:1");
@@ -56,9 +64,10 @@ TEST_CASE("calibrate flow: DCQCN incasts are slower than max-min; the fitted cor
 }
 
 TEST_CASE("calibrate flow: timer-only DCQCN (incast-dcqcn.yaml as shipped) at 4 MiB") {
-  // With the timer-only increase a flow recovers slowly from the line-rate start's cuts even when it
-  // shares the port with one other: the inefficiency is mostly start-up, which one contended-link
-  // parameter fits poorly at 1 MiB (measured: max error 56% -> 44%) but well at 4 MiB.
+  // With the timer-only increase a flow recovers slowly from the line-rate start's cuts even when
+  // it shares the port with one other: the inefficiency is mostly start-up, which one
+  // contended-link parameter fits poorly at 1 MiB (measured: max error 56% -> 44%) but well at 4
+  // MiB.
   const auto scenario = app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/incast-dcqcn.yaml");
   const app::FlowCalibration c = app::calibrate_flow(scenario, int64_t{4} << 20);
   CHECK_FALSE(c.fit.clamped);
@@ -68,7 +77,8 @@ TEST_CASE("calibrate flow: timer-only DCQCN (incast-dcqcn.yaml as shipped) at 4 
   CHECK(c.fit.corrected_max_rel_error < 0.15);    // measured 0.123
 }
 
-TEST_CASE("calibrate flow: under PFC alone max-min is already right and the fit asks for no correction") {
+TEST_CASE(
+    "calibrate flow: under PFC alone max-min is already right and the fit asks for no correction") {
   const auto scenario = app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/incast-pfc.yaml");
   const app::FlowCalibration c = app::calibrate_flow(scenario, int64_t{1} << 20);
   CHECK(c.fit.contended_efficiency == 1.0);

@@ -4,12 +4,12 @@
 #include <filesystem>
 #include <sstream>
 
+#include "calibration/nccl_tests_log.hpp"
+#include "calibration/profile.hpp"
 #include "cli/calibrate_cmd.hpp"
 #include "cli/calibrate_report.hpp"
 #include "run/collective_cmd.hpp"
 #include "scenario/scenario_loader.hpp"
-#include "calibration/nccl_tests_log.hpp"
-#include "calibration/profile.hpp"
 #include "tests/calibration/nccl_log_gen.hpp"
 
 using namespace syncsim;
@@ -38,7 +38,8 @@ std::vector<calibration::Measurement> generated(int64_t min_bytes = 1024) {
 
 }  // namespace
 
-TEST_CASE("calibrate report: the fitted column tracks the log, the simulated one is the scenario's") {
+TEST_CASE(
+    "calibrate report: the fitted column tracks the log, the simulated one is the scenario's") {
   const app::Scenario s = app::load_scenario_text(kNode, "node.yaml");
   const auto ms = generated();
   const app::CalibrationReport r = app::make_calibration_report(ms, "", &s);
@@ -64,7 +65,8 @@ TEST_CASE("calibrate report: the fitted column tracks the log, the simulated one
       }
     }
     CHECK(row.measured_us == doctest::Approx(sum / n));
-    CHECK(*row.calibrated_rel_error() == doctest::Approx((*row.calibrated_us - row.measured_us) / row.measured_us));
+    CHECK(*row.calibrated_rel_error() ==
+          doctest::Approx((*row.calibrated_us - row.measured_us) / row.measured_us));
   }
   REQUIRE(l.calibrated_max_error_ge_1mib.has_value());
   CHECK(*l.calibrated_max_error_ge_1mib < 0.05);
@@ -106,7 +108,8 @@ TEST_CASE("calibrate report: a profile without the line, and a scenario too smal
   p.collectives.push_back(c);
   const std::string path = (dir / "ag.yaml").string();
   calibration::write_profile_file(p, path);
-  const std::string small = std::string(kNode).replace(std::string(kNode).find("gpus: 8"), 7, "gpus: 4");
+  const std::string small =
+      std::string(kNode).replace(std::string(kNode).find("gpus: 8"), 7, "gpus: 4");
   const app::Scenario s = app::load_scenario_text(small, "small.yaml");
   const app::CalibrationReport r = app::make_calibration_report(generated(1 << 20), path, &s);
   CHECK(r.profile == path);
@@ -121,12 +124,16 @@ TEST_CASE("calibrate report: a profile without the line, and a scenario too smal
 
   // Through the command: JSON, and usage errors.
   std::ostringstream out;
-  CHECK(app::calibrate_main({"report", SYNCSIM_TEST_DATA_DIR "/nccl/all_reduce_8r.log", "--profile", path, "--json"}, out) == 0);  // NOLINT(bugprone-suspicious-missing-comma)
+  CHECK(app::calibrate_main({"report", SYNCSIM_TEST_DATA_DIR "/nccl/all_reduce_8r.log", "--profile",
+                             path, "--json"},
+                            out) == 0);  // NOLINT(bugprone-suspicious-missing-comma)
   const auto j = nlohmann::json::parse(out.str());
   CHECK(j["profile"] == path);
   CHECK(j["warnings"].size() == 1);
   CHECK_THROWS_AS(app::calibrate_main({"report"}, out), app::CalibrateUsageError);
-  CHECK_THROWS_AS(app::calibrate_main({"report", "x.log", "--set", "fidelity=flow"}, out), app::CalibrateUsageError);
-  CHECK_THROWS_AS(app::calibrate_main({"report", "x.log", "--plot", "a.pdf"}, out), app::CalibrateUsageError);
+  CHECK_THROWS_AS(app::calibrate_main({"report", "x.log", "--set", "fidelity=flow"}, out),
+                  app::CalibrateUsageError);
+  CHECK_THROWS_AS(app::calibrate_main({"report", "x.log", "--plot", "a.pdf"}, out),
+                  app::CalibrateUsageError);
   std::filesystem::remove_all(dir);
 }

@@ -1,5 +1,5 @@
-// `syncsim sweep` and `syncsim plot` building blocks: --vary parsing, point order, validation before
-// running, thread-count independence, CSV/JSON output, CSV parsing and the gnuplot script.
+// `syncsim sweep` and `syncsim plot` building blocks: --vary parsing, point order, validation
+// before running, thread-count independence, CSV/JSON output, CSV parsing and the gnuplot script.
 #include <doctest/doctest.h>
 
 #include <sstream>
@@ -8,8 +8,8 @@
 
 #include "cli/commands.hpp"
 #include "cli/plot.hpp"
-#include "scenario/scenario_loader.hpp"
 #include "run/sweep.hpp"
+#include "scenario/scenario_loader.hpp"
 
 using namespace syncsim;
 
@@ -87,7 +87,8 @@ TEST_CASE("a sweep's rows do not depend on the number of threads") {
   CHECK(!first.contains("wall_s"));
 }
 
-TEST_CASE("sweep CSV: header of swept paths then metrics; numbers plain, strings quoted when needed") {
+TEST_CASE(
+    "sweep CSV: header of swept paths then metrics; numbers plain, strings quoted when needed") {
   app::SweepSpec spec;
   spec.axes = {{"fabric.spine_leaf.spines", {"4"}}, {"name", {"a,b"}}};
   const auto cols = app::sweep_columns(spec);
@@ -108,15 +109,17 @@ TEST_CASE("sweep --columns: the chosen schema columns after the axes, in their o
   app::SweepSpec spec;
   spec.axes = {{"fabric.spine_leaf.spines", {"4"}}};
   spec.columns = app::parse_sweep_columns("events,fct_p50_s,wall_s,gpus");
-  CHECK(app::sweep_columns(spec) ==
-        std::vector<std::string>{"fabric.spine_leaf.spines", "events", "fct_p50_s", "wall_s", "gpus"});
+  CHECK(app::sweep_columns(spec) == std::vector<std::string>{"fabric.spine_leaf.spines", "events",
+                                                             "fct_p50_s", "wall_s", "gpus"});
   spec.wall = false;  // --no-wall still removes wall_s
-  CHECK(app::sweep_columns(spec) == std::vector<std::string>{"fabric.spine_leaf.spines", "events", "fct_p50_s", "gpus"});
+  CHECK(app::sweep_columns(spec) ==
+        std::vector<std::string>{"fabric.spine_leaf.spines", "events", "fct_p50_s", "gpus"});
   app::RunResult r;
   r.events = 7;
   r.fct.p50_s = 0.25;
   r.gpus = 16;
-  const std::string csv = app::sweep_csv(app::sweep_columns(spec), {app::sweep_row(spec, {"4"}, r).dump()});
+  const std::string csv =
+      app::sweep_csv(app::sweep_columns(spec), {app::sweep_row(spec, {"4"}, r).dump()});
   CHECK(csv == "fabric.spine_leaf.spines,events,fct_p50_s,gpus\n4,7,0.25,16\n");
   // A workload column on a run without a step stays empty.
   spec.columns = {"mfu"};

@@ -11,8 +11,9 @@
 namespace syncsim::testing {
 
 // A spine-leaf with `nics` GPUs/NICs per host, 1 us cables, 4096 B MTU and 64 B headers.
-inline topo::FabricParams flow_test_fabric(uint32_t leaves, uint32_t hosts_per_leaf, uint32_t spines,
-                                           Bandwidth host_bw, Bandwidth fabric_bw, uint32_t nics = 1) {
+inline topo::FabricParams flow_test_fabric(uint32_t leaves, uint32_t hosts_per_leaf,
+                                           uint32_t spines, Bandwidth host_bw, Bandwidth fabric_bw,
+                                           uint32_t nics = 1) {
   topo::FabricParams p;
   p.spine_leaf.leaves = leaves;
   p.spine_leaf.hosts_per_leaf = hosts_per_leaf;
@@ -36,8 +37,9 @@ struct Arrival {
 
 // `count` transfers between distinct random GPUs, sizes log-uniform from 4 KB over `size_doublings`
 // doublings, starting at one of `instants` instants 5 us apart (so several share an instant).
-inline std::vector<Arrival> random_arrivals(uint64_t seed, uint64_t stream, std::size_t count, uint32_t gpus,
-                                            double size_doublings, uint64_t instants) {
+inline std::vector<Arrival> random_arrivals(uint64_t seed, uint64_t stream, std::size_t count,
+                                            uint32_t gpus, double size_doublings,
+                                            uint64_t instants) {
   RngStream rng(seed, stream);
   std::vector<Arrival> out;
   for (std::size_t i = 0; i < count; ++i) {
@@ -51,7 +53,8 @@ inline std::vector<Arrival> random_arrivals(uint64_t seed, uint64_t stream, std:
   return out;
 }
 
-inline void schedule_arrivals(Simulation& sim, FlowBackend& backend, const std::vector<Arrival>& arrivals) {
+inline void schedule_arrivals(Simulation& sim, FlowBackend& backend,
+                              const std::vector<Arrival>& arrivals) {
   for (const Arrival& a : arrivals) {
     sim.queue().schedule_fn(a.at, [&backend, r = a.request] { backend.start(r); });
   }

@@ -14,9 +14,10 @@ namespace {
 
 constexpr double kPayloadShare = 4096.0 / (4096.0 + 64.0);
 
-net::NetworkSpec fabric(uint32_t leaves, uint32_t hosts_per_leaf, uint32_t spines, Bandwidth host_bw,
-                        Bandwidth fabric_bw, uint32_t nics = 1) {
-  return topo::build_fabric(testing::flow_test_fabric(leaves, hosts_per_leaf, spines, host_bw, fabric_bw, nics));
+net::NetworkSpec fabric(uint32_t leaves, uint32_t hosts_per_leaf, uint32_t spines,
+                        Bandwidth host_bw, Bandwidth fabric_bw, uint32_t nics = 1) {
+  return topo::build_fabric(
+      testing::flow_test_fabric(leaves, hosts_per_leaf, spines, host_bw, fabric_bw, nics));
 }
 
 std::vector<testing::Arrival> random_arrivals(uint64_t seed, std::size_t count, uint32_t gpus) {
@@ -59,15 +60,18 @@ TEST_CASE("flow cc correction: off is bit-identical to the plain backend") {
   for (auto mode : {FlowBackend::Recompute::Local, FlowBackend::Recompute::Global}) {
     const auto plain = finishes(spec, arrivals, mode, FlowCcCorrection{});
     // A disabled correction ignores its efficiency.
-    const auto off = finishes(spec, arrivals, mode, FlowCcCorrection{.enabled = false, .contended_efficiency = 0.5});
+    const auto off = finishes(spec, arrivals, mode,
+                              FlowCcCorrection{.enabled = false, .contended_efficiency = 0.5});
     CHECK(plain == off);
     // ...and so does the differently-corrected run differ (the comparison can fail).
-    const auto on = finishes(spec, arrivals, mode, FlowCcCorrection{.enabled = true, .contended_efficiency = 0.5});
+    const auto on = finishes(spec, arrivals, mode,
+                             FlowCcCorrection{.enabled = true, .contended_efficiency = 0.5});
     CHECK(plain != on);
   }
 }
 
-TEST_CASE("flow cc correction: an N-to-1 incast drains at efficiency(N) of the link (closed form)") {
+TEST_CASE(
+    "flow cc correction: an N-to-1 incast drains at efficiency(N) of the link (closed form)") {
   // 9 hosts under one leaf; hosts 1..8 send to host 0: the leaf's port to host 0 is contended (its
   // flows come in over 8 different host links) and is every flow's bottleneck.
   const auto spec = fabric(1, 9, 1, Bandwidth::gbps(200), Bandwidth::gbps(200));
@@ -91,8 +95,10 @@ TEST_CASE("flow cc correction: an N-to-1 incast drains at efficiency(N) of the l
     // time = latency + N*S/(eff*B); the plain run is latency + N*S/B, so the difference is exact.
     const double extra_s = 8.0 * static_cast<double>(size) / link_Bps * (1.0 / eff - 1.0);
     for (std::size_t i = 0; i < 8; ++i) {
-      const int64_t got = flow.transfers()[i].finish.picoseconds() - plain.transfers()[i].finish.picoseconds();
-      CHECK(std::abs(static_cast<double>(got) - extra_s * 1e12) <= 2.0);  // ps rounding of both drains
+      const int64_t got =
+          flow.transfers()[i].finish.picoseconds() - plain.transfers()[i].finish.picoseconds();
+      CHECK(std::abs(static_cast<double>(got) - extra_s * 1e12) <=
+            2.0);  // ps rounding of both drains
     }
     CHECK(flow.counters().bytes_delivered == 8 * size);
   }
@@ -107,7 +113,8 @@ TEST_CASE("flow cc correction: sharing a NIC or a single upstream link is not co
   Simulation sim(1);
   FlowBackend flow(sim, spec, FlowBackend::Recompute::Local, c);
   std::vector<TransferId> from0;
-  for (uint32_t d = 1; d <= 4; ++d) from0.push_back(flow.start(TransferRequest{0, d, Bytes{1'000'000}, 0}));
+  for (uint32_t d = 1; d <= 4; ++d)
+    from0.push_back(flow.start(TransferRequest{0, d, Bytes{1'000'000}, 0}));
   const TransferId b1 = flow.start(TransferRequest{5, 6, Bytes{1'000'000}, 0});
   const TransferId b2 = flow.start(TransferRequest{5, 6, Bytes{1'000'000}, 0});
   // Host 1 also sends to host 2: the leaf's port to host 2 now carries flows from two upstream
@@ -135,7 +142,8 @@ TEST_CASE("flow cc correction: an uplink is contended only when its feeders can 
     CAPTURE(senders);
     Simulation sim(1);
     FlowBackend flow(sim, spec, FlowBackend::Recompute::Local, c);
-    for (uint32_t s = 0; s < senders; ++s) flow.start(TransferRequest{s, 5 + s, Bytes{1'000'000}, 0});
+    for (uint32_t s = 0; s < senders; ++s)
+      flow.start(TransferRequest{s, 5 + s, Bytes{1'000'000}, 0});
     sim.queue().run(Time::us(1));
     const double expected = senders == 4 ? host_bps : 4 * host_bps * c.efficiency(5) / 5;
     for (TransferId t = 0; t < senders; ++t) CHECK(flow.rate_bps(t) == doctest::Approx(expected));
@@ -171,7 +179,8 @@ TEST_CASE("flow cc correction: incremental recomputation equals a global one") {
     CHECK(global == component);
     int64_t worst_ps = 0;
     for (std::size_t i = 0; i < arrivals.size(); ++i) {
-      worst_ps = std::max(worst_ps, std::abs(local.transfers()[i].finish.picoseconds() - global[i]));
+      worst_ps =
+          std::max(worst_ps, std::abs(local.transfers()[i].finish.picoseconds() - global[i]));
     }
     CHECK(worst_ps <= 1);
   }

@@ -56,7 +56,8 @@ TEST_CASE("flow incremental: rates equal a global recomputation at every instant
       const auto c_scratch = component.global_rates_bps();
       REQUIRE(c.size() == c_scratch.size());
       for (std::size_t i = 0; i < c.size(); ++i) {
-        if (c[i].first != c_scratch[i].first || c[i].second != c_scratch[i].second) ++component_differs;
+        if (c[i].first != c_scratch[i].first || c[i].second != c_scratch[i].second)
+          ++component_differs;
       }
       // Local mode against a fresh global filling of its flows: within 1e-12 relative.
       const auto l = local.active_rates_bps();
@@ -66,7 +67,8 @@ TEST_CASE("flow incremental: rates equal a global recomputation at every instant
         if (l[i].first != l_scratch[i].first || !(l[i].second > 0)) {
           FAIL("flow " << l[i].first << " has rate " << l[i].second);
         }
-        worst_local = std::max(worst_local, std::abs(l[i].second - l_scratch[i].second) / l_scratch[i].second);
+        worst_local = std::max(worst_local,
+                               std::abs(l[i].second - l_scratch[i].second) / l_scratch[i].second);
         ++compared;
       }
       CHECK(local.active_flows() == global.active_flows());
@@ -82,8 +84,9 @@ TEST_CASE("flow incremental: rates equal a global recomputation at every instant
       REQUIRE(global.transfers()[i].done);
       REQUIRE(local.transfers()[i].done);
       if (component.transfers()[i].finish == global.transfers()[i].finish) ++same_finish;
-      worst_local_ps = std::max(worst_local_ps, std::abs(local.transfers()[i].finish.picoseconds() -
-                                                        global.transfers()[i].finish.picoseconds()));
+      worst_local_ps =
+          std::max(worst_local_ps, std::abs(local.transfers()[i].finish.picoseconds() -
+                                            global.transfers()[i].finish.picoseconds()));
     }
     CHECK(same_finish == arrivals.size());
     CHECK(worst_local_ps <= 1);
@@ -93,9 +96,10 @@ TEST_CASE("flow incremental: rates equal a global recomputation at every instant
     // propagates through the shared uplinks and regions approach whole components).
     CHECK(component.flows_recomputed() < global.flows_recomputed());
     if (non_blocking) CHECK(local.flows_recomputed() * 2 < component.flows_recomputed());
-    MESSAGE("flows refilled: global " << global.flows_recomputed() << ", component "
-            << component.flows_recomputed() << ", local " << local.flows_recomputed()
-            << "; worst local rate error " << worst_local << ", finish " << worst_local_ps << " ps");
+    MESSAGE("flows refilled: global "
+            << global.flows_recomputed() << ", component " << component.flows_recomputed()
+            << ", local " << local.flows_recomputed() << "; worst local rate error " << worst_local
+            << ", finish " << worst_local_ps << " ps");
   }
 }
 

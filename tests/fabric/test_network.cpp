@@ -30,7 +30,8 @@ topo::FabricParams small_spine_leaf(uint32_t leaves, uint32_t hosts_per_leaf, ui
 
 }  // namespace
 
-TEST_CASE("network: one message over an idle multi-hop path matches the store-and-forward closed form") {
+TEST_CASE(
+    "network: one message over an idle multi-hop path matches the store-and-forward closed form") {
   const auto spec = topo::build_fabric(small_spine_leaf(2, 1, 1));
   const Bandwidth b = Bandwidth::gbps(100);
   const Time delay = Time::us(1);

@@ -1,5 +1,5 @@
-// Idle-fabric bucket timing by extrapolation (BucketTimingMode): against exact simulation where that
-// is affordable, on the flow and analytic backends, tree and ring all-reduce.
+// Idle-fabric bucket timing by extrapolation (BucketTimingMode): against exact simulation where
+// that is affordable, on the flow and analytic backends, tree and ring all-reduce.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -45,7 +45,8 @@ StepConfig config_for(uint32_t ranks, CollectiveAlgo algo, int64_t chunk, Bytes 
   return c;
 }
 
-StepResult run(const net::NetworkSpec& spec, Fidelity fidelity, StepConfig c, BucketTimingMode mode) {
+StepResult run(const net::NetworkSpec& spec, Fidelity fidelity, StepConfig c,
+               BucketTimingMode mode) {
   c.bucket_timing = mode;
   Simulation sim(c.seed);
   auto backend = make_backend(fidelity, sim, spec);
@@ -103,7 +104,8 @@ TEST_CASE("bucket extrapolation: tree all-reduce within 1% of exact, bytes exact
     CHECK(extra.bytes_per_gpu == exact.bytes_per_gpu);
     CHECK(std::abs(extra.step.seconds() / exact.step.seconds() - 1.0) < kTreeBound);
     bool warned = false;
-    for (const auto& w : extra.warnings) warned = warned || w.find("extrapolated") != std::string::npos;
+    for (const auto& w : extra.warnings)
+      warned = warned || w.find("extrapolated") != std::string::npos;
     CHECK(warned);
   }
 }
@@ -153,7 +155,8 @@ TEST_CASE("bucket extrapolation: auto below its threshold is bit-identical to ex
   // With a threshold it crosses, auto extrapolates.
   auto low = c;
   low.extrapolate_min_transfers = 1000;
-  CHECK_FALSE(run(spec, Fidelity::Flow, low, BucketTimingMode::Auto).extrapolated_bucket_sizes.empty());
+  CHECK_FALSE(
+      run(spec, Fidelity::Flow, low, BucketTimingMode::Auto).extrapolated_bucket_sizes.empty());
 }
 
 TEST_CASE("bucket extrapolation: algorithms other than ring and tree stay exact") {

@@ -33,7 +33,8 @@ TEST_CASE("collective cost: tree LL all_reduce over 4 nodes, by hand") {
   const double expected = 35.2 + 4096.0 / (1000.0 * alg);
   CHECK(nccl_predicted_time_us(CollectiveAlgo::Tree, NcclProtocol::LL, in, 4096) ==
         doctest::Approx(expected).epsilon(1e-12));
-  CHECK(nccl_predicted_time_us(CollectiveAlgo::Tree, NcclProtocol::LL, NcclCostInputs{.op = CollectiveOp::AllGather}, 4096) < 0);
+  CHECK(nccl_predicted_time_us(CollectiveAlgo::Tree, NcclProtocol::LL,
+                               NcclCostInputs{.op = CollectiveOp::AllGather}, 4096) < 0);
 }
 
 TEST_CASE("collective cost: multi-node ring Simple gets the 1.4 plateau factor") {
@@ -51,7 +52,8 @@ TEST_CASE("collective cost: multi-node ring Simple gets the 1.4 plateau factor")
         doctest::Approx(131.6 * 1.4 + 1024 / (1000.0 * bw)));
 }
 
-TEST_CASE("collective cost: tree wins small all_reduces, ring wins large ones, auto takes the minimum") {
+TEST_CASE(
+    "collective cost: tree wins small all_reduces, ring wins large ones, auto takes the minimum") {
   NcclCostInputs in;
   in.nodes = 16;
   in.gpus_per_node = 8;

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "collective_fixtures.hpp"
 #include "models/collective_plan.hpp"
 #include "models/collective_runner.hpp"
 #include "sim/backends/analytic_backend.hpp"
 #include "sim/backends/make_backend.hpp"
-#include "collective_fixtures.hpp"
 #include "topologies/fabric_builder.hpp"
 
 using namespace syncsim;
@@ -26,7 +26,9 @@ topo::FabricParams far_apart(uint32_t leaves) {
   return collective_fixtures::one_host_per_leaf(leaves, Bandwidth::gbps(100), Time::us(20));
 }
 
-bool near(double got, double want, double rel) { return std::abs(got - want) <= rel * std::abs(want); }
+bool near(double got, double want, double rel) {
+  return std::abs(got - want) <= rel * std::abs(want);
+}
 
 }  // namespace
 
@@ -82,7 +84,8 @@ TEST_CASE("plans with several transfers in flight per connection stay data-flow 
   }
 }
 
-TEST_CASE("chunks in flight per connection: 1 vs 8 slots on a high-latency ring as alpha-beta predicts") {
+TEST_CASE(
+    "chunks in flight per connection: 1 vs 8 slots on a high-latency ring as alpha-beta predicts") {
   const uint32_t n = 4;
   const int64_t m = int64_t{256} << 10;  // chunk: 64 MTUs, no packet rounding
   const int64_t pieces = 8;              // per ring segment
@@ -93,7 +96,8 @@ TEST_CASE("chunks in flight per connection: 1 vs 8 slots on a high-latency ring 
   single.start(TransferRequest{0, 1, Bytes{m}, 0});
   probe.queue().run();
   const double t_idle = single.transfers()[0].finish.seconds();
-  const double t_wire = Bandwidth::gbps(100).tx_time(Bytes{4096 + 64}).seconds() * (m / 4096);  // NOLINT(bugprone-integer-division): whole packets
+  const double t_wire = Bandwidth::gbps(100).tx_time(Bytes{4096 + 64}).seconds() *
+                        (m / 4096);  // NOLINT(bugprone-integer-division): whole packets
   const double alpha = t_idle - t_wire;
   CHECK(alpha > 7 * t_wire / 2);  // latency-dominated chunk
   CHECK(alpha < 7 * t_wire);      // but 8 in flight cover it: bandwidth-bound with 8 slots
@@ -129,7 +133,8 @@ TEST_CASE("chunks in flight per connection: 1 vs 8 slots on a high-latency ring 
     CAPTURE(std::string(fidelity_name(f)));
     const double one_f = run(f, 1);
     const double eight_f = run(f, 8);
-    MESSAGE(std::string(fidelity_name(f)), ": 1 slot ", one_f * 1e3, " ms, 8 slots ", eight_f * 1e3, " ms");
+    MESSAGE(std::string(fidelity_name(f)), ": 1 slot ", one_f * 1e3, " ms, 8 slots ", eight_f * 1e3,
+            " ms");
     CHECK(near(one_f, one_expected, 0.02));
     CHECK(near(eight_f, eight_expected, 0.05));
   }

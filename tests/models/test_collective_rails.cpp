@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "collective_fixtures.hpp"
 #include "models/collective_plan.hpp"
 #include "models/collective_runner.hpp"
 #include "sim/backends/analytic_backend.hpp"
 #include "sim/backends/make_backend.hpp"
-#include "collective_fixtures.hpp"
 #include "topologies/fabric_builder.hpp"
 
 using namespace syncsim;
@@ -48,9 +48,9 @@ TEST_CASE("rail-aligned ring plans: channel c crosses hosts only between GPUs on
       for (uint32_t nics : {0u, g / 2}) {
         if (nics == 1 && g == 2) continue;  // one NIC: a single rail, nothing to align
         const uint32_t rails = nics == 0 ? g : nics;
-        for (CollectiveOp op : {CollectiveOp::AllReduce, CollectiveOp::ReduceScatter,
-                                CollectiveOp::AllGather, CollectiveOp::Broadcast,
-                                CollectiveOp::Reduce}) {
+        for (CollectiveOp op :
+             {CollectiveOp::AllReduce, CollectiveOp::ReduceScatter, CollectiveOp::AllGather,
+              CollectiveOp::Broadcast, CollectiveOp::Reduce}) {
           PlanOptions o;
           o.op = op;
           o.ranks = g * nodes;

@@ -5,11 +5,11 @@
 #include <stdexcept>
 #include <vector>
 
+#include "collective_fixtures.hpp"
 #include "models/collective_plan.hpp"
 #include "models/collective_runner.hpp"
 #include "sim/backends/analytic_backend.hpp"
 #include "sim/backends/flow_backend.hpp"
-#include "collective_fixtures.hpp"
 #include "topologies/fabric_builder.hpp"
 
 using namespace syncsim;
@@ -47,7 +47,8 @@ TEST_CASE("collective records: dropping finished records changes no result (anal
   const uint32_t n = 12;
   const auto spec = topo::build_fabric(
       collective_fixtures::one_host_per_leaf(n, Bandwidth::gbps(100), Time::us(1)));
-  for (CollectiveAlgo algo : {CollectiveAlgo::Ring, CollectiveAlgo::Tree, CollectiveAlgo::HalvingDoubling}) {
+  for (CollectiveAlgo algo :
+       {CollectiveAlgo::Ring, CollectiveAlgo::Tree, CollectiveAlgo::HalvingDoubling}) {
     CAPTURE(to_string(algo));
     PlanOptions po;
     po.algo = algo;

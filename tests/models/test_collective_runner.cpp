@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "collective_fixtures.hpp"
 #include "models/collective_plan.hpp"
 #include "models/collective_runner.hpp"
 #include "sim/backends/analytic_backend.hpp"
 #include "sim/backends/flow_backend.hpp"
 #include "sim/backends/packet_backend.hpp"
-#include "collective_fixtures.hpp"
 #include "topologies/fabric_builder.hpp"
 
 using namespace syncsim;
@@ -80,7 +80,8 @@ TEST_CASE("collective ring on the analytic backend equals the alpha-beta closed 
   o.bytes = S;
   const double ar = run_on(backend, o, ro).seconds();
   // 2(n-1) alpha + 2(n-1)/n S beta + (n-1) reductions of S/n on the critical path.
-  const double ar_expected = 2 * (dn - 1) * ab.alpha + 2 * (dn - 1) / dn * S * ab.beta + (dn - 1) * red;
+  const double ar_expected =
+      2 * (dn - 1) * ab.alpha + 2 * (dn - 1) / dn * S * ab.beta + (dn - 1) * red;
   CHECK(std::abs(ar - ar_expected) < 1e-9);
 
   for (CollectiveOp op : {CollectiveOp::ReduceScatter, CollectiveOp::AllGather}) {
@@ -127,7 +128,8 @@ TEST_CASE("collective ring all_reduce on the packet backend is within 3% of the 
   o.ranks = n;
   o.bytes = S;
   const double t = run_on(backend, o, ro).seconds();
-  MESSAGE("packet ring all_reduce 8 x 64 MiB @100G: ", t * 1e3, " ms, closed form ", expected * 1e3, " ms");
+  MESSAGE("packet ring all_reduce 8 x 64 MiB @100G: ", t * 1e3, " ms, closed form ", expected * 1e3,
+          " ms");
   CHECK(t == doctest::Approx(expected).epsilon(0.03).scale(0));
 }
 
@@ -153,7 +155,8 @@ TEST_CASE("collective double binary tree: small-message latency grows like log2(
     per_hop.push_back(t / hop);
   }
   // Doubling n adds one level (two hops: up and down), not a factor of two.
-  for (std::size_t i = 1; i < per_hop.size(); ++i) CHECK(per_hop[i] - per_hop[i - 1] == doctest::Approx(2.0));
+  for (std::size_t i = 1; i < per_hop.size(); ++i)
+    CHECK(per_hop[i] - per_hop[i - 1] == doctest::Approx(2.0));
 }
 
 TEST_CASE("collective hierarchical all_reduce beats a flat ring by the predicted ratio") {
@@ -182,7 +185,8 @@ TEST_CASE("collective hierarchical all_reduce beats a flat ring by the predicted
   const double hier = run_on(b2, o, ro).seconds();
   // Flat ring: every step waits for its slowest (inter-node) hop.
   const double ring_pred = 2 * (dn - 1) * inter.time(S / dn);
-  const double hier_pred = 2 * (dg - 1) * intra.time(S / dg) + 2 * (dh - 1) * inter.time(S / (dg * dh));
+  const double hier_pred =
+      2 * (dg - 1) * intra.time(S / dg) + 2 * (dh - 1) * inter.time(S / (dg * dh));
   MESSAGE("ring ", ring * 1e6, " us (pred ", ring_pred * 1e6, "), hierarchical ", hier * 1e6,
           " us (pred ", hier_pred * 1e6, ")");
   CHECK(hier < ring);

@@ -1,4 +1,5 @@
-// DDP bucket order: PyTorch's first iteration (reverse model.parameters()) vs after rebuild_buckets().
+// DDP bucket order: PyTorch's first iteration (reverse model.parameters()) vs after
+// rebuild_buckets().
 #include <doctest/doctest.h>
 
 #include <numeric>
@@ -10,7 +11,9 @@
 using namespace syncsim;
 using namespace syncsim::models;
 
-TEST_CASE("ddp buckets: the first iteration's parameter order holds buckets until their norms are ready") {
+TEST_CASE(
+    "ddp buckets: the first iteration's parameter order holds buckets until their norms are "
+    "ready") {
   const auto s = *transformer_preset("llama2-7b");
   DdpParams rebuilt;
   DdpParams first = rebuilt;

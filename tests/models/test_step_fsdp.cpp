@@ -75,7 +75,9 @@ TEST_CASE("fsdp: with compute set to zero the step is the communication time") {
     CHECK(r.step == r.sync);
     CHECK(r.exposed_comm == r.step);
   }
-  SUBCASE("two streams: the all-gathers back to back, reduce-scatters hidden behind them but the last") {
+  SUBCASE(
+      "two streams: the all-gathers back to back, reduce-scatters hidden behind them but the "
+      "last") {
     const auto r = run(spec, Fidelity::Analytic, c);
     Time gathers = Time::zero();
     for (const auto& k : r.collectives) {
@@ -107,11 +109,12 @@ TEST_CASE("fsdp: with an infinitely fast network the step is the compute") {
 }
 
 TEST_CASE("fsdp: event-driven and closed form agree within 2% on an uncongested analytic fabric") {
-  // One stream: collectives never overlap, so the fabric is uncongested and the two engines must agree.
-  // Two streams: an all-gather and a reduce-scatter overlap on the same GPU pairs. The analytic backend
-  // queues transfers between the same endpoints one after another (FIFO per pair, like one queue pair),
-  // so the live step pays contention the closed form (idle-fabric times) does not see: the closed form
-  // is then a lower bound, and the step is never worse than running everything on one stream.
+  // One stream: collectives never overlap, so the fabric is uncongested and the two engines must
+  // agree. Two streams: an all-gather and a reduce-scatter overlap on the same GPU pairs. The
+  // analytic backend queues transfers between the same endpoints one after another (FIFO per pair,
+  // like one queue pair), so the live step pays contention the closed form (idle-fabric times) does
+  // not see: the closed form is then a lower bound, and the step is never worse than running
+  // everything on one stream.
   for (auto bw : {Bandwidth::gbps(25), Bandwidth::gbps(100), Bandwidth::gbps(400)}) {
     CAPTURE(bw.gbit_per_second());
     auto c = fsdp_config("gpt3-1.3b", 8);
@@ -119,7 +122,8 @@ TEST_CASE("fsdp: event-driven and closed form agree within 2% on an uncongested 
     c.reuse_bucket_timings = false;  // every collective through the runner, live
     c.fsdp.separate_streams = false;
     const auto shared = run(two_leaf_fabric(8, bw), Fidelity::Analytic, c);
-    CHECK(shared.step.seconds() == doctest::Approx(shared.closed_form_step.seconds()).epsilon(0.02));
+    CHECK(shared.step.seconds() ==
+          doctest::Approx(shared.closed_form_step.seconds()).epsilon(0.02));
     c.fsdp.separate_streams = true;
     const auto separate = run(two_leaf_fabric(8, bw), Fidelity::Analytic, c);
     CHECK(separate.step.seconds() >= separate.closed_form_step.seconds() * 0.98);
@@ -150,9 +154,10 @@ TEST_CASE("fsdp: the closed form matches the per-unit formula for equal units") 
   }
   const int64_t U = c.model.layers;
   const auto sep = fsdp_closed_form(s, d, true);
-  // T_fwd = A_root + A_1 + sum_{i<U} max(F, A) + F + F_head; backward: max(H, A) + (U-1) max(B, A) + B.
-  const Time compute = Aroot + A + std::max(F, A) * (U - 1) + F + H + std::max(H, A) +
-                       std::max(B, A) * (U - 1) + B;
+  // T_fwd = A_root + A_1 + sum_{i<U} max(F, A) + F + F_head; backward: max(H, A) + (U-1) max(B, A)
+  // + B.
+  const Time compute =
+      Aroot + A + std::max(F, A) * (U - 1) + F + H + std::max(H, A) + std::max(B, A) * (U - 1) + B;
   CHECK(sep.compute_end == compute);
   // R < B: each reduce-scatter is done before the next unit's backward ends; the tail is the last
   // unit's and the root's.
@@ -192,7 +197,8 @@ TEST_CASE("fsdp: a straggler slows the step; results are deterministic by seed")
   CHECK(slow.closed_form_step == base.closed_form_step);
 }
 
-TEST_CASE("fsdp: live collectives on the flow backend agree with reused idle timings on one stream") {
+TEST_CASE(
+    "fsdp: live collectives on the flow backend agree with reused idle timings on one stream") {
   // One stream: collectives never overlap, so idle-fabric timings are exact (as for DDP buckets).
   const auto spec = two_leaf_fabric(8, Bandwidth::gbps(100));
   auto c = fsdp_config("gpt3-1.3b", 8);

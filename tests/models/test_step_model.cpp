@@ -24,8 +24,8 @@ TEST_CASE("transformer: preset parameter counts match the published ones") {
     CHECK(static_cast<double>(total_parameters(*s)) == doctest::Approx(count).epsilon(1e-6));
   }
   const std::pair<const char*, double> nominal[] = {
-      {"gpt3-1.3b", 1.3e9}, {"gpt3-2.7b", 2.7e9},   {"gpt3-6.7b", 6.7e9},
-      {"gpt3-13b", 13e9},   {"gpt3-175b", 175e9},   {"llama3-405b", 405e9},
+      {"gpt3-1.3b", 1.3e9}, {"gpt3-2.7b", 2.7e9}, {"gpt3-6.7b", 6.7e9},
+      {"gpt3-13b", 13e9},   {"gpt3-175b", 175e9}, {"llama3-405b", 405e9},
   };
   for (const auto& [name, count] : nominal) {
     const auto preset_name = name;  // CAPTURE is a lambda: clang 14 cannot capture a binding
@@ -113,7 +113,9 @@ TEST_CASE("step model: closed-form limits") {
   }
 }
 
-TEST_CASE("gpu: GEMM roofline reaches the efficiency cap on big shapes and is memory-bound on thin ones") {
+TEST_CASE(
+    "gpu: GEMM roofline reaches the efficiency cap on big shapes and is memory-bound on thin "
+    "ones") {
   const auto h100 = *gpu_preset("h100");
   const double big = gemm_seconds(h100, DType::Bf16, 8192 * 4, 8192 * 4, 8192);
   const double ideal = 2.0 * 32768 * 32768 * 8192 / (989e12 * h100.max_gemm_efficiency);

@@ -96,7 +96,8 @@ TEST_CASE("parallel: TP all-reduces move b*s*h*2 bytes, four per block, over NVL
   const StepResult sp = simulate_parallel_step(spec, Fidelity::Analytic, c);
   REQUIRE(row(sp, "tp_all_gather") != nullptr);
   REQUIRE(row(sp, "tp_reduce_scatter") != nullptr);
-  CHECK(sp.tensor_parallel_comm.seconds() == doctest::Approx(r.tensor_parallel_comm.seconds()).epsilon(0.05));
+  CHECK(sp.tensor_parallel_comm.seconds() ==
+        doctest::Approx(r.tensor_parallel_comm.seconds()).epsilon(0.05));
 }
 
 TEST_CASE("parallel: compute per GPU shrinks with TP and CP, pipeline stages split the layers") {
@@ -111,16 +112,21 @@ TEST_CASE("parallel: compute per GPU shrinks with TP and CP, pipeline stages spl
   CHECK(tp2.layer_forward < 0.6 * one.layer_forward);
   CHECK(tp2.layer_forward > 0.5 * one.layer_forward);
   CHECK(cp2.layer_forward == doctest::Approx(0.5 * one.layer_forward).epsilon(0.05));
-  const LayerCompute tp2sp = layer_compute(s, h100, p, ComputeSplit{.tensor = 2, .sequence_parallel = true});
+  const LayerCompute tp2sp =
+      layer_compute(s, h100, p, ComputeSplit{.tensor = 2, .sequence_parallel = true});
   CHECK(tp2sp.layer_forward == doctest::Approx(0.5 * one.layer_forward).epsilon(0.05));
   CHECK(tp2.head_forward == doctest::Approx(0.5 * one.head_forward).epsilon(0.05));
   // Parameters split over TP and PP: the gradients a stage's DP group reduces.
-  BucketScope stage{.first_layer = 0, .layers = 20, .input_embedding = true, .output_head = false,
+  BucketScope stage{.first_layer = 0,
+                    .layers = 20,
+                    .input_embedding = true,
+                    .output_head = false,
                     .tensor_parallel = 2};
   int64_t bytes = 0;
   for (const auto& b : ddp_buckets(s, DdpParams{}, stage)) bytes += b.size.count();
   const int64_t expected = (20 * (layer_parameters(s) - 2 * s.hidden) / 2 + 20 * 2 * s.hidden +
-                            int64_t{s.vocab} * s.hidden / 2) * 2;
+                            int64_t{s.vocab} * s.hidden / 2) *
+                           2;
   CHECK(bytes == expected);
 }
 
@@ -148,9 +154,9 @@ TEST_CASE("parallel: a 3D layout places TP inside hosts and reports its parts") 
 }
 
 TEST_CASE("parallel: collectives are timed as placed, with every group of a kind at once") {
-  // Hosts of 2 GPUs sharing one NIC. Two data-parallel groups (one per TP rank) each span all hosts:
-  // run together on the flow backend they share every NIC, so each takes about twice as long as one
-  // group alone. (The analytic backend has no contention: there they would not interact.)
+  // Hosts of 2 GPUs sharing one NIC. Two data-parallel groups (one per TP rank) each span all
+  // hosts: run together on the flow backend they share every NIC, so each takes about twice as long
+  // as one group alone. (The analytic backend has no contention: there they would not interact.)
   topo::FabricParams p;
   p.spine_leaf.leaves = 2;
   p.spine_leaf.hosts_per_leaf = 2;
@@ -163,8 +169,10 @@ TEST_CASE("parallel: collectives are timed as placed, with every group of a kind
   const std::vector<uint32_t> even = {0, 2, 4, 6};
   const std::vector<uint32_t> odd = {1, 3, 5, 7};
   const int64_t bytes = 64 << 20;
-  const Time alone = timer.time(CollectiveOp::AllReduce, CollectiveAlgo::Ring, {even}, bytes).duration;
-  const Time together = timer.time(CollectiveOp::AllReduce, CollectiveAlgo::Ring, {even, odd}, bytes).duration;
+  const Time alone =
+      timer.time(CollectiveOp::AllReduce, CollectiveAlgo::Ring, {even}, bytes).duration;
+  const Time together =
+      timer.time(CollectiveOp::AllReduce, CollectiveAlgo::Ring, {even, odd}, bytes).duration;
   CHECK(together.seconds() == doctest::Approx(2 * alone.seconds()).epsilon(0.1));
 
   // Tensor parallelism beyond a host goes over the network: TP 16 on 8-GPU hosts costs far more

@@ -66,7 +66,8 @@ TEST_CASE("step: with compute set to zero the step is the communication time") {
   CHECK(static_cast<double>(r.bytes_per_gpu) == doctest::Approx(grads * 2 * 7 / 8).epsilon(0.001));
 }
 
-TEST_CASE("step: running every bucket live equals reusing idle-fabric timings when nothing else runs") {
+TEST_CASE(
+    "step: running every bucket live equals reusing idle-fabric timings when nothing else runs") {
   const auto spec = two_leaf_fabric(8, Bandwidth::gbps(100));
   auto c = step_config("gpt3-1.3b", 8);
   c.ddp.bucket_cap = Bytes{200 << 20};  // fewer buckets keep the live flow run quick
@@ -88,8 +89,7 @@ TEST_CASE("step: a straggler slows the synchronous step; noise is deterministic 
   c.perturbations.straggler_slowdown = 0.2;
   const auto slow = run(spec, Fidelity::Analytic, c);
   const double compute = (base.forward + base.backward).seconds();
-  CHECK(slow.step.seconds() - base.step.seconds() ==
-        doctest::Approx(0.2 * compute).epsilon(0.05));
+  CHECK(slow.step.seconds() - base.step.seconds() == doctest::Approx(0.2 * compute).epsilon(0.05));
   CHECK(slow.mfu < base.mfu);
 
   auto noisy = step_config("gpt3-1.3b", 8);

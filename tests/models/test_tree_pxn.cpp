@@ -1,10 +1,11 @@
-// PXN and the double binary tree. The runner's PXN rule (a transfer between hosts leaves through the
-// sending host's NIC on the receiver's rail) suits plans that put every inter-host hop on one rail by
-// construction (rail-aligned rings). The tree plan is a binary tree over ranks whose inter-host
-// edges join GPUs on different rails; under PXN up to three of a host's tree edges leave through the
-// same NIC (on 4 hosts x 8 GPUs the busiest NIC sends 6 half-buffers instead of 4), which NCCL's
-// per-channel NIC choice never does. It slowed every tree all-reduce on multi-GPU hosts by up to
-// 1.5x (capacity-70b-4k.yaml at 800G: MFU 56.5% -> 49.4%). Tree plans therefore use each GPU's own NIC.
+// PXN and the double binary tree. The runner's PXN rule (a transfer between hosts leaves through
+// the sending host's NIC on the receiver's rail) suits plans that put every inter-host hop on one
+// rail by construction (rail-aligned rings). The tree plan is a binary tree over ranks whose
+// inter-host edges join GPUs on different rails; under PXN up to three of a host's tree edges leave
+// through the same NIC (on 4 hosts x 8 GPUs the busiest NIC sends 6 half-buffers instead of 4),
+// which NCCL's per-channel NIC choice never does. It slowed every tree all-reduce on multi-GPU
+// hosts by up to 1.5x (capacity-70b-4k.yaml at 800G: MFU 56.5% -> 49.4%). Tree plans therefore use
+// each GPU's own NIC.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -12,11 +13,11 @@
 #include <utility>
 #include <vector>
 
+#include "collective_fixtures.hpp"
 #include "models/collective_plan.hpp"
 #include "models/collective_runner.hpp"
 #include "sim/backends/analytic_backend.hpp"
 #include "sim/backends/make_backend.hpp"
-#include "collective_fixtures.hpp"
 #include "topologies/fabric_builder.hpp"
 
 using namespace syncsim;
@@ -55,7 +56,8 @@ PlanOptions tree_allreduce(uint32_t ranks) {
 
 }  // namespace
 
-TEST_CASE("tree all-reduce: inter-host transfers leave through the sending GPU's own NIC under PXN") {
+TEST_CASE(
+    "tree all-reduce: inter-host transfers leave through the sending GPU's own NIC under PXN") {
   const auto spec = topo::build_fabric(four_hosts());
   const CollectivePlan plan = build_plan(tree_allreduce(32));
   Simulation sim(1);
@@ -94,6 +96,7 @@ TEST_CASE("tree all-reduce on the flow backend: PXN on and off give the same tim
     return run_collective(*backend, plan, identity(plan.ranks), ro).duration();
   };
   const Time on = run(true), off = run(false);
-  MESSAGE("tree all-reduce, 32 ranks, 64 MiB: PXN on ", on.seconds() * 1e3, " ms, off ", off.seconds() * 1e3, " ms");
+  MESSAGE("tree all-reduce, 32 ranks, 64 MiB: PXN on ", on.seconds() * 1e3, " ms, off ",
+          off.seconds() * 1e3, " ms");
   CHECK(on == off);
 }

@@ -10,7 +10,8 @@ namespace syncsim::lossy_test {
 
 // `senders` hosts on leaf1 each send `size` to host 0 on leaf0 at priority `priority`; 2 leaves,
 // one spine, 100G hosts, 400G uplink, 500 ns cables, `buffer` per switch. `fabric_extra` is spliced
-// right after `fabric.switch`: lines indented by 4 belong to the switch (pfc, ecn), by 2 to the fabric.
+// right after `fabric.switch`: lines indented by 4 belong to the switch (pfc, ecn), by 2 to the
+// fabric.
 inline std::string incast_yaml(int senders, const std::string& size, const std::string& buffer,
                                int priority, const std::string& fabric_extra) {
   std::string y =
@@ -24,8 +25,11 @@ inline std::string incast_yaml(int senders, const std::string& size, const std::
       "    host:   {bandwidth: 100Gbps, delay: 500ns, mtu: 4096B, header: 64B}\n"
       "    fabric: {bandwidth: 400Gbps, delay: 500ns, mtu: 4096B, header: 64B}\n"
       "  switch:\n"
-      "    buffer: " + buffer + "\n"
-      "    priorities: 8\n" + fabric_extra +
+      "    buffer: " +
+      buffer +
+      "\n"
+      "    priorities: 8\n" +
+      fabric_extra +
       "traffic:\n"
       "  - pattern: messages\n"
       "    messages:\n";

@@ -8,12 +8,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "run/calibrated_collective.hpp"
-#include "run/runner.hpp"
-#include "scenario/scenario_loader.hpp"
 #include "calibration/alpha_beta_fit.hpp"
 #include "calibration/nccl_tests_log.hpp"
 #include "calibration/profile.hpp"
+#include "run/calibrated_collective.hpp"
+#include "run/runner.hpp"
+#include "scenario/scenario_loader.hpp"
 #include "tests/calibration/nccl_log_gen.hpp"
 
 using namespace syncsim;
@@ -30,10 +30,12 @@ fabric:
   host: {gpus: 2, nics: 2}
 collective:
   algorithm: ring
-)" + collective_extra + (workload.empty() ? "traffic:\n  - pattern: permutation\n    size: 1MiB\n" : workload);
+)" + collective_extra +
+         (workload.empty() ? "traffic:\n  - pattern: permutation\n    size: 1MiB\n" : workload);
 }
 
-calibration::CollectiveProfile line(const std::string& op, int ranks, std::vector<calibration::Regime> regimes) {
+calibration::CollectiveProfile line(const std::string& op, int ranks,
+                                    std::vector<calibration::Regime> regimes) {
   calibration::CollectiveProfile c;
   c.op = op;
   c.ranks = ranks;
@@ -41,18 +43,20 @@ calibration::CollectiveProfile line(const std::string& op, int ranks, std::vecto
   return c;
 }
 
-// The profile that `syncsim calibrate fit LOG --out` would write for `log`, read back from its YAML.
+// The profile that `syncsim calibrate fit LOG --out` would write for `log`, read back from its
+// YAML.
 app::CollectiveCalibration fitted_profile(const std::string& log) {
   const auto parsed = calibration::parse_nccl_tests_log(log, "gen.log");
   calibration::CalibrationProfile p;
-  for (const auto& f : calibration::fit_collectives(parsed.measurements)) p.collectives.push_back(calibration::to_profile(f));
+  for (const auto& f : calibration::fit_collectives(parsed.measurements))
+    p.collectives.push_back(calibration::to_profile(f));
   const auto back = calibration::parse_profile_yaml(calibration::write_profile_yaml(p), "p.yaml");
   return {"p.yaml", back.collectives};
 }
 
 struct Reproduction {
-  double max_error_ge_1mib = 0;  // vs the log's measured times (noise included)
-  double max_error_vs_model = 0; // vs the noiseless generating model
+  double max_error_ge_1mib = 0;   // vs the log's measured times (noise included)
+  double max_error_vs_model = 0;  // vs the noiseless generating model
   int rows = 0;
 };
 
@@ -75,10 +79,12 @@ Reproduction reproduce(const test::LogGen& gen) {
     if (row.size < (int64_t{1} << 20)) continue;
     for (const auto& m : measured) {
       if (m.bytes != row.size) continue;
-      r.max_error_ge_1mib = std::max(r.max_error_ge_1mib, std::abs(row.out_of_place.time_us - m.time_us) / m.time_us);
+      r.max_error_ge_1mib =
+          std::max(r.max_error_ge_1mib, std::abs(row.out_of_place.time_us - m.time_us) / m.time_us);
     }
     const double model = gen.model_us(row.size);
-    r.max_error_vs_model = std::max(r.max_error_vs_model, std::abs(row.out_of_place.time_us - model) / model);
+    r.max_error_vs_model =
+        std::max(r.max_error_vs_model, std::abs(row.out_of_place.time_us - model) / model);
     ++r.rows;
   }
   return r;
@@ -112,7 +118,8 @@ test::LogGen two_regime_log() {
 TEST_CASE("calibrated collective: regimes by size, exact (op, ranks) only") {
   app::CollectiveCalibration cal;
   cal.file = "p.yaml";
-  cal.collectives.push_back(line("all_reduce", 8, {{0, 65535, 10.0, 20.0}, {65536, 1 << 30, 40.0, 200.0}}));
+  cal.collectives.push_back(
+      line("all_reduce", 8, {{0, 65535, 10.0, 20.0}, {65536, 1 << 30, 40.0, 200.0}}));
   cal.collectives.push_back(line("all_gather", 8, {{0, 1 << 30, 5.0, 100.0}}));
   const auto* ar = app::find_collective_fit(cal, models::CollectiveOp::AllReduce, 8);
   REQUIRE(ar != nullptr);
@@ -122,13 +129,16 @@ TEST_CASE("calibrated collective: regimes by size, exact (op, ranks) only") {
   CHECK(app::calibrated_time_us(*ar, 1000) == doctest::Approx(10.0 + 1000 / 20e3));
   CHECK(app::calibrated_time_us(*ar, 65535) == doctest::Approx(10.0 + 65535 / 20e3));
   CHECK(app::calibrated_time_us(*ar, 65536) == doctest::Approx(40.0 + 65536 / 200e3));
-  CHECK(app::calibrated_time_us(*ar, int64_t{4} << 30) == doctest::Approx(40.0 + 4294967296.0 / 200e3));
+  CHECK(app::calibrated_time_us(*ar, int64_t{4} << 30) ==
+        doctest::Approx(40.0 + 4294967296.0 / 200e3));
   const std::string miss = app::calibration_miss(cal, models::CollectiveOp::AllReduce, 16);
   CHECK(miss.find("no all_reduce line for 16 ranks") != std::string::npos);
   CHECK(miss.find("all_gather at 8") != std::string::npos);
 }
 
-TEST_CASE("calibrated collective: a sweep follows the line; a missing rank count is simulated, with a warning") {
+TEST_CASE(
+    "calibrated collective: a sweep follows the line; a missing rank count is simulated, with a "
+    "warning") {
   app::CollectiveCalibration cal;
   cal.file = "p.yaml";
   cal.collectives.push_back(line("all_reduce", 8, {{0, 1 << 20, 30.0, 150.0}}));
@@ -142,7 +152,8 @@ TEST_CASE("calibrated collective: a sweep follows the line; a missing rank count
   CHECK(c.calibrated);
   REQUIRE(c.sweep.rows.size() == 4);
   for (const auto& row : c.sweep.rows) {
-    CHECK(row.out_of_place.time_us == doctest::Approx(30.0 + static_cast<double>(row.size) / 150e3));
+    CHECK(row.out_of_place.time_us ==
+          doctest::Approx(30.0 + static_cast<double>(row.size) / 150e3));
     CHECK(row.out_of_place.busbw == doctest::Approx(row.out_of_place.algbw * 2 * 7 / 8.0));
     CHECK(row.algorithm == "calibrated");
   }
@@ -160,21 +171,26 @@ TEST_CASE("calibrated collective: a sweep follows the line; a missing rank count
   REQUIRE(plain.rows.size() == f.sweep.rows.size());
   for (std::size_t i = 0; i < plain.rows.size(); ++i) {
     CHECK(f.sweep.rows[i].out_of_place.time_us == plain.rows[i].out_of_place.time_us);
-    CHECK(f.sweep.rows[i].out_of_place.time_us != doctest::Approx(30.0 + static_cast<double>(f.sweep.rows[i].size) / 150e3));
+    CHECK(f.sweep.rows[i].out_of_place.time_us !=
+          doctest::Approx(30.0 + static_cast<double>(f.sweep.rows[i].size) / 150e3));
   }
 }
 
-TEST_CASE("calibrated collective: fit -> profile -> syncsim collective reproduces the log within 5% from 1 MiB") {
+TEST_CASE(
+    "calibrated collective: fit -> profile -> syncsim collective reproduces the log within 5% from "
+    "1 MiB") {
   SUBCASE("one line, 1% noise") {
     const Reproduction r = reproduce(one_regime_log());
-    MESSAGE("one regime: max error vs log ", r.max_error_ge_1mib, ", vs model ", r.max_error_vs_model, " over ", r.rows, " sizes");
+    MESSAGE("one regime: max error vs log ", r.max_error_ge_1mib, ", vs model ",
+            r.max_error_vs_model, " over ", r.rows, " sizes");
     CHECK(r.rows == 11);  // 1 MiB .. 1 GiB
     CHECK(r.max_error_ge_1mib < 0.05);
     CHECK(r.max_error_vs_model < 0.02);
   }
   SUBCASE("two regimes (LL-like below 256 KiB, Simple-like above), 1% noise") {
     const Reproduction r = reproduce(two_regime_log());
-    MESSAGE("two regimes: max error vs log ", r.max_error_ge_1mib, ", vs model ", r.max_error_vs_model, " over ", r.rows, " sizes");
+    MESSAGE("two regimes: max error vs log ", r.max_error_ge_1mib, ", vs model ",
+            r.max_error_vs_model, " over ", r.rows, " sizes");
     CHECK(r.rows == 11);
     CHECK(r.max_error_ge_1mib < 0.05);
     CHECK(r.max_error_vs_model < 0.02);
@@ -197,22 +213,26 @@ TEST_CASE("calibrated collective: fit -> profile -> syncsim collective reproduce
   }
 }
 
-TEST_CASE("scenario: collective.calibration drives syncsim collective and the DDP bucket all-reduces") {
+TEST_CASE(
+    "scenario: collective.calibration drives syncsim collective and the DDP bucket all-reduces") {
   const auto dir = std::filesystem::temp_directory_path() / "syncsim-collective-calibration-test";
   std::filesystem::create_directories(dir);
   calibration::CalibrationProfile p;
-  p.collectives.push_back(line("all_reduce", 8, {{0, 65535, 10.0, 20.0}, {65536, int64_t{1} << 32, 40.0, 100.0}}));
+  p.collectives.push_back(
+      line("all_reduce", 8, {{0, 65535, 10.0, 20.0}, {65536, int64_t{1} << 32, 40.0, 100.0}}));
   const std::string path = (dir / "ar8.yaml").string();
   calibration::write_profile_file(p, path);
 
-  const app::Scenario s = app::load_scenario_text(scenario_text("  calibration: " + path + "\n"), "s.yaml");
+  const app::Scenario s =
+      app::load_scenario_text(scenario_text("  calibration: " + path + "\n"), "s.yaml");
   REQUIRE(s.collective_calibration.has_value());
   CHECK(s.collective_calibration->file == path);
   REQUIRE(s.collective_calibration->collectives.size() == 1);
 
   // The workload's buckets: 8 data-parallel ranks take the fitted all_reduce time for their size.
   const std::string workload = "workload:\n  model: gpt3-1.3b\n  gpu: h100\n  data_parallel: 8\n";
-  const app::Scenario w = app::load_scenario_text(scenario_text("  calibration: " + path + "\n", workload), "w.yaml");
+  const app::Scenario w =
+      app::load_scenario_text(scenario_text("  calibration: " + path + "\n", workload), "w.yaml");
   const app::RunResult r = app::run_scenario(w);
   REQUIRE(r.step.has_value());
   CHECK(r.bucket_allreduce_model == "calibrated: " + path + ", all_reduce at 8 ranks");
@@ -225,15 +245,17 @@ TEST_CASE("scenario: collective.calibration drives syncsim collective and the DD
   // Ring all-reduce bytes are still counted: 2 (n-1)/n of the gradient bytes per GPU.
   double grad = 0;
   for (const auto& b : r.step->buckets) grad += static_cast<double>(b.bytes);
-  CHECK(static_cast<double>(r.step->bytes_per_gpu) == doctest::Approx(2.0 * 7 / 8 * grad).epsilon(1e-3));
+  CHECK(static_cast<double>(r.step->bytes_per_gpu) ==
+        doctest::Approx(2.0 * 7 / 8 * grad).epsilon(1e-3));
 
   // 4 ranks: the profile has no line; the buckets are simulated and a warning says so.
   const std::string workload4 = "workload:\n  model: gpt3-1.3b\n  gpu: h100\n  data_parallel: 4\n";
-  const app::RunResult r4 =
-      app::run_scenario(app::load_scenario_text(scenario_text("  calibration: " + path + "\n", workload4), "w.yaml"));
+  const app::RunResult r4 = app::run_scenario(
+      app::load_scenario_text(scenario_text("  calibration: " + path + "\n", workload4), "w.yaml"));
   CHECK(r4.bucket_allreduce_model == "simulated");
   const bool warned = std::any_of(r4.warnings.begin(), r4.warnings.end(), [](const std::string& x) {
-    return x.find("no all_reduce line for 4 ranks") != std::string::npos && x.find("simulated") != std::string::npos;
+    return x.find("no all_reduce line for 4 ranks") != std::string::npos &&
+           x.find("simulated") != std::string::npos;
   });
   CHECK(warned);
 
@@ -242,7 +264,8 @@ TEST_CASE("scenario: collective.calibration drives syncsim collective and the DD
     app::load_scenario_text(scenario_text("  calibration: /nonexistent/p.yaml\n"), "s.yaml");
     FAIL("expected a ScenarioError");
   } catch (const app::ScenarioError& e) {
-    CHECK(std::string(e.what()).starts_with("s.yaml:9:16: collective.calibration: expected a readable calibration profile"));
+    CHECK(std::string(e.what()).starts_with(
+        "s.yaml:9:16: collective.calibration: expected a readable calibration profile"));
   }
   calibration::CalibrationProfile empty;
   empty.gemm.push_back({"bf16", 989, 0.7, 100, 0.01});
@@ -252,7 +275,8 @@ TEST_CASE("scenario: collective.calibration drives syncsim collective and the DD
     app::load_scenario_text(scenario_text("  calibration: " + empty_path + "\n"), "s.yaml");
     FAIL("expected a ScenarioError");
   } catch (const app::ScenarioError& e) {
-    CHECK(std::string(e.what()).find("s.yaml:9:16: collective.calibration: expected a profile with fitted collectives") !=
+    CHECK(std::string(e.what()).find(
+              "s.yaml:9:16: collective.calibration: expected a profile with fitted collectives") !=
           std::string::npos);
   }
   std::filesystem::remove_all(dir);

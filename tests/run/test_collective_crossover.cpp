@@ -23,7 +23,8 @@ constexpr const char* kSixtyFour =
     "fabric:\n"
     "  topology: spine_leaf\n"
     "  spine_leaf: {leaves: 16, hosts_per_leaf: 4, spines: 4}\n"
-    "  links:\n    host: {bandwidth: 100Gbps, delay: 1us}\n    fabric: {bandwidth: 100Gbps, delay: 1us}\n"
+    "  links:\n    host: {bandwidth: 100Gbps, delay: 1us}\n    fabric: {bandwidth: 100Gbps, delay: "
+    "1us}\n"
     "traffic:\n  - {pattern: permutation, size: 1KiB}\n";
 
 // Ring and tree sweeps with each algorithm's best protocol, and auto's choices from the cost
@@ -92,8 +93,9 @@ TEST_CASE("tree/ring crossover in simulation: small all_reduces are faster with 
 
 // About 35 s in Release: the flow backend recomputes max-min rates at every flow event, and a
 // 64-rank tree of 128 MiB in LL128's ~280 KB chunks is ~60 k transfers, most of them concurrent.
-TEST_CASE("tree/ring crossover in simulation: large all_reduces are faster with the ring, auto follows" *
-          doctest::test_suite("slow")) {
+TEST_CASE(
+    "tree/ring crossover in simulation: large all_reduces are faster with the ring, auto follows" *
+    doctest::test_suite("slow")) {
   const Crossover c = sweep_both(int64_t{2} << 20, int64_t{128} << 20, 64);
   const auto [tree_won, ring_won] = check_auto(c);
   CHECK(tree_won);  // 2 MiB: still the tree
@@ -104,8 +106,8 @@ TEST_CASE("tree/ring crossover in simulation: large all_reduces are faster with 
 TEST_CASE("nccl chunk: tree LL128 halves its chunk until the tree pipelines") {
   using models::CollectiveAlgo;
   using models::NcclProtocol;
-  const models::ProtocolTiming ll128 =
-      models::protocol_timing(CollectiveAlgo::Tree, NcclProtocol::LL128, models::CollectiveConfig{});
+  const models::ProtocolTiming ll128 = models::protocol_timing(
+      CollectiveAlgo::Tree, NcclProtocol::LL128, models::CollectiveConfig{});
   CHECK(ll128.chunk_bytes == 576000);  // 4800 KiB * 120/128 / 8 slots
   // 64 nodes of 1 GPU: nsteps = 1 + 6 + 0.1 = 7.1; 64 * 7.1 = 454 and 16 * 7.1 = 113.6 pieces.
   auto chunk = [&](CollectiveAlgo a, NcclProtocol p, int64_t bytes) {

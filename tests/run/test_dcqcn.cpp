@@ -35,7 +35,8 @@ uint64_t dropped_packets(const app::RunResult& r) {
   return n;
 }
 
-// Jain's index of the 16 incast senders' mean rates in the stated window (the victim, host17, left out).
+// Jain's index of the 16 incast senders' mean rates in the stated window (the victim, host17, left
+// out).
 double sender_jain(const app::FlowRateStats& fr) {
   double sum = 0;
   double sq = 0;
@@ -62,7 +63,8 @@ double sender_sum_bps(const app::FlowRateStats& fr) {
 // The DCQCN incast (seed 1; numbers from this test's MESSAGEs). 16 senders x 4 MB -> host 0
 // from t = 0; the victim (1 MB, host17 -> host1) starts at 2 ms, once DCQCN has settled.
 //   PFC alone: 3847 pauses, victim 1537 us (alone 84 us), incast done at 5.20 ms.
-//   DCQCN:      966 pauses (1/4), victim 84 us, incast done at 6.52 ms; over [1 ms, 4 ms] Jain 0.998
+//   DCQCN:      966 pauses (1/4), victim 84 us, incast done at 6.52 ms; over [1 ms, 4 ms] Jain
+//   0.998
 //               (16 senders) / 0.986 (all 17 flows), the senders deliver 79 Gb/s together (PFC
 //               alone: 98.5), bottleneck queue mean 30 KB (Kmin 20, Kmax 60), max 116 KB.
 // Most of DCQCN's pauses fall in the first ~1 ms: 16 senders start at line rate, PFC holds ~2 MB in
@@ -70,7 +72,9 @@ double sender_sum_bps(const app::FlowRateStats& fr) {
 // hold the aggregate under the link rate. Not shown here: the stock ConnectX byte counter (32 KB,
 // with the unclamped target it pulls a flow halfway back to line rate after every 32 KB) keeps the
 // incast oscillating: 2136 pauses, Jain 0.73 over [1 ms, 4 ms]; incast-dcqcn.yaml says so.
-TEST_CASE("dcqcn incast: lossless, far fewer pauses than PFC alone, fair, bounded queue, the victim recovers") {
+TEST_CASE(
+    "dcqcn incast: lossless, far fewer pauses than PFC alone, fair, bounded queue, the victim "
+    "recovers") {
   const app::RunResult pfc = app::run_scenario(scenario_file("incast-pfc.yaml"));
   app::Scenario s = scenario_file("incast-dcqcn.yaml");
   app::Scenario alone_s = s;
@@ -96,10 +100,11 @@ TEST_CASE("dcqcn incast: lossless, far fewer pauses than PFC alone, fair, bounde
   MESSAGE("PFC only: pauses " << pfc.pause_frames << ", victim " << victim_pfc * 1e6 << " us, last "
                               << pfc.sim_time_s * 1e6 << " us");
   MESSAGE("DCQCN:    pauses " << dc.pause_frames << ", victim " << victim_dc * 1e6 << " us, last "
-                              << dc.sim_time_s * 1e6 << " us, CNPs " << dc.cnps << ", cuts " << dc.rate_cuts
-                              << "; over [1 ms, 4 ms]: Jain senders " << sender_jain(dc.flow_rates)
-                              << ", all " << dc.flow_rates.jain_index << ", senders' sum "
-                              << sender_sum_bps(dc.flow_rates) / kG << " Gb/s");
+                              << dc.sim_time_s * 1e6 << " us, CNPs " << dc.cnps << ", cuts "
+                              << dc.rate_cuts << "; over [1 ms, 4 ms]: Jain senders "
+                              << sender_jain(dc.flow_rates) << ", all " << dc.flow_rates.jain_index
+                              << ", senders' sum " << sender_sum_bps(dc.flow_rates) / kG
+                              << " Gb/s");
   // Lossless, everything delivered, DCQCN active.
   CHECK(dropped_packets(dc) == 0);
   CHECK(dc.counters.bytes_dropped == 0);
@@ -149,8 +154,8 @@ TEST_CASE("dcqcn incast: lossless, far fewer pauses than PFC alone, fair, bounde
   }
   REQUIRE(samples > 2000);
   const double mean_queue = sum_queue / static_cast<double>(samples);
-  MESSAGE("bottleneck queue over [1 ms, 4 ms]: mean " << mean_queue << " B, max " << max_queue << " B, "
-                                                      << samples << " samples");
+  MESSAGE("bottleneck queue over [1 ms, 4 ms]: mean " << mean_queue << " B, max " << max_queue
+                                                      << " B, " << samples << " samples");
   CHECK(mean_queue >= 20'000);
   CHECK(mean_queue <= 60'000);
   CHECK(max_queue <= 2 * 60'000);
@@ -208,12 +213,13 @@ TEST_CASE("observe: sampling does not change the run, and a stated rate window i
   std::filesystem::remove_all(dir);
   // An unknown port name is an error naming the key.
   s.observe->ports = {"leaf0->nowhere"};
-  CHECK_THROWS_WITH_AS(app::run_scenario(s), doctest::Contains("observe.ports"), app::ScenarioError);
+  CHECK_THROWS_WITH_AS(app::run_scenario(s), doctest::Contains("observe.ports"),
+                       app::ScenarioError);
 }
 
 TEST_CASE("dcqcn incast: the paper preset also reacts, and DCQCN off sends no CNPs") {
-  const app::RunResult paper =
-      app::run_scenario(scenario_file("incast-dcqcn.yaml", {app::parse_override("fabric.nic.dcqcn.preset=paper")}));
+  const app::RunResult paper = app::run_scenario(
+      scenario_file("incast-dcqcn.yaml", {app::parse_override("fabric.nic.dcqcn.preset=paper")}));
   CHECK(paper.cnps > 0);
   CHECK(dropped_packets(paper) == 0);
   CHECK(paper.messages_completed == paper.messages);
@@ -225,8 +231,9 @@ TEST_CASE("dcqcn incast: the paper preset also reacts, and DCQCN off sends no CN
 
 TEST_CASE("dcqcn: YAML parameters override the preset and bad values are rejected") {
   const app::Scenario s = scenario_file(
-      "incast-dcqcn.yaml", {app::parse_override("fabric.nic.dcqcn={enabled: true, preset: paper, g: 0.125, "
-                                                "rate_period: 10us, rai: 100Mbps, byte_counter: 1MB}")});
+      "incast-dcqcn.yaml",
+      {app::parse_override("fabric.nic.dcqcn={enabled: true, preset: paper, g: 0.125, "
+                           "rate_period: 10us, rai: 100Mbps, byte_counter: 1MB}")});
   const net::DcqcnParams& d = s.network.nic.dcqcn;
   CHECK(d.enabled);
   CHECK(d.g == 0.125);
@@ -236,6 +243,8 @@ TEST_CASE("dcqcn: YAML parameters override the preset and bad values are rejecte
   CHECK(d.fast_recovery_steps == 5);  // from the paper preset
   CHECK(d.cnp_interval == Time::us(50));
   CHECK_THROWS(scenario_file("incast-dcqcn.yaml", {app::parse_override("fabric.nic.dcqcn.g=0")}));
-  CHECK_THROWS(scenario_file("incast-dcqcn.yaml", {app::parse_override("fabric.nic.dcqcn.preset=fast")}));
-  CHECK_THROWS(scenario_file("incast-dcqcn.yaml", {app::parse_override("fabric.nic.dcqcn.bogus=1")}));
+  CHECK_THROWS(
+      scenario_file("incast-dcqcn.yaml", {app::parse_override("fabric.nic.dcqcn.preset=fast")}));
+  CHECK_THROWS(
+      scenario_file("incast-dcqcn.yaml", {app::parse_override("fabric.nic.dcqcn.bogus=1")}));
 }

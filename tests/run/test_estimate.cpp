@@ -22,7 +22,8 @@ app::Scenario load(const std::vector<std::pair<std::string, std::string>>& overr
 
 TEST_CASE("estimate: fabric_size matches the built fabric") {
   for (const char* pods : {"1", "2"}) {
-    const app::Scenario s = load({{"fabric.fat_tree.pods", pods}, {"fabric.fat_tree.leaves_per_pod", "4"}});
+    const app::Scenario s =
+        load({{"fabric.fat_tree.pods", pods}, {"fabric.fat_tree.leaves_per_pod", "4"}});
     const topo::FabricSize size = topo::fabric_size(s.fabric);
     const net::NetworkSpec spec = topo::build_fabric(s.fabric);
     CHECK(size.gpus == spec.gpus.size());
@@ -37,7 +38,8 @@ TEST_CASE("estimate: a million GPUs at packet fidelity is refused quickly, with 
   // 1024 pods x 32 leaves x 4 hosts x 8 GPUs = 1,048,576 GPUs.
   const app::Scenario s = load({{"fabric.fat_tree.pods", "1024"}, {"fidelity", "packet"}});
   const app::Estimate e = app::estimate_run(s);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(seconds < 5.0);
   CHECK(e.memory_bytes > 1e11);  // ~180 GiB: the extrapolation samples alone hold ~1.7e9 transfers
   const auto why = app::refusal(e, 64.0 * (1 << 30));
@@ -71,7 +73,8 @@ TEST_CASE("estimate: MemAvailable is read") {
 }
 
 TEST_CASE("progress: text with and without an estimate") {
-  CHECK(app::progress_text(3.0, 10.0) == "run: 3.0 s elapsed, ~30% of the estimated 10 s, ETA 7.0 s");
+  CHECK(app::progress_text(3.0, 10.0) ==
+        "run: 3.0 s elapsed, ~30% of the estimated 10 s, ETA 7.0 s");
   CHECK(app::progress_text(12.0, 10.0).find("past the estimate") != std::string::npos);
   CHECK(app::progress_text(1.5, 0.0) == "run: 1.5 s elapsed");
 }

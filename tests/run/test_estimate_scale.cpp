@@ -1,14 +1,14 @@
-// Pre-run estimates of what actually runs: big DDP buckets timed by extrapolation (models/step_sim's
-// bucket_extrapolation rule), the expected simulated step time for the progress line, the progress
-// text with simulated time, and the sweep's memory check.
+// Pre-run estimates of what actually runs: big DDP buckets timed by extrapolation
+// (models/step_sim's bucket_extrapolation rule), the expected simulated step time for the progress
+// line, the progress text with simulated time, and the sweep's memory check.
 #include <doctest/doctest.h>
 
 #include <sstream>
 
 #include "run/estimate.hpp"
 #include "run/progress.hpp"
-#include "scenario/scenario_loader.hpp"
 #include "run/sweep.hpp"
+#include "scenario/scenario_loader.hpp"
 
 using namespace syncsim;
 
@@ -29,8 +29,8 @@ TEST_CASE("estimate: extrapolated buckets are sized as the samples that run, not
   for (const std::string pods : {"4", "16", "64"}) {
     CAPTURE(pods);
     const app::Estimate ex = app::estimate_run(load_scale({{"fabric.fat_tree.pods", pods}}));
-    const app::Estimate exact =
-        app::estimate_run(load_scale({{"fabric.fat_tree.pods", pods}, {"workload.bucket_timing", "exact"}}));
+    const app::Estimate exact = app::estimate_run(
+        load_scale({{"fabric.fat_tree.pods", pods}, {"workload.bucket_timing", "exact"}}));
     // The scale scenario's three big buckets (2.1 GB, 940 MB, 470 MB) are extrapolated at 4k and
     // 16k (docs/scale.md); at 64k the 470 MB one is 112 units < 2 k1 = 128 and stays exact.
     CHECK(ex.extrapolated_buckets == (pods == "64" ? 2 : 3));
@@ -73,7 +73,8 @@ TEST_CASE("estimate: expected simulated step time of a DDP step") {
   CHECK(e.sim_time_s > 0.95 * 9.114);
   CHECK(e.sim_time_s < 1.05 * 9.114);
   // No workload: unknown.
-  const app::Scenario traffic = app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/incast-pfc.yaml");
+  const app::Scenario traffic =
+      app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/incast-pfc.yaml");
   CHECK(app::estimate_run(traffic).sim_time_s == 0);
 }
 
@@ -86,7 +87,8 @@ TEST_CASE("progress: simulated time against the expected total, buckets, private
   v.sim_expected_s = 11.6;
   v.buckets_done = 12;
   v.buckets = 80;
-  CHECK(app::progress_text(v) == "run: sim 4.2 s of ~11.6 s (36%), buckets 12/80; 12.3 s elapsed, ETA 17.7 s");
+  CHECK(app::progress_text(v) ==
+        "run: sim 4.2 s of ~11.6 s (36%), buckets 12/80; 12.3 s elapsed, ETA 17.7 s");
   v.timing_bucket_bytes = 2'101'346'304;
   v.timing_extrapolated = true;
   CHECK(app::progress_text(v).find(", timing 2.1 GB bucket (samples); ") != std::string::npos);
@@ -144,9 +146,11 @@ TEST_CASE("sweep: a point too big for the machine is refused, naming it and both
 TEST_CASE("sweep: the ETA weighs the points left by their estimates") {
   std::ostringstream err;
   app::SweepProgress p(4, false, err);
-  CHECK(p.text(1, 10.0) == "sweep: 1/4 points, 10.0s elapsed, ETA 30.0s");  // unweighted: 3 more like it
+  CHECK(p.text(1, 10.0) ==
+        "sweep: 1/4 points, 10.0s elapsed, ETA 30.0s");  // unweighted: 3 more like it
   p.set_estimates({1.0, 1.0, 1.0, 7.0}, 1);
-  CHECK(p.text(1, 10.0) == "sweep: 1/4 points, 10.0s elapsed, ETA 1m30s");  // 9 estimated seconds left per 1 done
+  CHECK(p.text(1, 10.0) ==
+        "sweep: 1/4 points, 10.0s elapsed, ETA 1m30s");  // 9 estimated seconds left per 1 done
   CHECK(p.text(0, 2.0).find("ETA ~8.0s (estimated)") != std::string::npos);
   p.set_estimates({1.0, 1.0, 1.0, 7.0}, 2);
   CHECK(p.text(0, 0.0).find("ETA ~5.0s (estimated)") != std::string::npos);

@@ -40,25 +40,31 @@ TEST_CASE("scenario: fabric.flow.cc_correction is read and off by default") {
   const auto s = load_scenario_text(kIncast, "t.yaml");
   CHECK(s.flow_cc.enabled);
   CHECK(s.flow_cc.contended_efficiency == 0.8);
-  const auto plain = load_scenario_text(replaced("    cc_correction: {contended_efficiency: 0.8}\n", "    {}\n"), "t.yaml");
+  const auto plain = load_scenario_text(
+      replaced("    cc_correction: {contended_efficiency: 0.8}\n", "    {}\n"), "t.yaml");
   CHECK_FALSE(plain.flow_cc.enabled);
   const auto off = load_scenario_text(
-      replaced("{contended_efficiency: 0.8}", "{contended_efficiency: 0.8, enabled: false}"), "t.yaml");
+      replaced("{contended_efficiency: 0.8}", "{contended_efficiency: 0.8, enabled: false}"),
+      "t.yaml");
   CHECK_FALSE(off.flow_cc.enabled);
 }
 
 TEST_CASE("scenario: fabric.flow errors name file:line:col") {
   CHECK(error_of(replaced("contended_efficiency: 0.8", "contended_efficiency: 1.2")) ==
-        "t.yaml:9:43: fabric.flow.cc_correction.contended_efficiency: expected an efficiency in (0, 1] "
+        "t.yaml:9:43: fabric.flow.cc_correction.contended_efficiency: expected an efficiency in "
+        "(0, 1] "
         "(1 = no correction), got \"1.2\"");
   CHECK(error_of(replaced("contended_efficiency: 0.8", "contended_eff: 0.8")) ==
-        "t.yaml:9:21: fabric.flow.cc_correction.contended_eff: unknown key \"contended_eff\"; expected one "
+        "t.yaml:9:21: fabric.flow.cc_correction.contended_eff: unknown key \"contended_eff\"; "
+        "expected one "
         "of: contended_efficiency, enabled");
-  CHECK(error_of(replaced("    cc_correction:", "    cc_corection:")).starts_with(
-      "t.yaml:9:5: fabric.flow.cc_corection: unknown key \"cc_corection\""));
+  CHECK(error_of(replaced("    cc_correction:", "    cc_corection:"))
+            .starts_with("t.yaml:9:5: fabric.flow.cc_corection: unknown key \"cc_corection\""));
 }
 
-TEST_CASE("runner: the correction slows a flow-level incast by exactly 1/efficiency, only at flow fidelity") {
+TEST_CASE(
+    "runner: the correction slows a flow-level incast by exactly 1/efficiency, only at flow "
+    "fidelity") {
   app::LoadOptions off;
   off.overrides = {{"fabric.flow.cc_correction.enabled", "false"}};
   const auto corrected = app::run_scenario(load_scenario_text(kIncast, "t.yaml"));
@@ -66,7 +72,8 @@ TEST_CASE("runner: the correction slows a flow-level incast by exactly 1/efficie
   const double link_Bps = 100e9 / 8 * 4096.0 / 4160.0;
   const double drain_s = 7 * 1e6 / link_Bps;
   const double eff = 1.0 - 0.2 * (1.0 - 1.0 / 7.0);
-  CHECK(corrected.fct.max_s - plain.fct.max_s == doctest::Approx(drain_s * (1 / eff - 1)).epsilon(1e-6));
+  CHECK(corrected.fct.max_s - plain.fct.max_s ==
+        doctest::Approx(drain_s * (1 / eff - 1)).epsilon(1e-6));
   // The analytic backend ignores it.
   app::LoadOptions analytic;
   analytic.overrides = {{"fidelity", "analytic"}};

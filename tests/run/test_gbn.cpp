@@ -39,8 +39,7 @@ TEST_CASE("gbn: an incast that overflows a small buffer completes, each byte del
 }
 
 TEST_CASE("gbn: same seed, identical results") {
-  const std::string yaml = incast_yaml(8, "500KB", "256KiB", 0,
-                                       "  impairments: {loss: 0.01}\n");
+  const std::string yaml = incast_yaml(8, "500KB", "256KiB", 0, "  impairments: {loss: 0.01}\n");
   const app::RunResult a = run_yaml(yaml);
   const app::RunResult b = run_yaml(yaml);
   CHECK(a.fct_by_message_s == b.fct_by_message_s);
@@ -69,8 +68,8 @@ TEST_CASE("gbn: a lost tail is recovered by the retransmission timeout") {
 }
 
 TEST_CASE("gbn: off, a lossy class keeps losing what it drops (the previous idealisation)") {
-  const std::string yaml = incast_yaml(8, "500KB", "256KiB", 0,
-                                       "  transport: {go_back_n: {enabled: false}}\n");
+  const std::string yaml =
+      incast_yaml(8, "500KB", "256KiB", 0, "  transport: {go_back_n: {enabled: false}}\n");
   const app::RunResult r = run_yaml(yaml);
   CHECK(r.counters.bytes_dropped > 0);
   CHECK(r.retransmitted_packets == 0);
@@ -80,8 +79,8 @@ TEST_CASE("gbn: off, a lossy class keeps losing what it drops (the previous idea
 }
 
 TEST_CASE("gbn: a lossless class (PFC) has no acknowledgements, as before") {
-  const app::RunResult r = run_yaml(incast_yaml(
-      8, "500KB", "1MiB", 3, "    pfc: {enabled: true, lossless_priorities: [3]}\n"));
+  const app::RunResult r = run_yaml(
+      incast_yaml(8, "500KB", "1MiB", 3, "    pfc: {enabled: true, lossless_priorities: [3]}\n"));
   CHECK(r.counters.bytes_dropped == 0);
   CHECK(r.acks == 0);
   CHECK(r.messages_completed == 8);
@@ -98,11 +97,13 @@ TEST_CASE("gbn: completion callbacks that start messages, under random loss") {
   PacketBackend backend(sim, spec);
   constexpr int kChain = 40;
   int done = 0;
-  std::function<void(TransferId, const TransferRecord&)> next = [&](TransferId, const TransferRecord&) {
+  std::function<void(TransferId, const TransferRecord&)> next = [&](TransferId,
+                                                                    const TransferRecord&) {
     if (++done < kChain) {
-      backend.start(TransferRequest{static_cast<uint32_t>(done % 2 == 0 ? 17 : 0),
-                                    static_cast<uint32_t>(done % 2 == 0 ? 0 : 17), Bytes{300'000}, 0},
-                    next);
+      backend.start(
+          TransferRequest{static_cast<uint32_t>(done % 2 == 0 ? 17 : 0),
+                          static_cast<uint32_t>(done % 2 == 0 ? 0 : 17), Bytes{300'000}, 0},
+          next);
     }
   };
   backend.start(TransferRequest{17, 0, Bytes{300'000}, 0}, next);

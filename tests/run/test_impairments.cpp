@@ -23,8 +23,8 @@ TEST_CASE("impairments: zero jitter reproduces the baseline exactly") {
 }
 
 TEST_CASE("impairments: jitter delays packets but a link never reorders them") {
-  // Go-back-N NAKs any reordering, so zero NAKs and zero discarded bytes under heavy jitter show the
-  // FIFO order held on every link. Paired: the jittered run does take longer.
+  // Go-back-N NAKs any reordering, so zero NAKs and zero discarded bytes under heavy jitter show
+  // the FIFO order held on every link. Paired: the jittered run does take longer.
   const std::string yaml = incast_yaml(1, "1MB", "64MiB", 0, "");
   const app::RunResult base = run_yaml(yaml);
   const app::RunResult jittered =
@@ -49,8 +49,7 @@ TEST_CASE("impairments: jitter delays packets but a link never reorders them") {
 
 TEST_CASE("impairments: random loss on a lossy class is repaired, bytes conserved, deterministic") {
   const std::string yaml = incast_yaml(4, "500KB", "64MiB", 0, "  impairments: {loss: 0.002}\n");
-  const app::RunResult clean =
-      run_yaml(yaml, {app::parse_override("fabric.impairments.loss=0")});
+  const app::RunResult clean = run_yaml(yaml, {app::parse_override("fabric.impairments.loss=0")});
   CHECK(clean.retransmitted_packets == 0);
   for (const char* transport : {"roce", "tcp"}) {
     CAPTURE(transport);
@@ -83,15 +82,13 @@ TEST_CASE("impairments: a PFC-lossless class is never randomly lost") {
 }
 
 TEST_CASE("impairments: bad YAML names the key") {
-  const std::string yaml = incast_yaml(1, "1KB", "1MiB", 0,
-                                       "  impairments: {loss: 1.5}\n");
+  const std::string yaml = incast_yaml(1, "1KB", "1MiB", 0, "  impairments: {loss: 1.5}\n");
   CHECK_THROWS_WITH_AS(run_yaml(yaml), doctest::Contains("fabric.impairments.loss"),
                        app::ScenarioError);
   const std::string expo = incast_yaml(
       1, "1KB", "1MiB", 0, "  impairments: {jitter: {distribution: exponential, stddev: 1ns}}\n");
   CHECK_THROWS_AS(run_yaml(expo), app::ScenarioError);
-  const std::string cls =
-      incast_yaml(1, "1KB", "1MiB", 0, "  impairments: {links: [hosts]}\n");
+  const std::string cls = incast_yaml(1, "1KB", "1MiB", 0, "  impairments: {links: [hosts]}\n");
   CHECK_THROWS_WITH_AS(run_yaml(cls), doctest::Contains("fabric.impairments.links.0"),
                        app::ScenarioError);
 }

@@ -1,5 +1,6 @@
 // The claim "a 5% packet jitter variance can degrade compute efficiency by over 30%", as
-// scenarios/jitter-efficiency.yaml sets it up: what syncsim finds is a small loss of efficiency, in the expected direction, far below the claimed 30%.
+// scenarios/jitter-efficiency.yaml sets it up: what syncsim finds is a small loss of efficiency, in
+// the expected direction, far below the claimed 30%.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -12,7 +13,8 @@ using namespace syncsim;
 TEST_CASE("jitter-efficiency: 5% per-hop jitter costs well under 1% of MFU, not 30%") {
   const auto run = [](const std::string& stddev_fraction) {
     app::LoadOptions o;
-    o.overrides = {app::parse_override("fabric.impairments.jitter.stddev_fraction=" + stddev_fraction)};
+    o.overrides = {
+        app::parse_override("fabric.impairments.jitter.stddev_fraction=" + stddev_fraction)};
     return app::run_scenario(app::load_scenario_file(
         std::string(SYNCSIM_SOURCE_DIR) + "/scenarios/jitter-efficiency.yaml", o));
   };

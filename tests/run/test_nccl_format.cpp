@@ -55,14 +55,17 @@ TEST_CASE("nccl format: whole log has nccl-tests' header and footer lines") {
                                           make_row(CollectiveOp::AllReduce, 2, 16, 10.0)};
   const std::string log = format_nccl_tests(h, rows);
   CHECK(log.find("# Collective test starting: all_reduce_perf\n") != std::string::npos);
-  CHECK(log.find("# nThread 1 nGpus 2 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 0 iters: 1 "
-                 "agg iters: 1 validation: 1 graph: 0 unalign: 0\n") != std::string::npos);
+  CHECK(log.find(
+            "# nThread 1 nGpus 2 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 0 iters: 1 "
+            "agg iters: 1 validation: 1 graph: 0 unalign: 0\n") != std::string::npos);
   CHECK(log.find("#  Rank  0 Group  0 Pid      0 on      host0 device  0 [0000:00:00] sim\n") !=
         std::string::npos);
-  CHECK(log.find("#       size         count      type   redop    root     time   algbw   busbw  #wrong "
-                 "    time   algbw   busbw  #wrong \n") != std::string::npos);
-  CHECK(log.find("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)         "
-                 "    (us)  (GB/s)  (GB/s)         \n") != std::string::npos);
+  CHECK(log.find(
+            "#       size         count      type   redop    root     time   algbw   busbw  #wrong "
+            "    time   algbw   busbw  #wrong \n") != std::string::npos);
+  CHECK(log.find(
+            "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)         "
+            "    (us)  (GB/s)  (GB/s)         \n") != std::string::npos);
   CHECK(log.find("# Out of bounds values : 0 OK\n") != std::string::npos);
   // busbw = algbw = 0.0008 and 0.0016 GB/s (factor 1 for 2 ranks): average 0.0012.
   CHECK(log.find("# Avg bus bandwidth    : 0.0012 \n") != std::string::npos);
@@ -83,11 +86,13 @@ TEST_CASE("nccl format: size flags read K/M/G as powers of 1024 like nccl-tests"
   CHECK_THROWS(parse_size_flag("8X"));
 }
 
-TEST_CASE("nccl format: a sweep on an analytic fabric gives one row per size with the ring's busbw") {
+TEST_CASE(
+    "nccl format: a sweep on an analytic fabric gives one row per size with the ring's busbw") {
   const std::string yaml =
       "name: t\nfidelity: analytic\nfabric:\n  topology: spine_leaf\n"
       "  spine_leaf: {leaves: 4, hosts_per_leaf: 1, spines: 1}\n"
-      "  links:\n    host: {bandwidth: 100Gbps, delay: 1us}\n    fabric: {bandwidth: 100Gbps, delay: 1us}\n"
+      "  links:\n    host: {bandwidth: 100Gbps, delay: 1us}\n    fabric: {bandwidth: 100Gbps, "
+      "delay: 1us}\n"
       "traffic:\n  - {pattern: permutation, size: 1KiB}\n";
   const Scenario s = load_scenario_text(yaml, "inline");
   CollectiveSweepOptions o;
@@ -128,7 +133,8 @@ namespace {
 const char* kFourLeaves =
     "name: t\nfidelity: analytic\nfabric:\n  topology: spine_leaf\n"
     "  spine_leaf: {leaves: 4, hosts_per_leaf: 1, spines: 1}\n"
-    "  links:\n    host: {bandwidth: 100Gbps, delay: 1us}\n    fabric: {bandwidth: 100Gbps, delay: 1us}\n"
+    "  links:\n    host: {bandwidth: 100Gbps, delay: 1us}\n    fabric: {bandwidth: 100Gbps, delay: "
+    "1us}\n"
     "traffic:\n  - {pattern: permutation, size: 1KiB}\n";
 }  // namespace
 
@@ -154,12 +160,15 @@ TEST_CASE("nccl format: the scenario's collective section sets algorithm, protoc
   const CollectiveSweep sweep = run_collective_sweep(s, o);
   CHECK(sweep.rows[0].algorithm == "ring");
   CHECK(sweep.rows[0].protocol == "LL128");
-  CHECK_THROWS_AS(load_scenario_text(std::string(kFourLeaves) + "collective: {protocol: LL64}\n", "inline"),
-                  ScenarioError);
-  CHECK_THROWS_AS(load_scenario_text(std::string(kFourLeaves) + "collective: {steps: 0}\n", "inline"),
-                  ScenarioError);
-  CHECK_THROWS_AS(load_scenario_text(std::string(kFourLeaves) + "collective: {chunk: 1}\n", "inline"),
-                  ScenarioError);
+  CHECK_THROWS_AS(
+      load_scenario_text(std::string(kFourLeaves) + "collective: {protocol: LL64}\n", "inline"),
+      ScenarioError);
+  CHECK_THROWS_AS(
+      load_scenario_text(std::string(kFourLeaves) + "collective: {steps: 0}\n", "inline"),
+      ScenarioError);
+  CHECK_THROWS_AS(
+      load_scenario_text(std::string(kFourLeaves) + "collective: {chunk: 1}\n", "inline"),
+      ScenarioError);
 }
 
 TEST_CASE("nccl format: LL moves twice the bytes of Simple, so large messages take ~2x as long") {

@@ -15,7 +15,6 @@
 using namespace syncsim;
 using namespace syncsim::net;
 
-
 namespace {
 
 app::Scenario incast(std::vector<app::Override> overrides = {}) {
@@ -59,7 +58,8 @@ TEST_CASE("pfc incast: lossless with PFC, lossy without it on the same buffer") 
   CHECK(paused_owner("spine"));
   CHECK(paused_owner("host"));
 
-  const app::RunResult off = app::run_scenario(incast({app::parse_override("fabric.switch.pfc.enabled=false")}));
+  const app::RunResult off =
+      app::run_scenario(incast({app::parse_override("fabric.switch.pfc.enabled=false")}));
   CHECK(drops_of(off, "buffer_full") > 0);
   CHECK(off.pause_frames == 0);
   // Without PFC the class is lossy: go-back-N retransmits, so messages complete, late.
@@ -77,9 +77,10 @@ TEST_CASE("pfc incast: the victim flow is slowed by congestion spreading") {
   const app::RunResult alone = app::run_scenario(s);
   REQUIRE(alone.fct_by_message_s.size() == 1);
   REQUIRE(!with.fct_by_message_s.empty());
-  const double victim = with.fct_by_message_s.back();  // messages in start order: the victim starts last
-  MESSAGE("victim alone " << alone.fct_by_message_s[0] * 1e6 << " us, in the incast " << victim * 1e6
-                          << " us");
+  const double victim =
+      with.fct_by_message_s.back();  // messages in start order: the victim starts last
+  MESSAGE("victim alone " << alone.fct_by_message_s[0] * 1e6 << " us, in the incast "
+                          << victim * 1e6 << " us");
   CHECK(victim > 2.0 * alone.fct_by_message_s[0]);
 }
 
@@ -111,7 +112,8 @@ TEST_CASE("pfc incast: ECN thresholds above XOFF are flagged") {
   CHECK(flagged);
 }
 
-TEST_CASE("pfc incast: marking at enqueue also marks, and --json carries drops, pfc, ecn, warnings") {
+TEST_CASE(
+    "pfc incast: marking at enqueue also marks, and --json carries drops, pfc, ecn, warnings") {
   const app::RunResult r =
       app::run_scenario(incast({app::parse_override("fabric.switch.ecn.mark_on=enqueue")}));
   CHECK(r.ecn_marks > 0);
@@ -123,16 +125,16 @@ TEST_CASE("pfc incast: marking at enqueue also marks, and --json carries drops, 
   CHECK(j["pfc"]["pause_frames"].get<uint64_t>() == r.pause_frames);
   CHECK(j["pfc"]["paused_time_s"].get<double>() > 0);
   CHECK(j["pfc"]["top_paused_ports"].size() == 5);
-  CHECK(j["pfc"]["top_paused_ports"][0]["paused_time_s"].get<double>() ==
-        r.paused_ports[0].second);
+  CHECK(j["pfc"]["top_paused_ports"][0]["paused_time_s"].get<double>() == r.paused_ports[0].second);
   CHECK(j["ecn_marks"].get<uint64_t>() == r.ecn_marks);
   CHECK(j["warnings"].is_array());
 }
 
 TEST_CASE("pfc: with PFC and ECN off the packet model is unchanged (no pauses, no marks)") {
-  const app::RunResult r = app::run_scenario(incast({app::parse_override("fabric.switch.pfc.enabled=false"),
-                                                     app::parse_override("fabric.switch.ecn.enabled=false"),
-                                                     app::parse_override("fabric.switch.buffer=64MiB")}));
+  const app::RunResult r =
+      app::run_scenario(incast({app::parse_override("fabric.switch.pfc.enabled=false"),
+                                app::parse_override("fabric.switch.ecn.enabled=false"),
+                                app::parse_override("fabric.switch.buffer=64MiB")}));
   CHECK(total_drops(r) == 0);
   CHECK(r.pause_frames == 0);
   CHECK(r.ecn_marks == 0);

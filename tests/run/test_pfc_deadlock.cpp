@@ -17,7 +17,8 @@ namespace {
 app::Scenario deadlock_scenario(const std::vector<std::string>& sets = {}) {
   app::LoadOptions o;
   for (const auto& s : sets) o.overrides.push_back(app::parse_override(s));
-  return app::load_scenario_file(std::string(SYNCSIM_SOURCE_DIR) + "/scenarios/pfc-deadlock.yaml", o);
+  return app::load_scenario_file(std::string(SYNCSIM_SOURCE_DIR) + "/scenarios/pfc-deadlock.yaml",
+                                 o);
 }
 
 uint64_t drops(const app::RunResult& r, const std::string& reason) {
@@ -30,7 +31,8 @@ uint64_t drops(const app::RunResult& r, const std::string& reason) {
 
 }  // namespace
 
-TEST_CASE("pfc deadlock: the valley routes deadlock; the cycle is detected, named and the run stops") {
+TEST_CASE(
+    "pfc deadlock: the valley routes deadlock; the cycle is detected, named and the run stops") {
   const app::RunResult r = app::run_scenario(deadlock_scenario());
   REQUIRE(r.deadlock.detected);
   CHECK(r.deadlock.priority == 3);
@@ -98,10 +100,11 @@ TEST_CASE("pfc watchdog and route overrides: bad input is rejected") {
                   app::ScenarioError);
   CHECK_THROWS_AS(deadlock_scenario({"fabric.switch.pfc.watchdog={detection_time: 0us}"}),
                   app::ScenarioError);
-  CHECK_THROWS_AS(deadlock_scenario({"fabric.route_overrides=[{src: 0, dst: 1}]"}), app::ScenarioError);
-  CHECK_THROWS_WITH_AS(
-      app::run_scenario(deadlock_scenario({"fabric.route_overrides=[{src: 0, dst: 8, via: [spine0]}]"})),
-      doctest::Contains("fabric.route_overrides.0.via"), app::ScenarioError);
+  CHECK_THROWS_AS(deadlock_scenario({"fabric.route_overrides=[{src: 0, dst: 1}]"}),
+                  app::ScenarioError);
+  CHECK_THROWS_WITH_AS(app::run_scenario(deadlock_scenario(
+                           {"fabric.route_overrides=[{src: 0, dst: 8, via: [spine0]}]"})),
+                       doctest::Contains("fabric.route_overrides.0.via"), app::ScenarioError);
   // Detection off: the deadlocked run just ends when nothing moves any more, undetected.
   const app::RunResult off =
       app::run_scenario(deadlock_scenario({"fabric.switch.pfc.deadlock_detection_time=0us"}));

@@ -26,7 +26,8 @@ fabric:
   switch:
     buffer: 4MiB
     pfc: {enabled: true, lossless_priorities: [3]}
-  nic: {rx_pfc: )" + rx_pfc + R"(}
+  nic: {rx_pfc: )" + rx_pfc +
+                           R"(}
 traffic:
   - pattern: messages
     messages: [{src: 0, dst: 1, size: 4MB, start: 0us, priority: 3}]
@@ -88,10 +89,11 @@ app::RunResult incast_pfc(const std::string& quanta) {
 }
 }  // namespace
 
-TEST_CASE("pause quanta: refreshed while above XOFF, the incast stays lossless; refreshes are frames") {
-  const app::RunResult hold = incast_pfc("0");          // a PAUSE holds until RESUME
-  const app::RunResult full = incast_pfc("65535");      // 335 us at 100G, 84 us at 400G
-  const app::RunResult shortq = incast_pfc("2000");     // 10.24 us at 100G, 2.56 us at 400G
+TEST_CASE(
+    "pause quanta: refreshed while above XOFF, the incast stays lossless; refreshes are frames") {
+  const app::RunResult hold = incast_pfc("0");       // a PAUSE holds until RESUME
+  const app::RunResult full = incast_pfc("65535");   // 335 us at 100G, 84 us at 400G
+  const app::RunResult shortq = incast_pfc("2000");  // 10.24 us at 100G, 2.56 us at 400G
   for (const app::RunResult* r : {&hold, &full, &shortq}) {
     CHECK(r->counters.bytes_dropped == 0);
     CHECK(r->messages_completed == r->messages);
@@ -104,5 +106,6 @@ TEST_CASE("pause quanta: refreshed while above XOFF, the incast stays lossless; 
   CHECK(shortq.pause_frames > hold.pause_frames);
   CHECK(shortq.resume_frames == hold.resume_frames);
   CHECK(shortq.sim_time_s == doctest::Approx(hold.sim_time_s).epsilon(0.05));
-  MESSAGE("pause frames: until-RESUME " << hold.pause_frames << ", quanta 2000 " << shortq.pause_frames);
+  MESSAGE("pause frames: until-RESUME " << hold.pause_frames << ", quanta 2000 "
+                                        << shortq.pause_frames);
 }

@@ -7,8 +7,8 @@
 #include "run/collective_cmd.hpp"
 #include "run/runner.hpp"
 #include "scenario/scenario_loader.hpp"
-#include "tests/scenario/scenario_text_fixtures.hpp"
 #include "scenario/units.hpp"
+#include "tests/scenario/scenario_text_fixtures.hpp"
 
 using syncsim::app::CollectiveSweepOptions;
 using syncsim::app::load_scenario_text;
@@ -73,7 +73,8 @@ TEST_CASE("report: run's all_reduce numbers are syncsim collective's, exactly") 
   CHECK(r.report->large_bytes == large.size);
   CHECK(r.report->large_busbw_GBps == large.out_of_place.busbw);
   // Sanity against the fabric: a 1 MiB ring all-reduce cannot beat the 400G host links, and an 8 B
-  // one costs at least the protocol's per-step latencies (microseconds), far more than 1 MiB / 400G.
+  // one costs at least the protocol's per-step latencies (microseconds), far more than 1 MiB /
+  // 400G.
   CHECK(r.report->large_busbw_GBps > 0);
   CHECK(r.report->large_busbw_GBps < 50.0);
   CHECK(r.report->small_latency_s > 1e-6);
@@ -101,6 +102,7 @@ TEST_CASE("report: sizes need units and a sane range, keys are checked") {
             .find("expected a size from 4B to 64GiB") != std::string::npos);
   CHECK(error_of(with_report_line("allreduce_large: 1MiB", "allreduce_big: 1MiB"))
             .find("unknown key \"allreduce_big\"") != std::string::npos);
-  CHECK(error_of(with_report_line("  allreduce_large: 1MiB\n", ""))
-            .find("report.allreduce_large") != std::string::npos);
+  CHECK(
+      error_of(with_report_line("  allreduce_large: 1MiB\n", "")).find("report.allreduce_large") !=
+      std::string::npos);
 }

@@ -37,7 +37,8 @@ TEST_CASE("run: every scenario in scenarios/ conserves bytes" * doctest::test_su
     // Scale studies run at their smallest size here (docs/scale.md runs them in full).
     app::LoadOptions small;
     if (file.find("ddp-70b-16k.yaml") != std::string::npos) {
-      small.overrides = {{"fabric.fat_tree.pods", "1"}, {"fabric.fat_tree.leaves_per_pod", "2"},
+      small.overrides = {{"fabric.fat_tree.pods", "1"},
+                         {"fabric.fat_tree.leaves_per_pod", "2"},
                          {"workload.model", "llama3-8b"}};
     }
     if (file.find("capacity-70b-4k.yaml") != std::string::npos) {
@@ -67,7 +68,8 @@ TEST_CASE("run: every scenario in scenarios/ conserves bytes" * doctest::test_su
 TEST_CASE("run: same scenario and seed give identical JSON in one process") {
   app::LoadOptions opts;
   opts.overrides = {{"traffic.0.size", "1MiB"}};  // keeps the NVLink messages of traffic.1
-  const auto s = app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/ring-shift-8gpu.yaml", opts);
+  const auto s =
+      app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/ring-shift-8gpu.yaml", opts);
   const auto a = without_wall(app::to_json(app::run_scenario(s)));
   const auto b = without_wall(app::to_json(app::run_scenario(s)));
   CHECK(a == b);

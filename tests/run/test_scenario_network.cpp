@@ -1,7 +1,7 @@
-// scenario_network (run/runner.hpp): `syncsim run`, `syncsim collective` and the step model's private
-// timing runs see one fabric with everything the scenario sets on it. Until 2026-11-30 `syncsim
-// collective` built the bare fabric and silently ignored the scenario's transport, PFC/ECN/DCQCN and
-// the flow-level CC correction.
+// scenario_network (run/runner.hpp): `syncsim run`, `syncsim collective` and the step model's
+// private timing runs see one fabric with everything the scenario sets on it. Until 2026-11-30
+// `syncsim collective` built the bare fabric and silently ignored the scenario's transport,
+// PFC/ECN/DCQCN and the flow-level CC correction.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -26,7 +26,8 @@ fabric:
   host: {gpus: 1, nics: 1}
   links:
     host: {bandwidth: 100Gbps, delay: 500ns, mtu: 4096B, header: 64B}
-)" + extra_fabric + "traffic:\n  - {pattern: incast, senders: 1, receiver: 0, size: 1KB}\n";
+)" + extra_fabric +
+         "traffic:\n  - {pattern: incast, senders: 1, receiver: 0, size: 1KB}\n";
 }
 
 double collective_time_us(const app::Scenario& s, models::CollectiveOp op, int64_t bytes) {
@@ -43,7 +44,9 @@ double collective_time_us(const app::Scenario& s, models::CollectiveOp op, int64
 
 TEST_CASE("scenario_network carries the scenario's transport and flow CC correction") {
   const auto s = load_scenario_text(
-      scenario("flow", "  transport: {kind: tcp}\n  flow:\n    cc_correction: {contended_efficiency: 0.7}\n"),
+      scenario(
+          "flow",
+          "  transport: {kind: tcp}\n  flow:\n    cc_correction: {contended_efficiency: 0.7}\n"),
       "t.yaml");
   const net::NetworkSpec spec = app::scenario_network(s);
   CHECK(spec.transport.kind == net::TransportKind::Tcp);
@@ -61,7 +64,8 @@ TEST_CASE("syncsim collective honours the scenario's transport") {
   CHECK(t_tcp > t_roce * 1.5);
 }
 
-TEST_CASE("make_backend applies the spec's flow CC correction (the step model's timing runs use it)") {
+TEST_CASE(
+    "make_backend applies the spec's flow CC correction (the step model's timing runs use it)") {
   // The step model builds its own backends with make_backend(fidelity, sim, spec); the correction
   // travels in the spec. A 7 -> 1 incast: the leaf's port to host 0 is contended.
   auto finish_of_last = [](const std::string& yaml) {
@@ -69,7 +73,8 @@ TEST_CASE("make_backend applies the spec's flow CC correction (the step model's 
     const net::NetworkSpec spec = app::scenario_network(s);
     Simulation sim(1);
     auto backend = make_backend(s.fidelity, sim, spec);
-    for (uint32_t src = 1; src < 8; ++src) backend->start(TransferRequest{src, 0, Bytes{1'000'000}, 0});
+    for (uint32_t src = 1; src < 8; ++src)
+      backend->start(TransferRequest{src, 0, Bytes{1'000'000}, 0});
     sim.queue().run();
     Time last = Time::zero();
     for (const auto& r : backend->transfers()) last = std::max(last, r.finish);

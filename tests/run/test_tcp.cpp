@@ -10,8 +10,8 @@ using namespace syncsim;
 using namespace syncsim::lossy_test;
 
 TEST_CASE("host staging: a fair-share stage splits its rate between concurrent copies") {
-  // Rate 1 B/ps: 1000 B and 3000 B start together; both progress at 0.5 B/ps until the first ends at
-  // 2000 ps, then the second has 2000 B left alone: done at 4000 ps.
+  // Rate 1 B/ps: 1000 B and 3000 B start together; both progress at 0.5 B/ps until the first ends
+  // at 2000 ps, then the second has 2000 B left alone: done at 4000 ps.
   EventQueue q;
   std::vector<std::pair<uint32_t, int64_t>> done;
   FairShareStage stage(q, 1.0, [&](uint32_t id) { done.emplace_back(id, q.now().picoseconds()); });
@@ -28,18 +28,18 @@ TEST_CASE("host staging: one message pays a copy at each end, as the closed form
   // alone on an idle fabric.
   const std::string base = incast_yaml(1, "4MB", "64MiB", 0, "");
   const app::RunResult direct = run_yaml(base);
-  const app::RunResult staged = run_yaml(
-      base, {app::parse_override("fabric.transport.kind=roce_host_staged"),
-             app::parse_override("fabric.transport.host_staging.pcie=256Gbps"),
-             app::parse_override("fabric.transport.host_staging.host_memory=2400Gbps"),
-             app::parse_override("fabric.transport.host_staging.copy_latency=3us")});
+  const app::RunResult staged =
+      run_yaml(base, {app::parse_override("fabric.transport.kind=roce_host_staged"),
+                      app::parse_override("fabric.transport.host_staging.pcie=256Gbps"),
+                      app::parse_override("fabric.transport.host_staging.host_memory=2400Gbps"),
+                      app::parse_override("fabric.transport.host_staging.copy_latency=3us")});
   const double copy_s = 3e-6 + 4e6 / (256e9 / 8);
   CHECK(staged.fct.max_s == doctest::Approx(direct.fct.max_s + 2 * copy_s).epsilon(1e-9));
   // Host memory the bottleneck: 400 Gb/s of memory stages at 200 Gb/s.
-  const app::RunResult memory_bound = run_yaml(
-      base, {app::parse_override("fabric.transport.kind=roce_host_staged"),
-             app::parse_override("fabric.transport.host_staging.host_memory=400Gbps"),
-             app::parse_override("fabric.transport.host_staging.copy_latency=0us")});
+  const app::RunResult memory_bound =
+      run_yaml(base, {app::parse_override("fabric.transport.kind=roce_host_staged"),
+                      app::parse_override("fabric.transport.host_staging.host_memory=400Gbps"),
+                      app::parse_override("fabric.transport.host_staging.copy_latency=0us")});
   CHECK(memory_bound.fct.max_s ==
         doctest::Approx(direct.fct.max_s + 2 * 4e6 / (200e9 / 8)).epsilon(1e-9));
 }
@@ -56,14 +56,17 @@ TEST_CASE("tcp: a lone message completes without loss, one ACK per segment, slow
   CHECK(tcp.counters.bytes_injected == 1'000'000);
   CHECK(tcp.acks == (1'000'000 + 4095) / 4096);
   // Fixed costs per end (defaults): copy 5 us + 1 MB / 64 GB/s through the staging stage, stack
-  // 10 us + 40 ps/B. Slow start from 10 segments adds about one RTT (~2 us) at this BDP (~15 packets).
+  // 10 us + 40 ps/B. Slow start from 10 segments adds about one RTT (~2 us) at this BDP (~15
+  // packets).
   const double per_end = 5e-6 + 1e6 / 64e9 + 10e-6 + 40e-12 * 1e6;
   CHECK(tcp.fct.max_s > roce.fct.max_s + 2 * per_end);
   CHECK(tcp.fct.max_s < roce.fct.max_s + 2 * per_end + 5e-6);
 }
 
-TEST_CASE("tcp reno: an overflowing incast drops, fast-retransmits and still delivers every byte once") {
-  const std::string fabric = "  transport: {kind: tcp, tcp: {congestion_control: reno, rto_min: 1ms}}\n";
+TEST_CASE(
+    "tcp reno: an overflowing incast drops, fast-retransmits and still delivers every byte once") {
+  const std::string fabric =
+      "  transport: {kind: tcp, tcp: {congestion_control: reno, rto_min: 1ms}}\n";
   const std::string yaml = incast_yaml(16, "1MB", "1MiB", 0, fabric);
   const app::RunResult lossy = run_yaml(yaml);
   const app::RunResult roomy = run_yaml(yaml, {app::parse_override("fabric.switch.buffer=64MiB")});

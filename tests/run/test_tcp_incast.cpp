@@ -35,9 +35,10 @@ TEST_CASE("incast-tcp: drops and retransmission timeouts inflate the p99 complet
 
   const double vs_lossless = tcp.fct.p99_s / pfc.fct.p99_s;
   const double vs_dcqcn = tcp.fct.p99_s / dcqcn.fct.p99_s;
-  MESSAGE("p99: tcp " << tcp.fct.p99_s * 1e3 << " ms, lossless RoCE (incast-pfc) " << pfc.fct.p99_s * 1e3
-                      << " ms (x" << vs_lossless << "), DCQCN (incast-dcqcn) " << dcqcn.fct.p99_s * 1e3
-                      << " ms (x" << vs_dcqcn << ")");
+  MESSAGE("p99: tcp " << tcp.fct.p99_s * 1e3 << " ms, lossless RoCE (incast-pfc) "
+                      << pfc.fct.p99_s * 1e3 << " ms (x" << vs_lossless
+                      << "), DCQCN (incast-dcqcn) " << dcqcn.fct.p99_s * 1e3 << " ms (x" << vs_dcqcn
+                      << ")");
   // 16 x 4 MB through one 100G port takes >= 5.2 ms however it is shared; TCP's losses add RTOs
   // (5 ms) and go-back to slow start on top (seed 1: p99 8.38 ms against 5.20 ms lossless, x1.61,
   // and 6.52 ms with DCQCN, x1.29). A tail flow that waits out an RTO while the others drain

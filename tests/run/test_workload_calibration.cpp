@@ -3,9 +3,9 @@
 
 #include <filesystem>
 
+#include "calibration/profile.hpp"
 #include "run/runner.hpp"
 #include "scenario/scenario_loader.hpp"
-#include "calibration/profile.hpp"
 
 using namespace syncsim;
 
@@ -56,8 +56,10 @@ TEST_CASE("scenario: workload.calibration replaces the GPU's GEMM curve and HBM 
   // A big GEMM now follows the fitted curve exactly: 0.5 * I / (I + 200) of 900 TFLOP/s.
   const double n = 8192;
   const double intensity = 2 * n * n * n / (3 * n * n * 2);
-  const double expected = 2 * n * n * n / (900e12 * 0.5 * intensity / (intensity + 200)) + g.kernel_launch_s;
-  CHECK(models::gemm_seconds(g, models::DType::Bf16, n, n, n) == doctest::Approx(expected).epsilon(1e-9));
+  const double expected =
+      2 * n * n * n / (900e12 * 0.5 * intensity / (intensity + 200)) + g.kernel_launch_s;
+  CHECK(models::gemm_seconds(g, models::DType::Bf16, n, n, n) ==
+        doctest::Approx(expected).epsilon(1e-9));
   // And the step's compute gets slower (the curve sits well below the preset's 0.75 of 989).
   const auto a = app::run_scenario(plain);
   const auto b = app::run_scenario(tuned);
@@ -71,7 +73,8 @@ TEST_CASE("scenario: workload.calibration replaces the GPU's GEMM curve and HBM 
     app::load_scenario_text(scenario_with("  calibration: /nonexistent/profile.yaml\n"), "s.yaml");
     FAIL("expected a ScenarioError");
   } catch (const app::ScenarioError& e) {
-    CHECK(std::string(e.what()).starts_with("s.yaml:9:16: workload.calibration: expected a readable calibration profile"));
+    CHECK(std::string(e.what()).starts_with(
+        "s.yaml:9:16: workload.calibration: expected a readable calibration profile"));
   }
   std::filesystem::remove_all(dir);
 }

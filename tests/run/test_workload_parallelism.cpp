@@ -26,13 +26,16 @@ workload:
 )" + workload_lines;
 }
 
-std::string error_of(const std::string& yaml) { return syncsim::testing::scenario_error_of(yaml, {}, "p.yaml"); }
+std::string error_of(const std::string& yaml) {
+  return syncsim::testing::scenario_error_of(yaml, {}, "p.yaml");
+}
 
 }  // namespace
 
 TEST_CASE("scenario: workload parallelism keys parse") {
   const auto s = app::load_scenario_text(
-      scenario_with("  parallelism: fsdp\n  fsdp: {layers_per_unit: 2, streams: shared}\n"), "p.yaml");
+      scenario_with("  parallelism: fsdp\n  fsdp: {layers_per_unit: 2, streams: shared}\n"),
+      "p.yaml");
   REQUIRE(s.workload.has_value());
   CHECK(s.workload->step.parallelism == models::DataParallelism::Fsdp);
   CHECK(s.workload->step.fsdp.layers_per_unit == 2);
@@ -53,33 +56,43 @@ TEST_CASE("scenario: workload parallelism keys parse") {
 
 TEST_CASE("scenario: invalid parallel layouts are rejected at file:line:col") {
   // TP x PP x CP x DP larger than the fabric.
-  CHECK(error_of(scenario_with("  tensor_parallel: 8\n  data_parallel: 8\n")).find(
-            "p.yaml:11:18: workload.data_parallel: expected tensor_parallel x context_parallel x "
-            "pipeline_parallel x data_parallel (8 x 1 x 1 x 8 = 64) to be at most the fabric's 32") == 0);
+  CHECK(
+      error_of(scenario_with("  tensor_parallel: 8\n  data_parallel: 8\n"))
+          .find(
+              "p.yaml:11:18: workload.data_parallel: expected tensor_parallel x context_parallel x "
+              "pipeline_parallel x data_parallel (8 x 1 x 1 x 8 = 64) to be at most the fabric's "
+              "32") == 0);
   // TP x PP x CP not dividing the GPUs when data_parallel is left to fill the fabric.
-  CHECK(error_of(scenario_with("  tensor_parallel: 8\n  pipeline_parallel: 3\n")).find(
-            "p.yaml:10:20: workload.tensor_parallel: expected tensor_parallel x context_parallel x "
-            "pipeline_parallel (8 x 1 x 3 = 24) to divide the fabric's 32 GPUs") == 0);
-  CHECK(error_of(scenario_with("  pipeline_parallel: 5\n")).find(
-            "workload.pipeline_parallel: expected a pipeline-parallel degree dividing the 24 layers") !=
-        std::string::npos);
-  CHECK(error_of(scenario_with("  tensor_parallel: 4\n  context_parallel: 3\n")).find(
-            "p.yaml:11:21: workload.context_parallel") == 0);
-  CHECK(error_of(scenario_with("  tensor_parallel: 4\n  pipeline_parallel: 2\n  context_parallel: 2\n"
-                               "  data_parallel: 3\n"))
-            .find("workload.data_parallel: expected") != std::string::npos);
-  CHECK(error_of(scenario_with("  tensor_parallel: 3\n")).find("p.yaml:10:20: workload.tensor_parallel") == 0);
-  CHECK(error_of(scenario_with("  tensor_parallel: 0\n")).find("p.yaml:10:20: workload.tensor_parallel") == 0);
+  CHECK(error_of(scenario_with("  tensor_parallel: 8\n  pipeline_parallel: 3\n"))
+            .find("p.yaml:10:20: workload.tensor_parallel: expected tensor_parallel x "
+                  "context_parallel x "
+                  "pipeline_parallel (8 x 1 x 3 = 24) to divide the fabric's 32 GPUs") == 0);
+  CHECK(error_of(scenario_with("  pipeline_parallel: 5\n"))
+            .find("workload.pipeline_parallel: expected a pipeline-parallel degree dividing the 24 "
+                  "layers") != std::string::npos);
+  CHECK(error_of(scenario_with("  tensor_parallel: 4\n  context_parallel: 3\n"))
+            .find("p.yaml:11:21: workload.context_parallel") == 0);
+  CHECK(
+      error_of(scenario_with("  tensor_parallel: 4\n  pipeline_parallel: 2\n  context_parallel: 2\n"
+                             "  data_parallel: 3\n"))
+          .find("workload.data_parallel: expected") != std::string::npos);
+  CHECK(error_of(scenario_with("  tensor_parallel: 3\n"))
+            .find("p.yaml:10:20: workload.tensor_parallel") == 0);
+  CHECK(error_of(scenario_with("  tensor_parallel: 0\n"))
+            .find("p.yaml:10:20: workload.tensor_parallel") == 0);
   CHECK(error_of(scenario_with("  sequence_parallel: true\n")).find("workload.sequence_parallel") !=
         std::string::npos);
   // FSDP: a block without the mode, an unknown key, FSDP with model parallelism.
-  CHECK(error_of(scenario_with("  fsdp: {layers_per_unit: 2}\n")).find(
-            "p.yaml:10:9: workload.fsdp: an fsdp block needs workload.parallelism: fsdp") == 0);
-  CHECK(error_of(scenario_with("  parallelism: fsdp\n  fsdp: {unit: 2}\n")).find("workload.fsdp.unit") !=
-        std::string::npos);
-  CHECK(error_of(scenario_with("  parallelism: zero\n")).find("p.yaml:10:16: workload.parallelism") == 0);
-  CHECK(error_of(scenario_with("  parallelism: fsdp\n  tensor_parallel: 2\n")).find(
-            "workload.parallelism: fsdp composed with tensor") != std::string::npos);
+  CHECK(error_of(scenario_with("  fsdp: {layers_per_unit: 2}\n"))
+            .find("p.yaml:10:9: workload.fsdp: an fsdp block needs workload.parallelism: fsdp") ==
+        0);
+  CHECK(error_of(scenario_with("  parallelism: fsdp\n  fsdp: {unit: 2}\n"))
+            .find("workload.fsdp.unit") != std::string::npos);
+  CHECK(
+      error_of(scenario_with("  parallelism: zero\n")).find("p.yaml:10:16: workload.parallelism") ==
+      0);
+  CHECK(error_of(scenario_with("  parallelism: fsdp\n  tensor_parallel: 2\n"))
+            .find("workload.parallelism: fsdp composed with tensor") != std::string::npos);
 }
 
 TEST_CASE("run: the JSON says which engine produced the step") {
@@ -96,12 +109,14 @@ TEST_CASE("run: the JSON says which engine produced the step") {
   CHECK(fsdp["collectives"].size() == 3 * 24 + 2);
   CHECK(fsdp["collectives"][0]["kind"] == "all_gather");
   CHECK(fsdp["buckets"].empty());
-  const auto three_d = json_of("  tensor_parallel: 8\n  pipeline_parallel: 2\n  grad_accumulation: 4\n");
+  const auto three_d =
+      json_of("  tensor_parallel: 8\n  pipeline_parallel: 2\n  grad_accumulation: 4\n");
   CHECK(three_d["engine"] == "closed_form");
   CHECK(three_d["layout"]["data_parallel"] == 2);
   CHECK(three_d["bubble_fraction"].get<double>() > 0.0);
-  for (const char* key : {"step_time_s", "forward_s", "backward_s", "sync_s", "exposed_comm_s", "tail_s",
-                          "mfu", "tokens_per_s", "bytes_per_gpu", "pipeline_bubble_s", "tp_comm_s"}) {
+  for (const char* key :
+       {"step_time_s", "forward_s", "backward_s", "sync_s", "exposed_comm_s", "tail_s", "mfu",
+        "tokens_per_s", "bytes_per_gpu", "pipeline_bubble_s", "tp_comm_s"}) {
     CAPTURE(key);
     CHECK(three_d.contains(key));
   }

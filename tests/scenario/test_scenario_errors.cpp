@@ -356,8 +356,9 @@ TEST_CASE("scenario: the ring-shift traffic scenario loads") {
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CHECK(error_of(text, with_set({{"fabric.spine_leaf.spines", "4"}}))
             .starts_with("t.yaml:16:23: fabric.spine_leaf.oversubscription: "));
-  const Scenario swept = load_scenario_file(
-      file, with_set({{"fabric.spine_leaf.spines", "4"}, {"fabric.spine_leaf.oversubscription", "null"}}));
+  const Scenario swept =
+      load_scenario_file(file, with_set({{"fabric.spine_leaf.spines", "4"},
+                                         {"fabric.spine_leaf.oversubscription", "null"}}));
   CHECK(swept.fabric.spine_leaf.spines == 4u);
 }
 
@@ -366,7 +367,8 @@ TEST_CASE("scenario: a sweep block lists axes; bad ones name the path") {
 fabric: {topology: spine_leaf}
 traffic: [{pattern: all_to_all, size: 1KiB}]
 )";
-  const Scenario ok = load_scenario_text(base + "sweep: {fabric.links.host.bandwidth: [100Gbps, 400Gbps]}\n", "t.yaml");
+  const Scenario ok = load_scenario_text(
+      base + "sweep: {fabric.links.host.bandwidth: [100Gbps, 400Gbps]}\n", "t.yaml");
   REQUIRE(ok.sweep.size() == 1);
   CHECK(ok.sweep[0].first == "fabric.links.host.bandwidth");
   CHECK(ok.sweep[0].second == std::vector<std::string>{"100Gbps", "400Gbps"});
@@ -383,16 +385,21 @@ fabric:
 workload:
   model: llama3-8b
 )";
-  CHECK(error_of(base + "  gpu: tpu\n", {}).starts_with("t.yaml:7:8: workload.gpu: expected a GPU preset"));
+  CHECK(error_of(base + "  gpu: tpu\n", {})
+            .starts_with("t.yaml:7:8: workload.gpu: expected a GPU preset"));
   CHECK(error_of(base + "  data_parallel: 9\n", {})
-            .starts_with("t.yaml:7:18: workload.data_parallel: expected at most the fabric's 4 GPUs"));
+            .starts_with(
+                "t.yaml:7:18: workload.data_parallel: expected at most the fabric's 4 GPUs"));
   CHECK(error_of(base + "  ddp: {bucket_cap: 25MiB}\n", {})
             .starts_with("t.yaml:7:9: workload.ddp.bucket_cap: unknown key \"bucket_cap\""));
-  CHECK(error_of(base + "  algorithm: pairwise\n", {}).starts_with("t.yaml:7:14: workload.algorithm: "));
+  CHECK(error_of(base + "  algorithm: pairwise\n", {})
+            .starts_with("t.yaml:7:14: workload.algorithm: "));
   CHECK(error_of(R"(name: w
 fabric: {topology: spine_leaf}
 workload: {model: gpt5}
-)", {}).starts_with("t.yaml:3:19: workload.model: expected a model preset"));
+)",
+                 {})
+            .starts_with("t.yaml:3:19: workload.model: expected a model preset"));
   const Scenario ok = load_scenario_text(base + "  ddp: {bucket_cap_mb: 100}\n", "t.yaml");
   CHECK(ok.workload->step.ddp.bucket_cap == Bytes{100 << 20});
 }
@@ -429,34 +436,42 @@ TEST_CASE("scenario: PFC and ECN keys are checked with their ranges") {
   CHECK(error_of(with_switch("pfc: {enabled: true, bogus: 1}")) ==
         "t.yaml:10:26: fabric.switch.pfc.bogus: unknown key \"bogus\"; expected one of: enabled, "
         "lossless_priorities, threshold, xon_offset, headroom, response_time, "
-            "deadlock_detection_time, watchdog, pause_quanta");
+        "deadlock_detection_time, watchdog, pause_quanta");
   CHECK(error_of(with_switch("ecn: {enabled: true, kmin: 400KB, kmax: 100KB}")) ==
         "t.yaml:10:45: fabric.switch.ecn.kmax: expected kmax above kmin (400000 B), got 100000 B");
   CHECK(error_of(with_switch("ecn: {enabled: true, kmin: 40KB, kmax: 100KB, pmax: 0}")) ==
         "t.yaml:10:57: fabric.switch.ecn.pmax: expected 0 < pmax <= 1, got 0");
-  CHECK(error_of(with_switch("ecn: {enabled: true, kmin: 40KB}")) ==
-        "t.yaml:10:10: fabric.switch.ecn.kmax: missing key \"kmax\": give kmin and kmax together (or "
-        "neither, for the per-link-speed defaults)");
+  CHECK(
+      error_of(with_switch("ecn: {enabled: true, kmin: 40KB}")) ==
+      "t.yaml:10:10: fabric.switch.ecn.kmax: missing key \"kmax\": give kmin and kmax together (or "
+      "neither, for the per-link-speed defaults)");
   CHECK(error_of(with_switch("ecn: {mark_on: sometimes}")) ==
-        "t.yaml:10:20: fabric.switch.ecn.mark_on: expected one of: dequeue, enqueue; got \"sometimes\"");
-  CHECK(error_of(with_switch("pfc: {enabled: true, threshold: {static: 10KB}, xon_offset: 20KB}")) ==
-        "t.yaml:10:65: fabric.switch.pfc.xon_offset: expected xon_offset <= the static XOFF threshold "
-        "(10000 B) so that 0 <= XON < XOFF, got 20000 B");
-  CHECK(error_of(with_switch("pfc: {enabled: true, threshold: {static: 10KB, dynamic_alpha: 0.5}}")) ==
+        "t.yaml:10:20: fabric.switch.ecn.mark_on: expected one of: dequeue, enqueue; got "
+        "\"sometimes\"");
+  CHECK(
+      error_of(with_switch("pfc: {enabled: true, threshold: {static: 10KB}, xon_offset: 20KB}")) ==
+      "t.yaml:10:65: fabric.switch.pfc.xon_offset: expected xon_offset <= the static XOFF "
+      "threshold "
+      "(10000 B) so that 0 <= XON < XOFF, got 20000 B");
+  CHECK(error_of(
+            with_switch("pfc: {enabled: true, threshold: {static: 10KB, dynamic_alpha: 0.5}}")) ==
         "t.yaml:10:37: fabric.switch.pfc.threshold: expected exactly one of: static (bytes), "
         "dynamic_alpha (a fraction of the free shared buffer)");
   CHECK(error_of(with_switch("pfc: {enabled: true, threshold: {dynamic_alpha: 0}}")) ==
         "t.yaml:10:53: fabric.switch.pfc.threshold.dynamic_alpha: expected 0 < dynamic_alpha <= 16 "
         "(HPCC uses 0.125), got 0");
-  CHECK(error_of(with_switch("pfc: {enabled: true, lossless_priorities: [9]}")) ==
-        "t.yaml:10:48: fabric.switch.pfc.lossless_priorities.0: expected an integer in 0..7, got 9");
+  CHECK(
+      error_of(with_switch("pfc: {enabled: true, lossless_priorities: [9]}")) ==
+      "t.yaml:10:48: fabric.switch.pfc.lossless_priorities.0: expected an integer in 0..7, got 9");
   CHECK(error_of(with_switch("pfc: {enabled: true, lossless_priorities: []}")) ==
-        "t.yaml:10:47: fabric.switch.pfc.lossless_priorities: expected a non-empty list of priorities "
+        "t.yaml:10:47: fabric.switch.pfc.lossless_priorities: expected a non-empty list of "
+        "priorities "
         "like [3], got []");
-  CHECK(error_of(with_switch("pfc: {enabled: true, headroom: lots}")).rfind(
-            "t.yaml:10:36: fabric.switch.pfc.headroom: expected auto or a size like \"64KiB\", got "
-            "\"lots\"",
-            0) == 0);
+  CHECK(error_of(with_switch("pfc: {enabled: true, headroom: lots}"))
+            .rfind("t.yaml:10:36: fabric.switch.pfc.headroom: expected auto or a size like "
+                   "\"64KiB\", got "
+                   "\"lots\"",
+                   0) == 0);
   // The default lossless priority (3) needs a queue.
   CHECK(error_of(edit("  host:", "  switch: {priorities: 2, pfc: {enabled: true}}\n  host:")) ==
         "t.yaml:9:32: fabric.switch.pfc.lossless_priorities: expected lossless priorities in 0..1 "

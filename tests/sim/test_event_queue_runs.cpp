@@ -43,12 +43,14 @@ struct Tracer final : EventTarget {
   std::vector<std::pair<int64_t, uint64_t>> trace;
   void on_event(uint32_t /*kind*/, uint64_t id) override {
     trace.emplace_back(q->now().picoseconds(), id);
-    for (const Action& a : children_of(id, limit)) q->schedule(q->now() + Time::ps(a.delay_ps), this, 0, a.id);
+    for (const Action& a : children_of(id, limit))
+      q->schedule(q->now() + Time::ps(a.delay_ps), this, 0, a.id);
   }
 };
 
 // The reference: a binary heap of (time, insertion number, id).
-std::vector<std::pair<int64_t, uint64_t>> reference_trace(const std::vector<uint64_t>& roots, uint64_t limit) {
+std::vector<std::pair<int64_t, uint64_t>> reference_trace(const std::vector<uint64_t>& roots,
+                                                          uint64_t limit) {
   using Entry = std::tuple<int64_t, uint64_t, uint64_t>;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> pq;
   uint64_t seq = 0;

@@ -25,8 +25,12 @@ net::NetworkSpec spine_leaf(uint32_t leaves, uint32_t hosts_per_leaf, uint32_t g
 net::NetworkSpec fat_tree() {
   topo::FabricParams p;
   p.kind = topo::TopologyKind::FatTree;
-  p.fat_tree = topo::FatTreeParams{.k = std::nullopt, .pods = 3, .leaves_per_pod = 2,
-                                   .spines_per_pod = 2, .hosts_per_leaf = 2, .cores = 2};
+  p.fat_tree = topo::FatTreeParams{.k = std::nullopt,
+                                   .pods = 3,
+                                   .leaves_per_pod = 2,
+                                   .spines_per_pod = 2,
+                                   .hosts_per_leaf = 2,
+                                   .cores = 2};
   p.host.gpus = 4;
   p.host.nics = 4;
   return topo::build_fabric(p);
@@ -52,7 +56,8 @@ std::size_t leaves_used(const net::NetworkSpec& spec, const std::vector<uint32_t
 
 bool is_injection(const std::vector<uint32_t>& p, std::size_t gpus) {
   std::set<uint32_t> seen(p.begin(), p.end());
-  return seen.size() == p.size() && std::all_of(p.begin(), p.end(), [&](uint32_t g) { return g < gpus; });
+  return seen.size() == p.size() &&
+         std::all_of(p.begin(), p.end(), [&](uint32_t g) { return g < gpus; });
 }
 
 }  // namespace
@@ -60,7 +65,8 @@ bool is_injection(const std::vector<uint32_t>& p, std::size_t gpus) {
 TEST_CASE("placement: every policy is a permutation of distinct GPUs") {
   for (const auto& spec : {spine_leaf(4, 3, 2), fat_tree(), rail(4)}) {
     const auto gpus = static_cast<uint32_t>(spec.gpus.size());
-    for (Placement p : {Placement::Packed, Placement::Random, Placement::Spread, Placement::TopologyAware}) {
+    for (Placement p :
+         {Placement::Packed, Placement::Random, Placement::Spread, Placement::TopologyAware}) {
       CAPTURE(topo::to_string(p));
       for (uint32_t ranks : {1u, 5u, gpus / 2, gpus}) {
         const auto placement = topo::place_ranks(spec, ranks, p, 7);
@@ -69,7 +75,8 @@ TEST_CASE("placement: every policy is a permutation of distinct GPUs") {
       }
     }
   }
-  CHECK_THROWS_AS(topo::place_ranks(spine_leaf(2, 2, 1), 5, Placement::Packed, 1), std::invalid_argument);
+  CHECK_THROWS_AS(topo::place_ranks(spine_leaf(2, 2, 1), 5, Placement::Packed, 1),
+                  std::invalid_argument);
   CHECK_THROWS_AS(topo::parse_placement("clustered"), std::invalid_argument);
   CHECK(topo::parse_placement("topology_aware") == Placement::TopologyAware);
 }
@@ -78,8 +85,10 @@ TEST_CASE("placement: packed uses the fewest leaves, spread the most") {
   const auto spec = spine_leaf(4, 3, 2);  // 6 GPUs per leaf, 24 GPUs
   for (uint32_t ranks : {1u, 4u, 6u, 7u, 13u, 24u}) {
     CAPTURE(ranks);
-    CHECK(leaves_used(spec, topo::place_ranks(spec, ranks, Placement::Packed, 1)) == (ranks + 5) / 6);
-    CHECK(leaves_used(spec, topo::place_ranks(spec, ranks, Placement::Spread, 1)) == std::min(ranks, 4u));
+    CHECK(leaves_used(spec, topo::place_ranks(spec, ranks, Placement::Packed, 1)) ==
+          (ranks + 5) / 6);
+    CHECK(leaves_used(spec, topo::place_ranks(spec, ranks, Placement::Spread, 1)) ==
+          std::min(ranks, 4u));
   }
   // Spread interleaves pods: the first three ranks of the fat-tree land in three different pods.
   const auto ft = fat_tree();
@@ -99,7 +108,8 @@ TEST_CASE("placement: random is determined by the seed") {
   CHECK(a != topo::place_ranks(spec, gpus, Placement::Packed, 42));
 }
 
-TEST_CASE("placement: topology_aware keeps host-to-host ring hops under one leaf (rail-optimized)") {
+TEST_CASE(
+    "placement: topology_aware keeps host-to-host ring hops under one leaf (rail-optimized)") {
   const auto spec = rail(6);  // 4 rail leaves, NIC g of every host on rail leaf g
   const auto leaf = topo::gpu_leaves(spec);
   auto crossing_hops = [&](const std::vector<uint32_t>& p) {
