@@ -121,8 +121,8 @@ int64_t nccl_chunk_bytes(CollectiveAlgo algo, NcclProtocol proto, int64_t protoc
   const double nsteps = 1.0 + log2_nodes + 0.1 * ppn;
   // Whole chunks per channel, in integers as NCCL counts them.
   auto pieces = [&] {
-    return static_cast<double>(bytes /
-                               (int64_t{channels} * chunk));  // NOLINT(bugprone-integer-division)
+    const int64_t whole_chunks = bytes / (int64_t{channels} * chunk);
+    return static_cast<double>(whole_chunks);
   };
   while (pieces() < nsteps * 64 / ppn && chunk > 131072) chunk /= 2;
   while (pieces() < nsteps * 16 / ppn && chunk > 32768) chunk /= 2;

@@ -124,9 +124,8 @@ TEST_CASE("calibrate report: a profile without the line, and a scenario too smal
 
   // Through the command: JSON, and usage errors.
   std::ostringstream out;
-  CHECK(app::calibrate_main({"report", SYNCSIM_TEST_DATA_DIR "/nccl/all_reduce_8r.log", "--profile",
-                             path, "--json"},
-                            out) == 0);  // NOLINT(bugprone-suspicious-missing-comma)
+  const std::string log_path = SYNCSIM_TEST_DATA_DIR "/nccl/all_reduce_8r.log";
+  CHECK(app::calibrate_main({"report", log_path, "--profile", path, "--json"}, out) == 0);
   const auto j = nlohmann::json::parse(out.str());
   CHECK(j["profile"] == path);
   CHECK(j["warnings"].size() == 1);

@@ -96,8 +96,9 @@ TEST_CASE(
   single.start(TransferRequest{0, 1, Bytes{m}, 0});
   probe.queue().run();
   const double t_idle = single.transfers()[0].finish.seconds();
-  const double t_wire = Bandwidth::gbps(100).tx_time(Bytes{4096 + 64}).seconds() *
-                        (m / 4096);  // NOLINT(bugprone-integer-division): whole packets
+  const auto whole_packets = m / 4096;
+  const double t_wire =
+      Bandwidth::gbps(100).tx_time(Bytes{4096 + 64}).seconds() * static_cast<double>(whole_packets);
   const double alpha = t_idle - t_wire;
   CHECK(alpha > 7 * t_wire / 2);  // latency-dominated chunk
   CHECK(alpha < 7 * t_wire);      // but 8 in flight cover it: bandwidth-bound with 8 slots
