@@ -11,7 +11,8 @@ namespace {
 
 // src/graph/search.cc: the per-channel speeds (GB/s) the search tries, fastest first; "intra" on
 // one node, "inter" across nodes.
-constexpr double kIntraSm80[] = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0};
+constexpr double kIntraSm80[] = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0,
+                                 9.0,  7.0,  6.0,  5.0,  4.0,  3.0};
 constexpr double kInterSm80[] = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
                                  7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 constexpr double kIntraSm90[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};

@@ -37,12 +37,12 @@ struct NcclSystem {
 };
 
 struct NcclChannels {
-  uint32_t search_channels = 1;  // the ring graph's nChannels (after ncclTopoDupChannels)
-  double search_bw_GBps = 0;     // per search channel: graph->bwIntra == bwInter
-  uint32_t channels = 1;         // comm->nChannels: the channels a collective runs on
+  uint32_t search_channels = 1;   // the ring graph's nChannels (after ncclTopoDupChannels)
+  double search_bw_GBps = 0;      // per search channel: graph->bwIntra == bwInter
+  uint32_t channels = 1;          // comm->nChannels: the channels a collective runs on
   uint32_t default_channels = 1;  // what NCCL picks unrequested (== channels unless requested)
-  uint32_t nics_used = 0;        // NICs per node the channels leave through (0 on one node)
-  bool requested = false;        // channels were given (collective.channels / --channels)
+  uint32_t nics_used = 0;         // NICs per node the channels leave through (0 on one node)
+  bool requested = false;         // channels were given (collective.channels / --channels)
 };
 
 // NCCL's channels for `system`; `requested` (NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS = N) replaces
