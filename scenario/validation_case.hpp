@@ -74,10 +74,10 @@ struct MeasuredValue {
   // that could be checked.
   std::optional<double> value;
   MeasuredUnit unit;
-  std::optional<int64_t> size;      // bytes, for a collective metric
-  std::vector<Override> overrides;  // this value's `set:`, after the case's
-  std::string inexpressible;        // this value alone cannot be expressed (why)
-  CasePosition where;
+  std::optional<int64_t> size{};      // bytes, for a collective metric
+  std::vector<Override> overrides{};  // this value's `set:`, after the case's
+  std::string inexpressible{};        // this value alone cannot be expressed (why)
+  CasePosition where{};
 };
 
 struct ValidationCase {
