@@ -93,7 +93,7 @@ struct PlanOptions {
   // (recvcount * n) for ReduceScatter/AllGather, and sendcount * n (one rank's send buffer) for
   // AllToAll. Split into parts of whole bytes; remainders go to the first parts.
   int64_t bytes = 0;
-  uint32_t channels = 1;    // Ring, Hierarchical (inter-node rings): parallel rings
+  uint32_t channels = 1;    // Ring, Tree, Hierarchical (inter-node rings): NCCL's channels
   int64_t chunk_bytes = 0;  // pipelining granularity (Ring, Tree, SendRecv); 0 = no pipelining
   uint32_t root = 0;        // Broadcast/Reduce root, SendRecv sender
   uint32_t peer = 1;        // SendRecv receiver
@@ -112,7 +112,9 @@ struct PlanOptions {
 
 // Builds the plan, or throws std::invalid_argument for an unsupported (op, algo) pair or bad
 // parameters. Supported: Ring: AllReduce, ReduceScatter, AllGather, Broadcast, Reduce (chains from
-// the root); Tree (double binary tree): AllReduce, Broadcast, Reduce; HalvingDoubling: AllReduce,
+// the root); Tree: AllReduce (NCCL's: per channel, node chains and a node tree, the two trees of
+// a double binary tree on the two halves of the channels), Broadcast, Reduce (a rank-level double
+// binary tree); HalvingDoubling: AllReduce,
 // ReduceScatter, AllGather; Hierarchical: AllReduce; Pairwise: AllToAll, SendRecv.
 CollectivePlan build_plan(const PlanOptions& options);
 

@@ -16,8 +16,9 @@ double allreduce_transfers(CollectiveAlgo algo, double n, double bytes, double c
   if (n <= 1) return 0;
   switch (algo) {
     case CollectiveAlgo::Tree:
-      // Two trees, reduce then broadcast along n-1 edges, chunked.
-      return 2.0 * 2.0 * (n - 1) * ceil_div(bytes / 2.0, chunk);
+      // Per channel a tree over all ranks (node chains and the node tree): reduce then broadcast
+      // along its n-1 edges, chunked.
+      return channels * 2.0 * (n - 1) * ceil_div(bytes / channels, chunk);
     case CollectiveAlgo::HalvingDoubling: {
       // p = 2^floor(log2 n) ranks halve and double (p log2 p transfers each way); the n - p extra
       // ranks fold in and out (one transfer each way).

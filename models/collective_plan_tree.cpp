@@ -1,5 +1,8 @@
-// Double binary tree plans (two complementary trees, half the buffer each): all_reduce (reduce up,
-// broadcast down), broadcast, reduce.
+// Tree plans. all_reduce as NCCL runs it (src/graph/trees.cc, connect.cc, device/all_reduce.h): per
+// channel, a chain through each node's GPUs and a binary tree over the nodes, half of the channels
+// on NCCL's first tree and half on its second (mirrored for an even node count, shifted for an
+// odd one), reduce up the chains and the tree, then broadcast back down. Broadcast and reduce: a
+// rank-level double binary tree from the root (two complementary trees, half the buffer each).
 #include "models/collective_plan_builder.hpp"
 
 #include <vector>
@@ -39,9 +42,127 @@ Tree make_tree(const std::vector<uint32_t>& order) {
   return t;
 }
 
+// NCCL's ncclGetBtree: the parent of `node` in a binary tree over `nodes` (kNone for the root,
+// node 0). The tree is built from the binary representation: a node's parent clears its lowest
+// set bit and sets the next one, falling back to clearing it when that leaves the range.
+uint32_t btree_parent(uint32_t nodes, uint32_t node) {
+  if (node == 0) return kNone;
+  uint32_t bit = 1;
+  while (bit < nodes && (bit & node) == 0) bit <<= 1;
+  uint32_t up = (node ^ bit) | (bit << 1);
+  if (up >= nodes) up = node ^ bit;
+  return up;
+}
+
+// NCCL's ncclGetDtree, second tree: mirrored (even node counts) or shifted by one (odd).
+uint32_t dtree_parent(uint32_t nodes, uint32_t node, uint32_t tree) {
+  if (tree == 0) return btree_parent(nodes, node);
+  if (nodes % 2 == 1) {
+    const uint32_t up = btree_parent(nodes, (node + nodes - 1) % nodes);
+    return up == kNone ? kNone : (up + 1) % nodes;
+  }
+  const uint32_t up = btree_parent(nodes, nodes - 1 - node);
+  return up == kNone ? kNone : nodes - 1 - up;
+}
+
+// Node-level tree: parents and a children-first order (a node after all of its descendants).
+struct NodeTree {
+  std::vector<uint32_t> parent;
+  std::vector<uint32_t> children_first;
+  std::vector<std::vector<uint32_t>> children;
+};
+
+NodeTree node_tree(uint32_t nodes, uint32_t tree) {
+  NodeTree t;
+  t.parent.resize(nodes);
+  t.children.assign(nodes, {});
+  uint32_t root = 0;
+  for (uint32_t v = 0; v < nodes; ++v) {
+    t.parent[v] = dtree_parent(nodes, v, tree);
+    if (t.parent[v] == kNone) {
+      root = v;
+    } else {
+      t.children[t.parent[v]].push_back(v);
+    }
+  }
+  // Iterative post-order from the root.
+  std::vector<std::pair<uint32_t, std::size_t>> stack{{root, 0}};
+  while (!stack.empty()) {
+    auto& [v, next] = stack.back();
+    if (next < t.children[v].size()) {
+      const uint32_t child = t.children[v][next++];
+      stack.emplace_back(child, 0);
+    } else {
+      t.children_first.push_back(v);
+      stack.pop_back();
+    }
+  }
+  return t;
+}
+
+// NCCL's all_reduce tree: every channel reduces its share of the buffer up each node's chain (its
+// GPUs in order, starting at the GPU on the channel's NIC, which is the node's head and talks to
+// the other nodes' heads) and up the node tree, then broadcasts it back down the same edges.
+void build_nccl_allreduce_tree(CollectivePlan& plan, const PlanOptions& o) {
+  const uint32_t n = o.ranks;
+  const uint32_t g = o.gpus_per_host == 0 ? 1 : std::min(o.gpus_per_host, n);
+  const uint32_t nodes = (n + g - 1) / g;
+  const uint32_t rails = std::max(1u, std::min(o.nics_per_host == 0 ? g : o.nics_per_host, g));
+  const uint32_t channels = o.channels;
+  // Channels 0..C/2-1 run the first tree and the rest the second (NCCL: channel c and
+  // c + nChannels share a search channel and take the two trees of ncclGetDtree).
+  const uint32_t half = std::max(1u, channels / 2);
+  const NodeTree trees[2] = {node_tree(nodes, 0), node_tree(nodes, 1)};
+  const auto channel_bytes = split_bytes(o.bytes, channels);
+  std::vector<std::vector<ChunkRange>> pieces(channels);
+  for (uint32_t ch = 0; ch < channels; ++ch) {
+    for (int64_t piece : split_bytes(channel_bytes[ch], pieces_for(channel_bytes[0], o.chunk_bytes))) {
+      pieces[ch].push_back(ChunkRange{Builder::add_chunk(plan, piece), 1});
+    }
+  }
+  Builder b(plan, o.connection_depth);
+  std::vector<uint32_t> chain;
+  for (uint32_t ch = 0; ch < channels; ++ch) {
+    const NodeTree& tr = trees[(ch / half) % 2];
+    // The chain of node v for this channel: its local GPUs from the one on the channel's rail
+    // (GPU l has NIC floor(l * rails / g)), cyclically.
+    const uint32_t head_local = (ch % rails) * g / rails;
+    auto chain_of = [&](uint32_t v) -> const std::vector<uint32_t>& {
+      chain.clear();
+      const uint32_t first = v * g;
+      const uint32_t size = std::min(g, n - first);
+      for (uint32_t i = 0; i < size; ++i) chain.push_back(first + (head_local % size + i) % size);
+      return chain;
+    };
+    auto head_of = [&](uint32_t v) {
+      const uint32_t size = std::min(g, n - v * g);
+      return v * g + head_local % size;
+    };
+    for (const ChunkRange& piece : pieces[ch]) {
+      for (uint32_t v : tr.children_first) {  // up: chain tail to head, then head to parent
+        const std::vector<uint32_t>& c = chain_of(v);
+        for (std::size_t i = c.size() - 1; i > 0; --i) b.transfer(c[i], c[i - 1], piece, ch, true);
+        if (tr.parent[v] != kNone) b.transfer(head_of(v), head_of(tr.parent[v]), piece, ch, true);
+      }
+      for (auto it = tr.children_first.rbegin(); it != tr.children_first.rend(); ++it) {
+        const uint32_t v = *it;  // down: parent first; head to child heads, then down the chain
+        for (uint32_t child : tr.children[v]) {
+          b.transfer(head_of(v), head_of(child), piece, ch, false);
+        }
+        const std::vector<uint32_t>& c = chain_of(v);
+        for (std::size_t i = 0; i + 1 < c.size(); ++i) b.transfer(c[i], c[i + 1], piece, ch, false);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void build_tree(CollectivePlan& plan, const PlanOptions& o) {
+  if (o.op == CollectiveOp::AllReduce) {
+    build_nccl_allreduce_tree(plan, o);
+    return;
+  }
   const uint32_t n = o.ranks;
   const uint32_t root = o.op == CollectiveOp::AllReduce ? 0 : o.root;
   // Two complementary trees: the second shifts the in-order part by one position, so nodes that are

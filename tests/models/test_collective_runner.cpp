@@ -134,12 +134,13 @@ TEST_CASE("collective ring all_reduce on the packet backend is within 3% of the 
 }
 
 TEST_CASE("collective double binary tree: small-message latency grows like log2(n)") {
-  // Tiny messages: each tree edge costs one hop time; the taller tree has 1 + floor(log2(n-1))
-  // edges (a root with one child over an in-order tree), crossed up and then down.
+  // Tiny messages on one channel (the whole 8 B on one tree): each tree edge costs one hop time;
+  // NCCL's binary tree (a root with one child, ncclGetBtree) is 1 + floor(log2(n-1)) edges tall,
+  // crossed up and then down.
   std::vector<double> per_hop;
   for (uint32_t n : {4u, 8u, 16u, 32u}) {
     const auto spec = topo::build_fabric(one_host_per_leaf(n));
-    const double hop = single_transfer(spec, 0, 1, 4).seconds();
+    const double hop = single_transfer(spec, 0, 1, 8).seconds();
     Simulation sim(1);
     AnalyticBackend backend(sim, spec);
     PlanOptions o;

@@ -2,6 +2,9 @@
 // on those machines ("N coll channels" INFO lines) or derived by hand from its search rules.
 #include <doctest/doctest.h>
 
+#include <string>
+
+#include "models/collective_cost.hpp"
 #include "models/gpu.hpp"
 #include "models/nccl_channels.hpp"
 #include "models/nccl_setup.hpp"
@@ -94,4 +97,36 @@ TEST_CASE("GPU presets carry their NVLink as NCCL rates it") {
   CHECK(gpu_preset("h100")->compute_capability == 90);
   CHECK_FALSE(gpu_preset("a100")->nvswitch_sharp);
   CHECK(gpu_preset("h200")->nvswitch_sharp);
+}
+
+TEST_CASE("NCCL's predicted time never decreases with size, per (algorithm, protocol) and for auto") {
+  // DGX H100 nodes with 8 x 400G NICs, 1, 2, 16 and 128 nodes, 8 B .. 8 GiB.
+  for (uint32_t nodes : {1u, 2u, 16u, 128u}) {
+    const NcclChannels ch = nccl_channels(shape("h100", nodes, 8, 8, 400), std::nullopt);
+    for (CollectiveOp op : {CollectiveOp::AllReduce, CollectiveOp::AllGather,
+                            CollectiveOp::ReduceScatter, CollectiveOp::Broadcast}) {
+      const NcclCostInputs in = nccl_cost_inputs(op, nodes * 8, 8, ch);
+      CAPTURE(nodes);
+      CAPTURE(std::string(to_string(op)));
+      for (CollectiveAlgo algo : {CollectiveAlgo::Ring, CollectiveAlgo::Tree}) {
+        for (NcclProtocol p : {NcclProtocol::LL, NcclProtocol::LL128, NcclProtocol::Simple}) {
+          double previous = 0;
+          for (int64_t bytes = 8; bytes <= (int64_t{8} << 30); bytes *= 2) {
+            const double t = nccl_predicted_time_us(algo, p, in, bytes);
+            if (t < 0) break;  // NCCL does not run this pair for the op
+            CAPTURE(bytes);
+            CHECK(t >= previous);
+            previous = t;
+          }
+        }
+      }
+      double previous = 0;
+      for (int64_t bytes = 8; bytes <= (int64_t{8} << 30); bytes *= 2) {
+        const NcclChoice c = nccl_choose(in, bytes);
+        CAPTURE(bytes);
+        CHECK(c.time_us >= previous);
+        previous = c.time_us;
+      }
+    }
+  }
 }

@@ -79,7 +79,7 @@ TEST_CASE("apply_protocol_timing keeps a fixed step latency and the caller's oth
   CHECK_FALSE(run.pxn);
 }
 
-TEST_CASE("apply_nccl_step_setup: Simple timing, NCCL's 2 MiB chunk unless the step sets one") {
+TEST_CASE("apply_nccl_step_setup: Simple timing, NCCL's chunk unless the step sets one") {
   StepConfig step;
   step.algorithm = CollectiveAlgo::Tree;
   const CollectiveConfig config;
@@ -89,7 +89,10 @@ TEST_CASE("apply_nccl_step_setup: Simple timing, NCCL's 2 MiB chunk unless the s
   CHECK(step.channels == 16);
   const ProtocolTiming simple = protocol_timing(CollectiveAlgo::Tree, NcclProtocol::Simple, config);
   CHECK(t.launch_us == simple.launch_us);
-  CHECK(step.chunk_bytes == int64_t{2} << 20);
+  CHECK(step.chunk_bytes == int64_t{512} << 10);  // tree Simple: one 512 KiB slot (ring: 2 MiB)
+  StepConfig ring;
+  apply_nccl_step_setup(ring, config, channels);
+  CHECK(ring.chunk_bytes == int64_t{2} << 20);
   CHECK(step.collective.wire_factor == 1.0);
   CHECK(step.collective.launch_latency == Time::from_seconds(simple.launch_us * 1e-6));
   CHECK(step.collective.step_latency == Time::from_seconds(simple.step_intra_us * 1e-6));
