@@ -103,9 +103,9 @@ ProtocolTiming protocol_timing(CollectiveAlgo algo, NcclProtocol proto, const Co
   const auto capacity = static_cast<int64_t>(static_cast<double>(buffer) / t.wire_factor);
   const int64_t slot = std::max<int64_t>(1, capacity / c.steps);
   // enqueue.cc: chunkSteps (NCCL_STEPS / 2) applies to Ring Simple only; trees move one slot.
-  const uint32_t slots_per_transfer =
-      proto == NcclProtocol::Simple && algo != CollectiveAlgo::Tree ? std::max(1u, c.steps / 2)
-                                                                     : 1u;
+  const uint32_t slots_per_transfer = proto == NcclProtocol::Simple && algo != CollectiveAlgo::Tree
+                                          ? std::max(1u, c.steps / 2)
+                                          : 1u;
   t.chunk_bytes = slot * slots_per_transfer;
   t.pipeline_depth = std::max(1u, c.steps / slots_per_transfer);
   return t;

@@ -116,7 +116,8 @@ void build_nccl_allreduce_tree(CollectivePlan& plan, const PlanOptions& o) {
   const auto channel_bytes = split_bytes(o.bytes, channels);
   std::vector<std::vector<ChunkRange>> pieces(channels);
   for (uint32_t ch = 0; ch < channels; ++ch) {
-    for (int64_t piece : split_bytes(channel_bytes[ch], pieces_for(channel_bytes[0], o.chunk_bytes))) {
+    for (int64_t piece :
+         split_bytes(channel_bytes[ch], pieces_for(channel_bytes[0], o.chunk_bytes))) {
       pieces[ch].push_back(ChunkRange{Builder::add_chunk(plan, piece), 1});
     }
   }

@@ -133,17 +133,14 @@ struct StepBreakdown {
 StepBreakdown closed_form_step(const StepInputs& in, double model_flops, int64_t gpus,
                                double peak_flops_per_gpu);
 
-// A bucket all-reduce at the bandwidth bound takes 2 (n-1)/n S / B (B: one GPU's share of its host
-// link; ring and tree send the same bytes per rank). A ring comes close; NCCL's double binary tree
-// does not: an inner node sends to two children while it receives from them, its up and down
-// pipelines share the links, and each chunk crosses ~2 log2(n) levels. This factor puts tree
-// buckets at that many times the bound in the closed-form DDP step that estimates a run's simulated
-// time (run/estimate.cpp). It is fitted on the step, not on one bucket (most buckets hide behind
-// backward; alone, one 25 MiB bucket over 1k GPUs takes ~2.2x the bound): on
-// scenarios/ddp-70b-16k.yaml at 1k GPUs (fabric.fat_tree.pods=1) the expected step is 9.14 s
-// against 9.114 s simulated; it was 1.58 while tree plans wrongly used PXN.
-// tests/run/test_tree_step_factor.cpp re-checks it against the simulated step. Only expected times
-// use it (the run estimate and its progress display); the simulated step is the answer.
-inline constexpr double kTreeAllReduceTimeOverBandwidthBound = 1.15;
+// A bucket all-reduce at the bandwidth bound takes 2 (n-1)/n S / B, B a node's bus bandwidth (its
+// NICs, over which NCCL spreads its channels). NCCL's trees (a chain inside each node, a double
+// binary tree between nodes, one per channel) reach it for the large buckets of a DDP step: on
+// scenarios/ddp-70b-16k.yaml at 1k GPUs (fabric.fat_tree.pods=1) the closed-form step at factor
+// 1.0 is 6.744 s against 6.747 s simulated. (It was 1.15 while trees were rank-level and ran on
+// one channel, and 1.58 while tree plans wrongly used PXN.) tests/run/test_tree_step_factor.cpp
+// re-checks it against the simulated step. Only expected times use it (the run estimate and its
+// progress display); the simulated step is the answer.
+inline constexpr double kTreeAllReduceTimeOverBandwidthBound = 1.0;
 
 }  // namespace syncsim::models

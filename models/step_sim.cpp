@@ -116,8 +116,8 @@ std::optional<Extrapolation> extrapolation_for(const StepConfig& config, uint32_
   const auto edges = static_cast<int64_t>(n - 1);
   if (config.algorithm == CollectiveAlgo::Tree) {
     const auto trees = static_cast<int64_t>(config.channels);  // one tree per channel
-    unit = trees * config.chunk_bytes;                          // one chunk in each
-    transfers_per_unit = trees * 2 * edges;                     // each: up and down every edge
+    unit = trees * config.chunk_bytes;                         // one chunk in each
+    transfers_per_unit = trees * 2 * edges;                    // each: up and down every edge
   } else if (config.algorithm == CollectiveAlgo::Ring) {
     const auto segments = static_cast<int64_t>(config.channels) * n;
     unit = segments * config.chunk_bytes;       // one chunk per segment of every channel

@@ -70,7 +70,8 @@ double traffic_bytes(const models::TrafficSpec& t, double gpus) {
 }
 
 // The closed form (models/step_model.hpp) on unperturbed compute, with each bucket's all-reduce at
-// the bandwidth bound of one GPU's NIC share, 2 (n-1)/n S / B, times the tree's measured factor
+// the bandwidth bound 2 (n-1)/n S / B, B the bus bandwidth of a node (its NICs, NCCL's channels
+// spread over all of them; NVLink when the ranks fit in one host), times the tree's measured factor
 // over it for tree all-reduces (models::kTreeAllReduceTimeOverBandwidthBound), plus NCCL's launch
 // latency. Only the progress display and the estimate use this; the simulated step is the answer.
 double expected_ddp_step_s(const models::StepConfig& c, double n, const topo::FabricParams& fabric,
@@ -83,10 +84,10 @@ double expected_ddp_step_s(const models::StepConfig& c, double n, const topo::Fa
   in.backward = ct.backward;
   in.optimizer = c.optimizer.value_or(
       models::adam_time(static_cast<double>(models::total_parameters(c.model)), c.gpu));
-  const double nic_share = static_cast<double>(std::max<uint32_t>(1, fabric.host.nics)) /
-                           static_cast<double>(std::max<uint32_t>(1, fabric.host.gpus));
-  const double bytes_per_s =
-      fabric.links.host.bandwidth.bytes_per_second() * std::min(1.0, nic_share);
+  const uint32_t g = std::max<uint32_t>(1, fabric.host.gpus);
+  const double bytes_per_s = n <= g ? fabric.links.nvlink.bandwidth.bytes_per_second()
+                                    : fabric.links.host.bandwidth.bytes_per_second() *
+                                          std::max<uint32_t>(1, std::min(fabric.host.nics, g));
   for (const auto& b : buckets) {
     const double bytes = static_cast<double>(b.size.count());
     const double slowdown = c.algorithm == models::CollectiveAlgo::Tree

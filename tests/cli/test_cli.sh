@@ -252,10 +252,11 @@ fi
 if [ -z "${SYNCSIM_SANITIZED:-}" ]; then
   check "packet estimate within 3x of peak RSS" ratio_ok "$tmp/est2.json"
 fi
-# Extrapolated buckets: the estimate sizes the samples that run (the same decision as the step).
+# Extrapolated buckets: the estimate sizes the samples that run (the same decision as the step): at
+# 256 ranks the 2.1 GB and 940 MB buckets (NCCL tree units of 16 channels x 512 KiB).
 "$bin" run "$src/scenarios/ddp-70b-16k.yaml" --set fabric.fat_tree.pods=1 --set fabric.fat_tree.leaves_per_pod=8 \
   --set workload.bucket_timing=extrapolate --json --quiet >"$tmp/est3.json" 2>/dev/null
-check "estimate extrapolates the buckets the step extrapolates" python3 -c "import json,sys; d=json.load(open(sys.argv[1])); n=len(d['bucket_timing']['extrapolated_bucket_bytes']); sys.exit(0 if n == 3 and d['estimate']['extrapolated_buckets'] == n else 1)" "$tmp/est3.json"
+check "estimate extrapolates the buckets the step extrapolates" python3 -c "import json,sys; d=json.load(open(sys.argv[1])); n=len(d['bucket_timing']['extrapolated_bucket_bytes']); sys.exit(0 if n == 2 and d['estimate']['extrapolated_buckets'] == n else 1)" "$tmp/est3.json"
 if [ -z "${SYNCSIM_SANITIZED:-}" ]; then
   check "extrapolated-bucket estimate within 3x of peak RSS" ratio_ok "$tmp/est3.json"
 fi

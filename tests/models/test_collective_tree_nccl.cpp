@@ -91,9 +91,8 @@ TEST_CASE("NCCL tree all_reduce: plan size estimate is exact when channels divid
   for (uint32_t channels : {1u, 4u, 16u}) {
     const int64_t bytes = int64_t{channels} * 3'000'000;
     const CollectivePlan plan = build_plan(tree_options(32, 8, 8, channels, bytes, 1 << 20));
-    const PlanSizeEstimate e =
-        plan_size_estimate(CollectiveAlgo::Tree, 32, static_cast<double>(bytes), 1 << 20,
-                           channels, 8);
+    const PlanSizeEstimate e = plan_size_estimate(CollectiveAlgo::Tree, 32,
+                                                  static_cast<double>(bytes), 1 << 20, channels, 8);
     CHECK(e.transfers == doctest::Approx(static_cast<double>(plan.transfer_count())));
     CHECK(e.steps == doctest::Approx(static_cast<double>(plan.steps.size())));
   }

@@ -99,7 +99,8 @@ TEST_CASE("GPU presets carry their NVLink as NCCL rates it") {
   CHECK(gpu_preset("h200")->nvswitch_sharp);
 }
 
-TEST_CASE("NCCL's predicted time never decreases with size, per (algorithm, protocol) and for auto") {
+TEST_CASE(
+    "NCCL's predicted time never decreases with size, per (algorithm, protocol) and for auto") {
   // DGX H100 nodes with 8 x 400G NICs, 1, 2, 16 and 128 nodes, 8 B .. 8 GiB.
   for (uint32_t nodes : {1u, 2u, 16u, 128u}) {
     const NcclChannels ch = nccl_channels(shape("h100", nodes, 8, 8, 400), std::nullopt);

@@ -339,7 +339,8 @@ TEST_CASE("scenario: the ring-shift traffic scenario loads") {
   CHECK(s.fabric.host.gpus == 8);
   CHECK(s.fabric.links.host.bandwidth == Bandwidth::gbps(400));
   CHECK(s.fabric.links.fabric.delay == Time::us(1));
-  CHECK(s.fabric.links.nvlink.bandwidth == Bandwidth::gbps(3600));
+  CHECK(s.fabric.links.nvlink.bandwidth ==
+        Bandwidth::bps(2'966'400'000'000));  // h100: 18 x 20.6 GB/s
   CHECK(s.fabric.switch_params.buffer == Bytes{64 << 20});
   CHECK(s.fabric.switch_params.priorities == 8);
   REQUIRE(s.traffic.size() == 2);

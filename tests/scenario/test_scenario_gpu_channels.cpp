@@ -47,13 +47,13 @@ TEST_CASE("host GPU: workload.gpu or fabric.host.gpu picks the preset, whose NVL
   CHECK(s.fabric.links.nvlink.bandwidth == Bandwidth::bps(1'920'000'000'000));  // 12 x 20.0 GB/s
   std::string host = kFabric;
   host.replace(host.find("{gpus: 8, nics: 8}"), 18, "{gpus: 8, nics: 8, gpu: b200}");
-  const Scenario b = load_scenario_text(host + "traffic: [{pattern: ring_shift, size: 1MiB}]\n",
-                                        "t.yaml");
+  const Scenario b =
+      load_scenario_text(host + "traffic: [{pattern: ring_shift, size: 1MiB}]\n", "t.yaml");
   CHECK(b.host_gpu.name == "b200");
   CHECK(b.fabric.links.nvlink.bandwidth == Bandwidth::bps(5'774'400'000'000));  // 18 x 40.1 GB/s
   // An explicit NVLink bandwidth wins over the preset.
-  std::string explicit_nvlink = kFabric + "    nvlink: {bandwidth: 3600Gbps}\n" + kWorkload +
-                                "  gpu: a100\n";
+  std::string explicit_nvlink =
+      kFabric + "    nvlink: {bandwidth: 3600Gbps}\n" + kWorkload + "  gpu: a100\n";
   CHECK(load_scenario_text(explicit_nvlink, "t.yaml").fabric.links.nvlink.bandwidth ==
         Bandwidth::gbps(3600));
   // The two must agree; an unknown preset is an error at its position.
