@@ -83,6 +83,10 @@ struct Scenario {
   uint64_t seed = 1;
   Fidelity fidelity = Fidelity::Packet;
   topo::FabricParams fabric;
+  // The hosts' GPU (`fabric.host.gpu`, else `workload.gpu`, else h100): its NVLink sets the
+  // fabric's NVLink port unless `fabric.links.nvlink.bandwidth` is given, and NCCL's channel search
+  // reads its generation.
+  models::GpuSpec host_gpu;
   NetworkBehaviour network;  // the rest of `fabric:`
   std::vector<models::TrafficSpec> traffic;
   models::CollectiveConfig collective;  // `collective:` (NCCL knobs for `syncsim collective`)
@@ -95,6 +99,9 @@ struct Scenario {
   std::vector<RouteOverrideSpec> route_overrides;  // `fabric.route_overrides`
   std::optional<ReportSpec> report;                // `report:`
   net::FlowCcCorrection flow_cc;                   // `fabric.flow.cc_correction` (flow fidelity)
+  // `file:line:col: path: message` warnings found while reading (aliases, ignored settings); every
+  // command prints them.
+  std::vector<std::string> load_warnings;
 };
 
 }  // namespace syncsim::app
