@@ -291,6 +291,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   Simulation sim(scenario.seed);
   std::unique_ptr<TransferBackend> backend = make_backend(scenario.fidelity, sim, spec);
   RunResult r;
+  r.warnings = scenario.warnings;  // the load-time checks first
   r.messages = messages.size();
   TrafficInjector injector(*backend, std::move(messages));
   if (scenario.workload) {

@@ -35,6 +35,8 @@ struct WorkloadSpec {
 struct CollectiveCalibration {
   std::string file;
   std::vector<calibration::CollectiveProfile> collectives;
+  std::string gpu_name{};  // the profile's `gpu.name` and `gpu.count` (empty, 0: not recorded)
+  int gpu_count = 0;
 };
 
 // `observe:` time series and the flow-rate window (packet fidelity). Sampling never perturbs the
@@ -95,6 +97,10 @@ struct Scenario {
   std::vector<RouteOverrideSpec> route_overrides;  // `fabric.route_overrides`
   std::optional<ReportSpec> report;                // `report:`
   net::FlowCcCorrection flow_cc;                   // `fabric.flow.cc_correction` (flow fidelity)
+  // Legal but likely wrong inputs found while loading (a setting the fidelity ignores, a TP group
+  // spanning hosts, a profile from other hardware), each "dotted.path: message"; the runner
+  // reports them first among the run's warnings.
+  std::vector<std::string> warnings;
 };
 
 }  // namespace syncsim::app

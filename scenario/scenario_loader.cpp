@@ -124,6 +124,7 @@ Scenario load(const std::string& text, const std::string& source, const LoadOpti
     scenario.seed = *options.seed;
   }
   yaml_reader::validate(in, scenario);
+  scenario.warnings = in.warnings();
   return scenario;
 }
 
