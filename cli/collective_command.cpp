@@ -39,7 +39,8 @@ int collective_command(const std::vector<std::string>& args, std::ostream& out) 
       "smallest size; K/M/G/T are powers of 1024 as in nccl-tests, or units like 64MiB, 1GB")(
       "max-bytes,e", po::value<std::string>()->default_value("32M"), "largest size")(
       "step-factor,f", po::value<int64_t>()->default_value(2), "size multiplier between rows")(
-      "channels", po::value<uint32_t>(), "parallel rings (default: collective.channels, 1)")(
+      "channels", po::value<uint32_t>(),
+      "NCCL channels (default: collective.channels, auto = NCCL's own count)")(
       "chunk-bytes", po::value<std::string>(),
       "pipelining chunk (0: none; default: from the protocol's buffer size and steps)")(
       "root", po::value<uint32_t>()->default_value(0), "broadcast/reduce root, send_recv sender")(
@@ -118,14 +119,31 @@ int collective_command(const std::vector<std::string>& args, std::ostream& out) 
     result.sweep = run_collective_sweep(scenario, o);
   }
   const CollectiveSweep& sweep = result.sweep;
+  std::vector<std::string> warnings = scenario.load_warnings;
+  warnings.insert(warnings.end(), result.warnings.begin(), result.warnings.end());
+  const models::NcclChannels& ch = sweep.channels;
   if (vm.count("json")) {
     nlohmann::json j = nccl_tests_json(sweep.header, sweep.rows);
     j["model"] = result.calibrated ? "calibrated" : o.nccl_model ? "nccl" : "sim";
     if (calibrated) j["calibration"] = calibration->file;
-    j["warnings"] = result.warnings;
+    if (!result.calibrated) {
+      j["nccl"] = {{"channels", ch.channels},
+                   {"channels_requested", ch.requested},
+                   {"default_channels", ch.default_channels},
+                   {"nics_per_node", ch.nics_used},
+                   {"search_channels", ch.search_channels},
+                   {"search_bw_GBps", ch.search_bw_GBps}};
+    }
+    j["warnings"] = warnings;
     out << j.dump(2) << "\n";
   } else {
-    for (const std::string& w : result.warnings) out << "# warning: " << w << "\n";
+    for (const std::string& w : warnings) out << "# warning: " << w << "\n";
+    if (!result.calibrated) {
+      out << "# syncsim: NCCL channels " << ch.channels
+          << (ch.requested ? " (requested; NCCL's own " + std::to_string(ch.default_channels) + ")"
+                           : " (auto)")
+          << ", NICs per node " << ch.nics_used << "\n";
+    }
     out << format_nccl_tests(sweep.header, sweep.rows);
   }
   return 0;

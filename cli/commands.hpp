@@ -12,6 +12,9 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
 int collective_command(const std::vector<std::string>& args, std::ostream& out);
 int bench_command(const std::vector<std::string>& args, std::ostream& out);
 // Usage errors print "syncsim sweep: ..." to `err` and return 2; ScenarioError propagates.
+// `syncsim validate`: 0 all within tolerance, 3 some not (run/validate.hpp); bad case files throw
+// ScenarioError (exit 2).
+int validate_command(const std::vector<std::string>& args, std::ostream& out);
 int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace syncsim::app

@@ -1,6 +1,7 @@
 // syncsim command line: picks the command and maps its errors to exit codes. Each command lives in
 // its own file (cli/commands.hpp); this file only dispatches.
-// Exit codes: 0 success, 2 bad input (scenario or arguments), 1 internal failure.
+// Exit codes: 0 success, 2 bad input (scenario or arguments), 1 internal failure; `validate` exits
+// 3 when some case is out of tolerance.
 #include <iostream>
 #include <string>
 #include <vector>
@@ -38,6 +39,8 @@ const char* kUsage =
     "  sweep SCENARIO --vary PATH=V1,V2,...  one row per point of a parameter grid (CSV/JSON; "
     "threads, MPI)\n"
     "  plot RESULTS.csv --x COL --y COL --out FILE.svg  render sweep results with gnuplot\n"
+    "  validate [CASE_OR_GROUP...]  the validation suite against public measurements (exit 3: "
+    "some case out of tolerance)\n"
     "\n"
     "`syncsim <command> --help` describes a command's options.\n";
 
@@ -48,6 +51,7 @@ int dispatch(const std::string& command, const std::vector<std::string>& args) {
   if (command == "collective") return app::collective_command(args, std::cout);
   if (command == "sweep") return app::sweep_main(args, std::cout, std::cerr);
   if (command == "plot") return app::plot_main(args, std::cout, std::cerr);
+  if (command == "validate") return app::validate_command(args, std::cout);
   std::cerr << "syncsim: unknown command \"" << command << "\"\n" << kUsage;
   return kExitBadInput;
 }

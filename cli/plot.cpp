@@ -27,7 +27,8 @@ namespace {
 const char* kUsage =
     "usage: syncsim plot RESULTS.csv --x COLUMN --y COLUMN [--series COLUMN[,COLUMN...]] --out "
     "FILE.svg|FILE.png\n"
-    "                    [--title TEXT] [--xlabel TEXT] [--ylabel TEXT] [--logx] [--logy]\n"
+    "                    [--title TEXT] [--xlabel TEXT] [--ylabel TEXT] [--logx] [--logy] "
+    "[--points] [--diagonal]\n"
     "\n"
     "Draws COLUMN y against COLUMN x from a `syncsim sweep` CSV with gnuplot (Debian package\n"
     "gnuplot-nox), one line per value of --series (per combination of values when it names "
@@ -314,7 +315,7 @@ std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec) {
   for (const auto& key : series_order) {
     if (block) s << ", \\\n     ";
     s << "$d" << block++ << " using 1:2" << (numeric ? "" : ":xtic(3)")
-      << " with linespoints lw 2 ";
+      << (spec.points ? " with points " : " with linespoints lw 2 ");
     if (styled) {
       // gnuplot point types: filled circle, open square, open triangle, open inverted triangle,
       // open diamond.
@@ -323,11 +324,16 @@ std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec) {
       const auto [colour, style] = series_style[key];
       s << "lc " << colour + 1 << " dt " << style % kStyles + 1 << " pt "
         << kPointTypes[style % kStyles] << " ps " << (style % kStyles == 0 ? "1" : "1.6") << " ";
+    } else if (spec.points) {
+      // One marker shape per series: filled circle, square, triangle, diamond, inverted triangle.
+      constexpr int kMarkers[] = {7, 5, 9, 13, 11};
+      s << "pt " << kMarkers[(block - 1) % (sizeof kMarkers / sizeof kMarkers[0])] << " ps 1.4 ";
     } else {
       s << "pt 7 ";
     }
     s << "title " << gp_quote(has_series ? key : spec.y);
   }
+  if (spec.diagonal) s << ", \\\n     x with lines dt 2 lc rgb 'gray40' title 'y = x'";
   s << "\n";
   return s.str();
 }
@@ -370,7 +376,9 @@ int plot_main(const std::vector<std::string>& args, std::ostream& out, std::ostr
         "x axis label (default: the column's name)")("ylabel", po::value<std::string>(&spec.ylabel),
                                                      "y axis label (default: the column's name)")(
         "logx", po::bool_switch(&spec.logx), "logarithmic x axis")(
-        "logy", po::bool_switch(&spec.logy), "logarithmic y axis");
+        "logy", po::bool_switch(&spec.logy), "logarithmic y axis")(
+        "points", po::bool_switch(&spec.points), "markers only, no lines between points")(
+        "diagonal", po::bool_switch(&spec.diagonal), "add a dashed y = x line");
     po::options_description hidden;
     hidden.add_options()("csv", po::value<std::vector<std::string>>(), "sweep results");
     po::options_description all;

@@ -3,7 +3,8 @@
 //
 //   syncsim plot RESULTS.csv --x COLUMN --y COLUMN [--series COLUMN[,COLUMN...]] --out
 //   FILE.svg|FILE.png
-//                [--title TEXT] [--xlabel TEXT] [--ylabel TEXT] [--logx] [--logy]
+//                [--title TEXT] [--xlabel TEXT] [--ylabel TEXT] [--logx] [--logy] [--points]
+//                [--diagonal]
 //
 // Writes a self-contained gnuplot script next to the picture (FILE.svg.gp, data inline) and runs
 // gnuplot on it. An x column of numbers with one common unit suffix (400Gbps, 800Gbps) is plotted
@@ -41,6 +42,8 @@ struct PlotSpec {
   std::string title;
   std::string xlabel, ylabel;  // empty: the column's name (x: with its unit suffix, as before)
   bool logx = false, logy = false;
+  bool points = false;    // markers only, no lines between them (values that are not a series)
+  bool diagonal = false;  // a dashed y = x line (predicted against measured)
 };
 // The gnuplot script (data inline) that draws `spec` from `table`.
 std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec);

@@ -23,9 +23,11 @@ NcclProtocol parse_nccl_protocol(std::string_view text);
 // NCCL's knobs for simulated collectives (the scenario's `collective:` section), with NCCL's
 // defaults. Buffer sizes are per channel and connection, in wire bytes; NCCL_STEPS slots each.
 struct CollectiveConfig {
-  std::optional<CollectiveAlgo> algorithm;      // nullopt: auto (NCCL's cost model, per size)
-  std::optional<NcclProtocol> protocol;         // nullopt: auto
-  uint32_t channels = 1;                        // parallel rings / tree pairs
+  std::optional<CollectiveAlgo> algorithm;  // nullopt: auto (NCCL's cost model, per size)
+  std::optional<NcclProtocol> protocol;     // nullopt: auto
+  // NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS; nullopt: auto, NCCL's own count for the node shape
+  // (models/nccl_channels.hpp: 16 on DGX H100 nodes with 8 NICs, 24 inside one).
+  std::optional<uint32_t> channels;
   int64_t buffer_size = int64_t{4} << 20;       // NCCL_BUFFSIZE (Simple): 4 MiB
   int64_t ll_buffer_size = int64_t{512} << 10;  // DEFAULT_LL_BUFFSIZE: 8 lines x 512 thr x 8 x 16 B
   int64_t ll128_buffer_size = 4'915'200;        // DEFAULT_LL128_BUFFSIZE: 120 x 640 thr x 8 x 8 B

@@ -9,6 +9,11 @@ namespace {
 
 std::vector<GpuSpec> presets() {
   // Dense TFLOP/s; HBM and NVLink in bytes/s (NVLink per direction = half the datasheet's total).
+  // NVLink links per GPU: A100 12 x NVLink3, H100/H200 18 x NVLink4, B200 18 x NVLink5 (NVIDIA
+  // datasheets: 600 GB/s, 900 GB/s, 1.8 TB/s bidirectional). SM counts: A100 108, H100/H200 SXM5
+  // 132 (Hopper whitepaper), B200 148 (Blackwell datasheet). NCCL's per-link rates: see gpu.hpp.
+  // PCIe: A100 Gen4, H100/H200 Gen5 (datasheets); B200 Gen5 on the GPU-NIC path, as the
+  // ConnectX-7 NICs of HGX B200 systems are PCIe Gen5 x16 devices.
   return {
       GpuSpec{.name = "a100",
               .bf16_tflops = 312,
@@ -17,7 +22,14 @@ std::vector<GpuSpec> presets() {
               .tf32_tflops = 156,
               .hbm_bytes_per_s = 2.039e12,
               .nvlink_bytes_per_s = 300e9,
-              .memory_bytes = 80e9},
+              .memory_bytes = 80e9,
+              .nvlink_generation = 3,
+              .nvlink_links = 12,
+              .nccl_nvlink_link_bytes_per_s = 20.0e9,
+              .nvswitch_sharp = false,
+              .compute_capability = 80,
+              .sm_count = 108,
+              .pcie_generation = 4},
       GpuSpec{.name = "h100",
               .bf16_tflops = 989,
               .fp16_tflops = 989,
@@ -25,7 +37,14 @@ std::vector<GpuSpec> presets() {
               .tf32_tflops = 494,
               .hbm_bytes_per_s = 3.35e12,
               .nvlink_bytes_per_s = 450e9,
-              .memory_bytes = 80e9},
+              .memory_bytes = 80e9,
+              .nvlink_generation = 4,
+              .nvlink_links = 18,
+              .nccl_nvlink_link_bytes_per_s = 20.6e9,
+              .nvswitch_sharp = true,
+              .compute_capability = 90,
+              .sm_count = 132,
+              .pcie_generation = 5},
       GpuSpec{.name = "h200",
               .bf16_tflops = 989,
               .fp16_tflops = 989,
@@ -33,7 +52,14 @@ std::vector<GpuSpec> presets() {
               .tf32_tflops = 494,
               .hbm_bytes_per_s = 4.8e12,
               .nvlink_bytes_per_s = 450e9,
-              .memory_bytes = 141e9},
+              .memory_bytes = 141e9,
+              .nvlink_generation = 4,
+              .nvlink_links = 18,
+              .nccl_nvlink_link_bytes_per_s = 20.6e9,
+              .nvswitch_sharp = true,
+              .compute_capability = 90,
+              .sm_count = 132,
+              .pcie_generation = 5},
       GpuSpec{.name = "b200",
               .bf16_tflops = 2250,
               .fp16_tflops = 2250,
@@ -41,12 +67,20 @@ std::vector<GpuSpec> presets() {
               .tf32_tflops = 1100,
               .hbm_bytes_per_s = 8e12,
               .nvlink_bytes_per_s = 900e9,
-              .memory_bytes = 180e9},
+              .memory_bytes = 180e9,
+              .nvlink_generation = 5,
+              .nvlink_links = 18,
+              .nccl_nvlink_link_bytes_per_s = 40.1e9,
+              .nvswitch_sharp = true,
+              .compute_capability = 100,
+              .sm_count = 148,
+              .pcie_generation = 5},
   };
 }
 
 constexpr double kTile = 128.0;
-constexpr double kSms = 132.0;  // H100 SXM; wave quantization only needs the order of magnitude
+// Presets without an SM count (a calibrated GPU keeps its preset's): H100 SXM's.
+constexpr double kDefaultSms = 132.0;
 
 }  // namespace
 
@@ -61,6 +95,10 @@ std::vector<std::string> gpu_preset_names() {
   std::vector<std::string> names;
   for (const auto& g : presets()) names.push_back(g.name);
   return names;
+}
+
+double nccl_nvlink_bytes_per_s(const GpuSpec& gpu) {
+  return gpu.nvlink_links * gpu.nccl_nvlink_link_bytes_per_s;
 }
 
 double peak_flops(const GpuSpec& gpu, DType dtype) {
@@ -80,8 +118,9 @@ double peak_flops(const GpuSpec& gpu, DType dtype) {
 double gemm_seconds(const GpuSpec& gpu, DType dtype, double m, double n, double k) {
   const double flops = 2.0 * m * n * k;
   const double tiles = std::ceil(m / kTile) * std::ceil(n / kTile);
-  const double waves = std::ceil(tiles / kSms);
-  const double wave_efficiency = tiles / (waves * kSms);
+  const double sms = gpu.sm_count > 0 ? gpu.sm_count : kDefaultSms;
+  const double waves = std::ceil(tiles / sms);
+  const double wave_efficiency = tiles / (waves * sms);
   const double element_bytes = dtype == DType::Fp8 ? 1.0 : dtype == DType::Tf32 ? 4.0 : 2.0;
   double efficiency = gpu.max_gemm_efficiency * wave_efficiency;
   if (gpu.gemm_intensity_half > 0) {

@@ -16,8 +16,22 @@ struct GpuSpec {
   double fp8_tflops = 0;  // 0 where unsupported
   double tf32_tflops = 0;
   double hbm_bytes_per_s = 0;
-  double nvlink_bytes_per_s = 0;  // per direction, per GPU
+  double nvlink_bytes_per_s = 0;  // per direction, per GPU, signalling rate (datasheet)
   double memory_bytes = 0;
+  // NVLink as NCCL sees it: the generation, links per GPU and NCCL's per-link data bandwidth
+  // (src/graph/topo.h: SM80_NVLINK_BW 20.0, SM90_NVLINK_BW 20.6, SM100_NVLINK_BW 40.1 GB/s, against
+  // 25 / 25 / 50 GB/s signalling per link and direction). links x that rate is what NCCL's copy
+  // kernels get out of a GPU's NVLinks; the fabric's NVLink port defaults to it (scenario loader).
+  uint32_t nvlink_generation = 0;
+  uint32_t nvlink_links = 0;
+  double nccl_nvlink_link_bytes_per_s = 0;
+  // NVSwitch generation 3 or later with NVLink SHARP (multimem reductions in the switch): the
+  // HGX H100/H200/B200 baseboards. NCCL's NVLS algorithms need it.
+  bool nvswitch_sharp = false;
+  uint32_t compute_capability = 0;  // 80 Ampere, 90 Hopper, 100 Blackwell: NCCL's tables
+  uint32_t sm_count = 0;            // streaming multiprocessors (datasheet / whitepaper)
+  // PCIe generation of the GPU-NIC path (x16), which NCCL's search rates (nccl_channels.hpp).
+  uint32_t pcie_generation = 0;
   // Fraction of peak a large, well-shaped GEMM reaches (cuBLAS on big square-ish shapes). The
   // default 0.75 is a typical published figure for H100/A100 BF16 GEMMs at 8k x 8k x 8k; replace it
   // with a calibration profile's measurement when one exists.
@@ -31,6 +45,9 @@ struct GpuSpec {
 };
 
 // a100 (SXM4 80GB), h100 (SXM5), h200 (SXM), b200 (HGX): NVIDIA datasheets.
+
+// links x NCCL's per-link rate: the NVLink bandwidth per GPU and direction NCCL's copies reach.
+double nccl_nvlink_bytes_per_s(const GpuSpec& gpu);
 std::optional<GpuSpec> gpu_preset(const std::string& name);
 std::vector<std::string> gpu_preset_names();
 

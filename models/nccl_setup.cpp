@@ -38,26 +38,47 @@ NcclSetup nccl_setup(const NcclCollective& c, const CollectiveConfig& config,
   return s;
 }
 
-ProtocolTiming apply_nccl_step_setup(StepConfig& step, const CollectiveConfig& config) {
+ProtocolTiming apply_nccl_step_setup(StepConfig& step, const CollectiveConfig& config,
+                                     const NcclChannels& channels) {
   const ProtocolTiming timing = protocol_timing(step.algorithm, NcclProtocol::Simple, config);
+  step.channels = channels.channels;
   step.collective = apply_protocol_timing(step.collective, timing);
   if (step.chunk_bytes == 0) step.chunk_bytes = timing.chunk_bytes;
   return timing;
 }
 
-NcclCostInputs nccl_cost_inputs(CollectiveOp op, uint32_t ranks, uint32_t channels,
-                                uint32_t gpus_per_host, uint32_t nics_per_host, Bandwidth nvlink,
-                                Bandwidth host_link) {
+NcclCostInputs nccl_cost_inputs(CollectiveOp op, uint32_t ranks, uint32_t gpus_per_host,
+                                const NcclChannels& channels) {
   NcclCostInputs cost;
   cost.op = op;
   const uint32_t g = std::max(1u, gpus_per_host);
   cost.gpus_per_node = std::min(ranks, g);
   cost.nodes = (ranks + g - 1) / g;
-  cost.channels = channels;
-  const double nic_share = static_cast<double>(std::min(nics_per_host, g)) / g;
-  cost.bw_intra = nvlink.bytes_per_second() / 1e9 / channels;
-  cost.bw_inter = host_link.bytes_per_second() * nic_share / 1e9 / channels;
+  uint32_t graph_channels = channels.search_channels;
+  if (channels.requested && channels.channels < channels.default_channels) {
+    const uint64_t scaled =
+        (uint64_t{channels.channels} * channels.search_channels + channels.default_channels - 1) /
+        channels.default_channels;
+    graph_channels = static_cast<uint32_t>(std::max<uint64_t>(1, scaled));
+  }
+  cost.channels = graph_channels;
+  cost.bw_intra = channels.search_bw_GBps;
+  cost.bw_inter = channels.search_bw_GBps;
   return cost;
+}
+
+NcclSystem nccl_system(uint32_t ranks, uint32_t gpus_per_host, uint32_t nics_per_host,
+                       Bandwidth nic, Bandwidth nvlink, const GpuSpec& gpu) {
+  NcclSystem s;
+  const uint32_t g = std::max(1u, gpus_per_host);
+  s.nodes = std::max(1u, (ranks + g - 1) / g);
+  s.gpus_per_node = std::min(std::max(1u, ranks), g);
+  s.nics_per_node = nics_per_host;
+  s.nic_GBps = static_cast<double>(nic.bits_per_second()) / 8e9;  // NCCL: Mb/s / 8000
+  s.pcie_GBps = nccl_pcie_x16_GBps(gpu.pcie_generation);
+  s.nvlink_GBps = nvlink.bytes_per_second() / 1e9;
+  s.compute_capability = gpu.compute_capability;
+  return s;
 }
 
 NcclProtocol nccl_best_protocol(CollectiveAlgo algo, const NcclCostInputs& cost, int64_t bytes) {

@@ -11,6 +11,8 @@
 #include "models/collective_cost.hpp"
 #include "models/collective_plan.hpp"
 #include "models/collective_runner.hpp"
+#include "models/gpu.hpp"
+#include "models/nccl_channels.hpp"
 #include "models/step_sim.hpp"
 #include "sim/core/units.hpp"
 
@@ -51,16 +53,24 @@ NcclSetup nccl_setup(const NcclCollective& c, const CollectiveConfig& config,
 
 // A training step's collectives. NCCL moves large gradients with the Simple protocol: its base
 // latency once per collective (bucket), its per-step NVLink / network latencies, and its chunk
-// (2 MiB with NCCL's defaults) where step.chunk_bytes is 0. Sets step.collective and
-// step.chunk_bytes and returns the timing it used. The step's plans keep a connection depth of 1.
-ProtocolTiming apply_nccl_step_setup(StepConfig& step, const CollectiveConfig& config);
+// (2 MiB with NCCL's defaults) where step.chunk_bytes is 0, on NCCL's channels. Sets
+// step.collective, step.chunk_bytes and step.channels and returns the timing it used. The step's
+// plans keep a connection depth of 1.
+ProtocolTiming apply_nccl_step_setup(StepConfig& step, const CollectiveConfig& config,
+                                     const NcclChannels& channels);
 
-// NCCL's cost-model inputs for `ranks` ranks filling hosts of `gpus_per_host` GPUs in order: the
-// per-channel bandwidths are the NVLink and per-GPU NIC share of the host link split over the
-// channels.
-NcclCostInputs nccl_cost_inputs(CollectiveOp op, uint32_t ranks, uint32_t channels,
-                                uint32_t gpus_per_host, uint32_t nics_per_host, Bandwidth nvlink,
-                                Bandwidth host_link);
+// NCCL's cost-model inputs for `ranks` ranks filling hosts of `gpus_per_host` GPUs in order, from
+// the ring graph NCCL's search found (nccl_channels): its channels and per-channel bandwidth, as
+// tuning.cc reads graphs[algo]->nChannels and bwIntra / bwInter. With the channel count requested,
+// the graph keeps its per-channel bandwidth and shrinks in proportion when fewer channels run.
+NcclCostInputs nccl_cost_inputs(CollectiveOp op, uint32_t ranks, uint32_t gpus_per_host,
+                                const NcclChannels& channels);
+
+// The node shape NCCL's search sees for `ranks` ranks on hosts of `gpus_per_host` GPUs and
+// `nics_per_host` NICs of `nic` line rate, with `nvlink` per GPU and direction (the fabric's
+// NVLink port), and the GPU's generation (compute capability, PCIe generation).
+NcclSystem nccl_system(uint32_t ranks, uint32_t gpus_per_host, uint32_t nics_per_host,
+                       Bandwidth nic, Bandwidth nvlink, const GpuSpec& gpu);
 
 // The protocol NCCL's cost model predicts fastest for `algo` (the Tree row for tree, the Ring row
 // for every other algorithm); Simple when no row applies.

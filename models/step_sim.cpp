@@ -221,6 +221,7 @@ const CollectivePlan& IdleCollectiveTimer::plan(CollectiveOp op, CollectiveAlgo 
     o.channels = config_.channels;
     o.chunk_bytes = config_.chunk_bytes;
     o.gpus_per_host = config_.gpus_per_host;
+    o.nics_per_host = config_.nics_per_host;
     if (op == CollectiveOp::SendRecv) {
       o.root = 0;
       o.peer = 1;
@@ -331,6 +332,7 @@ StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& s
     o.channels = config.channels;
     o.chunk_bytes = config.chunk_bytes;
     o.gpus_per_host = config.gpus_per_host;
+    o.nics_per_host = config.nics_per_host;
     return o;
   };
   auto plan_for = [&](int64_t bytes) -> const CollectivePlan& {

@@ -94,9 +94,10 @@ struct StepConfig {
   std::optional<Time> optimizer;      // unset: Adam at HBM bandwidth, 28 bytes per parameter
   std::vector<uint32_t> rank_to_gpu;  // the data-parallel group
   CollectiveAlgo algorithm = CollectiveAlgo::Ring;
-  uint32_t channels = 1;
+  uint32_t channels = 1;  // NCCL's (apply_nccl_step_setup sets them from models/nccl_channels.hpp)
   int64_t chunk_bytes = 0;
-  uint32_t gpus_per_host = 1;  // for the hierarchical algorithm
+  uint32_t gpus_per_host = 1;  // ranks r..r+g-1 share a host (rings keep channels on rails)
+  uint32_t nics_per_host = 0;  // 0: one per GPU (PlanOptions::nics_per_host)
   CollectiveRunOptions collective;
   Perturbations perturbations;
   uint64_t seed = 1;

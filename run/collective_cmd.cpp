@@ -56,8 +56,14 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
   }
   const bool pairwise_op = o.op == CollectiveOp::AllToAll || o.op == CollectiveOp::SendRecv;
   const models::CollectiveConfig& cfg = scenario.collective;
-  const uint32_t channels = o.channels.value_or(cfg.channels);
-  if (channels < 1) throw CollectiveUsageError("--channels must be at least 1");
+  if (o.channels && *o.channels < 1) throw CollectiveUsageError("--channels must be at least 1");
+  models::NcclChannels nccl_channels;
+  try {
+    nccl_channels = scenario_nccl_channels(scenario, n, o.channels);
+  } catch (const std::invalid_argument& e) {
+    throw CollectiveUsageError(e.what());
+  }
+  const uint32_t channels = nccl_channels.channels;
   // Algorithm: flag, else the scenario's; auto when neither names one.
   // (Plain flag + value rather than std::optional: GCC's -Wmaybe-uninitialized misfires on it.)
   const bool algo_fixed = pairwise_op || (!o.auto_algo && (o.algo || cfg.algorithm));
@@ -70,11 +76,11 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
   for (uint32_t r = 0; r < n; ++r) rank_to_gpu[r] = r;
 
   // NCCL cost-model inputs from the fabric (ranks fill hosts in order).
-  const models::NcclCostInputs cost = models::nccl_cost_inputs(
-      o.op, n, channels, scenario.fabric.host.gpus, scenario.fabric.host.nics,
-      scenario.fabric.links.nvlink.bandwidth, scenario.fabric.links.host.bandwidth);
+  const models::NcclCostInputs cost =
+      models::nccl_cost_inputs(o.op, n, scenario.fabric.host.gpus, nccl_channels);
 
   CollectiveSweep sweep;
+  sweep.channels = nccl_channels;
   NcclTestsHeader& h = sweep.header;
   h.program = nccl_tests_program(o.op);
   h.ngpus = static_cast<int>(n);
@@ -177,6 +183,7 @@ ReportedCollectives run_report_collectives(const Scenario& scenario) {
     }
     for (std::string& w : result.warnings) out.warnings.push_back("report: " + w);
     out.ranks = static_cast<uint32_t>(result.sweep.header.ngpus);
+    out.channels = result.sweep.channels;
     return result.sweep.rows.at(0);
   };
   const NcclTestsRow small = one_size(scenario.report->allreduce_small_bytes);

@@ -11,6 +11,7 @@
 #include "models/collective_cost.hpp"
 #include "models/collective_plan.hpp"
 #include "models/collective_runner.hpp"
+#include "models/nccl_channels.hpp"
 #include "run/nccl_tests_format.hpp"
 #include "scenario/scenario.hpp"
 
@@ -50,6 +51,7 @@ struct CollectiveSweepOptions {
 };
 
 struct CollectiveSweep {
+  models::NcclChannels channels;  // NCCL's channels and NICs for the sweep's ranks
   NcclTestsHeader header;
   std::vector<NcclTestsRow> rows;
 };
@@ -70,7 +72,8 @@ struct ReportedCollectives {
   double small_latency_s = 0;
   int64_t large_bytes = 0;
   double large_time_s = 0;
-  double large_busbw_GBps = 0;  // nccl-tests' busbw, 1e9 B/s
+  double large_busbw_GBps = 0;      // nccl-tests' busbw, 1e9 B/s
+  models::NcclChannels channels{};  // the channels both sizes ran on
   std::vector<std::string> warnings{};
 };
 

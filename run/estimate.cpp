@@ -13,6 +13,7 @@
 #include "models/nccl_setup.hpp"
 #include "models/step_model.hpp"
 #include "models/step_sim.hpp"
+#include "run/runner.hpp"
 #include "topologies/fabric_builder.hpp"
 
 namespace syncsim::app {
@@ -147,7 +148,9 @@ Estimate estimate_run(const Scenario& scenario) {
         scenario.workload->data_parallel == 0 ? gpus : scenario.workload->data_parallel;
     largest_rank_count = n;
     // The step's collectives as run/runner.cpp sets them up.
-    const models::ProtocolTiming timing = models::apply_nccl_step_setup(c, scenario.collective);
+    const models::ProtocolTiming timing = models::apply_nccl_step_setup(
+        c, scenario.collective,
+        scenario_nccl_channels(scenario, static_cast<uint32_t>(std::min(n, 4.0e9))));
     const auto chunk = static_cast<double>(c.chunk_bytes);
     const auto ranks = static_cast<uint32_t>(std::min(n, 4.0e9));
     std::map<int64_t, int> sizes;

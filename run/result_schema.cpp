@@ -262,6 +262,15 @@ const std::vector<ResultKey>& table() {
        P::Estimate, nullptr},
       {"estimate.memory_parts.ranks", "", "B", "memory estimate: per-rank state (workload)",
        P::Estimate, nullptr},
+      {"nccl.channels", "nccl_channels", "count",
+       "NCCL channels of the step's collectives (workload)", P::Workload,
+       [](const RunResult& r) -> json { return r.step_channels.channels; }},
+      {"nccl.channels_requested", "", "-",
+       "whether collective.channels set them (else NCCL's own count; workload)", P::Workload,
+       [](const RunResult& r) -> json { return r.step_channels.requested; }},
+      {"nccl.nics_per_node", "nccl_nics_per_node", "count",
+       "NICs per node the step's channels use (workload; 0 inside one host)", P::Workload,
+       [](const RunResult& r) -> json { return r.step_channels.nics_used; }},
       {"step_time_s", "step_time_s", "s", "simulated training step (workload)", P::Workload,
        [](const RunResult& r) -> json { return step(r).step.seconds(); }},
       {"forward_s", "forward_s", "s", "forward compute per step (workload)", P::Workload,
@@ -371,6 +380,9 @@ const std::vector<ResultKey>& table() {
       {"allreduce_large_busbw_GBps", "allreduce_large_busbw_GBps", "GB/s",
        "its nccl-tests bus bandwidth", P::Report,
        [](const RunResult& r) -> json { return report(r).large_busbw_GBps; }},
+      {"allreduce_channels", "allreduce_channels", "count",
+       "NCCL channels the report: all-reduces ran on", P::Report,
+       [](const RunResult& r) -> json { return report(r).channels.channels; }},
   };
   return keys;
 }

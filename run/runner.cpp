@@ -281,6 +281,15 @@ net::NetworkSpec scenario_network(const Scenario& scenario) {
   return spec;
 }
 
+models::NcclChannels scenario_nccl_channels(const Scenario& scenario, uint32_t ranks,
+                                            std::optional<uint32_t> requested) {
+  const topo::FabricParams& f = scenario.fabric;
+  const models::NcclSystem system =
+      models::nccl_system(ranks, f.host.gpus, f.host.nics, f.links.host.bandwidth,
+                          f.links.nvlink.bandwidth, scenario.host_gpu);
+  return models::nccl_channels(system, requested ? requested : scenario.collective.channels);
+}
+
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   ProgressLine progress(options.progress, options.estimated_wall_s, stderr, options.expected_sim_s);
@@ -291,7 +300,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   Simulation sim(scenario.seed);
   std::unique_ptr<TransferBackend> backend = make_backend(scenario.fidelity, sim, spec);
   RunResult r;
-  r.warnings = scenario.warnings;  // the load-time checks first
+  r.warnings = scenario.load_warnings;
   r.messages = messages.size();
   TrafficInjector injector(*backend, std::move(messages));
   if (scenario.workload) {
@@ -316,8 +325,11 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
         progress.state().publish(p);
       };
     }
-    // NCCL's Simple protocol: latencies and chunk (scenario `collective:` knobs).
-    models::apply_nccl_step_setup(step, scenario.collective);
+    // NCCL's channels over the job's ranks, and its Simple protocol: latencies and chunk (scenario
+    // `collective:` knobs).
+    r.step_channels = scenario_nccl_channels(scenario, ranks);
+    step.nics_per_host = scenario.fabric.host.nics;
+    models::apply_nccl_step_setup(step, scenario.collective, r.step_channels);
     // Idle-fabric bucket timings are exact only when nothing else shares the fabric.
     step.reuse_bucket_timings = scenario.workload->reuse_bucket_timings.value_or(r.messages == 0);
     if (scenario.collective_calibration) {

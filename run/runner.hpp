@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/nccl_channels.hpp"
 #include "run/collective_cmd.hpp"
 #include "run/estimate.hpp"
 #include "scenario/scenario.hpp"
@@ -91,6 +92,7 @@ struct RunResult {
   uint64_t acks = 0;
   int64_t bytes_discarded = 0;
   std::optional<models::StepResult> step;  // when the scenario has a workload
+  models::NcclChannels step_channels{};    // NCCL's channels for the step's collectives
   // How the bucket all-reduces were timed: "simulated", or "calibrated: FILE, all_reduce at N
   // ranks" (collective.calibration).
   std::string bucket_allreduce_model = "simulated";
@@ -116,6 +118,14 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {})
 // `syncsim collective` (and the step model's private timing runs, which copy the spec) all see the
 // same one.
 net::NetworkSpec scenario_network(const Scenario& scenario);
+
+// NCCL's channels for a collective over `ranks` ranks of the scenario's fabric, ranks filling hosts
+// in order (models/nccl_channels.hpp): the node shape from fabric.host and the NIC and NVLink
+// links, the GPU from host_gpu, the count from `requested` (a command-line flag) or else
+// collective.channels, auto when neither gives one. Throws std::invalid_argument for a shape NCCL
+// cannot run (a multi-host collective without NICs).
+models::NcclChannels scenario_nccl_channels(const Scenario& scenario, uint32_t ranks,
+                                            std::optional<uint32_t> requested = std::nullopt);
 
 // The --json object, generated from the result schema (run/result_schema.hpp).
 nlohmann::json to_json(const RunResult& r);

@@ -34,16 +34,16 @@ std::vector<std::string> configuration_warnings(
   return out;
 }
 
-std::vector<std::string> fidelity_warnings(Fidelity fidelity, const NetworkBehaviour& network,
+std::vector<SettingWarning> fidelity_warnings(Fidelity fidelity, const NetworkBehaviour& network,
                                            const std::function<bool(const std::string&)>& stated) {
-  std::vector<std::string> out;
+  std::vector<SettingWarning> out;
   if (fidelity == Fidelity::Packet) return out;
   const std::string at =
       std::string(" at ") + (fidelity == Fidelity::Flow ? "flow" : "analytic") + " fidelity";
   const auto ignored = [&](const std::string& path, bool active, const std::string& what) {
     if (active && stated(path)) {
-      out.push_back(path + ": " + what + " is modelled at packet fidelity only; it does nothing" +
-                    at + " (set `fidelity: packet` to see its effect)");
+      out.push_back({path, what + " is modelled at packet fidelity only; it does nothing" + at +
+                               " (set `fidelity: packet` to see its effect)"});
     }
   };
   ignored("fabric.switch.pfc", network.pfc.enabled, "PFC");

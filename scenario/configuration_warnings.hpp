@@ -20,7 +20,11 @@ std::vector<std::string> configuration_warnings(
 // series): at flow or analytic fidelity each does nothing, so each one given (`stated(path)` says
 // whether the scenario writes that key) is a warning naming the key and the fidelity. TCP's stack
 // latency and per-byte cost and the host-staging stage act at every fidelity and are not named.
-std::vector<std::string> fidelity_warnings(Fidelity fidelity, const NetworkBehaviour& network,
+struct SettingWarning {
+  std::string path;  // the dotted key
+  std::string message;
+};
+std::vector<SettingWarning> fidelity_warnings(Fidelity fidelity, const NetworkBehaviour& network,
                                            const std::function<bool(const std::string&)>& stated);
 
 }  // namespace syncsim::app

@@ -130,7 +130,7 @@ topo::FabricParams read_fabric(const Reader& in, const YAML::Node& node, const s
     }
   }
   if (const YAML::Node* n = fabric.find("host")) {
-    const MapView m(in, *n, fabric.path_of("host"), {"gpus", "nics"});
+    const MapView m(in, *n, fabric.path_of("host"), {"gpus", "nics", "gpu"});  // gpu: read_root
     if (const YAML::Node* v = m.find("gpus")) {
       p.host.gpus = in.read_u32(*v, m.path_of("gpus"));
     }

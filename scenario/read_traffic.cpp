@@ -143,7 +143,9 @@ models::CollectiveConfig read_collective(const Reader& in, const YAML::Node& nod
     }
   }
   if (const YAML::Node* v = m.find("channels")) {
-    c.channels = in.read_u32(*v, m.path_of("channels"), 1);
+    if (!(v->IsScalar() && v->Scalar() == "auto")) {
+      c.channels = in.read_u32(*v, m.path_of("channels"), 1);
+    }
   }
   if (const YAML::Node* v = m.find("steps")) c.steps = in.read_u32(*v, m.path_of("steps"), 1);
   const std::pair<std::string_view, int64_t*> buffers[] = {

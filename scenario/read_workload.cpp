@@ -304,9 +304,7 @@ WorkloadSpec read_workload(const Reader& in, const YAML::Node& node, const std::
       in.fail(m.path_of("algorithm"), *v, e.what());
     }
   }
-  if (const YAML::Node* v = m.find("channels")) {
-    c.channels = in.read_u32(*v, m.path_of("channels"), 1);
-  }
+  // `channels` is collective.channels' alias (read_root).
   c.gpus_per_host = 1;
   if (const YAML::Node* v = m.find("perturbations")) {
     const MapView pm(in, *v, m.path_of("perturbations"), {"compute_noise_cv", "straggler"});

@@ -85,6 +85,10 @@ struct Scenario {
   uint64_t seed = 1;
   Fidelity fidelity = Fidelity::Packet;
   topo::FabricParams fabric;
+  // The hosts' GPU (`fabric.host.gpu`, else `workload.gpu`, else h100): its NVLink sets the
+  // fabric's NVLink port unless `fabric.links.nvlink.bandwidth` is given, and NCCL's channel search
+  // reads its generation.
+  models::GpuSpec host_gpu;
   NetworkBehaviour network;  // the rest of `fabric:`
   std::vector<models::TrafficSpec> traffic;
   models::CollectiveConfig collective;  // `collective:` (NCCL knobs for `syncsim collective`)
@@ -97,10 +101,10 @@ struct Scenario {
   std::vector<RouteOverrideSpec> route_overrides;  // `fabric.route_overrides`
   std::optional<ReportSpec> report;                // `report:`
   net::FlowCcCorrection flow_cc;                   // `fabric.flow.cc_correction` (flow fidelity)
-  // Legal but likely wrong inputs found while loading (a setting the fidelity ignores, a TP group
-  // spanning hosts, a profile from other hardware), each "dotted.path: message"; the runner
-  // reports them first among the run's warnings.
-  std::vector<std::string> warnings;
+  // `file:line:col: path: message` warnings found while reading: legal but likely wrong inputs
+  // (aliases, a setting the fidelity ignores, TP spanning hosts, a profile from other hardware);
+  // every command prints them.
+  std::vector<std::string> load_warnings;
 };
 
 }  // namespace syncsim::app

@@ -54,6 +54,67 @@ const std::vector<std::pair<std::string_view, Fidelity>> kFidelities{
     {"flow", Fidelity::Flow},
 };
 
+// `workload.channels`, kept from before there was one channel count for everything: it sets
+// collective.channels (which the step, `syncsim collective` and `report:` all use), with a warning.
+void read_channels_alias(const Reader& in, const MapView& top, Scenario& s) {
+  const YAML::Node* w = top.find("workload");
+  if (w == nullptr || !w->IsMap() || !(*w)["channels"]) return;
+  const YAML::Node v = (*w)["channels"];
+  const std::string path = "workload.channels";
+  std::optional<uint32_t> channels;
+  if (!(v.IsScalar() && v.Scalar() == "auto")) channels = in.read_u32(v, path, 1);
+  const YAML::Node* c = top.find("collective");
+  if (c != nullptr && c->IsMap() && (*c)["channels"] && s.collective.channels != channels) {
+    in.fail(path, v,
+            "expected the same value as collective.channels (workload.channels is its alias), "
+            "found a different one");
+  }
+  s.collective.channels = channels;
+  s.load_warnings.push_back(in.warning_at(
+      path, v,
+      "workload.channels is an alias of collective.channels, which the step, `syncsim "
+      "collective` and report: share; write collective.channels"));
+}
+
+// The hosts' GPU: fabric.host.gpu or workload.gpu (they must agree), else h100. Its NVLink
+// (links x NCCL's per-link rate, models/gpu.hpp) is the NVLink port's bandwidth unless the scenario
+// gives fabric.links.nvlink.bandwidth.
+void resolve_host_gpu(const Reader& in, const MapView& top, Scenario& s) {
+  const YAML::Node& fabric = top.require("fabric");
+  std::string name = "h100";
+  std::string path;
+  YAML::Node at;
+  if (fabric.IsMap() && fabric["host"] && fabric["host"].IsMap() && fabric["host"]["gpu"]) {
+    at = fabric["host"]["gpu"];
+    path = "fabric.host.gpu";
+    name = in.read_string(at, path);
+  }
+  if (s.workload) {
+    const YAML::Node& w = top.require("workload");
+    const std::string& preset = s.workload->step.gpu.name;
+    if (!path.empty() && w.IsMap() && w["gpu"] && preset != name) {
+      in.fail("workload.gpu", w["gpu"],
+              "expected the fabric's GPU (fabric.host.gpu: " + name + "), found " + preset);
+    }
+    if (path.empty()) name = preset;
+  }
+  const auto gpu = models::gpu_preset(name);
+  if (!gpu) {
+    std::string names;
+    for (const std::string& n : models::gpu_preset_names())
+      names += (names.empty() ? "" : ", ") + n;
+    in.fail(path, at, "expected a GPU preset (" + names + "), found \"" + name + "\"");
+  }
+  s.host_gpu = *gpu;
+  const bool nvlink_given = fabric.IsMap() && fabric["links"] && fabric["links"].IsMap() &&
+                            fabric["links"]["nvlink"] && fabric["links"]["nvlink"].IsMap() &&
+                            fabric["links"]["nvlink"]["bandwidth"];
+  if (!nvlink_given) {
+    s.fabric.links.nvlink.bandwidth =
+        Bandwidth::bps(static_cast<int64_t>(models::nccl_nvlink_bytes_per_s(*gpu) * 8.0));
+  }
+}
+
 Scenario read_root(const Reader& in, bool fabric_only_ok) {
   const MapView top(in, in.root(), "",
                     {"name", "seed", "fidelity", "fabric", "traffic", "collective", "workload",
@@ -85,6 +146,8 @@ Scenario read_root(const Reader& in, bool fabric_only_ok) {
   }
 
   if (const YAML::Node* n = top.find("workload")) s.workload = read_workload(in, *n, "workload");
+  read_channels_alias(in, top, s);
+  resolve_host_gpu(in, top, s);
   if (const YAML::Node* n = top.find("observe")) s.observe = read_observe(in, *n, "observe");
   if (const YAML::Node* n = top.find("report")) s.report = read_report(in, *n, "report");
   if (const YAML::Node* n = top.find("sweep")) s.sweep = read_sweep(in, *n, "sweep");
@@ -124,7 +187,8 @@ Scenario load(const std::string& text, const std::string& source, const LoadOpti
     scenario.seed = *options.seed;
   }
   yaml_reader::validate(in, scenario);
-  scenario.warnings = in.warnings();
+  scenario.load_warnings.insert(scenario.load_warnings.end(), in.warnings().begin(),
+                                in.warnings().end());
   return scenario;
 }
 

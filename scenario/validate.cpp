@@ -303,9 +303,9 @@ void validate(const Reader& in, const Scenario& scenario) {
   }
 
   check_collective_calibration(in, scenario);
-  for (const std::string& w : fidelity_warnings(scenario.fidelity, scenario.network,
-                                                [&](const std::string& p) { return in.has(p); })) {
-    in.warn("", w);
+  for (const SettingWarning& w : fidelity_warnings(
+           scenario.fidelity, scenario.network, [&](const std::string& p) { return in.has(p); })) {
+    in.warn(w.path, w.message);
   }
 }
 

@@ -88,19 +88,25 @@ std::string one_of_names(const std::vector<std::string>& names) {
 Reader::Reader(std::string source, const OverriddenTree& tree)
     : source_(std::move(source)), root_(tree.root), override_paths_(tree.override_paths) {}
 
+ScenarioError Reader::error_at(const std::string& where_path, const YAML::Node& where,
+                               const std::string& path, const std::string& message) const {
+  const YAML::Mark m = where.Mark();
+  const bool valid = !m.is_null();
+  if (from_override(where_path)) {
+    return {kOverrideSource, valid ? m.line + 1 : 1, valid ? m.column + 1 : 1, path, message};
+  }
+  if (!valid) return {source_, 1, 1, path, message};
+  return {source_, m.line + 1, m.column + 1, path, message};
+}
+
 void Reader::fail_at(const std::string& where_path, const YAML::Node& where,
                      const std::string& path, const std::string& message) const {
-  if (from_override(where_path)) {
-    const YAML::Mark m = where.Mark();
-    const bool valid = !m.is_null();
-    throw ScenarioError(kOverrideSource, valid ? m.line + 1 : 1, valid ? m.column + 1 : 1, path,
-                        message);
-  }
-  const YAML::Mark m = where.Mark();
-  if (m.is_null()) {
-    throw ScenarioError(source_, 1, 1, path, message);
-  }
-  throw ScenarioError(source_, m.line + 1, m.column + 1, path, message);
+  throw error_at(where_path, where, path, message);
+}
+
+std::string Reader::warning_at(const std::string& path, const YAML::Node& node,
+                               const std::string& message) const {
+  return error_at(path, node, path, message).what();
 }
 
 bool Reader::from_override(const std::string& path) const {
@@ -155,7 +161,13 @@ bool Reader::has(const std::string& path) const {
 }
 
 void Reader::warn(const std::string& path, const std::string& message) const {
-  warnings_.push_back(path.empty() ? message : path + ": " + message);
+  if (path.empty()) {
+    warnings_.push_back(message);
+    return;
+  }
+  std::string walked;
+  const YAML::Node node = deepest_node(path, walked);
+  warnings_.push_back(error_at(walked, node, path, message).what());
 }
 
 void Reader::check_fields(const std::string& path, const FieldErrors& errors) const {

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "scenario/scenario_loader.hpp"
 #include "sim/core/field_error.hpp"
 #include "sim/core/units.hpp"
 
@@ -60,6 +61,9 @@ class Reader {
   // missing key, which is reported at its parent).
   [[noreturn]] void fail_at(const std::string& where_path, const YAML::Node& where,
                             const std::string& path, const std::string& message) const;
+  // The same `file:line:col: path: message` text for a warning at `node` (nothing is thrown).
+  std::string warning_at(const std::string& path, const YAML::Node& node,
+                         const std::string& message) const;
   // For errors found after reading (builder, traffic expansion, range rules of parameter
   // structs): points at the deepest node that exists along `path`, so a defaulted key is reported
   // at its parent.
@@ -70,8 +74,9 @@ class Reader {
   // Whether the scenario (after --set) writes the key at `path`, so a warning about a setting is
   // given only where the user stated it, not for a default.
   bool has(const std::string& path) const;
-  // A legal but likely wrong input: recorded as "dotted.path: message" and reported with the run's
-  // warnings (Scenario::warnings), never an error.
+  // A legal but likely wrong input: recorded as `file:line:col: path: message` at the deepest node
+  // along `path` (just `message` for an empty path) and reported with the scenario's
+  // load_warnings, never an error.
   void warn(const std::string& path, const std::string& message) const;
   const std::vector<std::string>& warnings() const { return warnings_; }
 
@@ -95,6 +100,9 @@ class Reader {
               const std::vector<std::pair<std::string_view, E>>& table) const;
 
  private:
+  ScenarioError error_at(const std::string& where_path, const YAML::Node& where,
+                         const std::string& path, const std::string& message) const;
+
   // The deepest node that exists along `path`; `walked` is set to its path.
   YAML::Node deepest_node(const std::string& path, std::string& walked) const;
 

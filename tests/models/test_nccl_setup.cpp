@@ -83,7 +83,10 @@ TEST_CASE("apply_nccl_step_setup: Simple timing, NCCL's 2 MiB chunk unless the s
   StepConfig step;
   step.algorithm = CollectiveAlgo::Tree;
   const CollectiveConfig config;
-  const ProtocolTiming t = apply_nccl_step_setup(step, config);
+  NcclChannels channels;
+  channels.channels = 16;
+  const ProtocolTiming t = apply_nccl_step_setup(step, config, channels);
+  CHECK(step.channels == 16);
   const ProtocolTiming simple = protocol_timing(CollectiveAlgo::Tree, NcclProtocol::Simple, config);
   CHECK(t.launch_us == simple.launch_us);
   CHECK(step.chunk_bytes == int64_t{2} << 20);
@@ -93,23 +96,34 @@ TEST_CASE("apply_nccl_step_setup: Simple timing, NCCL's 2 MiB chunk unless the s
   CHECK(step.collective.net_step_latency == Time::from_seconds(simple.step_inter_us * 1e-6));
   StepConfig fixed;
   fixed.chunk_bytes = 12345;
-  apply_nccl_step_setup(fixed, config);
+  apply_nccl_step_setup(fixed, config, channels);
   CHECK(fixed.chunk_bytes == 12345);
 }
 
 TEST_CASE("nccl_cost_inputs and nccl_best_protocol") {
-  // 16 ranks on hosts of 8 GPUs with 4 NICs: 2 nodes; per channel NVLink 450 GB/s / 2 and half a
-  // 400G NIC (50 GB/s x 4/8) / 2.
-  const NcclCostInputs in = nccl_cost_inputs(CollectiveOp::AllReduce, 16, 2, 8, 4,
-                                             Bandwidth::gbps(3600), Bandwidth::gbps(400));
+  // 16 ranks on hosts of 8 GPUs: 2 nodes; the graph NCCL's search found (8 rings of 48 GB/s).
+  NcclChannels graph;
+  graph.search_channels = 8;
+  graph.search_bw_GBps = 48.0;
+  graph.channels = graph.default_channels = 16;
+  const NcclCostInputs in = nccl_cost_inputs(CollectiveOp::AllReduce, 16, 8, graph);
   CHECK(in.nodes == 2);
   CHECK(in.gpus_per_node == 8);
-  CHECK(in.channels == 2);
-  CHECK(in.bw_intra == doctest::Approx(225.0));
-  CHECK(in.bw_inter == doctest::Approx(12.5));
+  CHECK(in.channels == 8);
+  CHECK(in.bw_intra == doctest::Approx(48.0));
+  CHECK(in.bw_inter == doctest::Approx(48.0));
+  // Fewer channels requested: the graph shrinks in proportion (4 of 16 -> 2 of 8 rings), more
+  // requested channels do not add bandwidth to NCCL's model.
+  NcclChannels fewer = graph;
+  fewer.requested = true;
+  fewer.channels = 4;
+  CHECK(nccl_cost_inputs(CollectiveOp::AllReduce, 16, 8, fewer).channels == 2);
+  fewer.channels = 1;
+  CHECK(nccl_cost_inputs(CollectiveOp::AllReduce, 16, 8, fewer).channels == 1);
+  fewer.channels = 64;
+  CHECK(nccl_cost_inputs(CollectiveOp::AllReduce, 16, 8, fewer).channels == 8);
   // Fewer ranks than a host: one node of `ranks` GPUs.
-  const NcclCostInputs small = nccl_cost_inputs(CollectiveOp::AllGather, 4, 1, 8, 8,
-                                                Bandwidth::gbps(3600), Bandwidth::gbps(400));
+  const NcclCostInputs small = nccl_cost_inputs(CollectiveOp::AllGather, 4, 8, graph);
   CHECK(small.nodes == 1);
   CHECK(small.gpus_per_node == 4);
   // The best protocol is the minimum of the algorithm's row.
@@ -125,7 +139,6 @@ TEST_CASE("nccl_cost_inputs and nccl_best_protocol") {
   // Algorithms without a row of their own use the Ring row; rows that do not apply give Simple.
   CHECK(nccl_best_protocol(CollectiveAlgo::HalvingDoubling, in, 4096) ==
         nccl_best_protocol(CollectiveAlgo::Ring, in, 4096));
-  const NcclCostInputs ag = nccl_cost_inputs(CollectiveOp::AllGather, 16, 2, 8, 4,
-                                             Bandwidth::gbps(3600), Bandwidth::gbps(400));
+  const NcclCostInputs ag = nccl_cost_inputs(CollectiveOp::AllGather, 16, 8, graph);
   CHECK(nccl_best_protocol(CollectiveAlgo::Tree, ag, 4096) == NcclProtocol::Simple);
 }

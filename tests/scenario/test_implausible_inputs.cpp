@@ -49,11 +49,11 @@ std::string error_of(const std::string& text, std::vector<Override> overrides = 
   return scenario_error_of(text, o);
 }
 
-// The warnings starting with `path` + ": ".
+// The load warnings about `path` (each is `file:line:col: path: message`).
 std::vector<std::string> warnings_at(const Scenario& s, const std::string& path) {
   std::vector<std::string> out;
-  for (const std::string& w : s.warnings) {
-    if (w.rfind(path + ": ", 0) == 0) out.push_back(w);
+  for (const std::string& w : s.load_warnings) {
+    if (w.find(": " + path + ": ") != std::string::npos) out.push_back(w);
   }
   return out;
 }
@@ -66,7 +66,7 @@ bool contains(const std::string& text, const std::string& part) {
 
 TEST_CASE("implausible: the base scenario loads without warnings") {
   const Scenario s = load(kBase);
-  CHECK(s.warnings.empty());
+  CHECK(s.load_warnings.empty());
 }
 
 TEST_CASE("implausible: kv_heads follows heads on a multi-head preset, not on a grouped-query one") {
@@ -108,8 +108,8 @@ TEST_CASE("implausible: more NICs than GPUs is an error, an uneven share a warni
   CHECK(contains(error_of(text_with(kBase, "nics: 8", "nics: 9")), "t.yaml:6:25: fabric.host.nics"));
   const Scenario uneven = load(kBase, {{"fabric.host.nics", "3"}});
   REQUIRE(warnings_at(uneven, "fabric.host.nics").size() == 1);
-  CHECK(contains(uneven.warnings.front(), "3 NICs for 8 GPUs"));
-  CHECK(load(kBase, {{"fabric.host.nics", "4"}}).warnings.empty());
+  CHECK(contains(uneven.load_warnings.front(), "3 NICs for 8 GPUs"));
+  CHECK(load(kBase, {{"fabric.host.nics", "4"}}).load_warnings.empty());
 }
 
 TEST_CASE("implausible: an oversubscription no spine count can build is refused, rounding warned") {
@@ -121,18 +121,19 @@ TEST_CASE("implausible: an oversubscription no spine count can build is refused,
         "for less uplink, lower links.fabric.bandwidth), got 100:1");
   const Scenario three = load(text_with(kBase, "spines: 2}", "oversubscription: 3}"));
   REQUIRE(warnings_at(three, "fabric.spine_leaf.oversubscription").size() == 1);
-  CHECK(contains(three.warnings.front(), "3:1 builds 2 spines"));
-  CHECK(contains(three.warnings.front(), "which is 2:1"));
-  CHECK(load(text_with(kBase, "spines: 2}", "oversubscription: 2}")).warnings.empty());
-  CHECK(load(text_with(kBase, "spines: 2}", "oversubscription: 4}")).warnings.empty());
+  CHECK(three.load_warnings.front().rfind(
+            "t.yaml:5:64: fabric.spine_leaf.oversubscription: 3:1 builds 2 spines", 0) == 0);
+  CHECK(contains(three.load_warnings.front(), "which is 2:1"));
+  CHECK(load(text_with(kBase, "spines: 2}", "oversubscription: 2}")).load_warnings.empty());
+  CHECK(load(text_with(kBase, "spines: 2}", "oversubscription: 4}")).load_warnings.empty());
 }
 
 TEST_CASE("implausible: tensor parallelism across hosts is a warning") {
   const Scenario across = load(kBase, {{"workload.tensor_parallel", "16"}});
   REQUIRE(warnings_at(across, "workload.tensor_parallel").size() == 1);
-  CHECK(contains(across.warnings.front(), "groups of 16 GPUs span hosts of 8 GPUs"));
-  CHECK(load(kBase, {{"workload.tensor_parallel", "8"}}).warnings.empty());
-  CHECK(load(kBase, {{"workload.tensor_parallel", "4"}}).warnings.empty());
+  CHECK(contains(across.load_warnings.front(), "groups of 16 GPUs span hosts of 8 GPUs"));
+  CHECK(load(kBase, {{"workload.tensor_parallel", "8"}}).load_warnings.empty());
+  CHECK(load(kBase, {{"workload.tensor_parallel", "4"}}).load_warnings.empty());
 }
 
 TEST_CASE("implausible: link rates outside 1 Mb/s .. 100 Tb/s are refused") {
@@ -188,17 +189,17 @@ TEST_CASE("implausible: packet-only settings at flow or analytic fidelity are wa
   }
   // The stack latency acts at every fidelity (host staging), so it is not named.
   CHECK(warnings_at(flow, "fabric.transport.tcp.stack_latency").empty());
-  CHECK(flow.warnings.size() == 5);
+  CHECK(flow.load_warnings.size() == 5);
   const Scenario analytic = load(lossless, {{"fidelity", "analytic"}});
   CHECK(contains(warnings_at(analytic, "fabric.switch.pfc").front(), "at analytic fidelity"));
-  CHECK(load(lossless, {{"fidelity", "packet"}}).warnings.empty());
+  CHECK(load(lossless, {{"fidelity", "packet"}}).load_warnings.empty());
   // Disabled, or not stated: nothing to say.
   CHECK(load(lossless, {{"fabric.switch.pfc.enabled", "false"},
                         {"fabric.switch.ecn.enabled", "false"},
                         {"fabric.nic", "null"},
                         {"fabric.transport", "null"},
                         {"fabric.impairments", "null"}})
-            .warnings.empty());
+            .load_warnings.empty());
 }
 
 TEST_CASE("implausible: a calibration profile from other hardware is a warning") {
@@ -221,9 +222,9 @@ collectives:
   }
   const Scenario gemm = load(kBase, {{"workload.calibration", file.string()}});
   REQUIRE(warnings_at(gemm, "workload.calibration").size() == 1);
-  CHECK(contains(gemm.warnings.front(), "measured on NVIDIA H200, the scenario's workload.gpu is h100"));
+  CHECK(contains(gemm.load_warnings.front(), "measured on NVIDIA H200, the scenario's workload.gpu is h100"));
   CHECK(load(kBase, {{"workload.calibration", file.string()}, {"workload.gpu", "h200"}})
-            .warnings.empty() == true);
+            .load_warnings.empty() == true);
 
   // 16 ranks on 8-GPU nodes crossed the network at a bus bandwidth of 2703 Gbps: not 100G NICs.
   const Scenario coll = load(kBase, {{"collective", "{calibration: " + file.string() + "}"}});

@@ -1,0 +1,97 @@
+#include "models/nccl_channels.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <span>
+#include <stdexcept>
+
+namespace syncsim::models {
+
+namespace {
+
+// src/graph/search.cc: the per-channel speeds (GB/s) the search tries, fastest first; "intra" on
+// one node, "inter" across nodes.
+constexpr double kIntraSm80[] = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0,
+                                 9.0,  7.0,  6.0,  5.0,  4.0,  3.0};
+constexpr double kInterSm80[] = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
+                                 7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+constexpr double kIntraSm90[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
+constexpr double kInterSm90[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
+                                 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+constexpr double kIntraSm100[] = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0,
+                                  40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
+constexpr double kInterSm100[] = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0,
+                                  20.0, 17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+
+// The ring graph's maxChannels (src/init.cc: MAXCHANNELS / 2) and MAXCHANNELS (device.h).
+constexpr uint32_t kMaxSearchChannels = 32;
+constexpr uint32_t kMaxChannels = 64;
+
+std::span<const double> speeds(uint32_t cc, bool inter) {
+  if (cc >= 100) return inter ? std::span<const double>(kInterSm100) : kIntraSm100;
+  if (cc >= 90) return inter ? std::span<const double>(kInterSm90) : kIntraSm90;
+  return inter ? std::span<const double>(kInterSm80) : kIntraSm80;
+}
+
+}  // namespace
+
+double nccl_pcie_x16_GBps(uint32_t generation) {
+  if (generation < 3) return 12.0 / std::pow(2.0, 3.0 - generation);
+  return 12.0 * std::pow(2.0, generation - 3.0);
+}
+
+NcclChannels nccl_channels(const NcclSystem& s, std::optional<uint32_t> requested) {
+  if (s.gpus_per_node < 1 || s.nodes < 1) {
+    throw std::invalid_argument("NCCL channels: a node needs at least one GPU");
+  }
+  const bool inter = s.nodes > 1;
+  if (inter && s.nics_per_node < 1) {
+    throw std::invalid_argument("NCCL channels: a multi-node collective needs a NIC per node");
+  }
+  const uint32_t g = s.gpus_per_node;
+  const uint32_t nics = inter ? std::min(s.nics_per_node, g) : 0;
+  const double path = std::min(s.nic_GBps, s.pcie_GBps);
+  // Share of a ring's bandwidth a GPU forwards over its NVLinks.
+  const double forwarded = g > 1 ? (inter ? (g - 1.0) / g : 1.0) : 0.0;
+  NcclChannels out;
+  double best_total = 0;
+  for (double speed : speeds(s.compute_capability, inter)) {
+    double rings = kMaxSearchChannels;
+    if (inter) rings = std::min(rings, nics * std::floor(path / speed));
+    if (forwarded > 0) rings = std::min(rings, std::floor(s.nvlink_GBps / (speed * forwarded)));
+    if (!inter && g == 1) rings = 1;  // a single GPU: nothing to connect
+    const double total = rings * speed;
+    if (rings >= 1 && total > best_total) {
+      best_total = total;
+      out.search_channels = static_cast<uint32_t>(rings);
+      out.search_bw_GBps = speed;
+    }
+  }
+  if (best_total == 0) {  // slower than the slowest speed NCCL tries: one ring at what there is
+    out.search_channels = 1;
+    out.search_bw_GBps = inter ? path : s.nvlink_GBps;
+  }
+  // ncclTopoDupChannels.
+  const uint32_t n = out.search_channels;
+  const double bw = out.search_bw_GBps;
+  if (bw >= 25.0 && !(s.compute_capability > 80 && bw < 50.0 && n > 4)) {
+    const uint32_t dup = std::min(2 * n, kMaxSearchChannels);
+    out.search_bw_GBps = bw / static_cast<double>((dup + n - 1) / n);
+    out.search_channels = dup;
+  }
+  // connectRings: every ring runs as two channels; Hopper and newer add more across nodes.
+  out.channels = std::min(2 * out.search_channels, kMaxChannels);
+  if (s.compute_capability >= 90 && inter && out.search_bw_GBps > 45.0 && out.channels < 16) {
+    out.channels = std::min(2 * out.channels, kMaxChannels);
+  }
+  out.default_channels = out.channels;
+  if (requested) {
+    if (*requested < 1) throw std::invalid_argument("NCCL channels: at least 1 channel");
+    out.channels = *requested;
+    out.requested = true;
+  }
+  out.nics_used = inter ? std::min(nics, out.channels) : 0;
+  return out;
+}
+
+}  // namespace syncsim::models

@@ -1,0 +1,57 @@
+#pragma once
+// How many channels NCCL runs a collective on, and through which NICs, for a node shape: a model of
+// NCCL's topology search (src/graph/search.cc ncclTopoCompute, ncclTopoDupChannels) and of the
+// channel duplication when rings are connected (src/graph/connect.cc ncclTopoPostset), NCCL 2.30.7
+// (NVIDIA/nccl@5067397).
+//
+// The search looks for `n` rings of per-channel bandwidth `s` (GB/s) from a per-architecture list
+// of speeds, keeping the largest n x s the hardware carries:
+//   - several nodes: every ring enters and leaves a node through one NIC, so a NIC carries
+//     floor(path / s) rings, path = min(NIC speed / 8000 Mb/s per GB/s, the GPU-NIC PCIe link as
+//     NCCL rates it: x16 Gen4 24, Gen5 48, Gen6 96 GB/s); a GPU forwards (g - 1) / g of the rings
+//     over its NVLinks, which carry links x NCCL's per-link rate (models/gpu.hpp);
+//   - one node: every ring passes through every GPU, so n x s <= the GPU's NVLink bandwidth.
+// ncclTopoDupChannels then doubles the rings (halving s) when s >= 25 GB/s, except on Hopper and
+// newer when s < 50 and n > 4; connecting the rings doubles the channels again (every ring runs
+// as two channels), and Hopper-or-newer multi-node communicators with s > 45 double once more
+// while fewer than 16. DGX H100 (8 x 400G): 8 rings of 48 GB/s, 16 channels, 2 per NIC; one DGX
+// H100: 6 rings of 60 GB/s, doubled to 12 of 30, 24 channels (NCCL's INFO lines "16 coll channels"
+// and "24 coll channels" on those machines).
+//
+// Simplified: the search's timeouts, PCI-switch sharing and cross-NIC rings are not modelled; the
+// ring with the largest n x s wins (ties: the faster s, which the search tries first).
+#include <cstdint>
+#include <optional>
+
+namespace syncsim::models {
+
+// The node shape NCCL's search sees (ranks fill nodes of gpus_per_node GPUs in order).
+struct NcclSystem {
+  uint32_t nodes = 1;
+  uint32_t gpus_per_node = 8;
+  uint32_t nics_per_node = 8;
+  double nic_GBps = 50.0;            // per NIC, NCCL's rate: Mb/s / 8000 (400G: 50)
+  double pcie_GBps = 48.0;           // GPU-NIC PCIe path, NCCL's rate (Gen5 x16: 48)
+  double nvlink_GBps = 370.8;        // per GPU and direction: links x NCCL's per-link rate
+  uint32_t compute_capability = 90;  // selects the speed lists (80, 90, 100)
+};
+
+struct NcclChannels {
+  uint32_t search_channels = 1;   // the ring graph's nChannels (after ncclTopoDupChannels)
+  double search_bw_GBps = 0;      // per search channel: graph->bwIntra == bwInter
+  uint32_t channels = 1;          // comm->nChannels: the channels a collective runs on
+  uint32_t default_channels = 1;  // what NCCL picks unrequested (== channels unless requested)
+  uint32_t nics_used = 0;         // NICs per node the channels leave through (0 on one node)
+  bool requested = false;         // channels were given (collective.channels / --channels)
+};
+
+// NCCL's channels for `system`; `requested` (NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS = N) replaces
+// the channel count, not the search (NCCL's tuning still sees the search's graph). Throws
+// std::invalid_argument for an impossible shape (no GPU, a multi-node system without NICs).
+NcclChannels nccl_channels(const NcclSystem& system, std::optional<uint32_t> requested);
+
+// NCCL's rate of a PCIe x16 link of `generation` (src/graph/topo.cc: width x per-lane rate / 80,
+// Gen3 12 GB/s, doubling per generation).
+double nccl_pcie_x16_GBps(uint32_t generation);
+
+}  // namespace syncsim::models

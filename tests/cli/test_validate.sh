@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The whole validation suite, end to end: `syncsim validate` must exit 0 (all within tolerance) or
+# 3 (some not), never 2 (a bad case file) or 1/crash, and print one row for every measured value of
+# every case file, inexpressible ones included.
+# usage: test_validate.sh SYNCSIM_BINARY SOURCE_DIR
+set -u
+bin=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+start=$(date +%s)
+"$bin" validate --suite "$src/validation" --jobs 2 --json --csv "$tmp/rows.csv" >"$tmp/out.json" 2>"$tmp/err"
+rc=$?
+elapsed=$(($(date +%s) - start))
+echo "syncsim validate: exit $rc in ${elapsed}s"
+[ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || { fail "exit $rc (expected 0 or 3)"; cat "$tmp/err"; }
+
+# Every value of every case file: one row in the CSV with that case's id.
+for f in "$src"/validation/*.yaml; do
+  id=$(sed -n 's/^id: *//p' "$f" | head -1)
+  expected=$(grep -c '^ *- *{\? *quantity:' "$f")
+  found=$(grep -c "^$id," "$tmp/rows.csv")
+  [ "$expected" -gt 0 ] || fail "$f: no measured values found by this script"
+  [ "$found" -eq "$expected" ] || fail "$id: $found rows, expected $expected (one per measured value)"
+done
+rows=$(($(wc -l <"$tmp/rows.csv") - 1))
+listed=$(cat "$src"/validation/*.yaml | grep -c '^ *- *{\? *quantity:')
+[ "$rows" -eq "$listed" ] || fail "$rows rows for $listed measured values"
+
+# The JSON's groups are the three the suite reports.
+for g in collectives training_steps congestion; do
+  grep -q "\"$g\": {" "$tmp/out.json" || fail "group $g missing from --json"
+done
+
+# The text output has a row per value and a line per group.
+"$bin" validate --suite "$src/validation" --jobs 2 >"$tmp/out.txt" 2>&1
+grep -q '^collectives ' "$tmp/out.txt" || fail "text output lacks the collectives summary"
+
+[ "$fails" -eq 0 ] && echo "validate suite: $rows rows, all printed"
+exit $((fails > 0))
