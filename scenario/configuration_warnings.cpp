@@ -34,8 +34,9 @@ std::vector<std::string> configuration_warnings(
   return out;
 }
 
-std::vector<SettingWarning> fidelity_warnings(Fidelity fidelity, const NetworkBehaviour& network,
-                                           const std::function<bool(const std::string&)>& stated) {
+std::vector<SettingWarning> fidelity_warnings(
+    Fidelity fidelity, const NetworkBehaviour& network,
+    const std::function<bool(const std::string&)>& stated) {
   std::vector<SettingWarning> out;
   if (fidelity == Fidelity::Packet) return out;
   const std::string at =

@@ -24,7 +24,8 @@ struct SettingWarning {
   std::string path;  // the dotted key
   std::string message;
 };
-std::vector<SettingWarning> fidelity_warnings(Fidelity fidelity, const NetworkBehaviour& network,
-                                           const std::function<bool(const std::string&)>& stated);
+std::vector<SettingWarning> fidelity_warnings(
+    Fidelity fidelity, const NetworkBehaviour& network,
+    const std::function<bool(const std::string&)>& stated);
 
 }  // namespace syncsim::app

@@ -69,18 +69,19 @@ TEST_CASE("implausible: the base scenario loads without warnings") {
   CHECK(s.load_warnings.empty());
 }
 
-TEST_CASE("implausible: kv_heads follows heads on a multi-head preset, not on a grouped-query one") {
+TEST_CASE(
+    "implausible: kv_heads follows heads on a multi-head preset, not on a grouped-query one") {
   // GPT-3 is multi-head: overriding heads keeps it multi-head (it used to keep kv_heads 96).
-  const Scenario gpt = load(
-      text_with(kBase, "  model: gpt3-2.7b", "  model: {preset: gpt3-175b, heads: 128}"));
+  const Scenario gpt =
+      load(text_with(kBase, "  model: gpt3-2.7b", "  model: {preset: gpt3-175b, heads: 128}"));
   CHECK(gpt.workload->step.model.heads == 128);
   CHECK(gpt.workload->step.model.kv_heads == 128);
   const Scenario gpt160 = load(text_with(
       kBase, "  model: gpt3-2.7b", "  model: {preset: gpt3-175b, heads: 160, hidden: 12800}"));
   CHECK(gpt160.workload->step.model.kv_heads == 160);
   // Llama 3 is grouped-query: its 8 KV heads stay when they divide the new head count ...
-  const Scenario llama = load(
-      text_with(kBase, "  model: gpt3-2.7b", "  model: {preset: llama3-70b, heads: 128}"));
+  const Scenario llama =
+      load(text_with(kBase, "  model: gpt3-2.7b", "  model: {preset: llama3-70b, heads: 128}"));
   CHECK(llama.workload->step.model.kv_heads == 8);
   // ... an explicit kv_heads wins ...
   const Scenario explicit_kv = load(text_with(
@@ -95,9 +96,10 @@ TEST_CASE("implausible: kv_heads follows heads on a multi-head preset, not on a 
                            "  model: {preset: llama3-70b, heads: 64, kv_heads: 48}")) ==
         "t.yaml:12:52: workload.model.kv_heads: expected heads divisible by kv_heads, got heads 64 "
         "and kv_heads 48");
-  CHECK(error_of(text_with(kBase, "  model: gpt3-2.7b",
-                           "  model: {preset: gpt3-175b, heads: 160}")) ==
-        "t.yaml:12:37: workload.model.heads: expected heads dividing hidden (12288), got heads 160");
+  CHECK(
+      error_of(
+          text_with(kBase, "  model: gpt3-2.7b", "  model: {preset: gpt3-175b, heads: 160}")) ==
+      "t.yaml:12:37: workload.model.heads: expected heads dividing hidden (12288), got heads 160");
 }
 
 TEST_CASE("implausible: more NICs than GPUs is an error, an uneven share a warning") {
@@ -105,7 +107,8 @@ TEST_CASE("implausible: more NICs than GPUs is an error, an uneven share a warni
         "--set:1:1: fabric.host.nics: expected at most one NIC per GPU (each GPU sends through "
         "one NIC, so NICs beyond fabric.host.gpus = 8 would carry nothing; give one NIC the "
         "combined rate instead), got 16");
-  CHECK(contains(error_of(text_with(kBase, "nics: 8", "nics: 9")), "t.yaml:6:25: fabric.host.nics"));
+  CHECK(
+      contains(error_of(text_with(kBase, "nics: 8", "nics: 9")), "t.yaml:6:25: fabric.host.nics"));
   const Scenario uneven = load(kBase, {{"fabric.host.nics", "3"}});
   REQUIRE(warnings_at(uneven, "fabric.host.nics").size() == 1);
   CHECK(contains(uneven.load_warnings.front(), "3 NICs for 8 GPUs"));
@@ -142,11 +145,12 @@ TEST_CASE("implausible: link rates outside 1 Mb/s .. 100 Tb/s are refused") {
         "--set:1:1: fabric.links.fabric.bandwidth: expected a link rate in 1Mbps..100Tbps (the "
         "range of real links, and what keeps simulated time within its int64 picoseconds), got "
         "\"0.0000001Gbps\"");
-CHECK(contains(error_of(text_with(kBase, "3600Gbps", "200Tbps")),
+  CHECK(contains(error_of(text_with(kBase, "3600Gbps", "200Tbps")),
                  "t.yaml:10:25: fabric.links.nvlink.bandwidth: expected a link rate in"));
   CHECK_NOTHROW(load(kBase, {{"fabric.links.host.bandwidth", "1Mbps"}}));
   CHECK_NOTHROW(load(kBase, {{"fabric.links.nvlink.bandwidth", "100Tbps"}}));
-  CHECK(contains(error_of(kBase, {{"fabric.links.host.bandwidth", "999999bps"}}), "1Mbps..100Tbps"));
+  CHECK(
+      contains(error_of(kBase, {{"fabric.links.host.bandwidth", "999999bps"}}), "1Mbps..100Tbps"));
 }
 
 TEST_CASE("implausible: messages beyond the 32-bit sequence space at the MTU are refused") {
@@ -222,7 +226,8 @@ collectives:
   }
   const Scenario gemm = load(kBase, {{"workload.calibration", file.string()}});
   REQUIRE(warnings_at(gemm, "workload.calibration").size() == 1);
-  CHECK(contains(gemm.load_warnings.front(), "measured on NVIDIA H200, the scenario's workload.gpu is h100"));
+  CHECK(contains(gemm.load_warnings.front(),
+                 "measured on NVIDIA H200, the scenario's workload.gpu is h100"));
   CHECK(load(kBase, {{"workload.calibration", file.string()}, {"workload.gpu", "h200"}})
             .load_warnings.empty() == true);
 
