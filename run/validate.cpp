@@ -325,12 +325,18 @@ std::string validation_text(const ValidationReport& report) {
   out += pad("case", id_w) + "  " + pad("quantity", quantity_w) + "  " + pad("unit", 8) + "  " +
          pad("measured", 10, true) + "  " + pad("predicted", 10, true) + "  " +
          pad("error", 8, true) + "  " + pad("tol", 6, true) + "  verdict\n";
+  std::string last_id, last_reason;
   for (const ValidationRow& r : report.rows) {
     out += pad(r.id, id_w) + "  " + pad(r.quantity, quantity_w) + "  " + pad(r.unit, 8) + "  " +
            pad(number(r.measured), 10, true) + "  " + pad(number(r.predicted), 10, true) + "  " +
            pad(percent(r.error, true), 8, true) + "  " + pad(percent(r.tolerance, false), 6, true) +
            "  " + std::string(to_string(r.verdict));
-    if (r.verdict == Verdict::Inexpressible) out += ": " + r.reason;
+    // The reason once per case: its other values say so instead of repeating it.
+    if (r.verdict == Verdict::Inexpressible) {
+      out += r.id == last_id && r.reason == last_reason ? " (as above)" : ": " + r.reason;
+      last_id = r.id;
+      last_reason = r.reason;
+    }
     out += "\n";
   }
   out += "\n";

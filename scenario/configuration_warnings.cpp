@@ -34,4 +34,34 @@ std::vector<std::string> configuration_warnings(
   return out;
 }
 
+std::vector<SettingWarning> fidelity_warnings(
+    Fidelity fidelity, const NetworkBehaviour& network,
+    const std::function<bool(const std::string&)>& stated) {
+  std::vector<SettingWarning> out;
+  if (fidelity == Fidelity::Packet) return out;
+  const std::string at =
+      std::string(" at ") + (fidelity == Fidelity::Flow ? "flow" : "analytic") + " fidelity";
+  const auto ignored = [&](const std::string& path, bool active, const std::string& what) {
+    if (active && stated(path)) {
+      out.push_back({path, what + " is modelled at packet fidelity only; it does nothing" + at +
+                               " (set `fidelity: packet` to see its effect)"});
+    }
+  };
+  ignored("fabric.switch.pfc", network.pfc.enabled, "PFC");
+  ignored("fabric.switch.ecn", network.ecn.enabled, "ECN marking");
+  ignored("fabric.nic.dcqcn", network.nic.dcqcn.enabled, "DCQCN rate control");
+  ignored("fabric.nic.rx_pfc", network.nic.rx_pfc, "the NIC's receive buffer and its PFC");
+  ignored("fabric.transport.go_back_n", network.transport.gbn.enabled, "go-back-N loss recovery");
+  const bool tcp = network.transport.kind == net::TransportKind::Tcp;
+  for (const char* key :
+       {"congestion_control", "rto_min", "rto_max", "initial_window", "dctcp_g"}) {
+    ignored(std::string("fabric.transport.tcp.") + key, tcp, std::string("TCP's ") + key);
+  }
+  const net::ImpairmentParams& imp = network.impairments;
+  ignored("fabric.impairments.jitter", imp.jitter != net::JitterDistribution::None, "link jitter");
+  ignored("fabric.impairments.loss", imp.loss_probability > 0, "random packet loss");
+  ignored("observe", true, "time-series sampling (observe:)");
+  return out;
+}
+
 }  // namespace syncsim::app

@@ -10,6 +10,14 @@ namespace syncsim::app::yaml_reader {
 
 namespace {
 
+// The link rates a scenario may state. Below 1 Mb/s no GPU fabric link has run for decades, and
+// simulated time (int64 picoseconds, about 106 days) would overflow on ordinary traffic: one
+// 25 MiB DDP bucket takes 2.4 days at 1 kb/s and 24 days at 100 b/s. Above 100 Tb/s is beyond any
+// link built (NVLink 5 is 1.8 TB/s = 14.4 Tb/s per GPU, Ethernet ports 1.6 Tb/s), and a 64 B
+// packet would serialize in under 5 ps, where the whole-picosecond rounding starts to matter.
+constexpr int64_t kMinLinkBps = 1'000'000;
+constexpr int64_t kMaxLinkBps = 100'000'000'000'000;
+
 const std::vector<std::pair<std::string_view, topo::TopologyKind>> kTopologies{
     {"spine_leaf", topo::TopologyKind::SpineLeaf},
     {"fat_tree", topo::TopologyKind::FatTree},
@@ -22,6 +30,13 @@ void read_link(const Reader& in, const YAML::Node& node, const std::string& path
   // Positivity (bandwidth, MTU) is build_fabric's check, for the link classes it uses.
   if (const YAML::Node* v = m.find("bandwidth")) {
     link.bandwidth = in.read_bandwidth(*v, m.path_of("bandwidth"));
+    const int64_t bps = link.bandwidth.bits_per_second();
+    if (bps < kMinLinkBps || bps > kMaxLinkBps) {
+      in.fail(m.path_of("bandwidth"), *v,
+              "expected a link rate in 1Mbps..100Tbps (the range of real links, and what keeps "
+              "simulated time within its int64 picoseconds), got " +
+                  quoted(v->Scalar()));
+    }
   }
   if (const YAML::Node* v = m.find("delay")) {
     link.delay = in.read_time(*v, m.path_of("delay"));

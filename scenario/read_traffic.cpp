@@ -180,7 +180,10 @@ CollectiveCalibration read_collective_calibration(const Reader& in, const YAML::
   CollectiveCalibration c;
   c.file = file;
   try {
-    c.collectives = calibration::read_profile_file(file).collectives;
+    calibration::CalibrationProfile profile = calibration::read_profile_file(file);
+    c.collectives = std::move(profile.collectives);
+    c.gpu_name = profile.gpu_name;
+    c.gpu_count = profile.gpu_count;
   } catch (const std::exception& e) {
     in.fail(path, node, std::string("expected a readable calibration profile, got: ") + e.what());
   }

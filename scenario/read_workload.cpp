@@ -54,6 +54,13 @@ void apply_calibration(const Reader& in, const YAML::Node& node, const std::stri
                 " GEMM fit or an hbm_copy_bandwidth probe, got neither in " + file);
   }
   c.gpu.calibrated_from = file;
+  // The profile's fits replace the preset's numbers, so a profile from another GPU silently turns
+  // the scenario's GPU into that one.
+  if (!profile.gpu_name.empty() && !profile_names_gpu(profile.gpu_name, c.gpu.name)) {
+    in.warn(path, "the profile " + file + " was measured on " + profile.gpu_name +
+                      ", the scenario's workload.gpu is " + c.gpu.name +
+                      ": its GEMM and HBM numbers belong to other hardware");
+  }
 }
 
 // `workload.parallelism: ddp | fsdp`, `workload.fsdp: {...}` and the model-parallel degrees.
@@ -167,6 +174,10 @@ WorkloadSpec read_workload(const Reader& in, const YAML::Node& node, const std::
     } else {
       c.model = models::TransformerShape{.name = "custom", .mlp = models::MlpKind::SwiGlu};
     }
+    // A preset's attention shape: multi-head (kv_heads == heads, GPT-3, Llama 2 7B/13B) or
+    // grouped-query (a fixed number of KV heads shared by groups of query heads: Llama 3's 8).
+    const bool preset_multi_head = c.model.kv_heads == c.model.heads;
+    const uint32_t preset_kv_heads = c.model.kv_heads;
     const std::pair<std::string_view, uint32_t*> counts[] = {
         {"layers", &c.model.layers},    {"hidden", &c.model.hidden},     {"ffn", &c.model.ffn},
         {"heads", &c.model.heads},      {"kv_heads", &c.model.kv_heads}, {"vocab", &c.model.vocab},
@@ -174,7 +185,10 @@ WorkloadSpec read_workload(const Reader& in, const YAML::Node& node, const std::
     for (const auto& [key, field] : counts) {
       if (const YAML::Node* v = mm.find(key)) *field = in.read_u32(*v, mm.path_of(key), 1);
     }
-    if (c.model.kv_heads == 0) c.model.kv_heads = c.model.heads;
+    // `heads` without `kv_heads`: kv_heads follows heads on a multi-head preset (it stays
+    // multi-head); a grouped-query preset keeps its KV-head count, which must then divide heads.
+    const bool kv_given = mm.find("kv_heads") != nullptr;
+    if (c.model.kv_heads == 0 || (!kv_given && preset_multi_head)) c.model.kv_heads = c.model.heads;
     if (const YAML::Node* v = mm.find("tied_embeddings")) {
       c.model.tied_embeddings = in.read_bool(*v, mm.path_of("tied_embeddings"));
     }
@@ -189,11 +203,25 @@ WorkloadSpec read_workload(const Reader& in, const YAML::Node& node, const std::
         in.fail_at(model_path, model, mm.path_of(key), "missing key (needed without a preset)");
       }
     }
-    if (c.model.hidden % c.model.heads != 0 || c.model.heads % c.model.kv_heads != 0) {
-      in.fail(model_path, model,
-              "expected hidden divisible by heads and heads by kv_heads, got hidden " +
-                  std::to_string(c.model.hidden) + ", heads " + std::to_string(c.model.heads) +
-                  ", kv_heads " + std::to_string(c.model.kv_heads));
+    const YAML::Node* heads_node = mm.find("heads");
+    const YAML::Node* kv_node = mm.find("kv_heads");
+    const YAML::Node* hidden_node = mm.find("hidden");
+    if (c.model.hidden % c.model.heads != 0) {
+      const bool at_hidden = hidden_node != nullptr && heads_node == nullptr;
+      in.fail(at_hidden ? mm.path_of("hidden") : mm.path_of("heads"),
+              at_hidden ? *hidden_node : (heads_node ? *heads_node : model),
+              "expected heads dividing hidden (" + std::to_string(c.model.hidden) +
+                  "), got heads " + std::to_string(c.model.heads));
+    }
+    if (c.model.kv_heads > c.model.heads || c.model.heads % c.model.kv_heads != 0) {
+      const std::string from = kv_given
+                                   ? std::string{}
+                                   : " (kv_heads " + std::to_string(preset_kv_heads) +
+                                         " kept from the grouped-query preset: set kv_heads too)";
+      in.fail(kv_given ? mm.path_of("kv_heads") : mm.path_of("heads"),
+              kv_given ? *kv_node : (heads_node ? *heads_node : model),
+              "expected heads divisible by kv_heads, got heads " + std::to_string(c.model.heads) +
+                  " and kv_heads " + std::to_string(c.model.kv_heads) + from);
     }
   } else {
     const std::string name = in.read_string(model, model_path);

@@ -35,6 +35,8 @@ struct WorkloadSpec {
 struct CollectiveCalibration {
   std::string file;
   std::vector<calibration::CollectiveProfile> collectives;
+  std::string gpu_name{};  // the profile's `gpu.name` and `gpu.count` (empty, 0: not recorded)
+  int gpu_count = 0;
 };
 
 // `observe:` time series and the flow-rate window (packet fidelity). Sampling never perturbs the
@@ -99,8 +101,9 @@ struct Scenario {
   std::vector<RouteOverrideSpec> route_overrides;  // `fabric.route_overrides`
   std::optional<ReportSpec> report;                // `report:`
   net::FlowCcCorrection flow_cc;                   // `fabric.flow.cc_correction` (flow fidelity)
-  // `file:line:col: path: message` warnings found while reading (aliases, ignored settings); every
-  // command prints them.
+  // `file:line:col: path: message` warnings found while reading: legal but likely wrong inputs
+  // (aliases, a setting the fidelity ignores, TP spanning hosts, a profile from other hardware);
+  // every command prints them.
   std::vector<std::string> load_warnings;
 };
 

@@ -187,6 +187,8 @@ Scenario load(const std::string& text, const std::string& source, const LoadOpti
     scenario.seed = *options.seed;
   }
   yaml_reader::validate(in, scenario);
+  scenario.load_warnings.insert(scenario.load_warnings.end(), in.warnings().begin(),
+                                in.warnings().end());
   return scenario;
 }
 

@@ -61,5 +61,8 @@ std::vector<std::pair<std::string, std::vector<std::string>>> read_sweep(const R
 // validate.cpp: the checks that need the whole scenario (building the fabric, expanding the
 // traffic, fitting the workload on the fabric), reported at the deepest node along each path.
 void validate(const Reader& in, const Scenario& scenario);
+// Whether a calibration profile's GPU name ("NVIDIA H100 80GB HBM3") is the GPU preset `preset`
+// ("h100"), matched as a word of its own.
+bool profile_names_gpu(const std::string& measured, const std::string& preset);
 
 }  // namespace syncsim::app::yaml_reader

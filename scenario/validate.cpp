@@ -1,10 +1,16 @@
 // Checks that need the whole scenario: the fabric is built (or sized), the traffic expanded and the
 // workload fitted on the fabric; each error points at the deepest YAML node along its path.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cstdint>
+#include <sstream>
 #include <string>
 
 #include "models/traffic.hpp"
+#include "scenario/configuration_warnings.hpp"
 #include "scenario/section_readers.hpp"
+#include "scenario/units.hpp"
 #include "topologies/fabric_builder.hpp"
 
 namespace syncsim::app::yaml_reader {
@@ -14,7 +20,161 @@ namespace {
 // Fabrics up to this many nodes (plus routing-table bytes / 8) are built to validate them.
 constexpr uint64_t kBuildToValidateLimit = 2'000'000;
 
+std::string ratio_text(double r) {
+  std::ostringstream o;
+  o.precision(3);
+  o << r << ":1";
+  return o.str();
+}
+
+// The smallest MTU of the link classes this fabric has: a message's packets are cut to its path's
+// MTU, so this bounds how many packets a message can need.
+Bytes smallest_mtu(const topo::FabricParams& f) {
+  Bytes mtu = std::min(f.links.host.mtu, f.links.fabric.mtu);
+  if (f.kind == topo::TopologyKind::FatTree) mtu = std::min(mtu, f.links.core.mtu);
+  if (f.host.gpus > 1) mtu = std::min(mtu, f.links.nvlink.mtu);
+  return mtu;
+}
+
+// The packet transports number a message's packets with 32-bit sequence numbers (RoCE's PSN is
+// 24 bits on the wire; sim/net/reliable_transport.hpp keeps 32 and reserves UINT32_MAX), so a
+// message may have at most 2^32 - 2 packets: 16 TiB at a 4 KiB MTU, 5.6 TiB at 1500 B. Larger
+// messages are refused at every fidelity: no collective or bucket of a real job comes near it,
+// and a sweep that flips the fidelity to packet must not fail half-way.
+int64_t largest_message(const topo::FabricParams& f) {
+  const int64_t mtu = std::max<int64_t>(smallest_mtu(f).count(), 1);
+  return (int64_t{UINT32_MAX} - 1) * mtu;
+}
+
+void check_message_size(const Reader& in, const topo::FabricParams& f, Bytes size,
+                        const std::string& path) {
+  const int64_t limit = largest_message(f);
+  if (size.count() > limit) {
+    in.fail_path(path, "expected a message of at most " + format_bytes(Bytes{limit}) +
+                           " (2^32 - 2 packets of the fabric's smallest MTU, " +
+                           format_bytes(smallest_mtu(f)) +
+                           ": the transports' 32-bit sequence numbers), got " + format_bytes(size));
+  }
+}
+
+// `fabric.host`: every GPU uses one NIC (GPU g of G uses NIC floor(g * N / G)), so NICs beyond
+// the GPU count would be built, cabled and never carry a byte. Real GPU servers have at most one
+// compute NIC per GPU (DGX H100/B200: 8 ConnectX-7 for 8 GPUs, plus storage NICs off the GPU
+// path); where a cloud instance gives a GPU several (AWS p5: 4 x 100G EFA per H100), model it as
+// one NIC of the sum (`links.host.bandwidth: 400Gbps`).
+void check_host(const Reader& in, const topo::FabricParams& f) {
+  const uint32_t gpus = f.host.gpus;
+  const uint32_t nics = f.host.nics;
+  if (gpus == 0 || nics == 0) return;  // the builder reports these
+  if (nics > gpus) {
+    in.fail_path("fabric.host.nics",
+                 "expected at most one NIC per GPU (each GPU sends through one NIC, so NICs "
+                 "beyond fabric.host.gpus = " +
+                     std::to_string(gpus) +
+                     " would carry nothing; give one NIC the combined rate instead), got " +
+                     std::to_string(nics));
+  }
+  if (gpus % nics != 0) {
+    in.warn("fabric.host.nics",
+            std::to_string(nics) + " NICs for " + std::to_string(gpus) +
+                " GPUs: GPU g uses NIC floor(g * " + std::to_string(nics) + " / " +
+                std::to_string(gpus) +
+                "), so some NICs serve more GPUs than others (servers pair them evenly: 1, 2, 4 "
+                "or 8 GPUs per NIC)");
+  }
+}
+
+// `fabric.spine_leaf.oversubscription`: the builder derives whole spines, rounding up, and never
+// fewer than one, so the ratio built can differ from the ratio asked; beyond this relative
+// difference it is reported.
+constexpr double kRatioTolerance = 0.05;
+
+void check_oversubscription(const Reader& in, const topo::FabricParams& f) {
+  const topo::SpineLeafParams& sl = f.spine_leaf;
+  if (f.kind != topo::TopologyKind::SpineLeaf || !sl.oversubscription || sl.spines) return;
+  const double asked = *sl.oversubscription;
+  // The same arithmetic as the builder (topologies/spine_leaf.cpp), which has accepted it.
+  const double down = static_cast<double>(sl.hosts_per_leaf) * f.host.nics *
+                      f.links.host.bandwidth.gbit_per_second();
+  const double per_spine = sl.uplinks_per_spine * f.links.fabric.bandwidth.gbit_per_second();
+  if (!(down > 0) || !(per_spine > 0) || !(asked > 0)) return;
+  const double spines = std::max(1.0, std::ceil(down / (asked * per_spine) * (1.0 - 1e-12)));
+  const double built = down / (spines * per_spine);
+  const std::string path = "fabric.spine_leaf.oversubscription";
+  if (spines == 1.0 && asked > built * (1.0 + kRatioTolerance)) {
+    in.fail_path(path, "expected at most " + ratio_text(built) +
+                           " (a single spine, the fewest there can be, gives a leaf " +
+                           std::to_string(static_cast<int64_t>(std::llround(per_spine))) +
+                           " Gbps of uplink under " +
+                           std::to_string(static_cast<int64_t>(std::llround(down))) +
+                           " Gbps of host links; for less uplink, lower links.fabric.bandwidth), "
+                           "got " +
+                           ratio_text(asked));
+  }
+  if (std::abs(built - asked) > kRatioTolerance * asked) {
+    in.warn(path, ratio_text(asked) + " builds " + std::to_string(static_cast<int64_t>(spines)) +
+                      " spines (whole spines, "
+                      "rounded up), which is " +
+                      ratio_text(built) + "; set spine_leaf.spines to state the fabric you mean");
+  }
+}
+
+// `collective.calibration`: a profile's collectives were timed on its GPUs and NICs. Lines over
+// more ranks than the measured node's GPUs crossed the network, where a ring or tree all-reduce's
+// bus bandwidth cannot exceed the per-GPU NIC rate (NCCL's busbw definition); a large-message
+// regime faster than the scenario's NICs allow (beyond this margin, for NCCL's rounding and
+// measurement noise) was measured on faster NICs.
+constexpr double kNicMargin = 1.25;
+
+void check_collective_calibration(const Reader& in, const Scenario& scenario) {
+  if (!scenario.collective_calibration) return;
+  const CollectiveCalibration& cal = *scenario.collective_calibration;
+  const std::string path = "collective.calibration";
+  if (scenario.workload && !cal.gpu_name.empty() &&
+      !profile_names_gpu(cal.gpu_name, scenario.workload->step.gpu.name)) {
+    in.warn(path, "the profile " + cal.file + " was measured on " + cal.gpu_name +
+                      ", the scenario's workload.gpu is " + scenario.workload->step.gpu.name +
+                      ": its collective times belong to other hardware");
+  }
+  const topo::FabricParams& f = scenario.fabric;
+  if (cal.gpu_count <= 0 || f.host.gpus == 0) return;
+  const double nic_gbps = f.links.host.bandwidth.gbit_per_second() * f.host.nics / f.host.gpus;
+  for (const calibration::CollectiveProfile& c : cal.collectives) {
+    if (c.ranks <= cal.gpu_count || c.regimes.empty() || c.ranks < 2) continue;
+    if (c.op != "all_reduce" && c.op != "all_gather" && c.op != "reduce_scatter") continue;
+    const double n = c.ranks;
+    const double factor = c.op == "all_reduce" ? 2.0 * (n - 1) / n : (n - 1) / n;
+    const double busbw_gbps = c.regimes.back().algbw_GBps * 8.0 * factor;
+    if (busbw_gbps > kNicMargin * nic_gbps) {
+      std::ostringstream o;
+      o.precision(4);
+      o << "the profile's " << c.op << " over " << c.ranks << " ranks (" << cal.gpu_count
+        << " GPUs per node) reaches a bus bandwidth of " << busbw_gbps << " Gbps, more than the "
+        << nic_gbps
+        << " Gbps per GPU this fabric's NICs carry (links.host.bandwidth x host.nics / "
+           "host.gpus): it was measured on faster NICs";
+      in.warn(path, o.str());
+      return;
+    }
+  }
+}
+
 }  // namespace
+
+// A calibration profile names the GPU it was measured on ("NVIDIA H100 80GB HBM3"); the scenario's
+// preset ("h100") should appear in it as a word of its own ("gh200" is not "h200").
+bool profile_names_gpu(const std::string& measured, const std::string& preset) {
+  std::string m = measured;
+  std::transform(m.begin(), m.end(), m.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  for (std::size_t at = m.find(preset); at != std::string::npos; at = m.find(preset, at + 1)) {
+    const bool starts = at == 0 || std::isalnum(static_cast<unsigned char>(m[at - 1])) == 0;
+    const std::size_t end = at + preset.size();
+    const bool ends = end == m.size() || std::isalpha(static_cast<unsigned char>(m[end])) == 0;
+    if (starts && ends) return true;
+  }
+  return false;
+}
 
 void validate(const Reader& in, const Scenario& scenario) {
   // The builder checks every fabric range and combination; its path is relative to `fabric.`.
@@ -31,6 +191,9 @@ void validate(const Reader& in, const Scenario& scenario) {
   } catch (const topo::TopologyError& e) {
     in.fail_path(e.path().empty() ? "fabric" : join_path("fabric", e.path()), e.what());
   }
+
+  check_host(in, scenario.fabric);
+  check_oversubscription(in, scenario.fabric);
 
   // A priority without an output queue would have nowhere to go in the switches (priorities is
   // known to be >= 1 once the fabric is built).
@@ -54,9 +217,13 @@ void validate(const Reader& in, const Scenario& scenario) {
     if (t.pattern != models::TrafficPattern::Explicit) {
       check_priority(t.priority, join_path(entry, "priority"));
     }
+    if (t.pattern != models::TrafficPattern::Explicit) {
+      check_message_size(in, scenario.fabric, t.size, join_path(entry, "size"));
+    }
     for (std::size_t k = 0; k < t.messages.size(); ++k) {
-      check_priority(t.messages[k].priority,
-                     join_path(join_path(join_path(entry, "messages"), k), "priority"));
+      const std::string message = join_path(join_path(entry, "messages"), k);
+      check_priority(t.messages[k].priority, join_path(message, "priority"));
+      check_message_size(in, scenario.fabric, t.messages[k].size, join_path(message, "size"));
     }
   }
 
@@ -77,7 +244,22 @@ void validate(const Reader& in, const Scenario& scenario) {
                                                  std::to_string(gpus) + " GPUs, got " +
                                                  std::to_string(w.data_parallel));
     }
+    check_message_size(in, scenario.fabric, w.step.ddp.bucket_cap, "workload.ddp.bucket_cap_mb");
+    check_message_size(in, scenario.fabric, w.step.ddp.first_bucket,
+                       "workload.ddp.first_bucket_mb");
     const models::ParallelLayout& lay = w.step.layout;
+    // Megatron order puts TP innermost, so TP group g is ranks g*t .. g*t + t - 1: it stays in one
+    // host only when t divides the host's GPUs. Real runs keep TP inside the NVLink domain
+    // (Megatron-LM's guidance: TP at most the GPUs per node), as its all-reduces run every layer.
+    const uint32_t host_gpus = scenario.fabric.host.gpus;
+    if (lay.tensor > 1 && host_gpus > 0 && (lay.tensor > host_gpus || host_gpus % lay.tensor)) {
+      in.warn("workload.tensor_parallel",
+              "tensor-parallel groups of " + std::to_string(lay.tensor) + " GPUs span hosts of " +
+                  std::to_string(host_gpus) +
+                  " GPUs (fabric.host.gpus), so their per-layer all-reduces cross the network "
+                  "instead of NVLink; real runs keep tensor parallelism within a host's NVLink "
+                  "domain");
+    }
     const uint32_t model_parallel = lay.tensor * lay.context * lay.pipeline;
     if (model_parallel > 1) {
       const uint64_t product =
@@ -118,6 +300,12 @@ void validate(const Reader& in, const Scenario& scenario) {
           "expected an all-reduce algorithm (ring, tree, halving_doubling, hierarchical), got "
           "pairwise");
     }
+  }
+
+  check_collective_calibration(in, scenario);
+  for (const SettingWarning& w : fidelity_warnings(
+           scenario.fidelity, scenario.network, [&](const std::string& p) { return in.has(p); })) {
+    in.warn(w.path, w.message);
   }
 }
 

@@ -154,6 +154,22 @@ void Reader::fail_path(const std::string& path, const std::string& message) cons
   fail_at(walked, node, path, message);
 }
 
+bool Reader::has(const std::string& path) const {
+  std::string walked;
+  const YAML::Node node = deepest_node(path, walked);
+  return walked == path && !node.IsNull();
+}
+
+void Reader::warn(const std::string& path, const std::string& message) const {
+  if (path.empty()) {
+    warnings_.push_back(message);
+    return;
+  }
+  std::string walked;
+  const YAML::Node node = deepest_node(path, walked);
+  warnings_.push_back(error_at(walked, node, path, message).what());
+}
+
 void Reader::check_fields(const std::string& path, const FieldErrors& errors) const {
   if (errors.empty()) {
     return;

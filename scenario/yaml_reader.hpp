@@ -71,6 +71,14 @@ class Reader {
   // The range rules of a parameter struct read at `path`: the first error, if any, is reported at
   // its field (or the deepest node along it), citing the value as written in the YAML.
   void check_fields(const std::string& path, const FieldErrors& errors) const;
+  // Whether the scenario (after --set) writes the key at `path`, so a warning about a setting is
+  // given only where the user stated it, not for a default.
+  bool has(const std::string& path) const;
+  // A legal but likely wrong input: recorded as `file:line:col: path: message` at the deepest node
+  // along `path` (just `message` for an empty path) and reported with the scenario's
+  // load_warnings, never an error.
+  void warn(const std::string& path, const std::string& message) const;
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
   // Scalar readers. Each checks the node's type and range and reports expected vs got.
   const std::string& scalar(const YAML::Node& node, const std::string& path,
@@ -101,6 +109,8 @@ class Reader {
   std::string source_;
   YAML::Node root_;
   std::vector<std::string> override_paths_;
+  // Readers hold the Reader by const reference; warnings are a log beside the reading.
+  mutable std::vector<std::string> warnings_;
 };
 
 // The entries of one YAML map, checked against the keys allowed at that place: an unknown or a

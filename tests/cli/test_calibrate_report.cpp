@@ -108,8 +108,8 @@ TEST_CASE("calibrate report: a profile without the line, and a scenario too smal
   p.collectives.push_back(c);
   const std::string path = (dir / "ag.yaml").string();
   calibration::write_profile_file(p, path);
-  const std::string small =
-      std::string(kNode).replace(std::string(kNode).find("gpus: 8"), 7, "gpus: 4");
+  const std::string small = std::string(kNode).replace(std::string(kNode).find("gpus: 8, nics: 8"),
+                                                       16, "gpus: 4, nics: 4");
   const app::Scenario s = app::load_scenario_text(small, "small.yaml");
   const app::CalibrationReport r = app::make_calibration_report(generated(1 << 20), path, &s);
   CHECK(r.profile == path);

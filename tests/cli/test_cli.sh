@@ -299,5 +299,18 @@ done
 check "bad report size exits 2" test $? -eq 2
 check "bad report size names the key" grep -q "report.allreduce_small" "$tmp/err"
 
+# validate: one case, by id; a bad case file and an unknown name exit 2 (the whole suite: test_validate.sh).
+"$bin" validate dgx-h100-allreduce --suite "$src/validation" --json >"$tmp/val.json" 2>"$tmp/err"
+rc=$?
+check "validate one case exits 0 or 3" test "$rc" -eq 0 -o "$rc" -eq 3
+check "validate --json has cases and groups" python3 -c "import json,sys; j=json.load(open('$tmp/val.json')); sys.exit(0 if {c['id'] for c in j['cases']} == {'dgx-h100-allreduce'} and set(j['groups']) == {'collectives', 'training_steps', 'congestion'} else 1)"
+"$bin" validate no-such-case --suite "$src/validation" >/dev/null 2>"$tmp/err"
+check "validate unknown name exits 2" test $? -eq 2
+mkdir -p "$tmp/suite"
+printf 'id: x\ngroup: nccl\n' >"$tmp/suite/x.yaml"
+"$bin" validate --suite "$tmp/suite" >/dev/null 2>"$tmp/err"
+check "validate bad case file exits 2" test $? -eq 2
+check "validate bad case names file:line:col" grep -q "x.yaml:2:8: group: expected one of" "$tmp/err"
+
 echo "cli: $passes passed, $fails failed"
 test "$fails" -eq 0
