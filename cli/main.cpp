@@ -16,6 +16,7 @@
 #include "run/collective_cmd.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "sim/core/check.hpp"
+#include "sim/core/units.hpp"
 
 using namespace syncsim;
 
@@ -94,6 +95,9 @@ int main(int argc, char** argv) {
     return kExitBadInput;
   } catch (const InternalError& e) {
     std::cerr << "syncsim: " << e.what() << "\n";
+    return kExitInternal;
+  } catch (const TimeOverflow& e) {  // inputs beyond what int64 picoseconds can simulate
+    std::cerr << "syncsim " << command << ": " << e.what() << "\n";
     return kExitInternal;
   } catch (const std::exception& e) {
     std::cerr << "syncsim: internal error: " << e.what() << "\n";

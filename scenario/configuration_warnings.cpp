@@ -38,6 +38,18 @@ std::vector<SettingWarning> fidelity_warnings(
     Fidelity fidelity, const NetworkBehaviour& network,
     const std::function<bool(const std::string&)>& stated) {
   std::vector<SettingWarning> out;
+  // Transport blocks of another transport kind do nothing at any fidelity.
+  const net::TransportKind kind = network.transport.kind;
+  if (kind != net::TransportKind::Tcp && stated("fabric.transport.tcp")) {
+    out.push_back({"fabric.transport.tcp",
+                   "TCP's settings apply to fabric.transport.kind: tcp only; with this kind they "
+                   "do nothing"});
+  }
+  if (kind == net::TransportKind::Roce && stated("fabric.transport.host_staging")) {
+    out.push_back({"fabric.transport.host_staging",
+                   "host staging applies to kind roce_host_staged and tcp only; GPUDirect RoCE "
+                   "(kind: roce) does not stage through host memory, so it does nothing"});
+  }
   if (fidelity == Fidelity::Packet) return out;
   const std::string at =
       std::string(" at ") + (fidelity == Fidelity::Flow ? "flow" : "analytic") + " fidelity";

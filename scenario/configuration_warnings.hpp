@@ -20,6 +20,8 @@ std::vector<std::string> configuration_warnings(
 // series): at flow or analytic fidelity each does nothing, so each one given (`stated(path)` says
 // whether the scenario writes that key) is a warning naming the key and the fidelity. TCP's stack
 // latency and per-byte cost and the host-staging stage act at every fidelity and are not named.
+// A `fabric.transport.tcp` block without `kind: tcp`, or `host_staging` with `kind: roce`, does
+// nothing at any fidelity and is named too.
 struct SettingWarning {
   std::string path;  // the dotted key
   std::string message;

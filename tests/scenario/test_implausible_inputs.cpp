@@ -244,3 +244,21 @@ collectives:
             .empty());
   std::filesystem::remove(file);
 }
+
+TEST_CASE("implausible: transport blocks of another transport kind are warnings") {
+  const std::string roce = text_with(kBase, "    nvlink: {bandwidth: 3600Gbps, delay: 100ns}",
+                                     R"(    nvlink: {bandwidth: 3600Gbps, delay: 100ns}
+  transport:
+    kind: roce
+    tcp: {initial_window: 20}
+    host_staging: {pcie: 256Gbps})");
+  const Scenario s = load(roce, {{"fidelity", "packet"}});
+  CHECK(warnings_at(s, "fabric.transport.tcp").size() == 1);
+  CHECK(warnings_at(s, "fabric.transport.host_staging").size() == 1);
+  const Scenario staged =
+      load(roce, {{"fidelity", "packet"}, {"fabric.transport.kind", "roce_host_staged"}});
+  CHECK(warnings_at(staged, "fabric.transport.tcp").size() == 1);
+  CHECK(warnings_at(staged, "fabric.transport.host_staging").empty());
+  CHECK(
+      load(roce, {{"fidelity", "packet"}, {"fabric.transport.kind", "tcp"}}).load_warnings.empty());
+}

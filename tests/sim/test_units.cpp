@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <limits>
+#include <string>
+
 #include "sim/core/units.hpp"
 
 using namespace syncsim;
@@ -39,4 +42,30 @@ TEST_CASE("units: time arithmetic and conversions") {
   CHECK(Time::ns(1) < Time::ns(2));
   CHECK(Bytes{10} + Bytes{5} == Bytes{15});
   CHECK(Bytes{3}.bits() == 24);
+}
+
+TEST_CASE("units: time that leaves int64 picoseconds throws TimeOverflow instead of wrapping") {
+  // About 106 days is the whole range; these used to wrap to negative times (undefined behaviour),
+  // surfacing as "an event was scheduled in the past".
+  const Time big = Time::max() - Time::ps(10);
+  CHECK(big + Time::ps(10) == Time::max());
+  CHECK_THROWS_AS(big + Time::ps(11), TimeOverflow);
+  CHECK_THROWS_AS(Time::zero() - Time::max() - Time::ps(2), TimeOverflow);
+  Time t = big;
+  CHECK_THROWS_AS(t += Time::s(1), TimeOverflow);
+  CHECK(t == big);                                         // unchanged when the sum does not fit
+  CHECK_THROWS_AS(Time::s(1) * 10'000'000, TimeOverflow);  // 116 days
+  CHECK(Time::s(1) * 9'000'000 == Time::s(9'000'000));     // 104 days
+  CHECK_THROWS_AS(Time::s(10'000'000), TimeOverflow);
+  CHECK_THROWS_AS(Time::from_seconds(1e7), TimeOverflow);
+  CHECK_THROWS_AS(Time::from_seconds(std::numeric_limits<double>::quiet_NaN()), TimeOverflow);
+  CHECK(Time::from_seconds(9e6) == Time::s(9'000'000));
+  // 2 TB at 1 Mb/s is 185 days of serialization.
+  CHECK_THROWS_AS(Bandwidth::bps(1'000'000).tx_time(Bytes{2'000'000'000'000}), TimeOverflow);
+  CHECK(Bandwidth::bps(1'000'000).tx_time(Bytes{1'000'000'000'000}) == Time::s(8'000'000));
+  try {
+    static_cast<void>(big + Time::s(1));
+  } catch (const TimeOverflow& e) {
+    CHECK(std::string(e.what()).find("simulated time overflowed") != std::string::npos);
+  }
 }
