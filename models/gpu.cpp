@@ -75,6 +75,25 @@ std::vector<GpuSpec> presets() {
               .compute_capability = 100,
               .sm_count = 148,
               .pcie_generation = 5},
+      // One GPU of a GB200 NVL72 rack (NVIDIA GB200 NVL72 datasheet, per rack / 72, dense =
+      // sparse / 2: BF16 2.5, FP8 5, TF32 1.25 PFLOP/s; HBM3e 576 TB/s and 13.4 TB). Its 72 GPUs
+      // share one NVLink domain through the NVLink switch trays: model a rack as one host of 72
+      // GPUs (scenarios/gb200-nvl72.yaml). SM count as B200's; NICs (ConnectX-7) on PCIe Gen5.
+      GpuSpec{.name = "gb200",
+              .bf16_tflops = 2500,
+              .fp16_tflops = 2500,
+              .fp8_tflops = 5000,
+              .tf32_tflops = 1250,
+              .hbm_bytes_per_s = 8e12,
+              .nvlink_bytes_per_s = 900e9,
+              .memory_bytes = 186e9,
+              .nvlink_generation = 5,
+              .nvlink_links = 18,
+              .nccl_nvlink_link_bytes_per_s = 40.1e9,
+              .nvswitch_sharp = true,
+              .compute_capability = 100,
+              .sm_count = 148,
+              .pcie_generation = 5},
   };
 }
 

@@ -44,7 +44,8 @@ struct GpuSpec {
   std::string calibrated_from{};  // the profile's path, empty for datasheet presets
 };
 
-// a100 (SXM4 80GB), h100 (SXM5), h200 (SXM), b200 (HGX): NVIDIA datasheets.
+// a100 (SXM4 80GB), h100 (SXM5), h200 (SXM), b200 (HGX), gb200 (one GPU of an NVL72 rack):
+// NVIDIA datasheets.
 
 // links x NCCL's per-link rate: the NVLink bandwidth per GPU and direction NCCL's copies reach.
 double nccl_nvlink_bytes_per_s(const GpuSpec& gpu);

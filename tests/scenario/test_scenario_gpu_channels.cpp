@@ -61,9 +61,10 @@ TEST_CASE("host GPU: workload.gpu or fabric.host.gpu picks the preset, whose NVL
         "t.yaml:11:8: workload.gpu: expected the fabric's GPU (fabric.host.gpu: b200), found h100");
   std::string bad = kFabric;
   bad.replace(bad.find("{gpus: 8, nics: 8}"), 18, "{gpus: 8, nics: 8, gpu: v100}");
-  CHECK(error_of(bad + kWorkload) ==
-        "t.yaml:5:33: fabric.host.gpu: expected a GPU preset (a100, h100, h200, b200), found "
-        "\"v100\"");
+  CHECK(
+      error_of(bad + kWorkload) ==
+      "t.yaml:5:33: fabric.host.gpu: expected a GPU preset (a100, h100, h200, b200, gb200), found "
+      "\"v100\"");
 }
 
 TEST_CASE("collective.channels: auto (NCCL's count) or a number; workload.channels is an alias") {
