@@ -76,7 +76,9 @@ NcclChannels nccl_channels(const NcclSystem& s, std::optional<uint32_t> requeste
   const double bw = out.search_bw_GBps;
   if (bw >= 25.0 && !(s.compute_capability > 80 && bw < 50.0 && n > 4)) {
     const uint32_t dup = std::min(2 * n, kMaxSearchChannels);
-    out.search_bw_GBps = bw / static_cast<double>((dup + n - 1) / n);
+    // NCCL divides by DIVUP(dup, n), a whole number of copies per ring.
+    const uint32_t copies = (dup + n - 1) / n;
+    out.search_bw_GBps = bw / copies;
     out.search_channels = dup;
   }
   // connectRings: every ring runs as two channels; Hopper and newer add more across nodes.
