@@ -246,6 +246,27 @@ TEST_CASE("dcqcn: YAML parameters override the preset and bad values are rejecte
       scenario_file("incast-dcqcn.yaml", {app::parse_override("fabric.nic.dcqcn.preset=fast")}));
   CHECK_THROWS(
       scenario_file("incast-dcqcn.yaml", {app::parse_override("fabric.nic.dcqcn.bogus=1")}));
+  // The firmware knobs: read, and range-checked.
+  const app::Scenario k =
+      scenario_file("incast-dcqcn.yaml",
+                    {app::parse_override("fabric.nic.dcqcn={enabled: true, alpha_divisor: 1, "
+                                         "min_decrease_factor: 0.25, first_cnp_rate: 10Gbps, "
+                                         "increase_reference_rate: 25Gbps, "
+                                         "clamp_target_after_timer_increase: false}")});
+  const net::DcqcnParams& e = k.network.nic.dcqcn;
+  CHECK(e.alpha_divisor == 1.0);
+  CHECK(e.min_decrease_factor == 0.25);
+  CHECK(e.first_cnp_rate == Bandwidth::gbps(10));
+  CHECK(e.increase_reference_rate == Bandwidth::gbps(25));
+  CHECK_FALSE(e.clamp_target_after_timer_increase);
+  CHECK(net::DcqcnParams::connectx().min_decrease_factor == 0.5);
+  for (const char* bad :
+       {"fabric.nic.dcqcn.alpha_divisor=0.5", "fabric.nic.dcqcn.min_decrease_factor=1",
+        "fabric.nic.dcqcn.first_cnp_rate=fast"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(scenario_file("incast-dcqcn.yaml", {app::parse_override(bad)}),
+                    app::ScenarioError);
+  }
 }
 
 // DCQCN state is created by a flow's first CNP (ConnectX allocates the rate limiter then), so the
