@@ -32,6 +32,9 @@ struct CollectiveConfig {
   int64_t ll_buffer_size = int64_t{512} << 10;  // DEFAULT_LL_BUFFSIZE: 8 lines x 512 thr x 8 x 16 B
   int64_t ll128_buffer_size = 4'915'200;        // DEFAULT_LL128_BUFFSIZE: 120 x 640 thr x 8 x 8 B
   uint32_t steps = 8;                           // NCCL_STEPS
+  // NCCL_IB_QPS_PER_CONNECTION (default 1): the queue pairs each connection keeps for the run
+  // (CollectiveRunOptions::qps_per_connection); 0: a new one per transfer.
+  uint32_t qps_per_connection = 1;
 };
 
 // How a protocol shapes a simulated collective (collective_runner.hpp runs it):

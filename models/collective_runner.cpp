@@ -41,6 +41,11 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
       proxy_[static_cast<std::size_t>(gpus[i].host) * proxy_stride_ + gpus[i].local_index] = i;
     }
   }
+  if (options_.qps_per_connection > 256) {
+    throw std::invalid_argument("at most 256 queue pairs per connection, got " +
+                                std::to_string(options_.qps_per_connection));
+  }
+  if (options_.qps_per_connection > 1) next_qp_.assign(plan_.connections, 0);
   if (plan_.connection_depth > 1) {
     paced_until_.assign(plan_.connections, Time::zero());
     const net::NetworkSpec& spec = backend_.spec();
@@ -194,7 +199,16 @@ void CollectiveRunner::begin_transfer(uint32_t step) {
       if (proxy != UINT32_MAX) src = proxy;
     }
   }
-  backend_.start(TransferRequest{src, dst, Bytes{wire}, options_.priority},
+  // The connection's queue pair: channel x QP within it (the backend adds the NICs).
+  uint32_t connection = kNoConnection;
+  if (options_.qps_per_connection == 1) {
+    connection = t.channel;
+  } else if (options_.qps_per_connection > 1) {
+    uint32_t& next = next_qp_[t.source_step];
+    connection = static_cast<uint32_t>(t.channel) * options_.qps_per_connection + next;
+    next = (next + 1) % options_.qps_per_connection;
+  }
+  backend_.start(TransferRequest{src, dst, Bytes{wire}, options_.priority, connection},
                  [this, step](TransferId, const TransferRecord&) { finish(step); });
 }
 

@@ -39,6 +39,13 @@ struct CollectiveRunOptions {
   // the transfer from the proxy GPU. false: every GPU uses its own NIC. Tree plans ignore it (their
   // rank-level edges are not rail-aligned; collective_runner.cpp says why).
   bool pxn = true;
+  // RDMA queue pairs per connection (NCCL_IB_QPS_PER_CONNECTION, default 1 in NCCL 2.30:
+  // src/transport/net_ib/connect.cc). Every connection (channel, sender, receiver) keeps its QPs
+  // for the whole run, shared by every collective run on the same backend as NCCL shares them
+  // across a communicator's operations; its transfers take them in turn, one QP per message as
+  // NCCL does with NCCL_IB_SPLIT_DATA_ON_QPS = 0 (its default). 0: a new QP per transfer (a
+  // fresh ECMP hash and DCQCN state for every chunk).
+  uint32_t qps_per_connection = 1;
 };
 
 // The compute time of reducing `bytes` under `options`.
@@ -91,6 +98,7 @@ class CollectiveRunner final : private EventTarget {
   // in order on one queue pair), so backends that share a link between flows (flow, packet) see
   // them FIFO rather than interleaved. paced_until_[connection] = when the last one has left.
   std::vector<Time> paced_until_;  // per connection (PlanStep::source_step of a transfer)
+  std::vector<uint32_t> next_qp_;  // per connection: its QP for the next transfer (several QPs)
   std::vector<const net::LinkParams*> egress_;  // per node: its link's class (NICs, NVLink ports)
   CollectiveRunOptions options_;
   std::vector<uint32_t> waiting_;      // unfinished dependencies per step

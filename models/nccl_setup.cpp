@@ -35,6 +35,7 @@ NcclSetup nccl_setup(const NcclCollective& c, const CollectiveConfig& config,
   po.nics_per_host = c.nics_per_host;
   po.connection_depth = s.timing.pipeline_depth;
   s.run = apply_protocol_timing(base, s.timing);
+  s.run.qps_per_connection = config.qps_per_connection;
   return s;
 }
 
@@ -43,6 +44,7 @@ ProtocolTiming apply_nccl_step_setup(StepConfig& step, const CollectiveConfig& c
   const ProtocolTiming timing = protocol_timing(step.algorithm, NcclProtocol::Simple, config);
   step.channels = channels.channels;
   step.collective = apply_protocol_timing(step.collective, timing);
+  step.collective.qps_per_connection = config.qps_per_connection;
   if (step.chunk_bytes == 0) step.chunk_bytes = timing.chunk_bytes;
   return timing;
 }

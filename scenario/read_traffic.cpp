@@ -120,7 +120,7 @@ models::CollectiveConfig read_collective(const Reader& in, const YAML::Node& nod
                                          const std::string& path) {
   const MapView m(in, node, path,
                   {"algorithm", "protocol", "channels", "buffer_size", "ll_buffer_size",
-                   "ll128_buffer_size", "steps", "calibration"});
+                   "ll128_buffer_size", "steps", "calibration", "qps_per_connection"});
   models::CollectiveConfig c;
   if (const YAML::Node* v = m.find("algorithm")) {
     const std::string text = in.read_string(*v, m.path_of("algorithm"));
@@ -148,6 +148,13 @@ models::CollectiveConfig read_collective(const Reader& in, const YAML::Node& nod
     }
   }
   if (const YAML::Node* v = m.find("steps")) c.steps = in.read_u32(*v, m.path_of("steps"), 1);
+  if (const YAML::Node* v = m.find("qps_per_connection")) {
+    c.qps_per_connection = in.read_u32(*v, m.path_of("qps_per_connection"), 0);
+    if (c.qps_per_connection > 256) {
+      in.fail(m.path_of("qps_per_connection"), *v,
+              "expected 0 (a new queue pair per transfer) .. 256, got " + v->Scalar());
+    }
+  }
   const std::pair<std::string_view, int64_t*> buffers[] = {
       {"buffer_size", &c.buffer_size},
       {"ll_buffer_size", &c.ll_buffer_size},

@@ -17,7 +17,8 @@ Time AnalyticBackend::path_time(const std::vector<net::PortId>& route, Bytes siz
 void AnalyticBackend::begin(TransferId id, net::NodeId src, net::NodeId dst,
                             const TransferRequest& r) {
   scratch_route_.clear();
-  const bool routed = routing_.route(src, dst, routing_.flow_hash(src, dst, id), scratch_route_);
+  const uint32_t qp = queue_pair(id, src, dst, r).number;  // the ECMP hash's UDP source port
+  const bool routed = routing_.route(src, dst, routing_.flow_hash(src, dst, qp), scratch_route_);
   SIM_CHECK(routed, "no route between the transfer's NICs");
   const Time now = simulation().now();
   Time finish = now + path_time(scratch_route_, r.size);

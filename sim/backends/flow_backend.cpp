@@ -103,7 +103,8 @@ void FlowBackend::ensure_stride(uint16_t hops) {
 
 void FlowBackend::begin(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r) {
   route_scratch_.clear();
-  const bool routed = routing_.route(src, dst, routing_.flow_hash(src, dst, id), route_scratch_);
+  const uint32_t qp = queue_pair(id, src, dst, r).number;  // the ECMP hash's UDP source port
+  const bool routed = routing_.route(src, dst, routing_.flow_hash(src, dst, qp), route_scratch_);
   SIM_CHECK(routed, "no route between the transfer's NICs");
   const auto hops = static_cast<uint16_t>(route_scratch_.size());
   const net::PortId* route = route_scratch_.data();

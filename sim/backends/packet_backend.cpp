@@ -9,8 +9,10 @@ PacketBackend::PacketBackend(Simulation& sim, const net::NetworkSpec& spec)
 
 void PacketBackend::begin(TransferId id, net::NodeId src, net::NodeId dst,
                           const TransferRequest& r) {
-  // The transfer id doubles as the queue-pair number, which seeds the flow's ECMP hash.
-  const net::FlowId flow = network_.start_flow(src, dst, r.size, r.priority, id);
+  // The queue-pair number seeds the flow's ECMP hash; a persistent QP also keeps its DCQCN state.
+  const QueuePair qp = queue_pair(id, src, dst, r);
+  const net::FlowId flow =
+      network_.start_flow(src, dst, r.size, r.priority, qp.number, qp.persistent);
   if (transfer_of_flow_.size() <= flow) transfer_of_flow_.resize(flow + 1);
   transfer_of_flow_[flow] = id;
 }

@@ -9,6 +9,7 @@
 
 #include "sim/backends/fidelity.hpp"
 #include "sim/backends/host_staging.hpp"
+#include "sim/backends/queue_pairs.hpp"
 #include "sim/core/huge_pages.hpp"
 #include "sim/core/simulation.hpp"
 #include "sim/net/network_counters.hpp"
@@ -23,6 +24,10 @@ struct TransferRequest {
   uint32_t dst_gpu = 0;
   Bytes size{0};
   uint8_t priority = 0;
+  // The caller's connection tag (below 2^16): transfers between the same NICs at the same priority
+  // with the same tag share one persistent queue pair (queue_pairs.hpp); kNoConnection: a QP of
+  // the transfer's own.
+  uint32_t connection = kNoConnection;
 };
 
 struct TransferRecord {
@@ -97,6 +102,10 @@ class TransferBackend {
   // Begins moving a transfer between two NICs; the backend must call complete(id) when delivered.
   virtual void begin(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r) = 0;
   void complete(TransferId id);
+  // The queue pair a transfer begun between NICs `src` and `dst` travels on.
+  QueuePair queue_pair(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r) {
+    return queue_pairs_.resolve(id, src, dst, r.priority, r.connection);
+  }
   // True for backends that never read transfers()[id] (see keep_finished_records).
   virtual bool can_drop_records() const { return false; }
 
@@ -113,6 +122,7 @@ class TransferBackend {
   std::vector<uint32_t> free_slots_;
   std::size_t started_ = 0;
   bool keep_history_ = true;
+  QueuePairTable queue_pairs_;
   TransferRecord& record(TransferId id);
   // No-GPUDirect transports (roce_host_staged, tcp): copies through host memory at both ends.
   std::unique_ptr<HostStaging> staging_;

@@ -9,21 +9,71 @@
 
 namespace syncsim::net {
 
-void DcqcnPacing::add_flow(FlowId id, Bandwidth line_rate) {
-  SIM_CHECK(id == flows_.size(), "DCQCN flows must be added in id order");
-  DcqcnFlowState& d = flows_.emplace_back();
-  d.rc = DcqcnRateController(params_, line_rate);
-  d.next_send_ps = ctx_.now().picoseconds();
+void DcqcnPacing::add_flow(FlowId id, Bandwidth line_rate, bool persistent,
+                           uint32_t persistent_qp) {
+  SIM_CHECK(id == qp_of_flow_.size(), "DCQCN flows must be added in id order");
+  uint32_t qp = UINT32_MAX;
+  if (persistent) {
+    const auto it = persistent_.find(persistent_qp);
+    if (it != persistent_.end()) qp = it->second;
+  }
+  if (qp == UINT32_MAX) {
+    qp = static_cast<uint32_t>(qps_.size());
+    DcqcnQpState& d = qps_.emplace_back();
+    d.rc = DcqcnRateController(params_, line_rate);
+    d.next_send_ps = ctx_.now().picoseconds();
+    d.src = ctx_.flows[id].src;
+    d.persistent = persistent;
+    if (persistent) persistent_.emplace(persistent_qp, qp);
+  }
+  SIM_CHECK(qps_[qp].src == ctx_.flows[id].src, "a queue pair belongs to one source NIC");
+  qp_of_flow_.push_back(qp);
+  cnp_route_of_flow_.push_back(UINT32_MAX);
+  DcqcnQpState& d = qps_[qp];
+  if (d.sending_flows++ == 0) {
+    catch_up(qp);
+    if (d.rc.limited() && !d.timer_armed) arm_timer(qp, d.timer_due_ps);
+  }
+}
+
+void DcqcnPacing::catch_up(uint32_t qp) {
+  DcqcnQpState& d = qps_[qp];
+  if (!d.rc.limited() || d.timer_due_ps == INT64_MIN) return;
+  const int64_t now = ctx_.now().picoseconds();
+  const int64_t period = params_.rate_period.picoseconds();
+  bool changed = false;
+  // Each missed expiry is one increase event; a QP back at line rate stops counting. Bounded by
+  // the idle time over the rate period.
+  while (d.timer_due_ps <= now && d.rc.limited()) {
+    d.rc.on_rate_timer();
+    d.timer_due_ps += period;
+    changed = true;
+  }
+  if (changed) repace(qp);
+}
+
+void DcqcnPacing::arm_timer(uint32_t qp, int64_t due_ps) {
+  DcqcnQpState& d = qps_[qp];
+  d.timer_due_ps = due_ps;
+  d.rate_timer.cancel_pending();
+  d.timer_armed = true;
+  ctx_.queue.schedule(Time::ps(std::max(due_ps, ctx_.now().picoseconds())), nics_[d.src],
+                      Nic::kRateTimer, qp, &d.rate_timer);
 }
 
 void DcqcnPacing::on_sent(FlowId id, uint32_t wire_bytes, uint32_t payload) {
-  DcqcnFlowState& d = flows_[id];
+  const uint32_t qp = qp_of_flow_[id];
+  DcqcnQpState& d = qps_[qp];
   const FlowRecord& f = ctx_.flows[id];
   const int64_t now = ctx_.now().picoseconds();
-  if (f.sent_bytes == f.size_bytes) d.rate_timer.cancel_pending();
+  if (f.sent_bytes == f.size_bytes && --d.sending_flows == 0) {
+    // Nothing left to pace: the timer's missed expiries are applied when the QP sends again.
+    d.rate_timer.cancel_pending();
+    d.timer_armed = false;
+  }
   d.last_send_ps = now;
   d.last_wire_bytes = wire_bytes;
-  // The byte counter runs only while the flow is rate-limited; its increases apply to this gap.
+  // The byte counter runs only while the QP is rate-limited; its increases apply to this gap.
   if (d.rc.limited()) d.rc.on_bytes_sent(payload);
   if (!d.rc.limited()) {
     // At line rate the port's serialization is the pacing.
@@ -35,7 +85,7 @@ void DcqcnPacing::on_sent(FlowId id, uint32_t wire_bytes, uint32_t payload) {
 }
 
 void DcqcnPacing::notify(FlowId id) {
-  DcqcnFlowState& d = flows_[id];
+  DcqcnQpState& d = qps_[qp_of_flow_[id]];
   const int64_t t = ctx_.now().picoseconds();
   if (d.last_cnp_ps != INT64_MIN && t - d.last_cnp_ps < params_.cnp_interval.picoseconds()) {
     return;
@@ -43,45 +93,54 @@ void DcqcnPacing::notify(FlowId id) {
   d.last_cnp_ps = t;
   const FlowRecord& f = ctx_.flows[id];
   std::vector<PortId>& routes = ctx_.routes;
-  if (d.cnp_route_begin == UINT32_MAX) {
+  uint32_t& begin = cnp_route_of_flow_[id];
+  if (begin == UINT32_MAX) {
     // The reverse of the data path: port 2i and 2i+1 are the two directions of link i.
-    d.cnp_route_begin = static_cast<uint32_t>(routes.size());
+    begin = static_cast<uint32_t>(routes.size());
     for (uint32_t h = f.route_hops; h-- > 0;) routes.push_back(routes[f.route_begin + h] ^ 1U);
   }
-  EgressPort& first = ctx_.egress(routes[d.cnp_route_begin]);
+  EgressPort& first = ctx_.egress(routes[begin]);
   // The highest class, ahead of data (ConnectX uses a dedicated CNP priority).
-  const PacketRef ref = ctx_.new_packet(id, d.cnp_route_begin, control_frame_payload(first),
-                                        cnp_priority_, PacketKind::Cnp, false);
+  const PacketRef ref = ctx_.new_packet(id, begin, control_frame_payload(first), cnp_priority_,
+                                        PacketKind::Cnp, false);
   ++ctx_.counters.cnps;
   first.enqueue(ref);
 }
 
 void DcqcnPacing::on_cnp(FlowId id) {
-  const FlowRecord& f = ctx_.flows[id];
-  if (f.sent_bytes == f.size_bytes) return;  // nothing left to slow down
-  DcqcnFlowState& d = flows_[id];
+  const uint32_t qp = qp_of_flow_[id];
+  DcqcnQpState& d = qps_[qp];
+  // A QP made for one flow that has sent everything has nothing left to slow down; a persistent
+  // one carries the cut into its next messages.
+  if (d.sending_flows == 0 && !d.persistent) return;
+  if (d.sending_flows == 0) catch_up(qp);
   if (!d.rc.on_cnp(ctx_.now())) return;
   ++ctx_.counters.rate_cuts;
-  repace(id);
-  // A cut restarts the rate-increase timer.
-  d.rate_timer.cancel_pending();
-  ctx_.queue.schedule(ctx_.now() + params_.rate_period, nics_[f.src], Nic::kRateTimer, id,
-                      &d.rate_timer);
+  repace(qp);
+  // A cut restarts the rate-increase timer (scheduled only while the QP has a flow sending).
+  const int64_t due = ctx_.now().picoseconds() + params_.rate_period.picoseconds();
+  if (d.sending_flows > 0) {
+    arm_timer(qp, due);
+  } else {
+    d.rate_timer.cancel_pending();
+    d.timer_armed = false;
+    d.timer_due_ps = due;
+  }
 }
 
-void DcqcnPacing::on_rate_timer(FlowId id) {
-  DcqcnFlowState& d = flows_[id];
-  const FlowRecord& f = ctx_.flows[id];
-  if (f.sent_bytes == f.size_bytes) return;
+void DcqcnPacing::on_rate_timer(uint32_t qp) {
+  DcqcnQpState& d = qps_[qp];
+  d.timer_armed = false;
+  if (d.sending_flows == 0) return;
   d.rc.on_rate_timer();
-  repace(id);
+  repace(qp);
+  d.timer_due_ps += params_.rate_period.picoseconds();
   if (!d.rc.limited()) return;  // back at line rate: no timer until the next cut
-  ctx_.queue.schedule(ctx_.now() + params_.rate_period, nics_[f.src], Nic::kRateTimer, id,
-                      &d.rate_timer);
+  arm_timer(qp, d.timer_due_ps);
 }
 
-void DcqcnPacing::repace(FlowId id) {
-  DcqcnFlowState& d = flows_[id];
+void DcqcnPacing::repace(uint32_t qp) {
+  DcqcnQpState& d = qps_[qp];
   if (d.last_send_ps == INT64_MIN) return;
   const double gap =
       d.rc.limited() ? std::ceil(static_cast<double>(d.last_wire_bytes) * 8e12 / d.rc.rate_bps())
@@ -89,9 +148,8 @@ void DcqcnPacing::repace(FlowId id) {
   const int64_t next = d.last_send_ps + static_cast<int64_t>(gap);
   const bool earlier = next < d.next_send_ps;
   d.next_send_ps = next;
-  const FlowRecord& f = ctx_.flows[id];
-  if (earlier && f.sent_bytes < f.size_bytes) {
-    nics_[f.src]->pacing_moved(std::max(next, ctx_.now().picoseconds()));
+  if (earlier && d.sending_flows > 0) {
+    nics_[d.src]->pacing_moved(std::max(next, ctx_.now().picoseconds()));
   }
 }
 

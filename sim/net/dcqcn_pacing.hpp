@@ -1,16 +1,21 @@
 #pragma once
 // DCQCN at the NICs, around the pure rate controller of dcqcn.hpp:
-//   - reaction point (source NIC): per-flow pacing at the controller's current rate (a flow may
-//   start
-//     its next packet at next_send_at), the rate-increase timer, and the reaction to CNPs;
+//   - reaction point (source NIC): per-queue-pair pacing at the controller's current rate (a QP
+//     may start its next packet at next_send_at), the rate-increase timer, and the reaction to
+//     CNPs;
 //   - notification point (destination NIC): an ECN-marked data packet makes it send a CNP back to
-//   the
-//     source queue pair, at most one per cnp_interval, on the reverse route at the highest
+//     the source queue pair, at most one per cnp_interval, on the reverse route at the highest
 //     priority.
-// The NICs share one DcqcnPacing (the state is per flow, indexed by FlowId); it exists only when
-// DCQCN is on. Its rate timers are events of the source NIC (Nic::kRateTimer).
+// The state belongs to the queue pair, not to the message: a flow started on a persistent QP (the
+// same connection, as NCCL keeps one per channel and peer for the whole job) finds the rate,
+// alpha and timers the QP's previous messages left; a flow without one gets a QP of its own.
+// While a QP has no flow sending, its rate timer is not scheduled: the expiries it missed are
+// applied when its next flow starts (or stop once it is back at line rate), so an idle QP costs no
+// events. The NICs share one DcqcnPacing; it exists only when DCQCN is on. Its rate timers are
+// events of the source NIC (Nic::kRateTimer, argument the QP index).
 #include <cstdint>
 #include <deque>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/core/event_queue.hpp"
@@ -21,15 +26,18 @@ namespace syncsim::net {
 
 class Nic;
 
-struct DcqcnFlowState {
-  DcqcnRateController rc;                 // reaction point at the source NIC
-  int64_t next_send_ps = 0;               // pacing: the flow may start its next packet from here
-  int64_t last_send_ps = INT64_MIN;       // when the flow's last packet started (INT64_MIN: none)
-  uint32_t last_wire_bytes = 0;           // and its wire size: a rate change re-spaces that gap
-  CancelToken rate_timer;                 // a cut restarts the timer; the flow's last byte sent
-                                          // cancels it, so no event outlives the flow
-  int64_t last_cnp_ps = INT64_MIN;        // notification point: last CNP sent for this flow
-  uint32_t cnp_route_begin = UINT32_MAX;  // the reverse route (dst -> src), built on first CNP
+struct DcqcnQpState {
+  DcqcnRateController rc;             // reaction point at the source NIC
+  int64_t next_send_ps = 0;           // pacing: the QP may start its next packet from here
+  int64_t last_send_ps = INT64_MIN;   // when the QP's last packet started (INT64_MIN: none)
+  uint32_t last_wire_bytes = 0;       // and its wire size: a rate change re-spaces that gap
+  CancelToken rate_timer;             // pending while a flow of the QP is sending and it is paced
+  int64_t timer_due_ps = INT64_MIN;   // when the next timer expiry is (or was) due
+  bool timer_armed = false;           // rate_timer has an event pending
+  int64_t last_cnp_ps = INT64_MIN;    // notification point: last CNP sent for this QP
+  uint32_t sending_flows = 0;         // flows of the QP with bytes left to send
+  NodeId src = kNoNode;               // the source NIC (owner of the rate timer)
+  bool persistent = false;            // outlives its flows (else made for one flow)
 };
 
 class DcqcnPacing {
@@ -38,30 +46,39 @@ class DcqcnPacing {
   DcqcnPacing(const NetContext& ctx, const DcqcnParams& params, uint8_t cnp_priority,
               const std::vector<Nic*>& nics)
       : ctx_(ctx), params_(params), cnp_priority_(cnp_priority), nics_(nics) {}
-  // A new flow (ids arrive in order) starting at line rate `line_rate`.
-  void add_flow(FlowId id, Bandwidth line_rate);
-  const DcqcnFlowState& flow(FlowId id) const { return flows_[id]; }
-  int64_t next_send_ps(FlowId id) const { return flows_[id].next_send_ps; }
+  // A new flow (ids arrive in order) on a NIC of line rate `line_rate`. `persistent_qp`: the
+  // caller's queue-pair number when the flow is a message on a persistent QP (flows naming the
+  // same number share its state), else a fresh QP is made for it.
+  void add_flow(FlowId id, Bandwidth line_rate, bool persistent, uint32_t persistent_qp);
+  const DcqcnQpState& qp_of(FlowId id) const { return qps_[qp_of_flow_[id]]; }
+  int64_t next_send_ps(FlowId id) const { return qps_[qp_of_flow_[id]].next_send_ps; }
+  std::size_t queue_pairs() const { return qps_.size(); }
 
   // Source NIC sent `wire_bytes` (payload `payload`) of flow `id` now: pacing and byte counter.
   void on_sent(FlowId id, uint32_t wire_bytes, uint32_t payload);
   // Destination NIC received an ECN-marked data packet of flow `id`: maybe send a CNP.
   void notify(FlowId id);
-  // Source NIC received a CNP for flow `id`.
+  // Source NIC received a CNP for flow `id` (it acts on the flow's QP, even if the flow is done).
   void on_cnp(FlowId id);
-  // The flow's rate-increase timer fired (Nic::kRateTimer).
-  void on_rate_timer(FlowId id);
+  // The rate-increase timer of QP `qp` fired (Nic::kRateTimer).
+  void on_rate_timer(uint32_t qp);
 
  private:
-  // The flow's rate changed: the gap after its last packet is re-timed at the new rate (like HPCC's
+  // The QP's rate changed: the gap after its last packet is re-timed at the new rate (like HPCC's
   // ns-3 ChangeRate), so a flow cut to a few Mb/s is not stuck for milliseconds after it recovers.
-  void repace(FlowId id);
+  void repace(uint32_t qp);
+  void arm_timer(uint32_t qp, int64_t due_ps);
+  // Applies the timer expiries a QP without sending flows missed up to now.
+  void catch_up(uint32_t qp);
 
   const NetContext& ctx_;
   const DcqcnParams& params_;
   uint8_t cnp_priority_;
   const std::vector<Nic*>& nics_;
-  std::deque<DcqcnFlowState> flows_;  // a deque: the rate timers' tokens must not move
+  std::deque<DcqcnQpState> qps_;  // a deque: the rate timers' tokens must not move
+  std::vector<uint32_t> qp_of_flow_;
+  std::vector<uint32_t> cnp_route_of_flow_;  // the reverse route (dst -> src), built on first CNP
+  std::unordered_map<uint32_t, uint32_t> persistent_;  // caller's QP number -> index in qps_
 };
 
 }  // namespace syncsim::net

@@ -107,7 +107,7 @@ bool Network::needs_transport(const FlowRecord& f) const {
 }
 
 FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority,
-                           uint32_t queue_pair) {
+                           uint32_t queue_pair, bool persistent_qp) {
   SIM_CHECK(size.count() > 0, "a flow must carry at least one byte");
   SIM_CHECK(nics_[src] != nullptr && nics_[dst] != nullptr, "flows run between NICs");
   SIM_CHECK(priority < spec_.switch_params.priorities, "flow priority above the class count");
@@ -132,7 +132,7 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority,
       routing_.path_mtu(route_arena_.data() + f.route_begin, f.route_hops).count());
   const FlowId id = flows_.add(f);
   EgressPort& first = *ports_[route_arena_[f.route_begin]];
-  if (dcqcn_) dcqcn_->add_flow(id, first.bandwidth());
+  if (dcqcn_) dcqcn_->add_flow(id, first.bandwidth(), persistent_qp, queue_pair);
   if (needs_transport(f)) transport_->add_flow(id);
   ++counters_.flows_started;
   nics_[src]->add_flow(id);
@@ -143,7 +143,7 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority,
 double Network::flow_rate_bps(FlowId id) const {
   const FlowRecord& r = flows_[id];
   if (r.sent_bytes >= r.size_bytes) return 0;
-  if (dcqcn_) return dcqcn_->flow(id).rc.rate_bps();
+  if (dcqcn_) return dcqcn_->qp_of(id).rc.rate_bps();
   return static_cast<double>(port(flow_first_port(id)).bandwidth().bits_per_second());
 }
 

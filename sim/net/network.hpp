@@ -40,8 +40,11 @@ class Network {
   Network& operator=(const Network&) = delete;
 
   // Starts a flow of `size` bytes from NIC `src` to NIC `dst` now. `queue_pair` feeds the ECMP
-  // hash.
-  FlowId start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority, uint32_t queue_pair);
+  // hash (the UDP source port). `persistent_qp`: the flow is a message on a queue pair that
+  // outlives it (NCCL's connections): flows naming the same `queue_pair` share its DCQCN state;
+  // otherwise the flow gets a queue pair of its own.
+  FlowId start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority, uint32_t queue_pair,
+                    bool persistent_qp = false);
   void set_completion_handler(FlowCompletionHandler* handler) {
     flows_.set_completion_handler(handler);
   }

@@ -203,7 +203,7 @@ void Nic::wake_at(int64_t at_ps) {
 
 void Nic::on_event(uint32_t kind, uint64_t arg) {
   if (kind == kRateTimer) {
-    dcqcn_->on_rate_timer(static_cast<FlowId>(arg));
+    dcqcn_->on_rate_timer(static_cast<uint32_t>(arg));  // the queue pair's index
     return;
   }
   if (kind == kRetransmitTimer) {

@@ -293,3 +293,55 @@ TEST_CASE("collective all_to_all on a 2:1 oversubscribed fabric takes about twic
     CHECK(t_half / t_full < 2.2);
   }
 }
+
+TEST_CASE("collective runner: transfers name their connection's queue pairs (channel x QP)") {
+  const auto spec = topo::build_fabric(one_host_per_leaf(4));
+  PlanOptions o;
+  o.op = CollectiveOp::AllReduce;
+  o.algo = CollectiveAlgo::Ring;
+  o.ranks = 4;
+  o.bytes = 8 << 20;
+  o.channels = 2;
+  const CollectivePlan plan = build_plan(o);
+  for (const uint32_t qps : {0u, 1u, 3u}) {
+    CAPTURE(qps);
+    Simulation sim(1);
+    AnalyticBackend backend(sim, spec);
+    CollectiveRunOptions ro;
+    ro.qps_per_connection = qps;
+    run_collective(backend, plan, identity(4), ro);
+    // Per (channel, src, dst): the QP tags its transfers used, in order.
+    std::vector<std::vector<uint32_t>> seen(2 * 4 * 4);
+    std::size_t transfers = 0;
+    for (const PlanStep& s : plan.steps) {
+      if (s.kind != PlanStep::Kind::Transfer) continue;
+      ++transfers;
+    }
+    REQUIRE(backend.transfers().size() == transfers);
+    // Transfers start in plan order per connection; record the tags by connection.
+    for (const TransferRecord& r : backend.transfers()) {
+      const uint32_t tag = r.request.connection;
+      if (qps == 0) {
+        CHECK(tag == kNoConnection);
+        continue;
+      }
+      const uint32_t channel = tag / qps;
+      REQUIRE(channel < 2);
+      seen[(channel * 4 + r.request.src_gpu) * 4 + r.request.dst_gpu].push_back(tag % qps);
+    }
+    if (qps == 0) continue;
+    std::size_t connections = 0;
+    for (const auto& tags : seen) {
+      if (tags.empty()) continue;
+      ++connections;
+      // Round robin over the connection's QPs: 0, 1, 2, 0, ...
+      for (std::size_t i = 0; i < tags.size(); ++i) CHECK(tags[i] == i % qps);
+    }
+    CHECK(connections == 2 * 4);  // 2 channels x 4 ring edges
+  }
+  CollectiveRunOptions bad;
+  bad.qps_per_connection = 257;
+  Simulation sim(1);
+  AnalyticBackend backend(sim, spec);
+  CHECK_THROWS_AS(run_collective(backend, plan, identity(4), bad), std::invalid_argument);
+}

@@ -92,3 +92,14 @@ TEST_CASE("collective.channels: auto (NCCL's count) or a number; workload.channe
   CHECK(error_of(kFabric + kWorkload + "collective: {channels: 0}\n").find("collective.channels") !=
         std::string::npos);
 }
+
+TEST_CASE("collective.qps_per_connection: NCCL's 1 by default, 0 (a QP per transfer) .. 256") {
+  CHECK(load_scenario_text(kFabric + kWorkload, "t.yaml").collective.qps_per_connection == 1u);
+  CHECK(load_scenario_text(kFabric + kWorkload + "collective: {qps_per_connection: 4}\n", "t.yaml")
+            .collective.qps_per_connection == 4u);
+  CHECK(load_scenario_text(kFabric + kWorkload + "collective: {qps_per_connection: 0}\n", "t.yaml")
+            .collective.qps_per_connection == 0u);
+  const std::string e = error_of(kFabric + kWorkload + "collective: {qps_per_connection: 300}\n");
+  CHECK(e.find("collective.qps_per_connection") != std::string::npos);
+  CHECK(e.find("expected 0 (a new queue pair per transfer) .. 256") != std::string::npos);
+}

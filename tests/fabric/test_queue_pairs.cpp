@@ -1,0 +1,114 @@
+// Persistent queue pairs: the ECMP hash and the DCQCN state of a connection outlive its messages
+// (sim/backends/queue_pairs.hpp); transfers without a connection keep a QP of their own.
+#include <doctest/doctest.h>
+
+#include <set>
+#include <vector>
+
+#include "sim/backends/flow_backend.hpp"
+#include "sim/backends/packet_backend.hpp"
+#include "sim/backends/queue_pairs.hpp"
+#include "topologies/fabric_builder.hpp"
+
+using namespace syncsim;
+
+namespace {
+
+topo::FabricParams spine_leaf(uint32_t leaves, uint32_t hosts_per_leaf, uint32_t spines) {
+  topo::FabricParams p;
+  p.kind = topo::TopologyKind::SpineLeaf;
+  p.spine_leaf.leaves = leaves;
+  p.spine_leaf.hosts_per_leaf = hosts_per_leaf;
+  p.spine_leaf.spines = spines;
+  for (net::LinkParams* l : {&p.links.host, &p.links.fabric}) {
+    l->bandwidth = Bandwidth::gbps(100);
+    l->delay = Time::us(1);
+    l->mtu = Bytes{4096};
+    l->header = Bytes{64};
+  }
+  p.switch_params.buffer = Bytes{16 << 20};
+  return p;
+}
+
+// The spine a flow crosses (its second egress port: leaf -> spine).
+net::PortId uplink(const net::Network& n, net::FlowId f) { return n.route_of(f).at(1); }
+
+}  // namespace
+
+TEST_CASE("queue pairs: one number per (NICs, priority, connection), fresh ones otherwise") {
+  QueuePairTable t;
+  const QueuePair a = t.resolve(7, 1, 2, 3, 0);
+  CHECK(a.persistent);
+  CHECK(t.resolve(8, 1, 2, 3, 0).number == a.number);  // a later transfer, same connection
+  CHECK(t.resolve(9, 1, 2, 3, 1).number != a.number);  // another channel
+  CHECK(t.resolve(9, 2, 1, 3, 0).number != a.number);  // the reverse direction
+  CHECK(t.resolve(9, 1, 2, 0, 0).number != a.number);  // another traffic class
+  CHECK(t.persistent_count() == 4);
+  const QueuePair own = t.resolve(42, 1, 2, 3, kNoConnection);
+  CHECK_FALSE(own.persistent);
+  CHECK(own.number == 42);  // the transfer id, as before persistent QPs existed
+  CHECK(t.persistent_count() == 4);
+}
+
+TEST_CASE("queue pairs: a connection's messages keep one ECMP path; fresh QPs re-hash") {
+  const auto spec = topo::build_fabric(spine_leaf(2, 1, 8));
+  Simulation sim(1);
+  PacketBackend backend(sim, spec);
+  // 24 back-to-back messages on connection 5, then 24 without a connection.
+  for (int i = 0; i < 24; ++i) backend.start(TransferRequest{0, 1, Bytes{64'000}, 0, 5});
+  for (int i = 0; i < 24; ++i) backend.start(TransferRequest{0, 1, Bytes{64'000}, 0});
+  sim.queue().run();
+  const net::Network& n = backend.network();
+  REQUIRE(n.flow_count() == 48);
+  std::set<net::PortId> persistent;
+  std::set<net::PortId> fresh;
+  for (net::FlowId f = 0; f < 24; ++f) persistent.insert(uplink(n, f));
+  for (net::FlowId f = 24; f < 48; ++f) fresh.insert(uplink(n, f));
+  CHECK(persistent.size() == 1);
+  CHECK(fresh.size() >= 4);  // 24 hashes over 8 spines: all on <= 3 has probability < 1e-9
+  for (std::size_t i = 0; i < 48; ++i) CHECK(backend.transfers()[i].done);
+
+  // The flow backend hashes the same queue pairs.
+  Simulation sim2(1);
+  FlowBackend flow(sim2, spec);
+  for (int i = 0; i < 4; ++i) flow.start(TransferRequest{0, 1, Bytes{64'000}, 0, 5});
+  sim2.queue().run();
+  for (std::size_t i = 0; i < 4; ++i) CHECK(flow.transfers()[i].done);
+}
+
+TEST_CASE("queue pairs: DCQCN state carries over to a connection's next message") {
+  // 4 senders on leaf 1 -> host 0 on leaf 0 at 100G, lossless class 3, ECN at 20/60 KB: the
+  // incast's CNPs cut every sender. Then one more message from host 4 to host 0: on the same connection it
+  // starts at the rate the incast left its QP; on a QP of its own it starts at line rate.
+  auto spec = topo::build_fabric(spine_leaf(2, 4, 1));
+  spec.pfc.enabled = true;
+  spec.ecn.enabled = true;
+  spec.ecn.kmin_auto = spec.ecn.kmax_auto = false;
+  spec.ecn.kmin = Bytes{20'000};
+  spec.ecn.kmax = Bytes{60'000};
+  spec.nic.dcqcn = net::DcqcnParams::connectx();
+  spec.nic.dcqcn.byte_counter = 0;  // the timer alone recovers: slow, so the cut is still visible
+  for (const bool same_connection : {true, false}) {
+    CAPTURE(same_connection);
+    Simulation sim(1);
+    PacketBackend backend(sim, spec);
+    for (uint32_t src = 4; src < 8; ++src) {
+      backend.start(TransferRequest{src, 0, Bytes{2'000'000}, 3, 0});
+    }
+    sim.queue().run();
+    const net::Network& n = backend.network();
+    REQUIRE(n.counters().rate_cuts > 0);
+    const uint64_t cuts = n.counters().rate_cuts;
+    backend.start(TransferRequest{4, 0, Bytes{4'096'000}, 3, same_connection ? 0 : kNoConnection});
+    const net::FlowId next = static_cast<net::FlowId>(n.flow_count() - 1);
+    const double rate = n.flow_rate_bps(next);
+    MESSAGE("next message starts at " << rate / 1e9 << " Gb/s after " << cuts << " cuts");
+    if (same_connection) {
+      CHECK(rate < 0.9 * 100e9);
+    } else {
+      CHECK(rate == doctest::Approx(100e9));
+    }
+    sim.queue().run();
+    CHECK(backend.transfers().back().done);
+  }
+}
