@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -271,6 +272,40 @@ int validation_exit_code(const ValidationReport& report) {
       std::any_of(report.rows.begin(), report.rows.end(),
                   [](const ValidationRow& r) { return r.verdict == Verdict::Fail; });
   return failed ? kValidationExitFail : 0;
+}
+
+std::vector<Regression> find_regressions(const ValidationReport& report,
+                                         const std::vector<BaselineValue>& baseline,
+                                         double allowance) {
+  std::map<std::pair<std::string, std::string>, std::optional<double>> before;
+  for (const BaselineValue& b : baseline) before[{b.id, b.quantity}] = b.error;
+  std::vector<Regression> out;
+  for (const ValidationRow& r : report.rows) {
+    const auto it = before.find({r.id, r.quantity});
+    if (it == before.end() || !it->second) continue;  // new, or inexpressible then
+    const double was = std::abs(*it->second);
+    if (!r.error || std::abs(*r.error) > was + allowance) {
+      out.push_back({r.id, r.quantity, it->second, r.error});
+    }
+  }
+  return out;
+}
+
+std::string regression_text(const std::vector<Regression>& regressions, double allowance) {
+  std::string out;
+  char buf[64];
+  const auto pct = [&](std::optional<double> e) {
+    if (!e) return std::string("inexpressible");
+    std::snprintf(buf, sizeof buf, "%+.1f%%", *e * 100.0);
+    return std::string(buf);
+  };
+  for (const Regression& g : regressions) {
+    std::snprintf(buf, sizeof buf, "%.1f", allowance * 100.0);
+    const std::string allow = buf;
+    out += "# regression: " + g.id + " " + g.quantity + ": error " + pct(g.baseline_error) +
+           " -> " + pct(g.error) + " (allowed: " + allow + " points worse)\n";
+  }
+  return out;
 }
 
 nlohmann::ordered_json validation_json(const ValidationReport& report) {

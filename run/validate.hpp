@@ -78,6 +78,32 @@ ValidationReport run_validation(const std::vector<ValidationCase>& cases, unsign
 inline constexpr int kValidationExitFail = 3;
 int validation_exit_code(const ValidationReport& report);
 
+// A value's error as a committed baseline run recorded it (validation/baseline.csv, the suite's
+// own --csv output): absent when that run could not express the value.
+struct BaselineValue {
+  std::string id;
+  std::string quantity;
+  std::optional<double> error;
+};
+// A value that got worse than the baseline: |error| grew by more than the allowance (an absolute
+// difference of relative errors: 0.02 = 2 percentage points), or it was compared then and is
+// inexpressible now.
+struct Regression {
+  std::string id;
+  std::string quantity;
+  std::optional<double> baseline_error;
+  std::optional<double> error;
+};
+// The regressions of `report` against `baseline` (values missing from either side are not
+// regressions: new cases, or cases since removed). In report order. Pure.
+std::vector<Regression> find_regressions(const ValidationReport& report,
+                                         const std::vector<BaselineValue>& baseline,
+                                         double allowance);
+// Exit code when some value regressed against the baseline (before any tolerance failure).
+inline constexpr int kValidationExitRegression = 4;
+// "id quantity: |error| 12.0% -> 15.3% (baseline ...)" lines, for the terminal.
+std::string regression_text(const std::vector<Regression>& regressions, double allowance);
+
 // {"cases": [{id, group, quantity, unit, measured, predicted, error, tolerance, verdict, reason}],
 //  "groups": {GROUP: {count, mean_abs_error, max_abs_error, inexpressible}}}; absent numbers null.
 nlohmann::ordered_json validation_json(const ValidationReport& report);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole validation suite, end to end: `syncsim validate` must exit 0 (all within tolerance) or
-# 3 (some not), never 2 (a bad case file) or 1/crash, and print one row for every measured value of
-# every case file, inexpressible ones included.
+# 3 (some not), never 4 (a value worse than the committed baseline), 2 (a bad case file) or
+# 1/crash, and print one row for every measured value of every case file, inexpressible ones
+# included.
 # usage: test_validate.sh SYNCSIM_BINARY SOURCE_DIR
 set -u
 bin=$1
@@ -12,11 +13,19 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 start=$(date +%s)
-"$bin" validate --suite "$src/validation" --jobs 2 --json --csv "$tmp/rows.csv" >"$tmp/out.json" 2>"$tmp/err"
+# The regression gate: no value may get more than 2 points worse than validation/baseline.csv
+# (exit 4). Regenerate the baseline with `syncsim validate --csv validation/baseline.csv` when a
+# change moves the errors on purpose, and say why in the commit.
+"$bin" validate --suite "$src/validation" --jobs 2 --json --csv "$tmp/rows.csv" \
+  --baseline "$src/validation/baseline.csv" >"$tmp/out.json" 2>"$tmp/err"
 rc=$?
 elapsed=$(($(date +%s) - start))
 echo "syncsim validate: exit $rc in ${elapsed}s"
-[ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || { fail "exit $rc (expected 0 or 3)"; cat "$tmp/err"; }
+if [ "$rc" -eq 4 ]; then
+  fail "values regressed against validation/baseline.csv:"
+  grep -A4 '"regressions"' "$tmp/out.json" | head -40
+fi
+[ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || [ "$rc" -eq 4 ] || { fail "exit $rc (expected 0 or 3)"; cat "$tmp/err"; }
 
 # Every value of every case file: one row in the CSV with that case's id.
 for f in "$src"/validation/*.yaml; do

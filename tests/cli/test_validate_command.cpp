@@ -2,6 +2,7 @@
 // and the exit codes for a case out of tolerance, an unknown name and a bad case file.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -86,4 +87,58 @@ TEST_CASE("syncsim validate: exit 3 out of tolerance, usage and case-file errors
                          doctest::Contains("small.yaml:13:1: typo: unknown key \"typo\""),
                          ScenarioError);
   }
+}
+
+TEST_CASE("syncsim validate --baseline: exit 4 when a value got worse than the saved run") {
+  const Suite suite(small_case("10"));
+  // The run's own CSV is its baseline: no regression.
+  const fs::path csv = suite.dir / "base.csv";
+  std::ostringstream first;
+  REQUIRE(validate_command({"--suite", suite.dir.string(), "--csv", csv.string()}, first) == 0);
+  std::ostringstream same;
+  CHECK(validate_command({"--suite", suite.dir.string(), "--baseline", csv.string()}, same) == 0);
+  CHECK(same.str().find("# baseline: 0 regression(s)") != std::string::npos);
+  // A baseline whose error was far smaller: the value regressed (|error| grew > 2 points).
+  std::ifstream in(csv);
+  std::string header, row;
+  std::getline(in, header);
+  std::getline(in, row);
+  // id,group,quantity,unit,measured,predicted,error,...: replace the error field by 0.
+  std::vector<std::string> f;
+  std::stringstream ss(row);
+  for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+  REQUIRE(f.size() == 10);
+  const double error = std::stod(f[6]);
+  f[6].assign(1, '0');
+  std::string edited;
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    if (i > 0) edited.push_back(',');
+    edited.append(f[i]);
+  }
+  const fs::path better = suite.dir / "better.csv";
+  std::ofstream(better) << header << "\n" << edited << "\n";
+  std::ostringstream worse;
+  CHECK(validate_command({"--suite", suite.dir.string(), "--baseline", better.string()}, worse) ==
+        4);
+  CHECK(worse.str().find("# regression: small busbw: error +0.0%") != std::string::npos);
+  // Within a wide enough allowance it is not one.
+  std::ostringstream allowed;
+  const std::string pts = std::to_string(std::abs(error) * 100 + 1);
+  CHECK(validate_command({"--suite", suite.dir.string(), "--baseline", better.string(),
+                          "--allowance", pts},
+                         allowed) == 0);
+  std::ostringstream json;
+  CHECK(validate_command({"--suite", suite.dir.string(), "--baseline", better.string(), "--json"},
+                         json) == 4);
+  const auto j = nlohmann::ordered_json::parse(json.str());
+  REQUIRE(j.at("regressions").size() == 1);
+  CHECK(j["regressions"][0]["id"] == "small");
+  CHECK(j["regressions"][0]["baseline_error"].get<double>() == 0.0);
+  std::ostringstream bad;
+  CHECK_THROWS_AS(validate_command({"--suite", suite.dir.string(), "--baseline",
+                                    (suite.dir / "missing.csv").string()},
+                                   bad),
+                  UsageError);
+  CHECK_THROWS_AS(
+      validate_command({"--suite", suite.dir.string(), "--allowance", "-1"}, bad), UsageError);
 }
