@@ -27,17 +27,17 @@ namespace syncsim::net {
 class Nic;
 
 struct DcqcnQpState {
-  DcqcnRateController rc;             // reaction point at the source NIC
-  int64_t next_send_ps = 0;           // pacing: the QP may start its next packet from here
-  int64_t last_send_ps = INT64_MIN;   // when the QP's last packet started (INT64_MIN: none)
-  uint32_t last_wire_bytes = 0;       // and its wire size: a rate change re-spaces that gap
-  CancelToken rate_timer;             // pending while a flow of the QP is sending and it is paced
-  int64_t timer_due_ps = INT64_MIN;   // when the next timer expiry is (or was) due
-  bool timer_armed = false;           // rate_timer has an event pending
-  int64_t last_cnp_ps = INT64_MIN;    // notification point: last CNP sent for this QP
-  uint32_t sending_flows = 0;         // flows of the QP with bytes left to send
-  NodeId src = kNoNode;               // the source NIC (owner of the rate timer)
-  bool persistent = false;            // outlives its flows (else made for one flow)
+  DcqcnRateController rc;            // reaction point at the source NIC
+  int64_t next_send_ps = 0;          // pacing: the QP may start its next packet from here
+  int64_t last_send_ps = INT64_MIN;  // when the QP's last packet started (INT64_MIN: none)
+  uint32_t last_wire_bytes = 0;      // and its wire size: a rate change re-spaces that gap
+  CancelToken rate_timer;            // pending while a flow of the QP is sending and it is paced
+  int64_t timer_due_ps = INT64_MIN;  // when the next timer expiry is (or was) due
+  bool timer_armed = false;          // rate_timer has an event pending
+  int64_t last_cnp_ps = INT64_MIN;   // notification point: last CNP sent for this QP
+  uint32_t sending_flows = 0;        // flows of the QP with bytes left to send
+  NodeId src = kNoNode;              // the source NIC (owner of the rate timer)
+  bool persistent = false;           // outlives its flows (else made for one flow)
 };
 
 class DcqcnPacing {

@@ -124,9 +124,9 @@ TEST_CASE("syncsim validate --baseline: exit 4 when a value got worse than the s
   // Within a wide enough allowance it is not one.
   std::ostringstream allowed;
   const std::string pts = std::to_string(std::abs(error) * 100 + 1);
-  CHECK(validate_command({"--suite", suite.dir.string(), "--baseline", better.string(),
-                          "--allowance", pts},
-                         allowed) == 0);
+  CHECK(validate_command(
+            {"--suite", suite.dir.string(), "--baseline", better.string(), "--allowance", pts},
+            allowed) == 0);
   std::ostringstream json;
   CHECK(validate_command({"--suite", suite.dir.string(), "--baseline", better.string(), "--json"},
                          json) == 4);
@@ -135,10 +135,10 @@ TEST_CASE("syncsim validate --baseline: exit 4 when a value got worse than the s
   CHECK(j["regressions"][0]["id"] == "small");
   CHECK(j["regressions"][0]["baseline_error"].get<double>() == 0.0);
   std::ostringstream bad;
-  CHECK_THROWS_AS(validate_command({"--suite", suite.dir.string(), "--baseline",
-                                    (suite.dir / "missing.csv").string()},
-                                   bad),
-                  UsageError);
   CHECK_THROWS_AS(
-      validate_command({"--suite", suite.dir.string(), "--allowance", "-1"}, bad), UsageError);
+      validate_command(
+          {"--suite", suite.dir.string(), "--baseline", (suite.dir / "missing.csv").string()}, bad),
+      UsageError);
+  CHECK_THROWS_AS(validate_command({"--suite", suite.dir.string(), "--allowance", "-1"}, bad),
+                  UsageError);
 }

@@ -78,8 +78,9 @@ TEST_CASE("queue pairs: a connection's messages keep one ECMP path; fresh QPs re
 
 TEST_CASE("queue pairs: DCQCN state carries over to a connection's next message") {
   // 4 senders on leaf 1 -> host 0 on leaf 0 at 100G, lossless class 3, ECN at 20/60 KB: the
-  // incast's CNPs cut every sender. Then one more message from host 4 to host 0: on the same connection it
-  // starts at the rate the incast left its QP; on a QP of its own it starts at line rate.
+  // incast's CNPs cut every sender. Then one more message from host 4 to host 0: on the same
+  // connection it starts at the rate the incast left its QP; on a QP of its own it starts at line
+  // rate.
   auto spec = topo::build_fabric(spine_leaf(2, 4, 1));
   spec.pfc.enabled = true;
   spec.ecn.enabled = true;
