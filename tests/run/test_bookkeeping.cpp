@@ -59,7 +59,8 @@ TEST_CASE("ecn_marks counts each marked packet once; ecn_hop_marks counts every 
   CHECK(j["ecn_hop_marks"].get<uint64_t>() == r.ecn_hop_marks);
 }
 
-TEST_CASE("jain_by_traffic: fairness within each traffic entry, not across a victim and an incast") {
+TEST_CASE(
+    "jain_by_traffic: fairness within each traffic entry, not across a victim and an incast") {
   const app::RunResult r = app::run_scenario(scenario_file("incast-dcqcn.yaml"));
   REQUIRE(r.jain_by_traffic.size() == 2);
   const app::TrafficFairness& victim = r.jain_by_traffic[0];
