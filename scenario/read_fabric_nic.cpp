@@ -18,10 +18,12 @@ const std::vector<std::pair<std::string_view, net::DcqcnPreset>> kDcqcnPresets{
 // fabric.nic.dcqcn: the preset (default connectx) first, then any explicit parameter over it.
 void read_dcqcn(const Reader& in, const YAML::Node& node, const std::string& path,
                 net::DcqcnParams& d) {
-  const MapView m(in, node, path,
-                  {"enabled", "preset", "g", "alpha_period", "rate_period", "byte_counter",
-                   "fast_recovery_steps", "rai", "rhai", "min_rate", "decrease_period",
-                   "cnp_interval", "initial_alpha", "clamp_target_rate"});
+  const MapView m(
+      in, node, path,
+      {"enabled", "preset", "g", "alpha_period", "rate_period", "byte_counter",
+       "fast_recovery_steps", "rai", "rhai", "min_rate", "decrease_period", "cnp_interval",
+       "initial_alpha", "clamp_target_rate", "clamp_target_after_timer_increase", "alpha_divisor",
+       "min_decrease_factor", "first_cnp_rate", "increase_reference_rate"});
   net::DcqcnPreset preset = net::DcqcnPreset::ConnectX;
   if (const YAML::Node* v = m.find("preset")) {
     preset = in.read_enum(*v, m.path_of("preset"), kDcqcnPresets);
@@ -74,6 +76,30 @@ void read_dcqcn(const Reader& in, const YAML::Node& node, const std::string& pat
   rate("min_rate", d.min_rate);
   if (const YAML::Node* v = m.find("clamp_target_rate")) {
     d.clamp_target_rate = in.read_bool(*v, m.path_of("clamp_target_rate"));
+  }
+  if (const YAML::Node* v = m.find("clamp_target_after_timer_increase")) {
+    d.clamp_target_after_timer_increase =
+        in.read_bool(*v, m.path_of("clamp_target_after_timer_increase"));
+  }
+  if (const YAML::Node* v = m.find("alpha_divisor")) {
+    d.alpha_divisor = in.read_number(*v, m.path_of("alpha_divisor"));
+    if (!(d.alpha_divisor >= 1.0 && d.alpha_divisor <= 1024.0)) {
+      in.fail(m.path_of("alpha_divisor"), *v, "expected a number in [1, 1024], got " + v->Scalar());
+    }
+  }
+  if (const YAML::Node* v = m.find("min_decrease_factor")) {
+    d.min_decrease_factor = in.read_number(*v, m.path_of("min_decrease_factor"));
+    if (!(d.min_decrease_factor >= 0.0 && d.min_decrease_factor < 1.0)) {
+      in.fail(m.path_of("min_decrease_factor"), *v,
+              "expected a number in [0, 1), got " + v->Scalar());
+    }
+  }
+  // 0 allowed: not used (ConnectX's rate_to_set_on_first_cnp = 0; increase rates as given).
+  if (const YAML::Node* v = m.find("first_cnp_rate")) {
+    d.first_cnp_rate = in.read_bandwidth(*v, m.path_of("first_cnp_rate"));
+  }
+  if (const YAML::Node* v = m.find("increase_reference_rate")) {
+    d.increase_reference_rate = in.read_bandwidth(*v, m.path_of("increase_reference_rate"));
   }
 }
 

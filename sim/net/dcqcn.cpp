@@ -28,6 +28,9 @@ DcqcnParams DcqcnParams::connectx() {
   p.decrease_period = Time::us(4);
   p.cnp_interval = Time::us(4);
   p.clamp_target_rate = false;
+  p.clamp_target_after_timer_increase = true;
+  p.alpha_divisor = 2.0;
+  p.min_decrease_factor = 0.5;
   return p;
 }
 
@@ -42,9 +45,19 @@ DcqcnRateController::DcqcnRateController(const DcqcnParams& params, Bandwidth li
   SIM_CHECK(params.alpha_period > Time::zero() && params.rate_period > Time::zero(),
             "DCQCN timers must be positive");
   SIM_CHECK(params.byte_counter >= 0, "DCQCN byte counter must not be negative");
+  SIM_CHECK(params.alpha_divisor >= 1.0, "DCQCN alpha divisor must be at least 1");
+  SIM_CHECK(params.min_decrease_factor >= 0.0 && params.min_decrease_factor < 1.0,
+            "DCQCN minimum decrease factor must be in [0, 1)");
+  const double scale =
+      params.increase_reference_rate.bits_per_second() > 0
+          ? line_ / static_cast<double>(params.increase_reference_rate.bits_per_second())
+          : 1.0;
+  rai_ = static_cast<double>(params.rai.bits_per_second()) * scale;
+  rhai_ = static_cast<double>(params.rhai.bits_per_second()) * scale;
 }
 
 double DcqcnRateController::alpha(Time now) const {
+  if (!active_) return alpha_;  // no state yet: the first CNP will find initial_alpha
   const int64_t quiet = now.picoseconds() - alpha_ref_ps_;
   if (quiet <= 0) return alpha_;
   const int64_t periods = quiet / params_->alpha_period.picoseconds();
@@ -53,13 +66,25 @@ double DcqcnRateController::alpha(Time now) const {
 }
 
 bool DcqcnRateController::on_cnp(Time now) {
+  const bool first = !active_;
   const double a = alpha(now);
+  active_ = true;
   bool cut = false;
   const int64_t t = now.picoseconds();
   if (last_decrease_ps_ == INT64_MIN ||
       t - last_decrease_ps_ >= params_->decrease_period.picoseconds()) {
-    if (params_->clamp_target_rate || timer_count_ > 0) rt_ = rc_;
-    rc_ = std::max(static_cast<double>(params_->min_rate.bits_per_second()), rc_ * (1.0 - a / 2.0));
+    const bool raised =
+        byte_count_ > 0 || (params_->clamp_target_after_timer_increase && timer_count_ > 0);
+    if (params_->clamp_target_rate || raised) rt_ = rc_;
+    const double min_rate = static_cast<double>(params_->min_rate.bits_per_second());
+    if (first && params_->first_cnp_rate.bits_per_second() > 0) {
+      rc_ = std::min(rc_, static_cast<double>(params_->first_cnp_rate.bits_per_second()));
+    } else {
+      const double factor =
+          std::max(params_->min_decrease_factor, 1.0 - a / params_->alpha_divisor);
+      rc_ *= factor;
+    }
+    rc_ = std::max(min_rate, rc_);
     last_decrease_ps_ = t;
     timer_count_ = 0;
     byte_count_ = 0;
@@ -93,9 +118,9 @@ void DcqcnRateController::increase() {
   const uint32_t f = params_->fast_recovery_steps;
   if (params_->byte_counter == 0) {
     if (timer_count_ == f + 1) {
-      rt_ += static_cast<double>(params_->rai.bits_per_second());
+      rt_ += rai_;
     } else if (timer_count_ > f + 1) {
-      rt_ += static_cast<double>(params_->rhai.bits_per_second());
+      rt_ += rhai_;
     }
     finish_increase();
     return;
@@ -105,9 +130,9 @@ void DcqcnRateController::increase() {
   if (hi <= f) {
     // Fast recovery: RT stays.
   } else if (lo > f) {
-    rt_ += static_cast<double>(lo - f) * static_cast<double>(params_->rhai.bits_per_second());
+    rt_ += static_cast<double>(lo - f) * rhai_;
   } else {
-    rt_ += static_cast<double>(params_->rai.bits_per_second());
+    rt_ += rai_;
   }
   finish_increase();
 }

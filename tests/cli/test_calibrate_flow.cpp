@@ -66,15 +66,16 @@ TEST_CASE(
 TEST_CASE("calibrate flow: timer-only DCQCN (incast-dcqcn.yaml as shipped) at 4 MiB") {
   // With the timer-only increase a flow recovers slowly from the line-rate start's cuts even when
   // it shares the port with one other: the inefficiency is mostly start-up, which one
-  // contended-link parameter fits poorly at 1 MiB (measured: max error 56% -> 44%) but well at 4
-  // MiB.
+  // contended-link parameter fits poorly at 1 MiB (measured: max error 56% -> 44%) but better at 4
+  // MiB (since DCQCN state starts at the first CNP, whose alpha no longer decays before it: the
+  // incast-2 case's start-up cut is deeper, -17% after the fit, where it was within 12%).
   const auto scenario = app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/incast-dcqcn.yaml");
   const app::FlowCalibration c = app::calibrate_flow(scenario, int64_t{4} << 20);
   CHECK_FALSE(c.fit.clamped);
   CHECK(c.fit.contended_efficiency > 0.5);
   CHECK(c.fit.contended_efficiency < 0.8);
-  CHECK(c.fit.uncorrected_max_rel_error > 0.25);  // measured 0.336
-  CHECK(c.fit.corrected_max_rel_error < 0.15);    // measured 0.123
+  CHECK(c.fit.uncorrected_max_rel_error > 0.25);  // measured 0.316
+  CHECK(c.fit.corrected_max_rel_error < 0.20);    // measured 0.170
 }
 
 TEST_CASE(

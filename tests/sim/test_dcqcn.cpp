@@ -108,8 +108,9 @@ TEST_CASE("dcqcn: alpha decays by (1 - g) per quiet alpha period") {
   DcqcnRateController c(p, Bandwidth::gbps(100));
   c.on_cnp(Time::us(100));
   const double a = c.alpha(Time::us(100));
-  // Initial alpha 1 decayed over one quiet 55 us period before the CNP at 100 us, then the update.
-  CHECK(a == doctest::Approx((1 - p.g) * (1 - p.g) + p.g));
+  // No decay before the first CNP (the flow had no congestion state): initial alpha 1, then the
+  // update (1 - g) * 1 + g = 1.
+  CHECK(a == doctest::Approx(1.0));
   CHECK(c.alpha(Time::us(154)) == doctest::Approx(a));  // less than one 55 us period
   CHECK(c.alpha(Time::us(155)) == doctest::Approx(a * (1 - p.g)));
   CHECK(c.alpha(Time::us(100 + 3 * 55 + 1)) == doctest::Approx(a * std::pow(1 - p.g, 3)));
@@ -197,4 +198,96 @@ TEST_CASE(
   CHECK(h.target_bps() == doctest::Approx(rt2 + 5e6 + 100e6));
   rc = h.rate_bps();
   CHECK(rc < h.target_bps());
+}
+
+TEST_CASE("dcqcn: the first CNP finds the initial alpha whenever it arrives") {
+  const DcqcnParams p = DcqcnParams::connectx();
+  DcqcnRateController early(p, Bandwidth::gbps(400));
+  DcqcnRateController late(p, Bandwidth::gbps(400));
+  CHECK_FALSE(late.active());
+  CHECK(late.alpha(Time::ms(1)) == doctest::Approx(1023.0 / 1024));  // no decay without state
+  early.on_cnp(Time::zero());
+  late.on_cnp(Time::ms(1));
+  CHECK(late.active());
+  // 400 * (1 - (1023/1024) / 2) = 200.2 Gb/s at 0 and at 1 ms alike (alpha decayed from time 0
+  // would have cut 400 -> 398.6).
+  CHECK(early.rate_bps() == doctest::Approx(400 * kG * (1 - (1023.0 / 1024) / 2)));
+  CHECK(late.rate_bps() == early.rate_bps());
+  CHECK(late.alpha(Time::ms(1)) == early.alpha(Time::zero()));
+  // From then on alpha decays from the CNP: 10 quiet 1 us periods later.
+  CHECK(late.alpha(Time::ms(1) + Time::us(10)) ==
+        doctest::Approx(early.alpha(Time::zero()) * std::pow(1 - p.g, 10)));
+}
+
+TEST_CASE("dcqcn: ConnectX clamps the target after a byte-counter increase, not after cuts alone") {
+  const DcqcnParams p = DcqcnParams::connectx();
+  DcqcnRateController c(p, Bandwidth::gbps(400));
+  c.on_cnp(Time::zero());  // 400 -> ~200, RT stays 400 (no increase before: the pre-burst rate)
+  REQUIRE(c.target_bps() == doctest::Approx(400 * kG));
+  // One byte-counter event (32767 B): fast recovery (F = 1) halfway back to 400.
+  CHECK(c.on_bytes_sent(p.byte_counter) == 1);
+  CHECK(c.rate_bps() == doctest::Approx((400 * kG + 400 * kG * (1 - (1023.0 / 1024) / 2)) / 2));
+  // The next cut (4 us later) clamps RT to the recovered rate: the rate was raised since the cut.
+  const double before = c.rate_bps();
+  const double a = c.alpha(Time::us(4));
+  CHECK(c.on_cnp(Time::us(4)));
+  CHECK(c.target_bps() == doctest::Approx(before));
+  CHECK(c.rate_bps() == doctest::Approx(before * (1 - a / 2)));
+  // A cut right after that one, with no increase in between, leaves RT where it is.
+  CHECK(c.on_cnp(Time::us(8)));
+  CHECK(c.target_bps() == doctest::Approx(before));
+
+  // clamp_target_after_timer_increase = false: a timer increase alone does not clamp.
+  DcqcnParams q = DcqcnParams::connectx();
+  q.clamp_target_after_timer_increase = false;
+  DcqcnRateController u(q, Bandwidth::gbps(400));
+  u.on_cnp(Time::zero());
+  u.on_rate_timer();
+  const double raised = u.rate_bps();
+  u.on_cnp(Time::us(300));
+  CHECK(u.target_bps() == doctest::Approx(400 * kG));
+  DcqcnRateController v(p, Bandwidth::gbps(400));  // the preset's ati = 1 does
+  v.on_cnp(Time::zero());
+  v.on_rate_timer();
+  v.on_cnp(Time::us(300));
+  CHECK(v.target_bps() == doctest::Approx(raised));
+}
+
+TEST_CASE("dcqcn: the decrease floor, a first-CNP rate and increase steps scaled to the link") {
+  // rpg_gd = 10 (alpha / 1) with alpha ~1 would cut to ~0: rpg_min_dec_fac = 50% keeps half.
+  DcqcnParams p = DcqcnParams::connectx();
+  p.alpha_divisor = 1.0;
+  DcqcnRateController c(p, Bandwidth::gbps(100));
+  c.on_cnp(Time::zero());
+  CHECK(c.rate_bps() == doctest::Approx(50 * kG));
+  p.min_decrease_factor = 0.0;
+  DcqcnRateController d(p, Bandwidth::gbps(100));
+  d.on_cnp(Time::zero());
+  CHECK(d.rate_bps() == doctest::Approx(100 * kG / 1024));
+
+  // rate_to_set_on_first_cnp: the first CNP sets the rate, later ones cut by alpha.
+  DcqcnParams f = DcqcnParams::connectx();
+  f.first_cnp_rate = Bandwidth::gbps(10);
+  DcqcnRateController e(f, Bandwidth::gbps(400));
+  e.on_cnp(Time::zero());
+  CHECK(e.rate_bps() == doctest::Approx(10 * kG));
+  const double a = e.alpha(Time::us(4));
+  e.on_cnp(Time::us(4));
+  CHECK(e.rate_bps() == doctest::Approx(10 * kG * (1 - a / 2)));
+
+  // HPCC's scaling of R_AI / R_HAI by line rate / 25 Gb/s: 16x at 400G. With the byte counter
+  // off, T = 2 is additive: RT += 16 x 5 Mb/s.
+  DcqcnParams s = DcqcnParams::connectx();
+  s.byte_counter = 0;
+  s.clamp_target_rate = true;
+  s.increase_reference_rate = Bandwidth::gbps(25);
+  DcqcnRateController h(s, Bandwidth::gbps(400));
+  h.on_cnp(Time::zero());
+  h.on_cnp(Time::us(4));
+  const double rt = h.target_bps();
+  h.on_rate_timer();
+  h.on_rate_timer();
+  CHECK(h.target_bps() == doctest::Approx(rt + 16 * 5e6));
+  h.on_rate_timer();
+  CHECK(h.target_bps() == doctest::Approx(rt + 16 * 5e6 + 16 * 50e6));
 }
