@@ -353,6 +353,7 @@ net::NetworkSpec scenario_network(const Scenario& scenario) {
   net::NetworkSpec spec = topo::build_fabric(scenario.fabric);
   spec.pfc = scenario.network.pfc;
   spec.ecn = scenario.network.ecn;
+  spec.ets = scenario.network.ets;
   spec.nic = scenario.network.nic;
   spec.transport = scenario.network.transport;
   spec.impairments = scenario.network.impairments;
