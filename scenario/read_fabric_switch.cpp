@@ -1,4 +1,6 @@
-// `fabric.switch:` buffer, traffic classes, PFC (thresholds, headroom, watchdog) and ECN marking.
+// `fabric.switch:` buffer, traffic classes, ETS, PFC (thresholds, headroom, watchdog) and ECN
+// marking.
+#include <algorithm>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -167,11 +169,87 @@ void read_ecn(const Reader& in, const YAML::Node& node, const std::string& path,
   in.check_fields(path, ecn.check());  // kmin < kmax, pmax range
 }
 
+// `ets:` weights per traffic class (percent, summing to 100) and strict classes. Given weights
+// replace the default ones as a whole; so does a given `strict` list.
+void read_ets(const Reader& in, const YAML::Node& node, const std::string& path, uint32_t classes,
+              net::EtsParams& ets) {
+  const MapView m(in, node, path, {"enabled", "weights", "strict"});
+  if (const YAML::Node* v = m.find("enabled")) {
+    ets.enabled = in.read_bool(*v, m.path_of("enabled"));
+  }
+  const uint32_t cnp_class = classes - 1;
+  const auto read_class = [&](const YAML::Node& key, const std::string& key_path) {
+    const uint64_t c = in.read_uint(key, key_path, 0, kMaxPriority);
+    if (c >= classes) {
+      in.fail(key_path, key,
+              "expected a traffic class in 0.." + std::to_string(classes - 1) +
+                  " (fabric.switch.priorities is " + std::to_string(classes) + "), got " +
+                  key.Scalar());
+    }
+    return static_cast<uint32_t>(c);
+  };
+  if (const YAML::Node* v = m.find("strict")) {
+    const std::string list_path = m.path_of("strict");
+    if (!v->IsSequence()) {
+      in.fail(list_path, *v, "expected a list of traffic classes like [6], got " + describe(*v));
+    }
+    ets.strict_mask = 0;
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      const uint32_t c = read_class((*v)[i], join_path(list_path, i));
+      ets.strict_mask = static_cast<uint8_t>(ets.strict_mask | (1U << c));
+    }
+  }
+  if (const YAML::Node* v = m.find("weights")) {
+    const std::string map_path = m.path_of("weights");
+    if (!v->IsMap() || v->size() == 0) {
+      in.fail(
+          map_path, *v,
+          "expected a map of traffic class to percent like {0: 50, 3: 50}, got " + describe(*v));
+    }
+    ets.weight_percent.fill(0);
+    uint32_t sum = 0;
+    for (const auto& entry : *v) {
+      const std::string class_path = join_path(map_path, entry.first.Scalar());
+      const uint32_t c = read_class(entry.first, class_path);
+      if (c == cnp_class) {
+        in.fail(class_path, entry.first,
+                "expected a class below " + std::to_string(cnp_class) + ": class " +
+                    std::to_string(cnp_class) +
+                    " (the highest) carries CNPs and is always strict, got " +
+                    entry.first.Scalar());
+      }
+      const auto percent = static_cast<uint32_t>(in.read_uint(entry.second, class_path, 1, 100));
+      ets.weight_percent[c] = static_cast<uint8_t>(percent);
+      sum += percent;
+    }
+    if (sum != 100) {
+      in.fail(map_path, *v,
+              "expected weights (percent of the port) that sum to 100, got " + std::to_string(sum));
+    }
+  }
+  for (uint32_t c = 0; c < classes; ++c) {
+    if (((ets.strict_mask >> c) & 1U) != 0 && ets.weight_percent[c] != 0) {
+      const bool weights_given = m.find("weights") != nullptr;
+      const std::string where = weights_given ? "weights" : "strict";
+      in.fail(m.path_of(where), *m.find(where),
+              "expected each class either strict or weighted, got class " + std::to_string(c) +
+                  " in both" + (weights_given ? "" : " (the default weights are {0: 50, 3: 50})"));
+    }
+  }
+}
+
 }  // namespace
 
 void read_switch(const Reader& in, const YAML::Node& node, const std::string& path,
                  topo::FabricParams& p, NetworkBehaviour& behaviour) {
-  const MapView m(in, node, path, {"buffer", "priorities", "pfc", "ecn"});
+  const MapView m(in, node, path, {"buffer", "priorities", "pfc", "ecn", "ets"});
+  if (const YAML::Node* v = m.find("priorities")) {
+    p.switch_params.priorities = in.read_u32(*v, m.path_of("priorities"));
+  }
+  if (const YAML::Node* v = m.find("ets")) {
+    read_ets(in, *v, m.path_of("ets"), std::clamp<uint32_t>(p.switch_params.priorities, 1, 8),
+             behaviour.ets);
+  }
   if (const YAML::Node* v = m.find("pfc")) {
     read_pfc(in, *v, m.path_of("pfc"), behaviour.pfc);
   }
@@ -180,9 +258,6 @@ void read_switch(const Reader& in, const YAML::Node& node, const std::string& pa
   }
   if (const YAML::Node* v = m.find("buffer")) {
     p.switch_params.buffer = in.read_bytes(*v, m.path_of("buffer"));
-  }
-  if (const YAML::Node* v = m.find("priorities")) {
-    p.switch_params.priorities = in.read_u32(*v, m.path_of("priorities"));
   }
 }
 

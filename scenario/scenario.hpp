@@ -74,6 +74,7 @@ struct ReportSpec {
 struct NetworkBehaviour {
   net::PfcParams pfc;                 // `fabric.switch.pfc`
   net::EcnParams ecn;                 // `fabric.switch.ecn`
+  net::EtsParams ets;                 // `fabric.switch.ets`
   net::NicParams nic;                 // `fabric.nic`
   net::TransportParams transport;     // `fabric.transport`
   net::ImpairmentParams impairments;  // `fabric.impairments`

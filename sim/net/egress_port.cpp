@@ -28,7 +28,8 @@ void EgressPort::enqueue(PacketRef packet) {
     drop_buffered(packet);
     return;
   }
-  if (ecn_enabled_ && ecn_on_enqueue_ && p.kind == PacketKind::Data && ecn_mark(p.priority)) {
+  if (ecn_enabled_ && ecn_on_enqueue_ && p.kind == PacketKind::Data &&
+      ecn_mark(p.priority, p.ecn_ce)) {
     ctx_.packet(packet).ecn_ce = true;
   }
   queued_bytes_ += wire;
@@ -44,9 +45,11 @@ void EgressPort::send_control(PacketRef packet) {
   if (in_service_ == kNoPacket) start_next();
 }
 
-bool EgressPort::ecn_mark(uint8_t priority) {
+bool EgressPort::ecn_mark(uint8_t priority, bool already_marked) {
   if (!ecn_.mark(prio_bytes_[priority], ecn_rng_)) return false;
-  ++ctx_.counters.ecn_marks;
+  ++ctx_.counters.ecn_hop_marks;
+  // A packet marked upstream stays marked (CE is sticky): it counts once, where first marked.
+  if (!already_marked) ++ctx_.counters.ecn_marks;
   return true;
 }
 
@@ -55,18 +58,26 @@ void EgressPort::start_next() {
   if (!control_.empty()) {
     next = control_.pop();
   } else {
-    for (uint32_t prio = priorities_; prio-- > 0;) {
-      if (!queues_[prio].empty() && ((static_cast<uint32_t>(paused_mask_) >> prio) & 1U) == 0) {
-        next = queues_[prio].pop();
-        Packet& p = ctx_.packet(next);
-        // Dequeue marking sees the FIFO including the departing packet.
-        if (ecn_enabled_ && !ecn_on_enqueue_ && p.kind == PacketKind::Data &&
-            ecn_mark(static_cast<uint8_t>(prio))) {
-          p.ecn_ce = true;
-        }
-        prio_bytes_[prio] -= p.payload_bytes + header_.count();
-        break;
+    uint32_t ready = 0;
+    std::array<uint32_t, kMaxPriorities> head_wire{};
+    const auto header = static_cast<uint32_t>(header_.count());
+    for (uint32_t prio = 0; prio < priorities_; ++prio) {
+      if (queues_[prio].empty() || ((static_cast<uint32_t>(paused_mask_) >> prio) & 1U) != 0) {
+        continue;
       }
+      ready |= 1U << prio;
+      head_wire[prio] = ctx_.packet(queues_[prio].front()).payload_bytes + header;
+    }
+    if (const int chosen = ets_.pick(ready, head_wire); chosen >= 0) {
+      const auto prio = static_cast<uint32_t>(chosen);
+      next = queues_[prio].pop();
+      Packet& p = ctx_.packet(next);
+      // Dequeue marking sees the FIFO including the departing packet.
+      if (ecn_enabled_ && !ecn_on_enqueue_ && p.kind == PacketKind::Data &&
+          ecn_mark(static_cast<uint8_t>(prio), p.ecn_ce)) {
+        p.ecn_ce = true;
+      }
+      prio_bytes_[prio] -= p.payload_bytes + header_.count();
     }
   }
   if (next == kNoPacket) {

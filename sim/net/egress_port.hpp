@@ -1,5 +1,7 @@
 #pragma once
-// An output port: strict-priority FIFOs (higher class first), one packet in service at a time.
+// An output port: one FIFO per traffic class, chosen by ETS (ets_scheduler.hpp: strict classes,
+// then weighted round robin; without ETS plain strict priority, higher class first), one packet in
+// service at a time.
 // A NIC's port pulls data from its NIC when its queues are empty, like a NIC's transmit scheduler.
 // PFC (pfc.hpp): a priority paused by the peer is not started (the packet in service finishes); PFC
 // frames wait in a control queue served before every priority and never paused. ECN (switch ports
@@ -10,6 +12,7 @@
 #include "sim/core/event_queue.hpp"
 #include "sim/core/rng.hpp"
 #include "sim/net/ecn.hpp"
+#include "sim/net/ets_scheduler.hpp"
 #include "sim/net/link.hpp"
 #include "sim/net/net_context.hpp"
 #include "sim/net/pfc.hpp"
@@ -39,6 +42,8 @@ class EgressPort final : public EventTarget {
     ecn_on_enqueue_ = on_enqueue;
     ecn_rng_ = rng;
   }
+  // Transmission selection between the data classes (default: strict priority).
+  void set_ets(const EtsScheduler& scheduler) { ets_ = scheduler; }
 
   // --- PFC (pfc.cpp) ---
   // Applies a received PAUSE (paused = true) or RESUME for one priority; a PAUSE with quanta > 0
@@ -76,7 +81,8 @@ class EgressPort final : public EventTarget {
  private:
   enum EventKind : uint32_t { kTxDone = 0, kWatchdog = 1, kPauseExpiry = 2, kPauseRefresh = 3 };
   void start_next();
-  bool ecn_mark(uint8_t priority);
+  // RED's decision for a data packet of `priority`; counts it (once per packet, and per hop).
+  bool ecn_mark(uint8_t priority, bool already_marked);
   Time tx_time(uint32_t wire_bytes) {
     if (wire_bytes != cached_wire_bytes_) {
       cached_wire_bytes_ = wire_bytes;
@@ -111,6 +117,7 @@ class EgressPort final : public EventTarget {
   std::array<int64_t, kMaxPriorities> prio_bytes_{};  // wire bytes waiting per priority
   RingQueue<PacketRef> control_;                      // PFC frames
   EcnMarker ecn_;
+  EtsScheduler ets_;
   RngStream ecn_rng_{0, 0};
   PfcPortState pfc_;
 };

@@ -71,6 +71,10 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
       ports_.back()->enable_ecn(EcnMarker(kmin, kmax, ecn.pmax), ecn.mark_on_enqueue,
                                 sim.rng(RngStreamKind::Ecn, p));
     }
+    if (ethernet_switch) {
+      // The highest class carries CNPs (DcqcnPacing above): always strict, as switches ship it.
+      ports_.back()->set_ets(EtsScheduler(spec.ets, priorities, priorities - 1));
+    }
     if (pfc.enabled && pfc.watchdog && ethernet_switch) {
       ports_.back()->enable_watchdog(pfc.watchdog_time, pfc.watchdog_drop);
     }

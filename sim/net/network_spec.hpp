@@ -10,6 +10,7 @@
 #include "sim/core/field_error.hpp"
 #include "sim/core/units.hpp"
 #include "sim/net/dcqcn.hpp"
+#include "sim/net/ets_scheduler.hpp"
 #include "sim/net/link_impairment.hpp"
 #include "sim/net/transport.hpp"
 
@@ -155,6 +156,7 @@ struct NetworkSpec {
   SwitchParams switch_params;
   PfcParams pfc;  // switches' PFC (copied from the scenario, not by the builders)
   EcnParams ecn;  // switches' ECN marking
+  EtsParams ets;  // switches' transmission selection between traffic classes (ets_scheduler.hpp)
   NicParams nic;  // NICs' congestion control (copied from the scenario too)
 
   // Routing data, filled by the topology builder (Boost.Graph BFS over the switch-only graph).

@@ -1,0 +1,59 @@
+#include "sim/net/ets_scheduler.hpp"
+
+#include <bit>
+
+#include "sim/core/check.hpp"
+
+namespace syncsim::net {
+
+EtsScheduler::EtsScheduler(const EtsParams& params, uint32_t classes, uint32_t always_strict)
+    : classes_(classes) {
+  SIM_CHECK(classes >= 1 && classes <= kMaxPriorities, "traffic class count out of range");
+  const uint32_t all = (1U << classes) - 1;
+  if (!params.enabled) {
+    strict_mask_ = all;
+    return;
+  }
+  strict_mask_ = params.strict_mask & all;
+  if (always_strict < classes) strict_mask_ |= 1U << always_strict;
+  weighted_mask_ = 0;
+  for (uint32_t c = 0; c < classes; ++c) {
+    if (((strict_mask_ >> c) & 1U) != 0 || params.weight_percent[c] == 0) continue;
+    weighted_mask_ |= 1U << c;
+    quantum_[c] = params.weight_percent[c] * kQuantumPerPercent;
+  }
+}
+
+int EtsScheduler::pick(uint32_t ready, const std::array<uint32_t, kMaxPriorities>& head_wire_bytes) {
+  if (ready == 0) return -1;
+  if (const uint32_t strict = ready & strict_mask_; strict != 0) {
+    return static_cast<int>(std::bit_width(strict)) - 1;  // the highest strict class
+  }
+  const uint32_t weighted = ready & weighted_mask_;
+  if (weighted == 0) {
+    // Only classes without a weight: what the weighted ones leave, higher class first.
+    return static_cast<int>(std::bit_width(ready)) - 1;
+  }
+  // An idle or paused weighted class banks no credit.
+  for (uint32_t idle = weighted_mask_ & ~weighted; idle != 0; idle &= idle - 1) {
+    deficit_[static_cast<uint32_t>(std::countr_zero(idle))] = 0;
+  }
+  // Terminates: every pass over the classes adds a positive quantum to each ready weighted class.
+  for (;;) {
+    if (((weighted >> current_) & 1U) != 0) {
+      if (turn_fresh_) {
+        deficit_[current_] += quantum_[current_];
+        turn_fresh_ = false;
+      }
+      const int64_t head = head_wire_bytes[current_];
+      if (deficit_[current_] >= head) {
+        deficit_[current_] -= head;
+        return static_cast<int>(current_);
+      }
+    }
+    current_ = current_ + 1 == classes_ ? 0 : current_ + 1;
+    turn_fresh_ = true;
+  }
+}
+
+}  // namespace syncsim::net
