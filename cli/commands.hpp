@@ -9,6 +9,8 @@
 namespace syncsim::app {
 
 int run_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// `syncsim ports [SCENARIO]`: the fabric's egress port names, one a line.
+int ports_command(const std::vector<std::string>& args, std::ostream& out);
 int collective_command(const std::vector<std::string>& args, std::ostream& out);
 int bench_command(const std::vector<std::string>& args, std::ostream& out);
 // Usage errors print "syncsim sweep: ..." to `err` and return 2; ScenarioError propagates.

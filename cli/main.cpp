@@ -37,6 +37,7 @@ const char* kUsage =
     "  calibrate flow [SCENARIO]  fit the flow backend's congestion-control correction to the "
     "packet model\n"
     "  collective [SCENARIO]  nccl-tests-style sweep of one collective (all_reduce_perf table)\n"
+    "  ports [SCENARIO]  the fabric's egress port names (observe.ports, --counters rows)\n"
     "  sweep SCENARIO --vary PATH=V1,V2,...  one row per point of a parameter grid (CSV/JSON; "
     "threads, MPI)\n"
     "  plot RESULTS.csv --x COL --y COL --out FILE.svg  render sweep results with gnuplot\n"
@@ -50,6 +51,7 @@ int dispatch(const std::string& command, const std::vector<std::string>& args) {
   if (command == "bench") return app::bench_command(args, std::cout);
   if (command == "calibrate") return app::calibrate_main(args, std::cout);
   if (command == "collective") return app::collective_command(args, std::cout);
+  if (command == "ports") return app::ports_command(args, std::cout);
   if (command == "sweep") return app::sweep_main(args, std::cout, std::cerr);
   if (command == "plot") return app::plot_main(args, std::cout, std::cerr);
   if (command == "validate") return app::validate_command(args, std::cout);

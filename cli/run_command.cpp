@@ -5,6 +5,7 @@
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "run/estimate.hpp"
+#include "run/port_counters.hpp"
 #include "run/progress.hpp"
 #include "run/result_schema.hpp"
 #include "run/runner.hpp"
@@ -20,6 +21,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   opts.add_options()("json", "print one JSON object instead of the text summary")(
       "list-keys",
       "print the keys of --json (path, unit, description; the table of docs/cli.md) and exit")(
+      "list-counters", "print the columns of --counters (the table of docs/cli.md) and exit")(
       "trace", po::value<std::string>(),
       "write the training step as Chrome-trace/Perfetto JSON to this file (workload scenarios)")(
       "verbose,v", "print the pre-run memory/time estimate (stderr)")(
@@ -27,7 +29,11 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       "quiet,q", "no progress line on a terminal")(
       "timeseries", po::value<std::string>(),
       "write queue depth, pause state and per-flow rate time series as CSV files into this folder "
-      "(packet fidelity; scenario `observe:` picks ports and interval)");
+      "(packet fidelity; scenario `observe:` picks ports and interval)")(
+      "counters", po::value<std::string>(),
+      "write per port x priority counters (bytes, packets, PFC pauses and paused time, ECN marks, "
+      "drops by reason, queue depth mean/p99/max) to this CSV file, one row per egress port and "
+      "priority (packet fidelity; columns in docs/cli.md)");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   const CommandLine cl = parse_command_line(args, opts, pos);
@@ -39,6 +45,10 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     out << result_keys_markdown();
     return 0;
   }
+  if (cl.has("list-counters")) {
+    out << port_counters_csv_columns();
+    return 0;
+  }
   const LoadOptions load = load_options(cl);
   Scenario scenario = cl.has("scenario") ? load_scenario_file(cl.get<std::string>("scenario"), load)
                                          : load_default_scenario(load);
@@ -48,6 +58,10 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     }
     if (!scenario.observe) scenario.observe.emplace();
     scenario.observe->csv_dir = cl.get<std::string>("timeseries");
+  }
+  if (cl.has("counters") && scenario.fidelity != Fidelity::Packet) {
+    throw UsageError("--counters needs a packet-fidelity scenario (this one runs " +
+                     std::string(fidelity_name(scenario.fidelity)) + ")");
   }
   if (cl.has("trace") && !scenario.workload) {
     throw UsageError("--trace needs a scenario with a workload (a training step to draw)");
@@ -65,12 +79,19 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   run_options.progress = !cl.has("quiet") && stderr_is_terminal();
   run_options.estimated_wall_s = estimate.wall_s;
   run_options.expected_sim_s = estimate.sim_time_s;
+  run_options.port_counters = cl.has("counters");
   RunResult result = run_scenario(scenario, run_options);
   if (cl.has("trace")) {
     const std::string path = cl.get<std::string>("trace");
     std::ofstream file(path);
     if (!file) throw UsageError("cannot write the trace to " + path);
     file << step_trace(*result.step).dump() << "\n";
+  }
+  if (cl.has("counters")) {
+    const std::string path = cl.get<std::string>("counters");
+    std::ofstream file(path);
+    if (!file) throw UsageError("cannot write the counters to " + path);
+    file << port_counters_csv(result.port_counters);
   }
   if (cl.has("json")) {
     result.estimate = estimate;

@@ -173,6 +173,18 @@ const std::vector<ResultKey>& table() {
       {"ecn_hop_marks", "ecn_hop_marks", "count",
        "RED marking decisions summed over hops: a packet marked at two switches counts twice",
        P::Always, [](const RunResult& r) -> json { return r.ecn_hop_marks; }},
+      {"queue.port", "queue_port", "-",
+       "the switch egress queue (port) with the highest time-averaged depth (with `--counters`; "
+       "sweeps)",
+       P::PortCounters, [](const RunResult& r) -> json { return r.busiest_queue_port; }},
+      {"queue.priority", "queue_priority", "-", "its priority", P::PortCounters,
+       [](const RunResult& r) -> json { return r.busiest_queue_priority; }},
+      {"queue.mean_bytes", "queue_mean_bytes", "B",
+       "its depth (wire bytes waiting), time average over the run", P::PortCounters,
+       [](const RunResult& r) -> json { return r.queue_mean_bytes; }},
+      {"queue.p99_bytes", "queue_p99_bytes", "B",
+       "its time-weighted 99th-percentile depth (quarter-octave histogram, within ~19%)",
+       P::PortCounters, [](const RunResult& r) -> json { return r.queue_p99_bytes; }},
       {"cnps", "cnps", "count", "DCQCN congestion notification packets sent", P::Always,
        [](const RunResult& r) -> json { return r.cnps; }},
       {"dcqcn_rate_cuts", "dcqcn_rate_cuts", "count", "DCQCN rate decreases at the senders",
@@ -447,6 +459,8 @@ bool result_key_present(const ResultKey& key, const RunResult& r) {
       return r.estimate.has_value();
     case P::PeakRss:
       return r.peak_rss_bytes.has_value();
+    case P::PortCounters:
+      return !r.port_counters.empty();
   }
   return false;
 }

@@ -27,6 +27,7 @@ enum class ResultPresence : uint8_t {
   Timeseries,           // `--timeseries DIR` wrote files
   Estimate,             // the caller attached the pre-run estimate (`syncsim run`)
   PeakRss,              // the caller attached the measured peak RSS (`syncsim run`)
+  PortCounters,         // per port x priority counters were collected (`--counters`, sweeps)
 };
 
 struct ResultKey {

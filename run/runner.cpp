@@ -333,6 +333,17 @@ void collect_packet_metrics(const net::NetworkSpec& spec, const Simulation& sim,
     }
   }
   summarize_rates(r.flow_rates);
+  r.port_counters = port_counter_rows(spec, network, sim.now());
+  double busiest = -1;
+  for (const PortCounterRow& row : r.port_counters) {
+    if (row.owner == "switch" && row.queue_mean_bytes > busiest) {
+      busiest = row.queue_mean_bytes;
+      r.busiest_queue_port = row.port;
+      r.busiest_queue_priority = row.priority;
+      r.queue_mean_bytes = row.queue_mean_bytes;
+      r.queue_p99_bytes = row.queue_p99_bytes;
+    }
+  }
   for (std::size_t i = 0; i < paused.size(); ++i) {
     const net::PortInfo& info = network.routing().ports()[paused[i].second];
     r.paused_ports.emplace_back(spec.nodes[info.owner].name + "->" + spec.nodes[info.peer].name,
@@ -374,7 +385,8 @@ models::NcclChannels scenario_nccl_channels(const Scenario& scenario, uint32_t r
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   ProgressLine progress(options.progress, options.estimated_wall_s, stderr, options.expected_sim_s);
-  const net::NetworkSpec spec = scenario_network(scenario);
+  net::NetworkSpec spec = scenario_network(scenario);
+  spec.port_counters = options.port_counters && scenario.fidelity == Fidelity::Packet;
   std::vector<uint32_t> host_of_rank;
   for (const net::GpuAttachment& g : spec.gpus) host_of_rank.push_back(g.host);
   auto messages = models::expand_traffic(scenario.traffic, host_of_rank, scenario.seed);

@@ -11,6 +11,7 @@
 #include "models/nccl_channels.hpp"
 #include "run/collective_cmd.hpp"
 #include "run/estimate.hpp"
+#include "run/port_counters.hpp"
 #include "scenario/scenario.hpp"
 #include "sim/backends/make_backend.hpp"
 #include "sim/backends/transfer_backend.hpp"
@@ -91,7 +92,13 @@ struct RunResult {
   // transfer of the run together (all traffic entries, and a workload's); jain_by_traffic groups.
   double jain_index = 0;
   std::vector<TrafficFairness> jain_by_traffic;  // one per `traffic:` entry, in order
-  FlowRateStats flow_rates;                      // packet fidelity
+  // Per port x priority counters (RunOptions::port_counters, packet fidelity); empty otherwise.
+  std::vector<PortCounterRow> port_counters;
+  // The switch queue (port x priority) with the highest time-averaged depth, from port_counters.
+  std::string busiest_queue_port{};
+  unsigned busiest_queue_priority = 0;
+  double queue_mean_bytes = 0, queue_p99_bytes = 0;
+  FlowRateStats flow_rates;  // packet fidelity
   DeadlockSummary deadlock;
   std::vector<std::string> timeseries_files;  // CSV files written (`--timeseries DIR`)
   std::vector<std::string> warnings;          // configuration checks
@@ -122,6 +129,8 @@ struct RunOptions {
   bool progress = false;        // a progress line on stderr (run/progress.hpp)
   double estimated_wall_s = 0;  // from run/estimate.hpp, for the progress line's ETA
   double expected_sim_s = 0;    // from run/estimate.hpp: the progress line's simulated-time total
+  // Collect per port x priority counters (packet fidelity; about 1 KiB per port and priority).
+  bool port_counters = false;
 };
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});

@@ -155,6 +155,8 @@ std::vector<std::string> default_sweep_columns(bool step, bool report) {
     cols.insert(cols.end(), {"allreduce_small_bytes", "allreduce_small_latency_s",
                              "allreduce_large_bytes", "allreduce_large_busbw_GBps"});
   }
+  // Added later, so after every older column: the busiest switch queue and DCQCN's CNPs.
+  cols.insert(cols.end(), {"cnps", "queue_mean_bytes", "queue_p99_bytes"});
   return cols;
 }
 
@@ -213,7 +215,9 @@ nlohmann::ordered_json sweep_row(const SweepSpec& spec, const std::vector<std::s
 }
 
 std::string run_sweep_point(const SweepPlan& plan, std::size_t i) {
-  return sweep_row(plan.spec, plan.values.at(i), run_scenario(plan.scenarios.at(i))).dump();
+  return sweep_row(plan.spec, plan.values.at(i),
+                   run_scenario(plan.scenarios.at(i), RunOptions{.port_counters = true}))
+      .dump();
 }
 
 std::vector<std::string> run_sweep_local(const SweepPlan& plan, unsigned jobs,

@@ -34,12 +34,17 @@ void EgressPort::enqueue(PacketRef packet) {
   }
   queued_bytes_ += wire;
   prio_bytes_[p.priority] += wire;
+  note_depth(p.priority);
   ctx_.note_queue_depth(queued_bytes_);
   queues_[p.priority].push(packet);
   if (in_service_ == kNoPacket) start_next();
 }
 
 void EgressPort::send_control(PacketRef packet) {
+  if (const Packet& p = ctx_.packet(packet);
+      !counters_.empty() && p.kind == PacketKind::Pause && p.pfc_xoff) {
+    ++counters_[p.priority].pause_sent;
+  }
   queued_bytes_ += ctx_.packet(packet).payload_bytes + header_.count();
   control_.push(packet);
   if (in_service_ == kNoPacket) start_next();
@@ -48,6 +53,7 @@ void EgressPort::send_control(PacketRef packet) {
 bool EgressPort::ecn_mark(uint8_t priority, bool already_marked) {
   if (!ecn_.mark(prio_bytes_[priority], ecn_rng_)) return false;
   ++ctx_.counters.ecn_hop_marks;
+  if (!counters_.empty()) ++counters_[priority].ecn_marks;
   // A packet marked upstream stays marked (CE is sticky): it counts once, where first marked.
   if (!already_marked) ++ctx_.counters.ecn_marks;
   return true;
@@ -78,6 +84,7 @@ void EgressPort::start_next() {
         p.ecn_ce = true;
       }
       prio_bytes_[prio] -= p.payload_bytes + header_.count();
+      note_depth(static_cast<uint8_t>(prio));
     }
   }
   if (next == kNoPacket) {
@@ -101,13 +108,20 @@ void EgressPort::on_event(uint32_t kind, uint64_t arg) {
   const Packet& p = ctx_.packet(done);
   queued_bytes_ -= p.payload_bytes + header_.count();
   SIM_CHECK(queued_bytes_ >= 0, "egress queue byte count went negative");
+  const uint8_t done_priority = p.priority;
+  if (!counters_.empty() && p.kind != PacketKind::Pause) {
+    ++counters_[p.priority].tx_packets;
+    counters_[p.priority].tx_bytes += p.payload_bytes + header_.count();
+  }
   if (mmu_ != nullptr && p.kind != PacketKind::Pause) {
     // A RESUME goes out of the ingress port the bytes were charged to.
     if (mmu_->release(p.ingress_port, p.priority, Bytes{p.buffered_bytes}) == PfcSignal::Resume) {
       owner_->send_pfc(p.ingress_port, p.priority, false);
     }
   }
-  link_.transmit(done);
+  if (!link_.transmit(done) && !counters_.empty()) {
+    ++counters_[done_priority].drops[static_cast<std::size_t>(DropReason::LinkLoss)];
+  }
   // The RESUME above may have gone out of this very port (a route that turns back over its ingress
   // link) and started it already.
   if (in_service_ == kNoPacket) start_next();

@@ -8,6 +8,7 @@
 // only) marks data packets by RED on the depth of their priority's FIFO, at dequeue or at enqueue.
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "sim/core/event_queue.hpp"
 #include "sim/core/rng.hpp"
@@ -16,6 +17,7 @@
 #include "sim/net/link.hpp"
 #include "sim/net/net_context.hpp"
 #include "sim/net/pfc.hpp"
+#include "sim/net/port_counters.hpp"
 #include "sim/net/ring_queue.hpp"
 
 namespace syncsim::net {
@@ -69,6 +71,13 @@ class EgressPort final : public EventTarget {
   uint8_t paused_mask() const { return paused_mask_; }
   Time paused_since(uint8_t priority) const { return Time::ps(pfc_.paused_since_ps[priority]); }
 
+  // Per-priority operator counters (port_counters.hpp), allocated here once; null until enabled.
+  void enable_counters() { counters_.assign(priorities_, PriorityCounters{}); }
+  PriorityCounters* counters() { return counters_.empty() ? nullptr : counters_.data(); }
+  const PriorityCounters* counters() const {
+    return counters_.empty() ? nullptr : counters_.data();
+  }
+
   int64_t queued_bytes() const { return queued_bytes_; }
   // Wire bytes waiting in one priority's FIFO (not counting the packet in service).
   int64_t priority_bytes(uint8_t priority) const { return prio_bytes_[priority]; }
@@ -120,6 +129,12 @@ class EgressPort final : public EventTarget {
   EtsScheduler ets_;
   RngStream ecn_rng_{0, 0};
   PfcPortState pfc_;
+  std::vector<PriorityCounters> counters_;  // one per priority when enabled, else empty
+  void note_depth(uint8_t priority) {
+    if (!counters_.empty()) {
+      counters_[priority].note_depth(ctx_.now().picoseconds(), prio_bytes_[priority]);
+    }
+  }
 };
 
 // The payload that pads a control frame (PFC, CNP, ACK) to the minimum Ethernet frame on `port`.

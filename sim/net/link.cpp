@@ -2,16 +2,17 @@
 
 namespace syncsim::net {
 
-void Link::transmit(PacketRef packet) {
+bool Link::transmit(PacketRef packet) {
   ++ctx_.counters.packet_hops;
   Time arrival = ctx_.now() + delay_;
   if (impairment_ && !impairment_->apply(ctx_.packet(packet), ctx_.now(), arrival)) {
     ctx_.drop(packet, DropReason::LinkLoss);
-    return;
+    return false;
   }
   const bool was_idle = in_flight_.empty();
   in_flight_.push(InFlight{arrival.picoseconds(), packet});
   if (was_idle) ctx_.queue.schedule(arrival, this, 0);
+  return true;
 }
 
 void Link::on_event(uint32_t /*kind*/, uint64_t /*arg*/) {

@@ -23,7 +23,8 @@ class Link final : public EventTarget {
  public:
   Link(const NetContext& ctx, Time delay, Node* peer, uint32_t peer_in_port)
       : ctx_(ctx), delay_(delay), peer_(peer), peer_in_port_(peer_in_port) {}
-  void transmit(PacketRef packet);
+  // Puts a packet on the wire; false when the link's impairment lost it (dropped and counted).
+  bool transmit(PacketRef packet);
   void on_event(uint32_t kind, uint64_t arg) override;
   Time delay() const { return delay_; }
   // Jitter and random loss on this direction (link_impairment.hpp).

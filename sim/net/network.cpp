@@ -63,6 +63,7 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
                                                   nodes_[info.peer].get(), info.peer_local_index,
                                                   switches_[info.owner], nics_[info.owner]));
     port_ptrs_.push_back(ports_.back().get());
+    if (spec.port_counters) ports_.back()->enable_counters();
     const bool ethernet_switch =
         switches_[info.owner] != nullptr && spec.nodes[info.owner].role != SwitchRole::NvSwitch;
     const EcnParams& ecn = spec.ecn;

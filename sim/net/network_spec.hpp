@@ -184,6 +184,9 @@ struct NetworkSpec {
   TransportParams transport;     // end-to-end transport of inter-host messages (transport.hpp)
   ImpairmentParams impairments;  // per-link jitter and random loss (link_impairment.hpp)
   FlowCcCorrection flow_cc;      // used by the flow-level backend only (flow_backend.hpp)
+  // Per port x priority operator counters (port_counters.hpp); packet level, off by default (about
+  // 1 KiB per port and priority).
+  bool port_counters = false;
   // Static route overrides (e.g. after a link failure, or a misconfiguration): flows from NIC `src`
   // to NIC `dst` pass through the switches `via` in order (each a switch with NICs attached), on
   // shortest paths between them. Such routes may go down and up again and close a buffer cycle.

@@ -151,6 +151,9 @@ void Nic::rx_accept(PacketRef packet) {
   const EgressPort& port = ctx_.egress(port_);
   const int64_t wire = ctx_.packet(packet).payload_bytes + port.header().count();
   if (rx_bytes_ + wire > params_.rx_buffer.count()) {
+    if (PriorityCounters* c = ctx_.egress(port_).counters()) {
+      ++c[ctx_.packet(packet).priority].drops[static_cast<std::size_t>(DropReason::NicRxOverflow)];
+    }
     ctx_.drop(packet, DropReason::NicRxOverflow);
     return;
   }

@@ -23,9 +23,14 @@ void Switch::receive(PacketRef packet, uint32_t in_port) {
   const AdmitResult r = mmu_.admit(in_port, p.priority, Bytes{wire_in});
   if (r.pfc == PfcSignal::Pause) send_pfc(in_port, p.priority, true);
   if (r.admission != Admission::Admitted) {
-    ctx_.drop(packet, r.admission == Admission::DroppedHeadroomExceeded
-                          ? DropReason::LosslessHeadroomExceeded
-                          : DropReason::BufferFull);
+    const DropReason reason = r.admission == Admission::DroppedHeadroomExceeded
+                                  ? DropReason::LosslessHeadroomExceeded
+                                  : DropReason::BufferFull;
+    // An ingress discard, counted on the interface it arrived at (this switch's port on that link).
+    if (PriorityCounters* c = ctx_.egress(ports_[in_port]).counters()) {
+      ++c[ctx_.packet(packet).priority].drops[static_cast<std::size_t>(reason)];
+    }
+    ctx_.drop(packet, reason);
     return;
   }
   // send_pfc() allocates the PAUSE frame and may grow the packet pool: `p` may dangle by now.

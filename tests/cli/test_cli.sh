@@ -279,6 +279,27 @@ check "--json has flow_rates" grep -q '"flow_rates"' "$tmp/ts.json"
 check "bad observe port exits 2" test $? -eq 2
 check "bad observe port names the key" grep -q "observe.ports" "$tmp/err"
 
+# Operator counters: `syncsim ports` lists the names observe.ports accepts; `run --counters FILE`
+# writes one row per egress port and priority.
+"$bin" ports "$src/scenarios/incast-pfc.yaml" >"$tmp/ports.txt" 2>"$tmp/err"
+check "ports exits 0" test $? -eq 0
+check "ports lists leaf0->host0.nic0" grep -qx 'leaf0->host0.nic0' "$tmp/ports.txt"
+"$bin" ports "$src/scenarios/incast-pfc.yaml" --long >"$tmp/ports-long.txt" 2>"$tmp/err"
+check "ports --long has a header" grep -q "^id	port	owner	bandwidth_gbps$" "$tmp/ports-long.txt"
+check "ports --long gives ids, owners and speeds" grep -q "	leaf0->host0.nic0	switch	100$" "$tmp/ports-long.txt"
+"$bin" run "$src/scenarios/incast-pfc.yaml" --counters "$tmp/counters.csv" --json >"$tmp/c.json" 2>"$tmp/err"
+check "--counters exits 0" test $? -eq 0
+check "--counters header" grep -q "^port_id,port,owner,priority,tx_packets,tx_bytes,pause_sent,pause_received,paused_s,pauses_lt_1us," "$tmp/counters.csv"
+links=$(python3 -c "import json; print(json.load(open('$tmp/c.json'))['fabric']['links'])")
+check "ports lists both directions of every link" test "$(wc -l <"$tmp/ports.txt")" -eq $((2 * links))
+check "--counters: one row per port and priority" test "$(wc -l <"$tmp/counters.csv")" -eq $((2 * links * 8 + 1))
+check "--counters: the JSON has the busiest queue" python3 -c "import json,sys; j=json.load(open('$tmp/c.json')); sys.exit(0 if j['queue']['p99_bytes'] > 0 and '->' in j['queue']['port'] else 1)"
+"$bin" run --counters "$tmp/flow.csv" --set workload.model=gpt3-1.3b >/dev/null 2>"$tmp/err"
+check "--counters on a flow-fidelity scenario exits 2" test $? -eq 2
+check "--counters on flow fidelity says why" grep -q "packet-fidelity" "$tmp/err"
+"$bin" run "$src/scenarios/incast-dcqcn.yaml" --timeseries "$tmp/ts3" --set 'observe.ports=["leaf0->host0"]' >/dev/null 2>"$tmp/err"
+check "bad observe port: file:line:col and a real suggestion" grep -q '^.*:[0-9]*:[0-9]*: observe.ports.0: .*did you mean "leaf0->host0.nic0"' "$tmp/err"
+
 # PFC deadlock: detected, reported in JSON, the run stops (exit 0: a result, not an error).
 "$bin" run "$src/scenarios/pfc-deadlock.yaml" --json >"$tmp/dl.json" 2>"$tmp/err"
 check "pfc-deadlock exits 0" test $? -eq 0

@@ -47,7 +47,7 @@ if [ -n "$mpiexec" ]; then
 fi
 
 check "header: swept paths then metrics" \
-  grep -q '^fabric.links.host.bandwidth,fabric.switch.pfc.enabled,sim_time_s,messages,messages_completed,fct_mean_s,fct_p99_s,fct_max_s,bytes_dropped,max_queue_bytes,pause_frames,ecn_marks,events$' "$tmp/serial.csv"
+  grep -q '^fabric.links.host.bandwidth,fabric.switch.pfc.enabled,sim_time_s,messages,messages_completed,fct_mean_s,fct_p99_s,fct_max_s,bytes_dropped,max_queue_bytes,pause_frames,ecn_marks,events,cnps,queue_mean_bytes,queue_p99_bytes$' "$tmp/serial.csv"
 check "one row per point" test "$(wc -l <"$tmp/serial.csv")" -eq 7
 check "points in order, last --vary fastest" \
   bash -c "cut -d, -f1,2 '$tmp/serial.csv' | tr '\n' ' ' | grep -q '100Gbps,true 100Gbps,false 200Gbps,true 200Gbps,false 400Gbps,true'"
@@ -64,7 +64,7 @@ check "--json prints an array of rows" \
   python3 -c "import json,sys; a=json.load(open('$tmp/out.json')); sys.exit(not (len(a)==6 and a[0]['fabric.links.host.bandwidth']=='100Gbps' and 'wall_s' not in a[0]))"
 
 "$bin" sweep "$scenario" --vary seed=1,2 --set traffic.0.messages.0.size=256KiB --quiet >"$tmp/wall.csv" 2>/dev/null
-check "wall_s is the last column by default" bash -c "head -1 '$tmp/wall.csv' | grep -q ',events,wall_s$'"
+check "wall_s is the last column by default" bash -c "head -1 '$tmp/wall.csv' | grep -q ',queue_p99_bytes,wall_s$'"
 "$bin" sweep "$scenario" --vary seed=1,2 --set traffic.0.messages.0.size=256KiB --quiet --columns fct_p50_s,pause_frames \
   >"$tmp/cols.csv" 2>/dev/null
 check "--columns chooses the columns" bash -c "head -1 '$tmp/cols.csv' | grep -qx 'seed,fct_p50_s,pause_frames'"
