@@ -24,7 +24,8 @@ EtsScheduler::EtsScheduler(const EtsParams& params, uint32_t classes, uint32_t a
   }
 }
 
-int EtsScheduler::pick(uint32_t ready, const std::array<uint32_t, kMaxPriorities>& head_wire_bytes) {
+int EtsScheduler::pick(uint32_t ready,
+                       const std::array<uint32_t, kMaxPriorities>& head_wire_bytes) {
   if (ready == 0) return -1;
   if (const uint32_t strict = ready & strict_mask_; strict != 0) {
     return static_cast<int>(std::bit_width(strict)) - 1;  // the highest strict class

@@ -33,7 +33,8 @@ class EtsScheduler {
  public:
   // The DWRR quantum per percent of weight. Any positive value gives the weighted shares over many
   // rounds (a deficit carries what a turn did not spend); 1 KiB per percent makes a 50 % class's
-  // turn ~12 packets of a 4 KiB MTU, ~1 us at 400 Gb/s, short next to the RTTs DCQCN and PFC act on.
+  // turn ~12 packets of a 4 KiB MTU, ~1 us at 400 Gb/s, short next to the RTTs DCQCN and PFC act
+  // on.
   static constexpr int64_t kQuantumPerPercent = 1024;
 
   EtsScheduler() = default;
@@ -51,11 +52,11 @@ class EtsScheduler {
  private:
   uint32_t classes_ = kMaxPriorities;
   uint32_t strict_mask_ = (1U << kMaxPriorities) - 1;  // default: plain strict priority
-  uint32_t weighted_mask_ = 0;                          // classes with a positive weight
+  uint32_t weighted_mask_ = 0;                         // classes with a positive weight
   std::array<int64_t, kMaxPriorities> quantum_{};
   std::array<int64_t, kMaxPriorities> deficit_{};
-  uint32_t current_ = 0;      // the weighted class whose turn it is
-  bool turn_fresh_ = true;    // current_'s quantum for this turn is not yet added
+  uint32_t current_ = 0;    // the weighted class whose turn it is
+  bool turn_fresh_ = true;  // current_'s quantum for this turn is not yet added
 };
 
 }  // namespace syncsim::net

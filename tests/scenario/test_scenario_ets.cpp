@@ -42,8 +42,8 @@ TEST_CASE("scenario ets: the default is 50/50 between classes 0 and 3, the CNP c
 }
 
 TEST_CASE("scenario ets: weights and strict classes as given") {
-  const Scenario s =
-      load_scenario_text(with_ets("ets: {weights: {0: 20, 2: 10, 3: 70}, strict: [5, 6]}"), "t.yaml");
+  const Scenario s = load_scenario_text(
+      with_ets("ets: {weights: {0: 20, 2: 10, 3: 70}, strict: [5, 6]}"), "t.yaml");
   CHECK(s.network.ets.weight_percent[0] == 20);
   CHECK(s.network.ets.weight_percent[2] == 10);
   CHECK(s.network.ets.weight_percent[3] == 70);
@@ -72,10 +72,12 @@ TEST_CASE("scenario ets: bad input names the key and its position") {
   CHECK(scenario_error_of(with_ets("ets: {strict: [0]}")) ==
         "t.yaml:9:19: fabric.switch.ets.strict: expected each class either strict or weighted, got "
         "class 0 in both (the default weights are {0: 50, 3: 50})");
-  CHECK(scenario_error_of(with_ets("ets: {weights: [50, 50]}")).rfind(
-            "t.yaml:9:20: fabric.switch.ets.weights: expected a map of traffic class to percent "
-            "like {0: 50, 3: 50}, got ",
-            0) == 0);
+  CHECK(
+      scenario_error_of(with_ets("ets: {weights: [50, 50]}"))
+          .rfind(
+              "t.yaml:9:20: fabric.switch.ets.weights: expected a map of traffic class to percent "
+              "like {0: 50, 3: 50}, got ",
+              0) == 0);
   CHECK(scenario_error_of(with_ets("ets: {weight: {0: 100}}")) ==
         "t.yaml:9:11: fabric.switch.ets.weight: unknown key \"weight\"; expected one of: enabled, "
         "weights, strict");

@@ -34,8 +34,7 @@ std::array<int64_t, kMaxPriorities> serve(EtsScheduler& s, uint32_t ready, int p
   return bytes;
 }
 
-constexpr std::array<uint32_t, kMaxPriorities> kMtu{4160, 4160, 4160, 4160,
-                                                    4160, 4160, 4160, 4160};
+constexpr std::array<uint32_t, kMaxPriorities> kMtu{4160, 4160, 4160, 4160, 4160, 4160, 4160, 4160};
 
 }  // namespace
 
