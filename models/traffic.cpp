@@ -1,5 +1,6 @@
 #include "models/traffic.hpp"
 
+#include <algorithm>
 #include <numeric>
 #include <utility>
 
@@ -119,21 +120,49 @@ void expand_permutation(const TrafficSpec& spec, std::size_t index, uint32_t n, 
   }
 }
 
-void expand_incast(const TrafficSpec& spec, std::size_t index, uint32_t n,
-                   std::vector<MessageSpec>& out) {
+void expand_incast(const TrafficSpec& spec, std::size_t index,
+                   const std::vector<uint32_t>& host_of_rank, std::vector<MessageSpec>& out) {
+  const auto n = static_cast<uint32_t>(host_of_rank.size());
   if (spec.receiver >= n) {
     throw TrafficError(index, "receiver",
                        "receiver rank " + std::to_string(spec.receiver) +
                            " is out of range: the fabric has " + rank_count(n));
   }
-  if (spec.senders < 1 || spec.senders > n - 1) {
-    throw TrafficError(index, "senders",
-                       std::to_string(spec.senders) + " senders do not fit: with " + rank_count(n) +
-                           " an incast has 1.." + std::to_string(n - 1) + " senders");
+  if (spec.sender_placement == IncastSenders::Consecutive) {
+    if (spec.senders < 1 || spec.senders > n - 1) {
+      throw TrafficError(index, "senders",
+                         std::to_string(spec.senders) + " senders do not fit: with " +
+                             rank_count(n) + " an incast has 1.." + std::to_string(n - 1) +
+                             " senders");
+    }
+    for (uint32_t k = 1; k <= spec.senders; ++k) {
+      const auto src = static_cast<uint32_t>((uint64_t{spec.receiver} + k) % n);
+      out.push_back(message(spec, src, spec.receiver));
+    }
+    return;
+  }
+  // Ranks of each host, in rank order.
+  uint32_t hosts = 0;
+  for (const uint32_t h : host_of_rank) hosts = std::max(hosts, h + 1);
+  std::vector<std::vector<uint32_t>> ranks_of(hosts);
+  for (uint32_t r = 0; r < n; ++r) ranks_of[host_of_rank[r]].push_back(r);
+  const uint32_t home = host_of_rank[spec.receiver];
+  const auto& home_ranks = ranks_of[home];
+  const auto local = static_cast<std::size_t>(
+      std::find(home_ranks.begin(), home_ranks.end(), spec.receiver) - home_ranks.begin());
+  const uint32_t others = hosts - 1;
+  if (spec.senders < 1 || spec.senders > others) {
+    throw TrafficError(
+        index, "senders",
+        std::to_string(spec.senders) + " senders on distinct hosts do not fit: the fabric has " +
+            std::to_string(hosts) + (hosts == 1 ? " host" : " hosts") +
+            ", so an incast into rank " + std::to_string(spec.receiver) + " has 1.." +
+            std::to_string(others) + " (sender_placement: consecutive takes ranks on any host)");
   }
   for (uint32_t k = 1; k <= spec.senders; ++k) {
-    const auto src = static_cast<uint32_t>((uint64_t{spec.receiver} + k) % n);
-    out.push_back(message(spec, src, spec.receiver));
+    const auto& on_host = ranks_of[(home + k) % hosts];
+    // The receiver's local GPU index, so every sender is on the receiver's rail.
+    out.push_back(message(spec, on_host[std::min(local, on_host.size() - 1)], spec.receiver));
   }
 }
 
@@ -157,9 +186,18 @@ void expand_all_to_all(const TrafficSpec& spec, std::size_t index, uint32_t n,
 
 std::vector<MessageSpec> expand_traffic(const std::vector<TrafficSpec>& traffic, uint32_t gpu_count,
                                         uint64_t seed) {
+  std::vector<uint32_t> host_of_rank(gpu_count);
+  std::iota(host_of_rank.begin(), host_of_rank.end(), 0u);
+  return expand_traffic(traffic, host_of_rank, seed);
+}
+
+std::vector<MessageSpec> expand_traffic(const std::vector<TrafficSpec>& traffic,
+                                        const std::vector<uint32_t>& host_of_rank, uint64_t seed) {
+  const auto gpu_count = static_cast<uint32_t>(host_of_rank.size());
   std::vector<MessageSpec> out;
   for (std::size_t index = 0; index < traffic.size(); ++index) {
     const TrafficSpec& spec = traffic[index];
+    const std::size_t first = out.size();
     if (spec.pattern != TrafficPattern::Explicit) {
       if (gpu_count == 0) {
         throw TrafficError(index, "pattern", "the fabric has no GPU ranks");
@@ -177,11 +215,14 @@ std::vector<MessageSpec> expand_traffic(const std::vector<TrafficSpec>& traffic,
         expand_permutation(spec, index, gpu_count, seed, out);
         break;
       case TrafficPattern::Incast:
-        expand_incast(spec, index, gpu_count, out);
+        expand_incast(spec, index, host_of_rank, out);
         break;
       case TrafficPattern::AllToAll:
         expand_all_to_all(spec, index, gpu_count, out);
         break;
+    }
+    for (std::size_t k = first; k < out.size(); ++k) {
+      out[k].traffic_entry = static_cast<uint32_t>(index);
     }
   }
   return out;

@@ -16,8 +16,17 @@ enum class TrafficPattern : uint8_t {
   RingShift,    // rank i -> (i + shift) mod n, for every rank
   Permutation,  // a seeded random derangement: every rank sends to exactly one other and receives
                 // one
-  Incast,       // `senders` ranks -> `receiver`
+  Incast,       // `senders` ranks -> `receiver` (IncastSenders says which ranks)
   AllToAll,     // every rank -> every other rank
+};
+
+// Which ranks an incast's senders are. Operators test an incast with one sender per host (one NIC
+// each, as ib_write_bw or a many-to-one collective stage runs it): consecutive ranks would put the
+// receiver's own NVLink peers among the senders, and their traffic never reaches the fabric.
+enum class IncastSenders : uint8_t {
+  DistinctHosts,  // one rank on each of the hosts after the receiver's, at the receiver's local
+                  // GPU index (its rail), hosts taken in order receiver_host+1, +2, ... (mod hosts)
+  Consecutive,    // ranks receiver+1, receiver+2, ... (mod n), whatever host they are on
 };
 
 struct MessageSpec {
@@ -26,6 +35,7 @@ struct MessageSpec {
   Bytes size{0};
   Time start = Time::zero();
   uint8_t priority = 0;
+  uint32_t traffic_entry = 0;  // index of the `traffic:` entry it came from (set by expand_traffic)
 };
 
 struct TrafficSpec {
@@ -34,9 +44,10 @@ struct TrafficSpec {
   Time start = Time::zero();  // start time for generated patterns
   uint8_t priority = 0;       // 802.1p class for generated patterns
   int64_t shift = 1;          // RingShift
-  uint32_t senders = 0;       // Incast: number of senders (ranks receiver+1, receiver+2, ... mod n)
+  uint32_t senders = 0;       // Incast: number of senders
   uint32_t receiver = 0;      // Incast
-  std::vector<MessageSpec> messages;  // Explicit
+  IncastSenders sender_placement = IncastSenders::DistinctHosts;  // Incast
+  std::vector<MessageSpec> messages;                              // Explicit
 };
 
 // A traffic entry that cannot be expanded on this fabric. `path` is the dotted path below the
@@ -55,6 +66,11 @@ class TrafficError : public std::invalid_argument {
 };
 
 // Expands every entry into messages, in entry order then rank order. `seed` drives Permutation.
+// `host_of_rank[r]` is the host of GPU rank r (its size is the rank count); hosts are numbered
+// 0..hosts-1.
+std::vector<MessageSpec> expand_traffic(const std::vector<TrafficSpec>& traffic,
+                                        const std::vector<uint32_t>& host_of_rank, uint64_t seed);
+// The same with one GPU per host (rank r on host r).
 std::vector<MessageSpec> expand_traffic(const std::vector<TrafficSpec>& traffic, uint32_t gpu_count,
                                         uint64_t seed);
 

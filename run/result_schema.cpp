@@ -29,7 +29,8 @@ json flow_rate_flows(const RunResult& r) {
                      {"dst", f.dst},
                      {"bps", f.bps},
                      {"start_s", f.start_s},
-                     {"finish_s", f.finish_s}});
+                     {"finish_s", f.finish_s},
+                     {"completed", f.completed}});
   }
   return flows;
 }
@@ -44,6 +45,18 @@ json rc_recovered(const RunResult& r) {
                    {"start_s", m.start_s},
                    {"recovery_s", m.recovery_s},
                    {"finish_s", m.finish_s}});
+  }
+  return out;
+}
+
+json jain_by_traffic(const RunResult& r) {
+  json out = json::array();
+  for (const TrafficFairness& g : r.jain_by_traffic) {
+    out.push_back({{"entry", g.entry},
+                   {"pattern", g.pattern},
+                   {"messages", g.messages},
+                   {"completed", g.completed},
+                   {"jain_index", g.jain_index}});
   }
   return out;
 }
@@ -168,15 +181,32 @@ const std::vector<ResultKey>& table() {
       {"pfc.max_nic_rx_bytes", "max_nic_rx_bytes", "B",
        "fullest NIC receive buffer (receiver-side PFC)", P::Always,
        [](const RunResult& r) -> json { return r.max_nic_rx_bytes; }},
-      {"ecn_marks", "ecn_marks", "count", "data packets ECN-marked by switches", P::Always,
+      {"ecn_marks", "ecn_marks", "count",
+       "data packets ECN-marked by switches, each counted once (where first marked)", P::Always,
        [](const RunResult& r) -> json { return r.ecn_marks; }},
+      {"ecn_hop_marks", "ecn_hop_marks", "count",
+       "RED marking decisions summed over hops: a packet marked at two switches counts twice",
+       P::Always, [](const RunResult& r) -> json { return r.ecn_hop_marks; }},
       {"cnps", "cnps", "count", "DCQCN congestion notification packets sent", P::Always,
        [](const RunResult& r) -> json { return r.cnps; }},
       {"dcqcn_rate_cuts", "dcqcn_rate_cuts", "count", "DCQCN rate decreases at the senders",
        P::Always, [](const RunResult& r) -> json { return r.rate_cuts; }},
       {"jain_index", "jain_index", "-",
-       "Jain's fairness index of completed messages' average rates (size / FCT)", P::Always,
-       [](const RunResult& r) -> json { return r.jain_index; }},
+       "Jain's fairness index of completed messages' average rates (size / FCT), every transfer "
+       "of the run together (all traffic entries, a workload's too); per entry: "
+       "`jain_by_traffic`",
+       P::Always, [](const RunResult& r) -> json { return r.jain_index; }},
+      {"jain_by_traffic", "", "-",
+       "one object per `traffic:` entry, in order: fairness among that entry's messages (below)",
+       P::Always, jain_by_traffic},
+      {"jain_by_traffic[].entry", "", "-", "index of the entry in `traffic:`", P::Always, nullptr},
+      {"jain_by_traffic[].pattern", "", "-", "its pattern (`messages`, `incast`, ...)", P::Always,
+       nullptr},
+      {"jain_by_traffic[].messages", "", "count", "its messages", P::Always, nullptr},
+      {"jain_by_traffic[].completed", "", "count", "those that completed", P::Always, nullptr},
+      {"jain_by_traffic[].jain_index", "", "-",
+       "Jain's index of its completed messages' size / FCT (0 when none completed)", P::Always,
+       nullptr},
       {"flow_rates.window", "", "-",
        "`each flow's own [start, finish]`, or an object with the window of "
        "`observe.rate_window`",
@@ -185,8 +215,9 @@ const std::vector<ResultKey>& table() {
        P::Always, nullptr},
       {"flow_rates.window.end_s", "", "s", "end of `observe.rate_window` (when given)", P::Always,
        nullptr},
-      {"flow_rates.count", "flow_rates_count", "count", "flows counted (packet fidelity)",
-       P::Always, [](const RunResult& r) -> json { return r.flow_rates.flows.size(); }},
+      {"flow_rates.count", "flow_rates_count", "count",
+       "flows counted, completed or not (packet fidelity)", P::Always,
+       [](const RunResult& r) -> json { return r.flow_rates.flows.size(); }},
       {"flow_rates.min_bps", "flow_rates_min_bps", "bit/s",
        "lowest per-flow mean payload throughput over the window", P::Always,
        [](const RunResult& r) -> json { return r.flow_rates.min_bps; }},
@@ -204,7 +235,12 @@ const std::vector<ResultKey>& table() {
       {"flow_rates.flows[].bps", "", "bit/s", "its mean payload throughput over the window",
        P::Always, nullptr},
       {"flow_rates.flows[].start_s", "", "s", "when it started", P::Always, nullptr},
-      {"flow_rates.flows[].finish_s", "", "s", "when it finished", P::Always, nullptr},
+      {"flow_rates.flows[].finish_s", "", "s", "when it finished (-1: not completed)", P::Always,
+       nullptr},
+      {"flow_rates.flows[].completed", "", "-",
+       "whether it completed; one that did not is listed with its rate from its start to the end "
+       "of the run (or over the window)",
+       P::Always, nullptr},
       {"transport", "transport", "-", "inter-host transport: `roce`, `roce_host_staged` or `tcp`",
        P::Always, [](const RunResult& r) -> json { return r.transport; }},
       {"retransmitted_packets", "retransmitted_packets", "count",

@@ -22,6 +22,7 @@
 #include "sim/net/egress_port.hpp"
 #include "sim/net/network.hpp"
 #include "sim/net/observer.hpp"
+#include "sim/net/port_names.hpp"
 #include "topologies/fabric_builder.hpp"
 #include "topologies/placement.hpp"
 
@@ -30,30 +31,94 @@ namespace syncsim::app {
 namespace {
 
 // Starts every message at its start time: messages sorted by start, one pending event at a time.
+// Keeps each message's outcome (its traffic entry, size, completion) for per-entry fairness.
 class TrafficInjector final : public EventTarget {
  public:
+  struct Outcome {
+    uint32_t traffic_entry = 0;
+    int64_t size_bytes = 0;
+    bool done = false;
+    double fct_s = 0;
+  };
   TrafficInjector(TransferBackend& backend, std::vector<models::MessageSpec> messages)
-      : backend_(backend), messages_(std::move(messages)) {
+      : backend_(backend), messages_(std::move(messages)), outcomes_(messages_.size()) {
     std::stable_sort(messages_.begin(), messages_.end(),
                      [](const auto& a, const auto& b) { return a.start < b.start; });
+    for (std::size_t k = 0; k < messages_.size(); ++k) {
+      outcomes_[k].traffic_entry = messages_[k].traffic_entry;
+      outcomes_[k].size_bytes = messages_[k].size.count();
+    }
     if (!messages_.empty()) backend_.simulation().queue().schedule(messages_[0].start, this, 0);
   }
   void on_event(uint32_t /*kind*/, uint64_t /*arg*/) override {
     const Time now = backend_.simulation().now();
     while (next_ < messages_.size() && messages_[next_].start == now) {
-      const auto& m = messages_[next_++];
-      backend_.start(TransferRequest{m.src_gpu, m.dst_gpu, m.size, m.priority});
+      const std::size_t k = next_++;
+      const auto& m = messages_[k];
+      backend_.start(TransferRequest{m.src_gpu, m.dst_gpu, m.size, m.priority},
+                     [this, k](TransferId, const TransferRecord& rec) {
+                       outcomes_[k].done = true;
+                       outcomes_[k].fct_s = (rec.finish - rec.start).seconds();
+                     });
     }
     if (next_ < messages_.size()) {
       backend_.simulation().queue().schedule(messages_[next_].start, this, 0);
     }
   }
+  const std::vector<Outcome>& outcomes() const { return outcomes_; }
 
  private:
   TransferBackend& backend_;
   std::vector<models::MessageSpec> messages_;
+  std::vector<Outcome> outcomes_;  // in start order, as messages_
   std::size_t next_ = 0;
 };
+
+const char* pattern_name(models::TrafficPattern p) {
+  switch (p) {
+    case models::TrafficPattern::Explicit:
+      return "messages";
+    case models::TrafficPattern::RingShift:
+      return "ring_shift";
+    case models::TrafficPattern::Permutation:
+      return "permutation";
+    case models::TrafficPattern::Incast:
+      return "incast";
+    case models::TrafficPattern::AllToAll:
+      return "all_to_all";
+  }
+  return "?";
+}
+
+// Jain's index (sum x)^2 / (n sum x^2) of the completed messages' rates x = size / FCT within each
+// traffic entry: a victim flow and an incast written as two entries are two groups.
+std::vector<TrafficFairness> fairness_by_entry(
+    const std::vector<models::TrafficSpec>& traffic,
+    const std::vector<TrafficInjector::Outcome>& outcomes) {
+  std::vector<TrafficFairness> groups(traffic.size());
+  std::vector<double> sum(traffic.size(), 0.0), sq(traffic.size(), 0.0);
+  std::vector<uint64_t> rated(traffic.size(), 0);
+  for (std::size_t e = 0; e < traffic.size(); ++e) {
+    groups[e].entry = static_cast<uint32_t>(e);
+    groups[e].pattern = pattern_name(traffic[e].pattern);
+  }
+  for (const auto& o : outcomes) {
+    TrafficFairness& g = groups[o.traffic_entry];
+    ++g.messages;
+    if (!o.done) continue;
+    ++g.completed;
+    if (o.fct_s > 0) {
+      const double x = static_cast<double>(o.size_bytes) / o.fct_s;
+      sum[o.traffic_entry] += x;
+      sq[o.traffic_entry] += x * x;
+      ++rated[o.traffic_entry];
+    }
+  }
+  for (std::size_t e = 0; e < groups.size(); ++e) {
+    if (sq[e] > 0) groups[e].jain_index = sum[e] * sum[e] / (static_cast<double>(rated[e]) * sq[e]);
+  }
+  return groups;
+}
 
 std::string port_name(const net::NetworkSpec& spec, const net::Network& network, net::PortId p) {
   const net::PortInfo& info = network.routing().ports()[p];
@@ -63,7 +128,7 @@ std::string port_name(const net::NetworkSpec& spec, const net::Network& network,
 // Runs the queue to completion, stopping at each sample time (and at the rate window's ends) to
 // read the network's state: no event is added, so the run is the same as an unobserved one.
 void run_observed(Simulation& sim, const net::Network& network, const net::NetworkSpec& spec,
-                  const ObserveSpec& obs, RunResult& r) {
+                  const ObserveSpec& obs, const std::string& source, RunResult& r) {
   const bool series = !obs.csv_dir.empty();
   net::ObserverConfig cfg;
   cfg.flows = obs.flows;
@@ -82,9 +147,11 @@ void run_observed(Simulation& sim, const net::Network& network, const net::Netwo
           if (port_name(spec, network, p) == name) found = p;
         }
         if (found == UINT32_MAX) {
-          throw ScenarioError(std::string{}, 0, 0, "observe.ports",
-                              "no egress port named \"" + name +
-                                  "\" (expected \"owner->peer\", e.g. \"leaf0->host0.nic0\")");
+          // Loading checks the names on every fabric it builds; this is for the larger ones.
+          throw ScenarioError(source, 0, 0, "observe.ports",
+                              "expected an egress port \"owner->peer\" of this fabric, got \"" +
+                                  name + "\"; did you mean \"" +
+                                  net::closest_egress_port(spec, name) + "\"?");
         }
         cfg.ports.push_back(found);
       }
@@ -100,7 +167,9 @@ void run_observed(Simulation& sim, const net::Network& network, const net::Netwo
   const int64_t step = obs.interval.picoseconds();
   int64_t next_sample = series ? 0 : INT64_MAX;
   bool start_done = !obs.rate_window, end_done = !obs.rate_window;
-  while (!sim.queue().empty() && !(network.deadlock() && network.deadlock()->detected)) {
+  // The run ends with its last live event: cancelled timers still queued (a superseded pacing
+  // wake-up at a DCQCN minimum rate can lie tens of ms ahead) are not part of it.
+  while (sim.queue().has_live_events() && !(network.deadlock() && network.deadlock()->detected)) {
     int64_t next = next_sample;
     if (!start_done) next = std::min(next, obs.window_start.picoseconds());
     if (!end_done) next = std::min(next, obs.window_end.picoseconds());
@@ -117,6 +186,8 @@ void run_observed(Simulation& sim, const net::Network& network, const net::Netwo
       snapshot(at_end);
       end_done = true;
     }
+    // No sample after the run's end: the last live event ran before `next` and none is left.
+    if (next > sim.now().picoseconds() && !sim.queue().has_live_events()) break;
     if (next == next_sample) {
       observer.sample(Time::ps(next));
       next_sample += step;
@@ -138,7 +209,7 @@ void run_observed(Simulation& sim, const net::Network& network, const net::Netwo
       const int64_t after = f < at_end.size() ? at_end[f] : rec.delivered_bytes;
       fr.flows.push_back({spec.nodes[rec.src].name, spec.nodes[rec.dst].name,
                           static_cast<double>(after - before) * 8.0 / len, rec.start.seconds(),
-                          rec.done ? rec.finish.seconds() : -1.0});
+                          rec.done ? rec.finish.seconds() : -1.0, rec.done});
     }
   }
   if (!series) return;
@@ -245,11 +316,20 @@ void collect_packet_metrics(const net::NetworkSpec& spec, const Simulation& sim,
   if (!r.flow_rates.stated_window) {
     for (net::FlowId f = 0; f < network.flow_count(); ++f) {
       const net::FlowRecord& rec = network.flow(f);
-      if (!rec.done || rec.finish <= rec.start) continue;
+      if (!rec.done) {
+        // Listed, not left out: what it delivered between its start and the end of the run.
+        const double ran_s = (sim.now() - rec.start).seconds();
+        r.flow_rates.flows.push_back(
+            {spec.nodes[rec.src].name, spec.nodes[rec.dst].name,
+             ran_s > 0 ? static_cast<double>(rec.delivered_bytes) * 8.0 / ran_s : 0.0,
+             rec.start.seconds(), -1.0, false});
+        continue;
+      }
+      if (rec.finish <= rec.start) continue;
       r.flow_rates.flows.push_back(
           {spec.nodes[rec.src].name, spec.nodes[rec.dst].name,
            static_cast<double>(rec.size_bytes) * 8.0 / (rec.finish - rec.start).seconds(),
-           rec.start.seconds(), rec.finish.seconds()});
+           rec.start.seconds(), rec.finish.seconds(), true});
     }
   }
   summarize_rates(r.flow_rates);
@@ -304,8 +384,9 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   ProgressLine progress(options.progress, options.estimated_wall_s, stderr, options.expected_sim_s);
   const net::NetworkSpec spec = scenario_network(scenario);
-  auto messages = models::expand_traffic(scenario.traffic, static_cast<uint32_t>(spec.gpus.size()),
-                                         scenario.seed);
+  std::vector<uint32_t> host_of_rank;
+  for (const net::GpuAttachment& g : spec.gpus) host_of_rank.push_back(g.host);
+  auto messages = models::expand_traffic(scenario.traffic, host_of_rank, scenario.seed);
 
   Simulation sim(scenario.seed);
   std::unique_ptr<TransferBackend> backend = make_backend(scenario.fidelity, sim, spec);
@@ -372,15 +453,17 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
       Simulation& sim;
       const net::NetworkSpec& spec;
       const ObserveSpec& observe;
+      const std::string& source;
       RunResult& r;
       bool ran = false;
-      ObservedRun(Simulation& s, const net::NetworkSpec& n, const ObserveSpec& o, RunResult& res)
-          : sim(s), spec(n), observe(o), r(res) {}
+      ObservedRun(Simulation& s, const net::NetworkSpec& n, const ObserveSpec& o,
+                  const std::string& src, RunResult& res)
+          : sim(s), spec(n), observe(o), source(src), r(res) {}
       void on_packet_network(const net::Network& network) override {
-        run_observed(sim, network, spec, observe, r);
+        run_observed(sim, network, spec, observe, source, r);
         ran = true;
       }
-    } observed(sim, spec, *scenario.observe, r);
+    } observed(sim, spec, *scenario.observe, scenario.source, r);
     backend->observe(observed);
     if (!observed.ran) sim.queue().run();
   } else {
@@ -412,6 +495,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   r.nic_pause_frames = c.nic_pause_frames;
   r.max_nic_rx_bytes = c.max_nic_rx_bytes;
   r.ecn_marks = c.ecn_marks;
+  r.ecn_hop_marks = c.ecn_hop_marks;
   r.cnps = c.cnps;
   r.rate_cuts = c.rate_cuts;
   r.retransmitted_packets = c.retransmitted_packets;
@@ -456,6 +540,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     }
   }
   if (rate_sq > 0) r.jain_index = rate_sum * rate_sum / (static_cast<double>(rated) * rate_sq);
+  r.jain_by_traffic = fairness_by_entry(scenario.traffic, injector.outcomes());
   r.messages_completed = fct.size();
   std::sort(fct.begin(), fct.end());
   if (!fct.empty()) {

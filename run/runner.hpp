@@ -31,10 +31,20 @@ struct FlowRateStats {
     std::string src{}, dst{};
     double bps = 0;
     double start_s = 0, finish_s = -1;  // the flow's start and completion (-1: not completed)
+    bool completed = false;
   };
   std::vector<Flow> flows{};
   double min_bps = 0, max_bps = 0, mean_bps = 0;
   double jain_index = 0;  // over `flows`
+};
+
+// Fairness within one `traffic:` entry (its messages only; a workload's transfers are not in any).
+struct TrafficFairness {
+  uint32_t entry = 0;     // index in `traffic:`
+  std::string pattern{};  // its pattern: messages, ring_shift, permutation, incast, all_to_all
+  uint64_t messages = 0;
+  uint64_t completed = 0;
+  double jain_index = 0;  // over its completed messages' size / FCT; 0 when none completed
 };
 
 // A PFC deadlock the network detected (the run was stopped there).
@@ -72,13 +82,16 @@ struct RunResult {
   std::vector<std::pair<std::string, double>>
       paused_ports;                      // "owner->peer", seconds, longest first
   std::vector<double> fct_by_message_s;  // per message in start order (stable), -1 if not completed
-  uint64_t ecn_marks = 0;
-  uint64_t cnps = 0;       // DCQCN CNPs sent by destination NICs
-  uint64_t rate_cuts = 0;  // DCQCN rate decreases at source NICs
+  uint64_t ecn_marks = 0;                // data packets marked (once each)
+  uint64_t ecn_hop_marks = 0;            // marking decisions summed over hops
+  uint64_t cnps = 0;                     // DCQCN CNPs sent by destination NICs
+  uint64_t rate_cuts = 0;                // DCQCN rate decreases at source NICs
   // Jain's fairness index (sum x)^2 / (n sum x^2) of the completed messages' average rates
-  // x = size / FCT, each over its own [start, finish] window; 0 when none completed.
+  // x = size / FCT, each over its own [start, finish] window; 0 when none completed. Every
+  // transfer of the run together (all traffic entries, and a workload's); jain_by_traffic groups.
   double jain_index = 0;
-  FlowRateStats flow_rates;  // packet fidelity
+  std::vector<TrafficFairness> jain_by_traffic;  // one per `traffic:` entry, in order
+  FlowRateStats flow_rates;                      // packet fidelity
   DeadlockSummary deadlock;
   std::vector<std::string> timeseries_files;  // CSV files written (`--timeseries DIR`)
   std::vector<std::string> warnings;          // configuration checks

@@ -20,6 +20,11 @@ const std::vector<std::pair<std::string_view, models::TrafficPattern>> kPatterns
     {"all_to_all", models::TrafficPattern::AllToAll},
 };
 
+const std::vector<std::pair<std::string_view, models::IncastSenders>> kSenderPlacements{
+    {"distinct_hosts", models::IncastSenders::DistinctHosts},
+    {"consecutive", models::IncastSenders::Consecutive},
+};
+
 models::MessageSpec read_message(const Reader& in, const YAML::Node& node,
                                  const std::string& path) {
   const MapView m(in, node, path, {"src", "dst", "size", "start", "priority"});
@@ -60,7 +65,7 @@ models::TrafficSpec read_traffic_entry(const Reader& in, const YAML::Node& node,
     allowed.push_back("shift");
   }
   if (t.pattern == models::TrafficPattern::Incast) {
-    allowed.insert(allowed.end(), {"senders", "receiver"});
+    allowed.insert(allowed.end(), {"senders", "receiver", "sender_placement"});
   }
   const MapView m(in, node, path, allowed, " for pattern " + pattern_name);
 
@@ -92,6 +97,9 @@ models::TrafficSpec read_traffic_entry(const Reader& in, const YAML::Node& node,
     t.senders = in.read_u32(m.require("senders"), m.path_of("senders"));
     if (const YAML::Node* v = m.find("receiver")) {
       t.receiver = in.read_u32(*v, m.path_of("receiver"));
+    }
+    if (const YAML::Node* v = m.find("sender_placement")) {
+      t.sender_placement = in.read_enum(*v, m.path_of("sender_placement"), kSenderPlacements);
     }
   }
   return t;

@@ -11,6 +11,7 @@
 #include "scenario/configuration_warnings.hpp"
 #include "scenario/section_readers.hpp"
 #include "scenario/units.hpp"
+#include "sim/net/port_names.hpp"
 #include "topologies/fabric_builder.hpp"
 
 namespace syncsim::app::yaml_reader {
@@ -186,7 +187,12 @@ void validate(const Reader& in, const Scenario& scenario) {
     if (size.nodes + size.routing_entries / 8 < kBuildToValidateLimit) {
       spec = topo::build_fabric(scenario.fabric);
     } else {
-      spec.gpus.resize(size.gpus);  // only the count is read below
+      // Only the ranks and their hosts are read below (ranks fill hosts in order).
+      spec.gpus.resize(size.gpus);
+      const uint32_t per_host = std::max<uint32_t>(1, scenario.fabric.host.gpus);
+      for (std::size_t r = 0; r < spec.gpus.size(); ++r) {
+        spec.gpus[r].host = static_cast<uint32_t>(r / per_host);
+      }
     }
   } catch (const topo::TopologyError& e) {
     in.fail_path(e.path().empty() ? "fabric" : join_path("fabric", e.path()), e.what());
@@ -229,11 +235,26 @@ void validate(const Reader& in, const Scenario& scenario) {
 
   // build_fabric caps the GPU count at 2^32 - 1, so the rank count fits.
   try {
-    models::expand_traffic(scenario.traffic, static_cast<uint32_t>(spec.gpus.size()),
-                           scenario.seed);
+    std::vector<uint32_t> host_of_rank;
+    for (const net::GpuAttachment& g : spec.gpus) host_of_rank.push_back(g.host);
+    models::expand_traffic(scenario.traffic, host_of_rank, scenario.seed);
   } catch (const models::TrafficError& e) {
     const std::string entry = join_path("traffic", e.index());
     in.fail_path(e.path().empty() ? entry : join_path(entry, e.path()), e.what());
+  }
+
+  // observe.ports against the built fabric (a fabric too big to build here is checked by the run).
+  if (scenario.observe && !spec.links.empty()) {
+    for (std::size_t i = 0; i < scenario.observe->ports.size(); ++i) {
+      const std::string& name = scenario.observe->ports[i];
+      if (net::find_egress_port(spec, name) == UINT32_MAX) {
+        in.fail_path(join_path("observe.ports", i),
+                     "expected an egress port \"owner->peer\" of this fabric (`syncsim ports` "
+                     "lists them), got \"" +
+                         name + "\"; did you mean \"" + net::closest_egress_port(spec, name) +
+                         "\"?");
+      }
+    }
   }
 
   if (scenario.workload) {

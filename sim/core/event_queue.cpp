@@ -192,6 +192,25 @@ bool EventQueue::dispatch_next(int64_t until_ps) {
   return false;
 }
 
+bool EventQueue::has_live_events() {
+  while (!empty()) {
+    const std::size_t src = least_source();
+    const Key k = src == kRuns ? heap_.front() : runs_[src].keys[runs_[src].head];
+    const auto slot = static_cast<uint32_t>(order_of(k) & 0xFFFF'FFFFu);
+    const Payload& e = payloads_[slot];
+    if (e.token == nullptr || e.token->generation == e.generation) return true;
+    if (src == kRuns) {
+      heap_pop();
+    } else {
+      ++runs_[src].head;
+      --run_count_;
+    }
+    free_slots_.push_back(slot);
+    ++cancelled_;
+  }
+  return false;
+}
+
 bool EventQueue::step() { return dispatch_next(Time::max().picoseconds()); }
 
 uint64_t EventQueue::run(Time until) {

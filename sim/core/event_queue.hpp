@@ -51,6 +51,10 @@ class EventQueue {
 
   // Runs events until the queue is empty or the next event lies beyond `until`. Returns events run.
   uint64_t run(Time until = Time::max());
+  // Whether a live (not cancelled) event is pending; discards the cancelled ones ahead of it, so a
+  // caller that stops at times of its own (time series) can tell that the run has ended while
+  // cancelled timers are still queued.
+  bool has_live_events();
   // Runs exactly one live event if there is one; returns false when the queue is empty.
   bool step();
   // Makes run() return after the event in progress.

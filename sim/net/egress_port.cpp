@@ -28,7 +28,8 @@ void EgressPort::enqueue(PacketRef packet) {
     drop_buffered(packet);
     return;
   }
-  if (ecn_enabled_ && ecn_on_enqueue_ && p.kind == PacketKind::Data && ecn_mark(p.priority)) {
+  if (ecn_enabled_ && ecn_on_enqueue_ && p.kind == PacketKind::Data &&
+      ecn_mark(p.priority, p.ecn_ce)) {
     ctx_.packet(packet).ecn_ce = true;
   }
   queued_bytes_ += wire;
@@ -44,9 +45,11 @@ void EgressPort::send_control(PacketRef packet) {
   if (in_service_ == kNoPacket) start_next();
 }
 
-bool EgressPort::ecn_mark(uint8_t priority) {
+bool EgressPort::ecn_mark(uint8_t priority, bool already_marked) {
   if (!ecn_.mark(prio_bytes_[priority], ecn_rng_)) return false;
-  ++ctx_.counters.ecn_marks;
+  ++ctx_.counters.ecn_hop_marks;
+  // A packet marked upstream stays marked (CE is sticky): it counts once, where first marked.
+  if (!already_marked) ++ctx_.counters.ecn_marks;
   return true;
 }
 
@@ -71,7 +74,7 @@ void EgressPort::start_next() {
       Packet& p = ctx_.packet(next);
       // Dequeue marking sees the FIFO including the departing packet.
       if (ecn_enabled_ && !ecn_on_enqueue_ && p.kind == PacketKind::Data &&
-          ecn_mark(static_cast<uint8_t>(prio))) {
+          ecn_mark(static_cast<uint8_t>(prio), p.ecn_ce)) {
         p.ecn_ce = true;
       }
       prio_bytes_[prio] -= p.payload_bytes + header_.count();

@@ -81,7 +81,8 @@ class EgressPort final : public EventTarget {
  private:
   enum EventKind : uint32_t { kTxDone = 0, kWatchdog = 1, kPauseExpiry = 2, kPauseRefresh = 3 };
   void start_next();
-  bool ecn_mark(uint8_t priority);
+  // RED's decision for a data packet of `priority`; counts it (once per packet, and per hop).
+  bool ecn_mark(uint8_t priority, bool already_marked);
   Time tx_time(uint32_t wire_bytes) {
     if (wire_bytes != cached_wire_bytes_) {
       cached_wire_bytes_ = wire_bytes;

@@ -20,7 +20,9 @@ struct NetworkCounters {
   int64_t max_queue_bytes = 0;  // deepest egress queue seen anywhere (wire bytes)
   uint64_t pause_frames = 0;    // PFC PAUSE (XOFF) frames sent by switches
   uint64_t resume_frames = 0;   // PFC RESUME (XON) frames sent by switches
-  uint64_t ecn_marks = 0;       // data packets marked CE by switch egress queues
+  uint64_t ecn_marks = 0;       // data packets marked CE by switch egress queues (first mark)
+  uint64_t ecn_hop_marks = 0;   // marking decisions, summed over hops (a packet marked at two
+                                // switches counts twice; at least ecn_marks)
   uint64_t cnps = 0;            // DCQCN CNPs sent by destination NICs (notification points)
   uint64_t rate_cuts = 0;       // DCQCN rate decreases applied at source NICs
   uint64_t nic_pause_frames =

@@ -84,6 +84,39 @@ TEST_CASE("traffic: ring shift sends rank i to (i + shift) mod n") {
   CHECK(traffic_error({t}, 1) == "0:shift");  // one rank can only send to itself
 }
 
+TEST_CASE("traffic: incast senders sit on distinct hosts, on the receiver's rail, by default") {
+  // 4 hosts x 4 GPUs: rank r on host r / 4.
+  std::vector<uint32_t> host_of_rank;
+  for (uint32_t r = 0; r < 16; ++r) host_of_rank.push_back(r / 4);
+  TrafficSpec t = generated(TrafficPattern::Incast);
+  t.senders = 3;
+  t.receiver = 6;  // host 1, local GPU 2
+  CHECK(pairs(expand_traffic({t}, host_of_rank, 1)) ==
+        std::vector<std::pair<uint32_t, uint32_t>>{{10, 6}, {14, 6}, {2, 6}});
+  std::set<uint32_t> hosts;
+  for (const MessageSpec& m : expand_traffic({t}, host_of_rank, 1)) {
+    CHECK(host_of_rank[m.src_gpu] != host_of_rank[t.receiver]);
+    hosts.insert(host_of_rank[m.src_gpu]);
+  }
+  CHECK(hosts.size() == 3);
+  // A fourth sender would need a fifth host.
+  t.senders = 4;
+  try {
+    expand_traffic({t}, host_of_rank, 1);
+    FAIL("expected an error");
+  } catch (const TrafficError& e) {
+    CHECK(e.path() == "senders");
+    CHECK(std::string(e.what()).find("the fabric has 4 hosts") != std::string::npos);
+  }
+  // The old behaviour: consecutive ranks, three of them the receiver's NVLink peers.
+  t.sender_placement = syncsim::models::IncastSenders::Consecutive;
+  t.senders = 4;
+  CHECK(pairs(expand_traffic({t}, host_of_rank, 1)) ==
+        std::vector<std::pair<uint32_t, uint32_t>>{{7, 6}, {8, 6}, {9, 6}, {10, 6}});
+  t.senders = 15;
+  CHECK(expand_traffic({t}, host_of_rank, 1).size() == 15);
+}
+
 TEST_CASE("traffic: incast senders follow the receiver round the ring") {
   TrafficSpec t = generated(TrafficPattern::Incast);
   t.senders = 3;

@@ -192,10 +192,23 @@ TEST_CASE("scenario: impossible hosts and oversubscription point at the paramete
 }
 
 TEST_CASE("scenario: a traffic pattern larger than the fabric") {
-  CHECK(error_of(edit("  - pattern: ring_shift", "  - pattern: incast\n    senders: 8"))
-            .starts_with("t.yaml:16:14: traffic.0.senders: 8 senders do not fit"));
-  CHECK(error_of(edit("  - pattern: ring_shift", "  - pattern: incast\n    senders: 7")) ==
+  CHECK(
+      error_of(edit("  - pattern: ring_shift", "  - pattern: incast\n    senders: 8"))
+          .starts_with("t.yaml:16:14: traffic.0.senders: 8 senders on distinct hosts do not fit"));
+  CHECK(error_of(edit("  - pattern: ring_shift", "  - pattern: incast\n    senders: 3")) ==
         "<no error>");
+  // 4 hosts: by default one sender on each of the other 3.
+  CHECK(error_of(edit("  - pattern: ring_shift", "  - pattern: incast\n    senders: 4")) ==
+        "t.yaml:16:14: traffic.0.senders: 4 senders on distinct hosts do not fit: the fabric has 4 "
+        "hosts, so an incast into rank 0 has 1..3 (sender_placement: consecutive takes ranks on "
+        "any host)");
+  CHECK(error_of(edit("  - pattern: ring_shift",
+                      "  - pattern: incast\n    senders: 7\n    sender_placement: consecutive")) ==
+        "<no error>");
+  CHECK(error_of(edit("  - pattern: ring_shift",
+                      "  - pattern: incast\n    senders: 3\n    sender_placement: nearby")) ==
+        "t.yaml:17:23: traffic.0.sender_placement: expected one of: distinct_hosts, consecutive; "
+        "got \"nearby\"");
   CHECK(error_of(edit("  - pattern: ring_shift", "  - pattern: ring_shift\n    shift: 16"))
             .starts_with("t.yaml:16:12: traffic.0.shift: "));
   const std::string explicit_traffic =

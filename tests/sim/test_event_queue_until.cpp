@@ -27,3 +27,22 @@ TEST_CASE("event queue: run(until) does not run a live event beyond until after 
   q.run();
   CHECK(r.seen == std::vector<uint32_t>{5});
 }
+
+TEST_CASE("event queue: has_live_events discards cancelled events and sees live ones") {
+  EventQueue q;
+  Recorder r;
+  CancelToken token;
+  q.schedule(Time::ms(33), &r, 33, 0, &token);  // a superseded wake-up far ahead
+  CHECK(q.has_live_events());
+  token.cancel_pending();
+  CHECK(!q.empty());  // still queued
+  CHECK(!q.has_live_events());
+  CHECK(q.empty());  // and now gone, without moving the clock
+  CHECK(q.now() == Time::zero());
+  CHECK(q.cancelled() == 1);
+  q.schedule(Time::us(2), &r, 2, 0, &token);
+  q.schedule(Time::us(1), &r, 1);
+  CHECK(q.has_live_events());
+  q.run();
+  CHECK(r.seen == std::vector<uint32_t>{1, 2});
+}
