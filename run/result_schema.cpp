@@ -35,6 +35,20 @@ json flow_rate_flows(const RunResult& r) {
   return flows;
 }
 
+// The 10 messages with the longest RC recovery (lossless classes), longest first.
+json rc_recovered(const RunResult& r) {
+  json out = json::array();
+  for (std::size_t i = 0; i < r.rc_recovered.size() && i < 10; ++i) {
+    const auto& m = r.rc_recovered[i];
+    out.push_back({{"src", m.src},
+                   {"dst", m.dst},
+                   {"start_s", m.start_s},
+                   {"recovery_s", m.recovery_s},
+                   {"finish_s", m.finish_s}});
+  }
+  return out;
+}
+
 json jain_by_traffic(const RunResult& r) {
   json out = json::array();
   for (const TrafficFairness& g : r.jain_by_traffic) {
@@ -250,6 +264,26 @@ const std::vector<ResultKey>& table() {
        P::Always, [](const RunResult& r) -> json { return r.timeouts; }},
       {"fast_retransmits", "fast_retransmits", "count", "TCP fast retransmits (3 duplicate ACKs)",
        P::Always, [](const RunResult& r) -> json { return r.fast_retransmits; }},
+      {"rc_recoveries", "rc_recoveries", "count",
+       "RC recoveries on lossless classes (go-back-N after a lost packet)", P::Always,
+       [](const RunResult& r) -> json { return r.rc_recoveries; }},
+      {"rc_recovery_time_s", "rc_recovery_time_s", "s",
+       "RC recoveries' summed time, from the loss to the arrival of every packet lost meanwhile",
+       P::Always, [](const RunResult& r) -> json { return r.rc_recovery_time_s; }},
+      {"rc_recovery_time_max_s", "rc_recovery_time_max_s", "s", "the longest RC recovery",
+       P::Always, [](const RunResult& r) -> json { return r.rc_recovery_time_max_s; }},
+      {"rc_retry_exceeded", "rc_retry_exceeded", "count",
+       "lossless queue pairs failed after the RC retry count (their messages never complete)",
+       P::Always, [](const RunResult& r) -> json { return r.rc_retry_exceeded; }},
+      {"rc_recovered", "", "-",
+       "the 10 messages with the longest RC recovery, longest first (below)", P::Always,
+       rc_recovered},
+      {"rc_recovered[].src", "", "-", "source of a recovered message", P::Always, nullptr},
+      {"rc_recovered[].dst", "", "-", "its destination", P::Always, nullptr},
+      {"rc_recovered[].start_s", "", "s", "when it started", P::Always, nullptr},
+      {"rc_recovered[].recovery_s", "", "s", "its time in RC recovery", P::Always, nullptr},
+      {"rc_recovered[].finish_s", "", "s", "when it finished (-1: not completed)", P::Always,
+       nullptr},
       {"naks", "naks", "count", "go-back-N NAKs sent", P::Always,
        [](const RunResult& r) -> json { return r.naks; }},
       {"acks", "acks", "count", "acknowledgements sent (go-back-N, TCP)", P::Always,

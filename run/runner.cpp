@@ -344,6 +344,15 @@ void collect_packet_metrics(const net::NetworkSpec& spec, const Simulation& sim,
       r.queue_p99_bytes = row.queue_p99_bytes;
     }
   }
+  for (net::FlowId f = 0; f < network.flow_count(); ++f) {
+    const net::FlowRecord& rec = network.flow(f);
+    if (rec.rc_recovery_ps == 0) continue;
+    r.rc_recovered.push_back({spec.nodes[rec.src].name, spec.nodes[rec.dst].name,
+                              rec.start.seconds(), Time::ps(rec.rc_recovery_ps).seconds(),
+                              rec.done ? rec.finish.seconds() : -1.0});
+  }
+  std::stable_sort(r.rc_recovered.begin(), r.rc_recovered.end(),
+                   [](const auto& a, const auto& b) { return a.recovery_s > b.recovery_s; });
   for (std::size_t i = 0; i < paused.size(); ++i) {
     const net::PortInfo& info = network.routing().ports()[paused[i].second];
     r.paused_ports.emplace_back(spec.nodes[info.owner].name + "->" + spec.nodes[info.peer].name,
@@ -508,6 +517,10 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   r.naks = c.naks;
   r.acks = c.acks;
   r.bytes_discarded = c.bytes_discarded;
+  r.rc_recoveries = c.rc_recoveries;
+  r.rc_retry_exceeded = c.rc_retry_exceeded;
+  r.rc_recovery_time_s = Time::ps(c.rc_recovery_time_ps).seconds();
+  r.rc_recovery_time_max_s = Time::ps(c.rc_recovery_max_ps).seconds();
   // Packet fidelity: deadlock, configuration findings, pause times and per-flow rates.
   struct PacketMetrics final : BackendObserver {
     const net::NetworkSpec& spec;

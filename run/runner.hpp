@@ -111,6 +111,19 @@ struct RunResult {
   uint64_t naks = 0;
   uint64_t acks = 0;
   int64_t bytes_discarded = 0;
+  // RC recovery on lossless classes: recoveries (a loss to the arrival of every packet lost
+  // meanwhile), their summed and longest time, and the messages that needed one, longest first.
+  uint64_t rc_recoveries = 0;
+  double rc_recovery_time_s = 0;
+  double rc_recovery_time_max_s = 0;
+  uint64_t rc_retry_exceeded = 0;  // queue pairs (messages) failed after NCCL's retry count
+  struct RcRecoveredMessage {
+    std::string src{}, dst{};
+    double start_s = 0;
+    double recovery_s = 0;  // summed over the message's recoveries
+    double finish_s = -1;   // -1: not completed
+  };
+  std::vector<RcRecoveredMessage> rc_recovered{};
   std::optional<models::StepResult> step;  // when the scenario has a workload
   models::NcclChannels step_channels{};    // NCCL's channels for the step's collectives
   // How the bucket all-reduces were timed: "simulated", or "calibrated: FILE, all_reduce at N

@@ -13,8 +13,9 @@ std::string configuration_warning(const net::ConfigurationFinding& f) {
       break;
     case net::ConfigurationFindingKind::HeadroomTooSmall:
       o << "fabric.switch.pfc.headroom: " << f.headroom_bytes << " B is below the "
-        << f.required_bytes << " B that MTU (both ends) and cable delay require on " << f.link_class
-        << " links; lossless packets will be dropped (lossless_headroom_exceeded)";
+        << f.required_bytes
+        << " B that MTU (both ends), cable delay and the sender's response_time require on "
+        << f.link_class << " links; lossless packets will be dropped (lossless_headroom_exceeded)";
       break;
     case net::ConfigurationFindingKind::EcnAboveXoff:
       o << "fabric.switch.ecn: on " << f.link_class << " links Kmin " << f.kmin_bytes

@@ -187,13 +187,22 @@ void read_transport(const Reader& in, const YAML::Node& node, const std::string&
     }
   };
   if (const YAML::Node* n = m.find("go_back_n")) {
-    const MapView g(in, *n, m.path_of("go_back_n"), {"enabled", "timeout", "ack_every"});
+    const MapView g(in, *n, m.path_of("go_back_n"),
+                    {"enabled", "timeout", "ack_every", "lossless", "lossless_timeout",
+                     "lossless_retry_count"});
     if (const YAML::Node* v = g.find("enabled")) {
       t.gbn.enabled = in.read_bool(*v, g.path_of("enabled"));
     }
     positive_time(g, "timeout", t.gbn.timeout);
     if (const YAML::Node* v = g.find("ack_every")) {
       t.gbn.ack_every = in.read_u32(*v, g.path_of("ack_every"), 1);
+    }
+    if (const YAML::Node* v = g.find("lossless")) {
+      t.gbn.lossless = in.read_bool(*v, g.path_of("lossless"));
+    }
+    positive_time(g, "lossless_timeout", t.gbn.lossless_timeout);
+    if (const YAML::Node* v = g.find("lossless_retry_count")) {
+      t.gbn.lossless_retry_count = in.read_u32(*v, g.path_of("lossless_retry_count"));
     }
   }
   if (const YAML::Node* n = m.find("tcp")) {
@@ -238,7 +247,7 @@ void read_transport(const Reader& in, const YAML::Node& node, const std::string&
 // `fabric.impairments`: per-link jitter and random loss (docs/model.md, "Perturbations").
 void read_impairments(const Reader& in, const YAML::Node& node, const std::string& path,
                       net::ImpairmentParams& imp) {
-  const MapView m(in, node, path, {"links", "jitter", "loss"});
+  const MapView m(in, node, path, {"links", "jitter", "loss", "loss_on_lossless"});
   if (const YAML::Node* v = m.find("links")) {
     const std::string lp = m.path_of("links");
     if (!v->IsSequence()) in.fail(lp, *v, "expected a list of link classes, got " + describe(*v));
@@ -289,6 +298,9 @@ void read_impairments(const Reader& in, const YAML::Node& node, const std::strin
     if (!(imp.loss_probability >= 0.0 && imp.loss_probability < 1.0)) {
       in.fail(m.path_of("loss"), *v, "expected a probability in [0, 1), got " + v->Scalar());
     }
+  }
+  if (const YAML::Node* v = m.find("loss_on_lossless")) {
+    imp.loss_on_lossless = in.read_bool(*v, m.path_of("loss_on_lossless"));
   }
 }
 

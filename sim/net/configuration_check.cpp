@@ -36,7 +36,8 @@ std::vector<ConfigurationFinding> check_configuration(const NetworkSpec& spec,
   for (uint32_t cls : seen_classes) {
     const LinkParams& link = spec.link_classes[cls];
     if (!pfc.headroom_auto) {
-      const int64_t need = required_headroom(link, Time::zero());
+      // The same formula (and response time) that `headroom: auto` reserves.
+      const int64_t need = required_headroom(link, pfc.response_time);
       if (pfc.headroom.count() < need) {
         findings.push_back({.kind = ConfigurationFindingKind::HeadroomTooSmall,
                             .link_class = link.name,

@@ -26,6 +26,7 @@ struct FlowRecord {
   uint8_t priority = 0;
   bool done = false;
   uint32_t transport_state = kNoTransportState;  // its index in the reliable transport, if any
+  int64_t rc_recovery_ps = 0;  // lossless class: time spent recovering lost packets (go-back-N)
 };
 
 class FlowCompletionHandler {

@@ -6,37 +6,80 @@
 
 namespace syncsim::net {
 
-void GoBackN::init_flow(FlowId /*id*/, const ReliableFlowState& /*s*/) { gbn_.emplace_back(); }
+void GoBackN::init_flow(FlowId id, const ReliableFlowState& /*s*/) {
+  GoBackNFlowState g;
+  g.lossless = ((static_cast<uint32_t>(lossless_mask_) >> ctx_.flows[id].priority) & 1U) != 0;
+  gbn_.push_back(g);
+}
 
 bool GoBackN::can_send(FlowId id) const {
   const ReliableFlowState& s = state(id);
-  return s.nxt < s.packets;
+  return s.nxt < s.packets && !gbn_[index_of(id)].failed;
+}
+
+void GoBackN::retried(GoBackNFlowState& g) {
+  if (!g.lossless || g.failed) return;
+  if (++g.retries > params_.lossless_retry_count) {
+    g.failed = true;
+    ++ctx_.counters.rc_retry_exceeded;
+  }
 }
 
 uint32_t GoBackN::take_seq(FlowId /*id*/, ReliableFlowState& s) { return s.nxt++; }
 
-int64_t GoBackN::rto_ps(FlowId /*id*/) const { return params_.timeout.picoseconds(); }
+int64_t GoBackN::rto_ps(FlowId id) const {
+  return gbn_[index_of(id)].lossless ? params_.lossless_timeout.picoseconds()
+                                     : params_.timeout.picoseconds();
+}
 
-void GoBackN::on_timeout(FlowId /*id*/, ReliableFlowState& /*s*/) {}
+void GoBackN::on_timeout(FlowId id, ReliableFlowState& /*s*/) { retried(gbn_[index_of(id)]); }
 
 void GoBackN::on_ack(PacketRef packet) {
   const Packet& p = ctx_.packet(packet);
   const FlowId id = p.flow;
-  const uint32_t ack = p.seq;
+  const uint32_t ack_seq = p.seq;
   const bool nak = p.kind == PacketKind::Nak;
   ctx_.pool.release(packet);
+  acknowledged(id, ack_seq, nak);
+}
+
+void GoBackN::acknowledged(FlowId id, uint32_t ack_seq, bool nak) {
   ReliableFlowState& s = state(id);
-  if (ack > s.una) {
-    s.una = ack;
+  GoBackNFlowState& g = gbn_[index_of(id)];
+  if (ack_seq > s.una) {
+    g.retries = 0;
+    s.una = ack_seq;
     if (s.nxt < s.una) s.nxt = s.una;
     restart_timer(id, s, s.una < s.nxt);
   }
-  if (nak && ack < s.nxt) {
+  if (nak && ack_seq < s.nxt) {
     // Go-back-N: resend from the PSN the receiver expects.
-    s.nxt = std::max(ack, s.una);
+    s.nxt = std::max(ack_seq, s.una);
     rewound(id, s);
+    retried(g);
   }
   update_listing(id, s);
+}
+
+void GoBackN::ack(FlowId id, uint32_t expected) {
+  if (gbn_[index_of(id)].lossless) {
+    acknowledged(id, expected, false);
+  } else {
+    send_control(id, PacketKind::Ack, expected, false);
+  }
+}
+
+void GoBackN::on_data_lost(const Packet& packet) {
+  const FlowRecord& f = ctx_.flows[packet.flow];
+  if (f.transport_state == kNoTransportState) return;
+  GoBackNFlowState& g = gbn_[f.transport_state];
+  if (!g.lossless || packet.seq < state(packet.flow).rcv_nxt) return;
+  if (g.loss_at_ps == INT64_MAX) {
+    g.loss_at_ps = ctx_.now().picoseconds();
+    g.loss_high = packet.seq;
+  } else {
+    g.loss_high = std::max(g.loss_high, packet.seq);
+  }
 }
 
 void GoBackN::on_data(PacketRef packet) {
@@ -52,12 +95,22 @@ void GoBackN::on_data(PacketRef packet) {
   if (seq == s.rcv_nxt) {
     ++s.rcv_nxt;
     g.nak_sent = false;
+    if (g.loss_at_ps != INT64_MAX && s.rcv_nxt > g.loss_high) {
+      // Every packet lost since the recovery began has now arrived.
+      const int64_t took = ctx_.now().picoseconds() - g.loss_at_ps;
+      g.loss_at_ps = INT64_MAX;
+      NetworkCounters& c = ctx_.counters;
+      ++c.rc_recoveries;
+      c.rc_recovery_time_ps += took;
+      c.rc_recovery_max_ps = std::max(c.rc_recovery_max_ps, took);
+      ctx_.flows[id].rc_recovery_ps += took;
+    }
     const bool ack_now = ++g.since_ack >= params_.ack_every || s.rcv_nxt == s.packets;
     if (ack_now) g.since_ack = 0;
     const uint32_t expected = s.rcv_nxt;
     // deliver() may complete the message, and its callback start new flows.
     ctx_.deliver(packet);
-    if (ack_now) send_control(id, PacketKind::Ack, expected, false);
+    if (ack_now) ack(id, expected);
     return;
   }
   ctx_.counters.bytes_discarded += payload;
@@ -70,7 +123,7 @@ void GoBackN::on_data(PacketRef packet) {
     }
   } else {
     // A duplicate: the sender missed an ACK (or timed out); tell it where the receiver stands.
-    send_control(id, PacketKind::Ack, s.rcv_nxt, false);
+    ack(id, s.rcv_nxt);
   }
 }
 

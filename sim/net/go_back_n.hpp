@@ -4,7 +4,8 @@
 // in-order packets and the last one, and answers a duplicate with an ACK of where it stands; the
 // sender rewinds to a NAK'd PSN and, when nothing comes back for `timeout`, to the oldest
 // unacknowledged PSN. The window is the whole message: the sender never waits for ACKs to send new
-// PSNs.
+// PSNs. On a lossless class the same queue pair recovers the rare loss (RC recovery, with the RC
+// ACK timeout); its ACKs are not put on the wire, and each recovery is timed.
 #include <cstdint>
 #include <deque>
 
@@ -16,16 +17,24 @@ namespace syncsim::net {
 struct GoBackNFlowState {
   uint32_t since_ack = 0;  // receiver: in-order packets since the last ACK
   bool nak_sent = false;   // receiver: a NAK for rcv_nxt is outstanding
+  bool lossless = false;   // a PFC-protected class: ACKs are not put on the wire (transport.hpp)
+  // An open RC recovery (lossless): when its first packet was lost, and the highest PSN lost since.
+  int64_t loss_at_ps = INT64_MAX;
+  uint32_t loss_high = 0;
+  uint32_t retries = 0;  // lossless: retries since the last progress
+  bool failed = false;   // lossless: the retry count ran out (the QP's error state)
 };
 
-class GoBackN final : public ReliableTransport {
+class GoBackN final : public ReliableTransport, public DataLossListener {
  public:
+  // `lossless_mask`: the PFC-protected classes (0 when PFC is off).
   GoBackN(const NetContext& ctx, const std::vector<Nic*>& nics, DcqcnPacing* dcqcn,
-          const GoBackNParams& params)
-      : ReliableTransport(ctx, nics, dcqcn), params_(params) {}
+          const GoBackNParams& params, uint8_t lossless_mask)
+      : ReliableTransport(ctx, nics, dcqcn), params_(params), lossless_mask_(lossless_mask) {}
   bool can_send(FlowId id) const override;
   void on_data(PacketRef packet) override;
   void on_ack(PacketRef packet) override;
+  void on_data_lost(const Packet& packet) override;
 
  private:
   void init_flow(FlowId id, const ReliableFlowState& s) override;
@@ -33,7 +42,15 @@ class GoBackN final : public ReliableTransport {
   int64_t rto_ps(FlowId id) const override;
   void on_timeout(FlowId id, ReliableFlowState& s) override;
 
+  // The sender's side of a cumulative ACK (or NAK) of `ack`.
+  void acknowledged(FlowId id, uint32_t ack, bool nak);
+  // The receiver: an ACK on the wire, or (lossless) straight to the sender.
+  void ack(FlowId id, uint32_t expected);
+  // A lossless queue pair retries once more; past the retry count it fails.
+  void retried(GoBackNFlowState& g);
+
   const GoBackNParams& params_;
+  uint8_t lossless_mask_;
   std::deque<GoBackNFlowState> gbn_;  // by transport state index, beside the shared state
 };
 

@@ -35,6 +35,10 @@ struct ImpairmentParams {
   double jitter_stddev_fraction = 0.0;
   // Probability that a packet of a lossy priority is lost on a link (CNPs and PFC frames excepted).
   double loss_probability = 0.0;
+  // Lose lossless (PFC) classes' packets too: bit errors (an FCS mismatch) drop a frame of any
+  // class, PFC only prevents congestion loss. Off by default: a link's loss models congestion-free
+  // drops of the lossy classes.
+  bool loss_on_lossless = false;
   bool active() const {
     return loss_probability > 0.0 || (jitter != JitterDistribution::None &&
                                       (jitter_mean > Time::zero() || jitter_stddev > Time::zero() ||

@@ -7,7 +7,10 @@ namespace syncsim::net {
 void NetContext::drop(PacketRef packet, DropReason reason) const {
   const Packet& p = pool[packet];
   // CNPs carry no flow bytes: conservation (injected = delivered + dropped) is about data.
-  if (p.kind == PacketKind::Data) counters.bytes_dropped += p.payload_bytes;
+  if (p.kind == PacketKind::Data) {
+    counters.bytes_dropped += p.payload_bytes;
+    if (loss_listener != nullptr) loss_listener->on_data_lost(p);
+  }
   ++counters.packets_dropped[static_cast<std::size_t>(reason)];
   pool.release(packet);
 }

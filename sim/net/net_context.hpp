@@ -25,6 +25,14 @@ class PauseListener {
   virtual void on_resume() = 0;
 };
 
+// Told of every data packet dropped, before it goes back to the pool (the reliable transport times
+// RC recoveries from it).
+class DataLossListener {
+ public:
+  virtual ~DataLossListener() = default;
+  virtual void on_data_lost(const Packet& packet) = 0;
+};
+
 struct NetContext {
   EventQueue& queue;
   PacketPool& pool;
@@ -36,6 +44,7 @@ struct NetContext {
   const std::vector<EgressPort*>& ports;  // by PortId
   FlowTable& flows;
   PauseListener* pause_listener = nullptr;
+  DataLossListener* loss_listener = nullptr;
 
   Time now() const { return queue.now(); }
   Packet& packet(PacketRef r) const { return pool[r]; }

@@ -26,12 +26,16 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
     dcqcn_ = std::make_unique<DcqcnPacing>(ctx_, spec.nic.dcqcn,
                                            static_cast<uint8_t>(priorities - 1), nics_);
   }
-  // One reliable transport for the fabric: TCP, or go-back-N for RoCE on lossy classes.
+  // One reliable transport for the fabric: TCP, or go-back-N for RoCE on lossy classes and for
+  // RC recovery on lossless ones.
   const TransportParams& t = spec.transport;
   if (t.kind == TransportKind::Tcp) {
     transport_ = std::make_unique<Tcp>(ctx_, nics_, dcqcn_.get(), t.tcp);
-  } else if (t.gbn.enabled) {
-    transport_ = std::make_unique<GoBackN>(ctx_, nics_, dcqcn_.get(), t.gbn);
+  } else if (t.gbn.enabled || (t.gbn.lossless && pfc.enabled)) {
+    auto gbn = std::make_unique<GoBackN>(ctx_, nics_, dcqcn_.get(), t.gbn,
+                                         pfc.enabled ? pfc.lossless_mask : uint8_t{0});
+    ctx_.loss_listener = gbn.get();
+    transport_ = std::move(gbn);
   }
   for (NodeId id = 0; id < n; ++id) {
     if (spec.nodes[id].kind == NodeKind::Switch) {
@@ -86,7 +90,8 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
     ctx_.pause_listener = deadlock_.get();
   }
   if (spec.impairments.active()) {
-    const uint8_t lossless = pfc.enabled ? pfc.lossless_mask : uint8_t{0};
+    const uint8_t lossless =
+        pfc.enabled && !spec.impairments.loss_on_lossless ? pfc.lossless_mask : uint8_t{0};
     for (PortId p = 0; p < ports_.size(); ++p) {
       if (auto impairment =
               LinkImpairment::make(spec.impairments, routing_.link_of(p), lossless, sim, p)) {
@@ -105,10 +110,10 @@ bool Network::needs_transport(const FlowRecord& f) const {
   const NodeId attachment = spec_.attachment_of_nic[f.src];
   if (attachment != kNoNode && spec_.nodes[attachment].role == SwitchRole::NvSwitch) return false;
   if (spec_.transport.kind == TransportKind::Tcp) return true;
-  // RoCE on a PFC-protected class: the fabric never drops, no ACKs are modelled.
+  // RoCE on a PFC-protected class: RC recovery of the rare loss (its ACKs stay off the wire).
   const bool lossless = spec_.pfc.enabled &&
                         ((static_cast<uint32_t>(spec_.pfc.lossless_mask) >> f.priority) & 1U) != 0;
-  return !lossless;
+  return lossless ? spec_.transport.gbn.lossless : spec_.transport.gbn.enabled;
 }
 
 FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority,

@@ -39,6 +39,12 @@ struct NetworkCounters {
   uint64_t naks = 0;              // go-back-N NAKs sent by receivers
   uint64_t acks = 0;              // ACK packets sent by receivers
   int64_t bytes_discarded = 0;    // payload received out of order (go-back-N) or twice
+  // RC recovery on lossless classes: episodes from a lost packet to the arrival of every packet
+  // lost meanwhile, and their summed and longest durations.
+  uint64_t rc_recoveries = 0;
+  int64_t rc_recovery_time_ps = 0;
+  int64_t rc_recovery_max_ps = 0;
+  uint64_t rc_retry_exceeded = 0;  // lossless queue pairs failed after the retry count
 
   uint64_t dropped(DropReason reason) const {
     return packets_dropped[static_cast<std::size_t>(reason)];

@@ -4,8 +4,9 @@
 // must survive in link_impairment.hpp).
 //
 //   roce              RoCE v2 RC with GPUDirect: the NIC reads and writes GPU memory. On a lossless
-//                     priority (PFC on, class in the lossless mask) nothing is acknowledged: the
-//                     fabric never drops, and a drop there is a reported failure (today's model).
+//                     priority (PFC on, class in the lossless mask) ACKs are not put on the wire;
+//                     a packet lost there is recovered by go-back-N with the RC ACK timeout
+//                     (GoBackNParams::lossless).
 //                     On a lossy priority the queue pair runs go-back-N (sim/net/go_back_n.hpp):
 //                     the receiver accepts only the expected PSN, answers the first out-of-order
 //                     packet with a NAK (a small packet on the reverse path, like a CNP),
@@ -51,6 +52,18 @@ struct GoBackNParams {
   // values; the default here is N = 8 (1.05 ms), stated in docs/model.md.
   Time timeout = Time::ps(4'096'000LL * 256);
   uint32_t ack_every = 16;  // coalesced cumulative ACK every this many in-order packets
+  // RC recovery on lossless classes (PFC on, class lossless): a packet lost there (headroom
+  // overflow, PFC watchdog flush, a link going down) is recovered by the same go-back-N: a NAK on
+  // the next out-of-order PSN, else the local ACK timeout. The ACKs of lossless queue pairs are not
+  // put on the wire (one per ack_every packets, ~0.1 % of the reverse link; left out so that loss-
+  // free lossless results are unchanged): the sender sees the receiver's progress as it happens.
+  bool lossless = true;
+  // NCCL sets the QP's timeout to NCCL_IB_TIMEOUT = 20 by default: 4.096 us x 2^20 = 4.295 s, with
+  // NCCL_IB_RETRY_CNT = 7 retries (src/transport/net_ib/connect.cc, NCCL at 5067397c): a lossless
+  // queue pair that retries (timeout or NAK) this many times in a row without progress goes to the
+  // error state and its message fails (`rc_retry_exceeded`), as the verbs QP does.
+  Time lossless_timeout = Time::ps(4'096'000LL << 20);
+  uint32_t lossless_retry_count = 7;
 };
 
 enum class TcpCongestionControl : uint8_t { Dctcp, Reno };
