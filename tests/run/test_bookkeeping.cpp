@@ -16,7 +16,7 @@ using namespace syncsim;
 
 namespace {
 
-app::Scenario scenario_file(const std::string& name, std::vector<std::string> sets = {}) {
+app::Scenario scenario_file(const std::string& name, const std::vector<std::string>& sets = {}) {
   app::LoadOptions o;
   for (const auto& s : sets) o.overrides.push_back(app::parse_override(s));
   return app::load_scenario_file(std::string(SYNCSIM_SOURCE_DIR) + "/scenarios/" + name, o);
