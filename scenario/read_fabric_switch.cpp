@@ -228,7 +228,7 @@ void read_ets(const Reader& in, const YAML::Node& node, const std::string& path,
     }
   }
   for (uint32_t c = 0; c < classes; ++c) {
-    if (((ets.strict_mask >> c) & 1U) != 0 && ets.weight_percent[c] != 0) {
+    if (((static_cast<uint32_t>(ets.strict_mask) >> c) & 1U) != 0 && ets.weight_percent[c] != 0) {
       const bool weights_given = m.find("weights") != nullptr;
       const std::string where = weights_given ? "weights" : "strict";
       in.fail(m.path_of(where), *m.find(where),
