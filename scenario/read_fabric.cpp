@@ -10,14 +10,6 @@ namespace syncsim::app::yaml_reader {
 
 namespace {
 
-// The link rates a scenario may state. Below 1 Mb/s no GPU fabric link has run for decades, and
-// simulated time (int64 picoseconds, about 106 days) would overflow on ordinary traffic: one
-// 25 MiB DDP bucket takes 2.4 days at 1 kb/s and 24 days at 100 b/s. Above 100 Tb/s is beyond any
-// link built (NVLink 5 is 1.8 TB/s = 14.4 Tb/s per GPU, Ethernet ports 1.6 Tb/s), and a 64 B
-// packet would serialize in under 5 ps, where the whole-picosecond rounding starts to matter.
-constexpr int64_t kMinLinkBps = 1'000'000;
-constexpr int64_t kMaxLinkBps = 100'000'000'000'000;
-
 const std::vector<std::pair<std::string_view, topo::TopologyKind>> kTopologies{
     {"spine_leaf", topo::TopologyKind::SpineLeaf},
     {"fat_tree", topo::TopologyKind::FatTree},
@@ -27,16 +19,9 @@ const std::vector<std::pair<std::string_view, topo::TopologyKind>> kTopologies{
 void read_link(const Reader& in, const YAML::Node& node, const std::string& path,
                net::LinkParams& link) {
   const MapView m(in, node, path, {"bandwidth", "delay", "mtu", "header"});
-  // Positivity (bandwidth, MTU) is build_fabric's check, for the link classes it uses.
-  if (const YAML::Node* v = m.find("bandwidth")) {
-    link.bandwidth = in.read_bandwidth(*v, m.path_of("bandwidth"));
-    const int64_t bps = link.bandwidth.bits_per_second();
-    if (bps < kMinLinkBps || bps > kMaxLinkBps) {
-      in.fail(m.path_of("bandwidth"), *v,
-              "expected a link rate in 1Mbps..100Tbps (the range of real links, and what keeps "
-              "simulated time within its int64 picoseconds), got " +
-                  quoted(v->Scalar()));
-    }
+  const YAML::Node* bandwidth = m.find("bandwidth");
+  if (bandwidth != nullptr) {
+    link.bandwidth = in.read_bandwidth(*bandwidth, m.path_of("bandwidth"));
   }
   if (const YAML::Node* v = m.find("delay")) {
     link.delay = in.read_time(*v, m.path_of("delay"));
@@ -46,6 +31,12 @@ void read_link(const Reader& in, const YAML::Node& node, const std::string& path
   }
   if (const YAML::Node* v = m.find("header")) {
     link.header = in.read_bytes(*v, m.path_of("header"));
+  }
+  // A written rate must be a real link's, even in a class the topology does not use. The rules of
+  // LinkParams::check() are build_fabric's, for the classes it uses.
+  if (const FieldErrors errors = link.check_real_rate(); bandwidth != nullptr && !errors.empty()) {
+    in.fail(m.path_of("bandwidth"), *bandwidth,
+            errors.front().message + ", got " + quoted(bandwidth->Scalar()));
   }
 }
 
@@ -215,9 +206,9 @@ net::FlowCcCorrection read_flow_options(const Reader& in, const YAML::Node& node
   const MapView cm(in, *cc, m.path_of("cc_correction"), {"contended_efficiency", "enabled"});
   const YAML::Node& e = cm.require("contended_efficiency");
   c.contended_efficiency = in.read_number(e, cm.path_of("contended_efficiency"));
-  if (!(c.contended_efficiency > 0 && c.contended_efficiency <= 1)) {
+  if (const FieldErrors errors = c.check(); !errors.empty()) {  // cites the value as written
     in.fail(cm.path_of("contended_efficiency"), e,
-            "expected an efficiency in (0, 1] (1 = no correction), got " + quoted(e.Scalar()));
+            errors.front().message + ", got " + quoted(e.Scalar()));
   }
   c.enabled = true;
   if (const YAML::Node* v = cm.find("enabled")) c.enabled = in.read_bool(*v, cm.path_of("enabled"));

@@ -49,35 +49,14 @@ void read_pfc(const Reader& in, const YAML::Node& node, const std::string& path,
     if (st != nullptr) {
       pfc.dynamic_threshold = false;
       pfc.static_xoff = in.read_bytes(*st, t.path_of("static"));
-      if (pfc.static_xoff.count() <= 0) {
-        in.fail(t.path_of("static"), *st, "expected a positive XOFF threshold, got 0 B");
-      }
     } else {
       pfc.dynamic_threshold = true;
       pfc.alpha = in.read_number(*dyn, t.path_of("dynamic_alpha"));
-      if (!(pfc.alpha > 0.0 && pfc.alpha <= 16.0)) {
-        in.fail(t.path_of("dynamic_alpha"), *dyn,
-                "expected 0 < dynamic_alpha <= 16 (HPCC uses 0.125), got " + dyn->Scalar());
-      }
     }
   }
-  if (const YAML::Node* v = m.find("xon_offset")) {
-    pfc.xon_offset = in.read_bytes(*v, m.path_of("xon_offset"));
-    if (pfc.xon_offset.count() <= 0) {
-      in.fail(m.path_of("xon_offset"), *v,
-              "expected xon_offset > 0 (XON must sit below XOFF), got 0 B");
-    }
-    if (!pfc.dynamic_threshold && pfc.xon_offset.count() > pfc.static_xoff.count()) {
-      in.fail(m.path_of("xon_offset"), *v,
-              "expected xon_offset <= the static XOFF threshold (" +
-                  std::to_string(pfc.static_xoff.count()) + " B) so that 0 <= XON < XOFF, got " +
-                  std::to_string(pfc.xon_offset.count()) + " B");
-    }
-  } else if (!pfc.dynamic_threshold && pfc.xon_offset.count() > pfc.static_xoff.count()) {
-    in.fail(m.path_of("threshold"), *threshold_node,
-            "expected a static XOFF threshold of at least the default xon_offset (" +
-                std::to_string(pfc.xon_offset.count()) + " B), or set xon_offset, got " +
-                std::to_string(pfc.static_xoff.count()) + " B");
+  const YAML::Node* xon_node = m.find("xon_offset");
+  if (xon_node != nullptr) {
+    pfc.xon_offset = in.read_bytes(*xon_node, m.path_of("xon_offset"));
   }
   if (const YAML::Node* v = m.find("headroom")) {
     if (v->IsScalar() && v->Scalar() == "auto") {
@@ -97,23 +76,12 @@ void read_pfc(const Reader& in, const YAML::Node& node, const std::string& path,
   }
   if (const YAML::Node* v = m.find("response_time")) {
     pfc.response_time = in.read_time(*v, m.path_of("response_time"));
-    if (pfc.response_time < Time::zero()) {
-      in.fail(m.path_of("response_time"), *v, "expected a non-negative time, got " + v->Scalar());
-    }
   }
   if (const YAML::Node* v = m.find("pause_quanta")) {
     pfc.pause_quanta = in.read_u32(*v, m.path_of("pause_quanta"));  // 0: until RESUME
-    if (pfc.pause_quanta > 65535) {
-      in.fail(m.path_of("pause_quanta"), *v,
-              "expected 0..65535 (a 16-bit field), got " + v->Scalar());
-    }
   }
   if (const YAML::Node* v = m.find("deadlock_detection_time")) {
     pfc.deadlock_detection_time = in.read_time(*v, m.path_of("deadlock_detection_time"));  // 0: off
-    if (pfc.deadlock_detection_time < Time::zero()) {
-      in.fail(m.path_of("deadlock_detection_time"), *v,
-              "expected a non-negative time, got " + v->Scalar());
-    }
   }
   if (const YAML::Node* v = m.find("watchdog")) {
     const MapView w(in, *v, m.path_of("watchdog"), {"enabled", "detection_time", "action"});
@@ -123,9 +91,6 @@ void read_pfc(const Reader& in, const YAML::Node& node, const std::string& path,
     }
     if (const YAML::Node* t = w.find("detection_time")) {
       pfc.watchdog_time = in.read_time(*t, w.path_of("detection_time"));
-      if (pfc.watchdog_time <= Time::zero()) {
-        in.fail(w.path_of("detection_time"), *t, "expected a positive time, got " + t->Scalar());
-      }
     }
     if (const YAML::Node* a = w.find("action")) {
       static const std::vector<std::pair<std::string_view, bool>> kActions{{"drop", true},
@@ -133,6 +98,18 @@ void read_pfc(const Reader& in, const YAML::Node& node, const std::string& path,
       pfc.watchdog_drop = in.read_enum(*a, w.path_of("action"), kActions);
     }
   }
+  FieldErrors errors = pfc.check();
+  // A static XOFF below the default xon_offset is the threshold's fault when xon_offset is unset.
+  if (xon_node == nullptr && !errors.empty() && errors.front().field == "xon_offset") {
+    errors.front() = {"threshold",
+                      "expected a static XOFF threshold of at least the default xon_offset (" +
+                          bytes_text(pfc.xon_offset) + "), or set xon_offset, got " +
+                          bytes_text(pfc.static_xoff)};
+  }
+  in.check_fields(path, errors,
+                  {{"static_xoff", "threshold.static"},
+                   {"alpha", "threshold.dynamic_alpha"},
+                   {"watchdog_time", "watchdog.detection_time"}});
 }
 
 const std::vector<std::pair<std::string_view, bool>> kEcnMarkOn{
@@ -207,7 +184,6 @@ void read_ets(const Reader& in, const YAML::Node& node, const std::string& path,
           "expected a map of traffic class to percent like {0: 50, 3: 50}, got " + describe(*v));
     }
     ets.weight_percent.fill(0);
-    uint32_t sum = 0;
     for (const auto& entry : *v) {
       const std::string class_path = join_path(map_path, entry.first.Scalar());
       const uint32_t c = read_class(entry.first, class_path);
@@ -220,22 +196,20 @@ void read_ets(const Reader& in, const YAML::Node& node, const std::string& path,
       }
       const auto percent = static_cast<uint32_t>(in.read_uint(entry.second, class_path, 1, 100));
       ets.weight_percent[c] = static_cast<uint8_t>(percent);
-      sum += percent;
-    }
-    if (sum != 100) {
-      in.fail(map_path, *v,
-              "expected weights (percent of the port) that sum to 100, got " + std::to_string(sum));
     }
   }
-  for (uint32_t c = 0; c < classes; ++c) {
-    if (((static_cast<uint32_t>(ets.strict_mask) >> c) & 1U) != 0 && ets.weight_percent[c] != 0) {
-      const bool weights_given = m.find("weights") != nullptr;
-      const std::string where = weights_given ? "weights" : "strict";
-      in.fail(m.path_of(where), *m.find(where),
-              "expected each class either strict or weighted, got class " + std::to_string(c) +
-                  " in both" + (weights_given ? "" : " (the default weights are {0: 50, 3: 50})"));
+  // A class both strict and weighted is reported at the weights when given, else at the strict
+  // list, which then clashes with the default weights.
+  const bool weights_given = m.find("weights") != nullptr;
+  FieldErrors errors = ets.check();
+  for (FieldError& e : errors) {
+    if (e.field == "strict_mask" && !weights_given) {
+      e.message += " (the default weights are {0: 50, 3: 50})";
     }
   }
+  in.check_fields(
+      path, errors,
+      {{"weight_percent", "weights"}, {"strict_mask", weights_given ? "weights" : "strict"}});
 }
 
 }  // namespace

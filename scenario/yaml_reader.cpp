@@ -170,12 +170,30 @@ void Reader::warn(const std::string& path, const std::string& message) const {
   warnings_.push_back(error_at(walked, node, path, message).what());
 }
 
-void Reader::check_fields(const std::string& path, const FieldErrors& errors) const {
+namespace {
+
+// The YAML path below `path` of a struct field, through `keys`.
+std::string key_path(const std::string& path, const std::string& field,
+                     const Reader::FieldKeys& keys) {
+  for (const auto& [name, key] : keys) {
+    if (field == name) return join_path(path, key);
+    if (field.size() > name.size() && field.compare(0, name.size(), name) == 0 &&
+        field[name.size()] == '.') {
+      return join_path(path, std::string(key) + field.substr(name.size()));
+    }
+  }
+  return join_path(path, field);
+}
+
+}  // namespace
+
+void Reader::check_fields(const std::string& path, const FieldErrors& errors,
+                          const FieldKeys& keys) const {
   if (errors.empty()) {
     return;
   }
   const FieldError& e = errors.front();
-  const std::string field_path = join_path(path, e.field);
+  const std::string field_path = key_path(path, e.field, keys);
   std::string walked;
   const YAML::Node node = deepest_node(field_path, walked);
   // Cite the value as written ("0.0", "2e1") when the field itself is in the file.

@@ -68,9 +68,13 @@ class Reader {
   // structs): points at the deepest node that exists along `path`, so a defaulted key is reported
   // at its parent.
   [[noreturn]] void fail_path(const std::string& path, const std::string& message) const;
+  // Where the YAML key of a struct field differs from its name: {field, key}. A field that starts
+  // with `field.` has that part replaced too ({"gbn", "go_back_n"} maps "gbn.timeout").
+  using FieldKeys = std::vector<std::pair<std::string_view, std::string_view>>;
   // The range rules of a parameter struct read at `path`: the first error, if any, is reported at
-  // its field (or the deepest node along it), citing the value as written in the YAML.
-  void check_fields(const std::string& path, const FieldErrors& errors) const;
+  // its field's key (or the deepest node along it), citing the value as written in the YAML.
+  void check_fields(const std::string& path, const FieldErrors& errors,
+                    const FieldKeys& keys = {}) const;
   // Whether the scenario (after --set) writes the key at `path`, so a warning about a setting is
   // given only where the user stated it, not for a default.
   bool has(const std::string& path) const;

@@ -29,25 +29,19 @@ void require_at_least_one(std::string_view section, std::string_view field, uint
   }
 }
 
+namespace {
+
+// The first broken range rule of a parameter struct, as a TopologyError at section.field.
+void throw_first(const FieldErrors& errors, const std::string& section) {
+  if (!errors.empty()) {
+    throw TopologyError(path(section, errors.front().field), errors.front().text());
+  }
+}
+
+}  // namespace
+
 void validate_link(const net::LinkParams& link, std::string_view key) {
-  const std::string base = "links." + std::string{key};
-  if (link.bandwidth.bits_per_second() <= 0) {
-    throw TopologyError(base + ".bandwidth", "expected a bandwidth > 0, got " +
-                                                 std::to_string(link.bandwidth.bits_per_second()) +
-                                                 " bit/s");
-  }
-  if (link.delay < Time::zero()) {
-    throw TopologyError(base + ".delay", "expected a delay >= 0, got " +
-                                             std::to_string(link.delay.picoseconds()) + " ps");
-  }
-  if (link.mtu.count() <= 0) {
-    throw TopologyError(base + ".mtu",
-                        "expected an MTU > 0 bytes, got " + std::to_string(link.mtu.count()));
-  }
-  if (link.header.count() < 0) {
-    throw TopologyError(base + ".header", "expected a header size >= 0 bytes, got " +
-                                              std::to_string(link.header.count()));
-  }
+  throw_first(link.check(), "links." + std::string{key});
 }
 
 uint32_t narrow_count(uint64_t v, std::string_view section, std::string_view what) {
@@ -104,15 +98,7 @@ void validate_params(const FabricParams& params) {
   if (nvlink) {
     validate_link(params.links.nvlink, "nvlink");
   }
-  if (params.switch_params.priorities == 0 || params.switch_params.priorities > kMaxPriorities) {
-    throw TopologyError("switch.priorities", "expected 1 to " + std::to_string(kMaxPriorities) +
-                                                 " priorities, got " +
-                                                 std::to_string(params.switch_params.priorities));
-  }
-  if (params.switch_params.buffer.count() <= 0) {
-    throw TopologyError("switch.buffer", "expected a buffer > 0 bytes, got " +
-                                             std::to_string(params.switch_params.buffer.count()));
-  }
+  throw_first(params.switch_params.check(), "switch");
 }
 
 void check_connected(const net::NetworkSpec& spec) {

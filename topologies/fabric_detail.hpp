@@ -25,7 +25,6 @@ inline constexpr uint64_t kMaxNodes = UINT32_MAX - 1;
 inline constexpr uint64_t kMaxLinks = UINT32_MAX - 1;
 // Above this the attachments x switches routing table alone passes 4 GiB: certainly a typo.
 inline constexpr uint64_t kMaxHopsEntries = uint64_t{1} << 32;
-inline constexpr uint32_t kMaxPriorities = 8;  // 802.1p has 8 classes
 
 // Parameter sections below `fabric.`, for TopologyError paths.
 inline constexpr std::string_view kSpineLeaf = "spine_leaf";

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/units.hpp"
+
 namespace syncsim {
 
 struct FieldError {
@@ -21,5 +23,12 @@ struct FieldError {
 };
 
 using FieldErrors = std::vector<FieldError>;
+
+// How check() writes the values it cites: shortest round-trip decimals ("0", "0.2", "1.5") and
+// the units' base counts ("-1000 ps", "0 B", "5 bit/s"), exact whatever their size.
+std::string number_text(double v);
+std::string time_text(Time t);
+std::string bytes_text(Bytes b);
+std::string rate_text(Bandwidth b);
 
 }  // namespace syncsim

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "sim/core/check.hpp"
 
@@ -32,6 +33,45 @@ DcqcnParams DcqcnParams::connectx() {
   p.alpha_divisor = 2.0;
   p.min_decrease_factor = 0.5;
   return p;
+}
+
+FieldErrors DcqcnParams::check() const {
+  FieldErrors errors;
+  const auto fraction = [&](const char* field, double v) {
+    if (!(v > 0.0 && v <= 1.0))
+      errors.push_back({field, "expected a number in (0, 1]", number_text(v)});
+  };
+  const auto period = [&](const char* field, Time t, bool allow_zero) {
+    if (t < Time::zero() || (!allow_zero && t == Time::zero())) {
+      errors.push_back({field,
+                        allow_zero ? "expected a non-negative time" : "expected a positive time",
+                        time_text(t)});
+    }
+  };
+  const auto rate = [&](const char* field, Bandwidth b) {
+    if (b.bits_per_second() <= 0) {
+      errors.push_back({field, "expected a positive rate, got " +
+                                   (b.bits_per_second() == 0 ? std::string("0") : rate_text(b))});
+    }
+  };
+  fraction("g", g);
+  fraction("initial_alpha", initial_alpha);
+  period("alpha_period", alpha_period, false);
+  period("rate_period", rate_period, false);
+  period("decrease_period", decrease_period, true);
+  period("cnp_interval", cnp_interval, true);
+  rate("rai", rai);
+  rate("rhai", rhai);
+  rate("min_rate", min_rate);
+  if (!(alpha_divisor >= 1.0 && alpha_divisor <= 1024.0)) {
+    errors.push_back(
+        {"alpha_divisor", "expected a number in [1, 1024]", number_text(alpha_divisor)});
+  }
+  if (!(min_decrease_factor >= 0.0 && min_decrease_factor < 1.0)) {
+    errors.push_back(
+        {"min_decrease_factor", "expected a number in [0, 1)", number_text(min_decrease_factor)});
+  }
+  return errors;
 }
 
 DcqcnRateController::DcqcnRateController(const DcqcnParams& params, Bandwidth line_rate)

@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "sim/core/field_error.hpp"
 #include "sim/core/units.hpp"
 
 namespace syncsim::net {
@@ -88,6 +89,11 @@ struct DcqcnParams {
   static DcqcnParams preset(DcqcnPreset p) {
     return p == DcqcnPreset::Paper ? paper() : connectx();
   }
+
+  // Range rules (dcqcn.cpp): g and initial_alpha in (0, 1]; positive alpha and rate periods,
+  // non-negative decrease period and CNP interval; positive R_AI, R_HAI and min rate;
+  // alpha_divisor in [1, 1024], min_decrease_factor in [0, 1).
+  FieldErrors check() const;
 };
 
 class DcqcnRateController {

@@ -1,10 +1,29 @@
 #include "sim/net/ets_scheduler.hpp"
 
 #include <bit>
+#include <string>
 
 #include "sim/core/check.hpp"
 
 namespace syncsim::net {
+
+FieldErrors EtsParams::check() const {
+  FieldErrors errors;
+  uint32_t sum = 0;
+  for (const uint8_t percent : weight_percent) sum += percent;
+  if (sum != 100) {
+    errors.push_back({"weight_percent", "expected weights (percent of the port) that sum to 100",
+                      std::to_string(sum)});
+  }
+  for (uint32_t c = 0; c < kMaxPriorities; ++c) {
+    if (((static_cast<uint32_t>(strict_mask) >> c) & 1U) != 0 && weight_percent[c] != 0) {
+      errors.push_back({"strict_mask", "expected each class either strict or weighted, got class " +
+                                           std::to_string(c) + " in both"});
+      break;
+    }
+  }
+  return errors;
+}
 
 EtsScheduler::EtsScheduler(const EtsParams& params, uint32_t classes, uint32_t always_strict)
     : classes_(classes) {

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 
+#include "sim/core/field_error.hpp"
 #include "sim/net/packet.hpp"
 
 namespace syncsim::net {
@@ -27,6 +28,10 @@ struct EtsParams {
   bool enabled = true;
   std::array<uint8_t, kMaxPriorities> weight_percent{50, 0, 0, 50, 0, 0, 0, 0};
   uint8_t strict_mask = 0;  // bit c: class c is strict (the CNP class is strict regardless)
+
+  // Range rules (ets_scheduler.cpp): the weights sum to 100 (percent of the port); no class both
+  // strict and weighted.
+  FieldErrors check() const;
 };
 
 class EtsScheduler {

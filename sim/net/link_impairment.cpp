@@ -2,11 +2,34 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "sim/core/simulation.hpp"
 #include "sim/net/network_spec.hpp"
 
 namespace syncsim::net {
+
+FieldErrors ImpairmentParams::check() const {
+  FieldErrors errors;
+  const auto time = [&](const char* field, Time t) {
+    if (t < Time::zero()) errors.push_back({field, "expected a non-negative time", time_text(t)});
+  };
+  const auto fraction = [&](const char* field, double v) {
+    if (!(v >= 0.0 && v <= 100.0)) {
+      errors.push_back(
+          {field, "expected a fraction of the link delay in [0, 100]", number_text(v)});
+    }
+  };
+  time("jitter_mean", jitter_mean);
+  time("jitter_stddev", jitter_stddev);
+  fraction("jitter_mean_fraction", jitter_mean_fraction);
+  fraction("jitter_stddev_fraction", jitter_stddev_fraction);
+  if (!(loss_probability >= 0.0 && loss_probability < 1.0)) {
+    errors.push_back(
+        {"loss_probability", "expected a probability in [0, 1)", number_text(loss_probability)});
+  }
+  return errors;
+}
 
 std::unique_ptr<LinkImpairment> LinkImpairment::make(const ImpairmentParams& imp,
                                                      const LinkParams& link, uint8_t lossless_mask,

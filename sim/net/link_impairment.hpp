@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/field_error.hpp"
 #include "sim/core/rng.hpp"
 #include "sim/core/units.hpp"
 #include "sim/net/packet.hpp"
@@ -44,6 +45,10 @@ struct ImpairmentParams {
                                       (jitter_mean > Time::zero() || jitter_stddev > Time::zero() ||
                                        jitter_mean_fraction > 0.0 || jitter_stddev_fraction > 0.0));
   }
+
+  // Range rules (link_impairment.cpp): non-negative jitter times, fractions in [0, 100], a loss
+  // probability in [0, 1).
+  FieldErrors check() const;
 };
 
 // One impaired link direction.

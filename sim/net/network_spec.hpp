@@ -33,6 +33,21 @@ struct LinkParams {
   Time delay = Time::ns(1000);  // one-way propagation
   Bytes mtu = Bytes{4096};      // maximum payload per packet
   Bytes header = Bytes{64};     // per-packet wire overhead (Eth+IP+UDP+BTH+ICRC+FCS, preamble/IFG)
+
+  // The link rates a fabric may have. Below 1 Mb/s no GPU fabric link has run for decades, and
+  // simulated time (int64 picoseconds, about 106 days) would overflow on ordinary traffic: one
+  // 25 MiB DDP bucket takes 2.4 days at 1 kb/s and 24 days at 100 b/s. Above 100 Tb/s is beyond
+  // any link built (NVLink 5 is 1.8 TB/s = 14.4 Tb/s per GPU, Ethernet ports 1.6 Tb/s), and a 64 B
+  // packet would serialize in under 5 ps, where the whole-picosecond rounding starts to matter.
+  static constexpr int64_t kMinBps = 1'000'000;
+  static constexpr int64_t kMaxBps = 100'000'000'000'000;
+
+  // Range rules of any link the simulator can run (build_fabric's): bandwidth > 0, delay >= 0,
+  // mtu > 0, header >= 0.
+  FieldErrors check() const;
+  // The stricter rule for a stated link: bandwidth in kMinBps..kMaxBps. Tests may model an
+  // "infinitely fast" network beyond it; scenario files may not.
+  FieldErrors check_real_rate() const;
 };
 
 struct NodeSpec {
@@ -86,6 +101,10 @@ struct PfcParams {
   // speed unless refreshed; a switch still above XOFF re-sends PAUSE at half that time. 0: a PAUSE
   // holds until RESUME (the default, and what earlier results assumed).
   uint32_t pause_quanta = 0;
+
+  // Range rules: a positive static XOFF or 0 < alpha <= 16; 0 < xon_offset (<= static XOFF);
+  // non-negative times, a positive watchdog time; pause_quanta fits 16 bits.
+  FieldErrors check() const;
 };
 
 // RED-style ECN marking on a switch egress queue (per priority): p = 0 below Kmin, Pmax between,
@@ -116,12 +135,19 @@ struct NicParams {
   Bandwidth rx_drain_rate = Bandwidth::gbps(50);
   Bytes rx_xoff = Bytes{128 * 1024};
   Bytes rx_xon = Bytes{96 * 1024};
+
+  // Range rules: dcqcn's (as "dcqcn.<field>"), a positive drain rate, rx_xon < rx_xoff <=
+  // rx_buffer.
+  FieldErrors check() const;
 };
 
 struct SwitchParams {
   Bytes buffer =
       Bytes{32 * 1024 * 1024};  // shared packet buffer per switch (Tomahawk-class ~32 MiB)
   uint32_t priorities = 8;      // 802.1p classes, one output queue each
+
+  // Range rules: 1..kMaxPriorities priorities, a positive buffer.
+  FieldErrors check() const;
 };
 
 // Optional correction for congestion-control inefficiency (off by default; docs/fidelities.md,
@@ -139,6 +165,9 @@ struct SwitchParams {
 struct FlowCcCorrection {
   bool enabled = false;
   double contended_efficiency = 1.0;  // in (0, 1]: the efficiency approached with many flows
+
+  // Range rule: 0 < contended_efficiency <= 1.
+  FieldErrors check() const;
 
   // The fraction of a contended link's payload rate that `flows` flows get (1 when off).
   double efficiency(std::size_t flows) const {

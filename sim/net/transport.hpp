@@ -26,6 +26,7 @@
 // Messages inside a host (NVLink) always use the lossless plain model: NVLink is credit-based.
 #include <cstdint>
 
+#include "sim/core/field_error.hpp"
 #include "sim/core/units.hpp"
 
 namespace syncsim::net {
@@ -64,6 +65,9 @@ struct GoBackNParams {
   // error state and its message fails (`rc_retry_exceeded`), as the verbs QP does.
   Time lossless_timeout = Time::ps(4'096'000LL << 20);
   uint32_t lossless_retry_count = 7;
+
+  // Range rules (transport.cpp): positive timeouts.
+  FieldErrors check() const;
 };
 
 enum class TcpCongestionControl : uint8_t { Dctcp, Reno };
@@ -81,6 +85,10 @@ struct TcpParams {
   // modelled.
   Time stack_latency = Time::us(10);
   double cpu_ps_per_byte = 40.0;  // 40 ps/B = 25 GB/s of stack throughput per message
+
+  // Range rules (transport.cpp): positive RTO bounds with rto_max >= rto_min, dctcp_g in (0, 1],
+  // non-negative host-stack costs.
+  FieldErrors check() const;
 };
 
 // No-GPUDirect staging through host memory (roce_host_staged and tcp). Each host has one PCIe path
@@ -93,6 +101,9 @@ struct HostStagingParams {
   Bandwidth pcie = Bandwidth::gbps(512);          // PCIe Gen5 x16: 64 GB/s per direction
   Bandwidth host_memory = Bandwidth::gbps(2400);  // 300 GB/s (8-12 channel DDR5 server)
   Time copy_latency = Time::us(5);                // cudaMemcpyAsync launch + completion, per copy
+
+  // Range rules (transport.cpp): positive rates, a non-negative copy latency.
+  FieldErrors check() const;
 };
 
 struct TransportParams {
@@ -100,6 +111,9 @@ struct TransportParams {
   GoBackNParams gbn;
   TcpParams tcp;
   HostStagingParams staging;
+
+  // The rules of gbn, tcp and staging, their fields prefixed "gbn.", "tcp.", "staging.".
+  FieldErrors check() const;
 };
 
 }  // namespace syncsim::net
