@@ -48,8 +48,7 @@ net::NetworkSpec reference_network(const net::NetworkSpec& network, double overs
 uint8_t traffic_priority(const net::NetworkSpec& network) {
   // The first lossless class when PFC is on: where RoCE traffic (and DCQCN) runs.
   if (network.pfc.enabled && network.pfc.lossless_mask != 0) {
-    return static_cast<uint8_t>(
-        std::countr_zero(static_cast<unsigned>(network.pfc.lossless_mask)));
+    return static_cast<uint8_t>(std::countr_zero(static_cast<unsigned>(network.pfc.lossless_mask)));
   }
   return 0;
 }
@@ -97,7 +96,8 @@ FlowCalibration calibrate_flow(const net::NetworkSpec& network, int64_t message_
                                 std::to_string(message_bytes) + "B");
   }
   if (network.link_classes.size() <= kFabricLinkClass) {
-    throw std::invalid_argument("flow calibration: the network has no host and fabric link classes");
+    throw std::invalid_argument(
+        "flow calibration: the network has no host and fabric link classes");
   }
   FlowCalibration out;
   out.message_bytes = message_bytes;

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "cli/command_line.hpp"

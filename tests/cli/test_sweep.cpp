@@ -2,6 +2,7 @@
 // before running, thread-count independence, CSV/JSON output, CSV parsing and the gnuplot script.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
