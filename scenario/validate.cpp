@@ -67,14 +67,7 @@ void check_host(const Reader& in, const topo::FabricParams& f) {
   const uint32_t gpus = f.host.gpus;
   const uint32_t nics = f.host.nics;
   if (gpus == 0 || nics == 0) return;  // the builder reports these
-  if (nics > gpus) {
-    in.fail_path("fabric.host.nics",
-                 "expected at most one NIC per GPU (each GPU sends through one NIC, so NICs "
-                 "beyond fabric.host.gpus = " +
-                     std::to_string(gpus) +
-                     " would carry nothing; give one NIC the combined rate instead), got " +
-                     std::to_string(nics));
-  }
+  in.check_fields("fabric.host", f.host.check_every_nic_used());
   if (gpus % nics != 0) {
     in.warn("fabric.host.nics",
             std::to_string(nics) + " NICs for " + std::to_string(gpus) +

@@ -86,8 +86,7 @@ Totals check_sizes(const Shape& s, const HostParams& host) {
 }
 
 void validate_params(const FabricParams& params) {
-  require_at_least_one("host", "gpus", params.host.gpus, "GPU per host");
-  require_at_least_one("host", "nics", params.host.nics, "NIC per host");
+  throw_first(params.host.check(), "host");
   const bool fat_tree = params.kind == TopologyKind::FatTree;
   const bool nvlink = params.host.gpus > 1;
   validate_link(params.links.host, "host");

@@ -13,6 +13,12 @@ enum class TopologyKind : uint8_t { SpineLeaf, FatTree, RailOptimized };
 struct HostParams {
   uint32_t gpus = 1;  // GPUs per host; GPU g uses NIC floor(g * nics / gpus)
   uint32_t nics = 1;  // NICs per host
+
+  // Range rules of any fabric (build_fabric's, fabric_params.cpp): at least one GPU and one NIC.
+  FieldErrors check() const;
+  // The stricter rule for a stated server: at most one NIC per GPU (each GPU sends through one
+  // NIC, so more would carry nothing). build_fabric builds such hosts when asked.
+  FieldErrors check_every_nic_used() const;
 };
 
 // 2-tier leaf-spine. Every leaf connects to every spine with `uplinks_per_spine` parallel cables.

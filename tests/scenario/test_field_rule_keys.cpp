@@ -39,10 +39,12 @@ TEST_CASE("field rules: PFC thresholds and the watchdog at their YAML keys") {
   CHECK(error_with("switch: {pfc: {threshold: {static: 2KiB}, xon_offset: 4KiB}}") ==
         "t.yaml:7:57: fabric.switch.pfc.xon_offset: expected xon_offset <= the static XOFF "
         "threshold (2048 B) so that 0 <= XON < XOFF, got 4096 B");
-  CHECK(error_with("switch: {pfc: {watchdog: {detection_time: 0us}}}") ==
-        "t.yaml:7:45: fabric.switch.pfc.watchdog.detection_time: expected a positive time, got 0us");
-  CHECK(error_with("switch: {pfc: {pause_quanta: 70000}}") ==
-        "t.yaml:7:32: fabric.switch.pfc.pause_quanta: expected 0..65535 (a 16-bit field), got 70000");
+  CHECK(
+      error_with("switch: {pfc: {watchdog: {detection_time: 0us}}}") ==
+      "t.yaml:7:45: fabric.switch.pfc.watchdog.detection_time: expected a positive time, got 0us");
+  CHECK(
+      error_with("switch: {pfc: {pause_quanta: 70000}}") ==
+      "t.yaml:7:32: fabric.switch.pfc.pause_quanta: expected 0..65535 (a 16-bit field), got 70000");
 }
 
 TEST_CASE("field rules: ETS weights and strict classes at the key that clashes") {

@@ -35,7 +35,8 @@ TEST_CASE("EtsParams::check: the RoCE default passes; weights sum to 100, strict
   e.strict_mask = (1U << 6) | (1U << 3);
   const auto errors = e.check();
   CHECK(fields(errors) == std::vector<std::string>{"strict_mask"});
-  CHECK(errors.front().text() == "expected each class either strict or weighted, got class 3 in both");
+  CHECK(errors.front().text() ==
+        "expected each class either strict or weighted, got class 3 in both");
 }
 
 TEST_CASE("ImpairmentParams::check: none by default; jitter and loss ranges") {
@@ -49,9 +50,9 @@ TEST_CASE("ImpairmentParams::check: none by default; jitter and loss ranges") {
                      .jitter_stddev_fraction = 101,
                      .loss_probability = 1.0};
   const auto errors = p.check();
-  CHECK(fields(errors) ==
-        std::vector<std::string>{"jitter_mean", "jitter_stddev", "jitter_mean_fraction",
-                                 "jitter_stddev_fraction", "loss_probability"});
+  CHECK(fields(errors) == std::vector<std::string>{"jitter_mean", "jitter_stddev",
+                                                   "jitter_mean_fraction", "jitter_stddev_fraction",
+                                                   "loss_probability"});
   CHECK(errors.back().text() == "expected a probability in [0, 1), got 1");
   p = ImpairmentParams{.jitter_mean_fraction = 100, .loss_probability = 0.999};
   CHECK(p.check().empty());
@@ -70,10 +71,10 @@ TEST_CASE("TransportParams::check: defaults pass; each transport's rules under i
   t.staging.host_memory = Bandwidth::bps(0);
   t.staging.copy_latency = Time::ns(-1);
   const auto errors = t.check();
-  CHECK(fields(errors) ==
-        std::vector<std::string>{"gbn.timeout", "gbn.lossless_timeout", "tcp.dctcp_g",
-                                 "tcp.stack_latency", "tcp.cpu_ps_per_byte", "staging.pcie",
-                                 "staging.host_memory", "staging.copy_latency"});
+  CHECK(fields(errors) == std::vector<std::string>{"gbn.timeout", "gbn.lossless_timeout",
+                                                   "tcp.dctcp_g", "tcp.stack_latency",
+                                                   "tcp.cpu_ps_per_byte", "staging.pcie",
+                                                   "staging.host_memory", "staging.copy_latency"});
   CHECK(errors[0].text() == "expected a positive time, got 0 ps");
   CHECK(errors[4].text() == "expected a non-negative time per byte, got -1 ps");
   // RTO bounds: each positive, then ordered.
