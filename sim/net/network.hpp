@@ -11,6 +11,7 @@
 // have warmed up.
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "sim/core/simulation.hpp"
@@ -56,6 +57,11 @@ class Network {
     const FlowRecord& f = flows_[id];
     return {route_arena_.begin() + f.route_begin,
             route_arena_.begin() + f.route_begin + f.route_hops};
+  }
+  // The same without a copy; valid until the next flow starts (the arena may grow).
+  std::span<const PortId> route_span(FlowId id) const {
+    const FlowRecord& f = flows_[id];
+    return {route_arena_.data() + f.route_begin, f.route_hops};
   }
   // The egress port a flow's packets leave its source NIC through.
   PortId flow_first_port(FlowId id) const { return route_arena_[flows_[id].route_begin]; }
