@@ -14,10 +14,10 @@
 namespace syncsim {
 
 struct TierLoad {
-  std::string tier;         // the link class name ("fabric", "core")
-  uint32_t ports = 0;       // egress ports of the tier (two per cable)
-  int64_t max_bytes = 0;    // the most loaded port's bytes
-  double mean_bytes = 0;    // mean over the tier's ports
+  std::string tier;          // the link class name ("fabric", "core")
+  uint32_t ports = 0;        // egress ports of the tier (two per cable)
+  int64_t max_bytes = 0;     // the most loaded port's bytes
+  double mean_bytes = 0;     // mean over the tier's ports
   double max_over_mean = 0;  // max_bytes / mean_bytes (0 when the tier carried nothing)
 };
 

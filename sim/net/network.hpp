@@ -27,6 +27,7 @@
 namespace syncsim::net {
 
 class DcqcnPacing;
+struct DcqcnFlowStats;
 class EgressPort;
 class Nic;
 class Node;
@@ -70,6 +71,8 @@ class Network {
   double flow_rate_bps(FlowId id) const;
   const NetworkCounters& counters() const { return counters_; }
   const Routing& routing() const { return routing_; }
+  // What DCQCN did to a flow; null when DCQCN is off.
+  const DcqcnFlowStats* dcqcn_flow_stats(FlowId id) const;
   const NetworkSpec& spec() const { return spec_; }
   std::size_t packets_in_flight() const { return pool_.live(); }
   std::size_t packet_pool_capacity() const { return pool_.capacity(); }

@@ -7,8 +7,8 @@
 
 namespace syncsim::testing {
 
-inline topo::FabricParams spine_leaf_100g(uint32_t leaves, uint32_t hosts_per_leaf,
-                                          uint32_t spines, Bytes buffer = Bytes{64 << 20}) {
+inline topo::FabricParams spine_leaf_100g(uint32_t leaves, uint32_t hosts_per_leaf, uint32_t spines,
+                                          Bytes buffer = Bytes{64 << 20}) {
   topo::FabricParams p;
   p.kind = topo::TopologyKind::SpineLeaf;
   p.spine_leaf.leaves = leaves;
