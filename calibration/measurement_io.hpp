@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "calibration/alpha_beta_fit.hpp"
 #include "calibration/nccl_tests_log.hpp"

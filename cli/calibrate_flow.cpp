@@ -1,9 +1,9 @@
 #include "cli/calibrate_flow.hpp"
 
-#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
 
@@ -28,51 +28,6 @@ constexpr const char* kUsage =
     "spine-leaf\n"
     "  fabric are fitted; a 2:1 oversubscribed permutation and an all_to_all are held out.\n";
 
-constexpr uint32_t kHostsPerLeaf = 8;
-constexpr uint32_t kHosts = 2 * kHostsPerLeaf;
-
-// The scenario's settings on the small reference fabric, with `traffic` and nothing else.
-Scenario reference(const Scenario& base, double oversubscription,
-                   std::vector<models::TrafficSpec> traffic) {
-  Scenario s;
-  s.name = base.name + " (flow calibration)";
-  s.source = base.source;
-  s.seed = base.seed;
-  s.fabric = base.fabric;
-  s.network = base.network;
-  s.fabric.kind = topo::TopologyKind::SpineLeaf;
-  s.fabric.host = topo::HostParams{};
-  s.fabric.spine_leaf = topo::SpineLeafParams{};
-  s.fabric.spine_leaf.leaves = 2;
-  s.fabric.spine_leaf.hosts_per_leaf = kHostsPerLeaf;
-  s.fabric.spine_leaf.oversubscription = oversubscription;
-  s.traffic = std::move(traffic);
-  return s;
-}
-
-uint8_t traffic_priority(const Scenario& s) {
-  // The first lossless class when PFC is on: where RoCE traffic (and DCQCN) runs.
-  if (s.network.pfc.enabled && s.network.pfc.lossless_mask != 0) {
-    return static_cast<uint8_t>(
-        std::countr_zero(static_cast<unsigned>(s.network.pfc.lossless_mask)));
-  }
-  return 0;
-}
-
-double last_completion_s(const Scenario& s, Fidelity fidelity,
-                         const net::FlowCcCorrection& correction) {
-  Scenario run = s;
-  run.fidelity = fidelity;
-  run.flow_cc = correction;
-  const RunResult r = run_scenario(run);
-  if (r.messages_completed != r.messages) {
-    throw calibration::FitError("flow calibration: " + std::string(fidelity_name(fidelity)) +
-                                " run left " + std::to_string(r.messages - r.messages_completed) +
-                                " messages unfinished (drops without a reliable transport?)");
-  }
-  return r.fct.max_s;
-}
-
 std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
@@ -81,79 +36,7 @@ std::string fmt(const char* f, double v) {
 
 }  // namespace
 
-FlowCalibration calibrate_flow(const Scenario& scenario, int64_t message_bytes) {
-  if (message_bytes < 16) throw CalibrateUsageError("--size: expected at least 16B");
-  FlowCalibration out;
-  out.message_bytes = message_bytes;
-  const uint8_t priority = traffic_priority(scenario);
-  const Bytes size{message_bytes};
-
-  struct Case {
-    FlowCalibrationCase result;
-    Scenario scenario;
-  };
-  std::vector<Case> cases;
-  auto add = [&cases](std::string name, uint32_t contended_flows, Scenario s) {
-    Case c;
-    c.result.name = std::move(name);
-    c.result.contended_flows = contended_flows;
-    c.result.fitted = contended_flows > 0;
-    c.scenario = std::move(s);
-    cases.push_back(std::move(c));
-  };
-  for (uint32_t n : {2u, 4u, 8u, 15u}) {
-    models::TrafficSpec t;
-    t.pattern = models::TrafficPattern::Incast;
-    t.size = size;
-    t.priority = priority;
-    t.senders = n;
-    t.receiver = 0;
-    add("incast-" + std::to_string(n), n, reference(scenario, 1.0, {t}));
-  }
-  {
-    models::TrafficSpec t;
-    t.pattern = models::TrafficPattern::Permutation;
-    t.size = size;
-    t.priority = priority;
-    add("permutation-2:1", 0, reference(scenario, 2.0, {t}));
-  }
-  {
-    models::TrafficSpec t;
-    t.pattern = models::TrafficPattern::AllToAll;
-    t.size = Bytes{std::max<int64_t>(1, message_bytes / kHosts)};
-    t.priority = priority;
-    add("all_to_all", 0, reference(scenario, 1.0, {t}));
-  }
-
-  // The receiver's host link is each incast's bottleneck; the flow model drains it at its payload
-  // rate (bandwidth * mtu / (mtu + header)).
-  const net::LinkParams& host = scenario.fabric.links.host;
-  const double payload_Bps = host.bandwidth.bytes_per_second() *
-                             static_cast<double>(host.mtu.count()) /
-                             static_cast<double>(host.mtu.count() + host.header.count());
-  std::vector<calibration::ContendedSample> samples;
-  for (Case& c : cases) {
-    c.result.packet_s = last_completion_s(c.scenario, Fidelity::Packet, {});
-    c.result.flow_s = last_completion_s(c.scenario, Fidelity::Flow, {});
-    if (c.result.fitted) {
-      samples.push_back({.flows = c.result.contended_flows,
-                         .flow_time_s = c.result.flow_s,
-                         .flow_drain_s = static_cast<double>(c.result.contended_flows) *
-                                         static_cast<double>(message_bytes) / payload_Bps,
-                         .packet_time_s = c.result.packet_s});
-    }
-  }
-  out.fit = calibration::fit_contended_efficiency(samples);
-  const net::FlowCcCorrection corrected{.enabled = true,
-                                        .contended_efficiency = out.fit.contended_efficiency};
-  for (Case& c : cases) {
-    c.result.corrected_s = last_completion_s(c.scenario, Fidelity::Flow, corrected);
-    out.cases.push_back(c.result);
-  }
-  return out;
-}
-
-std::string flow_calibration_text(const FlowCalibration& c) {
+std::string flow_calibration_text(const calibration::FlowCalibration& c) {
   std::ostringstream os;
   char buf[256];
   std::snprintf(buf, sizeof buf, "%-16s %6s %12s %12s %8s %12s %8s\n", "case", "fitted",
@@ -176,7 +59,7 @@ std::string flow_calibration_text(const FlowCalibration& c) {
   return os.str();
 }
 
-nlohmann::json flow_calibration_json(const FlowCalibration& c) {
+nlohmann::json flow_calibration_json(const calibration::FlowCalibration& c) {
   nlohmann::json cases = nlohmann::json::array();
   for (const auto& k : c.cases) {
     cases.push_back({{"case", k.name},
@@ -197,7 +80,8 @@ nlohmann::json flow_calibration_json(const FlowCalibration& c) {
           {"cases", cases}};
 }
 
-std::string flow_calibration_yaml(const FlowCalibration& c, const std::string& source) {
+std::string flow_calibration_yaml(const calibration::FlowCalibration& c,
+                                  const std::string& source) {
   std::ostringstream os;
   os << "# syncsim calibrate flow " << source << " (messages of " << c.message_bytes << " B)\n"
      << "# fitted on N->1 incasts; max relative error of the last completion against the packet "
@@ -250,6 +134,9 @@ int calibrate_flow_main(const std::vector<std::string>& args, std::ostream& out)
                                 "\": " + e.what());
     }
   }
+  if (size < 16) {
+    throw CalibrateUsageError("--size: expected at least 16B, found " + std::to_string(size) + "B");
+  }
   LoadOptions load;
   try {
     load = load_options(cl);
@@ -258,7 +145,8 @@ int calibrate_flow_main(const std::vector<std::string>& args, std::ostream& out)
   }
   const Scenario scenario =
       scenario_path.empty() ? load_default_scenario(load) : load_scenario_file(scenario_path, load);
-  const FlowCalibration c = calibrate_flow(scenario, size);
+  const calibration::FlowCalibration c =
+      calibration::calibrate_flow(scenario_network(scenario), size, scenario.seed);
   if (!out_path.empty()) {
     std::ofstream f(out_path);
     if (!f) throw CalibrateUsageError("--out: cannot write \"" + out_path + "\"");

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "calibration/nccl_tests_log.hpp"
 #include "scenario/scenario.hpp"

@@ -1,5 +1,6 @@
 // `syncsim collective [SCENARIO]`: an nccl-tests-style sweep of one collective (all_reduce_perf's
 // table), simulated, from NCCL's cost model, or from a calibration profile.
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 

@@ -1,5 +1,6 @@
 // `syncsim run [SCENARIO]`: load, estimate (refuse what would not fit), simulate, print.
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "cli/command_line.hpp"

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "cli/command_line.hpp"
@@ -123,8 +124,8 @@ int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ost
       throw SweepUsageError(std::string("expected a scenario file\n") + kUsage);
     if (spec.axes.empty() && !spec.scenario_path.empty()) {
       // No axes on the command line: the scenario's own `sweep:` block.
-      for (auto& [path, values] : load_scenario_file(spec.scenario_path).sweep) {
-        spec.axes.push_back(SweepAxis{path, values});
+      for (auto& axis : load_scenario_file(spec.scenario_path).sweep) {
+        spec.axes.push_back(SweepAxis{axis.path, axis.values, axis.labels});
       }
     }
     if (spec.axes.empty()) {

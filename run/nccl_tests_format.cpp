@@ -2,6 +2,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 namespace syncsim::app {
 

@@ -1,6 +1,7 @@
 #include "run/result_schema.hpp"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "run/runner.hpp"

@@ -2,6 +2,7 @@
 // (run/result_schema.hpp) through a `{path}` placeholder and is formatted by the key's unit, so
 // the text cannot show a number the JSON does not have.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <string>

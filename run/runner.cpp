@@ -13,6 +13,7 @@
 #include "models/nccl_setup.hpp"
 #include "models/parallelism.hpp"
 #include "models/traffic.hpp"
+#include "models/traffic_injector.hpp"
 #include "run/calibrated_collective.hpp"
 #include "run/progress.hpp"
 #include "scenario/configuration_warnings.hpp"
@@ -29,50 +30,6 @@
 namespace syncsim::app {
 
 namespace {
-
-// Starts every message at its start time: messages sorted by start, one pending event at a time.
-// Keeps each message's outcome (its traffic entry, size, completion) for per-entry fairness.
-class TrafficInjector final : public EventTarget {
- public:
-  struct Outcome {
-    uint32_t traffic_entry = 0;
-    int64_t size_bytes = 0;
-    bool done = false;
-    double fct_s = 0;
-  };
-  TrafficInjector(TransferBackend& backend, std::vector<models::MessageSpec> messages)
-      : backend_(backend), messages_(std::move(messages)), outcomes_(messages_.size()) {
-    std::stable_sort(messages_.begin(), messages_.end(),
-                     [](const auto& a, const auto& b) { return a.start < b.start; });
-    for (std::size_t k = 0; k < messages_.size(); ++k) {
-      outcomes_[k].traffic_entry = messages_[k].traffic_entry;
-      outcomes_[k].size_bytes = messages_[k].size.count();
-    }
-    if (!messages_.empty()) backend_.simulation().queue().schedule(messages_[0].start, this, 0);
-  }
-  void on_event(uint32_t /*kind*/, uint64_t /*arg*/) override {
-    const Time now = backend_.simulation().now();
-    while (next_ < messages_.size() && messages_[next_].start == now) {
-      const std::size_t k = next_++;
-      const auto& m = messages_[k];
-      backend_.start(TransferRequest{m.src_gpu, m.dst_gpu, m.size, m.priority},
-                     [this, k](TransferId, const TransferRecord& rec) {
-                       outcomes_[k].done = true;
-                       outcomes_[k].fct_s = (rec.finish - rec.start).seconds();
-                     });
-    }
-    if (next_ < messages_.size()) {
-      backend_.simulation().queue().schedule(messages_[next_].start, this, 0);
-    }
-  }
-  const std::vector<Outcome>& outcomes() const { return outcomes_; }
-
- private:
-  TransferBackend& backend_;
-  std::vector<models::MessageSpec> messages_;
-  std::vector<Outcome> outcomes_;  // in start order, as messages_
-  std::size_t next_ = 0;
-};
 
 const char* pattern_name(models::TrafficPattern p) {
   switch (p) {
@@ -94,7 +51,7 @@ const char* pattern_name(models::TrafficPattern p) {
 // traffic entry: a victim flow and an incast written as two entries are two groups.
 std::vector<TrafficFairness> fairness_by_entry(
     const std::vector<models::TrafficSpec>& traffic,
-    const std::vector<TrafficInjector::Outcome>& outcomes) {
+    const std::vector<models::TrafficInjector::Outcome>& outcomes) {
   std::vector<TrafficFairness> groups(traffic.size());
   std::vector<double> sum(traffic.size(), 0.0), sq(traffic.size(), 0.0);
   std::vector<uint64_t> rated(traffic.size(), 0);
@@ -405,7 +362,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   RunResult r;
   r.warnings = scenario.load_warnings;
   r.messages = messages.size();
-  TrafficInjector injector(*backend, std::move(messages));
+  models::TrafficInjector injector(*backend, std::move(messages));
   if (scenario.workload) {
     models::StepConfig step = scenario.workload->step;
     // With model parallelism the ranks are TP x CP x PP x DP on the first GPUs, in Megatron order

@@ -13,6 +13,7 @@
 #include <iomanip>
 #include <iostream>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
@@ -28,6 +29,17 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+
+}  // namespace
+
+const std::string& SweepAxis::shown(const std::string& value) const {
+  for (std::size_t i = 0; i < labels.size() && i < values.size(); ++i) {
+    if (values[i] == value) return labels[i];
+  }
+  return value;
+}
+
+namespace {
 
 // A YAML scalar that is a plain decimal number becomes a JSON number; anything else stays a string.
 nlohmann::ordered_json axis_value(const std::string& v) {
@@ -204,7 +216,8 @@ std::vector<std::string> sweep_columns(const SweepSpec& spec) {
 nlohmann::ordered_json sweep_row(const SweepSpec& spec, const std::vector<std::string>& values,
                                  const RunResult& r) {
   nlohmann::ordered_json row = nlohmann::ordered_json::object();
-  for (std::size_t a = 0; a < spec.axes.size(); ++a) row[spec.axes[a].path] = axis_value(values[a]);
+  for (std::size_t a = 0; a < spec.axes.size(); ++a)
+    row[spec.axes[a].path] = axis_value(spec.axes[a].shown(values[a]));
   const auto cols = sweep_columns(spec);
   for (std::size_t c = spec.axes.size(); c < cols.size(); ++c) {
     const ResultKey* key = find_result_column(cols[c]);
@@ -337,7 +350,8 @@ std::vector<std::string> sweep_memory_refusals(const SweepPlan& plan,
     m.precision(2);
     m << "point " << i << " (";
     for (std::size_t a = 0; a < plan.spec.axes.size() && a < plan.values[i].size(); ++a) {
-      m << (a ? ", " : "") << plan.spec.axes[a].path << "=" << plan.values[i][a];
+      m << (a ? ", " : "") << plan.spec.axes[a].path << "="
+        << plan.spec.axes[a].shown(plan.values[i][a]);
     }
     m << "): estimated memory " << estimates[i].memory_bytes / kGiB << " GiB";
     if (concurrent > 1) {

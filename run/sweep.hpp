@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "run/estimate.hpp"
 #include "run/runner.hpp"
@@ -38,6 +38,11 @@ class SweepUsageError : public std::invalid_argument {
 struct SweepAxis {
   std::string path;
   std::vector<std::string> values;
+  // What the axis column shows for each value (a scenario's `sweep:` map {label: value}); empty:
+  // the values themselves.
+  std::vector<std::string> labels{};
+  // The column's entry for `value` (its label, or the value).
+  const std::string& shown(const std::string& value) const;
 };
 SweepAxis parse_vary(const std::string& arg);  // throws SweepUsageError
 

@@ -1,6 +1,7 @@
 #include "run/trace.hpp"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 namespace syncsim::app {
 

@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include <yaml-cpp/yaml.h>
+
 #include "scenario/section_readers.hpp"
 
 namespace syncsim::app::yaml_reader {
@@ -60,31 +62,50 @@ ObserveSpec read_observe(const Reader& in, const YAML::Node& node, const std::st
   return o;
 }
 
-// `sweep:` {dotted.path: [value, value, ...]}: each axis with at least two scalar values, kept as
-// written (`syncsim sweep` applies them as --set overrides).
-std::vector<std::pair<std::string, std::vector<std::string>>> read_sweep(const Reader& in,
-                                                                         const YAML::Node& node,
-                                                                         const std::string& path) {
+// `sweep:` {dotted.path: [value, value, ...]} or {dotted.path: {label: value, ...}}: each axis with
+// at least two values, kept as written (`syncsim sweep` applies them as --set overrides). A list
+// holds scalars (the column shows them); a map names each value, which may then be any YAML (a
+// traffic entry, a block of settings) and the column shows its label.
+std::vector<SweepAxisSpec> read_sweep(const Reader& in, const YAML::Node& node,
+                                      const std::string& path) {
   if (!node.IsMap() || node.size() == 0) {
     in.fail(path, node, "expected a map of dotted.path: [values...], got " + describe(node));
   }
-  std::vector<std::pair<std::string, std::vector<std::string>>> axes;
+  std::vector<SweepAxisSpec> axes;
   for (const auto& kv : node) {
-    const std::string axis = kv.first.Scalar();
-    const std::string axis_path = join_path(path, axis);
+    SweepAxisSpec axis{.path = kv.first.Scalar(), .values = {}};
+    const std::string axis_path = join_path(path, axis.path);
     const YAML::Node& values = kv.second;
-    if (!values.IsSequence() || values.size() < 2) {
-      in.fail(axis_path, values, "expected a list of at least two values, got " + describe(values));
+    if (values.IsMap() && values.size() >= 2) {
+      for (const auto& labelled : values) {
+        const std::string label = labelled.first.Scalar();
+        if (label.empty() || label.find_first_of(",\"\n") != std::string::npos) {
+          in.fail(axis_path, labelled.first,
+                  "expected a label without commas, quotes or line breaks, got \"" + label + "\"");
+        }
+        YAML::Emitter text;
+        text << YAML::Flow << labelled.second;
+        axis.labels.push_back(label);
+        axis.values.emplace_back(text.c_str());
+      }
+      axes.push_back(std::move(axis));
+      continue;
     }
-    std::vector<std::string> texts;
+    if (!values.IsSequence() || values.size() < 2) {
+      in.fail(axis_path, values,
+              "expected a list of at least two values or a map of at least two {label: value}, "
+              "got " +
+                  describe(values));
+    }
     for (std::size_t i = 0; i < values.size(); ++i) {
       if (!values[i].IsScalar()) {
         in.fail(join_path(axis_path, i), values[i],
-                "expected a scalar value, got " + describe(values[i]));
+                "expected a scalar value (name non-scalar values: {label: value, ...}), got " +
+                    describe(values[i]));
       }
-      texts.push_back(values[i].Scalar());
+      axis.values.push_back(values[i].Scalar());
     }
-    axes.emplace_back(axis, std::move(texts));
+    axes.push_back(std::move(axis));
   }
   return axes;
 }

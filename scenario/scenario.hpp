@@ -80,6 +80,15 @@ struct NetworkBehaviour {
   net::ImpairmentParams impairments;  // `fabric.impairments`
 };
 
+// One `sweep:` axis: a dotted path and its values, each YAML text as written (a scalar, or a flow
+// collection such as `{pattern: incast, senders: 16}`). `labels` name the values in the sweep's
+// column when the axis was written as a map {label: value, ...}; empty when written as a list.
+struct SweepAxisSpec {
+  std::string path;
+  std::vector<std::string> values;
+  std::vector<std::string> labels{};
+};
+
 struct Scenario {
   std::string name;
   std::string source;  // file path, or "<built-in default>"
@@ -95,9 +104,8 @@ struct Scenario {
   models::CollectiveConfig collective;  // `collective:` (NCCL knobs for `syncsim collective`)
   std::optional<CollectiveCalibration> collective_calibration;  // `collective.calibration`
   std::optional<WorkloadSpec> workload;  // a training step to simulate; traffic then runs beside it
-  // `sweep:` axes for `syncsim sweep FILE` (dotted path -> values, each a YAML scalar as written);
-  // `syncsim run` ignores them.
-  std::vector<std::pair<std::string, std::vector<std::string>>> sweep;
+  // `sweep:` axes for `syncsim sweep FILE`; `syncsim run` ignores them.
+  std::vector<SweepAxisSpec> sweep;
   std::optional<ObserveSpec> observe;              // `observe:`, or `--timeseries DIR` alone
   std::vector<RouteOverrideSpec> route_overrides;  // `fabric.route_overrides`
   std::optional<ReportSpec> report;                // `report:`

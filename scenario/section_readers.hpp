@@ -54,9 +54,8 @@ CollectiveCalibration read_collective_calibration(const Reader& in, const YAML::
 // read_observe.cpp: `observe:`, `report:` and `sweep:`.
 ObserveSpec read_observe(const Reader& in, const YAML::Node& node, const std::string& path);
 ReportSpec read_report(const Reader& in, const YAML::Node& node, const std::string& path);
-std::vector<std::pair<std::string, std::vector<std::string>>> read_sweep(const Reader& in,
-                                                                         const YAML::Node& node,
-                                                                         const std::string& path);
+std::vector<SweepAxisSpec> read_sweep(const Reader& in, const YAML::Node& node,
+                                      const std::string& path);
 
 // validate.cpp: the checks that need the whole scenario (building the fabric, expanding the
 // traffic, fitting the workload on the fabric), reported at the deepest node along each path.

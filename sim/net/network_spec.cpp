@@ -20,8 +20,8 @@ std::string number_text(double v) {
 
 FieldErrors EcnParams::check() const {
   FieldErrors errors;
-  if (!kmin_auto && !kmax_auto && kmin.count() >= kmax.count()) {
-    errors.push_back({"kmax", "expected kmax above kmin (" + std::to_string(kmin.count()) +
+  if (!kmin_auto && !kmax_auto && kmin.count() > kmax.count()) {
+    errors.push_back({"kmax", "expected kmax at or above kmin (" + std::to_string(kmin.count()) +
                                   " B), got " + std::to_string(kmax.count()) + " B"});
   }
   if (!(pmax > 0.0 && pmax <= 1.0)) {

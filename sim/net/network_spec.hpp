@@ -100,7 +100,8 @@ struct EcnParams {
   double pmax = 0.2;
   bool mark_on_enqueue = false;  // default: mark at dequeue (fresher queue information)
 
-  // Range rules: explicit kmin below kmax, 0 < pmax <= 1 (network_spec.cpp).
+  // Range rules: explicit kmin at or below kmax (equal: step marking, every packet above K), 0 <
+  // pmax <= 1 (network_spec.cpp).
   FieldErrors check() const;
 };
 

@@ -7,18 +7,24 @@
 #include <string>
 
 #include "cli/calibrate_flow.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario_loader.hpp"
 
 using namespace syncsim;
 
 namespace {
 
-const app::FlowCalibrationCase& find_case(const app::FlowCalibration& c, const std::string& name) {
+const calibration::FlowCalibrationCase& find_case(const calibration::FlowCalibration& c,
+                                                  const std::string& name) {
   for (const auto& k : c.cases) {
     if (k.name == name) return k;
   }
   FAIL("no case " << name);
   return c.cases.front();
+}
+
+calibration::FlowCalibration calibrate(const app::Scenario& scenario, int64_t message_bytes) {
+  return calibration::calibrate_flow(app::scenario_network(scenario), message_bytes, scenario.seed);
 }
 
 double rel(double got, double ref) { return std::abs(got - ref) / ref; }
@@ -34,7 +40,7 @@ TEST_CASE(
   stock.overrides.push_back(app::parse_override("fabric.nic.dcqcn.byte_counter=32KB"));
   const auto scenario =
       app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/incast-dcqcn.yaml", stock);
-  const app::FlowCalibration c = app::calibrate_flow(scenario, int64_t{1} << 20);
+  const calibration::FlowCalibration c = calibrate(scenario, int64_t{1} << 20);
   REQUIRE(c.cases.size() == 6);
   CHECK_FALSE(c.fit.clamped);
   CHECK(c.fit.contended_efficiency > 0.5);
@@ -70,7 +76,7 @@ TEST_CASE("calibrate flow: timer-only DCQCN (incast-dcqcn.yaml as shipped) at 4 
   // MiB (since DCQCN state starts at the first CNP, whose alpha no longer decays before it: the
   // incast-2 case's start-up cut is deeper, -17% after the fit, where it was within 12%).
   const auto scenario = app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/incast-dcqcn.yaml");
-  const app::FlowCalibration c = app::calibrate_flow(scenario, int64_t{4} << 20);
+  const calibration::FlowCalibration c = calibrate(scenario, int64_t{4} << 20);
   CHECK_FALSE(c.fit.clamped);
   CHECK(c.fit.contended_efficiency > 0.5);
   CHECK(c.fit.contended_efficiency < 0.8);
@@ -81,7 +87,7 @@ TEST_CASE("calibrate flow: timer-only DCQCN (incast-dcqcn.yaml as shipped) at 4 
 TEST_CASE(
     "calibrate flow: under PFC alone max-min is already right and the fit asks for no correction") {
   const auto scenario = app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/incast-pfc.yaml");
-  const app::FlowCalibration c = app::calibrate_flow(scenario, int64_t{1} << 20);
+  const calibration::FlowCalibration c = calibrate(scenario, int64_t{1} << 20);
   CHECK(c.fit.contended_efficiency == 1.0);
   CHECK(c.fit.uncorrected_max_rel_error < 0.01);
   for (const auto& k : c.cases) {

@@ -2,6 +2,7 @@
 // before running, thread-count independence, CSV/JSON output, CSV parsing and the gnuplot script.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -173,4 +174,25 @@ TEST_CASE("gnuplot script: numeric x with units, one block per series, sorted by
   CHECK(app::gnuplot_script(t, spec).find("xtic(3)") != std::string::npos);
   spec.y = "nope";
   CHECK_THROWS_AS(app::gnuplot_script(t, spec), app::PlotUsageError);
+}
+
+TEST_CASE("a labelled axis sets its values and shows its labels") {
+  app::SweepSpec spec;
+  spec.scenario_path = kIncast;
+  spec.axes.push_back(app::SweepAxis{.path = "traffic.1",
+                                     .values = {"{pattern: incast, senders: 2, receiver: 0, size: "
+                                                "64KiB, priority: 3}",
+                                                "{pattern: incast, senders: 4, receiver: 0, size: "
+                                                "64KiB, priority: 3}"},
+                                     .labels = {"two", "four"}});
+  spec.columns = {"messages"};
+  spec.wall = false;
+  const app::SweepPlan plan = app::plan_sweep(spec);
+  REQUIRE(plan.scenarios.size() == 2);
+  std::vector<std::string> rows;
+  for (std::size_t i = 0; i < 2; ++i) rows.push_back(app::run_sweep_point(plan, i));
+  // incast-pfc.yaml's victim (traffic.0) plus the swept incast's senders.
+  CHECK(app::sweep_csv(app::sweep_columns(plan.spec), rows) ==
+        "traffic.1,messages\ntwo,3\nfour,5\n");
+  CHECK(plan.spec.axes[0].shown("not a value") == "not a value");
 }

@@ -1,6 +1,7 @@
 // nccl-tests-compatible output of `syncsim collective`.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 

@@ -3,6 +3,7 @@
 // pair recovers the drops).
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "run/runner.hpp"

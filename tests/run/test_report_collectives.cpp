@@ -2,6 +2,7 @@
 // through run_collective_sweep, so its numbers must equal `syncsim collective`'s bit for bit.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "run/collective_cmd.hpp"

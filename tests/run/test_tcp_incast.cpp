@@ -53,10 +53,10 @@ TEST_CASE("interconnect-matrix: cloud TCP without GPUDirect trails both RoCE fab
   const std::string file = std::string(SYNCSIM_SOURCE_DIR) + "/scenarios/interconnect-matrix.yaml";
   const app::Scenario s = app::load_scenario_file(file);
   REQUIRE(s.sweep.size() == 1);
-  REQUIRE(s.sweep[0].first == "fabric");
-  REQUIRE(s.sweep[0].second.size() == 3);
+  REQUIRE(s.sweep[0].path == "fabric");
+  REQUIRE(s.sweep[0].values.size() == 3);
   std::vector<app::RunResult> rows;
-  for (const std::string& fabric : s.sweep[0].second) {
+  for (const std::string& fabric : s.sweep[0].values) {
     app::LoadOptions o;
     o.overrides = {app::Override{"fabric", fabric}};
     rows.push_back(app::run_scenario(app::load_scenario_file(file, o)));

@@ -2,6 +2,7 @@
 // synthetic cases, and predictions checked against the commands they stand for.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

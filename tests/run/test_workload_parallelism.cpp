@@ -2,6 +2,7 @@
 // errors with file:line:col, and which engine the run reports.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "run/runner.hpp"

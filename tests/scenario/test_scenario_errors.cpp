@@ -384,11 +384,29 @@ traffic: [{pattern: all_to_all, size: 1KiB}]
   const Scenario ok = load_scenario_text(
       base + "sweep: {fabric.links.host.bandwidth: [100Gbps, 400Gbps]}\n", "t.yaml");
   REQUIRE(ok.sweep.size() == 1);
-  CHECK(ok.sweep[0].first == "fabric.links.host.bandwidth");
-  CHECK(ok.sweep[0].second == std::vector<std::string>{"100Gbps", "400Gbps"});
+  CHECK(ok.sweep[0].path == "fabric.links.host.bandwidth");
+  CHECK(ok.sweep[0].values == std::vector<std::string>{"100Gbps", "400Gbps"});
+  CHECK(ok.sweep[0].labels.empty());
   CHECK(error_of(base + "sweep: {seed: [1]}\n", {})
             .starts_with("t.yaml:4:15: sweep.seed: expected a list of at least two values"));
   CHECK(error_of(base + "sweep: [1, 2]\n", {}).starts_with("t.yaml:4:8: sweep: expected a map"));
+  // Named values: any YAML, kept as flow text; the column shows the label.
+  const Scenario named = load_scenario_text(
+      base +
+          "sweep:\n  traffic.0:\n    small: {pattern: all_to_all, size: 1KiB}\n    big: {pattern: "
+          "incast, senders: 3, receiver: 0, size: 1MiB}\n",
+      "t.yaml");
+  REQUIRE(named.sweep.size() == 1);
+  CHECK(named.sweep[0].labels == std::vector<std::string>{"small", "big"});
+  REQUIRE(named.sweep[0].values.size() == 2);
+  CHECK(named.sweep[0].values[0] == "{pattern: all_to_all, size: 1KiB}");
+  CHECK(error_of(base + "sweep: {traffic.0: [{pattern: all_to_all}, {pattern: incast}]}\n", {})
+            .starts_with("t.yaml:4:21: sweep.traffic.0.0: expected a scalar value (name non-scalar "
+                         "values: {label: value, ...})"));
+  CHECK(
+      error_of(base + "sweep: {traffic.0: {a: 1}}\n", {})
+          .starts_with("t.yaml:4:20: sweep.traffic.0: expected a list of at least two values or a "
+                       "map"));
 }
 
 TEST_CASE("scenario: workload errors name the path") {
@@ -452,7 +470,8 @@ TEST_CASE("scenario: PFC and ECN keys are checked with their ranges") {
         "lossless_priorities, threshold, xon_offset, headroom, response_time, "
         "deadlock_detection_time, watchdog, pause_quanta");
   CHECK(error_of(with_switch("ecn: {enabled: true, kmin: 400KB, kmax: 100KB}")) ==
-        "t.yaml:10:45: fabric.switch.ecn.kmax: expected kmax above kmin (400000 B), got 100000 B");
+        "t.yaml:10:45: fabric.switch.ecn.kmax: expected kmax at or above kmin (400000 B), got "
+        "100000 B");
   CHECK(error_of(with_switch("ecn: {enabled: true, kmin: 40KB, kmax: 100KB, pmax: 0}")) ==
         "t.yaml:10:57: fabric.switch.ecn.pmax: expected 0 < pmax <= 1, got 0");
   CHECK(

@@ -35,3 +35,21 @@ TEST_CASE("ecn: default thresholds scale with link speed (HPCC: 100/400 KB per 2
   CHECK(kmin == 400'000);
   CHECK(kmax == 1'600'000);
 }
+
+TEST_CASE("ecn: step marking (Kmin = Kmax) marks nothing at or below K and everything above") {
+  EcnParams e;
+  e.kmin_auto = false;
+  e.kmax_auto = false;
+  e.kmin = Bytes{150'000};
+  e.kmax = Bytes{150'000};
+  CHECK(e.check().empty());
+  const auto [kmin, kmax] = ecn_thresholds(e, Bandwidth::gbps(400));
+  const EcnMarker m(kmin, kmax, e.pmax);
+  RngStream rng(7, 1);
+  CHECK(m.probability(150'000) == 0.0);
+  CHECK(m.probability(150'002) == 1.0);
+  for (int i = 0; i < 100; ++i) {
+    CHECK_FALSE(m.mark(150'000, rng));
+    CHECK(m.mark(150'002, rng));
+  }
+}

@@ -17,7 +17,7 @@ TEST_CASE("EcnParams::check: defaults pass, kmin/kmax order and the pmax range a
   const auto errors = e.check();
   REQUIRE(errors.size() == 2);
   CHECK(errors[0].field == "kmax");
-  CHECK(errors[0].text() == "expected kmax above kmin (400000 B), got 100000 B");
+  CHECK(errors[0].text() == "expected kmax at or above kmin (400000 B), got 100000 B");
   CHECK(errors[1].field == "pmax");
   CHECK(errors[1].text() == "expected 0 < pmax <= 1, got 0");
   e.pmax = 1.5;
