@@ -148,12 +148,14 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
       Simulation sim(scenario.seed);
       std::unique_ptr<TransferBackend> backend = make_backend(scenario.fidelity, sim, spec);
       backend->keep_finished_records(false);  // only the result and counters are read
+      backend->count_port_bytes(true);
       const auto result = models::run_collective(*backend, plan, rank_to_gpu, setup.run);
       sweep.rows.push_back(make_row(o.op, n, bytes, result.duration().microseconds(),
                                     static_cast<int>(o.root), wrong));
       NcclTestsRow& row = sweep.rows.back();
       row.sim_events = sim.queue().executed();
       row.sim_packet_hops = backend->counters().packet_hops;
+      row.link_load = busiest_tier(tier_loads(spec, backend->port_bytes()));
       row.sim_wall_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     }

@@ -178,6 +178,13 @@ nlohmann::json nccl_tests_json(const NcclTestsHeader& h, const std::vector<NcclT
       out["results"].back()["sim"] = {
           {"events", r.sim_events}, {"packet_hops", r.sim_packet_hops}, {"wall_s", r.sim_wall_s}};
     }
+    if (r.link_load) {
+      out["results"].back()["link_load"] = {{"tier", r.link_load->tier},
+                                            {"ports", r.link_load->ports},
+                                            {"max_bytes", r.link_load->max_bytes},
+                                            {"mean_bytes", r.link_load->mean_bytes},
+                                            {"max_over_mean", r.link_load->max_over_mean}};
+    }
   }
   out["average_bus_bandwidth"] = average_bus_bandwidth(rows);
   return out;

@@ -3,12 +3,14 @@
 // parse nccl-tests logs parse ours (references §2: src/util.cu writeDeviceReport,
 // writeResultHeader, writeBenchmarkLine*, writeResultFooter). Plus the same rows as JSON.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
 #include "models/collective_plan.hpp"
+#include "sim/backends/link_load.hpp"
 
 namespace syncsim::app {
 
@@ -34,6 +36,9 @@ struct NcclTestsRow {
   uint64_t sim_events = 0;
   uint64_t sim_packet_hops = 0;
   double sim_wall_s = 0;
+  // The busiest switch-to-switch tier's spread of bytes (sim/backends/link_load.hpp), when the
+  // collective crossed one.
+  std::optional<TierLoad> link_load{};
 };
 
 struct NcclTestsHeader {

@@ -31,7 +31,11 @@ json flow_rate_flows(const RunResult& r) {
                      {"bps", f.bps},
                      {"start_s", f.start_s},
                      {"finish_s", f.finish_s},
-                     {"completed", f.completed}});
+                     {"completed", f.completed},
+                     {"path", f.path},
+                     {"cnps", f.cnps},
+                     {"rate_cuts", f.rate_cuts},
+                     {"min_rate_bps", f.min_rate_bps >= 0 ? json(f.min_rate_bps) : json(nullptr)}});
   }
   return flows;
 }
@@ -253,6 +257,17 @@ const std::vector<ResultKey>& table() {
       {"flow_rates.flows[].completed", "", "-",
        "whether it completed; one that did not is listed with its rate from its start to the end "
        "of the run (or over the window)",
+       P::Always, nullptr},
+      {"flow_rates.flows[].path", "", "-",
+       "the switches it crosses, in order (its ECMP path; an NVLink flow names the NVSwitch)",
+       P::Always, nullptr},
+      {"flow_rates.flows[].cnps", "", "count", "CNPs its destination sent for it (0 without DCQCN)",
+       P::Always, nullptr},
+      {"flow_rates.flows[].rate_cuts", "", "count",
+       "DCQCN rate cuts those CNPs caused at its queue pair (0 without DCQCN)", P::Always, nullptr},
+      {"flow_rates.flows[].min_rate_bps", "", "bit/s",
+       "the lowest rate its queue pair was at while it ran: at its start or after one of its own "
+       "cuts (null without DCQCN)",
        P::Always, nullptr},
       {"transport", "transport", "-", "inter-host transport: `roce`, `roce_host_staged` or `tcp`",
        P::Always, [](const RunResult& r) -> json { return r.transport; }},

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <memory>
 #include <numeric>
+#include <span>
 #include <sstream>
 
 #include "models/fsdp.hpp"
@@ -20,6 +21,7 @@
 #include "scenario/scenario_loader.hpp"
 #include "sim/backends/analytic_backend.hpp"
 #include "sim/backends/make_backend.hpp"
+#include "sim/net/dcqcn_pacing.hpp"
 #include "sim/net/egress_port.hpp"
 #include "sim/net/network.hpp"
 #include "sim/net/observer.hpp"
@@ -30,6 +32,20 @@
 namespace syncsim::app {
 
 namespace {
+
+// The switches a flow crosses and what DCQCN did to it.
+void add_flow_details(const net::NetworkSpec& spec, const net::Network& network, net::FlowId f,
+                      FlowRateStats::Flow& out) {
+  const std::span<const net::PortId> route = network.route_span(f);
+  for (std::size_t h = 0; h + 1 < route.size(); ++h) {
+    out.path.push_back(spec.nodes[network.routing().ports()[route[h]].peer].name);
+  }
+  if (const net::DcqcnFlowStats* d = network.dcqcn_flow_stats(f)) {
+    out.cnps = d->cnps;
+    out.rate_cuts = d->rate_cuts;
+    out.min_rate_bps = d->min_rate_bps;
+  }
+}
 
 const char* pattern_name(models::TrafficPattern p) {
   switch (p) {
@@ -167,6 +183,7 @@ void run_observed(Simulation& sim, const net::Network& network, const net::Netwo
       fr.flows.push_back({spec.nodes[rec.src].name, spec.nodes[rec.dst].name,
                           static_cast<double>(after - before) * 8.0 / len, rec.start.seconds(),
                           rec.done ? rec.finish.seconds() : -1.0, rec.done});
+      add_flow_details(spec, network, f, fr.flows.back());
     }
   }
   if (!series) return;
@@ -280,6 +297,7 @@ void collect_packet_metrics(const net::NetworkSpec& spec, const Simulation& sim,
             {spec.nodes[rec.src].name, spec.nodes[rec.dst].name,
              ran_s > 0 ? static_cast<double>(rec.delivered_bytes) * 8.0 / ran_s : 0.0,
              rec.start.seconds(), -1.0, false});
+        add_flow_details(spec, network, f, r.flow_rates.flows.back());
         continue;
       }
       if (rec.finish <= rec.start) continue;
@@ -287,6 +305,7 @@ void collect_packet_metrics(const net::NetworkSpec& spec, const Simulation& sim,
           {spec.nodes[rec.src].name, spec.nodes[rec.dst].name,
            static_cast<double>(rec.size_bytes) * 8.0 / (rec.finish - rec.start).seconds(),
            rec.start.seconds(), rec.finish.seconds(), true});
+      add_flow_details(spec, network, f, r.flow_rates.flows.back());
     }
   }
   summarize_rates(r.flow_rates);

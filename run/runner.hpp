@@ -33,6 +33,11 @@ struct FlowRateStats {
     double bps = 0;
     double start_s = 0, finish_s = -1;  // the flow's start and completion (-1: not completed)
     bool completed = false;
+    std::vector<std::string> path{};  // the switches it crosses, in order
+    // DCQCN (packet fidelity, when on): CNPs for it, the cuts they caused, its lowest rate.
+    uint32_t cnps = 0;
+    uint32_t rate_cuts = 0;
+    double min_rate_bps = -1;  // -1: DCQCN off
   };
   std::vector<Flow> flows{};
   double min_bps = 0, max_bps = 0, mean_bps = 0;

@@ -20,6 +20,7 @@ void AnalyticBackend::begin(TransferId id, net::NodeId src, net::NodeId dst,
   const uint32_t qp = queue_pair(id, src, dst, r).number;  // the ECMP hash's UDP source port
   const bool routed = routing_.route(src, dst, routing_.flow_hash(src, dst, qp), scratch_route_);
   SIM_CHECK(routed, "no route between the transfer's NICs");
+  add_route_bytes(scratch_route_.data(), scratch_route_.size(), r.size);
   const Time now = simulation().now();
   Time finish = now + path_time(scratch_route_, r.size);
   const int64_t mtu = routing_.path_mtu(scratch_route_.data(), scratch_route_.size()).count();

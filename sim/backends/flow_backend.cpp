@@ -108,6 +108,7 @@ void FlowBackend::begin(TransferId id, net::NodeId src, net::NodeId dst, const T
   SIM_CHECK(routed, "no route between the transfer's NICs");
   const auto hops = static_cast<uint16_t>(route_scratch_.size());
   const net::PortId* route = route_scratch_.data();
+  add_route_bytes(route, hops, r.size);
 
   // The pipeline latency beyond the fluid drain at the route's bottleneck rate.
   double bottleneck = capacity_Bps_[route[0]];

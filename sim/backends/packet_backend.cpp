@@ -1,5 +1,7 @@
 #include "sim/backends/packet_backend.hpp"
 
+#include <span>
+
 namespace syncsim {
 
 PacketBackend::PacketBackend(Simulation& sim, const net::NetworkSpec& spec)
@@ -13,6 +15,8 @@ void PacketBackend::begin(TransferId id, net::NodeId src, net::NodeId dst,
   const QueuePair qp = queue_pair(id, src, dst, r);
   const net::FlowId flow =
       network_.start_flow(src, dst, r.size, r.priority, qp.number, qp.persistent);
+  const std::span<const net::PortId> route = network_.route_span(flow);
+  add_route_bytes(route.data(), route.size(), r.size);
   if (transfer_of_flow_.size() <= flow) transfer_of_flow_.resize(flow + 1);
   transfer_of_flow_[flow] = id;
 }

@@ -12,6 +12,11 @@ namespace {
 constexpr uint32_t kNoSlot = UINT32_MAX;
 }  // namespace
 
+void TransferBackend::count_route_bytes(const uint32_t* route, std::size_t hops, Bytes size) {
+  if (port_bytes_.empty()) port_bytes_.assign(2 * spec_.links.size(), 0);
+  for (std::size_t h = 0; h < hops; ++h) port_bytes_[route[h]] += size.count();
+}
+
 TransferId TransferBackend::start(const TransferRequest& request, TransferCallback on_done) {
   const auto gpus = spec_.gpus.size();
   if (request.src_gpu >= gpus || request.dst_gpu >= gpus) {

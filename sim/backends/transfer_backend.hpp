@@ -98,6 +98,13 @@ class TransferBackend {
   Simulation& simulation() { return sim_; }
   const net::NetworkSpec& spec() const { return spec_; }
 
+  // Payload bytes routed through each egress port (port 2i: link i a -> b, 2i+1: b -> a; see
+  // sim/net/routing.hpp), summed over the transfers started while counting is on; off by default
+  // (no cost). The route is the one each backend sends the transfer on, so ECMP collisions of a
+  // fidelity show up here; bytes are counted when a transfer starts, whether or not it finished.
+  void count_port_bytes(bool on) { count_port_bytes_ = on; }
+  const std::vector<int64_t>& port_bytes() const { return port_bytes_; }
+
  protected:
   // Begins moving a transfer between two NICs; the backend must call complete(id) when delivered.
   virtual void begin(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r) = 0;
@@ -105,6 +112,10 @@ class TransferBackend {
   // The queue pair a transfer begun between NICs `src` and `dst` travels on.
   QueuePair queue_pair(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r) {
     return queue_pairs_.resolve(id, src, dst, r.priority, r.connection);
+  }
+  // Backends call this with each transfer's route (a no-op unless count_port_bytes is on).
+  void add_route_bytes(const uint32_t* route, std::size_t hops, Bytes size) {
+    if (count_port_bytes_) count_route_bytes(route, hops, size);
   }
   // True for backends that never read transfers()[id] (see keep_finished_records).
   virtual bool can_drop_records() const { return false; }
@@ -123,6 +134,9 @@ class TransferBackend {
   std::size_t started_ = 0;
   bool keep_history_ = true;
   QueuePairTable queue_pairs_;
+  bool count_port_bytes_ = false;
+  std::vector<int64_t> port_bytes_;  // by egress port, sized 2 x links on first use
+  void count_route_bytes(const uint32_t* route, std::size_t hops, Bytes size);
   TransferRecord& record(TransferId id);
   // No-GPUDirect transports (roce_host_staged, tcp): copies through host memory at both ends.
   std::unique_ptr<HostStaging> staging_;

@@ -34,6 +34,7 @@ void DcqcnPacing::add_flow(FlowId id, Bandwidth line_rate, bool persistent,
     catch_up(qp);
     if (d.rc.limited() && !d.timer_armed) arm_timer(qp, d.timer_due_ps);
   }
+  flow_stats_.push_back({.cnps = 0, .rate_cuts = 0, .min_rate_bps = d.rc.rate_bps()});
 }
 
 void DcqcnPacing::catch_up(uint32_t qp) {
@@ -104,6 +105,7 @@ void DcqcnPacing::notify(FlowId id) {
   const PacketRef ref = ctx_.new_packet(id, begin, control_frame_payload(first), cnp_priority_,
                                         PacketKind::Cnp, false);
   ++ctx_.counters.cnps;
+  ++flow_stats_[id].cnps;
   first.enqueue(ref);
 }
 
@@ -116,6 +118,9 @@ void DcqcnPacing::on_cnp(FlowId id) {
   if (d.sending_flows == 0) catch_up(qp);
   if (!d.rc.on_cnp(ctx_.now())) return;
   ++ctx_.counters.rate_cuts;
+  DcqcnFlowStats& stats = flow_stats_[id];
+  ++stats.rate_cuts;
+  stats.min_rate_bps = std::min(stats.min_rate_bps, d.rc.rate_bps());
   repace(qp);
   // A cut restarts the rate-increase timer (scheduled only while the QP has a flow sending).
   const int64_t due = ctx_.now().picoseconds() + params_.rate_period.picoseconds();

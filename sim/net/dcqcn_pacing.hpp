@@ -40,6 +40,16 @@ struct DcqcnQpState {
   bool persistent = false;           // outlives its flows (else made for one flow)
 };
 
+// What DCQCN did to one flow (one message): CNPs sent for it by its destination, rate cuts they
+// caused at its queue pair, and the lowest rate those cuts (or the QP's state when the flow
+// started, for a persistent QP) put it at. Cuts caused by another flow of a shared QP are that
+// flow's.
+struct DcqcnFlowStats {
+  uint32_t cnps = 0;
+  uint32_t rate_cuts = 0;
+  double min_rate_bps = 0;
+};
+
 class DcqcnPacing {
  public:
   // `cnp_priority`: the class CNPs travel in (the highest). `nics`: by NodeId, null for switches.
@@ -53,6 +63,7 @@ class DcqcnPacing {
   const DcqcnQpState& qp_of(FlowId id) const { return qps_[qp_of_flow_[id]]; }
   int64_t next_send_ps(FlowId id) const { return qps_[qp_of_flow_[id]].next_send_ps; }
   std::size_t queue_pairs() const { return qps_.size(); }
+  const DcqcnFlowStats& flow_stats(FlowId id) const { return flow_stats_[id]; }
 
   // Source NIC sent `wire_bytes` (payload `payload`) of flow `id` now: pacing and byte counter.
   void on_sent(FlowId id, uint32_t wire_bytes, uint32_t payload);
@@ -78,6 +89,7 @@ class DcqcnPacing {
   std::deque<DcqcnQpState> qps_;  // a deque: the rate timers' tokens must not move
   std::vector<uint32_t> qp_of_flow_;
   std::vector<uint32_t> cnp_route_of_flow_;  // the reverse route (dst -> src), built on first CNP
+  std::vector<DcqcnFlowStats> flow_stats_;   // by flow id
   std::unordered_map<uint32_t, uint32_t> persistent_;  // caller's QP number -> index in qps_
 };
 

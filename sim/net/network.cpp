@@ -157,4 +157,8 @@ double Network::flow_rate_bps(FlowId id) const {
   return static_cast<double>(port(flow_first_port(id)).bandwidth().bits_per_second());
 }
 
+const DcqcnFlowStats* Network::dcqcn_flow_stats(FlowId id) const {
+  return dcqcn_ ? &dcqcn_->flow_stats(id) : nullptr;
+}
+
 }  // namespace syncsim::net

@@ -11,6 +11,7 @@
 // have warmed up.
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "sim/core/simulation.hpp"
@@ -26,6 +27,7 @@
 namespace syncsim::net {
 
 class DcqcnPacing;
+struct DcqcnFlowStats;
 class EgressPort;
 class Nic;
 class Node;
@@ -57,6 +59,11 @@ class Network {
     return {route_arena_.begin() + f.route_begin,
             route_arena_.begin() + f.route_begin + f.route_hops};
   }
+  // The same without a copy; valid until the next flow starts (the arena may grow).
+  std::span<const PortId> route_span(FlowId id) const {
+    const FlowRecord& f = flows_[id];
+    return {route_arena_.data() + f.route_begin, f.route_hops};
+  }
   // The egress port a flow's packets leave its source NIC through.
   PortId flow_first_port(FlowId id) const { return route_arena_[flows_[id].route_begin]; }
   // A flow's current sending rate: the DCQCN rate, or its NIC's line rate without DCQCN; 0 once the
@@ -64,6 +71,8 @@ class Network {
   double flow_rate_bps(FlowId id) const;
   const NetworkCounters& counters() const { return counters_; }
   const Routing& routing() const { return routing_; }
+  // What DCQCN did to a flow; null when DCQCN is off.
+  const DcqcnFlowStats* dcqcn_flow_stats(FlowId id) const;
   const NetworkSpec& spec() const { return spec_; }
   std::size_t packets_in_flight() const { return pool_.live(); }
   std::size_t packet_pool_capacity() const { return pool_.capacity(); }

@@ -6,6 +6,7 @@
 
 #include "sim/backends/analytic_backend.hpp"
 #include "sim/backends/packet_backend.hpp"
+#include "spine_leaf_fixture.hpp"
 #include "topologies/fabric_builder.hpp"
 
 using namespace syncsim;
@@ -13,19 +14,7 @@ using namespace syncsim;
 namespace {
 
 topo::FabricParams small_spine_leaf(uint32_t leaves, uint32_t hosts_per_leaf, uint32_t spines) {
-  topo::FabricParams p;
-  p.kind = topo::TopologyKind::SpineLeaf;
-  p.spine_leaf.leaves = leaves;
-  p.spine_leaf.hosts_per_leaf = hosts_per_leaf;
-  p.spine_leaf.spines = spines;
-  for (net::LinkParams* l : {&p.links.host, &p.links.fabric}) {
-    l->bandwidth = Bandwidth::gbps(100);
-    l->delay = Time::us(1);
-    l->mtu = Bytes{4096};
-    l->header = Bytes{64};
-  }
-  p.switch_params.buffer = Bytes{64 << 20};
-  return p;
+  return testing::spine_leaf_100g(leaves, hosts_per_leaf, spines);
 }
 
 }  // namespace
