@@ -60,6 +60,7 @@ std::vector<PortCounterRow> port_counter_rows(const net::NetworkSpec& spec,
       r.owner = owner_kind(spec.nodes[info.owner]);
       r.priority = prio;
       r.tx_packets = c.tx_packets;
+      r.tx_cnps = c.tx_cnps;
       r.tx_bytes = c.tx_bytes;
       r.pause_sent = c.pause_sent;
       r.pause_received = c.pause_received;
@@ -84,14 +85,15 @@ std::string port_counters_csv(const std::vector<PortCounterRow>& rows) {
   for (std::size_t d = 0; d < static_cast<std::size_t>(net::DropReason::Count); ++d) {
     o << ",drops_" << net::drop_reason_name(static_cast<net::DropReason>(d));
   }
-  o << ",queue_mean_bytes,queue_p99_bytes,queue_max_bytes\n";
+  o << ",queue_mean_bytes,queue_p99_bytes,queue_max_bytes,tx_cnps\n";
   for (const PortCounterRow& r : rows) {
     o << r.port_id << "," << r.port << "," << r.owner << "," << r.priority << "," << r.tx_packets
       << "," << r.tx_bytes << "," << r.pause_sent << "," << r.pause_received << "," << r.paused_s;
     for (const uint64_t n : r.pause_durations) o << "," << n;
     o << "," << r.ecn_marks;
     for (const uint64_t n : r.drops) o << "," << n;
-    o << "," << r.queue_mean_bytes << "," << r.queue_p99_bytes << "," << r.queue_max_bytes << "\n";
+    o << "," << r.queue_mean_bytes << "," << r.queue_p99_bytes << "," << r.queue_max_bytes << ","
+      << r.tx_cnps << "\n";
   }
   return o.str();
 }
@@ -127,7 +129,9 @@ std::string port_counters_csv_columns() {
        "the run |\n"
     << "| `queue_p99_bytes` | B | its time-weighted 99th percentile (within ~19%: quarter-octave "
        "histogram) |\n"
-    << "| `queue_max_bytes` | B | its deepest |\n";
+    << "| `queue_max_bytes` | B | its deepest |\n"
+    << "| `tx_cnps` | count | CNPs among `tx_packets` (DCQCN notifications from a receiver NIC to "
+       "a sender; last so that earlier columns keep their positions) |\n";
   return o.str();
 }
 

@@ -24,6 +24,7 @@ struct PortCounterRow {
   std::string owner{};  // "switch", "nic" or "nvswitch"
   unsigned priority = 0;
   uint64_t tx_packets = 0;
+  uint64_t tx_cnps = 0;
   int64_t tx_bytes = 0;
   uint64_t pause_sent = 0;
   uint64_t pause_received = 0;

@@ -130,6 +130,13 @@ void run_observed(Simulation& sim, const net::Network& network, const net::Netwo
       }
     }
   }
+  if (series) {
+    for (net::NodeId n = 0; n < spec.nodes.size(); ++n) {
+      if (spec.nodes[n].kind == net::NodeKind::Switch &&
+          spec.nodes[n].role != net::SwitchRole::NvSwitch)
+        cfg.switches.push_back(n);
+    }
+  }
   net::NetworkObserver observer(network, cfg);
   std::vector<int64_t> at_start, at_end;
   const auto snapshot = [&](std::vector<int64_t>& out) {
@@ -200,6 +207,17 @@ void run_observed(Simulation& sim, const net::Network& network, const net::Netwo
     }
   }
   r.timeseries_files.push_back(qpath);
+  const std::string bpath = (std::filesystem::path(obs.csv_dir) / "buffers.csv").string();
+  std::ofstream b(bpath);
+  if (!b) throw std::runtime_error("cannot write " + bpath);
+  b << "time_s,switch,buffer_used_bytes,shared_used_bytes\n";
+  for (std::size_t s = 0; s < observer.samples(); ++s) {
+    for (std::size_t i = 0; i < cfg.switches.size(); ++i) {
+      b << observer.time(s).seconds() << "," << spec.nodes[cfg.switches[i]].name << ","
+        << observer.buffer_used(s, i) << "," << observer.shared_used(s, i) << "\n";
+    }
+  }
+  r.timeseries_files.push_back(bpath);
   if (!cfg.flows) return;
   const std::string fpath = (std::filesystem::path(obs.csv_dir) / "flows.csv").string();
   std::ofstream fl(fpath);

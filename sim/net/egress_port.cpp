@@ -111,6 +111,7 @@ void EgressPort::on_event(uint32_t kind, uint64_t arg) {
   const uint8_t done_priority = p.priority;
   if (!counters_.empty() && p.kind != PacketKind::Pause) {
     ++counters_[p.priority].tx_packets;
+    if (p.kind == PacketKind::Cnp) ++counters_[p.priority].tx_cnps;
     counters_[p.priority].tx_bytes += p.payload_bytes + header_.count();
   }
   if (mmu_ != nullptr && p.kind != PacketKind::Pause) {

@@ -1,6 +1,7 @@
 #include "sim/net/observer.hpp"
 
 #include "sim/net/egress_port.hpp"
+#include "sim/net/switch.hpp"
 
 namespace syncsim::net {
 
@@ -14,6 +15,11 @@ void NetworkObserver::sample(Time at) {
       if (port.paused(static_cast<uint8_t>(prio))) mask = static_cast<uint8_t>(mask | (1U << prio));
     }
     paused_.push_back(mask);
+  }
+  for (NodeId n : config_.switches) {
+    const SharedBufferMmu& mmu = net_.switch_at(n)->mmu();
+    buffer_used_.push_back(mmu.used().count());
+    shared_used_.push_back(mmu.shared_used().count());
   }
   if (config_.flows) {
     for (FlowId f = 0; f < net_.flow_count(); ++f) {

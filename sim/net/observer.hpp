@@ -2,7 +2,8 @@
 // Time series of a packet-level run without touching it: the caller advances the event queue to
 // each sample time with EventQueue::run(until) and then calls sample(), so the observer schedules
 // no events of its own and the run's events, times and results are the same with or without it. It
-// records, per sample: queue depth and paused priorities of chosen egress ports, and per flow its
+// records, per sample: queue depth and paused priorities of chosen egress ports, the buffer
+// occupancy of chosen switches (all bytes held, and the shared pool's part), and per flow its
 // delivered bytes and its sending rate (the DCQCN current rate, or the line rate without DCQCN; 0
 // once the flow has sent everything).
 #include <cstddef>
@@ -15,8 +16,9 @@
 namespace syncsim::net {
 
 struct ObserverConfig {
-  std::vector<PortId> ports;  // egress ports to watch
-  bool flows = true;          // per-flow rate and delivered bytes
+  std::vector<PortId> ports;     // egress ports to watch
+  std::vector<NodeId> switches;  // switches whose shared buffer occupancy to record
+  bool flows = true;             // per-flow rate and delivered bytes
 };
 
 class NetworkObserver {
@@ -35,6 +37,13 @@ class NetworkObserver {
   uint8_t paused_mask(std::size_t s, std::size_t port_index) const {
     return paused_[s * config_.ports.size() + port_index];
   }
+  const std::vector<NodeId>& switches() const { return config_.switches; }
+  int64_t buffer_used(std::size_t s, std::size_t switch_index) const {
+    return buffer_used_[s * config_.switches.size() + switch_index];
+  }
+  int64_t shared_used(std::size_t s, std::size_t switch_index) const {
+    return shared_used_[s * config_.switches.size() + switch_index];
+  }
   // Flows that existed at sample s (flow ids 0 .. flow_count(s) - 1).
   std::size_t flow_count(std::size_t s) const { return flow_begin_[s + 1] - flow_begin_[s]; }
   double flow_rate_bps(std::size_t s, FlowId f) const { return rate_bps_[flow_begin_[s] + f]; }
@@ -46,6 +55,8 @@ class NetworkObserver {
   std::vector<int64_t> times_ps_;
   std::vector<int64_t> queue_bytes_;
   std::vector<uint8_t> paused_;
+  std::vector<int64_t> buffer_used_;
+  std::vector<int64_t> shared_used_;
   std::vector<std::size_t> flow_begin_{0};
   std::vector<double> rate_bps_;
   std::vector<int64_t> delivered_;

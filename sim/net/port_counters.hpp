@@ -26,6 +26,7 @@ inline constexpr std::size_t kDepthBuckets = 2 + 4 * 30;
 
 struct PriorityCounters {
   uint64_t tx_packets = 0;      // data, ACK, NAK and CNP packets of this priority sent
+  uint64_t tx_cnps = 0;         // of which CNPs (DCQCN notifications on their way to a sender)
   int64_t tx_bytes = 0;         // their wire bytes (payload + header)
   uint64_t pause_sent = 0;      // PAUSE (XOFF) frames for this priority sent out of this port
   uint64_t pause_received = 0;  // PAUSE (XOFF) frames for this priority received by this port

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -195,9 +197,47 @@ TEST_CASE("observe: sampling does not change the run, and a stated rate window i
   CHECK(seen.cnps == plain.cnps);
   CHECK(seen.ecn_marks == plain.ecn_marks);
   CHECK(seen.counters.max_queue_bytes == plain.counters.max_queue_bytes);
-  REQUIRE(seen.timeseries_files.size() == 2);
+  REQUIRE(seen.timeseries_files.size() == 3);
   CHECK(std::filesystem::file_size(dir / "queues.csv") > 1000);
   CHECK(std::filesystem::file_size(dir / "flows.csv") > 1000);
+  {
+    // Buffer occupancy per switch: within the 1 MiB buffer, the shared pool part of it, and the
+    // receiver's leaf holds at least what its host port has queued at that sample.
+    std::ifstream buffers(dir / "buffers.csv");
+    std::ifstream queues(dir / "queues.csv");
+    std::string line;
+    std::getline(buffers, line);
+    CHECK(line == "time_s,switch,buffer_used_bytes,shared_used_bytes");
+    std::map<std::string, int64_t> leaf0_used;  // by time_s text
+    int64_t max_used = 0;
+    while (std::getline(buffers, line)) {
+      std::stringstream row(line);
+      std::string t, sw, used, shared;
+      std::getline(row, t, ',');
+      std::getline(row, sw, ',');
+      std::getline(row, used, ',');
+      std::getline(row, shared, ',');
+      CHECK(std::stoll(used) <= int64_t{1} << 20);
+      CHECK(std::stoll(shared) <= std::stoll(used));
+      max_used = std::max<int64_t>(max_used, std::stoll(used));
+      if (sw == "leaf0") leaf0_used[t] = std::stoll(used);
+    }
+    CHECK(max_used > 100'000);
+    std::getline(queues, line);
+    std::size_t compared = 0;
+    while (std::getline(queues, line)) {
+      std::stringstream row(line);
+      std::string t, port, queued;
+      std::getline(row, t, ',');
+      std::getline(row, port, ',');
+      std::getline(row, queued, ',');
+      if (port != "leaf0->host0.nic0") continue;
+      REQUIRE(leaf0_used.count(t) == 1);
+      CHECK(leaf0_used[t] >= std::stoll(queued));
+      ++compared;
+    }
+    CHECK(compared > 100);
+  }
   // The stated window: every flow is active over [1 ms, 4 ms]; rates are delivered bits / 3 ms,
   // so their sum is at most what the two leaf0 host ports could deliver (2 x 100 Gb/s).
   const app::FlowRateStats& fr = seen.flow_rates;

@@ -12,8 +12,8 @@
 using namespace syncsim;
 
 TEST_CASE("flow details: per-flow CNPs and cuts add up to the run's; cut flows went below line") {
-  const app::RunResult r = app::run_scenario(
-      app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/incast-dcqcn.yaml"));
+  const app::RunResult r =
+      app::run_scenario(app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/incast-dcqcn.yaml"));
   REQUIRE(r.flow_rates.flows.size() == 17);
   uint64_t cnps = 0, cuts = 0;
   for (const auto& f : r.flow_rates.flows) {
@@ -39,8 +39,8 @@ TEST_CASE("flow details: per-flow CNPs and cuts add up to the run's; cut flows w
 }
 
 TEST_CASE("flow details: without DCQCN no CNPs and no minimum rate (null, not zero)") {
-  const app::RunResult r = app::run_scenario(
-      app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/incast-pfc.yaml"));
+  const app::RunResult r =
+      app::run_scenario(app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/incast-pfc.yaml"));
   REQUIRE_FALSE(r.flow_rates.flows.empty());
   const nlohmann::json j = app::to_json(r);
   const nlohmann::json& first = j["flow_rates"]["flows"][0];

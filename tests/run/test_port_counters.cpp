@@ -195,3 +195,20 @@ TEST_CASE("port counters: the CSV has one documented column per field") {
   CHECK(lines == r.port_counters.size() + 1);
   CHECK(header.starts_with("port_id,port,owner,priority,tx_packets,tx_bytes,pause_sent,"));
 }
+
+TEST_CASE(
+    "port counters: CNPs per port, sent by the receiver's NIC and counted on every hop back") {
+  const app::RunResult r = with_counters(scenario_file("incast-dcqcn.yaml"));
+  REQUIRE(r.cnps > 0);
+  uint64_t from_nics = 0, on_all_ports = 0;
+  for (const app::PortCounterRow& row : r.port_counters) {
+    CHECK(row.tx_cnps <= row.tx_packets);
+    if (row.owner == "nic") from_nics += row.tx_cnps;
+    on_all_ports += row.tx_cnps;
+    // Only host 0 receives marked packets, so only its NIC sends CNPs.
+    if (row.owner == "nic" && row.tx_cnps > 0) CHECK(row.port == "host0.nic0->leaf0");
+  }
+  CHECK(from_nics == r.cnps);
+  // Every CNP goes host0 -> leaf0 -> spine0 -> the sender's leaf -> the sender: 4 egress ports.
+  CHECK(on_all_ports == 4 * r.cnps);
+}
