@@ -68,7 +68,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     throw UsageError("--trace needs a scenario with a workload (a training step to draw)");
   }
   // Estimate before anything is built; refuse what would not fit rather than be OOM-killed.
-  const Estimate estimate = estimate_run(scenario);
+  const Estimate estimate = estimate_run(scenario, cl.has("counters"));
   if (cl.has("verbose")) err << to_text(estimate);
   if (!cl.has("force")) {
     if (const auto why = refusal(estimate, available_memory_bytes())) {

@@ -171,7 +171,8 @@ int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ost
   // and the largest ranks-per-machine of all ranks, so all ranks take the same decision.
   std::vector<Estimate> estimates;
   estimates.reserve(n);
-  for (const Scenario& s : plan.scenarios) estimates.push_back(estimate_run(s));
+  for (const Scenario& s : plan.scenarios)
+    estimates.push_back(estimate_run(s, /*port_counters=*/true));
   std::optional<double> available = available_memory_bytes();
   unsigned concurrent =
       world ? static_cast<unsigned>(std::max(1, launcher_local_size()))

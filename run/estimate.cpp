@@ -15,6 +15,7 @@
 #include "models/step_model.hpp"
 #include "models/step_sim.hpp"
 #include "run/runner.hpp"
+#include "sim/net/port_counters.hpp"
 #include "topologies/fabric_builder.hpp"
 
 namespace syncsim::app {
@@ -111,7 +112,7 @@ std::string gib(double bytes) {
 
 }  // namespace
 
-Estimate estimate_run(const Scenario& scenario) {
+Estimate estimate_run(const Scenario& scenario, bool port_counters) {
   const topo::FabricSize size = topo::fabric_size(scenario.fabric);
   Estimate e;
   const auto nodes = static_cast<double>(size.nodes);
@@ -126,6 +127,12 @@ Estimate estimate_run(const Scenario& scenario) {
                           : scenario.fidelity == Fidelity::Flow ? kFlowBytesPerPort
                                                                 : kAnalyticBytesPerPort;
   e.memory_parts.emplace_back("backend", ports * per_port);
+  if (port_counters && scenario.fidelity == Fidelity::Packet) {
+    // One PriorityCounters (pause and depth histograms) per egress port and priority.
+    e.memory_parts.emplace_back("port counters",
+                                ports * scenario.fabric.switch_params.priorities *
+                                    static_cast<double>(sizeof(net::PriorityCounters)));
+  }
 
   // Background traffic.
   double messages = 0;

@@ -35,8 +35,9 @@ struct Estimate {
   std::vector<std::pair<std::string, double>> memory_parts;
 };
 
-// Throws topo::TopologyError for a fabric build_fabric would reject.
-Estimate estimate_run(const Scenario& scenario);
+// Throws topo::TopologyError for a fabric build_fabric would reject. `port_counters`: the run
+// keeps per port x priority counters (`run --counters`, every sweep point; packet fidelity).
+Estimate estimate_run(const Scenario& scenario, bool port_counters = false);
 
 // /proc/meminfo MemAvailable in bytes (or the environment's SYNCSIM_MEM_AVAILABLE, bytes, when set:
 // a stand-in for tests); nullopt where it cannot be read.

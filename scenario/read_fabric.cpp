@@ -121,7 +121,9 @@ topo::FabricParams read_fabric(const Reader& in, const YAML::Node& node, const s
     }
   }
   if (const YAML::Node* n = fabric.find("host")) {
-    const MapView m(in, *n, fabric.path_of("host"), {"gpus", "nics", "gpu"});  // gpu: read_root
+    // gpu and gpus_per_pcie_switch: read_root (their defaults depend on the GPU preset)
+    const MapView m(in, *n, fabric.path_of("host"),
+                    {"gpus", "nics", "gpu", "gpus_per_pcie_switch"});
     if (const YAML::Node* v = m.find("gpus")) {
       p.host.gpus = in.read_u32(*v, m.path_of("gpus"));
     }

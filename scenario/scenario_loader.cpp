@@ -2,6 +2,7 @@
 // validate the whole scenario. Each section has its own reader (section_readers.hpp).
 #include "scenario/scenario_loader.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -76,6 +77,37 @@ void read_channels_alias(const Reader& in, const MapView& top, Scenario& s) {
       "collective` and report: share; write collective.channels"));
 }
 
+// GPUs behind one PCIe switch, where host-staged copies (roce_host_staged, tcp) cross PCIe and
+// host memory: fabric.host.gpus_per_pcie_switch, else the GPU preset's server design, capped at
+// fabric.host.gpus.
+//   a100: 2. DGX A100 User Guide (system topology): four PCIe Gen4 switches, each with two A100s
+//     and two ConnectX-6 compute NICs.
+//   h100, h200: 1. DGX H100/H200 User Guide, "Network Modules" table: one ConnectX-7 per GPU
+//     (OSFP port, CX device, GPU); each ConnectX-7 has an integrated PCIe Gen5 switch through which
+//     its GPU reaches the CPU, in place of DGX A100's four PCIe switches (NVIDIA, GTC 2022
+//     DGX H100 block diagram; ConnectX-7 datasheet: "Integrated PCIe switch").
+//   b200, gb200: 2, the HGX pattern of two GPUs per PCIe switch (not checked against a published
+//     topology; give the key to state it).
+void resolve_pcie_switches(const Reader& in, const YAML::Node& fabric, Scenario& s) {
+  const uint32_t gpus = std::max<uint32_t>(1, s.fabric.host.gpus);
+  uint32_t& per_switch = s.network.transport.staging.gpus_per_pcie_switch;
+  if (fabric.IsMap() && fabric["host"] && fabric["host"].IsMap() &&
+      fabric["host"]["gpus_per_pcie_switch"]) {
+    const YAML::Node at = fabric["host"]["gpus_per_pcie_switch"];
+    const std::string path = "fabric.host.gpus_per_pcie_switch";
+    per_switch = in.read_u32(at, path, 1);
+    if (per_switch > gpus) {
+      in.fail(path, at,
+              "expected at most fabric.host.gpus (" + std::to_string(gpus) +
+                  ") GPUs behind one PCIe switch, found " + std::to_string(per_switch));
+    }
+    return;
+  }
+  const std::string& name = s.host_gpu.name;
+  const uint32_t preset = name == "h100" || name == "h200" ? 1 : 2;
+  per_switch = std::min(preset, gpus);
+}
+
 // The hosts' GPU: fabric.host.gpu or workload.gpu (they must agree), else h100. Its NVLink
 // (links x NCCL's per-link rate, models/gpu.hpp) is the NVLink port's bandwidth unless the scenario
 // gives fabric.links.nvlink.bandwidth.
@@ -106,6 +138,7 @@ void resolve_host_gpu(const Reader& in, const MapView& top, Scenario& s) {
     in.fail(path, at, "expected a GPU preset (" + names + "), found \"" + name + "\"");
   }
   s.host_gpu = *gpu;
+  resolve_pcie_switches(in, fabric, s);
   const bool nvlink_given = fabric.IsMap() && fabric["links"] && fabric["links"].IsMap() &&
                             fabric["links"]["nvlink"] && fabric["links"]["nvlink"].IsMap() &&
                             fabric["links"]["nvlink"]["bandwidth"];

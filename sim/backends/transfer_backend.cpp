@@ -74,7 +74,7 @@ TransferId TransferBackend::start(const TransferRequest& request, TransferCallba
           sim_, spec_, [this](uint32_t t) { begin_staged(t); },
           [this](uint32_t t) { complete_now(t); });
     }
-    staging_->send(id, a.host, request.size.count());
+    staging_->send(id, request.src_gpu, request.dst_gpu, request.connection, request.size.count());
     return id;
   }
   begin(id, src, dst, request);
@@ -104,7 +104,7 @@ void TransferBackend::complete(TransferId id) {
     const TransferRequest& r = record(id).request;
     const uint32_t dst_host = spec_.gpus[r.dst_gpu].host;
     if (spec_.gpus[r.src_gpu].host != dst_host && r.size.count() > 0 &&
-        staging_->receive(id, dst_host, r.size.count())) {
+        staging_->receive(id, r.src_gpu, r.dst_gpu, r.connection, r.size.count())) {
       return;
     }
   }

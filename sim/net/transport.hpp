@@ -91,16 +91,22 @@ struct TcpParams {
   FieldErrors check() const;
 };
 
-// No-GPUDirect staging through host memory (roce_host_staged and tcp). Each host has one PCIe path
-// shared by its GPUs, in each direction, and host memory: a staged byte crosses PCIe once and host
-// memory twice (the copy writes it, the NIC reads it; the reverse at the receiver). A host's
-// sending copies share one fair-share stage of rate min(pcie, host_memory / 2); its receiving
-// copies another. Approximations: the two directions do not contend for host memory, and the NIC's
-// own PCIe traffic is not charged to the stage.
+// No-GPUDirect staging through host memory (roce_host_staged and tcp). A staged byte crosses PCIe
+// once and host memory twice (the copy writes it, the NIC reads it; the reverse at the receiver).
+// 8-GPU servers hang their GPUs off several PCIe switches, each with its own x16 uplink to a CPU
+// root port: per direction, each PCIe switch of a host passes `pcie`, shared by the GPUs behind
+// it, and the host's memory passes host_memory / 2, shared by all its GPUs.
+// Within a switch, the copies of one connection (sender, receiver, channel) run in order, one after
+// another, as NCCL's proxy works through a connection's slots; concurrent connections share the
+// switch and the host memory equally. Approximations: the two directions do not contend for host
+// memory, and the NIC's own PCIe traffic is not charged to the stage.
 struct HostStagingParams {
   Bandwidth pcie = Bandwidth::gbps(512);          // PCIe Gen5 x16: 64 GB/s per direction
   Bandwidth host_memory = Bandwidth::gbps(2400);  // 300 GB/s (8-12 channel DDR5 server)
   Time copy_latency = Time::us(5);                // cudaMemcpyAsync launch + completion, per copy
+  // GPUs behind one PCIe switch (the scenario loader derives it from the GPU preset when the
+  // scenario does not give `fabric.host.gpus_per_pcie_switch`).
+  uint32_t gpus_per_pcie_switch = 1;
 
   // Range rules (transport.cpp): positive rates, a non-negative copy latency.
   FieldErrors check() const;

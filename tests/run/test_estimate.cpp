@@ -6,6 +6,7 @@
 #include "run/estimate.hpp"
 #include "run/progress.hpp"
 #include "scenario/scenario_loader.hpp"
+#include "sim/net/port_counters.hpp"
 #include "topologies/fabric_builder.hpp"
 
 using namespace syncsim;
@@ -77,4 +78,19 @@ TEST_CASE("progress: text with and without an estimate") {
         "run: 3.0 s elapsed, ~30% of the estimated 10 s, ETA 7.0 s");
   CHECK(app::progress_text(12.0, 10.0).find("past the estimate") != std::string::npos);
   CHECK(app::progress_text(1.5, 0.0) == "run: 1.5 s elapsed");
+}
+
+TEST_CASE("estimate: per port x priority counters are counted when the run keeps them") {
+  const app::Scenario s =
+      app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/ring-next-leaf-128.yaml");
+  const app::Estimate plain = app::estimate_run(s);
+  const app::Estimate counted = app::estimate_run(s, /*port_counters=*/true);
+  const double ports = 2.0 * static_cast<double>(topo::fabric_size(s.fabric).links);
+  CHECK(counted.memory_bytes - plain.memory_bytes ==
+        doctest::Approx(ports * s.fabric.switch_params.priorities *
+                        static_cast<double>(sizeof(net::PriorityCounters))));
+  // Only packet fidelity keeps them.
+  app::Scenario flow = s;
+  flow.fidelity = Fidelity::Flow;
+  CHECK(app::estimate_run(flow, true).memory_bytes == app::estimate_run(flow).memory_bytes);
 }

@@ -9,18 +9,60 @@
 using namespace syncsim;
 using namespace syncsim::lossy_test;
 
-TEST_CASE("host staging: a fair-share stage splits its rate between concurrent copies") {
-  // Rate 1 B/ps: 1000 B and 3000 B start together; both progress at 0.5 B/ps until the first ends
-  // at 2000 ps, then the second has 2000 B left alone: done at 4000 ps.
+TEST_CASE("host staging: connections share a stage equally, one connection's copies in order") {
+  // Rate 1 B/ps. Two connections, 1000 B and 3000 B, start together: both progress at 0.5 B/ps
+  // until the first ends at 2000 ps, then the second has 2000 B left alone: done at 4000 ps.
   EventQueue q;
   std::vector<std::pair<uint32_t, int64_t>> done;
-  FairShareStage stage(q, 1.0, [&](uint32_t id) { done.emplace_back(id, q.now().picoseconds()); });
-  stage.add(7, 1000);
-  stage.add(9, 3000);
+  auto record = [&](uint32_t id) { done.emplace_back(id, q.now().picoseconds()); };
+  StagingLanes shared(q, 1, 1.0, 1.0, record);
+  shared.add(7, StagingLane{0, 1, 0}, 0, 1000);
+  shared.add(9, StagingLane{0, 1, 1}, 0, 3000);
   q.run();
   REQUIRE(done.size() == 2);
   CHECK(done[0] == std::pair<uint32_t, int64_t>{7, 2000});
   CHECK(done[1] == std::pair<uint32_t, int64_t>{9, 4000});
+  // The same two copies on one connection run one after the other: done at 1000 and 4000 ps.
+  EventQueue q2;
+  std::vector<std::pair<uint32_t, int64_t>> in_order;
+  StagingLanes fifo(q2, 1, 1.0, 1.0,
+                    [&](uint32_t id) { in_order.emplace_back(id, q2.now().picoseconds()); });
+  fifo.add(7, StagingLane{0, 1, 0}, 0, 1000);
+  fifo.add(9, StagingLane{0, 1, 0}, 0, 3000);
+  // A second connection's copy shares the rate with the lane's head only: it and copy 7 progress
+  // at 0.5 B/ps (both done at 2000 ps), then copy 9 runs alone (5000 ps).
+  fifo.add(3, StagingLane{2, 1, 0}, 0, 1000);
+  q2.run();
+  REQUIRE(in_order.size() == 3);
+  CHECK(in_order[0] == std::pair<uint32_t, int64_t>{7, 2000});
+  CHECK(in_order[1] == std::pair<uint32_t, int64_t>{3, 2000});
+  CHECK(in_order[2] == std::pair<uint32_t, int64_t>{9, 5000});
+}
+
+TEST_CASE("host staging: each PCIe switch has its own rate, host memory is shared by the host") {
+  // Two switches of 1 B/ps each, host memory 1.5 B/ps. One lane per switch: each gets
+  // min(1 / 1, 1.5 / 2) = 0.75 B/ps, so 1500 B each are done at 2000 ps (one switch alone: 1500
+  // ps).
+  EventQueue q;
+  std::vector<std::pair<uint32_t, int64_t>> done;
+  StagingLanes host(q, 2, 1.0, 1.5,
+                    [&](uint32_t id) { done.emplace_back(id, q.now().picoseconds()); });
+  host.add(1, StagingLane{0, 9, 0}, 0, 1500);
+  host.add(2, StagingLane{2, 9, 0}, 1, 1500);
+  q.run();
+  REQUIRE(done.size() == 2);
+  CHECK(done[0].second == 2000);
+  CHECK(done[1].second == 2000);
+  // Two lanes on one switch: min(1 / 2, 1.5 / 2) = 0.5 B/ps each: 3000 ps.
+  EventQueue q2;
+  std::vector<int64_t> at;
+  StagingLanes one(q2, 2, 1.0, 1.5, [&](uint32_t) { at.push_back(q2.now().picoseconds()); });
+  one.add(1, StagingLane{0, 9, 0}, 0, 1500);
+  one.add(2, StagingLane{1, 9, 0}, 0, 1500);
+  q2.run();
+  REQUIRE(at.size() == 2);
+  CHECK(at[0] == 3000);
+  CHECK(at[1] == 3000);
 }
 
 TEST_CASE("host staging: one message pays a copy at each end, as the closed form says") {

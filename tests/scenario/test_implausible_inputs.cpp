@@ -262,3 +262,23 @@ TEST_CASE("implausible: transport blocks of another transport kind are warnings"
   CHECK(
       load(roce, {{"fidelity", "packet"}, {"fabric.transport.kind", "tcp"}}).load_warnings.empty());
 }
+
+TEST_CASE("host staging: GPUs per PCIe switch default from the GPU preset, bad values refused") {
+  // h100 (the workload's default GPU): DGX H100 puts each GPU behind its own ConnectX-7's switch.
+  CHECK(load(kBase).network.transport.staging.gpus_per_pcie_switch == 1);
+  CHECK(load(kBase, {{"workload.gpu", "a100"}}).network.transport.staging.gpus_per_pcie_switch ==
+        2);
+  // Capped at the host's GPUs: one GPU per host cannot share a switch with another.
+  CHECK(
+      load(kBase, {{"workload.gpu", "a100"}, {"fabric.host.gpus", "1"}, {"fabric.host.nics", "1"}})
+          .network.transport.staging.gpus_per_pcie_switch == 1);
+  CHECK(load(kBase, {{"fabric.host.gpus_per_pcie_switch", "4"}})
+            .network.transport.staging.gpus_per_pcie_switch == 4);
+  CHECK(error_of(kBase, {{"fabric.host.gpus_per_pcie_switch", "9"}}) ==
+        "--set:1:1: fabric.host.gpus_per_pcie_switch: expected at most fabric.host.gpus (8) GPUs "
+        "behind one PCIe switch, found 9");
+  CHECK(contains(error_of(kBase, {{"fabric.host.gpus_per_pcie_switch", "0"}}),
+                 "fabric.host.gpus_per_pcie_switch: expected an integer in 1.."));
+  CHECK(contains(error_of(text_with(kBase, "nics: 8}", "nics: 8, gpus_per_pcie_switch: 16}")),
+                 "t.yaml:6:"));
+}

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Fidelities agree where they should: each collective validation case's scenario, and RoCE staged
+# through host memory and TCP on a 64-rank 2:1 spine-leaf fabric with a NIC per GPU, as an all_reduce on the idle
+# fabric at packet, flow and analytic fidelity (`syncsim collective`, nccl-tests' bus bandwidth).
+# Tolerances, per pair:
+#   flow vs packet: within 5 %. Both share links between the transfers in flight (flow: max-min
+#     fair fluid rates; packet: per-packet round robin at every port); on an idle fabric they
+#     differ only by queueing and by per-packet effects, a few percent at these sizes.
+#   analytic vs packet: analytic >= 0.98 x packet. Analytic gives every transfer its idle-path
+#     time (no link is shared between the transfers of different NIC pairs), so it is never
+#     slower, only faster where links are shared (oversubscribed uplinks, NVLink ports shared by
+#     channels); the 2 % absorbs its per-pair FIFO approximation. No upper bound: it is the
+#     contention-free bound, and docs/fidelities.md gives how far above it lies per case.
+# usage: test_fidelities.sh SYNCSIM_BINARY SOURCE_DIR
+set -u
+bin=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+busbw() {  # SCENARIO SIZE FIDELITY [--set ...]: the run's bus bandwidth in GB/s
+  local scenario=$1 size=$2 fidelity=$3
+  shift 3
+  "$bin" collective "$scenario" --op all_reduce -b "$size" -e "$size" --set "fidelity=$fidelity" \
+    "$@" 2>"$tmp/err" | awk '/Avg bus bandwidth/ {print $NF}'
+}
+
+check() {  # NAME SCENARIO SIZE [--set ...]
+  local name=$1 scenario=$2 size=$3
+  shift 3
+  local p f a
+  p=$(busbw "$scenario" "$size" packet "$@")
+  f=$(busbw "$scenario" "$size" flow "$@")
+  a=$(busbw "$scenario" "$size" analytic "$@")
+  if [ -z "$p" ] || [ -z "$f" ] || [ -z "$a" ]; then
+    fail "$name: no bus bandwidth (packet '$p', flow '$f', analytic '$a')"
+    cat "$tmp/err"
+    return
+  fi
+  echo "$name $size: packet $p flow $f analytic $a GB/s"
+  last_packet=$p
+  awk -v p="$p" -v f="$f" 'BEGIN { d = (f - p) / p; exit !(d <= 0.05 && d >= -0.05) }' ||
+    fail "$name: flow $f GB/s is not within 5 % of packet $p GB/s"
+  awk -v p="$p" -v a="$a" 'BEGIN { exit !(a >= 0.98 * p) }' ||
+    fail "$name: analytic $a GB/s is below 0.98 x packet $p GB/s"
+}
+
+# The collective validation cases (validation/*.yaml, group collectives), at 64 MiB.
+check dgx-h100-allreduce "$src/scenarios/default.yaml" 64MiB \
+  --set fabric.rail_optimized.hosts_per_group=1
+check gb200-nvl72-allreduce "$src/scenarios/gb200-nvl72.yaml" 64MiB \
+  --set fabric.spine_leaf.leaves=1 --set traffic=null
+
+# 64 ranks (8 hosts of 8 H100) on a 2:1 spine-leaf, 256 MiB, without GPUDirect.
+staged() {  # NICS: the scenario file for 8 hosts of 8 GPUs with NICS 400G NICs each
+  cat >"$tmp/staged-$1.yaml" <<YAML
+name: staged-64
+seed: 1
+fidelity: flow
+fabric:
+  topology: spine_leaf
+  spine_leaf: {leaves: 2, hosts_per_leaf: 4, oversubscription: 2}
+  host: {gpus: 8, nics: $1}
+  links:
+    host:   {bandwidth: 400Gbps, delay: 500ns, mtu: 4096B, header: 64B}
+    fabric: {bandwidth: 400Gbps, delay: 1us,   mtu: 4096B, header: 64B}
+    nvlink: {delay: 100ns, mtu: 4096B, header: 32B}
+  switch: {buffer: 64MiB, priorities: 8}
+workload: {model: llama3-8b, gpu: h100, micro_batch: 1, algorithm: ring}
+YAML
+  echo "$tmp/staged-$1.yaml"
+}
+# One NIC per GPU (DGX H100): the copies of 16 channels spread over the 8 PCIe switches.
+# Closed form: a ring's bus bandwidth B is also each host's staged rate per direction, bounded by
+# min(host memory / 2, PCIe switches x PCIe, NICs x link) = min(2400 / 2, 8 x 512, 8 x 400) Gb/s
+# = 150 GB/s; the copy latency and the pipeline's fill take some of it (at least 85 % here).
+# (One stage per host for all 8 GPUs would cap it at the 64 GB/s of one PCIe x16.)
+for kind in roce_host_staged tcp; do
+  check "$kind 64 ranks 2:1, 8 NICs" "$(staged 8)" 256MiB --set "fabric.transport.kind=$kind"
+  awk -v p="${last_packet:-0}" 'BEGIN { exit !(p <= 150 && p >= 0.85 * 150) }' ||
+    fail "$kind, 8 NICs: packet ${last_packet:-?} GB/s, expected 127.5..150 GB/s (host memory bound)"
+done
+# One NIC per host: the fidelities do not agree yet (docs/fidelities.md: flow's fluid sharing
+# makes the 4 channels' chunks finish in lockstep, so copies and network stop overlapping; packet
+# TCP slow-starts every message). What must hold: no fidelity is faster than the
+# contention-free analytic bound (2 % slack), and flow is not faster than packet.
+for kind in roce_host_staged tcp; do
+  file=$(staged 1)
+  p=$(busbw "$file" 256MiB packet --set "fabric.transport.kind=$kind")
+  f=$(busbw "$file" 256MiB flow --set "fabric.transport.kind=$kind")
+  a=$(busbw "$file" 256MiB analytic --set "fabric.transport.kind=$kind")
+  echo "$kind 64 ranks 2:1, 1 NIC 256MiB: packet $p flow $f analytic $a GB/s"
+  awk -v p="$p" -v f="$f" -v a="$a" 'BEGIN { exit !(p != "" && p <= 1.02 * a && f <= 1.05 * p) }' ||
+    fail "$kind, 1 NIC: expected flow <= packet <= analytic (packet '$p', flow '$f', analytic '$a')"
+done
+
+if [ "$fails" -gt 0 ]; then
+  echo "$fails failure(s)"
+  exit 1
+fi
+echo "fidelities agree"
