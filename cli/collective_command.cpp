@@ -134,6 +134,15 @@ int collective_command(const std::vector<std::string>& args, std::ostream& out) 
                    {"nics_per_node", ch.nics_used},
                    {"search_channels", ch.search_channels},
                    {"search_bw_GBps", ch.search_bw_GBps}};
+      // The NVLS graph (null where the node has none): rows with algorithm "nvls" run on it.
+      j["nccl"]["nvls"] = nullptr;
+      if (ch.nvls_heads > 0) {
+        j["nccl"]["nvls"] = {{"heads", ch.nvls_heads},
+                             {"channels", ch.nvls_channels},
+                             {"bw_GBps", ch.nvls_bw_GBps},
+                             {"efficiency", ch.nvls_efficiency},
+                             {"link_efficiency", ch.nvls_link_efficiency}};
+      }
     }
     j["warnings"] = warnings;
     out << j.dump(2) << "\n";
@@ -143,7 +152,11 @@ int collective_command(const std::vector<std::string>& args, std::ostream& out) 
       out << "# syncsim: NCCL channels " << ch.channels
           << (ch.requested ? " (requested; NCCL's own " + std::to_string(ch.default_channels) + ")"
                            : " (auto)")
-          << ", NICs per node " << ch.nics_used << "\n";
+          << ", NICs per node " << ch.nics_used;
+      if (ch.nvls_heads > 0) {
+        out << "; NVLS " << ch.nvls_heads << " heads on " << ch.nvls_channels << " channels";
+      }
+      out << "\n";
     }
     out << format_nccl_tests(sweep.header, sweep.rows);
   }

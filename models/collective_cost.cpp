@@ -30,6 +30,10 @@ constexpr std::array<std::array<double, 3>, 2> kBase = {{{6.8, 14.0, 8.4}, {6.6,
 constexpr std::array<std::array<double, 3>, 2> kNvlink = {{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}}};
 constexpr std::array<std::array<double, 3>, 2> kNet = {{{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}}};
 constexpr std::size_t kTree = 0, kRing = 1;
+// tuning.cc hwLatencies, NVLINK row, NVLS Simple; NVLS has no base latency.
+constexpr double kNvlsLatencyUs = 25.0;
+// hwLatencies, NET row, NVLS-tree Simple.
+constexpr double kNvlsTreeNetLatencyUs = 20.9;
 
 // §1.1 treeCorrectionFactor, indexed by log2i(bytes >> 6).
 constexpr std::array<std::array<double, 24>, 3> kTreeCorrection = {{
@@ -89,6 +93,10 @@ ProtocolTiming protocol_timing(CollectiveAlgo algo, NcclProtocol proto, const Co
   if (c.steps < 1) throw std::invalid_argument("collective steps must be at least 1");
   const std::size_t p = index_of(proto);
   const std::size_t a = algo == CollectiveAlgo::Tree ? kTree : kRing;
+  if (is_nvls(algo) && proto != NcclProtocol::Simple) {
+    throw std::invalid_argument(std::string(to_string(algo)) +
+                                " runs the Simple protocol only (NCCL has no LL/LL128 NVLS)");
+  }
   ProtocolTiming t;
   t.wire_factor = proto == NcclProtocol::LL      ? 2.0
                   : proto == NcclProtocol::LL128 ? 128.0 / 120.0
@@ -96,6 +104,13 @@ ProtocolTiming protocol_timing(CollectiveAlgo algo, NcclProtocol proto, const Co
   t.launch_us = kBase[a][p];
   t.step_intra_us = kNvlink[a][p];
   t.step_inter_us = kNet[a][p];
+  if (is_nvls(algo)) {
+    // NCCL charges NVLS its NVLink latency once per collective (tuning.cc); the plan's four hops
+    // per round inside a host add none on top. NVLS-tree's network row applies per tree hop.
+    t.launch_us = kNvlsLatencyUs;
+    t.step_intra_us = 0;
+    t.step_inter_us = kNvlsTreeNetLatencyUs;
+  }
   const int64_t buffer = proto == NcclProtocol::LL      ? c.ll_buffer_size
                          : proto == NcclProtocol::LL128 ? c.ll128_buffer_size
                                                         : c.buffer_size;
@@ -131,8 +146,35 @@ int64_t nccl_chunk_bytes(CollectiveAlgo algo, NcclProtocol proto, int64_t protoc
   return chunk;
 }
 
+namespace {
+
+double nvls_predicted_time_us(bool tree, NcclProtocol proto, const NcclCostInputs& in,
+                              int64_t bytes) {
+  if (proto != NcclProtocol::Simple || in.op != CollectiveOp::AllReduce ||
+      (tree ? in.nodes < 2 : in.nodes != 1) || in.nvls_heads < 2 || in.nvls_bw <= 0) {
+    return -1.0;
+  }
+  const double heads = in.nvls_heads;
+  const double nranks = static_cast<double>(in.nodes) * in.gpus_per_node;
+  double per_channel = in.nvls_bw * in.nvls_efficiency * (heads - 1.0) / heads * 2.0;
+  double lat = kNvlsLatencyUs;
+  if (tree) {
+    const double inter = in.nvls_bw * (in.nodes <= 2 ? 2.0 : 1.0);
+    per_channel = std::min({per_channel, inter, in.nvls_tree_cap});
+    double net = kNvlsTreeNetLatencyUs + 2.0 * in.latency_inter_us;  // Simple's flush
+    lat += 2.0 * log2i(in.nodes) * net;
+  }
+  const double alg = heads * per_channel * nranks / (2.0 * (nranks - 1.0));
+  return lat + static_cast<double>(bytes) / (1000.0 * alg);
+}
+
+}  // namespace
+
 double nccl_predicted_time_us(CollectiveAlgo algo, NcclProtocol proto, const NcclCostInputs& in,
                               int64_t bytes) {
+  if (is_nvls(algo)) {
+    return nvls_predicted_time_us(algo == CollectiveAlgo::NvlsTree, proto, in, bytes);
+  }
   const bool ring = algo == CollectiveAlgo::Ring;
   if (!ring && !(algo == CollectiveAlgo::Tree && in.op == CollectiveOp::AllReduce)) return -1.0;
   const std::size_t p = index_of(proto);
@@ -182,7 +224,8 @@ double nccl_predicted_time_us(CollectiveAlgo algo, NcclProtocol proto, const Ncc
 NcclChoice nccl_choose(const NcclCostInputs& in, int64_t bytes) {
   NcclChoice best;
   best.time_us = -1;
-  for (CollectiveAlgo a : {CollectiveAlgo::Tree, CollectiveAlgo::Ring}) {
+  for (CollectiveAlgo a : {CollectiveAlgo::Tree, CollectiveAlgo::Ring, CollectiveAlgo::Nvls,
+                           CollectiveAlgo::NvlsTree}) {
     for (NcclProtocol p : {NcclProtocol::LL, NcclProtocol::LL128, NcclProtocol::Simple}) {
       const double t = nccl_predicted_time_us(a, p, in, bytes);
       if (t >= 0 && (best.time_us < 0 || t < best.time_us)) best = NcclChoice{a, p, t};

@@ -5,8 +5,9 @@
 //
 // Covered: Ring (AllReduce, AllGather, ReduceScatter; Broadcast/Reduce with nsteps = nRanks) and
 // Tree (AllReduce) with LL, LL128 and Simple on Hopper-class GPUs (SM90 tables), Intel or AMD
-// hosts. Not covered: NVLS, CollNet, PAT, the tree-pattern 0.85 factor, per-op pipelining
-// (numPipeOps = 1), and NCCL's topology search (per-channel bandwidths are inputs).
+// hosts; NVLS (AllReduce, Simple) on one node. Not covered: NVLS for reduce-scatter / all-gather,
+// NVLS-tree, CollNet, PAT, the tree-pattern 0.85 factor, per-op pipelining (numPipeOps = 1), and
+// NCCL's topology search (per-channel bandwidths are inputs).
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -80,10 +81,20 @@ struct NcclCostInputs {
   double net_overhead_us = 1.0;  // getNetOverhead: 1.0 on Intel, 2.0 on AMD
   double latency_inter_us = 0;   // net plugin latency (0 for the built-in IB and socket transports)
   bool amd_cpu = false;          // llMaxBws row for nNodes > 1
+  // The NVLS graph (NcclChannels::nvls_*): heads (its nChannels; 0 = no NVLS), per-channel GB/s
+  // (bwIntra) and NCCL's nvlsEfficiency.
+  uint32_t nvls_heads = 0;
+  double nvls_bw = 0;
+  double nvls_efficiency = 0;
+  double nvls_tree_cap = 0;  // perChMaxNVLSTreeBws for the node count (NVLS-tree)
 };
 
 // Predicted time in microseconds, or a negative value when NCCL would not use that pair (Tree for
-// anything but AllReduce here).
+// anything but AllReduce here; NVLS and NVLS-tree for anything but an AllReduce with Simple, or
+// without an NVLS graph; NVLS on one node only, NVLS-tree on two or more). NVLS (tuning.cc): bus
+// bandwidth heads x bwIntra x nvlsEfficiency x (heads - 1) / heads x 2, latency the NVLink row's
+// 25 us and no base. NVLS-tree: per channel the least of that intra share, bwInter (doubled on 2
+// nodes) and perChMaxNVLSTreeBws; latency 25 us + 2 log2(nodes) x the NET row's 20.9 us.
 double nccl_predicted_time_us(CollectiveAlgo algo, NcclProtocol proto, const NcclCostInputs& in,
                               int64_t bytes);
 
@@ -92,7 +103,8 @@ struct NcclChoice {
   NcclProtocol proto = NcclProtocol::Simple;
   double time_us = 0;
 };
-// NCCL's `auto`: the (Ring|Tree, LL|LL128|Simple) pair with the smallest predicted time.
+// NCCL's `auto`: the (Ring|Tree|NVLS|NVLS-tree, LL|LL128|Simple) pair with the smallest predicted
+// time.
 NcclChoice nccl_choose(const NcclCostInputs& in, int64_t bytes);
 
 }  // namespace syncsim::models

@@ -41,6 +41,10 @@ std::string_view to_string(CollectiveAlgo algo) {
       return "hierarchical";
     case CollectiveAlgo::Pairwise:
       return "pairwise";
+    case CollectiveAlgo::Nvls:
+      return "nvls";
+    case CollectiveAlgo::NvlsTree:
+      return "nvls_tree";
   }
   return "?";
 }
@@ -58,11 +62,13 @@ CollectiveOp parse_collective_op(std::string_view text) {
 
 CollectiveAlgo parse_collective_algo(std::string_view text) {
   for (auto a : {CollectiveAlgo::Ring, CollectiveAlgo::Tree, CollectiveAlgo::HalvingDoubling,
-                 CollectiveAlgo::Hierarchical, CollectiveAlgo::Pairwise}) {
+                 CollectiveAlgo::Hierarchical, CollectiveAlgo::Pairwise, CollectiveAlgo::Nvls,
+                 CollectiveAlgo::NvlsTree}) {
     if (to_string(a) == text) return a;
   }
   throw std::invalid_argument("unknown algorithm \"" + std::string(text) +
-                              "\" (ring, tree, halving_doubling, hierarchical, pairwise)");
+                              "\" (ring, tree, halving_doubling, hierarchical, pairwise, nvls, "
+                              "nvls_tree)");
 }
 
 uint32_t CollectivePlan::add_step(const PlanStep& step, std::span<const uint32_t> step_deps) {
@@ -124,6 +130,26 @@ CollectivePlan build_plan(const PlanOptions& o) {
         throw std::invalid_argument("send_recv needs two different ranks");
       }
       plan_detail::build_pairwise(plan, o);
+      break;
+    case CollectiveAlgo::Nvls:
+      if (o.op != CollectiveOp::AllReduce) throw unsupported();
+      if (o.gpus_per_host != 0 && o.gpus_per_host < o.ranks) {
+        throw std::invalid_argument(
+            "nvls runs inside one NVLink domain: " + std::to_string(o.ranks) +
+            " ranks on hosts of " + std::to_string(o.gpus_per_host) +
+            " GPUs (NVLS across nodes is NCCL's NVLS-tree, not modelled)");
+      }
+      plan_detail::build_nvls(plan, o);
+      break;
+    case CollectiveAlgo::NvlsTree:
+      if (o.op != CollectiveOp::AllReduce) throw unsupported();
+      if (o.gpus_per_host < 2 || o.ranks % o.gpus_per_host != 0 || o.ranks / o.gpus_per_host < 2) {
+        throw std::invalid_argument("nvls_tree needs two or more whole hosts of 2 or more GPUs: " +
+                                    std::to_string(o.ranks) + " ranks on hosts of " +
+                                    std::to_string(o.gpus_per_host) +
+                                    " GPUs (one NVLink domain runs nvls)");
+      }
+      plan_detail::build_nvls_tree(plan, o);
       break;
   }
   return plan;

@@ -12,7 +12,9 @@
 // contribution counts per source rank, so double counting is caught as well as missing
 // contributions.
 //
-// Ranks are 0..ranks-1; the runner maps rank r to GPU rank_to_gpu[r].
+// Ranks are 0..ranks-1; the runner maps rank r to GPU rank_to_gpu[r]. NVLS plans add `engines`
+// switch ranks ranks..ranks+engines-1: NVSwitch reduction engines that hold no data of their own,
+// reduce what they receive at no GPU cost and are not checked for a result (see CollectivePlan).
 #include <cstdint>
 #include <span>
 #include <string>
@@ -30,12 +32,24 @@ enum class CollectiveOp : uint8_t {
   AllToAll,
   SendRecv
 };
-enum class CollectiveAlgo : uint8_t { Ring, Tree, HalvingDoubling, Hierarchical, Pairwise };
+enum class CollectiveAlgo : uint8_t {
+  Ring,
+  Tree,
+  HalvingDoubling,
+  Hierarchical,
+  Pairwise,
+  Nvls,
+  NvlsTree
+};
+// NVLS or NVLS-tree: NVLink SHARP in the NVSwitch (Simple protocol only, all_reduce only).
+inline bool is_nvls(CollectiveAlgo a) {
+  return a == CollectiveAlgo::Nvls || a == CollectiveAlgo::NvlsTree;
+}
 
 std::string_view to_string(CollectiveOp op);
 std::string_view to_string(CollectiveAlgo algo);
 // Parse "all_reduce", "reduce_scatter", ..., "send_recv" / "ring", "tree", "halving_doubling",
-// "hierarchical", "pairwise". Throw std::invalid_argument on anything else.
+// "hierarchical", "pairwise", "nvls", "nvls_tree". Throw std::invalid_argument on anything else.
 CollectiveOp parse_collective_op(std::string_view text);
 CollectiveAlgo parse_collective_algo(std::string_view text);
 
@@ -61,6 +75,9 @@ struct CollectivePlan {
   CollectiveOp op = CollectiveOp::AllReduce;
   CollectiveAlgo algo = CollectiveAlgo::Ring;
   uint32_t ranks = 0;
+  // NVLS: in-switch reduction engines, ranks ranks..ranks+engines-1; engine e serves the GPU ranks
+  // [e * ranks / engines, (e + 1) * ranks / engines) (one NVLink domain each). 0 otherwise.
+  uint32_t engines = 0;
   uint32_t root = 0;                 // Broadcast/Reduce root; SendRecv sender
   uint32_t peer = 0;                 // SendRecv receiver
   int64_t bytes = 0;                 // the nccl-tests size S (see PlanOptions::bytes)
@@ -83,6 +100,7 @@ struct CollectivePlan {
   // Appends a step with its dependencies; returns its index.
   uint32_t add_step(const PlanStep& step, std::span<const uint32_t> step_deps);
   std::size_t transfer_count() const;
+  uint32_t total_ranks() const { return ranks + engines; }  // GPU ranks and switch engines
 };
 
 struct PlanOptions {
@@ -104,6 +122,10 @@ struct PlanOptions {
   // c mod min(nics, gpus_per_host), GPU l having NIC floor(l * nics / gpus_per_host) as the fabric
   // builder wires them.
   uint32_t nics_per_host = 0;
+  // Nvls, NvlsTree: the GPUs per host that pull reductions from the switch (NCCL's NVLS heads: its
+  // NVLS graph's channels, min(NCCL_MAX_NVLS_ARITY = 32, GPUs)); 0: that rule. Across hosts head h
+  // of every host joins head h of the others in the tree, through its own NIC.
+  uint32_t nvls_heads = 0;
   // Transfers of one connection (channel, sender, receiver) in flight at once: a transfer waits for
   // the one `connection_depth` earlier on its connection. NCCL: NCCL_STEPS / slots per transfer
   // (ProtocolTiming::pipeline_depth: Simple 2, LL/LL128 8). 1: strictly one after another.
@@ -115,7 +137,9 @@ struct PlanOptions {
 // the root); Tree: AllReduce (NCCL's: per channel, node chains and a node tree, the two trees of
 // a double binary tree on the two halves of the channels), Broadcast, Reduce (a rank-level double
 // binary tree); HalvingDoubling: AllReduce,
-// ReduceScatter, AllGather; Hierarchical: AllReduce; Pairwise: AllToAll, SendRecv.
+// ReduceScatter, AllGather; Hierarchical: AllReduce; Pairwise: AllToAll, SendRecv; Nvls: AllReduce
+// inside one NVLink domain (all ranks on one host; NVLink SHARP, collective_plan_nvls.cpp);
+// NvlsTree: AllReduce over whole hosts, two or more (NVLS in each host, a tree between hosts).
 CollectivePlan build_plan(const PlanOptions& options);
 
 // Size of the all-reduce plan build_plan makes for (algo, ranks, bytes, chunk_bytes, channels,

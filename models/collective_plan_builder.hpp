@@ -43,7 +43,8 @@ class Builder {
       : plan_(plan),
         chunks_(plan.chunk_bytes.size()),
         depth_(std::max(1u, depth)),
-        last_writer_(static_cast<std::size_t>(plan.ranks) * plan.chunk_bytes.size(), kNone) {}
+        last_writer_(static_cast<std::size_t>(plan.total_ranks()) * plan.chunk_bytes.size(),
+                     kNone) {}
 
   // Adds a chunk of `bytes`; returns its id. Only before any step is added.
   static uint32_t add_chunk(CollectivePlan& plan, int64_t bytes, uint32_t owner = 0) {
@@ -68,7 +69,8 @@ class Builder {
       add(writer(src, c));
       if (!reduce) add(writer(dst, c));
     }
-    const uint64_t key = (static_cast<uint64_t>(channel) * plan_.ranks + src) * plan_.ranks + dst;
+    const uint64_t ranks = plan_.total_ranks();
+    const uint64_t key = (static_cast<uint64_t>(channel) * ranks + src) * ranks + dst;
     auto [conn, inserted] = connection_.try_emplace(key, static_cast<uint32_t>(sent_.size()));
     if (inserted) {
       sent_.push_back(0);
@@ -140,6 +142,15 @@ void ring_all_gather(Builder& b, const std::vector<uint32_t>& ring,
                      const std::vector<std::vector<ChunkRange>>& segs, uint32_t channel,
                      uint32_t offset);
 
+// Node-level tree (NCCL's ncclGetDtree, tree 0 or 1; collective_plan_node_tree.cpp): parents
+// (kNone at the root), children, and a children-first order (a node after all its descendants).
+struct NodeTree {
+  std::vector<uint32_t> parent;
+  std::vector<uint32_t> children_first;
+  std::vector<std::vector<uint32_t>> children;
+};
+NodeTree node_tree(uint32_t nodes, uint32_t tree);
+
 // One builder per algorithm (collective_plan_<algorithm>.cpp). build_plan has checked the
 // (op, algo) pair and the common parameters; the builders fill chunks and steps.
 void build_ring(CollectivePlan& plan, const PlanOptions& o);
@@ -147,5 +158,7 @@ void build_tree(CollectivePlan& plan, const PlanOptions& o);
 void build_halving_doubling(CollectivePlan& plan, const PlanOptions& o);
 void build_hierarchical(CollectivePlan& plan, const PlanOptions& o);
 void build_pairwise(CollectivePlan& plan, const PlanOptions& o);
+void build_nvls(CollectivePlan& plan, const PlanOptions& o);
+void build_nvls_tree(CollectivePlan& plan, const PlanOptions& o);
 
 }  // namespace syncsim::models::plan_detail

@@ -34,6 +34,20 @@ double allreduce_transfers(CollectiveAlgo algo, double n, double bytes, double c
       const double intra = 2.0 * (g - 1) * n;
       return intra + channels * g * 2.0 * (nodes - 1) * nodes;
     }
+    case CollectiveAlgo::Nvls:
+    case CollectiveAlgo::NvlsTree: {
+      // collective_plan_nvls.cpp: rounds of heads x chunk (NCCL's chunk when none is given), at
+      // most 64 per channel; per channel and round every host's 2 g + 2 heads transfers, and the
+      // tree's 2 (nodes - 1) per head.
+      const bool tree = algo == CollectiveAlgo::NvlsTree;
+      const double g = tree ? std::max(1.0, gpus_per_host) : n;
+      const double nodes = n / g;
+      const double heads = std::min(g, 32.0);
+      if (chunk <= 0) chunk = tree && nodes >= 4 ? 65536.0 : 131072.0;
+      const double rounds = std::min(64.0, ceil_div(bytes / channels, heads * chunk));
+      return channels * std::max(1.0, rounds) *
+             (nodes * (2.0 * g + 2.0 * heads) + 2.0 * (nodes - 1.0) * heads);
+    }
     case CollectiveAlgo::Ring:
     case CollectiveAlgo::Pairwise:
       break;

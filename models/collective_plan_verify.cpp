@@ -36,10 +36,12 @@ bool is_ancestor(const CollectivePlan& plan, uint32_t ancestor, uint32_t step) {
 }  // namespace
 
 PlanCheck verify_plan(const CollectivePlan& plan) {
+  // Contributions are counted per GPU rank; switch engines (ranks n..) start empty.
   const uint32_t n = plan.ranks;
+  const uint32_t all_ranks = plan.total_ranks();
   const std::size_t chunks = plan.chunk_bytes.size();
   using Counts = std::vector<uint32_t>;
-  std::vector<Counts> state(static_cast<std::size_t>(n) * chunks, Counts(n, 0));
+  std::vector<Counts> state(static_cast<std::size_t>(all_ranks) * chunks, Counts(n, 0));
   auto at = [&](uint32_t rank, std::size_t c) -> Counts& { return state[rank * chunks + c]; };
   auto unit = [&](uint32_t r) {
     Counts v(n, 0);
@@ -75,7 +77,7 @@ PlanCheck verify_plan(const CollectivePlan& plan) {
       !std::is_sorted(plan.dep_offsets.begin(), plan.dep_offsets.end())) {
     return fail("dependency arrays do not match the steps");
   }
-  std::vector<uint32_t> writer(static_cast<std::size_t>(n) * chunks, kNone);
+  std::vector<uint32_t> writer(static_cast<std::size_t>(all_ranks) * chunks, kNone);
   std::unordered_map<uint32_t, std::vector<Counts>> payload;  // reducing transfers -> their data
   for (uint32_t i = 0; i < plan.steps.size(); ++i) {
     const PlanStep& s = plan.steps[i];
@@ -83,7 +85,7 @@ PlanCheck verify_plan(const CollectivePlan& plan) {
     for (uint32_t d : plan.deps(i)) {
       if (d >= i) return fail(where + "depends on a later step");
     }
-    if (s.src >= n || s.dst >= n) return fail(where + "rank out of range");
+    if (s.src >= all_ranks || s.dst >= all_ranks) return fail(where + "rank out of range");
     if (s.chunk_first + s.chunk_count > chunks || s.chunk_count == 0) {
       return fail(where + "chunk range out of bounds");
     }

@@ -22,6 +22,21 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
     throw std::invalid_argument("rank_to_gpu maps " + std::to_string(gpu_.size()) +
                                 " ranks, the plan has " + std::to_string(plan_.ranks));
   }
+  if (plan_.engines > 0) {
+    // Switch engine e is the NVLS engine of the host of its first GPU rank.
+    const net::NetworkSpec& spec = backend_.spec();
+    gpu_.resize(plan_.ranks);
+    for (uint32_t e = 0; e < plan_.engines; ++e) {
+      const uint32_t first = static_cast<uint32_t>(uint64_t{e} * plan_.ranks / plan_.engines);
+      const uint32_t host = spec.gpus.at(gpu_[first]).host;
+      if (host >= spec.nvls_engines.size()) {
+        throw std::invalid_argument(
+            "nvls needs NVLink SHARP (an NVSwitch that reduces: h100, h200, b200, gb200 hosts "
+            "of more than one GPU); this fabric's hosts have none");
+      }
+      gpu_.push_back(spec.nvls_endpoint(host));
+    }
+  }
   // PXN only for plans whose inter-host hops are rail-aligned by construction (rings enter and
   // leave each host on their channel's rail) or already same-rail. The tree plan is a binary tree
   // over ranks, not NCCL's per-node trees with one NIC per tree channel: its inter-host edges join
@@ -131,15 +146,19 @@ void CollectiveRunner::issue(uint32_t step) {
   Simulation& sim = backend_.simulation();
   if (s.kind == PlanStep::Kind::Reduce) {
     ++result_.reductions;
-    sim.queue().schedule(sim.now() + reduction_time(s.bytes, options_), this, kReduced, step);
+    // A switch engine (NVLS) adds at line rate in the switch: no GPU time.
+    const Time t = s.src >= plan_.ranks ? Time::zero() : reduction_time(s.bytes, options_);
+    sim.queue().schedule(sim.now() + t, this, kReduced, step);
     return;
   }
   ++result_.transfers;
   result_.bytes_sent += s.bytes;
   Time latency = options_.step_latency;
   if (options_.net_step_latency) {
-    const auto& gpus = backend_.spec().gpus;
-    if (gpus[gpu_[s.src]].host != gpus[gpu_[s.dst]].host) latency = *options_.net_step_latency;
+    const net::NetworkSpec& spec = backend_.spec();
+    if (spec.endpoint(gpu_[s.src]).host != spec.endpoint(gpu_[s.dst]).host) {
+      latency = *options_.net_step_latency;
+    }
   }
   // The latency runs from when the data was ready (its other dependencies finished), overlapping
   // the previous transfer on the same connection, as NCCL posts the next chunk while one is in
@@ -148,9 +167,9 @@ void CollectiveRunner::issue(uint32_t step) {
   Time at = std::max(sim.now(), ready + latency);
   if (!egress_.empty()) {
     // Pacing (see paced_until_): after the connection's previous transfer has left the sender.
-    const auto& gpus = backend_.spec().gpus;
-    const net::GpuAttachment& a = gpus[gpu_[s.src]];
-    const net::GpuAttachment& b = gpus[gpu_[s.dst]];
+    const net::NetworkSpec& spec = backend_.spec();
+    const net::GpuAttachment& a = spec.endpoint(gpu_[s.src]);
+    const net::GpuAttachment& b = spec.endpoint(gpu_[s.dst]);
     const net::NodeId port = a.host == b.host ? a.nvlink_port : a.nic;
     if (s.source_step >= paced_until_.size()) {
       throw std::invalid_argument("plan transfer names connection " +
@@ -160,8 +179,10 @@ void CollectiveRunner::issue(uint32_t step) {
     Time& paced = paced_until_[s.source_step];
     at = std::max(at, paced);
     if (const net::LinkParams* l = port == net::kNoNode ? nullptr : egress_[port]) {
-      const auto wire =
-          static_cast<int64_t>(std::ceil(static_cast<double>(s.bytes) * options_.wire_factor));
+      const double factor = a.host == b.host && options_.intra_host_wire_factor
+                                ? *options_.intra_host_wire_factor
+                                : options_.wire_factor;
+      const auto wire = static_cast<int64_t>(std::ceil(static_cast<double>(s.bytes) * factor));
       const int64_t mtu = std::max<int64_t>(1, l->mtu.count());
       const int64_t packets = (wire + mtu - 1) / mtu;
       paced = at + l->bandwidth.tx_time(Bytes{wire + packets * l->header.count()});
@@ -185,13 +206,18 @@ void CollectiveRunner::on_event(uint32_t kind, uint64_t arg) {
 
 void CollectiveRunner::begin_transfer(uint32_t step) {
   const PlanStep& t = plan_.steps[step];
-  const int64_t wire =
-      options_.wire_factor == 1.0
-          ? t.bytes
-          : static_cast<int64_t>(std::ceil(static_cast<double>(t.bytes) * options_.wire_factor));
   uint32_t src = gpu_[t.src];
   const uint32_t dst = gpu_[t.dst];
-  if (!proxy_.empty()) {
+  double factor = options_.wire_factor;
+  if (options_.intra_host_wire_factor) {
+    const net::NetworkSpec& spec = backend_.spec();
+    if (spec.endpoint(src).host == spec.endpoint(dst).host)
+      factor = *options_.intra_host_wire_factor;
+  }
+  const int64_t wire = factor == 1.0
+                           ? t.bytes
+                           : static_cast<int64_t>(std::ceil(static_cast<double>(t.bytes) * factor));
+  if (!proxy_.empty() && src < backend_.spec().gpus.size() && dst < backend_.spec().gpus.size()) {
     const auto& gpus = backend_.spec().gpus;
     if (gpus[src].host != gpus[dst].host) {
       const uint32_t proxy =

@@ -26,6 +26,9 @@ struct CollectiveRunOptions {
   // Wire bytes per payload byte (protocol efficiency: LL 2, LL128 128/120, Simple 1). A transfer of
   // B payload bytes moves ceil(B * wire_factor) bytes.
   double wire_factor = 1.0;
+  // When set, the wire factor of transfers inside a host (NVLink) instead of wire_factor (NVLS:
+  // NcclChannels::nvls_link_efficiency).
+  std::optional<double> intra_host_wire_factor;
   // GPU memory bandwidth in bytes/s used for reductions (H100 SXM HBM3: 3.35 TB/s). A reduction
   // of B bytes reads two buffers and writes one: 3 * B / hbm_bytes_per_s. <= 0 makes reductions
   // free (they still go through the queue).

@@ -26,11 +26,24 @@ constexpr double kInterSm100[] = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0
 // The ring graph's maxChannels (src/init.cc: MAXCHANNELS / 2) and MAXCHANNELS (device.h).
 constexpr uint32_t kMaxSearchChannels = 32;
 constexpr uint32_t kMaxChannels = 64;
+// NCCL_MAX_NVLS_ARITY (src/include/device.h).
+constexpr uint32_t kMaxNvlsHeads = 32;
 
 std::span<const double> speeds(uint32_t cc, bool inter) {
   if (cc >= 100) return inter ? std::span<const double>(kInterSm100) : kIntraSm100;
   if (cc >= 90) return inter ? std::span<const double>(kInterSm90) : kIntraSm90;
   return inter ? std::span<const double>(kInterSm80) : kIntraSm80;
+}
+
+// The CTAs NVLS runs on (src/transport/nvls.cc ncclNvlsTuning and, across Blackwell nodes,
+// ncclNvlsTreeSm100Tuning by NIC speed in GB/s).
+uint32_t nvls_ctas(const NcclSystem& s, bool blackwell) {
+  if (!blackwell) return 16;    // NVLS_NCHANNELS_SM90
+  if (s.nodes == 1) return 24;  // NVLS_NCHANNELS_SM100_NVL
+  if (s.nodes == 2 && s.nic_GBps >= 48.0) return 32;
+  if (s.nic_GBps >= 96.0) return s.gpus_per_node <= 8 ? 24 : 32;
+  if (s.nic_GBps >= 48.0) return 24;
+  return 32;  // NVLS_NCHANNELS_SM100
 }
 
 }  // namespace
@@ -93,6 +106,31 @@ NcclChannels nccl_channels(const NcclSystem& s, std::optional<uint32_t> requeste
     out.requested = true;
   }
   out.nics_used = inter ? std::min(nics, out.channels) : 0;
+  if (s.nvls && s.compute_capability >= 90 && g > 1) {
+    // Across nodes every head needs a NIC of its own (getNvlsNetDev) and carries one channel.
+    const uint32_t heads = std::min({g, kMaxNvlsHeads, inter ? nics : g});
+    for (double speed : speeds(s.compute_capability, inter)) {
+      if ((heads + 1.0) * speed <= s.nvlink_GBps && (!inter || speed <= path)) {
+        out.nvls_bw_GBps = speed;
+        break;
+      }
+    }
+    if (out.nvls_bw_GBps > 0 && heads >= 2) {  // NVLS needs at least 2 channels (tuning.cc)
+      const bool blackwell = s.compute_capability >= 100;
+      out.nvls_heads = heads;
+      out.nvls_efficiency = blackwell ? 0.74 : 0.85;
+      out.nvls_channels = nvls_ctas(s, blackwell);
+      const double h = heads;
+      const double nccl_bus = h * out.nvls_bw_GBps * out.nvls_efficiency * (h - 1.0) / h * 2.0;
+      // Plan, link-bound inside a host: algbw = link x h / (h + 1); busbw = algbw x 2 (g - 1) / g.
+      const double plan_bus = s.nvlink_GBps * h / (h + 1.0) * 2.0 * (g - 1.0) / g;
+      out.nvls_link_efficiency = std::min(1.0, nccl_bus / plan_bus);
+      // perChMaxNVLSTreeBws (tuning.cc), by node-count column N2, N4+.
+      if (inter)
+        out.nvls_tree_cap_GBps =
+            s.nodes <= 2 ? (blackwell ? 96.0 : 57.7) : (blackwell ? 80.0 : 45.5);
+    }
+  }
   return out;
 }
 

@@ -34,6 +34,7 @@ struct NcclSystem {
   double pcie_GBps = 48.0;           // GPU-NIC PCIe path, NCCL's rate (Gen5 x16: 48)
   double nvlink_GBps = 370.8;        // per GPU and direction: links x NCCL's per-link rate
   uint32_t compute_capability = 90;  // selects the speed lists (80, 90, 100)
+  bool nvls = false;                 // the NVSwitch reduces (NVLink SHARP; GpuSpec::nvswitch_sharp)
 };
 
 struct NcclChannels {
@@ -43,6 +44,28 @@ struct NcclChannels {
   uint32_t default_channels = 1;  // what NCCL picks unrequested (== channels unless requested)
   uint32_t nics_used = 0;         // NICs per node the channels leave through (0 on one node)
   bool requested = false;         // channels were given (collective.channels / --channels)
+  // The NVLS graph (src/graph/search.cc ncclTopoSearchTryNvls), for NVLS on one node and NVLS-tree
+  // across nodes: heads = min(NCCL_MAX_NVLS_ARITY 32, GPUs, and across nodes NICs: each head
+  // leaves through a NIC of its own), each pulling its share of every channel; per-channel speed:
+  // the fastest of the intra (one node) or inter list with (heads + 1) x speed <= the GPU's NVLink
+  // (a head carries its own channel twice) and, across nodes, speed <= the NIC path. 0 heads: no
+  // NVLS (no NVLink SHARP, one GPU, or fewer than 2 heads).
+  uint32_t nvls_heads = 0;
+  double nvls_bw_GBps = 0;
+  // NCCL's nvlsEfficiency (tuning.cc: Hopper 0.85, Blackwell 0.74).
+  double nvls_efficiency = 0;
+  // The CTAs NVLS runs on (src/transport/nvls.cc NVLS_NCHANNELS_SM90 16; SM100 24 on one NVLink
+  // node, across nodes 24 or 32 by NIC speed, ncclNvlsTreeSm100Tuning).
+  uint32_t nvls_channels = 0;
+  // Share of the NVLink port's rate the multimem loads and stores move: chosen so that the NVLS
+  // plan's link-bound bus bandwidth (per GPU S (1 + 1/heads) each way, collective_plan_nvls.cpp)
+  // equals NCCL's own NVLS bus bandwidth, heads x speed x nvlsEfficiency x (heads - 1) / heads x 2
+  // (tuning.cc), at most 1. It stands for what NCCL's constants measured (multimem round trips,
+  // the CTAs' reach), not for a mechanism of its own: DGX H100 0.83, GB200 NVL72 0.66.
+  double nvls_link_efficiency = 1.0;
+  // Across nodes, NVLS-tree's per-channel cap (tuning.cc perChMaxNVLSTreeBws: Hopper 57.7 on 2
+  // nodes, 45.5 from 4; Blackwell 96, 80); 0 on one node.
+  double nvls_tree_cap_GBps = 0;
 };
 
 // NCCL's channels for `system`; `requested` (NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS = N) replaces

@@ -34,7 +34,18 @@ NcclSetup nccl_setup(const NcclCollective& c, const CollectiveConfig& config,
   po.gpus_per_host = c.gpus_per_host;
   po.nics_per_host = c.nics_per_host;
   po.connection_depth = s.timing.pipeline_depth;
+  if (is_nvls(c.algo)) {
+    // NCCL's NVLS chunk per head and round unless a chunk was given (collective_plan_nvls.cpp).
+    po.chunk_bytes = c.chunk_bytes.value_or(0);
+    po.nvls_heads = c.nvls_heads;
+  }
   s.run = apply_protocol_timing(base, s.timing);
+  if (is_nvls(c.algo)) {
+    // The multimem efficiency stretches every byte on NVLink (NcclChannels::nvls_link_efficiency),
+    // not the NIC transfers of NVLS-tree.
+    s.run.intra_host_wire_factor =
+        s.timing.wire_factor / std::clamp(c.nvls_link_efficiency, 0.01, 1.0);
+  }
   s.run.qps_per_connection = config.qps_per_connection;
   return s;
 }
@@ -66,6 +77,10 @@ NcclCostInputs nccl_cost_inputs(CollectiveOp op, uint32_t ranks, uint32_t gpus_p
   cost.channels = graph_channels;
   cost.bw_intra = channels.search_bw_GBps;
   cost.bw_inter = channels.search_bw_GBps;
+  cost.nvls_heads = channels.nvls_heads;
+  cost.nvls_bw = channels.nvls_bw_GBps;
+  cost.nvls_efficiency = channels.nvls_efficiency;
+  cost.nvls_tree_cap = channels.nvls_tree_cap_GBps;
   return cost;
 }
 
@@ -80,11 +95,13 @@ NcclSystem nccl_system(uint32_t ranks, uint32_t gpus_per_host, uint32_t nics_per
   s.pcie_GBps = nccl_pcie_x16_GBps(gpu.pcie_generation);
   s.nvlink_GBps = nvlink.bytes_per_second() / 1e9;
   s.compute_capability = gpu.compute_capability;
+  s.nvls = gpu.nvswitch_sharp;
   return s;
 }
 
 NcclProtocol nccl_best_protocol(CollectiveAlgo algo, const NcclCostInputs& cost, int64_t bytes) {
-  const CollectiveAlgo row = algo == CollectiveAlgo::Tree ? algo : CollectiveAlgo::Ring;
+  const CollectiveAlgo row =
+      algo == CollectiveAlgo::Tree || is_nvls(algo) ? algo : CollectiveAlgo::Ring;
   NcclProtocol proto = NcclProtocol::Simple;
   double best = -1;
   for (auto p : {NcclProtocol::LL, NcclProtocol::LL128, NcclProtocol::Simple}) {

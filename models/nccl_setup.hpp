@@ -30,6 +30,10 @@ struct NcclCollective {
   uint32_t root = 0;                   // broadcast/reduce root, send_recv sender (receiver: next)
   uint32_t gpus_per_host = 1;          // ranks fill hosts in order
   uint32_t nics_per_host = 0;          // 0: one per GPU
+  // NVLS only (NcclChannels::nvls_heads / nvls_link_efficiency): the heads and the share of the
+  // NVLink rate multimem operations move.
+  uint32_t nvls_heads = 0;
+  double nvls_link_efficiency = 1.0;
 };
 
 struct NcclSetup {

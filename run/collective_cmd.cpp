@@ -72,6 +72,12 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
   const bool proto_fixed = !o.auto_protocol && (o.protocol || cfg.protocol);
   models::NcclProtocol fixed_proto = models::NcclProtocol::Simple;
   if (proto_fixed) fixed_proto = o.protocol ? *o.protocol : *cfg.protocol;
+  if (algo_fixed && models::is_nvls(fixed_algo) && nccl_channels.nvls_heads == 0) {
+    throw CollectiveUsageError(
+        std::string(to_string(fixed_algo)) +
+        " needs NVLink SHARP: GPUs with a reducing NVSwitch (h100, h200, b200, gb200), two or "
+        "more per host and, across hosts, a NIC for each of two or more of them");
+  }
   std::vector<uint32_t> rank_to_gpu(n);
   for (uint32_t r = 0; r < n; ++r) rank_to_gpu[r] = r;
 
@@ -111,7 +117,8 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
       if (pairwise_op || t < 0) {
         throw CollectiveUsageError(
             "the nccl model covers ring (all_reduce, reduce_scatter, "
-            "all_gather, broadcast, reduce) and tree (all_reduce), not " +
+            "all_gather, broadcast, reduce), tree (all_reduce), nvls (all_reduce in one NVLink "
+            "domain) and nvls_tree (all_reduce across hosts), not " +
             std::string(to_string(algo)) + " " + std::string(to_string(o.op)));
       }
       sweep.rows.push_back(make_row(o.op, n, bytes, t, static_cast<int>(o.root), 0));
@@ -122,14 +129,18 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
       c.protocol = proto;
       c.ranks = n;
       c.bytes = bytes;
-      c.channels = channels;
+      // NVLS runs on its own CTAs (NCCL_NVLS_NCHANNELS), not on the ring's channels.
+      c.channels = models::is_nvls(algo) ? nccl_channels.nvls_channels : channels;
+      c.nvls_heads = nccl_channels.nvls_heads;
+      c.nvls_link_efficiency = nccl_channels.nvls_link_efficiency;
       c.chunk_bytes = o.chunk_bytes;
       c.root = o.root;
       c.gpus_per_host = scenario.fabric.host.gpus;
       c.nics_per_host = scenario.fabric.host.nics;
-      const models::NcclSetup setup = models::nccl_setup(c, cfg, o.run);
+      models::NcclSetup setup;
       models::CollectivePlan plan;
       try {
+        setup = models::nccl_setup(c, cfg, o.run);
         plan = models::build_plan(setup.plan);
       } catch (const std::invalid_argument& e) {
         throw CollectiveUsageError(e.what());

@@ -138,6 +138,8 @@ void resolve_host_gpu(const Reader& in, const MapView& top, Scenario& s) {
     in.fail(path, at, "expected a GPU preset (" + names + "), found \"" + name + "\"");
   }
   s.host_gpu = *gpu;
+  // NVLink SHARP comes with the baseboard's NVSwitch generation (models/gpu.hpp).
+  s.fabric.host.nvls = gpu->nvswitch_sharp;
   resolve_pcie_switches(in, fabric, s);
   const bool nvlink_given = fabric.IsMap() && fabric["links"] && fabric["links"].IsMap() &&
                             fabric["links"]["nvlink"] && fabric["links"]["nvlink"].IsMap() &&

@@ -308,11 +308,13 @@ void validate(const Reader& in, const Scenario& scenario) {
                    "hierarchical all-reduce needs whole hosts: " + std::to_string(ranks) +
                        " ranks on hosts of " + std::to_string(scenario.fabric.host.gpus) + " GPUs");
     }
-    if (w.step.algorithm == models::CollectiveAlgo::Pairwise) {
-      in.fail_path(
-          "workload.algorithm",
-          "expected an all-reduce algorithm (ring, tree, halving_doubling, hierarchical), got "
-          "pairwise");
+    if (w.step.algorithm == models::CollectiveAlgo::Pairwise || models::is_nvls(w.step.algorithm)) {
+      // NVLS is one NVLink domain's all-reduce (`syncsim collective`, the report: block); the
+      // step's collectives span hosts and are not planned with it.
+      in.fail_path("workload.algorithm",
+                   "expected an all-reduce algorithm (ring, tree, halving_doubling, hierarchical), "
+                   "got " +
+                       std::string(models::to_string(w.step.algorithm)));
     }
   }
 

@@ -25,6 +25,8 @@
 //
 // link_classes: host, fabric, then core (fat_tree only), then nvlink (G > 1 only).
 // GPU rank r = h*G + g uses NIC floor(g*N/G) of host h and NVLink port host{h}.gpu{g}.
+// With host.nvls (G > 1), after all of that: per host host{h}.nvls (Nic, the NVLS engine) and its
+// link to host{h}.nvswitch (class nvls, appended last).
 #include "topologies/fabric_builder.hpp"
 
 #include "topologies/fabric_detail.hpp"
@@ -49,6 +51,31 @@ Shape resolve_shape(const FabricParams& params, FatTreeParams& fat_tree) {
                       "unknown topology kind " + std::to_string(static_cast<int>(params.kind)));
 }
 
+// After every other node and link, so the documented layout above is unchanged: per host h,
+// host{h}.nvls (Nic) and its link to host{h}.nvswitch (class "nvls").
+void add_nvls_engines(net::NetworkSpec& spec, const FabricParams& params) {
+  net::LinkParams engine = params.links.nvlink;
+  engine.name = "nvls";
+  engine.bandwidth = Bandwidth::bps(params.links.nvlink.bandwidth.bits_per_second() *
+                                    static_cast<int64_t>(params.host.gpus));
+  const auto cls = static_cast<uint32_t>(spec.link_classes.size());
+  spec.link_classes.push_back(engine);
+  detail::SpecWriter out(spec);
+  std::vector<net::NodeId> nvswitch(spec.hosts, net::kNoNode);
+  for (net::NodeId id = 0; id < spec.nodes.size(); ++id) {
+    const net::NodeSpec& n = spec.nodes[id];
+    if (n.role == net::SwitchRole::NvSwitch) nvswitch[n.host] = id;
+  }
+  spec.nvls_engines.reserve(spec.hosts);
+  for (uint32_t h = 0; h < spec.hosts; ++h) {
+    const net::NodeId node = out.add_node(net::NodeKind::Nic, net::SwitchRole::None, h,
+                                          "host" + std::to_string(h) + ".nvls");
+    out.add_link(node, nvswitch[h], cls);
+    spec.nvls_engines.push_back(
+        net::GpuAttachment{.host = h, .local_index = 0, .nic = net::kNoNode, .nvlink_port = node});
+  }
+}
+
 }  // namespace
 
 FabricSize fabric_size(const FabricParams& params) {
@@ -60,8 +87,10 @@ FabricSize fabric_size(const FabricParams& params) {
   size.hosts = shape.hosts;
   size.gpus = detail::mul(shape.hosts, params.host.gpus);
   size.switches = detail::add(detail::add(shape.leaves, shape.spines), shape.cores);
-  size.nodes = totals.nodes;
-  size.links = totals.links;
+  // NVLS engines: one node and one link per host.
+  const uint64_t engines = params.host.nvls && params.host.gpus > 1 ? shape.hosts : 0;
+  size.nodes = totals.nodes + engines;
+  size.links = totals.links + engines;
   size.routing_entries = detail::mul(shape.attachment_leaves, size.switches);
   return size;
 }
@@ -107,6 +136,7 @@ net::NetworkSpec build_fabric(const FabricParams& params) {
       break;
   }
 
+  if (nvlink && params.host.nvls) add_nvls_engines(spec, params);
   detail::fill_routing(spec);
   detail::check_connected(spec);
   return spec;

@@ -13,6 +13,11 @@ enum class TopologyKind : uint8_t { SpineLeaf, FatTree, RailOptimized };
 struct HostParams {
   uint32_t gpus = 1;  // GPUs per host; GPU g uses NIC floor(g * nics / gpus)
   uint32_t nics = 1;  // NICs per host
+  // The hosts' NVSwitches reduce and multicast in the switch (NVLink SHARP: third-generation
+  // NVSwitch and later, HGX H100/H200/B200, GB200 NVL72). Each such host (gpus > 1) gets an NVLS
+  // engine endpoint on its NVSwitch (NetworkSpec::nvls_engines), linked at gpus x the NVLink rate:
+  // the switch's ports together, so the engine itself never limits the GPUs' NVLinks.
+  bool nvls = false;
 
   // Range rules of any fabric (build_fabric's, fabric_params.cpp): at least one GPU and one NIC.
   FieldErrors check() const;

