@@ -193,6 +193,14 @@ void validate(const Reader& in, const Scenario& scenario) {
 
   check_host(in, scenario.fabric);
   check_oversubscription(in, scenario.fabric);
+  // The PCIe-switch sharing shapes only copies through host memory; GPUDirect RDMA has none.
+  if (scenario.network.transport.kind == net::TransportKind::Roce &&
+      in.has("fabric.host.gpus_per_pcie_switch")) {
+    in.warn("fabric.host.gpus_per_pcie_switch",
+            "has no effect with fabric.transport.kind: roce (GPUDirect RDMA: NICs read and write "
+            "GPU memory, nothing is staged through host memory); it applies to roce_host_staged "
+            "and tcp");
+  }
 
   // A priority without an output queue would have nowhere to go in the switches (priorities is
   // known to be >= 1 once the fabric is built).

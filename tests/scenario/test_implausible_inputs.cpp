@@ -281,4 +281,14 @@ TEST_CASE("host staging: GPUs per PCIe switch default from the GPU preset, bad v
                  "fabric.host.gpus_per_pcie_switch: expected an integer in 1.."));
   CHECK(contains(error_of(text_with(kBase, "nics: 8}", "nics: 8, gpus_per_pcie_switch: 16}")),
                  "t.yaml:6:"));
+  // It shapes copies through host memory only: written under GPUDirect RDMA it warns.
+  const Scenario direct = load(kBase, {{"fabric.host.gpus_per_pcie_switch", "2"}});
+  REQUIRE(warnings_at(direct, "fabric.host.gpus_per_pcie_switch").size() == 1);
+  CHECK(contains(warnings_at(direct, "fabric.host.gpus_per_pcie_switch").front(),
+                 "has no effect with fabric.transport.kind: roce"));
+  CHECK(warnings_at(load(kBase), "fabric.host.gpus_per_pcie_switch").empty());
+  CHECK(warnings_at(load(kBase, {{"fabric.host.gpus_per_pcie_switch", "2"},
+                                 {"fabric.transport.kind", "tcp"}}),
+                    "fabric.host.gpus_per_pcie_switch")
+            .empty());
 }
