@@ -34,6 +34,12 @@ constexpr std::size_t kTree = 0, kRing = 1;
 constexpr double kNvlsLatencyUs = 25.0;
 // hwLatencies, NET row, NVLS-tree Simple.
 constexpr double kNvlsTreeNetLatencyUs = 20.9;
+// PAT (tuning.cc): base latency 8.0 us, a log term of the NET latency / 3.5 per step (the NET row
+// is 14 us; with one GPU per node, as PAT requires, the Tree row's, also 14) and 2.8 us per rank;
+// bus bandwidth 0.75 of the graph's.
+constexpr double kPatBaseUs = 8.0;
+constexpr double kPatNetLatencyUs = 14.0;
+constexpr double kPatBandwidthFactor = 0.75;
 
 // §1.1 treeCorrectionFactor, indexed by log2i(bytes >> 6).
 constexpr std::array<std::array<double, 24>, 3> kTreeCorrection = {{
@@ -93,7 +99,7 @@ ProtocolTiming protocol_timing(CollectiveAlgo algo, NcclProtocol proto, const Co
   if (c.steps < 1) throw std::invalid_argument("collective steps must be at least 1");
   const std::size_t p = index_of(proto);
   const std::size_t a = algo == CollectiveAlgo::Tree ? kTree : kRing;
-  if (is_nvls(algo) && proto != NcclProtocol::Simple) {
+  if ((is_nvls(algo) || algo == CollectiveAlgo::Pat) && proto != NcclProtocol::Simple) {
     throw std::invalid_argument(std::string(to_string(algo)) +
                                 " runs the Simple protocol only (NCCL has no LL/LL128 NVLS)");
   }
@@ -111,24 +117,39 @@ ProtocolTiming protocol_timing(CollectiveAlgo algo, NcclProtocol proto, const Co
     t.step_intra_us = 0;
     t.step_inter_us = kNvlsTreeNetLatencyUs;
   }
+  if (algo == CollectiveAlgo::Pat) {
+    // The log term per step; the per-rank term is added by nccl_setup, which knows the ranks.
+    t.launch_us = kPatBaseUs;
+    t.step_intra_us = kPatNetLatencyUs / 3.5;
+    t.step_inter_us = kPatNetLatencyUs / 3.5;
+  }
   const int64_t buffer = proto == NcclProtocol::LL      ? c.ll_buffer_size
                          : proto == NcclProtocol::LL128 ? c.ll128_buffer_size
                                                         : c.buffer_size;
   if (buffer <= 0) throw std::invalid_argument("collective buffer sizes must be positive");
   const auto capacity = static_cast<int64_t>(static_cast<double>(buffer) / t.wire_factor);
   const int64_t slot = std::max<int64_t>(1, capacity / c.steps);
-  // enqueue.cc: chunkSteps (NCCL_STEPS / 2) applies to Ring Simple only; trees move one slot.
-  const uint32_t slots_per_transfer = proto == NcclProtocol::Simple && algo != CollectiveAlgo::Tree
-                                          ? std::max(1u, c.steps / 2)
-                                          : 1u;
+  // enqueue.cc: chunkSteps (NCCL_STEPS / 2) applies to Ring Simple only; trees and PAT move one
+  // slot.
+  const uint32_t slots_per_transfer =
+      proto == NcclProtocol::Simple && algo != CollectiveAlgo::Tree && algo != CollectiveAlgo::Pat
+          ? std::max(1u, c.steps / 2)
+          : 1u;
   t.chunk_bytes = slot * slots_per_transfer;
   t.pipeline_depth = std::max(1u, c.steps / slots_per_transfer);
   return t;
 }
 
 int64_t nccl_chunk_bytes(CollectiveAlgo algo, NcclProtocol proto, int64_t protocol_chunk,
-                         int64_t bytes, uint32_t channels, uint32_t nodes, uint32_t ranks) {
+                         int64_t bytes, uint32_t channels, uint32_t nodes, uint32_t ranks,
+                         CollectiveOp op) {
   int64_t chunk = protocol_chunk;
+  if (algo == CollectiveAlgo::Pat && channels > 0) {
+    // `bytes` is the whole gathered array, as NCCL's nBytes.
+    const int64_t factor = op == CollectiveOp::ReduceScatter ? 16 : 32;
+    while (chunk * channels * factor > bytes && chunk > 65536) chunk /= 2;
+    return chunk;
+  }
   if (algo != CollectiveAlgo::Tree || proto != NcclProtocol::LL128 || nodes == 0 || channels == 0) {
     return chunk;
   }
@@ -170,8 +191,23 @@ double nvls_predicted_time_us(bool tree, NcclProtocol proto, const NcclCostInput
 
 }  // namespace
 
+double pat_predicted_time_us(NcclProtocol proto, const NcclCostInputs& in, int64_t bytes) {
+  const bool ag_rs = in.op == CollectiveOp::AllGather || in.op == CollectiveOp::ReduceScatter;
+  if (proto != NcclProtocol::Simple || !ag_rs || in.gpus_per_node != 1 || in.nodes < 2) {
+    return -1.0;
+  }
+  const double bw = in.nodes <= 2 ? in.bw_intra : in.bw_inter;
+  // Not converted to an algorithm bandwidth: tuning.cc skips that for non-ring AG / RS.
+  const double alg = in.channels * bw * kPatBandwidthFactor;
+  const double inter = kPatNetLatencyUs + 2.0 * in.latency_inter_us;  // Simple's flush
+  const double lat = kPatBaseUs + log2i(in.nodes) * (inter / 3.5) +
+                     kNcclPatPerRankUs * static_cast<double>(in.nodes);
+  return lat + static_cast<double>(bytes) / (1000.0 * alg);
+}
+
 double nccl_predicted_time_us(CollectiveAlgo algo, NcclProtocol proto, const NcclCostInputs& in,
                               int64_t bytes) {
+  if (algo == CollectiveAlgo::Pat) return pat_predicted_time_us(proto, in, bytes);
   if (is_nvls(algo)) {
     return nvls_predicted_time_us(algo == CollectiveAlgo::NvlsTree, proto, in, bytes);
   }
@@ -225,7 +261,7 @@ NcclChoice nccl_choose(const NcclCostInputs& in, int64_t bytes) {
   NcclChoice best;
   best.time_us = -1;
   for (CollectiveAlgo a : {CollectiveAlgo::Tree, CollectiveAlgo::Ring, CollectiveAlgo::Nvls,
-                           CollectiveAlgo::NvlsTree}) {
+                           CollectiveAlgo::NvlsTree, CollectiveAlgo::Pat}) {
     for (NcclProtocol p : {NcclProtocol::LL, NcclProtocol::LL128, NcclProtocol::Simple}) {
       const double t = nccl_predicted_time_us(a, p, in, bytes);
       if (t >= 0 && (best.time_us < 0 || t < best.time_us)) best = NcclChoice{a, p, t};

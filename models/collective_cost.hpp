@@ -5,9 +5,11 @@
 //
 // Covered: Ring (AllReduce, AllGather, ReduceScatter; Broadcast/Reduce with nsteps = nRanks) and
 // Tree (AllReduce) with LL, LL128 and Simple on Hopper-class GPUs (SM90 tables), Intel or AMD
-// hosts; NVLS (AllReduce, Simple) on one node. Not covered: NVLS for reduce-scatter / all-gather,
-// NVLS-tree, CollNet, PAT, the tree-pattern 0.85 factor, per-op pipelining (numPipeOps = 1), and
-// NCCL's topology search (per-channel bandwidths are inputs).
+// hosts; NVLS (AllReduce, Simple) on one node, NVLS-tree across nodes; PAT (AllGather,
+// ReduceScatter, Simple) at one GPU per node. Not covered: NVLS for reduce-scatter / all-gather,
+// CollNet, the tree-pattern 0.85 factor, per-op pipelining (numPipeOps = 1), and NCCL's topology
+// search (per-channel bandwidths are inputs; PAT uses the ring graph's where NCCL reads the
+// tree's).
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -68,8 +70,14 @@ ProtocolTiming protocol_timing(CollectiveAlgo algo, NcclProtocol proto, const Co
 //   while (bytes / (nChannels * chunk) < nsteps * 64 / ppn && chunk > 131072) chunk /= 2
 //   while (bytes / (nChannels * chunk) < nsteps * 16 / ppn && chunk > 32768) chunk /= 2
 // Without it a 64-node tree moves 2 MiB in two 560 KB chunks and its 12 levels do not pipeline.
+// PAT (NCCL 2.30 enqueue.cc): halved while chunk x channels x 32 (all_gather; reduce_scatter 16)
+// exceeds the size, down to 64 KiB.
 int64_t nccl_chunk_bytes(CollectiveAlgo algo, NcclProtocol proto, int64_t protocol_chunk,
-                         int64_t bytes, uint32_t channels, uint32_t nodes, uint32_t ranks);
+                         int64_t bytes, uint32_t channels, uint32_t nodes, uint32_t ranks,
+                         CollectiveOp op = CollectiveOp::AllReduce);
+
+// PAT's per-rank latency (tuning.cc: "still a linear part"), us.
+inline constexpr double kNcclPatPerRankUs = 2.8;
 
 struct NcclCostInputs {
   CollectiveOp op = CollectiveOp::AllReduce;

@@ -45,6 +45,8 @@ std::string_view to_string(CollectiveAlgo algo) {
       return "nvls";
     case CollectiveAlgo::NvlsTree:
       return "nvls_tree";
+    case CollectiveAlgo::Pat:
+      return "pat";
   }
   return "?";
 }
@@ -63,12 +65,12 @@ CollectiveOp parse_collective_op(std::string_view text) {
 CollectiveAlgo parse_collective_algo(std::string_view text) {
   for (auto a : {CollectiveAlgo::Ring, CollectiveAlgo::Tree, CollectiveAlgo::HalvingDoubling,
                  CollectiveAlgo::Hierarchical, CollectiveAlgo::Pairwise, CollectiveAlgo::Nvls,
-                 CollectiveAlgo::NvlsTree}) {
+                 CollectiveAlgo::NvlsTree, CollectiveAlgo::Pat}) {
     if (to_string(a) == text) return a;
   }
   throw std::invalid_argument("unknown algorithm \"" + std::string(text) +
                               "\" (ring, tree, halving_doubling, hierarchical, pairwise, nvls, "
-                              "nvls_tree)");
+                              "nvls_tree, pat)");
 }
 
 uint32_t CollectivePlan::add_step(const PlanStep& step, std::span<const uint32_t> step_deps) {
@@ -150,6 +152,11 @@ CollectivePlan build_plan(const PlanOptions& o) {
                                     " GPUs (one NVLink domain runs nvls)");
       }
       plan_detail::build_nvls_tree(plan, o);
+      break;
+    case CollectiveAlgo::Pat:
+      if (o.op != CollectiveOp::AllGather && o.op != CollectiveOp::ReduceScatter)
+        throw unsupported();
+      plan_detail::build_pat(plan, o);
       break;
   }
   return plan;

@@ -39,7 +39,8 @@ enum class CollectiveAlgo : uint8_t {
   Hierarchical,
   Pairwise,
   Nvls,
-  NvlsTree
+  NvlsTree,
+  Pat
 };
 // NVLS or NVLS-tree: NVLink SHARP in the NVSwitch (Simple protocol only, all_reduce only).
 inline bool is_nvls(CollectiveAlgo a) {
@@ -49,7 +50,8 @@ inline bool is_nvls(CollectiveAlgo a) {
 std::string_view to_string(CollectiveOp op);
 std::string_view to_string(CollectiveAlgo algo);
 // Parse "all_reduce", "reduce_scatter", ..., "send_recv" / "ring", "tree", "halving_doubling",
-// "hierarchical", "pairwise", "nvls", "nvls_tree". Throw std::invalid_argument on anything else.
+// "hierarchical", "pairwise", "nvls", "nvls_tree", "pat". Throw std::invalid_argument on anything
+// else.
 CollectiveOp parse_collective_op(std::string_view text);
 CollectiveAlgo parse_collective_algo(std::string_view text);
 
@@ -139,7 +141,8 @@ struct PlanOptions {
 // binary tree); HalvingDoubling: AllReduce,
 // ReduceScatter, AllGather; Hierarchical: AllReduce; Pairwise: AllToAll, SendRecv; Nvls: AllReduce
 // inside one NVLink domain (all ranks on one host; NVLink SHARP, collective_plan_nvls.cpp);
-// NvlsTree: AllReduce over whole hosts, two or more (NVLS in each host, a tree between hosts).
+// NvlsTree: AllReduce over whole hosts, two or more (NVLS in each host, a tree between hosts);
+// Pat: AllGather, ReduceScatter (NCCL's PAT, log2(n) aggregated steps; collective_plan_pat.cpp).
 CollectivePlan build_plan(const PlanOptions& options);
 
 // Size of the all-reduce plan build_plan makes for (algo, ranks, bytes, chunk_bytes, channels,

@@ -160,5 +160,6 @@ void build_hierarchical(CollectivePlan& plan, const PlanOptions& o);
 void build_pairwise(CollectivePlan& plan, const PlanOptions& o);
 void build_nvls(CollectivePlan& plan, const PlanOptions& o);
 void build_nvls_tree(CollectivePlan& plan, const PlanOptions& o);
+void build_pat(CollectivePlan& plan, const PlanOptions& o);
 
 }  // namespace syncsim::models::plan_detail

@@ -48,6 +48,8 @@ double allreduce_transfers(CollectiveAlgo algo, double n, double bytes, double c
       return channels * std::max(1.0, rounds) *
              (nodes * (2.0 * g + 2.0 * heads) + 2.0 * (nodes - 1.0) * heads);
     }
+    case CollectiveAlgo::Pat:  // all-gather / reduce-scatter only: no all-reduce plan
+      return 0;
     case CollectiveAlgo::Ring:
     case CollectiveAlgo::Pairwise:
       break;

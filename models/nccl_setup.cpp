@@ -27,8 +27,10 @@ NcclSetup nccl_setup(const NcclCollective& c, const CollectiveConfig& config,
   po.ranks = c.ranks;
   po.bytes = c.bytes;
   po.channels = c.channels;
-  po.chunk_bytes = c.chunk_bytes.value_or(nccl_chunk_bytes(c.algo, c.protocol, s.timing.chunk_bytes,
-                                                           c.bytes, c.channels, nodes, c.ranks));
+  po.chunk_bytes = c.chunk_bytes.value_or(nccl_chunk_bytes(
+      c.algo, c.protocol, s.timing.chunk_bytes, c.bytes, c.channels, nodes, c.ranks, c.op));
+  // PAT's linear latency term, once per collective.
+  if (c.algo == CollectiveAlgo::Pat) s.timing.launch_us += kNcclPatPerRankUs * c.ranks;
   po.root = c.root;
   po.peer = c.ranks == 0 ? 0 : (c.root + 1) % c.ranks;
   po.gpus_per_host = c.gpus_per_host;
@@ -101,7 +103,9 @@ NcclSystem nccl_system(uint32_t ranks, uint32_t gpus_per_host, uint32_t nics_per
 
 NcclProtocol nccl_best_protocol(CollectiveAlgo algo, const NcclCostInputs& cost, int64_t bytes) {
   const CollectiveAlgo row =
-      algo == CollectiveAlgo::Tree || is_nvls(algo) ? algo : CollectiveAlgo::Ring;
+      algo == CollectiveAlgo::Tree || algo == CollectiveAlgo::Pat || is_nvls(algo)
+          ? algo
+          : CollectiveAlgo::Ring;
   NcclProtocol proto = NcclProtocol::Simple;
   double best = -1;
   for (auto p : {NcclProtocol::LL, NcclProtocol::LL128, NcclProtocol::Simple}) {

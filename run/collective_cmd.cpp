@@ -118,7 +118,8 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
         throw CollectiveUsageError(
             "the nccl model covers ring (all_reduce, reduce_scatter, "
             "all_gather, broadcast, reduce), tree (all_reduce), nvls (all_reduce in one NVLink "
-            "domain) and nvls_tree (all_reduce across hosts), not " +
+            "domain), nvls_tree (all_reduce across hosts) and pat (all_gather, reduce_scatter at "
+            "one GPU per node), not " +
             std::string(to_string(algo)) + " " + std::string(to_string(o.op)));
       }
       sweep.rows.push_back(make_row(o.op, n, bytes, t, static_cast<int>(o.root), 0));

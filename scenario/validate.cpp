@@ -316,9 +316,11 @@ void validate(const Reader& in, const Scenario& scenario) {
                    "hierarchical all-reduce needs whole hosts: " + std::to_string(ranks) +
                        " ranks on hosts of " + std::to_string(scenario.fabric.host.gpus) + " GPUs");
     }
-    if (w.step.algorithm == models::CollectiveAlgo::Pairwise || models::is_nvls(w.step.algorithm)) {
-      // NVLS is one NVLink domain's all-reduce (`syncsim collective`, the report: block); the
-      // step's collectives span hosts and are not planned with it.
+    if (w.step.algorithm == models::CollectiveAlgo::Pairwise ||
+        w.step.algorithm == models::CollectiveAlgo::Pat || models::is_nvls(w.step.algorithm)) {
+      // The step plans its data-parallel all-reduce with one of these; PAT is all-gather /
+      // reduce-scatter only, and NVLS (`syncsim collective`, the report: block) is not planned
+      // into the step's collectives.
       in.fail_path("workload.algorithm",
                    "expected an all-reduce algorithm (ring, tree, halving_doubling, hierarchical), "
                    "got " +
