@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "models/collective_plan.hpp"
 #include "sim/core/units.hpp"
 #include "topologies/fabric_params.hpp"
 
@@ -13,6 +14,22 @@ inline std::vector<uint32_t> identity(uint32_t n) {
   std::vector<uint32_t> v(n);
   for (uint32_t i = 0; i < n; ++i) v[i] = i;
   return v;
+}
+
+// Plan options for `op` by `algo` over `ranks` ranks on one host of them (gpus_per_host = ranks;
+// callers change it for several hosts), `channels` channels, NCCL Simple's 2 in flight per
+// connection.
+inline models::PlanOptions plan_options(models::CollectiveOp op, models::CollectiveAlgo algo,
+                                        uint32_t ranks, int64_t bytes, uint32_t channels) {
+  models::PlanOptions o;
+  o.op = op;
+  o.algo = algo;
+  o.ranks = ranks;
+  o.bytes = bytes;
+  o.channels = channels;
+  o.gpus_per_host = ranks;
+  o.connection_depth = 2;
+  return o;
 }
 
 // `leaves` leaves with one single-GPU host each and one spine, every link at `bw` with `delay`:

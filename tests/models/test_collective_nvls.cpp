@@ -48,15 +48,8 @@ topo::FabricParams nvswitch_host(uint32_t gpus, Bandwidth nvlink, bool nvls = tr
 }
 
 PlanOptions nvls_options(uint32_t ranks, int64_t bytes, uint32_t channels) {
-  PlanOptions o;
-  o.op = CollectiveOp::AllReduce;
-  o.algo = CollectiveAlgo::Nvls;
-  o.ranks = ranks;
-  o.bytes = bytes;
-  o.channels = channels;
-  o.gpus_per_host = ranks;
-  o.connection_depth = 2;
-  return o;
+  return collective_fixtures::plan_options(CollectiveOp::AllReduce, CollectiveAlgo::Nvls, ranks,
+                                           bytes, channels);
 }
 
 }  // namespace

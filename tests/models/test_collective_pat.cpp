@@ -23,14 +23,10 @@ namespace {
 
 PlanOptions pat_options(CollectiveOp op, uint32_t ranks, int64_t bytes, uint32_t channels,
                         int64_t chunk) {
-  PlanOptions o;
-  o.op = op;
-  o.algo = CollectiveAlgo::Pat;
-  o.ranks = ranks;
-  o.bytes = bytes;
-  o.channels = channels;
+  PlanOptions o =
+      collective_fixtures::plan_options(op, CollectiveAlgo::Pat, ranks, bytes, channels);
   o.chunk_bytes = chunk;
-  o.gpus_per_host = 1;
+  o.gpus_per_host = 1;  // one GPU per node, as NCCL runs PAT
   o.connection_depth = 8;
   return o;
 }

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "collective_fixtures.hpp"
 #include "models/collective_plan.hpp"
 
 using namespace syncsim::models;
@@ -17,15 +18,12 @@ namespace {
 
 PlanOptions tree_options(uint32_t ranks, uint32_t gpus, uint32_t nics, uint32_t channels,
                          int64_t bytes, int64_t chunk) {
-  PlanOptions o;
-  o.op = CollectiveOp::AllReduce;
-  o.algo = CollectiveAlgo::Tree;
-  o.ranks = ranks;
+  PlanOptions o = syncsim::collective_fixtures::plan_options(
+      CollectiveOp::AllReduce, CollectiveAlgo::Tree, ranks, bytes, channels);
   o.gpus_per_host = gpus;
   o.nics_per_host = nics;
-  o.channels = channels;
-  o.bytes = bytes;
   o.chunk_bytes = chunk;
+  o.connection_depth = 1;
   return o;
 }
 
