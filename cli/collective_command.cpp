@@ -133,7 +133,8 @@ int collective_command(const std::vector<std::string>& args, std::ostream& out) 
                    {"default_channels", ch.default_channels},
                    {"nics_per_node", ch.nics_used},
                    {"search_channels", ch.search_channels},
-                   {"search_bw_GBps", ch.search_bw_GBps}};
+                   {"search_bw_GBps", ch.search_bw_GBps},
+                   {"channel_copy_GBps", scenario.collective.channel_copy_bytes_per_s / 1e9}};
       // The NVLS graph (null where the node has none): rows with algorithm "nvls" run on it.
       j["nccl"]["nvls"] = nullptr;
       if (ch.nvls_heads > 0) {

@@ -51,17 +51,27 @@ constexpr std::array<std::array<double, 24>, 3> kTreeCorrection = {{
      .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9},
 }};
 
-// §1.5 per-channel caps (GB/s) for Hopper, by node-count column N1, N2, N4+.
+// §1.5 per-channel caps (GB/s), rows by architecture (compCapIndex: Volta, Ampere, Hopper,
+// Blackwell), columns by node count N1, N2, N4+ (NCCL 2.30 tuning.cc).
 std::size_t node_column(uint32_t nodes) { return nodes == 1 ? 0 : nodes == 2 ? 1 : 2; }
-double ll_max_bw(const NcclCostInputs& in) {
-  if (in.nodes == 1) return 141.0;  // indexed by GPU arch (Hopper)
-  // nNodes > 1: indexed by CPU vendor row (Intel = row 0, AMD = row 1).
-  constexpr std::array<std::array<double, 3>, 2> rows = {{{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}}};
-  return rows[in.amd_cpu ? 1 : 0][node_column(in.nodes)];
+std::size_t arch_row(const NcclCostInputs& in) {
+  const uint32_t cc = in.compute_capability;
+  return cc >= 100 ? 3 : cc >= 90 ? 2 : cc >= 80 ? 1 : 0;
 }
-constexpr double kPerChMaxRingLL128 = 36.7;
-constexpr std::array<double, 3> kPerChMaxTreeLL128 = {36.7, 36.7, 29.0};
-constexpr std::array<double, 3> kPerChMaxTree = {38.7, 41.4, 36.0};
+using CapTable = std::array<std::array<double, 3>, 4>;
+constexpr CapTable kLlMax = {
+    {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}}};
+double ll_max_bw(const NcclCostInputs& in) {
+  // One node: the GPU's row; several: the CPU vendor's (Intel row 0, AMD row 1).
+  const std::size_t row = in.nodes == 1 ? arch_row(in) : in.amd_cpu ? 1 : 0;
+  return kLlMax[row][node_column(in.nodes)];
+}
+constexpr CapTable kPerChMaxRingLL128 = {
+    {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {40.0, 40.0, 40.0}}};
+constexpr CapTable kPerChMaxTreeLL128 = {
+    {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}}};
+constexpr CapTable kPerChMaxTree = {
+    {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}}};
 
 int log2i(int64_t v) {
   int r = -1;
@@ -225,13 +235,14 @@ double nccl_predicted_time_us(CollectiveAlgo algo, NcclProtocol proto, const Ncc
   // Bandwidth (§1.5).
   double bus = in.channels * (in.nodes <= 2 ? in.bw_intra : in.bw_inter);
   if (ring && p == kLL) bus = std::min(ll_max_bw(in), 0.5 * bus);
-  if (ring && p == kLL128) bus = std::min(0.92 * bus, in.channels * kPerChMaxRingLL128);
+  const std::size_t row = arch_row(in);
+  if (ring && p == kLL128) bus = std::min(0.92 * bus, in.channels * kPerChMaxRingLL128[row][col]);
   if (!ring) {
-    bus = std::min(0.92 * bus, in.channels * kPerChMaxTree[col]);
+    bus = std::min(0.92 * bus, in.channels * kPerChMaxTree[row][col]);
     if (p == kLL) bus = std::min(bus / 3.8, ll_max_bw(in));
     if (p == kLL128) {
       bus = std::min(bus * (in.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
-                     in.channels * kPerChMaxTreeLL128[col]);
+                     in.channels * kPerChMaxTreeLL128[row][col]);
     }
   }
   double alg = ring ? bus * nranks / nsteps : 0.5 * bus;

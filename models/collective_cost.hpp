@@ -38,6 +38,10 @@ struct CollectiveConfig {
   // NCCL_IB_QPS_PER_CONNECTION (default 1): the queue pairs each connection keeps for the run
   // (CollectiveRunOptions::qps_per_connection); 0: a new one per transfer.
   uint32_t qps_per_connection = 1;
+  // What one channel's CTA copies per second, bytes of payload (CollectiveRunOptions'
+  // channel_copy_bytes_per_s); 0: no such limit. A scenario's comes from its GPU preset
+  // (nccl_channel_copy_GBps) unless collective.channel_copy_bandwidth gives it.
+  double channel_copy_bytes_per_s = 0;
 };
 
 // How a protocol shapes a simulated collective (collective_runner.hpp runs it):
@@ -89,6 +93,9 @@ struct NcclCostInputs {
   double net_overhead_us = 1.0;  // getNetOverhead: 1.0 on Intel, 2.0 on AMD
   double latency_inter_us = 0;   // net plugin latency (0 for the built-in IB and socket transports)
   bool amd_cpu = false;          // llMaxBws row for nNodes > 1
+  // The GPUs' compute capability: the row of NCCL's per-architecture caps (tuning.cc compCapIndex:
+  // Volta below 80, Ampere 80, Hopper 90, Blackwell 100 and up).
+  uint32_t compute_capability = 90;
   // The NVLS graph (NcclChannels::nvls_*): heads (its nChannels; 0 = no NVLS), per-channel GB/s
   // (bwIntra) and NCCL's nvlsEfficiency.
   uint32_t nvls_heads = 0;

@@ -61,6 +61,16 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
                                 std::to_string(options_.qps_per_connection));
   }
   if (options_.qps_per_connection > 1) next_qp_.assign(plan_.connections, 0);
+  if (!(options_.channel_copy_bytes_per_s >= 0.0)) {
+    throw std::invalid_argument("channel copy rate must be >= 0 bytes/s");
+  }
+  if (options_.channel_copy_bytes_per_s > 0.0) {
+    for (const PlanStep& s : plan_.steps) {
+      if (s.kind == PlanStep::Kind::Transfer)
+        copy_channels_ = std::max<uint32_t>(copy_channels_, s.channel + 1u);
+    }
+    copy_until_.assign(static_cast<std::size_t>(plan_.ranks) * copy_channels_, Time::zero());
+  }
   if (plan_.connection_depth > 1) {
     paced_until_.assign(plan_.connections, Time::zero());
     const net::NetworkSpec& spec = backend_.spec();
@@ -165,6 +175,8 @@ void CollectiveRunner::issue(uint32_t step) {
   // flight.
   const Time ready = std::max(result_.start + options_.launch_latency, ready_[step]);
   Time at = std::max(sim.now(), ready + latency);
+  Time* paced_until = nullptr;  // the connection's pacing, set below from the final start
+  Time pace = Time::zero();
   if (!egress_.empty()) {
     // Pacing (see paced_until_): after the connection's previous transfer has left the sender.
     const net::NetworkSpec& spec = backend_.spec();
@@ -179,15 +191,27 @@ void CollectiveRunner::issue(uint32_t step) {
     Time& paced = paced_until_[s.source_step];
     at = std::max(at, paced);
     if (const net::LinkParams* l = port == net::kNoNode ? nullptr : egress_[port]) {
+      paced_until = &paced;
       const double factor = a.host == b.host && options_.intra_host_wire_factor
                                 ? *options_.intra_host_wire_factor
                                 : options_.wire_factor;
       const auto wire = static_cast<int64_t>(std::ceil(static_cast<double>(s.bytes) * factor));
       const int64_t mtu = std::max<int64_t>(1, l->mtu.count());
       const int64_t packets = (wire + mtu - 1) / mtu;
-      paced = at + l->bandwidth.tx_time(Bytes{wire + packets * l->header.count()});
+      pace = l->bandwidth.tx_time(Bytes{wire + packets * l->header.count()});
     }
   }
+  if (!copy_until_.empty() && s.src < plan_.ranks && s.dst < plan_.ranks) {
+    // The sender's CTA on this channel copies its transfers one after another.
+    Time& copied = copy_until_[static_cast<std::size_t>(s.src) * copy_channels_ + s.channel];
+    at = std::max(at, copied);
+    copied =
+        at + Time::from_seconds(static_cast<double>(s.bytes) / options_.channel_copy_bytes_per_s);
+    ready_[step] = copied;  // free once issued: the earliest this transfer can finish
+  } else if (!copy_until_.empty()) {
+    ready_[step] = Time::zero();
+  }
+  if (paced_until != nullptr) *paced_until = at + pace;
   if (at > sim.now()) {
     sim.queue().schedule(at, this, kBegin, step);
   } else {
@@ -200,7 +224,7 @@ void CollectiveRunner::on_event(uint32_t kind, uint64_t arg) {
   if (kind == kBegin) {
     begin_transfer(step);
   } else {
-    finish(step);
+    finish(step);  // kReduced, kCopied
   }
 }
 
@@ -235,7 +259,16 @@ void CollectiveRunner::begin_transfer(uint32_t step) {
     next = (next + 1) % options_.qps_per_connection;
   }
   backend_.start(TransferRequest{src, dst, Bytes{wire}, options_.priority, connection},
-                 [this, step](TransferId, const TransferRecord&) { finish(step); });
+                 [this, step](TransferId, const TransferRecord&) { delivered(step); });
+}
+
+void CollectiveRunner::delivered(uint32_t step) {
+  const Time now = backend_.simulation().now();
+  if (!copy_until_.empty() && ready_[step] > now) {
+    backend_.simulation().queue().schedule(ready_[step], this, kCopied, step);
+  } else {
+    finish(step);
+  }
 }
 
 void CollectiveRunner::finish(uint32_t step) {

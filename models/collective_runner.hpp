@@ -49,6 +49,14 @@ struct CollectiveRunOptions {
   // NCCL does with NCCL_IB_SPLIT_DATA_ON_QPS = 0 (its default). 0: a new QP per transfer (a
   // fresh ECMP hash and DCQCN state for every chunk).
   uint32_t qps_per_connection = 1;
+  // The copy rate of one channel at one rank (its CTA: NCCL's copy loop on one SM), bytes of
+  // payload per second; 0: unlimited. The transfers a rank sends on a channel are copied one after
+  // another at this rate: a transfer begins no earlier than its copy does and finishes no earlier
+  // than its copy ends, whatever the network allows. The wire still carries each transfer as fast
+  // as the network lets it, so a capped channel sends in bursts with gaps rather than at a steady
+  // lower rate. Transfers from or to an NVLS engine are not capped (NVLS's constant already holds
+  // its CTAs' reach: NcclChannels::nvls_link_efficiency).
+  double channel_copy_bytes_per_s = 0;
 };
 
 // The compute time of reducing `bytes` under `options`.
@@ -80,7 +88,7 @@ class CollectiveRunner final : private EventTarget {
 
  private:
   // Queue events (EventTarget: no closure per event): a delayed transfer start, a reduction's end.
-  enum : uint32_t { kBegin = 0, kReduced = 1 };
+  enum : uint32_t { kBegin = 0, kReduced = 1, kCopied = 2 };
   // dependents_ entries: the dependent step, with this bit set when the dependency is the previous
   // transfer on the dependent's own connection (its finish does not delay the data, see issue()).
   static constexpr uint32_t kSameConnection = 0x8000'0000u;
@@ -88,6 +96,8 @@ class CollectiveRunner final : private EventTarget {
   void issue(uint32_t step);
   void begin_transfer(uint32_t step);
   void finish(uint32_t step);
+  // A transfer the backend delivered: finished now, or when its copy ends (channel copy cap).
+  void delivered(uint32_t step);
 
   TransferBackend& backend_;
   const CollectivePlan& plan_;
@@ -103,12 +113,18 @@ class CollectiveRunner final : private EventTarget {
   std::vector<Time> paced_until_;  // per connection (PlanStep::source_step of a transfer)
   std::vector<uint32_t> next_qp_;  // per connection: its QP for the next transfer (several QPs)
   std::vector<const net::LinkParams*> egress_;  // per node: its link's class (NICs, NVLink ports)
+  // Channel copy cap (options_.channel_copy_bytes_per_s > 0): per (sending rank, channel), at
+  // rank * copy_channels_ + channel, when its CTA has copied everything issued so far.
+  std::vector<Time> copy_until_;
+  uint32_t copy_channels_ = 0;
   CollectiveRunOptions options_;
   std::vector<uint32_t> waiting_;      // unfinished dependencies per step
   std::vector<uint32_t> dep_offsets_;  // CSR of dependents
   std::vector<uint32_t> dependents_;   // step indices | kSameConnection
   // Per step: when its data is ready, the latest finish of its dependencies other than the
-  // previous transfer on its connection (raised as they finish).
+  // previous transfer on its connection (raised as they finish). Once a transfer is issued its
+  // entry is free, and under the channel copy cap holds when the transfer's copy ends (the earliest
+  // it can finish): no second array of millions of times.
   std::vector<Time> ready_;
   std::size_t finished_ = 0;
   bool started_ = false;

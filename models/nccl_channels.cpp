@@ -48,6 +48,13 @@ uint32_t nvls_ctas(const NcclSystem& s, bool blackwell) {
 
 }  // namespace
 
+double nccl_channel_copy_GBps(uint32_t compute_capability) {
+  if (compute_capability >= 100) return 70.0;
+  if (compute_capability >= 90) return 38.7;
+  if (compute_capability >= 80) return 24.0;
+  return 26.5;
+}
+
 double nccl_pcie_x16_GBps(uint32_t generation) {
   if (generation < 3) return 12.0 / std::pow(2.0, 3.0 - generation);
   return 12.0 * std::pow(2.0, generation - 3.0);
@@ -67,6 +74,7 @@ NcclChannels nccl_channels(const NcclSystem& s, std::optional<uint32_t> requeste
   // Share of a ring's bandwidth a GPU forwards over its NVLinks.
   const double forwarded = g > 1 ? (inter ? (g - 1.0) / g : 1.0) : 0.0;
   NcclChannels out;
+  out.compute_capability = s.compute_capability;
   double best_total = 0;
   for (double speed : speeds(s.compute_capability, inter)) {
     double rings = kMaxSearchChannels;

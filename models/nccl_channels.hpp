@@ -38,12 +38,13 @@ struct NcclSystem {
 };
 
 struct NcclChannels {
-  uint32_t search_channels = 1;   // the ring graph's nChannels (after ncclTopoDupChannels)
-  double search_bw_GBps = 0;      // per search channel: graph->bwIntra == bwInter
-  uint32_t channels = 1;          // comm->nChannels: the channels a collective runs on
-  uint32_t default_channels = 1;  // what NCCL picks unrequested (== channels unless requested)
-  uint32_t nics_used = 0;         // NICs per node the channels leave through (0 on one node)
-  bool requested = false;         // channels were given (collective.channels / --channels)
+  uint32_t search_channels = 1;      // the ring graph's nChannels (after ncclTopoDupChannels)
+  double search_bw_GBps = 0;         // per search channel: graph->bwIntra == bwInter
+  uint32_t channels = 1;             // comm->nChannels: the channels a collective runs on
+  uint32_t default_channels = 1;     // what NCCL picks unrequested (== channels unless requested)
+  uint32_t compute_capability = 90;  // NcclSystem's: selects NCCL's per-architecture tables
+  uint32_t nics_used = 0;            // NICs per node the channels leave through (0 on one node)
+  bool requested = false;            // channels were given (collective.channels / --channels)
   // The NVLS graph (src/graph/search.cc ncclTopoSearchTryNvls), for NVLS on one node and NVLS-tree
   // across nodes: heads = min(NCCL_MAX_NVLS_ARITY 32, GPUs, and across nodes NICs: each head
   // leaves through a NIC of its own), each pulling its share of every channel; per-channel speed:
@@ -72,6 +73,15 @@ struct NcclChannels {
 // the channel count, not the search (NCCL's tuning still sees the search's graph). Throws
 // std::invalid_argument for an impossible shape (no GPU, a multi-node system without NICs).
 NcclChannels nccl_channels(const NcclSystem& system, std::optional<uint32_t> requested);
+
+// What one channel's CTA copies per second (GB/s, payload, each direction) on a GPU of
+// `compute_capability`: NCCL's measured per-channel maximum of its Simple tree all_reduce inside a
+// node (src/graph/tuning.cc perChMaxTreeBws, N1 column: Volta 26.5, Ampere 24.0, Hopper 38.7,
+// Blackwell 70.0), the fastest NCCL's copy loop moves a channel's data on that GPU. It is why a
+// few channels cannot fill a GPU's NVLinks (NCCL launches about two CTAs per NVLink to saturate
+// them, NVIDIA/nccl#1703); with NCCL's own channel counts the links bind first (one DGX H100: 24
+// channels x 38.7 GB/s against 370.8 GB/s of NVLink).
+double nccl_channel_copy_GBps(uint32_t compute_capability);
 
 // NCCL's rate of a PCIe x16 link of `generation` (src/graph/topo.cc: width x per-lane rate / 80,
 // Gen3 12 GB/s, doubling per generation).

@@ -49,6 +49,8 @@ NcclSetup nccl_setup(const NcclCollective& c, const CollectiveConfig& config,
         s.timing.wire_factor / std::clamp(c.nvls_link_efficiency, 0.01, 1.0);
   }
   s.run.qps_per_connection = config.qps_per_connection;
+  // NVLS runs on its own CTAs, whose reach NCCL's NVLS constant already holds.
+  s.run.channel_copy_bytes_per_s = is_nvls(c.algo) ? 0.0 : config.channel_copy_bytes_per_s;
   return s;
 }
 
@@ -58,6 +60,7 @@ ProtocolTiming apply_nccl_step_setup(StepConfig& step, const CollectiveConfig& c
   step.channels = channels.channels;
   step.collective = apply_protocol_timing(step.collective, timing);
   step.collective.qps_per_connection = config.qps_per_connection;
+  step.collective.channel_copy_bytes_per_s = config.channel_copy_bytes_per_s;
   if (step.chunk_bytes == 0) step.chunk_bytes = timing.chunk_bytes;
   return timing;
 }
@@ -83,6 +86,7 @@ NcclCostInputs nccl_cost_inputs(CollectiveOp op, uint32_t ranks, uint32_t gpus_p
   cost.nvls_bw = channels.nvls_bw_GBps;
   cost.nvls_efficiency = channels.nvls_efficiency;
   cost.nvls_tree_cap = channels.nvls_tree_cap_GBps;
+  cost.compute_capability = channels.compute_capability;
   return cost;
 }
 

@@ -126,9 +126,10 @@ std::vector<models::TrafficSpec> read_traffic(const Reader& in, const YAML::Node
 // `collective:`: NCCL's knobs, NCCL's defaults for what is left out (models::CollectiveConfig).
 models::CollectiveConfig read_collective(const Reader& in, const YAML::Node& node,
                                          const std::string& path) {
-  const MapView m(in, node, path,
-                  {"algorithm", "protocol", "channels", "buffer_size", "ll_buffer_size",
-                   "ll128_buffer_size", "steps", "calibration", "qps_per_connection"});
+  const MapView m(
+      in, node, path,
+      {"algorithm", "protocol", "channels", "buffer_size", "ll_buffer_size", "ll128_buffer_size",
+       "steps", "calibration", "qps_per_connection", "channel_copy_bandwidth"});
   models::CollectiveConfig c;
   if (const YAML::Node* v = m.find("algorithm")) {
     const std::string text = in.read_string(*v, m.path_of("algorithm"));
@@ -162,6 +163,15 @@ models::CollectiveConfig read_collective(const Reader& in, const YAML::Node& nod
       in.fail(m.path_of("qps_per_connection"), *v,
               "expected 0 (a new queue pair per transfer) .. 256, got " + v->Scalar());
     }
+  }
+  // Its default, the GPU preset's, is set once the GPU is known (scenario_loader.cpp).
+  if (const YAML::Node* v = m.find("channel_copy_bandwidth")) {
+    const Bandwidth b = in.read_bandwidth(*v, m.path_of("channel_copy_bandwidth"));
+    if (b.bits_per_second() <= 0) {
+      in.fail(m.path_of("channel_copy_bandwidth"), *v,
+              "expected a positive bandwidth (one channel's copy rate), got " + v->Scalar());
+    }
+    c.channel_copy_bytes_per_s = b.bytes_per_second();
   }
   const std::pair<std::string_view, int64_t*> buffers[] = {
       {"buffer_size", &c.buffer_size},

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <utility>
 
+#include "models/nccl_channels.hpp"
 #include "scenario/default_scenario.hpp"
 #include "scenario/section_readers.hpp"
 
@@ -147,6 +148,11 @@ void resolve_host_gpu(const Reader& in, const MapView& top, Scenario& s) {
   if (!nvlink_given) {
     s.fabric.links.nvlink.bandwidth =
         Bandwidth::bps(static_cast<int64_t>(models::nccl_nvlink_bytes_per_s(*gpu) * 8.0));
+  }
+  // One channel's copy rate: collective.channel_copy_bandwidth, else the GPU generation's.
+  if (s.collective.channel_copy_bytes_per_s <= 0.0) {
+    s.collective.channel_copy_bytes_per_s =
+        models::nccl_channel_copy_GBps(gpu->compute_capability) * 1e9;
   }
 }
 

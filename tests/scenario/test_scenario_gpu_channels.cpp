@@ -103,3 +103,28 @@ TEST_CASE("collective.qps_per_connection: NCCL's 1 by default, 0 (a QP per trans
   CHECK(e.find("collective.qps_per_connection") != std::string::npos);
   CHECK(e.find("expected 0 (a new queue pair per transfer) .. 256") != std::string::npos);
 }
+
+TEST_CASE("collective.channel_copy_bandwidth: the GPU generation's unless given, positive") {
+  // NCCL's per-channel Simple maximum (tuning.cc perChMaxTreeBws, one node): Hopper 38.7 GB/s.
+  CHECK(load_scenario_text(kFabric + kWorkload, "t.yaml").collective.channel_copy_bytes_per_s ==
+        doctest::Approx(38.7e9));
+  // fabric.host.gpu sits in the host map.
+  std::string fabric_a100 = kFabric;
+  fabric_a100.replace(fabric_a100.find("host: {gpus: 8, nics: 8}"),
+                      std::string("host: {gpus: 8, nics: 8}").size(),
+                      "host: {gpus: 8, nics: 8, gpu: a100}");
+  CHECK(load_scenario_text(fabric_a100 + kWorkload, "t.yaml").collective.channel_copy_bytes_per_s ==
+        doctest::Approx(24.0e9));
+  std::string fabric_b200 = fabric_a100;
+  fabric_b200.replace(fabric_b200.find("a100"), 4, "b200");
+  CHECK(load_scenario_text(fabric_b200 + kWorkload, "t.yaml").collective.channel_copy_bytes_per_s ==
+        doctest::Approx(70.0e9));
+  CHECK(load_scenario_text(kFabric + kWorkload + "collective: {channel_copy_bandwidth: 20GB/s}\n",
+                           "t.yaml")
+            .collective.channel_copy_bytes_per_s == doctest::Approx(20e9));
+  const std::string e =
+      error_of(kFabric + kWorkload + "collective: {channel_copy_bandwidth: 0Gbps}\n");
+  CHECK(e.find("t.yaml:") == 0);
+  CHECK(e.find("collective.channel_copy_bandwidth") != std::string::npos);
+  CHECK(e.find("expected a positive bandwidth") != std::string::npos);
+}
