@@ -177,6 +177,24 @@ int64_t nccl_chunk_bytes(CollectiveAlgo algo, NcclProtocol proto, int64_t protoc
   return chunk;
 }
 
+int64_t nccl_nvls_chunk_bytes(bool tree, int64_t bytes, uint32_t channels, uint32_t heads,
+                              uint32_t nodes) {
+  constexpr int64_t kKiB = 1024;
+  int64_t chunk = 128 * kKiB;  // NCCL_NVLS_CHUNKSIZE
+  const int64_t concurrent = int64_t{std::max(1u, channels)} * std::max(1u, heads);
+  auto below = [&](int64_t times) { return bytes < times * concurrent * chunk; };
+  if (!tree) {
+    if (below(64) && chunk > 64 * kKiB) chunk = 64 * kKiB;
+    if (below(8) && chunk > 32 * kKiB) chunk = 32 * kKiB;
+    if (below(2) && chunk > 16 * kKiB) chunk = 16 * kKiB;
+    return chunk;
+  }
+  if (nodes >= 4) chunk = 64 * kKiB;  // NCCL_NVLSTREE_MAX_CHUNKSIZE's default from 4 nodes
+  if (below(4) && chunk > 64 * kKiB) chunk = 64 * kKiB;
+  if (below(1) && chunk > 32 * kKiB) chunk = 32 * kKiB;
+  return chunk;
+}
+
 namespace {
 
 double nvls_predicted_time_us(bool tree, NcclProtocol proto, const NcclCostInputs& in,

@@ -80,6 +80,19 @@ int64_t nccl_chunk_bytes(CollectiveAlgo algo, NcclProtocol proto, int64_t protoc
                          int64_t bytes, uint32_t channels, uint32_t nodes, uint32_t ranks,
                          CollectiveOp op = CollectiveOp::AllReduce);
 
+// NCCL's NVLS and NVLS-tree chunk per head and round for an all_reduce of `bytes` on `channels`
+// NVLS channels of `heads` heads over `nodes` nodes (NCCL 2.30 enqueue.cc calcCollChunking, the
+// unregistered-buffer path). With concurrent = channels x heads and chunk starting at
+// NCCL_NVLS_CHUNKSIZE (128 KiB):
+//   NVLS:      64 KiB when bytes < 64 x concurrent x chunk, then 32 KiB when < 8 x ..., then
+//              16 KiB when < 2 x ... (each test with the chunk as it stands);
+//   NVLS-tree: chunk = min(128 KiB, NCCL_NVLSTREE_MAX_CHUNKSIZE: 64 KiB from 4 nodes), then 64 KiB
+//              when bytes < 4 x concurrent x chunk, 32 KiB when < 1 x ....
+// One DGX H100 (16 channels x 8 heads): 128 KiB from 1 GiB, 64 KiB from 64 MiB, 32 KiB from 8 MiB,
+// 16 KiB below, so a 16 MiB all_reduce pipelines four rounds per channel instead of one.
+int64_t nccl_nvls_chunk_bytes(bool tree, int64_t bytes, uint32_t channels, uint32_t heads,
+                              uint32_t nodes);
+
 // PAT's per-rank latency (tuning.cc: "still a linear part"), us.
 inline constexpr double kNcclPatPerRankUs = 2.8;
 

@@ -371,3 +371,30 @@ TEST_CASE("nvls cost: every algorithm's time and auto's grow with size on 1, 2, 
     if (nodes == 1) CHECK(nvls_seen);  // one DGX H100: NVLS from mid sizes on
   }
 }
+
+TEST_CASE("nvls chunk: NCCL's calcCollChunking halves it for smaller all_reduces") {
+  // One DGX H100: 16 NVLS channels x 8 heads = 128 concurrent operations.
+  const int64_t MiB = int64_t{1} << 20;
+  CHECK(nccl_nvls_chunk_bytes(false, 8192 * MiB, 16, 8, 1) == 128 * 1024);
+  CHECK(nccl_nvls_chunk_bytes(false, 1024 * MiB, 16, 8, 1) == 128 * 1024);  // not < 64 x 128 x 128K
+  CHECK(nccl_nvls_chunk_bytes(false, 1024 * MiB - 1, 16, 8, 1) == 64 * 1024);
+  CHECK(nccl_nvls_chunk_bytes(false, 128 * MiB, 16, 8, 1) == 64 * 1024);  // not < 8 x 128 x 64K
+  CHECK(nccl_nvls_chunk_bytes(false, 16 * MiB, 16, 8, 1) == 32 * 1024);   // not < 2 x 128 x 32K
+  CHECK(nccl_nvls_chunk_bytes(false, 1 * MiB, 16, 8, 1) == 16 * 1024);
+  // NVLS-tree: 128 KiB on 2 nodes for large sizes, 64 KiB from 4 nodes, 32 KiB when small.
+  CHECK(nccl_nvls_chunk_bytes(true, 8192 * MiB, 16, 8, 2) == 128 * 1024);
+  CHECK(nccl_nvls_chunk_bytes(true, 8192 * MiB, 16, 8, 4) == 64 * 1024);
+  CHECK(nccl_nvls_chunk_bytes(true, 64 * MiB - 1, 16, 8, 2) == 64 * 1024);  // < 4 x 128 x 128K
+  CHECK(nccl_nvls_chunk_bytes(true, 8 * MiB - 1, 16, 8, 2) == 32 * 1024);   // < 1 x 128 x 64K
+  // nccl_setup hands the rule to the plan unless a chunk was given.
+  NcclCollective c;
+  c.algo = CollectiveAlgo::Nvls;
+  c.ranks = 8;
+  c.gpus_per_host = 8;
+  c.channels = 16;
+  c.nvls_heads = 8;
+  c.bytes = 16 * MiB;
+  CHECK(nccl_setup(c, CollectiveConfig{}).plan.chunk_bytes == 32 * 1024);
+  c.chunk_bytes = 256 * 1024;
+  CHECK(nccl_setup(c, CollectiveConfig{}).plan.chunk_bytes == 256 * 1024);
+}
