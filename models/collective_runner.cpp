@@ -192,10 +192,7 @@ void CollectiveRunner::issue(uint32_t step) {
     at = std::max(at, paced);
     if (const net::LinkParams* l = port == net::kNoNode ? nullptr : egress_[port]) {
       paced_until = &paced;
-      const double factor = a.host == b.host && options_.intra_host_wire_factor
-                                ? *options_.intra_host_wire_factor
-                                : options_.wire_factor;
-      const auto wire = static_cast<int64_t>(std::ceil(static_cast<double>(s.bytes) * factor));
+      const int64_t wire = wire_bytes(s.bytes, gpu_[s.src], gpu_[s.dst]);
       const int64_t mtu = std::max<int64_t>(1, l->mtu.count());
       const int64_t packets = (wire + mtu - 1) / mtu;
       pace = l->bandwidth.tx_time(Bytes{wire + packets * l->header.count()});
@@ -232,15 +229,7 @@ void CollectiveRunner::begin_transfer(uint32_t step) {
   const PlanStep& t = plan_.steps[step];
   uint32_t src = gpu_[t.src];
   const uint32_t dst = gpu_[t.dst];
-  double factor = options_.wire_factor;
-  if (options_.intra_host_wire_factor) {
-    const net::NetworkSpec& spec = backend_.spec();
-    if (spec.endpoint(src).host == spec.endpoint(dst).host)
-      factor = *options_.intra_host_wire_factor;
-  }
-  const int64_t wire = factor == 1.0
-                           ? t.bytes
-                           : static_cast<int64_t>(std::ceil(static_cast<double>(t.bytes) * factor));
+  const int64_t wire = wire_bytes(t.bytes, src, dst);
   if (!proxy_.empty() && src < backend_.spec().gpus.size() && dst < backend_.spec().gpus.size()) {
     const auto& gpus = backend_.spec().gpus;
     if (gpus[src].host != gpus[dst].host) {
@@ -260,6 +249,16 @@ void CollectiveRunner::begin_transfer(uint32_t step) {
   }
   backend_.start(TransferRequest{src, dst, Bytes{wire}, options_.priority, connection},
                  [this, step](TransferId, const TransferRecord&) { delivered(step); });
+}
+
+int64_t CollectiveRunner::wire_bytes(int64_t payload, uint32_t a, uint32_t b) const {
+  double factor = options_.wire_factor;
+  if (options_.intra_host_wire_factor) {
+    const net::NetworkSpec& spec = backend_.spec();
+    if (spec.endpoint(a).host == spec.endpoint(b).host) factor = *options_.intra_host_wire_factor;
+  }
+  if (factor == 1.0) return payload;
+  return static_cast<int64_t>(std::ceil(static_cast<double>(payload) * factor));
 }
 
 void CollectiveRunner::delivered(uint32_t step) {

@@ -98,6 +98,9 @@ class CollectiveRunner final : private EventTarget {
   void finish(uint32_t step);
   // A transfer the backend delivered: finished now, or when its copy ends (channel copy cap).
   void delivered(uint32_t step);
+  // Wire bytes of a transfer of `payload` bytes between endpoints a and b: the protocol's wire
+  // factor, or intra_host_wire_factor inside a host.
+  int64_t wire_bytes(int64_t payload, uint32_t a, uint32_t b) const;
 
   TransferBackend& backend_;
   const CollectivePlan& plan_;

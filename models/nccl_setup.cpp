@@ -38,9 +38,9 @@ NcclSetup nccl_setup(const NcclCollective& c, const CollectiveConfig& config,
   po.connection_depth = s.timing.pipeline_depth;
   if (is_nvls(c.algo)) {
     // NCCL's NVLS chunk per head and round for this size unless a chunk was given.
-    po.chunk_bytes = c.chunk_bytes.value_or(nccl_nvls_chunk_bytes(
-        c.algo == CollectiveAlgo::NvlsTree, c.bytes, c.channels,
-        c.nvls_heads > 0 ? c.nvls_heads : std::min(32u, g), nodes));
+    po.chunk_bytes = c.chunk_bytes.value_or(
+        nccl_nvls_chunk_bytes(c.algo == CollectiveAlgo::NvlsTree, c.bytes, c.channels,
+                              c.nvls_heads > 0 ? c.nvls_heads : std::min(32u, g), nodes));
     po.nvls_heads = c.nvls_heads;
   }
   s.run = apply_protocol_timing(base, s.timing);

@@ -50,4 +50,19 @@ inline topo::FabricParams one_host_per_leaf(uint32_t leaves, Bandwidth bw, Time 
   return p;
 }
 
+// One host of `gpus` GPUs on an NVSwitch (with or without NVLink SHARP), NVLink at `nvlink`.
+inline topo::FabricParams nvswitch_host(uint32_t gpus, Bandwidth nvlink, bool nvls = true) {
+  topo::FabricParams p;
+  p.kind = topo::TopologyKind::SpineLeaf;
+  p.spine_leaf.leaves = 1;
+  p.spine_leaf.hosts_per_leaf = 1;
+  p.spine_leaf.spines = 1;
+  p.host.gpus = gpus;
+  p.host.nics = 1;
+  p.host.nvls = nvls;
+  p.links.nvlink.bandwidth = nvlink;
+  p.switch_params.buffer = Bytes{64 << 20};
+  return p;
+}
+
 }  // namespace syncsim::collective_fixtures

@@ -23,16 +23,8 @@ namespace {
 
 // One host of `gpus` GPUs on an NVSwitch, NVLink at 370.8 GB/s (18 x NCCL's SM90 20.6 GB/s).
 topo::FabricParams nvswitch_host(uint32_t gpus) {
-  topo::FabricParams p;
-  p.kind = topo::TopologyKind::SpineLeaf;
-  p.spine_leaf.leaves = 1;
-  p.spine_leaf.hosts_per_leaf = 1;
-  p.spine_leaf.spines = 1;
-  p.host.gpus = gpus;
-  p.host.nics = 1;
-  p.links.nvlink.bandwidth = Bandwidth::bps(int64_t{2'966'400'000'000});
-  p.switch_params.buffer = Bytes{64 << 20};
-  return p;
+  return collective_fixtures::nvswitch_host(gpus, Bandwidth::bps(int64_t{2'966'400'000'000}),
+                                            false);
 }
 
 constexpr double kHopperCopy = 38.7e9;

@@ -23,6 +23,7 @@
 using namespace syncsim;
 using namespace syncsim::models;
 using collective_fixtures::identity;
+using collective_fixtures::nvswitch_host;
 
 namespace {
 
@@ -30,21 +31,6 @@ NcclSystem one_node(const std::string& gpu_name, uint32_t gpus, uint32_t nodes =
   const GpuSpec gpu = *gpu_preset(gpu_name);
   return nccl_system(nodes * gpus, gpus, 8, Bandwidth::gbps(400),
                      Bandwidth::bps(static_cast<int64_t>(nccl_nvlink_bytes_per_s(gpu) * 8)), gpu);
-}
-
-// One host of `gpus` GPUs on an NVSwitch (with or without NVLink SHARP), NVLink at `nvlink`.
-topo::FabricParams nvswitch_host(uint32_t gpus, Bandwidth nvlink, bool nvls = true) {
-  topo::FabricParams p;
-  p.kind = topo::TopologyKind::SpineLeaf;
-  p.spine_leaf.leaves = 1;
-  p.spine_leaf.hosts_per_leaf = 1;
-  p.spine_leaf.spines = 1;
-  p.host.gpus = gpus;
-  p.host.nics = 1;
-  p.host.nvls = nvls;
-  p.links.nvlink.bandwidth = nvlink;
-  p.switch_params.buffer = Bytes{64 << 20};
-  return p;
 }
 
 PlanOptions nvls_options(uint32_t ranks, int64_t bytes, uint32_t channels) {
