@@ -109,30 +109,3 @@ TEST_CASE("channel copy cap: nccl_setup carries it, except for NVLS, and refuses
   auto backend = make_backend(Fidelity::Analytic, sim, spec);
   CHECK_THROWS_AS(run_collective(*backend, plan, identity(2), ro), std::invalid_argument);
 }
-
-TEST_CASE("nccl cost model: per-channel caps follow the GPU generation") {
-  // The tree's per-channel cap on one node (perChMaxTreeBws N1): Ampere 24.0 against Hopper 38.7,
-  // with a graph fast enough that the cap binds: 1 channel of 100 GB/s, 8 GPUs, 1 GiB.
-  NcclCostInputs in;
-  in.nodes = 1;
-  in.gpus_per_node = 8;
-  in.channels = 1;
-  in.bw_intra = 100.0;
-  const int64_t bytes = int64_t{1} << 30;
-  in.compute_capability = 90;
-  const double hopper =
-      nccl_predicted_time_us(CollectiveAlgo::Tree, NcclProtocol::Simple, in, bytes);
-  in.compute_capability = 80;
-  const double ampere =
-      nccl_predicted_time_us(CollectiveAlgo::Tree, NcclProtocol::Simple, in, bytes);
-  // Time is latency + S / (0.5 x busbw); at 1 GiB the bandwidth term dominates.
-  CHECK(ampere / hopper == doctest::Approx(38.7 / 24.0).epsilon(0.01));
-  // The ring's LL128 cap: Blackwell 40.0 per channel against Hopper's 36.7.
-  in.compute_capability = 100;
-  const double blackwell =
-      nccl_predicted_time_us(CollectiveAlgo::Ring, NcclProtocol::LL128, in, bytes);
-  in.compute_capability = 90;
-  const double hopper_ll128 =
-      nccl_predicted_time_us(CollectiveAlgo::Ring, NcclProtocol::LL128, in, bytes);
-  CHECK(hopper_ll128 / blackwell == doctest::Approx(40.0 / 36.7).epsilon(0.01));
-}

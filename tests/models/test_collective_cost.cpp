@@ -111,3 +111,30 @@ TEST_CASE("collective cost: protocol timing follows NCCL's buffer sizes and step
   CHECK(parse_nccl_protocol("Simple") == NcclProtocol::Simple);
   CHECK_THROWS_AS(parse_nccl_protocol("LL64"), std::invalid_argument);
 }
+
+TEST_CASE("nccl cost model: per-channel caps follow the GPU generation") {
+  // The tree's per-channel cap on one node (perChMaxTreeBws N1): Ampere 24.0 against Hopper 38.7,
+  // with a graph fast enough that the cap binds: 1 channel of 100 GB/s, 8 GPUs, 1 GiB.
+  NcclCostInputs in;
+  in.nodes = 1;
+  in.gpus_per_node = 8;
+  in.channels = 1;
+  in.bw_intra = 100.0;
+  const int64_t bytes = int64_t{1} << 30;
+  in.compute_capability = 90;
+  const double hopper =
+      nccl_predicted_time_us(CollectiveAlgo::Tree, NcclProtocol::Simple, in, bytes);
+  in.compute_capability = 80;
+  const double ampere =
+      nccl_predicted_time_us(CollectiveAlgo::Tree, NcclProtocol::Simple, in, bytes);
+  // Time is latency + S / (0.5 x busbw); at 1 GiB the bandwidth term dominates.
+  CHECK(ampere / hopper == doctest::Approx(38.7 / 24.0).epsilon(0.01));
+  // The ring's LL128 cap: Blackwell 40.0 per channel against Hopper's 36.7.
+  in.compute_capability = 100;
+  const double blackwell =
+      nccl_predicted_time_us(CollectiveAlgo::Ring, NcclProtocol::LL128, in, bytes);
+  in.compute_capability = 90;
+  const double hopper_ll128 =
+      nccl_predicted_time_us(CollectiveAlgo::Ring, NcclProtocol::LL128, in, bytes);
+  CHECK(hopper_ll128 / blackwell == doctest::Approx(40.0 / 36.7).epsilon(0.01));
+}
