@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 #include "models/memory_warning.hpp"
 
@@ -15,21 +16,62 @@ using Groups = std::vector<std::vector<uint32_t>>;
 
 }  // namespace
 
-PipelineTime pipeline_1f1b(const std::vector<Time>& stage, uint32_t micro_batches) {
+PipelineTime pipeline_1f1b(const std::vector<Time>& stage, uint32_t micro_batches,
+                           uint32_t virtual_stages) {
   PipelineTime p;
   if (stage.empty()) return p;
   const auto m = static_cast<int64_t>(std::max<uint32_t>(1, micro_batches));
+  const auto v = static_cast<int64_t>(std::max<uint32_t>(1, virtual_stages));
   Time longest = Time::zero();
   Time sum = Time::zero();
   for (Time t : stage) {
     longest = std::max(longest, t);
     sum += t;
   }
-  p.total = longest * (m - 1) + sum;
+  p.total = longest * m + (sum - longest) / v;
   p.bubble = p.total - longest * m;
   const double ideal = longest.seconds() * static_cast<double>(m);
   p.bubble_fraction = ideal > 0 ? p.bubble.seconds() / ideal : 0.0;
   return p;
+}
+
+std::vector<uint32_t> pipeline_stage_layers(const ParallelLayout& l, uint32_t layers) {
+  const uint32_t pp = std::max<uint32_t>(1, l.pipeline);
+  const uint32_t vp = std::max<uint32_t>(1, l.virtual_pipeline);
+  // 64 bits: degrees read from a scenario may be up to 2^32 - 1 each.
+  const uint64_t stages = uint64_t{pp} * vp;
+  const uint32_t extra =
+      (l.embedding_in_pipeline_split ? 1U : 0U) + (l.loss_in_pipeline_split ? 1U : 0U);
+  const uint64_t units = uint64_t{layers} + extra;
+  if (units % stages != 0) {
+    std::string what = std::to_string(layers) + " layers";
+    if (extra > 0) what += " + " + std::to_string(extra) + " (embedding/loss counted as layers)";
+    throw std::invalid_argument("expected the " + what +
+                                " to split evenly over pipeline_parallel x "
+                                "virtual_pipeline = " +
+                                std::to_string(pp) + " x " + std::to_string(vp) + " = " +
+                                std::to_string(stages) + " pipeline stages");
+  }
+  const auto per_stage = static_cast<uint32_t>(units / stages);
+  std::vector<uint32_t> split(static_cast<std::size_t>(stages), per_stage);
+  if (l.embedding_in_pipeline_split) --split.front();
+  if (l.loss_in_pipeline_split) --split.back();
+  // A stage of the embedding or the loss alone (Megatron's standalone stages) is not modelled.
+  if (std::find(split.begin(), split.end(), 0U) != split.end()) {
+    throw std::invalid_argument(
+        "expected at least one transformer layer on every pipeline stage, "
+        "got " +
+        std::to_string(layers) + " layers over " + std::to_string(stages) + " stages");
+  }
+  return split;
+}
+
+std::vector<uint32_t> pipeline_rank_layers(const ParallelLayout& l, uint32_t layers) {
+  const uint32_t pp = std::max<uint32_t>(1, l.pipeline);
+  const std::vector<uint32_t> split = pipeline_stage_layers(l, layers);
+  std::vector<uint32_t> per_rank(pp, 0);
+  for (std::size_t j = 0; j < split.size(); ++j) per_rank[j % pp] += split[j];
+  return per_rank;
 }
 
 int64_t tp_activation_bytes(const TransformerShape& m, const ComputeParams& c,
@@ -60,14 +102,18 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
     throw std::invalid_argument(
         "the ranks must be a multiple of tensor x context x pipeline parallel");
   }
-  if (config.model.layers % pp != 0) {
-    throw std::invalid_argument("pipeline parallelism must divide the layers");
+  const uint32_t vp = std::max<uint32_t>(1, lay.virtual_pipeline);
+  if (vp > 1 && pp == 1) {
+    throw std::invalid_argument("virtual pipeline stages need pipeline parallelism");
   }
+  const std::vector<uint32_t> rank_layers = pipeline_rank_layers(lay, config.model.layers);
   const uint32_t dp = total / model_parallel;
   const uint32_t m = std::max<uint32_t>(1, config.grad_accumulation);
   const auto mb = static_cast<int64_t>(m);
+  const auto vpi = static_cast<int64_t>(vp);
   const TransformerShape& model = config.model;
-  const uint32_t layers = model.layers / pp;
+  // The busiest pipeline rank's layers: per-step counts and exposed times are reported for it.
+  const uint32_t layers = *std::max_element(rank_layers.begin(), rank_layers.end());
   auto gpu_of = [&](uint32_t t, uint32_t c, uint32_t p, uint32_t d) {
     return config
         .rank_to_gpu[megatron_rank(ParallelLayout{tp, cp, pp, lay.sequence_parallel}, t, c, p, d)];
@@ -75,7 +121,11 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
 
   StepResult r;
   r.engine = "closed_form";
-  r.layout = ParallelLayout{tp, cp, pp, lay.sequence_parallel};
+  r.layout = lay;
+  r.layout.tensor = tp;
+  r.layout.context = cp;
+  r.layout.pipeline = pp;
+  r.layout.virtual_pipeline = vp;
   r.data_parallel = dp;
   IdleCollectiveTimer timer(spec, fidelity, config);
   LayerCompute lc =
@@ -167,8 +217,9 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
         for (uint32_t t = 0; t < tp; ++t) pairs.push_back({gpu_of(t, c, 0, d), gpu_of(t, c, 1, d)});
     const auto s = timer.time(CollectiveOp::SendRecv, CollectiveAlgo::Pairwise, pairs, p2p_bytes);
     p2p = s.duration;
-    p2p_bytes_per_gpu = 2 * p2p_bytes * mb;  // a middle stage sends activations and gradients
-    add_row("pp_send_recv", p2p_bytes, p2p, 2 * mb * (pp - 1));
+    // A middle stage sends activations and gradients once per chunk and micro-batch.
+    p2p_bytes_per_gpu = 2 * p2p_bytes * mb * vpi;
+    add_row("pp_send_recv", p2p_bytes, p2p, 2 * mb * (int64_t{pp} * vpi - 1));
   }
 
   // Stage times per micro-batch.
@@ -177,15 +228,20 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   std::vector<Time> stage_total(pp);
   for (uint32_t i = 0; i < pp; ++i) {
     const bool last = i + 1 == pp;
+    const uint32_t n = rank_layers[i];
     const Time compute_f =
-        scaled(seconds(layers * lc.layer_forward + (last ? lc.head_forward : 0.0)), slowest);
+        scaled(seconds(n * lc.layer_forward + (last ? lc.head_forward : 0.0)), slowest);
     const Time compute_b =
-        scaled(seconds(layers * lc.layer_backward + (last ? lc.head_backward : 0.0)), slowest);
-    stage_fwd[i] = compute_f + (tp_fwd + cp_fwd_exposed) * layers + (i > 0 ? p2p : Time::zero());
-    stage_bwd[i] = compute_b + (tp_bwd + cp_bwd_exposed) * layers + (last ? Time::zero() : p2p);
+        scaled(seconds(n * lc.layer_backward + (last ? lc.head_backward : 0.0)), slowest);
+    // Receives per micro-batch: one per chunk, less the first chunk's input on the first rank
+    // (forward) and the loss's gradient on the last (backward).
+    const int64_t fwd_receives = vpi - (i == 0 ? 1 : 0);
+    const int64_t bwd_receives = vpi - (last ? 1 : 0);
+    stage_fwd[i] = compute_f + (tp_fwd + cp_fwd_exposed) * n + p2p * fwd_receives;
+    stage_bwd[i] = compute_b + (tp_bwd + cp_bwd_exposed) * n + p2p * bwd_receives;
     stage_total[i] = stage_fwd[i] + stage_bwd[i];
   }
-  const PipelineTime pipe = pipeline_1f1b(stage_total, m);
+  const PipelineTime pipe = pipeline_1f1b(stage_total, m, vp);
   r.pipeline_bubble = pipe.bubble;
   r.bubble_fraction = pipe.bubble_fraction;
 
@@ -202,13 +258,16 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   std::vector<StepBreakdown> stage_step(pp);
   double params_gpu = 0;
   int64_t dp_bytes_per_gpu = 0;
+  uint32_t first_layer = 0;
   for (uint32_t i = 0; i < pp; ++i) {
-    if (i > 0) stage_end -= stage_bwd[i - 1];
-    BucketScope scope{.first_layer = i * layers,
-                      .layers = layers,
+    // Cool-down: the last micro-batch's backward walks back one chunk (1/v of a rank) per rank.
+    if (i > 0) stage_end -= stage_bwd[i - 1] / vpi;
+    BucketScope scope{.first_layer = first_layer,
+                      .layers = rank_layers[i],
                       .input_embedding = i == 0,
                       .output_head = i + 1 == pp,
                       .tensor_parallel = tp};
+    first_layer += rank_layers[i];
     stage_buckets[i] = ddp_buckets(model, config.ddp, scope);
     Groups groups;
     for (uint32_t t = 0; t < tp; ++t) {
@@ -248,7 +307,7 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   r.tail = b.tail;
   r.tensor_parallel_comm = (tp_fwd + tp_bwd) * layers * mb;
   r.context_parallel_exposed = (cp_fwd_exposed + cp_bwd_exposed) * layers * mb;
-  r.pipeline_p2p = pp > 1 ? p2p * (2 * mb) : Time::zero();
+  r.pipeline_p2p = pp > 1 ? p2p * (2 * mb * vpi) : Time::zero();
   // Communication on the critical path: the gradient sync not hidden by the last backward, plus
   // the TP collectives, the exposed K/V ring and the stage's pipeline receives (the bubble apart).
   r.exposed_comm = (r.step - r.optimizer - b.forward - b.backward) + r.tensor_parallel_comm +
@@ -285,15 +344,18 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   r.tokens_per_s = tokens / r.step.seconds();
 
   // Memory: weights, gradients and Adam state of the GPU's parameters (16 bytes each), and the
-  // activations of the micro-batches in flight on stage 0 (min(m, p) under 1F1B); Korthikanti et
-  // al. 2022 per block: s*b*h*(10 + 24/t) bytes, 34/t with sequence parallelism, 2 (/t) with full
-  // recomputation, all over CP.
+  // activations of the micro-batches in flight on stage 0 (min(m, p) under 1F1B, times
+  // 1 + (p - 1) / (p v) interleaved); Korthikanti et al. 2022 per block: s*b*h*(10 + 24/t) bytes,
+  // 34/t with sequence parallelism, 2 (/t) with full recomputation, all over CP.
   const double sbh = static_cast<double>(model.sequence) *
                      static_cast<double>(config.compute.micro_batch) * model.hidden / cp;
   double per_layer = lay.sequence_parallel ? 34.0 / tp : 10.0 + 24.0 / tp;
   if (config.compute.recompute == Recompute::Full)
     per_layer = lay.sequence_parallel ? 2.0 / tp : 2.0;
-  r.memory_per_gpu_bytes = 16.0 * params_gpu + sbh * per_layer * layers * std::min(m, pp);
+  const double interleave =
+      vp > 1 ? 1.0 + static_cast<double>(pp - 1) / (static_cast<double>(pp) * vp) : 1.0;
+  r.memory_per_gpu_bytes =
+      16.0 * params_gpu + sbh * per_layer * rank_layers.front() * std::min(m, pp) * interleave;
   warn_if_over_gpu_memory(r.warnings, "this layout", r.memory_per_gpu_bytes, config.gpu);
   return r;
 }

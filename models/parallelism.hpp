@@ -33,17 +33,33 @@
 //     micro-batch's backward as in the DDP closed form.
 //
 // Pipeline (1F1B with m = grad_accumulation micro-batches, p stages of time t_i = t_fwd,i +
-// t_bwd,i):
+// t_bwd,i, each stage's work on one micro-batch):
 //   T_pipe = (m - 1) * max_i t_i + sum_i t_i,  bubble = T_pipe - m * max_i t_i
 //   so the bubble is (p - 1) / m of the ideal time m * t for equal stages (Megatron's definition;
 //   (p - 1) / (m + p - 1) of the pipeline time).
-// Step: for each stage i, its last backward ends at end_i (stage 0 last); its gradient sync follows
-// the DDP closed form, T_i = (end_i - t_bwd,i) + max(t_bwd,i, T_sync,i - T_tail,i) + T_tail,i; the
-// step is max_i T_i + T_opt (Adam on the GPU's parameters). With TP = CP = PP = 1 this is the DDP
-// closed form.
+// Interleaved 1F1B (Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU
+// Clusters Using Megatron-LM", section 2.2.2): each rank holds v model chunks of 1/v of its layers,
+// so warm-up and cool-down walk p*v virtual stages of t_i / v each:
+//   T_pipe = m * max_i t_i + (sum_i t_i - max_i t_i) / v,  bubble (p - 1) / (v m) for equal stages,
+// which is the 1F1B form at v = 1. The price is v times the point-to-point sends per micro-batch
+// (a rank receives from its neighbour once per chunk, the first rank v - 1 times in forward and
+// the last v - 1 times in backward), all counted on the critical path (Megatron's overlap_p2p_comm
+// hides part of them; not modelled), and activation memory on the first rank grows by
+// 1 + (p - 1) / (p v) (Korthikanti et al. 2022, section 4.2.3).
+// Stages: the layers are split evenly over the p*v virtual stages (Megatron requires it); with
+// embedding_in_pipeline_split / loss_in_pipeline_split the embedding and the loss count as one
+// layer each, so the first and last virtual stages get one transformer layer fewer. The Llama 3
+// paper does exactly this for the 126 layers of 405B ("we reduce one Transformer layer each from
+// the first and the last stages", Meta 2024, section 3.3.2): 126 + 2 = 128 = 8 x 8 x 2.
+// Step: for each stage i, its last backward ends at end_i (stage 0 last; stage i ends
+// sum_{j<i} t_bwd,j / v earlier); its gradient sync follows the DDP closed form over its last
+// micro-batch's backward, T_i = (end_i - t_bwd,i) + max(t_bwd,i, T_sync,i - T_tail,i) + T_tail,i;
+// the step is max_i T_i + T_opt (Adam on the GPU's parameters). With TP = CP = PP = 1 this is the
+// DDP closed form.
 //
 // Perturbations: the slowest rank's compute multiplier applies to every stage (the step is
-// synchronous). Not modelled: interleaved (virtual) pipeline stages, TP/CP communication overlap,
+// synchronous). Not modelled: the interleaved schedule's point-to-point overlap, TP/CP
+// communication overlap,
 // the distributed optimizer, the tied-embedding all-reduce between first and last stage, and
 // contention between concurrent TP, CP, PP and DP traffic of different kinds.
 #include <cstdint>
@@ -53,13 +69,22 @@
 
 namespace syncsim::models {
 
-// 1F1B pipeline time and bubble for per-stage times (forward + backward of one micro-batch).
+// 1F1B pipeline time and bubble for per-stage times (forward + backward of one micro-batch through
+// all of a pipeline rank's layers); `virtual_stages` > 1 is the interleaved schedule.
 struct PipelineTime {
   Time total = Time::zero();
   Time bubble = Time::zero();
   double bubble_fraction = 0;  // bubble / (m * max stage time)
 };
-PipelineTime pipeline_1f1b(const std::vector<Time>& stage_times, uint32_t micro_batches);
+PipelineTime pipeline_1f1b(const std::vector<Time>& stage_times, uint32_t micro_batches,
+                           uint32_t virtual_stages = 1);
+
+// Transformer layers of each virtual pipeline stage in model order: pipeline x virtual_pipeline
+// entries, virtual stage j on pipeline rank j mod pipeline (see above). Throws
+// std::invalid_argument saying what does not divide.
+std::vector<uint32_t> pipeline_stage_layers(const ParallelLayout& layout, uint32_t layers);
+// Layers per pipeline rank (the sum over its chunks).
+std::vector<uint32_t> pipeline_rank_layers(const ParallelLayout& layout, uint32_t layers);
 
 // Activation bytes one tensor-parallel all-reduce moves per block (nccl-tests' S): b * s/CP * h
 // * 2.

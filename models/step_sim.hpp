@@ -55,6 +55,14 @@ struct ParallelLayout {
   uint32_t context = 1;
   uint32_t pipeline = 1;
   bool sequence_parallel = false;
+  // Megatron's interleaved 1F1B: each pipeline rank holds `virtual_pipeline` model chunks
+  // (virtual_pipeline_model_parallel_size); 1 is the plain 1F1B schedule.
+  uint32_t virtual_pipeline = 1;
+  // Megatron-core's account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split:
+  // the input embedding (first virtual stage) and the output head and loss (last virtual stage)
+  // each take the place of one transformer layer when the layers are split over the stages.
+  bool embedding_in_pipeline_split = false;
+  bool loss_in_pipeline_split = false;
   bool model_parallel() const { return tensor * context * pipeline > 1; }
 };
 

@@ -12,6 +12,7 @@
 
 #include "models/collective_cost.hpp"
 #include "models/nccl_setup.hpp"
+#include "models/parallelism.hpp"
 #include "models/step_model.hpp"
 #include "models/step_sim.hpp"
 #include "run/runner.hpp"
@@ -153,8 +154,7 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
   double largest_rank_count = 0;
   if (scenario.workload) {
     models::StepConfig c = scenario.workload->step;
-    const double n =
-        scenario.workload->data_parallel == 0 ? gpus : scenario.workload->data_parallel;
+    double n = scenario.workload->data_parallel == 0 ? gpus : scenario.workload->data_parallel;
     largest_rank_count = n;
     // The step's collectives as run/runner.cpp sets them up.
     const models::ProtocolTiming timing = models::apply_nccl_step_setup(
@@ -176,6 +176,49 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
     double kept_plan_steps = 0;
     double largest_live = 0;  // bytes of the largest live simulation (records, dropped plan)
     bool sampled = false;
+    if (c.layout.model_parallel()) {
+      // The closed form (models/parallelism.cpp) times each kind of collective once, all groups of
+      // a kind at once on an idle copy of the fabric, and keeps each plan (one per op, group size
+      // and bytes); an all-reduce's plan stands for the all-gathers and reduce-scatters too (it is
+      // their two halves). The DP buckets are those of the pipeline ranks' layers over TP.
+      const models::ParallelLayout& l = c.layout;
+      const double model_parallel = static_cast<double>(l.tensor) * l.context * l.pipeline;
+      const double dp = std::max(1.0, std::floor((scenario.workload->data_parallel == 0
+                                                      ? gpus / model_parallel
+                                                      : scenario.workload->data_parallel)));
+      const double tokens = static_cast<double>(c.compute.micro_batch) * c.model.sequence /
+                            std::max<uint32_t>(1, l.context);
+      const double activation = tokens * c.model.hidden * 2.0;
+      largest_rank_count = 0;
+      auto kind = [&](double groups, double group_ranks, double bytes, double copies) {
+        if (group_ranks <= 1 || bytes <= 0) return;
+        const models::PlanSizeEstimate plan = models::plan_size_estimate(
+            c.algorithm, group_ranks, bytes, chunk, channels, scenario.fabric.host.gpus);
+        kept_plan_steps += plan.steps * copies;
+        e.transfers += plan.transfers * groups * copies;
+        largest_live = std::max(largest_live, plan.transfers * groups * kBytesPerTransfer);
+        step_bytes_moved += 2.0 * bytes * groups * group_ranks * copies;
+        largest_rank_count = std::max(largest_rank_count, groups * group_ranks);
+      };
+      kind(dp * l.pipeline * l.context, l.tensor, activation, l.sequence_parallel ? 2 : 1);
+      kind(dp * l.pipeline * l.tensor, l.context, activation / l.tensor, 2);
+      kind(dp * l.context * l.tensor, l.pipeline > 1 ? 2 : 1, activation, 1);
+      std::map<int64_t, int> stage_sizes;
+      const std::vector<uint32_t> rank_layers = models::pipeline_rank_layers(l, c.model.layers);
+      for (uint32_t i = 0; i < rank_layers.size(); ++i) {
+        const models::BucketScope scope{.layers = rank_layers[i],
+                                        .input_embedding = i == 0,
+                                        .output_head = i + 1 == rank_layers.size(),
+                                        .tensor_parallel = l.tensor};
+        for (const auto& b : models::ddp_buckets(c.model, c.ddp, scope))
+          ++stage_sizes[b.size.count()];
+      }
+      for (const auto& [bytes, count] : stage_sizes) {
+        kind(l.tensor, dp * l.context, static_cast<double>(bytes), 1);
+      }
+      sizes.clear();
+      n = dp * model_parallel;
+    }
     for (const auto& [bytes, count] : sizes) {
       const std::optional<models::BucketSamples> samples =
           may_extrapolate ? models::bucket_extrapolation(c, ranks, bytes) : std::nullopt;
@@ -198,7 +241,7 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
       e.transfers += reuse ? t : t * count;
       step_bytes_moved += 2.0 * static_cast<double>(bytes) * (reuse ? 1 : count);
     }
-    step_bytes_moved *= n;
+    if (!c.layout.model_parallel()) step_bytes_moved *= n;
     if (c.parallelism == models::DataParallelism::Ddp && !c.layout.model_parallel()) {
       e.sim_time_s = expected_ddp_step_s(c, n, scenario.fabric, buckets, timing.launch_us * 1e-6);
     }

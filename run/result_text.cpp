@@ -126,6 +126,8 @@ std::string to_text(const RunResult& r) {
          std::string(
              "{parallelism}, TP {layout.tensor_parallel} x CP {layout.context_parallel} x PP "
              "{layout.pipeline_parallel} x DP {layout.data_parallel}") +
+             (st.layout.virtual_pipeline > 1 ? " (VP {layout.virtual_pipeline}, interleaved 1F1B)"
+                                             : "") +
              (st.layout.sequence_parallel ? " (sequence parallel)" : "") + ", engine {engine}");
     if (st.layout.model_parallel()) {
       line("parallel",

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "calibration/profile.hpp"
+#include "models/parallelism.hpp"
 #include "scenario/section_readers.hpp"
 
 namespace syncsim::app::yaml_reader {
@@ -99,6 +100,15 @@ void read_parallelism(const Reader& in, const MapView& m, models::StepConfig& c)
   if (const YAML::Node* v = m.find("sequence_parallel")) {
     c.layout.sequence_parallel = in.read_bool(*v, m.path_of("sequence_parallel"));
   }
+  if (const YAML::Node* v = m.find("virtual_pipeline")) {
+    c.layout.virtual_pipeline = in.read_u32(*v, m.path_of("virtual_pipeline"), 1);
+  }
+  const std::pair<std::string_view, bool*> split_flags[] = {
+      {"account_for_embedding_in_pipeline_split", &c.layout.embedding_in_pipeline_split},
+      {"account_for_loss_in_pipeline_split", &c.layout.loss_in_pipeline_split}};
+  for (const auto& [key, field] : split_flags) {
+    if (const YAML::Node* v = m.find(key)) *field = in.read_bool(*v, m.path_of(key));
+  }
   auto check = [&](std::string_view key, bool ok, const std::string& expected) {
     if (const YAML::Node* v = m.find(key); v && !ok) in.fail(m.path_of(key), *v, expected);
   };
@@ -108,9 +118,19 @@ void read_parallelism(const Reader& in, const MapView& m, models::StepConfig& c)
         mm.heads % t == 0 && mm.ffn % t == 0 && mm.hidden % t == 0 && mm.vocab >= t,
         "expected a tensor-parallel degree dividing the heads (" + std::to_string(mm.heads) +
             "), hidden and FFN sizes, got " + std::to_string(t));
-  check("pipeline_parallel", mm.layers % c.layout.pipeline == 0,
-        "expected a pipeline-parallel degree dividing the " + std::to_string(mm.layers) +
-            " layers, got " + std::to_string(c.layout.pipeline));
+  check("virtual_pipeline", c.layout.virtual_pipeline == 1 || c.layout.pipeline > 1,
+        "virtual pipeline stages need pipeline_parallel > 1, got pipeline_parallel " +
+            std::to_string(c.layout.pipeline));
+  try {
+    (void)models::pipeline_stage_layers(c.layout, mm.layers);
+  } catch (const std::invalid_argument& e) {
+    // Reported at the key that set the split: the virtual stages, a split flag or the degree.
+    for (std::string_view key : {"virtual_pipeline", "account_for_loss_in_pipeline_split",
+                                 "account_for_embedding_in_pipeline_split", "pipeline_parallel"}) {
+      check(key, false, e.what());
+    }
+    in.fail_path(m.path_of("pipeline_parallel"), e.what());
+  }
   check("context_parallel", mm.sequence % (2 * c.layout.context) == 0 || c.layout.context == 1,
         "expected a context-parallel degree c with the sequence (" + std::to_string(mm.sequence) +
             ") divisible by 2c (load-balanced causal chunks), got " +
@@ -151,6 +171,9 @@ WorkloadSpec read_workload(const Reader& in, const YAML::Node& node, const std::
                    "pipeline_parallel",
                    "context_parallel",
                    "sequence_parallel",
+                   "virtual_pipeline",
+                   "account_for_embedding_in_pipeline_split",
+                   "account_for_loss_in_pipeline_split",
                    "placement",
                    "bucket_timing"});
   WorkloadSpec w;

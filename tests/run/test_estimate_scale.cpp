@@ -153,3 +153,32 @@ TEST_CASE("sweep: the ETA weighs the points left by their estimates") {
   CHECK(p.text(0, 0.0).find("ETA ~5.0s (estimated)") != std::string::npos);
   CHECK(err.str().empty());
 }
+
+TEST_CASE("estimate: a model-parallel layout is sized by its groups' collectives, not a DDP step") {
+  // Llama 3.1 405B as NVIDIA's DGX Cloud recipe runs it on 2048 H100 (TP 8, PP 8 x VP 8, CP 2,
+  // DP 16). Measured with the ci build, /usr/bin/time -v syncsim run scenarios/default.yaml with
+  // these settings: peak RSS 58 MiB, wall 20.5 s. Sized as a whole-model DDP step over 2048 ranks
+  // it came to 91 GiB, and the run was refused.
+  app::LoadOptions o;
+  for (const auto& [path, value] : std::vector<std::pair<std::string, std::string>>{
+           {"workload.model", "llama3-405b"},
+           {"workload.tensor_parallel", "8"},
+           {"workload.pipeline_parallel", "8"},
+           {"workload.virtual_pipeline", "8"},
+           {"workload.context_parallel", "2"},
+           {"workload.sequence_parallel", "true"},
+           {"workload.account_for_embedding_in_pipeline_split", "true"},
+           {"workload.account_for_loss_in_pipeline_split", "true"},
+           {"workload.grad_accumulation", "64"},
+           {"fabric.rail_optimized.hosts_per_group", "256"}}) {
+    o.overrides.push_back({path, value});
+  }
+  const app::Estimate e =
+      app::estimate_run(app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/default.yaml", o));
+  const double rss = 58 * kMiB;
+  CHECK(e.memory_bytes / rss > 0.5);
+  CHECK(e.memory_bytes / rss < 2.0);
+  CHECK(e.wall_s / 20.5 > 0.25);
+  CHECK(e.wall_s / 20.5 < 2.0);
+  CHECK_FALSE(app::refusal(e, 16 * kGiB).has_value());
+}

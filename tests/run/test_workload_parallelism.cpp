@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "models/parallelism.hpp"
 #include "run/runner.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "tests/scenario/scenario_text_fixtures.hpp"
@@ -49,6 +50,21 @@ TEST_CASE("scenario: workload parallelism keys parse") {
   CHECK(m.workload->step.layout.pipeline == 2);
   CHECK(m.workload->step.layout.context == 2);
   CHECK(m.workload->step.layout.sequence_parallel);
+  CHECK(m.workload->step.layout.virtual_pipeline == 1);
+  const auto v = app::load_scenario_text(
+      scenario_with("  pipeline_parallel: 2\n  virtual_pipeline: 3\n"), "p.yaml");
+  CHECK(v.workload->step.layout.virtual_pipeline == 3);
+  CHECK_FALSE(v.workload->step.layout.embedding_in_pipeline_split);
+  // 30 layers + the embedding + the loss = 32 = PP 2 x VP 4 x 4.
+  std::string thirty = scenario_with(
+      "  pipeline_parallel: 2\n  virtual_pipeline: 4\n"
+      "  account_for_embedding_in_pipeline_split: true\n"
+      "  account_for_loss_in_pipeline_split: true\n");
+  thirty.replace(thirty.find("model: gpt3-1.3b"), 16, "model: {preset: gpt3-1.3b, layers: 30}");
+  const auto f = app::load_scenario_text(thirty, "p.yaml");
+  CHECK(f.workload->step.layout.embedding_in_pipeline_split);
+  CHECK(f.workload->step.layout.loss_in_pipeline_split);
+  CHECK(models::pipeline_rank_layers(f.workload->step.layout, 30) == std::vector<uint32_t>{15, 15});
   // Default: DDP, no model parallelism.
   const auto d = app::load_scenario_text(scenario_with(""), "p.yaml");
   CHECK(d.workload->step.parallelism == models::DataParallelism::Ddp);
@@ -68,9 +84,25 @@ TEST_CASE("scenario: invalid parallel layouts are rejected at file:line:col") {
             .find("p.yaml:10:20: workload.tensor_parallel: expected tensor_parallel x "
                   "context_parallel x "
                   "pipeline_parallel (8 x 1 x 3 = 24) to divide the fabric's 32 GPUs") == 0);
-  CHECK(error_of(scenario_with("  pipeline_parallel: 5\n"))
-            .find("workload.pipeline_parallel: expected a pipeline-parallel degree dividing the 24 "
-                  "layers") != std::string::npos);
+  CHECK(
+      error_of(scenario_with("  pipeline_parallel: 5\n"))
+          .find("p.yaml:10:22: workload.pipeline_parallel: expected the 24 layers to split evenly "
+                "over pipeline_parallel x virtual_pipeline = 5 x 1 = 5 pipeline stages") == 0);
+  // Interleaved stages: 24 layers on PP 2 x VP 4 split (3 each), PP 2 x VP 5 do not; VP needs PP.
+  CHECK(error_of(scenario_with("  pipeline_parallel: 2\n  virtual_pipeline: 5\n"))
+            .find("p.yaml:11:21: workload.virtual_pipeline: expected the 24 layers to split evenly "
+                  "over pipeline_parallel x virtual_pipeline = 2 x 5 = 10 pipeline stages") == 0);
+  CHECK(error_of(scenario_with("  virtual_pipeline: 2\n"))
+            .find("p.yaml:10:21: workload.virtual_pipeline: virtual pipeline stages need "
+                  "pipeline_parallel > 1") == 0);
+  // The embedding and the loss counted as layers: 24 + 2 = 26 does not split over 4 stages.
+  CHECK(
+      error_of(scenario_with("  pipeline_parallel: 4\n  account_for_embedding_in_pipeline_split: "
+                             "true\n  account_for_loss_in_pipeline_split: true\n"))
+          .find("p.yaml:12:39: workload.account_for_loss_in_pipeline_split: expected the 24 layers "
+                "+ 2 (embedding/loss counted as layers) to split evenly") == 0);
+  CHECK(error_of(scenario_with("  pipeline_parallel: 2\n  virtual_pipeline: two\n"))
+            .find("p.yaml:11:21: workload.virtual_pipeline") == 0);
   CHECK(error_of(scenario_with("  tensor_parallel: 4\n  context_parallel: 3\n"))
             .find("p.yaml:11:21: workload.context_parallel") == 0);
   CHECK(
