@@ -10,7 +10,8 @@ cd "$(dirname "$0")"
 
 PACKAGES=(g++ cmake ninja-build libboost-graph-dev libboost-program-options-dev libeigen3-dev
           libyaml-cpp-dev doctest-dev nlohmann-json3-dev
-          openmpi-bin libopenmpi-dev gnuplot-nox)  # MPI sweeps (optional in CMake), `syncsim plot`
+          openmpi-bin libopenmpi-dev gnuplot-nox  # MPI sweeps (optional in CMake), `syncsim plot`
+          ccache)                                 # rebuilds and CI's sanitizer/fuzz builds
 # .ci/run only: format check, clang-tidy, libFuzzer targets (libclang-rt is only a Recommends of clang).
 CI_PACKAGES=(clang clang-format clang-tidy libclang-rt-14-dev)
 

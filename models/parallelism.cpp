@@ -74,6 +74,13 @@ std::vector<uint32_t> pipeline_rank_layers(const ParallelLayout& l, uint32_t lay
   return per_rank;
 }
 
+Time overlapped_exposure(Time comm, Time gemm, uint32_t chunks) {
+  const auto n = static_cast<int64_t>(std::max<uint32_t>(1, chunks));
+  const Time c = comm / n;
+  const Time g = gemm / n;
+  return c + std::max(Time::zero(), c - g) * (n - 1);
+}
+
 int64_t tp_activation_bytes(const TransformerShape& m, const ComputeParams& c,
                             const ParallelLayout& l) {
   return c.micro_batch * static_cast<int64_t>(m.sequence / std::max<uint32_t>(1, l.context)) *
@@ -165,6 +172,16 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
       const auto rs = timer.time(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups, act);
       tp_fwd = (ag.duration + rs.duration) * tp_fwd_count;
       tp_bwd = (ag.duration + rs.duration) * tp_bwd_count;
+      if (lay.tp_comm_overlap) {
+        auto left = [&](Time comm, double gemm_s) {
+          return overlapped_exposure(comm, scaled(seconds(gemm_s), slowest), tp);
+        };
+        tp_fwd = left(ag.duration, lc.qkv_forward) + left(rs.duration, lc.attention_out_forward) +
+                 left(ag.duration, lc.mlp_up_forward) + left(rs.duration, lc.mlp_down_forward);
+        tp_bwd = left(ag.duration, lc.attention_out_forward) + left(rs.duration, lc.qkv_forward) +
+                 left(ag.duration, lc.mlp_down_forward) + left(rs.duration, lc.mlp_up_forward);
+        if (config.compute.recompute == Recompute::Full) tp_bwd += tp_fwd;
+      }
       tp_bytes_per_gpu = (ag.bytes_per_gpu + rs.bytes_per_gpu) * per_layer;
       add_row("tp_all_gather", act, ag.duration, per_layer * layers * mb);
       add_row("tp_reduce_scatter", act, rs.duration, per_layer * layers * mb);

@@ -57,9 +57,19 @@
 // the step is max_i T_i + T_opt (Adam on the GPU's parameters). With TP = CP = PP = 1 this is the
 // DDP closed form.
 //
+// TP communication overlap (tp_comm_overlap, with sequence parallelism): Transformer Engine
+// splits each all-gather / reduce-scatter and its GEMM into TP chunks and runs them as a two-stage
+// pipeline (ring exchange), so of a collective c and a GEMM g, c/TP + (TP - 1) max(0, c - g)/TP is
+// left exposed (overlapped_exposure). Pairs per block, forward: all-gather with QKV, reduce-scatter
+// with the attention output, all-gather with the MLP up (and gate), reduce-scatter with the MLP
+// down; backward: their conjugates with the data-gradient GEMMs of the same shapes (all-gather of
+// the output gradients with the attention output and MLP down, reduce-scatter with QKV and MLP up);
+// full recomputation repeats the forward pairs. The GEMMs are taken as fast as without
+// communication beside them (the comm kernels' SMs are not charged).
+//
 // Perturbations: the slowest rank's compute multiplier applies to every stage (the step is
-// synchronous). Not modelled: the interleaved schedule's point-to-point overlap, TP/CP
-// communication overlap,
+// synchronous). Not modelled: the interleaved schedule's point-to-point overlap, CP communication
+// overlap beyond attention,
 // the distributed optimizer, the tied-embedding all-reduce between first and last stage, and
 // contention between concurrent TP, CP, PP and DP traffic of different kinds.
 #include <cstdint>
@@ -93,6 +103,9 @@ int64_t tp_activation_bytes(const TransformerShape& model, const ComputeParams& 
 // Number of TP collectives per block and micro-batch: {forward, backward} all-reduces (or, with
 // sequence parallelism, all-gather + reduce-scatter pairs).
 std::pair<int, int> tp_collectives_per_layer(const ComputeParams& compute);
+
+// What is left of a collective `comm` pipelined with a GEMM `gemm` in `chunks` chunks (above).
+Time overlapped_exposure(Time comm, Time gemm, uint32_t chunks);
 
 // Rank of (tensor t, context c, pipeline p, data d) in Megatron order.
 uint32_t megatron_rank(const ParallelLayout& layout, uint32_t t, uint32_t c, uint32_t p,

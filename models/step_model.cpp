@@ -99,21 +99,39 @@ LayerCompute layer_compute(const TransformerShape& m, const GpuSpec& gpu, const 
   const double ffn = m.ffn;
   const double head_dim = h / m.heads;
   const double batch_heads = static_cast<double>(p.micro_batch) * m.heads / t;
+  // FP8 training runs only the transformer blocks' linear layers in FP8: Transformer Engine leaves
+  // dot-product attention in BF16 unless asked (DelayedScaling's fp8_dpa defaults to false,
+  // Megatron's --fp8-dot-product-attention is off by default), and Megatron's output layer is a
+  // plain ColumnParallelLinear outside TE's fp8_autocast. Those run at the BF16 peak.
+  const DType linear_dtype = p.dtype;
+  const DType other_dtype = p.dtype == DType::Fp8 ? DType::Bf16 : p.dtype;
 
-  double block_gemms = gemm_seconds(gpu, p.dtype, tokens, (h + 2 * kv) / t, h)  // QKV
-                       + gemm_seconds(gpu, p.dtype, tokens, h, h / t);          // output
-  block_gemms += m.mlp == MlpKind::SwiGlu ? gemm_seconds(gpu, p.dtype, tokens, 2 * ffn / t, h)
-                                          : gemm_seconds(gpu, p.dtype, tokens, ffn / t, h);
-  block_gemms += gemm_seconds(gpu, p.dtype, tokens, h, ffn / t);  // MLP down
+  const double qkv = gemm_seconds(gpu, linear_dtype, tokens, (h + 2 * kv) / t, h);
+  const double attention_out = gemm_seconds(gpu, linear_dtype, tokens, h, h / t);
+  const double mlp_up = m.mlp == MlpKind::SwiGlu
+                            ? gemm_seconds(gpu, linear_dtype, tokens, 2 * ffn / t, h)
+                            : gemm_seconds(gpu, linear_dtype, tokens, ffn / t, h);
+  const double mlp_down = gemm_seconds(gpu, linear_dtype, tokens, h, ffn / t);
+  const double block_gemms = qkv + attention_out + mlp_up + mlp_down;
   // Scores (queries x s per head) and the weighted sum of values, batched over micro-batch x heads.
+  // Every shape here is a decoder-only language model with a causal mask, and flash attention
+  // skips the key tiles above the diagonal: of the s x s scores it computes the lower triangle
+  // plus the diagonal tiles, (1 + tile / s) / 2 of them (FlashAttention-2/3's 128-wide key tiles;
+  // Dao 2023, Shah et al. 2024). Context parallelism splits the sequence into 2 CP chunks and
+  // gives rank i chunks i and 2 CP - 1 - i (Transformer Engine's load balancing), so each rank
+  // keeps 1/CP of that work: the queries / CP of the GEMMs below.
+  constexpr double kAttentionKeyTile = 128.0;
+  const double causal_share = std::min(
+      1.0, (1.0 + kAttentionKeyTile / std::max(1.0, static_cast<double>(m.sequence))) / 2.0);
   const double attention =
-      batch_heads * (gemm_seconds(gpu, p.dtype, queries, m.sequence, head_dim) +
-                     gemm_seconds(gpu, p.dtype, queries, head_dim, m.sequence)) -
-      2 * (batch_heads - 1) * gpu.kernel_launch_s;  // batched: one launch each
+      causal_share *
+      (batch_heads * (gemm_seconds(gpu, other_dtype, queries, m.sequence, head_dim) +
+                      gemm_seconds(gpu, other_dtype, queries, head_dim, m.sequence)) -
+       2 * (batch_heads - 1) * gpu.kernel_launch_s);  // batched: one launch each
   const double elementwise = p.elementwise_passes_per_layer * tokens * h * 2.0 /
                              gpu.hbm_bytes_per_s / (split.sequence_parallel ? t : 1.0);
   const double block = block_gemms + attention + elementwise;
-  const double logits = gemm_seconds(gpu, p.dtype, tokens, m.vocab / t, h);
+  const double logits = gemm_seconds(gpu, other_dtype, tokens, m.vocab / t, h);
 
   LayerCompute lc;
   lc.layer_forward = block;
@@ -124,6 +142,10 @@ LayerCompute layer_compute(const TransformerShape& m, const GpuSpec& gpu, const 
   if (p.recompute == Recompute::Selective) lc.layer_backward += attention;
   lc.head_forward = logits;
   lc.head_backward = 2.0 * logits;
+  lc.qkv_forward = qkv;
+  lc.attention_out_forward = attention_out;
+  lc.mlp_up_forward = mlp_up;
+  lc.mlp_down_forward = mlp_down;
   return lc;
 }
 

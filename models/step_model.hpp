@@ -95,6 +95,12 @@ struct LayerCompute {
   double attention_backward = 0;  // ... and of layer_backward
   double head_forward = 0;        // the logits GEMM
   double head_backward = 0;
+  // The block's four linear layers in forward, each one GEMM (part of layer_forward): what tensor
+  // parallelism's communication can overlap with (models/parallelism.hpp, tp_comm_overlap).
+  double qkv_forward = 0;
+  double attention_out_forward = 0;
+  double mlp_up_forward = 0;  // with SwiGLU the gate and up projections as one GEMM
+  double mlp_down_forward = 0;
 };
 LayerCompute layer_compute(const TransformerShape& model, const GpuSpec& gpu,
                            const ComputeParams& p, const ComputeSplit& split = {});

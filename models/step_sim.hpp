@@ -63,6 +63,10 @@ struct ParallelLayout {
   // each take the place of one transformer layer when the layers are split over the stages.
   bool embedding_in_pipeline_split = false;
   bool loss_in_pipeline_split = false;
+  // Megatron's tp_comm_overlap (Transformer Engine's userbuffers): each sequence-parallel
+  // all-gather / reduce-scatter is pipelined with the GEMM it feeds or drains
+  // (models/parallelism.hpp). Megatron allows it only with sequence parallelism.
+  bool tp_comm_overlap = false;
   bool model_parallel() const { return tensor * context * pipeline > 1; }
 };
 

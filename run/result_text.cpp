@@ -128,7 +128,8 @@ std::string to_text(const RunResult& r) {
              "{layout.pipeline_parallel} x DP {layout.data_parallel}") +
              (st.layout.virtual_pipeline > 1 ? " (VP {layout.virtual_pipeline}, interleaved 1F1B)"
                                              : "") +
-             (st.layout.sequence_parallel ? " (sequence parallel)" : "") + ", engine {engine}");
+             (st.layout.sequence_parallel ? " (sequence parallel)" : "") +
+             (st.layout.tp_comm_overlap ? " (TP comm overlap)" : "") + ", engine {engine}");
     if (st.layout.model_parallel()) {
       line("parallel",
            "TP collectives {tp_comm_s}, CP exposed {cp_exposed_s}, PP sends {pp_p2p_s}, "

@@ -100,6 +100,9 @@ void read_parallelism(const Reader& in, const MapView& m, models::StepConfig& c)
   if (const YAML::Node* v = m.find("sequence_parallel")) {
     c.layout.sequence_parallel = in.read_bool(*v, m.path_of("sequence_parallel"));
   }
+  if (const YAML::Node* v = m.find("tp_comm_overlap")) {
+    c.layout.tp_comm_overlap = in.read_bool(*v, m.path_of("tp_comm_overlap"));
+  }
   if (const YAML::Node* v = m.find("virtual_pipeline")) {
     c.layout.virtual_pipeline = in.read_u32(*v, m.path_of("virtual_pipeline"), 1);
   }
@@ -137,6 +140,11 @@ void read_parallelism(const Reader& in, const MapView& m, models::StepConfig& c)
             std::to_string(c.layout.context));
   check("sequence_parallel", !c.layout.sequence_parallel || t > 1,
         "sequence parallelism needs tensor_parallel > 1");
+  // Megatron: "Tensor parallel communication/GEMM overlap can happen only when sequence
+  // parallelism is enabled".
+  check("tp_comm_overlap", !c.layout.tp_comm_overlap || c.layout.sequence_parallel,
+        "tp_comm_overlap needs sequence_parallel: true (Megatron overlaps only the "
+        "sequence-parallel all-gathers and reduce-scatters)");
   if (c.parallelism == models::DataParallelism::Fsdp && c.layout.model_parallel()) {
     in.fail(
         m.path_of("parallelism"), *m.find("parallelism"),
@@ -172,6 +180,7 @@ WorkloadSpec read_workload(const Reader& in, const YAML::Node& node, const std::
                    "context_parallel",
                    "sequence_parallel",
                    "virtual_pipeline",
+                   "tp_comm_overlap",
                    "account_for_embedding_in_pipeline_split",
                    "account_for_loss_in_pipeline_split",
                    "placement",

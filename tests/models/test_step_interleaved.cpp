@@ -136,8 +136,8 @@ TEST_CASE("interleaved 1F1B: the uneven 405B-style split sets the pace by the fu
   CHECK(split.step < even.step);
   CHECK(split.step.seconds() > 0.9 * even.step.seconds());
   // Virtual stages without pipeline parallelism are refused.
-  CHECK_THROWS_AS(simulate_parallel_step(
-                      spec, Fidelity::Analytic,
-                      config_for(32, ParallelLayout{.tensor = 2, .virtual_pipeline = 2}, 8)),
-                  std::invalid_argument);
+  CHECK_THROWS_AS(
+      simulate_parallel_step(spec, Fidelity::Analytic,
+                             config_for(32, ParallelLayout{.tensor = 2, .virtual_pipeline = 2}, 8)),
+      std::invalid_argument);
 }

@@ -188,3 +188,43 @@ TEST_CASE("parallel: collectives are timed as placed, with every group of a kind
   REQUIRE(ar16 != nullptr);
   CHECK(ar16->end > ar8->end * 3);
 }
+
+TEST_CASE(
+    "compute: causal attention does the lower triangle of tiles; FP8 only in the linear "
+    "layers") {
+  const auto s = *transformer_preset("llama3-8b");
+  const auto h100 = *gpu_preset("h100");
+  ComputeParams p;
+  p.micro_batch = 1;
+  const LayerCompute bf16 = layer_compute(s, h100, p);
+  // The batched score and value GEMMs of a full (unmasked) attention, by hand ...
+  const double head_dim = static_cast<double>(s.hidden) / s.heads;
+  const double batch_heads = s.heads;
+  const double full =
+      batch_heads * (gemm_seconds(h100, DType::Bf16, s.sequence, s.sequence, head_dim) +
+                     gemm_seconds(h100, DType::Bf16, s.sequence, head_dim, s.sequence)) -
+      2 * (batch_heads - 1) * h100.kernel_launch_s;
+  // ... of which a causal mask keeps the lower triangle and the 128-wide diagonal tiles.
+  const double share = (1.0 + 128.0 / s.sequence) / 2.0;
+  CHECK(share == doctest::Approx(0.5078).epsilon(1e-3));
+  CHECK(bf16.attention_forward == doctest::Approx(share * full).epsilon(1e-9));
+  CHECK(bf16.attention_backward == doctest::Approx(2 * share * full).epsilon(1e-9));
+
+  // FP8 runs the four linear layers at the FP8 peak; attention and the logits stay in BF16.
+  p.dtype = DType::Fp8;
+  const LayerCompute fp8 = layer_compute(s, h100, p);
+  CHECK(fp8.attention_forward == bf16.attention_forward);
+  CHECK(fp8.head_forward == bf16.head_forward);
+  for (auto [f, b] : {std::pair{fp8.qkv_forward, bf16.qkv_forward},
+                      std::pair{fp8.attention_out_forward, bf16.attention_out_forward},
+                      std::pair{fp8.mlp_up_forward, bf16.mlp_up_forward},
+                      std::pair{fp8.mlp_down_forward, bf16.mlp_down_forward}}) {
+    CHECK(f < 0.6 * b);  // twice the peak, less the launch and the memory-bound edge
+    CHECK(f > 0.4 * b);
+  }
+  CHECK(fp8.layer_forward - bf16.layer_forward ==
+        doctest::Approx((fp8.qkv_forward + fp8.attention_out_forward + fp8.mlp_up_forward +
+                         fp8.mlp_down_forward) -
+                        (bf16.qkv_forward + bf16.attention_out_forward + bf16.mlp_up_forward +
+                         bf16.mlp_down_forward)));
+}

@@ -64,11 +64,11 @@ TEST_CASE("estimate: the scale scenario's estimates against the measured run") {
 
 TEST_CASE("estimate: expected simulated step time of a DDP step") {
   const app::Estimate e = app::estimate_run(load_scale({{"fabric.fat_tree.pods", "1"}}));
-  // Simulated: 6.747 s at 1k GPUs (`syncsim run scenarios/ddp-70b-16k.yaml --set
+  // Simulated: 6.085 s at 1k GPUs (`syncsim run scenarios/ddp-70b-16k.yaml --set
   // fabric.fat_tree.pods=1 --json`, step_time_s); the progress line's expected total is within a
   // few percent of it.
-  CHECK(e.sim_time_s > 0.95 * 6.747);
-  CHECK(e.sim_time_s < 1.05 * 6.747);
+  CHECK(e.sim_time_s > 0.95 * 6.085);
+  CHECK(e.sim_time_s < 1.05 * 6.085);
   // No workload: unknown.
   const app::Scenario traffic =
       app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/incast-pfc.yaml");

@@ -101,6 +101,14 @@ TEST_CASE("scenario: invalid parallel layouts are rejected at file:line:col") {
                              "true\n  account_for_loss_in_pipeline_split: true\n"))
           .find("p.yaml:12:39: workload.account_for_loss_in_pipeline_split: expected the 24 layers "
                 "+ 2 (embedding/loss counted as layers) to split evenly") == 0);
+  // TP communication overlap needs sequence parallelism, as in Megatron.
+  CHECK(error_of(scenario_with("  tensor_parallel: 8\n  tp_comm_overlap: true\n"))
+            .find("p.yaml:11:20: workload.tp_comm_overlap: tp_comm_overlap needs "
+                  "sequence_parallel: true") == 0);
+  CHECK(app::load_scenario_text(scenario_with("  tensor_parallel: 8\n  sequence_parallel: true\n"
+                                              "  tp_comm_overlap: true\n"),
+                                "p.yaml")
+            .workload->step.layout.tp_comm_overlap);
   CHECK(error_of(scenario_with("  pipeline_parallel: 2\n  virtual_pipeline: two\n"))
             .find("p.yaml:11:21: workload.virtual_pipeline") == 0);
   CHECK(error_of(scenario_with("  tensor_parallel: 4\n  context_parallel: 3\n"))
