@@ -1,10 +1,12 @@
 // `syncsim run [SCENARIO]`: load, estimate (refuse what would not fit), simulate, print.
 #include <fstream>
+#include <iomanip>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
+#include "models/step_bound.hpp"
 #include "run/estimate.hpp"
 #include "run/port_counters.hpp"
 #include "run/progress.hpp"
@@ -27,6 +29,9 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       "write the training step as Chrome-trace/Perfetto JSON to this file (workload scenarios)")(
       "verbose,v", "print the pre-run memory/time estimate (stderr)")(
       "force", "run even when the memory estimate exceeds the available memory")(
+      "strict-memory",
+      "exit 2 instead of printing the result when the workload's layout does not fit the GPU's "
+      "memory (memory_per_gpu_bytes > gpu_memory_bytes; without it a warning says so)")(
       "quiet,q", "no progress line on a terminal")(
       "timeseries", po::value<std::string>(),
       "write queue depth, pause state and per-flow rate time series as CSV files into this folder "
@@ -82,6 +87,14 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   run_options.expected_sim_s = estimate.sim_time_s;
   run_options.port_counters = cl.has("counters");
   RunResult result = run_scenario(scenario, run_options);
+  if (cl.has("strict-memory") && result.step && !models::fits_gpu_memory(*result.step)) {
+    err << "syncsim run: " << scenario.source
+        << ": workload: the layout does not fit the GPU's memory (--strict-memory): about "
+        << std::fixed << std::setprecision(1) << result.step->memory_per_gpu_bytes / 1e9
+        << " GB per GPU, the GPU has " << result.step->gpu_memory_bytes / 1e9
+        << " GB; shard more (parallelism: fsdp, tensor/pipeline parallelism) or recompute\n";
+    return 2;
+  }
   if (cl.has("trace")) {
     const std::string path = cl.get<std::string>("trace");
     std::ofstream file(path);

@@ -273,6 +273,10 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   std::vector<std::vector<GradientBucket>> stage_buckets(pp);
   std::vector<std::vector<Time>> stage_sync(pp);
   std::vector<StepBreakdown> stage_step(pp);
+  std::vector<Time> stage_gather_exposed(pp, Time::zero());
+  const bool sharded_optimizer = lay.distributed_optimizer && dp * cp > 1;
+  // Megatron's distributed optimizer runs NCCL reduce-scatter / all-gather (rings).
+  const CollectiveAlgo dp_ring = CollectiveAlgo::Ring;
   double params_gpu = 0;
   int64_t dp_bytes_per_gpu = 0;
   uint32_t first_layer = 0;
@@ -294,10 +298,21 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
     }
     double stage_params = 0;
     int64_t stage_bytes = 0;
+    Time param_gather = Time::zero();
     for (const GradientBucket& b : stage_buckets[i]) {
-      const auto& timing = timer.time(CollectiveOp::AllReduce, dp_algo, groups, b.size.count());
-      stage_sync[i].push_back(timing.duration);
-      stage_bytes += timing.bytes_per_gpu;
+      if (sharded_optimizer) {
+        // Gradients reduce-scattered behind backward; the updated parameters (as many bytes: the
+        // buckets are in the gradients' dtype, bf16 like the parameters) all-gathered later.
+        const auto rs = timer.time(CollectiveOp::ReduceScatter, dp_ring, groups, b.size.count());
+        const auto ag = timer.time(CollectiveOp::AllGather, dp_ring, groups, b.size.count());
+        stage_sync[i].push_back(rs.duration);
+        param_gather += ag.duration;
+        stage_bytes += rs.bytes_per_gpu + ag.bytes_per_gpu;
+      } else {
+        const auto& timing = timer.time(CollectiveOp::AllReduce, dp_algo, groups, b.size.count());
+        stage_sync[i].push_back(timing.duration);
+        stage_bytes += timing.bytes_per_gpu;
+      }
       stage_params += static_cast<double>(b.size.count()) /
                       static_cast<double>(config.ddp.gradient_bytes_per_param);
     }
@@ -309,14 +324,19 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
     in.optimizer = Time::zero();
     in.bucket_sync = stage_sync[i];
     stage_step[i] = closed_form_step(in, model_flops, total, peak);
-    if (stage_step[i].step > best) {
-      best = stage_step[i].step;
+    // overlap_param_gather: the next step's first forward on this stage waits for what of the
+    // parameter all-gathers its first micro-batch's forward does not cover.
+    stage_gather_exposed[i] = std::max(Time::zero(), param_gather - stage_fwd[i]);
+    if (stage_step[i].step + stage_gather_exposed[i] > best) {
+      best = stage_step[i].step + stage_gather_exposed[i];
       critical = i;
     }
   }
-  r.optimizer = config.optimizer.value_or(adam_time(params_gpu, config.gpu));
+  // Adam on the GPU's parameters, or on its 1/d shard of them with the distributed optimizer.
+  const double updated_params = sharded_optimizer ? params_gpu / (dp * cp) : params_gpu;
+  r.optimizer = config.optimizer.value_or(adam_time(updated_params, config.gpu));
   const StepBreakdown& b = stage_step[critical];
-  r.step = b.step + r.optimizer;
+  r.step = b.step + stage_gather_exposed[critical] + r.optimizer;
   r.closed_form_step = r.step;
   r.forward = b.forward;
   r.backward = b.backward;
@@ -371,8 +391,11 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
     per_layer = lay.sequence_parallel ? 2.0 / tp : 2.0;
   const double interleave =
       vp > 1 ? 1.0 + static_cast<double>(pp - 1) / (static_cast<double>(pp) * vp) : 1.0;
-  r.memory_per_gpu_bytes =
-      16.0 * params_gpu + sbh * per_layer * rank_layers.front() * std::min(m, pp) * interleave;
+  // 16 bytes per parameter: bf16 weights and gradients (2 + 2) and Adam's fp32 master weights,
+  // first and second moments (12); the distributed optimizer keeps 1/d of the 12.
+  const double state_bytes = sharded_optimizer ? 4.0 + 12.0 / (dp * cp) : 16.0;
+  r.memory_per_gpu_bytes = state_bytes * params_gpu +
+                           sbh * per_layer * rank_layers.front() * std::min(m, pp) * interleave;
   warn_if_over_gpu_memory(r.warnings, "this layout", r.memory_per_gpu_bytes, config.gpu);
   return r;
 }

@@ -67,6 +67,16 @@
 // full recomputation repeats the forward pairs. The GEMMs are taken as fast as without
 // communication beside them (the comm kernels' SMs are not charged).
 //
+// Distributed optimizer (layout.distributed_optimizer, Megatron's --use-distributed-optimizer):
+// each DP bucket is reduce-scattered instead of all-reduced over the DP x CP group (the same
+// overlap with the last backward), Adam updates 1/d of the stage's parameters, and the updated
+// parameters are all-gathered bucket by bucket while the next step's first forward runs
+// (overlap_param_gather, which NeMo's communication-overlap callback turns on): what of the
+// all-gathers the stage's first micro-batch forward does not cover is added to the step. Memory:
+// 4 + 12/d bytes per parameter instead of 16 (bf16 weights and gradients whole, the fp32 master
+// weights and Adam moments sharded). With TP = CP = PP = 1 the step still runs here (the DDP
+// closed form with those two changes).
+//
 // Perturbations: the slowest rank's compute multiplier applies to every stage (the step is
 // synchronous). Not modelled: the interleaved schedule's point-to-point overlap, CP communication
 // overlap beyond attention,

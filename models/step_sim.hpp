@@ -67,6 +67,12 @@ struct ParallelLayout {
   // all-gather / reduce-scatter is pipelined with the GEMM it feeds or drains
   // (models/parallelism.hpp). Megatron allows it only with sequence parallelism.
   bool tp_comm_overlap = false;
+  // Megatron's distributed optimizer (--use-distributed-optimizer, ZeRO-1 with sharded gradients
+  // in its buffers): gradients are reduce-scattered over the data-parallel (x context-parallel)
+  // group, each rank updates its 1/d of the parameters, and the updated parameters are all-gathered
+  // overlapped with the next forward (overlap_param_gather). DDP only; closed form
+  // (models/parallelism.hpp).
+  bool distributed_optimizer = false;
   bool model_parallel() const { return tensor * context * pipeline > 1; }
 };
 
@@ -189,6 +195,7 @@ struct StepResult {
   double tokens_per_s = 0;
   int64_t bytes_per_gpu = 0;  // bytes each GPU sends per step (all-reduce traffic)
   double memory_per_gpu_bytes = 0;
+  double gpu_memory_bytes = 0;  // the GPU's own memory (GpuSpec::memory_bytes), to compare with
   std::vector<BucketTiming> buckets;
   std::vector<Time> rank_backward_start;  // the last micro-batch's backward, per rank
   std::vector<Time> rank_backward_end;

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "models/step_bound.hpp"
 #include "run/runner.hpp"
 
 namespace syncsim::app {
@@ -397,6 +398,37 @@ const std::vector<ResultKey>& table() {
       {"memory_per_gpu_bytes", "memory_per_gpu_bytes", "B",
        "estimated GPU memory per GPU (workload)", P::Workload,
        [](const RunResult& r) -> json { return step(r).memory_per_gpu_bytes; }},
+      {"gpu_memory_bytes", "gpu_memory_bytes", "B", "the GPU's own memory (workload)",
+       P::Workload, [](const RunResult& r) -> json { return step(r).gpu_memory_bytes; }},
+      {"fits_memory", "fits_memory", "-",
+       "memory_per_gpu_bytes <= gpu_memory_bytes: the layout fits the GPU (workload)",
+       P::Workload,
+       [](const RunResult& r) -> json { return models::fits_gpu_memory(step(r)); }},
+      {"bound_by", "bound_by", "-",
+       "the largest share of the step: compute, communication (exposed), pipeline_bubble or "
+       "optimizer (workload)",
+       P::Workload,
+       [](const RunResult& r) -> json {
+         return std::string(models::bound_by(models::step_shares(step(r))));
+       }},
+      {"step_shares", "", "-",
+       "shares of the step, summing to 1: compute, exposed_communication, pipeline_bubble, "
+       "optimizer (workload)",
+       P::Workload,
+       [](const RunResult& r) -> json {
+         const models::StepShares sh = models::step_shares(step(r));
+         return json{{"compute", sh.compute},
+                     {"exposed_communication", sh.exposed_communication},
+                     {"pipeline_bubble", sh.pipeline_bubble},
+                     {"optimizer", sh.optimizer}};
+       }},
+      {"step_shares.compute", "", "-", "forward and backward work (workload)",
+       P::Workload, nullptr},
+      {"step_shares.exposed_communication", "", "-",
+       "communication not hidden behind compute (workload)", P::Workload, nullptr},
+      {"step_shares.pipeline_bubble", "", "-", "idle pipeline slots (workload)", P::Workload,
+       nullptr},
+      {"step_shares.optimizer", "", "-", "the optimizer step (workload)", P::Workload, nullptr},
       {"bucket_allreduce_model", "bucket_allreduce_model", "-",
        "`simulated`, or the calibration profile that timed the DDP buckets (workload)", P::Workload,
        [](const RunResult& r) -> json { return r.bucket_allreduce_model; }},
@@ -433,6 +465,11 @@ const std::vector<ResultKey>& table() {
       {"layout.tp_comm_overlap", "tp_comm_overlap", "-",
        "TP all-gathers / reduce-scatters pipelined with their GEMMs (workload)", P::Workload,
        [](const RunResult& r) -> json { return step(r).layout.tp_comm_overlap; }},
+      {"layout.distributed_optimizer", "distributed_optimizer", "-",
+       "Megatron's distributed optimizer: gradients reduce-scattered, parameters all-gathered, "
+       "optimizer state sharded over DP x CP (workload)",
+       P::Workload,
+       [](const RunResult& r) -> json { return step(r).layout.distributed_optimizer; }},
       {"layout.data_parallel", "data_parallel", "count", "DP degree (workload)", P::Workload,
        [](const RunResult& r) -> json { return step(r).data_parallel; }},
       {"layout.sequence_parallel", "sequence_parallel", "-", "sequence parallelism on (workload)",

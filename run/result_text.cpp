@@ -2,12 +2,14 @@
 // (run/result_schema.hpp) through a `{path}` placeholder and is formatted by the key's unit, so
 // the text cannot show a number the JSON does not have.
 #include <cstdint>
+#include <iomanip>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 
+#include "models/step_bound.hpp"
 #include "run/result_schema.hpp"
 #include "run/result_text.hpp"
 #include "run/runner.hpp"
@@ -116,11 +118,23 @@ std::string to_text(const RunResult& r) {
   // A training step leads: it is what a workload scenario is run for.
   if (r.step) {
     const models::StepResult& st = *r.step;
+    // The answer first: the step, its MFU, what is left exposed and what bounds it.
+    const models::StepShares shares = models::step_shares(st);
+    const std::string_view bound = models::bound_by(shares);
+    std::ostringstream answer;
+    answer << "{step_time_s}, MFU {mfu:pct}%, exposed communication {exposed_comm_s} ("
+           << std::fixed << std::setprecision(1) << 100.0 * shares.exposed_communication
+           << "% of the step): "
+           << (bound == "pipeline_bubble" ? std::string("bound by the pipeline bubble")
+                                          : std::string(bound) + "-bound");
     if (st.engine == "closed_form") {
-      line("step",
-           "{step_time_s}  (closed form only: model parallelism is not simulated event by event)");
+      line("step", answer.str() +
+                       "  (closed form only: model parallelism is not simulated event by event)");
     } else {
-      line("step", "{step_time_s}  (closed form {closed_form_step_time_s})");
+      line("step", answer.str() + "  (closed form {closed_form_step_time_s})");
+    }
+    if (!models::fits_gpu_memory(st)) {
+      line("memory", "{memory_per_gpu_bytes} per GPU does not fit the GPU's {gpu_memory_bytes}");
     }
     line("layout",
          std::string(
@@ -129,7 +143,9 @@ std::string to_text(const RunResult& r) {
              (st.layout.virtual_pipeline > 1 ? " (VP {layout.virtual_pipeline}, interleaved 1F1B)"
                                              : "") +
              (st.layout.sequence_parallel ? " (sequence parallel)" : "") +
-             (st.layout.tp_comm_overlap ? " (TP comm overlap)" : "") + ", engine {engine}");
+             (st.layout.tp_comm_overlap ? " (TP comm overlap)" : "") +
+             (st.layout.distributed_optimizer ? " (distributed optimizer)" : "") +
+             ", engine {engine}");
     if (st.layout.model_parallel()) {
       line("parallel",
            "TP collectives {tp_comm_s}, CP exposed {cp_exposed_s}, PP sends {pp_p2p_s}, "

@@ -430,7 +430,8 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     // Idle-fabric bucket timings are exact only when nothing else shares the fabric.
     step.reuse_bucket_timings = scenario.workload->reuse_bucket_timings.value_or(r.messages == 0);
     if (scenario.collective_calibration) {
-      if (step.parallelism == models::DataParallelism::Ddp && !step.layout.model_parallel()) {
+      if (step.parallelism == models::DataParallelism::Ddp && !step.layout.model_parallel() &&
+          !step.layout.distributed_optimizer) {
         r.bucket_allreduce_model =
             calibrate_bucket_allreduce(*scenario.collective_calibration, ranks, step, r.warnings);
       } else {
@@ -439,7 +440,9 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
             "FSDP/model-parallel collectives are simulated without the profile");
       }
     }
-    if (step.layout.model_parallel()) {
+    // The distributed optimizer is modelled in the closed form only (its reduce-scatters and
+    // overlapped all-gathers), which with TP = CP = PP = 1 is the DDP closed form.
+    if (step.layout.model_parallel() || step.layout.distributed_optimizer) {
       r.step = models::simulate_parallel_step(spec, scenario.fidelity, step);
       if (r.messages > 0) {
         r.step->warnings.push_back(
@@ -452,6 +455,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     } else {
       r.step = models::simulate_ddp_step(*backend, spec, scenario.fidelity, step);
     }
+    r.step->gpu_memory_bytes = step.gpu.memory_bytes;
     for (const auto& w : r.step->warnings) r.warnings.push_back(w);
   } else if (scenario.observe) {
     // Time series need the packet network; other fidelities just run.

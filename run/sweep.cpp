@@ -169,6 +169,8 @@ std::vector<std::string> default_sweep_columns(bool step, bool report) {
   }
   // Added later, so after every older column: the busiest switch queue and DCQCN's CNPs.
   cols.insert(cols.end(), {"cnps", "queue_mean_bytes", "queue_p99_bytes"});
+  // ... and then whether a step's layout fits the GPU, and what bounds it.
+  if (step) cols.insert(cols.end(), {"memory_per_gpu_bytes", "fits_memory", "bound_by"});
   return cols;
 }
 

@@ -103,6 +103,9 @@ void read_parallelism(const Reader& in, const MapView& m, models::StepConfig& c)
   if (const YAML::Node* v = m.find("tp_comm_overlap")) {
     c.layout.tp_comm_overlap = in.read_bool(*v, m.path_of("tp_comm_overlap"));
   }
+  if (const YAML::Node* v = m.find("distributed_optimizer")) {
+    c.layout.distributed_optimizer = in.read_bool(*v, m.path_of("distributed_optimizer"));
+  }
   if (const YAML::Node* v = m.find("virtual_pipeline")) {
     c.layout.virtual_pipeline = in.read_u32(*v, m.path_of("virtual_pipeline"), 1);
   }
@@ -145,6 +148,10 @@ void read_parallelism(const Reader& in, const MapView& m, models::StepConfig& c)
   check("tp_comm_overlap", !c.layout.tp_comm_overlap || c.layout.sequence_parallel,
         "tp_comm_overlap needs sequence_parallel: true (Megatron overlaps only the "
         "sequence-parallel all-gathers and reduce-scatters)");
+  check("distributed_optimizer",
+        !c.layout.distributed_optimizer || c.parallelism == models::DataParallelism::Ddp,
+        "distributed_optimizer shards the optimizer of DDP (Megatron's); FSDP already shards "
+        "parameters, gradients and optimizer state: expected parallelism: ddp");
   if (c.parallelism == models::DataParallelism::Fsdp && c.layout.model_parallel()) {
     in.fail(
         m.path_of("parallelism"), *m.find("parallelism"),
@@ -181,6 +188,7 @@ WorkloadSpec read_workload(const Reader& in, const YAML::Node& node, const std::
                    "sequence_parallel",
                    "virtual_pipeline",
                    "tp_comm_overlap",
+                   "distributed_optimizer",
                    "account_for_embedding_in_pipeline_split",
                    "account_for_loss_in_pipeline_split",
                    "placement",

@@ -15,7 +15,7 @@ check() {  # check NAME CONDITION...
 }
 
 # The default scenario runs, and --json carries the contract keys.
-"$bin" run --json --set workload.model=gpt3-1.3b >"$tmp/out.json" 2>"$tmp/err"
+"$bin" run --json --set workload.model=gpt3-1.3b --set workload.parallelism=ddp >"$tmp/out.json" 2>"$tmp/err"
 check "default run exits 0" test $? -eq 0
 for key in scenario seed fidelity sim_time_s wall_s events packet_hops bytes_injected bytes_delivered \
            bytes_dropped messages max_queue_bytes; do
@@ -28,7 +28,7 @@ check "--seed is reported" bash -c "'$bin' run '$src/scenarios/ring-shift-8gpu.y
 for key in step_time_s forward_s backward_s sync_s exposed_comm_s tail_s mfu tokens_per_s buckets ready_s start_s end_s; do
   check "json has step key $key" grep -q "\"$key\"" "$tmp/out.json"
 done
-"$bin" run --trace "$tmp/trace.json" --set workload.model=gpt3-1.3b >"$tmp/out.txt" 2>"$tmp/err"
+"$bin" run --trace "$tmp/trace.json" --set workload.model=gpt3-1.3b --set workload.parallelism=ddp >"$tmp/out.txt" 2>"$tmp/err"
 for event in '"name":"forward"' '"name":"backward"' '"name":"optimizer"' '"name":"process_name"' \
              '"name":"all_reduce bucket 0"' '"traceEvents"'; do
   check "--trace has $event" grep -q "$event" "$tmp/trace.json"
@@ -37,6 +37,21 @@ done
 check "--trace without a workload exits 2" test $? -eq 2
 "$bin" run >"$tmp/out.txt" 2>"$tmp/err"
 check "default run prints the step breakdown" grep -q "^mfu" "$tmp/out.txt"
+# The built-in default fits the GPU and leads with the answer: step, MFU, exposed, what bounds it.
+check "default run leads with step, MFU, exposed communication and the bound" \
+  grep -qE "^step +[0-9.]+ ms, MFU [0-9.]+%, exposed communication [0-9.]+ [mu]?s \([0-9.]+% of the step\): compute-bound" "$tmp/out.txt"
+check "default run fits the GPU (no memory line)" bash -c "! grep -q '^memory' '$tmp/out.txt'"
+"$bin" run --strict-memory >/dev/null 2>"$tmp/err"
+check "--strict-memory: the default fits, exit 0" test $? -eq 0
+# Plain DDP of the 8B shape does not fit an 80 GB H100: a memory line, and a refusal on request.
+"$bin" run --set workload.parallelism=ddp >"$tmp/ddp.txt" 2>"$tmp/err"
+check "DDP default: exit 0 without --strict-memory" test $? -eq 0
+check "DDP default: the memory line says it does not fit" grep -q "^memory .* does not fit the GPU's" "$tmp/ddp.txt"
+"$bin" run --set workload.parallelism=ddp --strict-memory >"$tmp/ddp2.txt" 2>"$tmp/err"
+check "--strict-memory refuses a layout that does not fit: exit 2" test $? -eq 2
+check "--strict-memory says why, nothing on stdout" bash -c "grep -q 'does not fit the GPU.s memory (--strict-memory): about 165.0 GB per GPU, the GPU has 80.0 GB' '$tmp/err' && ! test -s '$tmp/ddp2.txt'"
+"$bin" run --set workload.parallelism=ddp --json >"$tmp/ddp.json" 2>/dev/null
+check "--json: fits_memory false, bound_by and step_shares summing to 1" python3 -c "import json,sys; d=json.load(open(sys.argv[1])); s=d['step_shares']; sys.exit(0 if d['fits_memory'] is False and d['bound_by'] == 'compute' and abs(sum(s.values()) - 1) < 1e-9 and d['gpu_memory_bytes'] == 80e9 else 1)" "$tmp/ddp.json"
 
 # Lossy transports: incast-tcp.yaml retransmits and reports it.
 "$bin" run "$src/scenarios/incast-tcp.yaml" --json >"$tmp/tcp.json" 2>"$tmp/err"

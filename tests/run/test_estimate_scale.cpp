@@ -161,6 +161,7 @@ TEST_CASE("estimate: a model-parallel layout is sized by its groups' collectives
   // it came to 91 GiB, and the run was refused.
   app::LoadOptions o;
   for (const auto& [path, value] : std::vector<std::pair<std::string, std::string>>{
+           {"workload.parallelism", "ddp"},
            {"workload.model", "llama3-405b"},
            {"workload.tensor_parallel", "8"},
            {"workload.pipeline_parallel", "8"},

@@ -109,6 +109,14 @@ TEST_CASE("scenario: invalid parallel layouts are rejected at file:line:col") {
                                               "  tp_comm_overlap: true\n"),
                                 "p.yaml")
             .workload->step.layout.tp_comm_overlap);
+  // The distributed optimizer shards DDP's optimizer; FSDP has its own sharding.
+  CHECK(error_of(scenario_with("  parallelism: fsdp\n  distributed_optimizer: true\n"))
+            .find("p.yaml:11:26: workload.distributed_optimizer: distributed_optimizer shards the "
+                  "optimizer of DDP") == 0);
+  CHECK(error_of(scenario_with("  distributed_optimizer: maybe\n"))
+            .find("p.yaml:10:26: workload.distributed_optimizer") == 0);
+  CHECK(app::load_scenario_text(scenario_with("  distributed_optimizer: true\n"), "p.yaml")
+            .workload->step.layout.distributed_optimizer);
   CHECK(error_of(scenario_with("  pipeline_parallel: 2\n  virtual_pipeline: two\n"))
             .find("p.yaml:11:21: workload.virtual_pipeline") == 0);
   CHECK(error_of(scenario_with("  tensor_parallel: 4\n  context_parallel: 3\n"))
@@ -161,4 +169,10 @@ TEST_CASE("run: the JSON says which engine produced the step") {
     CAPTURE(key);
     CHECK(three_d.contains(key));
   }
+  // The distributed optimizer runs in the closed form, also without model parallelism.
+  const auto zero1 = json_of("  distributed_optimizer: true\n");
+  CHECK(zero1["engine"] == "closed_form");
+  CHECK(zero1["layout"]["distributed_optimizer"] == true);
+  CHECK(ddp["layout"]["distributed_optimizer"] == false);
+  CHECK(zero1["memory_per_gpu_bytes"].get<double>() < ddp["memory_per_gpu_bytes"].get<double>());
 }
