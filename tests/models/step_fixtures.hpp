@@ -2,6 +2,7 @@
 // Fixtures shared by the training-step tests (DDP, FSDP, tensor/context/pipeline parallelism).
 #include <cstdint>
 #include <numeric>
+#include <string>
 
 #include "models/gpu.hpp"
 #include "models/step_sim.hpp"
@@ -23,6 +24,29 @@ inline topo::FabricParams two_leaf_params(uint32_t hosts, Bandwidth bw) {
 
 inline net::NetworkSpec two_leaf_fabric(uint32_t hosts, Bandwidth bw) {
   return topo::build_fabric(two_leaf_params(hosts, bw));
+}
+
+// `hosts` hosts of 8 GPUs with 8 NICs (one per GPU) on two leaves and 4 spines, every link at
+// `bw`, NVLink inside a host: the fabric of the model-parallel step tests.
+inline topo::FabricParams eight_gpu_host_params(uint32_t hosts, Bandwidth bw) {
+  topo::FabricParams p = two_leaf_params(hosts, bw);
+  p.spine_leaf.spines = 4;
+  p.host.gpus = 8;
+  p.host.nics = 8;
+  return p;
+}
+
+inline net::NetworkSpec eight_gpu_hosts(uint32_t hosts, Bandwidth bw = Bandwidth::gbps(400)) {
+  return topo::build_fabric(eight_gpu_host_params(hosts, bw));
+}
+
+// The step's first collective row of `kind` ("tp_all_gather", ...), or nullptr.
+inline const models::CollectiveTiming* collective_row(const models::StepResult& r,
+                                                      const std::string& kind) {
+  for (const auto& c : r.collectives) {
+    if (c.kind == kind) return &c;
+  }
+  return nullptr;
 }
 
 // A step of `model` on H100s, rank r on GPU r.

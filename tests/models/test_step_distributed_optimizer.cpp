@@ -8,21 +8,8 @@
 using namespace syncsim;
 using namespace syncsim::models;
 
-namespace {
-
-// hosts x 8 GPUs with 8 NICs, NVLink inside a host.
-net::NetworkSpec fabric(uint32_t hosts) {
-  topo::FabricParams p = step_fixtures::two_leaf_params(hosts, Bandwidth::gbps(400));
-  p.spine_leaf.spines = 4;
-  p.host.gpus = 8;
-  p.host.nics = 8;
-  return topo::build_fabric(p);
-}
-
-}  // namespace
-
 TEST_CASE("distributed optimizer: reduce-scatter behind backward, Adam and state on 1/d") {
-  const auto spec = fabric(4);
+  const auto spec = step_fixtures::eight_gpu_hosts(4);
   StepConfig c = step_fixtures::step_config("llama2-7b", 32);
   c.gpus_per_host = 8;
   c.grad_accumulation = 2;
@@ -49,7 +36,7 @@ TEST_CASE("distributed optimizer: reduce-scatter behind backward, Adam and state
 }
 
 TEST_CASE("distributed optimizer: all-gathers behind the first forward, the rest exposed") {
-  const auto spec = fabric(4);
+  const auto spec = step_fixtures::eight_gpu_hosts(4);
   StepConfig c = step_fixtures::step_config("llama2-7b", 32);
   c.gpus_per_host = 8;
   c.layout.distributed_optimizer = true;
@@ -66,9 +53,5 @@ TEST_CASE("distributed optimizer: all-gathers behind the first forward, the rest
   const double eight = gather_exposed(spec, 8);
   CHECK(eight < one);
   // ... and a slower fabric shows more.
-  topo::FabricParams p = step_fixtures::two_leaf_params(4, Bandwidth::gbps(100));
-  p.spine_leaf.spines = 4;
-  p.host.gpus = 8;
-  p.host.nics = 8;
-  CHECK(gather_exposed(topo::build_fabric(p), 1) > one);
+  CHECK(gather_exposed(step_fixtures::eight_gpu_hosts(4, Bandwidth::gbps(100)), 1) > one);
 }

@@ -13,15 +13,6 @@ using namespace syncsim::models;
 
 namespace {
 
-// hosts x 8 GPUs with 8 NICs, NVLink inside a host.
-net::NetworkSpec fabric(uint32_t hosts) {
-  topo::FabricParams p = step_fixtures::two_leaf_params(hosts, Bandwidth::gbps(400));
-  p.spine_leaf.spines = 4;
-  p.host.gpus = 8;
-  p.host.nics = 8;
-  return topo::build_fabric(p);
-}
-
 StepConfig config_for(uint32_t ranks, ParallelLayout layout, uint32_t micro_batches) {
   StepConfig c = step_fixtures::step_config("llama2-13b", ranks);  // 40 layers
   c.layout = layout;
@@ -85,7 +76,7 @@ TEST_CASE("interleaved 1F1B: layers split over p x v virtual stages, as Megatron
 }
 
 TEST_CASE("interleaved 1F1B: a smaller bubble for v times the sends, in the closed-form step") {
-  const auto spec = fabric(8);
+  const auto spec = step_fixtures::eight_gpu_hosts(8);
   const ParallelLayout plain{.tensor = 4, .pipeline = 4, .sequence_parallel = true};
   ParallelLayout interleaved = plain;
   interleaved.virtual_pipeline = 5;  // 40 layers: 20 virtual stages of 2
@@ -114,7 +105,7 @@ TEST_CASE("interleaved 1F1B: a smaller bubble for v times the sends, in the clos
 }
 
 TEST_CASE("interleaved 1F1B: the uneven 405B-style split sets the pace by the fullest rank") {
-  const auto spec = fabric(4);
+  const auto spec = step_fixtures::eight_gpu_hosts(4);
   // 38 layers + embedding + loss = 40 = PP 4 x VP 5 x 2: ranks 0 and 3 hold 9 layers, 1 and 2
   // hold 10.
   ParallelLayout l{.tensor = 2, .pipeline = 4, .virtual_pipeline = 5};

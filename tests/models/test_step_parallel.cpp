@@ -10,15 +10,6 @@ using namespace syncsim::models;
 
 namespace {
 
-// hosts x 8 GPUs with 8 NICs, NVLink inside a host.
-net::NetworkSpec fabric(uint32_t hosts, Bandwidth bw) {
-  topo::FabricParams p = step_fixtures::two_leaf_params(hosts, bw);
-  p.spine_leaf.spines = 4;
-  p.host.gpus = 8;
-  p.host.nics = 8;
-  return topo::build_fabric(p);
-}
-
 StepConfig config_for(const char* model, uint32_t ranks, ParallelLayout layout) {
   StepConfig c = step_fixtures::step_config(model, ranks);
   c.layout = layout;
@@ -26,17 +17,10 @@ StepConfig config_for(const char* model, uint32_t ranks, ParallelLayout layout) 
   return c;
 }
 
-const CollectiveTiming* row(const StepResult& r, const std::string& kind) {
-  for (const auto& c : r.collectives) {
-    if (c.kind == kind) return &c;
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 TEST_CASE("parallel: TP = CP = PP = 1 reproduces the DDP closed form exactly") {
-  const auto spec = fabric(4, Bandwidth::gbps(200));
+  const auto spec = step_fixtures::eight_gpu_hosts(4, Bandwidth::gbps(200));
   for (uint32_t m : {1u, 3u}) {
     CAPTURE(m);
     auto c = config_for("gpt3-1.3b", 32, ParallelLayout{});
@@ -75,12 +59,12 @@ TEST_CASE("parallel: 1F1B pipeline time and bubble") {
 }
 
 TEST_CASE("parallel: TP all-reduces move b*s*h*2 bytes, four per block, over NVLink") {
-  const auto spec = fabric(2, Bandwidth::gbps(400));
+  const auto spec = step_fixtures::eight_gpu_hosts(2, Bandwidth::gbps(400));
   auto c = config_for("llama2-7b", 16, ParallelLayout{.tensor = 8});
   c.compute.micro_batch = 2;
   c.grad_accumulation = 2;
   const StepResult r = simulate_parallel_step(spec, Fidelity::Analytic, c);
-  const CollectiveTiming* ar = row(r, "tp_all_reduce");
+  const CollectiveTiming* ar = step_fixtures::collective_row(r, "tp_all_reduce");
   REQUIRE(ar != nullptr);
   const int64_t act = int64_t{2} * 4096 * 4096 * 2;
   CHECK(ar->bytes == act);
@@ -94,8 +78,8 @@ TEST_CASE("parallel: TP all-reduces move b*s*h*2 bytes, four per block, over NVL
   // Sequence parallelism: all-gather + reduce-scatter of the same buffer, the same bus traffic.
   c.layout.sequence_parallel = true;
   const StepResult sp = simulate_parallel_step(spec, Fidelity::Analytic, c);
-  REQUIRE(row(sp, "tp_all_gather") != nullptr);
-  REQUIRE(row(sp, "tp_reduce_scatter") != nullptr);
+  REQUIRE(step_fixtures::collective_row(sp, "tp_all_gather") != nullptr);
+  REQUIRE(step_fixtures::collective_row(sp, "tp_reduce_scatter") != nullptr);
   CHECK(sp.tensor_parallel_comm.seconds() ==
         doctest::Approx(r.tensor_parallel_comm.seconds()).epsilon(0.05));
 }
@@ -131,7 +115,7 @@ TEST_CASE("parallel: compute per GPU shrinks with TP and CP, pipeline stages spl
 }
 
 TEST_CASE("parallel: a 3D layout places TP inside hosts and reports its parts") {
-  const auto spec = fabric(8, Bandwidth::gbps(400));
+  const auto spec = step_fixtures::eight_gpu_hosts(8, Bandwidth::gbps(400));
   auto c = config_for("llama2-13b", 64, ParallelLayout{.tensor = 4, .context = 1, .pipeline = 4});
   c.grad_accumulation = 8;
   const StepResult r = simulate_parallel_step(spec, Fidelity::Analytic, c);
@@ -149,7 +133,7 @@ TEST_CASE("parallel: a 3D layout places TP inside hosts and reports its parts") 
   // Context parallelism: a K/V ring per block, overlapped with attention.
   auto cc = config_for("llama2-13b", 64, ParallelLayout{.tensor = 4, .context = 2, .pipeline = 2});
   const StepResult rc = simulate_parallel_step(spec, Fidelity::Analytic, cc);
-  REQUIRE(row(rc, "cp_all_gather") != nullptr);
+  REQUIRE(step_fixtures::collective_row(rc, "cp_all_gather") != nullptr);
   CHECK(rc.context_parallel_exposed >= Time::zero());
 }
 
@@ -177,13 +161,13 @@ TEST_CASE("parallel: collectives are timed as placed, with every group of a kind
 
   // Tensor parallelism beyond a host goes over the network: TP 16 on 8-GPU hosts costs far more
   // per all-reduce than TP 8 inside one.
-  const auto big = fabric(4, Bandwidth::gbps(400));
+  const auto big = step_fixtures::eight_gpu_hosts(4, Bandwidth::gbps(400));
   auto tp8 = config_for("llama2-7b", 32, ParallelLayout{.tensor = 8});
   auto tp16 = config_for("llama2-7b", 32, ParallelLayout{.tensor = 16});
   const auto r8 = simulate_parallel_step(big, Fidelity::Analytic, tp8);
   const auto r16 = simulate_parallel_step(big, Fidelity::Analytic, tp16);
-  const auto* ar8 = row(r8, "tp_all_reduce");
-  const auto* ar16 = row(r16, "tp_all_reduce");
+  const auto* ar8 = step_fixtures::collective_row(r8, "tp_all_reduce");
+  const auto* ar16 = step_fixtures::collective_row(r16, "tp_all_reduce");
   REQUIRE(ar8 != nullptr);
   REQUIRE(ar16 != nullptr);
   CHECK(ar16->end > ar8->end * 3);

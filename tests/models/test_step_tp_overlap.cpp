@@ -8,26 +8,6 @@
 using namespace syncsim;
 using namespace syncsim::models;
 
-namespace {
-
-// hosts x 8 GPUs with 8 NICs, NVLink inside a host.
-net::NetworkSpec fabric(uint32_t hosts) {
-  topo::FabricParams p = step_fixtures::two_leaf_params(hosts, Bandwidth::gbps(400));
-  p.spine_leaf.spines = 4;
-  p.host.gpus = 8;
-  p.host.nics = 8;
-  return topo::build_fabric(p);
-}
-
-const CollectiveTiming* row(const StepResult& r, const std::string& kind) {
-  for (const auto& c : r.collectives) {
-    if (c.kind == kind) return &c;
-  }
-  return nullptr;
-}
-
-}  // namespace
-
 TEST_CASE("tp overlap: a collective pipelined with its GEMM in chunks (two-stage pipeline)") {
   // GEMM-bound: only the first chunk's communication shows, c / n.
   CHECK(overlapped_exposure(Time::ms(4), Time::ms(8), 4) == Time::ms(1));
@@ -48,7 +28,7 @@ TEST_CASE("tp overlap: a collective pipelined with its GEMM in chunks (two-stage
 }
 
 TEST_CASE("tp overlap: the step hides TP traffic behind the GEMMs, and only that") {
-  const auto spec = fabric(2);
+  const auto spec = step_fixtures::eight_gpu_hosts(2);
   StepConfig c = step_fixtures::step_config("llama2-13b", 16);
   c.gpus_per_host = 8;
   c.grad_accumulation = 4;
@@ -58,11 +38,11 @@ TEST_CASE("tp overlap: the step hides TP traffic behind the GEMMs, and only that
   const StepResult overlapped = simulate_parallel_step(spec, Fidelity::Analytic, c);
   CHECK(overlapped.layout.tp_comm_overlap);
   // The collectives themselves are the same; what is exposed of them shrinks.
-  const auto* ag = row(plain, "tp_all_gather");
-  const auto* rs = row(plain, "tp_reduce_scatter");
+  const auto* ag = step_fixtures::collective_row(plain, "tp_all_gather");
+  const auto* rs = step_fixtures::collective_row(plain, "tp_reduce_scatter");
   REQUIRE(ag != nullptr);
   REQUIRE(rs != nullptr);
-  CHECK(row(overlapped, "tp_all_gather")->end == ag->end);
+  CHECK(step_fixtures::collective_row(overlapped, "tp_all_gather")->end == ag->end);
   CHECK(overlapped.tensor_parallel_comm < plain.tensor_parallel_comm);
   // At least one chunk (1/TP) of each of the 8 collectives per block and micro-batch stays.
   const int64_t per_step = 40 * 4;  // layers x micro-batches
