@@ -28,8 +28,9 @@ const char* kUsage =
     "pause_frames, ecn_marks, events, (for workload scenarios) step_time_s, mfu, exposed_comm_s,\n"
     "tail_s, tokens_per_s, (with a report: block) allreduce_small_bytes, "
     "allreduce_small_latency_s,\n"
-    "allreduce_large_bytes, allreduce_large_busbw_GBps, and wall_s; with a workload it names the\n"
-    "point with the most tokens/s.\n"
+    "allreduce_large_bytes, allreduce_large_busbw_GBps, cnps, queue_mean_bytes, queue_p99_bytes,\n"
+    "(for workload scenarios) memory_per_gpu_bytes, fits_memory, bound_by, and wall_s; with a\n"
+    "workload it names the point with the most tokens/s among those that fit the GPU's memory.\n"
     "Every point is loaded, checked and its memory estimated before any runs.\n"
     "Under `mpirun -n N` (Open MPI build) rank 0 hands points out to ranks 1..N-1.\n"
     "\n";
@@ -241,21 +242,31 @@ int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ost
       !rows.empty() && std::find(columns.begin(), columns.end(), "tokens_per_s") != columns.end() &&
       std::find(columns.begin(), columns.end(), "step_time_s") != columns.end();
   if (plan.spec.step && !quiet && rows_have_rate) {
-    // Name the best point: the most tokens per second (the shortest step when the batch is fixed).
+    // Name the best point: the most tokens per second (the shortest step when the batch is fixed),
+    // among the points whose layout fits the GPU's memory when the rows say so.
+    const bool rows_have_fit =
+        std::find(columns.begin(), columns.end(), "fits_memory") != columns.end();
     std::size_t best = 0;
     double best_rate = 0;
     double best_step = 0;
+    bool best_fits = false;
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const auto row = nlohmann::json::parse(rows[i]);
       const double rate = row.at("tokens_per_s").get<double>();
-      if (i == 0 || rate > best_rate) {
+      const bool fits = !rows_have_fit || row.at("fits_memory").get<bool>();
+      // A point that fits beats one that does not; then the higher rate wins.
+      if (i == 0 || (fits && !best_fits) || (fits == best_fits && rate > best_rate)) {
         best = i;
         best_rate = rate;
         best_step = row.at("step_time_s").get<double>();
+        best_fits = fits;
       }
     }
-    err << "syncsim sweep: best point (most tokens/s: " << best_rate << ", step " << best_step
-        << " s):";
+    err << "syncsim sweep: best point (most tokens/s"
+        << (rows_have_fit ? (best_fits ? " of the points that fit the GPU's memory"
+                                       : "; no point fits the GPU's memory")
+                          : "")
+        << ": " << best_rate << ", step " << best_step << " s):";
     for (std::size_t a = 0; a < plan.spec.axes.size(); ++a) {
       err << " " << plan.spec.axes[a].path << "=" << plan.values[best][a];
     }

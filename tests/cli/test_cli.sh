@@ -168,6 +168,13 @@ check "3d error names file:line:col" grep -q "bad3d.yaml:[0-9]*:[0-9]*: workload
 check "sweep with --set lists exits 0" test $? -eq 0
 check "sweep --out writes JSON rows with step_time_s" test "$(grep -c '"step_time_s"' "$tmp/sweep.json")" -eq 2
 check "sweep names the best point" grep -q "best point .*workload.ddp.bucket_cap_mb=" "$tmp/sweep.err"
+# Micro-batch 3 has the most tokens/s but needs about 116 GB per GPU: the best point is the
+# fastest that fits (micro-batch 2, about 79 GB), and the rows mark what does not fit.
+"$bin" sweep "$src/scenarios/default.yaml" --vary workload.micro_batch=1,2,3 --no-wall \
+  >"$tmp/fit.csv" 2>"$tmp/fit.err"
+check "sweep: best point is the fastest that fits" \
+  grep -q "best point (most tokens/s of the points that fit the GPU's memory: .*workload.micro_batch=2$" "$tmp/fit.err"
+check "sweep: fits_memory and bound_by columns" bash -c "head -1 '$tmp/fit.csv' | grep -q ',memory_per_gpu_bytes,fits_memory,bound_by$' && grep -c ',false,compute$' '$tmp/fit.csv' | grep -qx 1 && grep -c ',true,compute$' '$tmp/fit.csv' | grep -qx 2"
 "$bin" sweep "$src/scenarios/bucket-size-study.yaml" --no-wall --quiet >"$tmp/sweep2.csv" 2>/dev/null
 check "sweep FILE runs the scenario's own sweep block" test "$(wc -l <"$tmp/sweep2.csv")" -eq 8
 
