@@ -1,6 +1,7 @@
 #include "models/parallelism.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -128,6 +129,7 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
 
   StepResult r;
   r.engine = "closed_form";
+  r.parallelism = config.parallelism;
   r.layout = lay;
   r.layout.tensor = tp;
   r.layout.context = cp;
@@ -239,6 +241,79 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
     add_row("pp_send_recv", p2p_bytes, p2p, 2 * mb * (int64_t{pp} * vpi - 1));
   }
 
+  // FSDP (FULL_SHARD) composed with TP/CP/PP: each stage's parameters (their TP shard) are sharded
+  // over its DP x CP group in units of fsdp.layers_per_unit blocks, gathered before each unit's
+  // forward and again before its backward, and its gradients reduce-scattered after its backward.
+  const bool fsdp = config.parallelism == DataParallelism::Fsdp;
+  auto dp_groups = [&](uint32_t stage) {
+    Groups groups;
+    for (uint32_t t = 0; t < tp; ++t) {
+      groups.emplace_back();
+      for (uint32_t d = 0; d < dp; ++d)
+        for (uint32_t c = 0; c < cp; ++c) groups.back().push_back(gpu_of(t, c, stage, d));
+    }
+    return groups;
+  };
+  const double layer_shard_params = static_cast<double>(layer_parameters(model)) / tp;
+  const double lpu = std::max<uint32_t>(1, config.fsdp.layers_per_unit);
+  // The root unit (input embedding on the first stage, output head and final norm on the last; one
+  // stage holds both without pipelining), gathered once per step and reduced once.
+  auto root_shard_params = [&](uint32_t stage) {
+    const double embedding = static_cast<double>(embedding_parameters(model)) / tp;
+    if (pp == 1) return embedding;
+    return stage == 0 || stage + 1 == pp ? embedding / 2 : 0.0;
+  };
+  std::vector<Time> fsdp_fwd_extra(pp, Time::zero());    // per micro-batch
+  std::vector<Time> fsdp_bwd_extra(pp, Time::zero());    // per micro-batch
+  std::vector<Time> fsdp_tail(pp, Time::zero());         // reduce-scatters after the last backward
+  std::vector<Time> fsdp_root_gather(pp, Time::zero());  // once per step, before the first forward
+  std::vector<int64_t> fsdp_bytes(pp, 0);                // per GPU per step
+  std::vector<Time> fsdp_busy(pp, Time::zero());         // the collectives' time per step
+  if (fsdp) {
+    const Time f_layer = scaled(seconds(lc.layer_forward), slowest) + tp_fwd + cp_fwd_exposed;
+    const Time b_layer = scaled(seconds(lc.layer_backward), slowest) + tp_bwd + cp_bwd_exposed;
+    for (uint32_t i = 0; i < pp; ++i) {
+      const Groups groups = dp_groups(i);
+      const double units = std::ceil(rank_layers[i] / lpu);
+      const auto unit_params = static_cast<int64_t>(lpu * layer_shard_params);
+      const auto ag = timer.time(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups,
+                                 unit_params * config.fsdp.param_bytes);
+      const auto rs = timer.time(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups,
+                                 unit_params * config.fsdp.gradient_bytes);
+      const Time f_unit = f_layer * static_cast<int64_t>(lpu);
+      const Time b_unit = b_layer * static_cast<int64_t>(lpu);
+      const auto later = static_cast<int64_t>(units) - 1;
+      // The first unit's gather is exposed; each later one is prefetched behind the unit before.
+      fsdp_fwd_extra[i] = ag.duration + std::max(Time::zero(), ag.duration - f_unit) * later;
+      fsdp_bwd_extra[i] = ag.duration + std::max(Time::zero(), ag.duration - b_unit) * later;
+      // Reduce-scatters run on their own stream behind the next unit's backward, which itself
+      // takes max(B, AG) when its gather holds it up; after the last micro-batch what is left of
+      // them is the tail.
+      const Time b_paced = std::max(b_unit, ag.duration);
+      fsdp_tail[i] = rs.duration + std::max(Time::zero(), rs.duration - b_paced) * later;
+      int64_t step_bytes =
+          (2 * ag.bytes_per_gpu + rs.bytes_per_gpu) * static_cast<int64_t>(units) * mb;
+      fsdp_busy[i] = (ag.duration * 2 + rs.duration) * (static_cast<int64_t>(units) * mb);
+      if (const auto root = static_cast<int64_t>(root_shard_params(i)); root > 0) {
+        const auto rag = timer.time(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups,
+                                    root * config.fsdp.param_bytes);
+        const auto rrs = timer.time(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups,
+                                    root * config.fsdp.gradient_bytes);
+        fsdp_root_gather[i] = rag.duration;
+        fsdp_tail[i] += rrs.duration;
+        fsdp_busy[i] += rag.duration + rrs.duration;
+        step_bytes += rag.bytes_per_gpu + rrs.bytes_per_gpu;
+      }
+      fsdp_bytes[i] = step_bytes;
+      if (i == 0) {
+        add_row("fsdp_all_gather", unit_params * config.fsdp.param_bytes, ag.duration,
+                2 * static_cast<int64_t>(units) * mb);
+        add_row("fsdp_reduce_scatter", unit_params * config.fsdp.gradient_bytes, rs.duration,
+                static_cast<int64_t>(units) * mb);
+      }
+    }
+  }
+
   // Stage times per micro-batch.
   std::vector<Time> stage_fwd(pp);
   std::vector<Time> stage_bwd(pp);
@@ -254,8 +329,10 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
     // (forward) and the loss's gradient on the last (backward).
     const int64_t fwd_receives = vpi - (i == 0 ? 1 : 0);
     const int64_t bwd_receives = vpi - (last ? 1 : 0);
-    stage_fwd[i] = compute_f + (tp_fwd + cp_fwd_exposed) * n + p2p * fwd_receives;
-    stage_bwd[i] = compute_b + (tp_bwd + cp_bwd_exposed) * n + p2p * bwd_receives;
+    stage_fwd[i] =
+        compute_f + (tp_fwd + cp_fwd_exposed) * n + p2p * fwd_receives + fsdp_fwd_extra[i];
+    stage_bwd[i] =
+        compute_b + (tp_bwd + cp_bwd_exposed) * n + p2p * bwd_receives + fsdp_bwd_extra[i];
     stage_total[i] = stage_fwd[i] + stage_bwd[i];
   }
   const PipelineTime pipe = pipeline_1f1b(stage_total, m, vp);
@@ -274,7 +351,7 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   std::vector<std::vector<Time>> stage_sync(pp);
   std::vector<StepBreakdown> stage_step(pp);
   std::vector<Time> stage_gather_exposed(pp, Time::zero());
-  const bool sharded_optimizer = lay.distributed_optimizer && dp * cp > 1;
+  const bool sharded_optimizer = lay.distributed_optimizer && dp * cp > 1 && !fsdp;
   // Megatron's distributed optimizer runs NCCL reduce-scatter / all-gather (rings).
   const CollectiveAlgo dp_ring = CollectiveAlgo::Ring;
   double params_gpu = 0;
@@ -290,16 +367,17 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
                       .tensor_parallel = tp};
     first_layer += rank_layers[i];
     stage_buckets[i] = ddp_buckets(model, config.ddp, scope);
-    Groups groups;
-    for (uint32_t t = 0; t < tp; ++t) {
-      groups.emplace_back();
-      for (uint32_t d = 0; d < dp; ++d)
-        for (uint32_t c = 0; c < cp; ++c) groups.back().push_back(gpu_of(t, c, i, d));
-    }
+    const Groups groups = dp_groups(i);
     double stage_params = 0;
     int64_t stage_bytes = 0;
     Time param_gather = Time::zero();
     for (const GradientBucket& b : stage_buckets[i]) {
+      if (fsdp) {
+        // The buckets only count the stage's parameters; FSDP's collectives are timed above.
+        stage_params += static_cast<double>(b.size.count()) /
+                        static_cast<double>(config.ddp.gradient_bytes_per_param);
+        continue;
+      }
       if (sharded_optimizer) {
         // Gradients reduce-scattered behind backward; the updated parameters (as many bytes: the
         // buckets are in the gradients' dtype, bf16 like the parameters) all-gathered later.
@@ -317,6 +395,12 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
                       static_cast<double>(config.ddp.gradient_bytes_per_param);
     }
     params_gpu = std::max(params_gpu, stage_params);
+    if (fsdp) {
+      // No DDP buckets: one reduce-scatter tail after the last backward.
+      stage_buckets[i].clear();
+      stage_sync[i] = {fsdp_tail[i]};
+      stage_bytes = fsdp_bytes[i];
+    }
     if (i == 0) dp_bytes_per_gpu = stage_bytes;
     StepInputs in;
     in.forward = stage_end - stage_bwd[i];
@@ -327,20 +411,22 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
     // overlap_param_gather: the next step's first forward on this stage waits for what of the
     // parameter all-gathers its first micro-batch's forward does not cover.
     stage_gather_exposed[i] = std::max(Time::zero(), param_gather - stage_fwd[i]);
+    // FSDP: the root unit is gathered before the step's first forward (and kept gathered).
+    stage_gather_exposed[i] += fsdp_root_gather[i];
     if (stage_step[i].step + stage_gather_exposed[i] > best) {
       best = stage_step[i].step + stage_gather_exposed[i];
       critical = i;
     }
   }
   // Adam on the GPU's parameters, or on its 1/d shard of them with the distributed optimizer.
-  const double updated_params = sharded_optimizer ? params_gpu / (dp * cp) : params_gpu;
+  const double updated_params = sharded_optimizer || fsdp ? params_gpu / (dp * cp) : params_gpu;
   r.optimizer = config.optimizer.value_or(adam_time(updated_params, config.gpu));
   const StepBreakdown& b = stage_step[critical];
   r.step = b.step + stage_gather_exposed[critical] + r.optimizer;
   r.closed_form_step = r.step;
   r.forward = b.forward;
   r.backward = b.backward;
-  r.sync = b.sync_total;
+  r.sync = fsdp ? fsdp_busy[critical] : b.sync_total;
   r.tail = b.tail;
   r.tensor_parallel_comm = (tp_fwd + tp_bwd) * layers * mb;
   r.context_parallel_exposed = (cp_fwd_exposed + cp_bwd_exposed) * layers * mb;
@@ -393,8 +479,15 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
       vp > 1 ? 1.0 + static_cast<double>(pp - 1) / (static_cast<double>(pp) * vp) : 1.0;
   // 16 bytes per parameter: bf16 weights and gradients (2 + 2) and Adam's fp32 master weights,
   // first and second moments (12); the distributed optimizer keeps 1/d of the 12.
-  const double state_bytes = sharded_optimizer ? 4.0 + 12.0 / (dp * cp) : 16.0;
-  r.memory_per_gpu_bytes = state_bytes * params_gpu +
+  // FSDP shards all 16 over DP x CP and holds two gathered units (the current and the prefetched
+  // one) and one unit's unsharded gradients besides.
+  const double state_bytes =
+      fsdp ? 16.0 / (dp * cp) : (sharded_optimizer ? 4.0 + 12.0 / (dp * cp) : 16.0);
+  const double gathered =
+      fsdp ? lpu * layer_shard_params *
+                 static_cast<double>(2 * config.fsdp.param_bytes + config.fsdp.gradient_bytes)
+           : 0.0;
+  r.memory_per_gpu_bytes = state_bytes * params_gpu + gathered +
                            sbh * per_layer * rank_layers.front() * std::min(m, pp) * interleave;
   warn_if_over_gpu_memory(r.warnings, "this layout", r.memory_per_gpu_bytes, config.gpu);
   return r;

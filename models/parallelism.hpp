@@ -77,10 +77,21 @@
 // weights and Adam moments sharded). With TP = CP = PP = 1 the step still runs here (the DDP
 // closed form with those two changes).
 //
+// FSDP (parallelism: fsdp, FULL_SHARD) composed with TP/CP/PP, as torchtitan and Llama 3 run it:
+// each stage's parameters (their TP shard) are sharded over its DP x CP group in units of
+// fsdp.layers_per_unit blocks. Per micro-batch a unit is all-gathered before its forward and again
+// before its backward and its gradients reduce-scattered after; the first unit's gathers are
+// exposed, every later one is prefetched behind the unit before (max(0, AG - F) and
+// max(0, AG - B) exposed per unit, as FSDP's closed form for equal units), the reduce-scatters run
+// on their own stream (what they lag behind the gather-paced backward is the tail after the last
+// micro-batch), and the root unit (embedding; head on the last stage) is gathered once before the
+// step and reduced once after it. Memory: 16/d bytes per parameter, two gathered units and one
+// unit's gradients, and the activations. Without model parallelism this agrees with the FSDP
+// engine's closed form within 3 % (tested); the event-driven FSDP engine runs that case.
+//
 // Perturbations: the slowest rank's compute multiplier applies to every stage (the step is
 // synchronous). Not modelled: the interleaved schedule's point-to-point overlap, CP communication
-// overlap beyond attention,
-// the distributed optimizer, the tied-embedding all-reduce between first and last stage, and
+// overlap beyond attention, the tied-embedding all-reduce between first and last stage, and
 // contention between concurrent TP, CP, PP and DP traffic of different kinds.
 #include <cstdint>
 #include <vector>

@@ -154,7 +154,11 @@ std::string to_text(const RunResult& r) {
     line("breakdown",
          "forward {forward_s}, backward {backward_s}, exposed communication {exposed_comm_s} "
          "(tail {tail_s}), optimizer {optimizer_s}");
-    if (st.parallelism == models::DataParallelism::Fsdp) {
+    if (st.parallelism == models::DataParallelism::Fsdp && st.engine == "closed_form") {
+      line("sync",
+           "FSDP unit all-gathers and reduce-scatters busy {sync_s}, {bytes_per_gpu} sent per GPU, "
+           "{memory_per_gpu_bytes} memory per GPU");
+    } else if (st.parallelism == models::DataParallelism::Fsdp) {
       line("sync",
            "{collectives:len} all-gathers and reduce-scatters, busy {sync_s}, {bytes_per_gpu} sent "
            "per GPU, {memory_per_gpu_bytes} memory per GPU");

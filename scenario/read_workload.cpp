@@ -152,12 +152,6 @@ void read_parallelism(const Reader& in, const MapView& m, models::StepConfig& c)
         !c.layout.distributed_optimizer || c.parallelism == models::DataParallelism::Ddp,
         "distributed_optimizer shards the optimizer of DDP (Megatron's); FSDP already shards "
         "parameters, gradients and optimizer state: expected parallelism: ddp");
-  if (c.parallelism == models::DataParallelism::Fsdp && c.layout.model_parallel()) {
-    in.fail(
-        m.path_of("parallelism"), *m.find("parallelism"),
-        "fsdp composed with tensor, pipeline or context parallelism is not modelled; expected ddp "
-        "with model parallelism");
-  }
 }
 
 }  // namespace

@@ -42,6 +42,9 @@ TEST_CASE("run: every scenario in scenarios/ conserves bytes" * doctest::test_su
                          {"fabric.fat_tree.leaves_per_pod", "2"},
                          {"workload.model", "llama3-8b"}};
     }
+    if (file.find("llama3-405b-16k.yaml") != std::string::npos) {
+      small.overrides = {{"fabric.fat_tree.pods", "1"}};
+    }
     if (file.find("capacity-70b-4k.yaml") != std::string::npos) {
       small.overrides = {{"fabric.spine_leaf.leaves", "2"}, {"workload.model", "llama3-8b"}};
     }

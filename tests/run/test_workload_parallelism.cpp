@@ -140,8 +140,10 @@ TEST_CASE("scenario: invalid parallel layouts are rejected at file:line:col") {
   CHECK(
       error_of(scenario_with("  parallelism: zero\n")).find("p.yaml:10:16: workload.parallelism") ==
       0);
-  CHECK(error_of(scenario_with("  parallelism: fsdp\n  tensor_parallel: 2\n"))
-            .find("workload.parallelism: fsdp composed with tensor") != std::string::npos);
+  // FSDP composes with model parallelism (the closed-form parallel step).
+  CHECK(app::load_scenario_text(scenario_with("  parallelism: fsdp\n  tensor_parallel: 2\n"),
+                                "p.yaml")
+            .workload->step.layout.tensor == 2);
 }
 
 TEST_CASE("run: the JSON says which engine produced the step") {
@@ -170,6 +172,10 @@ TEST_CASE("run: the JSON says which engine produced the step") {
     CHECK(three_d.contains(key));
   }
   // The distributed optimizer runs in the closed form, also without model parallelism.
+  const auto fsdp_tp = json_of("  parallelism: fsdp\n  tensor_parallel: 8\n");
+  CHECK(fsdp_tp["engine"] == "closed_form");
+  CHECK(fsdp_tp["parallelism"] == "fsdp");
+  CHECK(fsdp_tp["buckets"].empty());
   const auto zero1 = json_of("  distributed_optimizer: true\n");
   CHECK(zero1["engine"] == "closed_form");
   CHECK(zero1["layout"]["distributed_optimizer"] == true);
