@@ -139,11 +139,24 @@ ProtocolTiming protocol_timing(CollectiveAlgo algo, NcclProtocol proto, const Co
   if (buffer <= 0) throw std::invalid_argument("collective buffer sizes must be positive");
   const auto capacity = static_cast<int64_t>(static_cast<double>(buffer) / t.wire_factor);
   const int64_t slot = std::max<int64_t>(1, capacity / c.steps);
-  // enqueue.cc: chunkSteps (NCCL_STEPS / 2) applies to Ring Simple only; trees and PAT move one
-  // slot.
+  // A transfer is NCCL's slice: the unit a GPU signals to its proxy and the proxy posts to the
+  // network (net.cc sendProxyProgress advances by sliceSteps per ncclNetIsend). Ring Simple moves
+  // a chunk of ALLREDUCE_CHUNKSTEPS = NCCL_STEPS / 2 slots as two slices of ALLREDUCE_SLICESTEPS =
+  // NCCL_STEPS / 4 (collectives.h; the same for all_gather and reduce_scatter), so 4 slices of a
+  // connection are in flight; trees, PAT, LL and LL128 move one slot per slice (enqueue.cc:
+  // chunkSteps is the ring's only).
+  // NVLS keeps two rounds in flight per connection. NCCL's NVLS buffer holds NCCL_STEPS slots of
+  // one NVLS chunk (nvls.cc ncclNvlsBufferSetup: buffSize = nvlsChunkSize x NCCL_STEPS), but the
+  // NVLS plans issue a connection's rounds ahead of the heads' stores that the multicast of the
+  // current round waits for, so a deeper window delays the critical path at the GPU's port: with
+  // 8 rounds in flight one DGX H100 reads 441 instead of 459 GB/s at 1 GiB (measured 466), while a
+  // GB200 NVL72 rack reads 539 instead of 759 GB/s at 512 MiB (measured 586). Until the plans
+  // order a port's transfers as NVLS's warps do, the depth stays at the value the suite was
+  // calibrated with (docs/collectives.md).
   const uint32_t slots_per_transfer =
-      proto == NcclProtocol::Simple && algo != CollectiveAlgo::Tree && algo != CollectiveAlgo::Pat
-          ? std::max(1u, c.steps / 2)
+      is_nvls(algo) ? std::max(1u, c.steps / 2)
+      : proto == NcclProtocol::Simple && algo != CollectiveAlgo::Tree && algo != CollectiveAlgo::Pat
+          ? std::max(1u, c.steps / 4)
           : 1u;
   t.chunk_bytes = slot * slots_per_transfer;
   t.pipeline_depth = std::max(1u, c.steps / slots_per_transfer);

@@ -50,11 +50,12 @@ struct CollectiveConfig {
 // - launch_us: NCCL's base latency (§1.2), once per collective; step_intra_us / step_inter_us: the
 //   hardware latency (§1.3, NVLINK / NET rows) before every transfer inside a host / across hosts.
 //   Algorithms other than Tree use the Ring rows.
-// - chunk_bytes: payload per transfer (the plan's pipelining chunk). The buffer (payload capacity
-//   = buffer / wire_factor) has `steps` slots; ring Simple moves steps/2 slots per transfer (NCCL's
-//   ALLREDUCE_CHUNKSTEPS = NCCL_STEPS/2: 2 MiB by default), tree Simple (enqueue.cc: chunkSteps
-//   is the ring's only), LL and LL128 one slot per transfer (512 KiB for tree Simple).
-//   pipeline_depth (steps / slots per transfer) is NCCL's number of chunks in flight per
+// - chunk_bytes: payload per transfer (the plan's pipelining unit: NCCL's slice, what the proxy
+//   posts to the network at once). The buffer (payload capacity = buffer / wire_factor) has
+//   `steps` slots; ring Simple moves steps/4 slots per transfer (ALLREDUCE_SLICESTEPS =
+//   NCCL_STEPS/4: 1 MiB by default, two slices per 2 MiB chunk), tree Simple (enqueue.cc:
+//   chunkSteps is the ring's only), LL and LL128 one slot per transfer (512 KiB for tree Simple).
+//   pipeline_depth (steps / slots per transfer) is NCCL's number of slices in flight per
 //   connection; `syncsim collective` builds its plans with it (PlanOptions::connection_depth), so
 //   a connection keeps that many transfers in flight, sent in order (CollectiveRunner paces them).
 struct ProtocolTiming {

@@ -130,7 +130,7 @@ struct PlanOptions {
   uint32_t nvls_heads = 0;
   // Transfers of one connection (channel, sender, receiver) in flight at once: a transfer waits for
   // the one `connection_depth` earlier on its connection. NCCL: NCCL_STEPS / slots per transfer
-  // (ProtocolTiming::pipeline_depth: Simple 2, LL/LL128 8). 1: strictly one after another.
+  // (ProtocolTiming::pipeline_depth: ring Simple 4, LL/LL128 8). 1: strictly one after another.
   uint32_t connection_depth = 1;
 };
 

@@ -57,9 +57,9 @@ NcclSetup nccl_setup(const NcclCollective& c, const CollectiveConfig& config,
 
 // A training step's collectives. NCCL moves large gradients with the Simple protocol: its base
 // latency once per collective (bucket), its per-step NVLink / network latencies, and its chunk
-// (NCCL defaults: ring 2 MiB, tree 512 KiB) where step.chunk_bytes is 0, on NCCL's channels. Sets
-// step.collective, step.chunk_bytes and step.channels and returns the timing it used. The step's
-// plans keep a connection depth of 1.
+// (NCCL defaults: ring a 1 MiB slice, tree 512 KiB) where step.chunk_bytes is 0, on NCCL's
+// channels. Sets step.collective, step.chunk_bytes and step.channels and returns the timing it
+// used. The step's plans keep a connection depth of 1.
 ProtocolTiming apply_nccl_step_setup(StepConfig& step, const CollectiveConfig& config,
                                      const NcclChannels& channels);
 

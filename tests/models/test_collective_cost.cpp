@@ -87,8 +87,9 @@ TEST_CASE("collective cost: protocol timing follows NCCL's buffer sizes and step
   const CollectiveConfig c;  // NCCL's defaults
   const ProtocolTiming simple = protocol_timing(CollectiveAlgo::Ring, NcclProtocol::Simple, c);
   CHECK(simple.wire_factor == 1.0);
-  CHECK(simple.chunk_bytes == (int64_t{2} << 20));  // 4 MiB / 8 steps x ALLREDUCE_CHUNKSTEPS 4
-  CHECK(simple.pipeline_depth == 2);
+  // A transfer is a slice: 4 MiB / 8 steps x ALLREDUCE_SLICESTEPS 2, 4 of them in flight.
+  CHECK(simple.chunk_bytes == (int64_t{1} << 20));
+  CHECK(simple.pipeline_depth == 4);
   CHECK(simple.launch_us == 8.4);
   CHECK(simple.step_intra_us == 3.4);
   CHECK(simple.step_inter_us == 14.0);
@@ -105,8 +106,8 @@ TEST_CASE("collective cost: protocol timing follows NCCL's buffer sizes and step
   small.buffer_size = 1 << 20;
   small.steps = 4;
   const ProtocolTiming s2 = protocol_timing(CollectiveAlgo::Ring, NcclProtocol::Simple, small);
-  CHECK(s2.chunk_bytes == (512 << 10));
-  CHECK(s2.pipeline_depth == 2);
+  CHECK(s2.chunk_bytes == (256 << 10));  // 1 MiB / 4 steps x 1 slot per slice
+  CHECK(s2.pipeline_depth == 4);
   CHECK(parse_nccl_protocol("ll128") == NcclProtocol::LL128);
   CHECK(parse_nccl_protocol("Simple") == NcclProtocol::Simple);
   CHECK_THROWS_AS(parse_nccl_protocol("LL64"), std::invalid_argument);

@@ -89,10 +89,10 @@ TEST_CASE("apply_nccl_step_setup: Simple timing, NCCL's chunk unless the step se
   CHECK(step.channels == 16);
   const ProtocolTiming simple = protocol_timing(CollectiveAlgo::Tree, NcclProtocol::Simple, config);
   CHECK(t.launch_us == simple.launch_us);
-  CHECK(step.chunk_bytes == int64_t{512} << 10);  // tree Simple: one 512 KiB slot (ring: 2 MiB)
+  CHECK(step.chunk_bytes == int64_t{512} << 10);  // tree Simple: one 512 KiB slot (ring: a 1 MiB slice)
   StepConfig ring;
   apply_nccl_step_setup(ring, config, channels);
-  CHECK(ring.chunk_bytes == int64_t{2} << 20);
+  CHECK(ring.chunk_bytes == int64_t{1} << 20);
   CHECK(step.collective.wire_factor == 1.0);
   CHECK(step.collective.launch_latency == Time::from_seconds(simple.launch_us * 1e-6));
   CHECK(step.collective.step_latency == Time::from_seconds(simple.step_intra_us * 1e-6));
