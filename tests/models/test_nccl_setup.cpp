@@ -89,7 +89,8 @@ TEST_CASE("apply_nccl_step_setup: Simple timing, NCCL's chunk unless the step se
   CHECK(step.channels == 16);
   const ProtocolTiming simple = protocol_timing(CollectiveAlgo::Tree, NcclProtocol::Simple, config);
   CHECK(t.launch_us == simple.launch_us);
-  CHECK(step.chunk_bytes == int64_t{512} << 10);  // tree Simple: one 512 KiB slot (ring: a 1 MiB slice)
+  // tree Simple: one 512 KiB slot (ring: a 1 MiB slice)
+  CHECK(step.chunk_bytes == int64_t{512} << 10);
   StepConfig ring;
   apply_nccl_step_setup(ring, config, channels);
   CHECK(ring.chunk_bytes == int64_t{1} << 20);
