@@ -465,6 +465,9 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   r.mfu = model_flops / (r.step.seconds() * all_peak);
   r.hfu = hardware_flops / (r.step.seconds() * all_peak);
   r.tokens_per_s = tokens / r.step.seconds();
+  r.grad_accumulation = m;
+  r.global_batch = uint64_t{dp} * static_cast<uint64_t>(config.compute.micro_batch) * m;
+  r.tokens_per_step = tokens;
 
   // Memory: weights, gradients and Adam state of the GPU's parameters (16 bytes each), and the
   // activations of the micro-batches in flight on stage 0 (min(m, p) under 1F1B, times

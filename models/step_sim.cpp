@@ -280,6 +280,10 @@ double fill_utilization(StepResult& r, const StepConfig& config, uint32_t ranks)
   r.mfu = model_flops / (r.step.seconds() * peak);
   r.hfu = hardware_flops / (r.step.seconds() * peak);
   r.tokens_per_s = tokens / r.step.seconds();
+  r.grad_accumulation = std::max<uint32_t>(1, config.grad_accumulation);
+  r.global_batch =
+      uint64_t{ranks} * static_cast<uint64_t>(config.compute.micro_batch) * r.grad_accumulation;
+  r.tokens_per_step = tokens;
   return model_flops;
 }
 

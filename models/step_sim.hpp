@@ -193,7 +193,12 @@ struct StepResult {
   double mfu = 0;
   double hfu = 0;
   double tokens_per_s = 0;
-  int64_t bytes_per_gpu = 0;  // bytes each GPU sends per step (all-reduce traffic)
+  // Sequences per optimizer step (micro-batch x micro-batches x data-parallel replicas) and the
+  // tokens they hold.
+  uint64_t global_batch = 0;
+  double tokens_per_step = 0;
+  uint32_t grad_accumulation = 0;  // micro-batches per step
+  int64_t bytes_per_gpu = 0;       // bytes each GPU sends per step (all-reduce traffic)
   double memory_per_gpu_bytes = 0;
   double gpu_memory_bytes = 0;  // the GPU's own memory (GpuSpec::memory_bytes), to compare with
   std::vector<BucketTiming> buckets;

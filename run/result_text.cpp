@@ -168,6 +168,9 @@ std::string to_text(const RunResult& r) {
         line("", "bucket all-reduces {bucket_allreduce_model}");
     }
     line("mfu", "{mfu:pct}%  (hfu {hfu:pct}%), {tokens_per_s:int} tokens/s");
+    line("batch",
+         "{global_batch} sequences ({tokens_per_step:int} tokens) per step, "
+         "grad_accumulation {layout.grad_accumulation}");
   }
   line("fabric",
        "{fabric.gpus} GPUs on {fabric.hosts} hosts, {fabric.switches} switches, {fabric.links} "

@@ -165,6 +165,7 @@ WorkloadSpec read_workload(const Reader& in, const YAML::Node& node, const std::
                    "data_parallel",
                    "micro_batch",
                    "grad_accumulation",
+                   "global_batch",
                    "recompute",
                    "dtype",
                    "ddp",
@@ -287,6 +288,9 @@ WorkloadSpec read_workload(const Reader& in, const YAML::Node& node, const std::
   }
   if (const YAML::Node* v = m.find("grad_accumulation")) {
     c.grad_accumulation = in.read_u32(*v, m.path_of("grad_accumulation"), 1);
+  }
+  if (const YAML::Node* v = m.find("global_batch")) {
+    w.global_batch = in.read_u32(*v, m.path_of("global_batch"), 1);
   }
   if (const YAML::Node* v = m.find("recompute")) {
     c.compute.recompute = in.read_enum(*v, m.path_of("recompute"),

@@ -22,6 +22,9 @@ namespace syncsim::app {
 struct WorkloadSpec {
   models::StepConfig step;
   uint32_t data_parallel = 0;
+  // `workload.global_batch`: sequences per optimizer step (Megatron's --global-batch-size); when
+  // set, step.grad_accumulation = global_batch / (micro_batch x data-parallel replicas).
+  std::optional<uint32_t> global_batch;
   // Unset: reuse idle-fabric bucket timings unless background traffic shares the fabric.
   std::optional<bool> reuse_bucket_timings;
   // `workload.placement`: which GPU each rank runs on (topologies/placement.hpp; random uses the

@@ -227,6 +227,7 @@ Scenario load(const std::string& text, const std::string& source, const LoadOpti
   if (options.seed) {
     scenario.seed = *options.seed;
   }
+  yaml_reader::resolve_global_batch(in, scenario);
   yaml_reader::validate(in, scenario);
   scenario.load_warnings.insert(scenario.load_warnings.end(), in.warnings().begin(),
                                 in.warnings().end());

@@ -60,6 +60,9 @@ std::vector<SweepAxisSpec> read_sweep(const Reader& in, const YAML::Node& node,
 // validate.cpp: the checks that need the whole scenario (building the fabric, expanding the
 // traffic, fitting the workload on the fabric), reported at the deepest node along each path.
 void validate(const Reader& in, const Scenario& scenario);
+// global_batch.cpp: `workload.global_batch` into grad_accumulation, once the fabric's GPU count
+// gives the data-parallel size; before validate().
+void resolve_global_batch(const Reader& in, Scenario& scenario);
 // Whether a calibration profile's GPU name ("NVIDIA H100 80GB HBM3") is the GPU preset `preset`
 // ("h100"), matched as a word of its own.
 bool profile_names_gpu(const std::string& measured, const std::string& preset);

@@ -182,3 +182,26 @@ TEST_CASE("run: the JSON says which engine produced the step") {
   CHECK(ddp["layout"]["distributed_optimizer"] == false);
   CHECK(zero1["memory_per_gpu_bytes"].get<double>() < ddp["memory_per_gpu_bytes"].get<double>());
 }
+
+TEST_CASE("run: global batch and tokens per step from every engine") {
+  // 32 GPUs; micro_batch 1 as in scenario_with. Each layout: global batch = micro-batch x
+  // micro-batches x DP replicas, tokens = global batch x sequence.
+  struct Case {
+    const char* lines;
+    int64_t global_batch;
+    int64_t grad_accumulation;
+  };
+  for (const Case& c :
+       {Case{"", 32, 1}, Case{"  parallelism: fsdp\n  global_batch: 64\n", 64, 2},
+        Case{"  tensor_parallel: 8\n  pipeline_parallel: 2\n  global_batch: 16\n", 16, 8}}) {
+    CAPTURE(c.lines);
+    const auto s = app::load_scenario_text(scenario_with(c.lines), "p.yaml");
+    const auto j = app::to_json(app::run_scenario(s));
+    CHECK(j["global_batch"] == c.global_batch);
+    CHECK(j["layout"]["grad_accumulation"] == c.grad_accumulation);
+    CHECK(j["tokens_per_step"].get<double>() ==
+          doctest::Approx(static_cast<double>(c.global_batch) * s.workload->step.model.sequence));
+    CHECK(j["tokens_per_s"].get<double>() ==
+          doctest::Approx(j["tokens_per_step"].get<double>() / j["step_time_s"].get<double>()));
+  }
+}
