@@ -94,8 +94,9 @@ std::pair<int, int> tp_collectives_per_layer(const ComputeParams& c) {
   return {2, c.recompute == Recompute::Full ? 4 : 2};
 }
 
-uint32_t megatron_rank(const ParallelLayout& l, uint32_t t, uint32_t c, uint32_t p, uint32_t d) {
-  return ((d * l.pipeline + p) * l.context + c) * l.tensor + t;
+uint32_t megatron_rank(const ParallelLayout& l, uint32_t data_parallel, uint32_t t, uint32_t c,
+                       uint32_t p, uint32_t d) {
+  return ((p * data_parallel + d) * l.context + c) * l.tensor + t;
 }
 
 StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelity,
@@ -124,7 +125,8 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   const uint32_t layers = *std::max_element(rank_layers.begin(), rank_layers.end());
   auto gpu_of = [&](uint32_t t, uint32_t c, uint32_t p, uint32_t d) {
     return config
-        .rank_to_gpu[megatron_rank(ParallelLayout{tp, cp, pp, lay.sequence_parallel}, t, c, p, d)];
+        .rank_to_gpu[megatron_rank(ParallelLayout{tp, cp, pp, lay.sequence_parallel}, dp, t, c, p,
+                                   d)];
   };
 
   StepResult r;

@@ -2,11 +2,13 @@
 // Tensor, context and pipeline parallelism composed with data parallelism (TP x CP x PP x DP), as
 // a closed form (the step is not simulated event by event; StepResult::engine says "closed_form").
 //
-// Rank placement (Megatron-LM order): tensor-parallel ranks innermost, then context, pipeline and
-// data parallel outermost: rank = ((d * PP + p) * CP + c) * TP + t, and rank r runs on the r-th GPU
-// of the fabric. With TP <= GPUs per host a tensor-parallel group is inside one host (NVLink); the
-// data-parallel groups span hosts with the same local GPU index (one rail on a rail-optimized
-// fabric). Every collective below is timed once on an idle copy of the fabric at the scenario's
+// Rank placement (Megatron-LM order, megatron/core/parallel_state.py: order "tp-cp-ep-dp-pp", the
+// first innermost; torchtitan's device mesh ["pp", "dp_replicate", "dp_shard", "cp", "tp"] is the
+// same): tensor-parallel ranks innermost, then context, then data parallel, pipeline outermost:
+// rank = ((p * DP + d) * CP + c) * TP + t, and rank r runs on the r-th GPU of the fabric. With
+// TP <= GPUs per host a tensor-parallel group is inside one host (NVLink); a data-parallel group's
+// ranks are TP x CP apart, on neighbouring hosts with the same local GPU index (one rail on a
+// rail-optimized fabric), and the pipeline stages are a whole DP x CP x TP block apart. Every collective below is timed once on an idle copy of the fabric at the scenario's
 // fidelity with ALL groups of its kind running it at the same time, so groups that share links as
 // placed slow each other.
 //
@@ -128,9 +130,10 @@ std::pair<int, int> tp_collectives_per_layer(const ComputeParams& compute);
 // What is left of a collective `comm` pipelined with a GEMM `gemm` in `chunks` chunks (above).
 Time overlapped_exposure(Time comm, Time gemm, uint32_t chunks);
 
-// Rank of (tensor t, context c, pipeline p, data d) in Megatron order.
-uint32_t megatron_rank(const ParallelLayout& layout, uint32_t t, uint32_t c, uint32_t p,
-                       uint32_t d);
+// Rank of (tensor t, context c, pipeline p, data d) in Megatron order, with `data_parallel`
+// replicas.
+uint32_t megatron_rank(const ParallelLayout& layout, uint32_t data_parallel, uint32_t t,
+                       uint32_t c, uint32_t p, uint32_t d);
 
 // The closed-form step (see above). `config.rank_to_gpu` holds TP*CP*PP*DP ranks.
 StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelity,

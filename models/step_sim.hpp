@@ -137,7 +137,7 @@ struct StepConfig {
   // bucket, so a progress display costs nothing per event. Does not change the results.
   std::function<void(const StepProgress&)> on_progress{};
   // With model parallelism rank_to_gpu holds every rank (tensor x context x pipeline x data), in
-  // Megatron order: rank = ((d * pipeline + p) * context + c) * tensor + t.
+  // Megatron order: rank = ((p * data + d) * context + c) * tensor + t (pipeline outermost).
   ParallelLayout layout;
 };
 

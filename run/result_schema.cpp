@@ -475,6 +475,10 @@ const std::vector<ResultKey>& table() {
        "optimizer state sharded over DP x CP (workload)",
        P::Workload,
        [](const RunResult& r) -> json { return step(r).layout.distributed_optimizer; }},
+      {"layout.rank_order", "rank_order", "-",
+       "how ranks map to the layout, innermost first: `tp-cp-dp-pp` (Megatron's and torchtitan's "
+       "order; rank r runs on the fabric's r-th GPU) (workload)",
+       P::Workload, [](const RunResult&) -> json { return "tp-cp-dp-pp"; }},
       {"layout.grad_accumulation", "grad_accumulation", "count",
        "micro-batches per step, given or derived from workload.global_batch (workload)",
        P::Workload, [](const RunResult& r) -> json { return step(r).grad_accumulation; }},

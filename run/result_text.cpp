@@ -147,6 +147,12 @@ std::string to_text(const RunResult& r) {
              (st.layout.distributed_optimizer ? " (distributed optimizer)" : "") +
              ", engine {engine}");
     if (st.layout.model_parallel()) {
+      const uint64_t tc = uint64_t{st.layout.tensor} * st.layout.context;
+      line("ranks", "{layout.rank_order} (Megatron order, TP innermost): TP groups of " +
+                        std::to_string(st.layout.tensor) + " consecutive ranks, DP peers " +
+                        std::to_string(tc) + " apart, pipeline stages " +
+                        std::to_string(tc * st.data_parallel) +
+                        " apart; rank r on the fabric's r-th GPU");
       line("parallel",
            "TP collectives {tp_comm_s}, CP exposed {cp_exposed_s}, PP sends {pp_p2p_s}, "
            "pipeline bubble {pipeline_bubble_s} ({bubble_fraction:pct}% of ideal)");

@@ -120,7 +120,12 @@ TEST_CASE("parallel: a 3D layout places TP inside hosts and reports its parts") 
   c.grad_accumulation = 8;
   const StepResult r = simulate_parallel_step(spec, Fidelity::Analytic, c);
   CHECK(r.data_parallel == 4);
-  CHECK(megatron_rank(r.layout, 1, 0, 2, 3) == ((3 * 4 + 2) * 1 + 0) * 4 + 1);
+  // Megatron order: TP innermost, then CP, DP, PP outermost (DP 4 here).
+  CHECK(megatron_rank(r.layout, 4, 1, 0, 2, 3) == ((2 * 4 + 3) * 1 + 0) * 4 + 1);
+  // TP group 0 is GPUs 0-3 (one host); DP group 0 is ranks 0, 4, 8, 12; stage 1 starts at 16.
+  CHECK(megatron_rank(r.layout, 4, 3, 0, 0, 0) == 3);
+  CHECK(megatron_rank(r.layout, 4, 0, 0, 0, 1) == 4);
+  CHECK(megatron_rank(r.layout, 4, 0, 0, 1, 0) == 16);
   CHECK(r.pipeline_bubble > Time::zero());
   CHECK(r.bubble_fraction == doctest::Approx(3.0 / 8).epsilon(0.15));  // stages differ by the head
   CHECK(r.pipeline_p2p > Time::zero());
