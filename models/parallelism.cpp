@@ -124,9 +124,8 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   // The busiest pipeline rank's layers: per-step counts and exposed times are reported for it.
   const uint32_t layers = *std::max_element(rank_layers.begin(), rank_layers.end());
   auto gpu_of = [&](uint32_t t, uint32_t c, uint32_t p, uint32_t d) {
-    return config
-        .rank_to_gpu[megatron_rank(ParallelLayout{tp, cp, pp, lay.sequence_parallel}, dp, t, c, p,
-                                   d)];
+    return config.rank_to_gpu[megatron_rank(ParallelLayout{tp, cp, pp, lay.sequence_parallel}, dp,
+                                            t, c, p, d)];
   };
 
   StepResult r;

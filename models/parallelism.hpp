@@ -8,9 +8,10 @@
 // rank = ((p * DP + d) * CP + c) * TP + t, and rank r runs on the r-th GPU of the fabric. With
 // TP <= GPUs per host a tensor-parallel group is inside one host (NVLink); a data-parallel group's
 // ranks are TP x CP apart, on neighbouring hosts with the same local GPU index (one rail on a
-// rail-optimized fabric), and the pipeline stages are a whole DP x CP x TP block apart. Every collective below is timed once on an idle copy of the fabric at the scenario's
-// fidelity with ALL groups of its kind running it at the same time, so groups that share links as
-// placed slow each other.
+// rail-optimized fabric), and the pipeline stages are a whole DP x CP x TP block apart. Every
+// collective below is timed once on an idle copy of the fabric at the scenario's fidelity with ALL
+// groups of its kind running it at the same time, so groups that share links as placed slow each
+// other.
 //
 // Per GPU and micro-batch (layer_compute with ComputeSplit{TP, CP, sequence_parallel}): the GEMMs
 // of L/PP blocks with their weights split TP ways on b*s/CP tokens; attention on s/CP queries
@@ -132,8 +133,8 @@ Time overlapped_exposure(Time comm, Time gemm, uint32_t chunks);
 
 // Rank of (tensor t, context c, pipeline p, data d) in Megatron order, with `data_parallel`
 // replicas.
-uint32_t megatron_rank(const ParallelLayout& layout, uint32_t data_parallel, uint32_t t,
-                       uint32_t c, uint32_t p, uint32_t d);
+uint32_t megatron_rank(const ParallelLayout& layout, uint32_t data_parallel, uint32_t t, uint32_t c,
+                       uint32_t p, uint32_t d);
 
 // The closed-form step (see above). `config.rank_to_gpu` holds TP*CP*PP*DP ranks.
 StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelity,

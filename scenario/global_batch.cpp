@@ -40,9 +40,9 @@ void resolve_global_batch(const Reader& in, Scenario& scenario) {
   }
   const auto accumulation = static_cast<uint32_t>(global / per_pass);
   if (in.has("workload.grad_accumulation") && w.step.grad_accumulation != accumulation) {
-    in.warn("workload.grad_accumulation",
-            std::to_string(w.step.grad_accumulation) + " is replaced by global_batch / " + shape +
-                " = " + std::to_string(accumulation));
+    in.warn("workload.grad_accumulation", std::to_string(w.step.grad_accumulation) +
+                                              " is replaced by global_batch / " + shape + " = " +
+                                              std::to_string(accumulation));
   }
   w.step.grad_accumulation = accumulation;
 }

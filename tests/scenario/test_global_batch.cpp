@@ -43,10 +43,10 @@ TEST_CASE("global_batch: micro-batches per step = global batch / (micro_batch x 
   CHECK(ddp.workload->step.grad_accumulation == 2);
   CHECK(ddp.load_warnings.empty());
   // TP 2 x PP 2 leaves 4 replicas: 64 / (2 x 4) = 8.
-  const Scenario mp = load_scenario_text(
-      text_with(kBatch, "  model: gpt3-1.3b", "  model: gpt3-1.3b\n  tensor_parallel: 2\n"
-                                              "  pipeline_parallel: 2"),
-      "t.yaml");
+  const Scenario mp = load_scenario_text(text_with(kBatch, "  model: gpt3-1.3b",
+                                                   "  model: gpt3-1.3b\n  tensor_parallel: 2\n"
+                                                   "  pipeline_parallel: 2"),
+                                         "t.yaml");
   CHECK(mp.workload->step.grad_accumulation == 8);
   // Context-parallel ranks share their sequences: CP 2 halves the replicas as TP does.
   const Scenario cp = load_scenario_text(
@@ -65,8 +65,9 @@ TEST_CASE("global_batch: one that micro_batch x replicas does not divide is refu
   CHECK(e.find("t.yaml:9:17: workload.global_batch: expected a multiple of micro_batch x "
                "data-parallel replicas (2 x 16 = 32), got 48") != std::string::npos);
   // Smaller than one pass of the replicas.
-  CHECK(scenario_error_of(text_with(kBatch, "global_batch: 64", "global_batch: 16"))
-            .find("got 16") != std::string::npos);
+  CHECK(
+      scenario_error_of(text_with(kBatch, "global_batch: 64", "global_batch: 16")).find("got 16") !=
+      std::string::npos);
   CHECK(scenario_error_of(text_with(kBatch, "global_batch: 64", "global_batch: 0"))
             .find("workload.global_batch") != std::string::npos);
 }
