@@ -4,6 +4,7 @@
 #include <deque>
 #include <memory>
 #include <stdexcept>
+#include <string>
 
 #include "models/memory_warning.hpp"
 #include "sim/core/simulation.hpp"
@@ -20,17 +21,46 @@ CollectiveAlgo gather_algo(CollectiveAlgo algo) {
   return algo == CollectiveAlgo::HalvingDoubling ? algo : CollectiveAlgo::Ring;
 }
 
+// The algorithm of one FSDP collective: HSDP's replica all-reduces run as the workload says.
+CollectiveAlgo algo_of(const FsdpComm& c, CollectiveAlgo algo) {
+  return c.op == CollectiveOp::AllReduce ? algo : gather_algo(algo);
+}
+
+// The GPU groups an FSDP collective runs on: all-gathers and reduce-scatters within each shard
+// group
+// (`shard` consecutive ranks), HSDP's all-reduces across the replicas (ranks `shard` apart).
+struct FsdpGroups {
+  std::vector<std::vector<uint32_t>> shard;
+  std::vector<std::vector<uint32_t>> replicate;
+  const std::vector<std::vector<uint32_t>>& of(const FsdpComm& c) const {
+    return c.op == CollectiveOp::AllReduce ? replicate : shard;
+  }
+};
+FsdpGroups fsdp_groups(const std::vector<uint32_t>& rank_to_gpu, uint32_t shard) {
+  const auto n = static_cast<uint32_t>(rank_to_gpu.size());
+  FsdpGroups g;
+  const uint32_t replicas = n / shard;
+  g.shard.assign(replicas, {});
+  g.replicate.assign(shard, {});
+  for (uint32_t r = 0; r < n; ++r) {
+    g.shard[r / shard].push_back(rank_to_gpu[r]);
+    g.replicate[r % shard].push_back(rank_to_gpu[r]);
+  }
+  return g;
+}
+
 // Runs the schedule on every rank: compute tasks on each rank's compute stream, collectives on the
 // all-gather and reduce-scatter streams (one shared stream when asked), each collective issued when
 // every rank has reached its issue point.
 class FsdpDriver {
  public:
   FsdpDriver(TransferBackend& backend, const StepConfig& config, const FsdpSchedule& schedule,
-             const std::vector<double>& multiplier, const std::vector<Time>* cached,
-             IdleCollectiveTimer& timer)
+             const FsdpGroups& groups, const std::vector<double>& multiplier,
+             const std::vector<Time>* cached, IdleCollectiveTimer& timer)
       : backend_(backend),
         config_(config),
         schedule_(schedule),
+        groups_(groups),
         multiplier_(multiplier),
         cached_(cached),
         timer_(timer),
@@ -69,7 +99,8 @@ class FsdpDriver {
   struct Stream {
     std::deque<std::size_t> queue;
     bool busy = false;
-    std::unique_ptr<CollectiveRunner> runner;
+    std::vector<std::unique_ptr<CollectiveRunner>> runners;  // one per group
+    std::size_t running = 0;                                 // runners not yet done
   };
 
   Time now() const { return backend_.simulation().now(); }
@@ -116,6 +147,11 @@ class FsdpDriver {
     timings[comm].ready = now();
     Stream& s = stream_of(comm);
     s.queue.push_back(comm);
+    // HSDP: the replicas' all-reduce is enqueued with its reduce-scatter, right behind it.
+    if (const int32_t then = schedule_.comms[comm].then; then >= 0) {
+      timings[static_cast<std::size_t>(then)].ready = now();
+      s.queue.push_back(static_cast<std::size_t>(then));
+    }
     pump(s);
   }
 
@@ -125,25 +161,36 @@ class FsdpDriver {
     s.queue.pop_front();
     s.busy = true;
     timings[comm].start = now();
-    if (cached_ != nullptr || ranks_ == 1) {
+    const FsdpComm& c = schedule_.comms[comm];
+    const std::vector<std::vector<uint32_t>>& groups = groups_.of(c);
+    const auto group_ranks = static_cast<uint32_t>(groups.front().size());
+    if (cached_ != nullptr || group_ranks == 1) {
       const Time d = cached_ != nullptr ? (*cached_)[comm] : Time::zero();
       queue().schedule_fn(now() + d, [this, comm, &s] { finish(s, comm); });
       return;
     }
-    const FsdpComm& c = schedule_.comms[comm];
-    s.runner = std::make_unique<CollectiveRunner>(
-        backend_, timer_.plan(c.op, gather_algo(config_.algorithm), ranks_, c.bytes),
-        config_.rank_to_gpu, config_.collective);
-    s.runner->start([this, comm, &s](const CollectiveResult&) { finish(s, comm); });
+    const CollectivePlan& plan =
+        timer_.plan(c.op, algo_of(c, config_.algorithm), group_ranks, c.bytes);
+    s.running = groups.size();
+    for (const std::vector<uint32_t>& g : groups) {
+      s.runners.push_back(
+          std::make_unique<CollectiveRunner>(backend_, plan, g, config_.collective));
+    }
+    for (std::size_t i = s.runners.size() - groups.size(); i < s.runners.size(); ++i) {
+      s.runners[i]->start([this, comm, &s](const CollectiveResult&) {
+        if (--s.running == 0) finish(s, comm);
+      });
+    }
   }
 
   void finish(Stream& s, std::size_t comm) {
     timings[comm].end = now();
     done_[comm] = true;
     s.busy = false;
-    if (s.runner) {
-      // finish() runs inside the runner's completion callback: destroy it in a later event.
-      retired_.push_back(std::move(s.runner));
+    if (!s.runners.empty()) {
+      // finish() runs inside a runner's completion callback: destroy them in a later event.
+      for (auto& runner : s.runners) retired_.push_back(std::move(runner));
+      s.runners.clear();
       queue().schedule_fn(now(), [this] { retired_.clear(); });
     }
     if (schedule_.comms[comm].op == CollectiveOp::AllGather) {
@@ -155,6 +202,7 @@ class FsdpDriver {
   TransferBackend& backend_;
   const StepConfig& config_;
   const FsdpSchedule& schedule_;
+  const FsdpGroups& groups_;
   const std::vector<double>& multiplier_;
   const std::vector<Time>* cached_;
   IdleCollectiveTimer& timer_;
@@ -184,7 +232,7 @@ std::vector<FsdpUnit> fsdp_units(const TransformerShape& m, const FsdpParams& fs
   return units;
 }
 
-FsdpSchedule fsdp_schedule(const StepConfig& config) {
+FsdpSchedule fsdp_schedule(const StepConfig& config, uint32_t shard_ranks, uint32_t replicas) {
   const auto units = fsdp_units(config.model, config.fsdp);
   LayerCompute lc = layer_compute(config.model, config.gpu, config.compute);
   if (config.zero_compute) lc = LayerCompute{};
@@ -192,8 +240,17 @@ FsdpSchedule fsdp_schedule(const StepConfig& config) {
   auto add_comm = [&](CollectiveOp op, std::size_t unit) {
     const int64_t per =
         op == CollectiveOp::AllGather ? config.fsdp.param_bytes : config.fsdp.gradient_bytes;
-    s.comms.push_back(FsdpComm{op, static_cast<int32_t>(unit), units[unit].params * per});
-    return static_cast<int32_t>(s.comms.size() - 1);
+    const auto bytes = units[unit].params * per;
+    s.comms.push_back(FsdpComm{op, static_cast<int32_t>(unit), bytes, -1});
+    const auto id = static_cast<int32_t>(s.comms.size() - 1);
+    if (op == CollectiveOp::ReduceScatter && replicas > 1) {
+      // PyTorch's HYBRID_SHARD all-reduces the reduce-scattered shard over the replicate group
+      // on the same post-backward stream, right after the reduce-scatter.
+      const int64_t shard = (bytes + shard_ranks - 1) / std::max<uint32_t>(1, shard_ranks);
+      s.comms.push_back(FsdpComm{CollectiveOp::AllReduce, static_cast<int32_t>(unit), shard, -1});
+      s.comms[static_cast<std::size_t>(id)].then = static_cast<int32_t>(s.comms.size() - 1);
+    }
+    return id;
   };
   const uint32_t m = std::max<uint32_t>(1, config.grad_accumulation);
   for (uint32_t mb = 0; mb < m; ++mb) {
@@ -286,10 +343,24 @@ FsdpTimeline fsdp_closed_form(const FsdpSchedule& s, const std::vector<Time>& d,
       run(gather_free, s.tasks[k + 1].gather, start);
     end = start + task.duration;
     t.tasks[k] = ComputeSlice{task.name, start, end};
-    if (task.reduce >= 0) run(reduce_stream, task.reduce, end);
+    if (task.reduce >= 0) {
+      run(reduce_stream, task.reduce, end);
+      const int32_t then = s.comms[static_cast<std::size_t>(task.reduce)].then;
+      if (then >= 0) run(reduce_stream, then, end);
+    }
   }
   t.compute_end = end;
   return t;
+}
+
+uint32_t fsdp_shard_ranks(const FsdpParams& fsdp, uint32_t ranks) {
+  if (fsdp.shard_degree == 0 || fsdp.shard_degree >= ranks) return std::max(1u, ranks);
+  if (ranks % fsdp.shard_degree != 0) {
+    throw std::invalid_argument("the FSDP shard degree " + std::to_string(fsdp.shard_degree) +
+                                " must divide the " + std::to_string(ranks) +
+                                " data-parallel ranks");
+  }
+  return fsdp.shard_degree;
 }
 
 double fsdp_memory_per_gpu(const StepConfig& config, uint32_t n) {
@@ -314,33 +385,35 @@ StepResult simulate_fsdp_step(TransferBackend& backend, const net::NetworkSpec& 
     throw std::invalid_argument(
         "FSDP with tensor, pipeline or context parallelism is not modelled");
   }
+  const uint32_t shard = fsdp_shard_ranks(config.fsdp, n);
   StepResult r;
   r.parallelism = DataParallelism::Fsdp;
   r.data_parallel = n;
+  r.fsdp_shard_degree = shard;
   const auto params = static_cast<double>(total_parameters(config.model));
-  const FsdpSchedule schedule = fsdp_schedule(config);
+  const FsdpSchedule schedule = fsdp_schedule(config, shard, n / shard);
+  const FsdpGroups groups = fsdp_groups(config.rank_to_gpu, shard);
 
   IdleCollectiveTimer timer(spec, fidelity, config);
-  const CollectiveAlgo algo = gather_algo(config.algorithm);
   std::vector<Time> idle(schedule.comms.size());
   double sent = 0;
   for (std::size_t i = 0; i < schedule.comms.size(); ++i) {
-    const auto& t =
-        timer.time(schedule.comms[i].op, algo, {config.rank_to_gpu}, schedule.comms[i].bytes);
+    const FsdpComm& c = schedule.comms[i];
+    const auto& t = timer.time(c.op, algo_of(c, config.algorithm), groups.of(c), c.bytes);
     idle[i] = t.duration;
     sent += static_cast<double>(t.bytes_per_gpu);
   }
   r.bytes_per_gpu = static_cast<int64_t>(sent);
 
   const std::vector<double> multiplier = rank_compute_multipliers(config, n);
-  FsdpDriver driver(backend, config, schedule, multiplier,
+  FsdpDriver driver(backend, config, schedule, groups, multiplier,
                     config.reuse_bucket_timings ? &idle : nullptr, timer);
   driver.start();
   backend.simulation().queue().run();
   for (const CollectiveTiming& t : driver.timings) {
     if (t.end < t.start) throw std::logic_error("an FSDP collective did not complete");
   }
-  r.optimizer = config.optimizer.value_or(adam_time(params / n, config.gpu));
+  r.optimizer = config.optimizer.value_or(adam_time(params / shard, config.gpu));
 
   // Breakdown: forward = compute before the last micro-batch's backward, backward = its compute
   // (unperturbed, as for DDP); the rest of the step is communication the compute waited for.
@@ -399,7 +472,7 @@ StepResult simulate_fsdp_step(TransferBackend& backend, const net::NetworkSpec& 
                            "workload.reuse_bucket_timings: false to run them live)");
     }
   }
-  r.memory_per_gpu_bytes = fsdp_memory_per_gpu(config, n);
+  r.memory_per_gpu_bytes = fsdp_memory_per_gpu(config, shard);
   warn_if_over_gpu_memory(r.warnings, "FSDP", r.memory_per_gpu_bytes, config.gpu);
   return r;
 }

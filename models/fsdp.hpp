@@ -60,13 +60,20 @@ struct FsdpTask {
 struct FsdpComm {
   CollectiveOp op = CollectiveOp::AllGather;
   int32_t unit = 0;
-  int64_t bytes = 0;  // the whole unit (nccl-tests' S for all-gather / reduce-scatter)
+  // All-gather / reduce-scatter: the whole unit (nccl-tests' S), within each shard group.
+  // All-reduce (HSDP): the unit's gradient shard, across the replicas.
+  int64_t bytes = 0;
+  // HSDP: the replicas' all-reduce that follows this reduce-scatter on its stream (-1: none).
+  int32_t then = -1;
 };
 struct FsdpSchedule {
   std::vector<FsdpTask> tasks;
   std::vector<FsdpComm> comms;
 };
-FsdpSchedule fsdp_schedule(const StepConfig& config);
+// With `replicas` > 1 (HSDP), every reduce-scatter is followed by an all-reduce of the unit's
+// gradient shard (1/shard_ranks of it) across the replicas.
+FsdpSchedule fsdp_schedule(const StepConfig& config, uint32_t shard_ranks = 1,
+                           uint32_t replicas = 1);
 
 // Per-GPU bytes a ring moves for one micro-batch: (n-1)/n of every unit gathered twice (forward and
 // backward; the root once) and reduced once.
@@ -89,9 +96,14 @@ FsdpTimeline fsdp_closed_form(const FsdpSchedule& schedule, const std::vector<Ti
 StepResult simulate_fsdp_step(TransferBackend& backend, const net::NetworkSpec& spec,
                               Fidelity fidelity, const StepConfig& config);
 
-// Bytes of GPU memory per rank: the 1/n shard of weights, gradients and Adam state (16 bytes per
-// parameter), the root gathered for the whole step, two block units gathered (current and
-// prefetched), one unit's unsharded gradients, and the activations of one micro-batch.
+// The ranks of one shard group: FsdpParams::shard_degree, or all `ranks` when it is 0 (or not
+// below `ranks`). Throws std::invalid_argument when it does not divide `ranks`.
+uint32_t fsdp_shard_ranks(const FsdpParams& fsdp, uint32_t ranks);
+
+// Bytes of GPU memory per rank (n: the ranks that shard it): the 1/n shard of weights, gradients
+// and Adam state (16 bytes per parameter), the root gathered for the whole step, two block units
+// gathered (current and prefetched), one unit's unsharded gradients, and the activations of one
+// micro-batch.
 double fsdp_memory_per_gpu(const StepConfig& config, uint32_t ranks);
 
 }  // namespace syncsim::models

@@ -47,6 +47,11 @@ struct FsdpParams {
   bool separate_streams = true;
   int64_t param_bytes = 2;     // bytes per gathered parameter (param_dtype bf16)
   int64_t gradient_bytes = 2;  // bytes per reduced gradient (reduce_dtype bf16)
+  // Ranks that shard each parameter (PyTorch's HYBRID_SHARD device mesh (replicate, shard), shard
+  // innermost; torchtitan's data_parallel_shard_degree). 0: all data-parallel ranks (FULL_SHARD).
+  // Fewer: HSDP, each shard group of that many consecutive ranks gathers and reduce-scatters
+  // within itself, and the replicas all-reduce each gradient shard after its reduce-scatter.
+  uint32_t shard_degree = 0;
 };
 
 // Model parallelism composed with data parallelism (models/parallelism.hpp); all 1 = plain DP.
@@ -216,8 +221,9 @@ struct StepResult {
   // Model parallelism (closed form).
   ParallelLayout layout;
   uint32_t data_parallel = 0;
-  Time pipeline_bubble = Time::zero();           // (m-1) t_max + sum of stage times - m t_max
-  double bubble_fraction = 0;                    // bubble / (m t_max): (p-1)/m for equal stages
+  uint32_t fsdp_shard_degree = 0;       // FSDP: ranks per shard group (= data_parallel: FULL_SHARD)
+  Time pipeline_bubble = Time::zero();  // (m-1) t_max + sum of stage times - m t_max
+  double bubble_fraction = 0;           // bubble / (m t_max): (p-1)/m for equal stages
   Time tensor_parallel_comm = Time::zero();      // per step on one GPU, exposed (not overlapped)
   Time context_parallel_exposed = Time::zero();  // K/V ring time not hidden by attention
   Time pipeline_p2p = Time::zero();              // activation sends on one stage's critical path

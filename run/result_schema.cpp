@@ -484,6 +484,10 @@ const std::vector<ResultKey>& table() {
        P::Workload, [](const RunResult& r) -> json { return step(r).grad_accumulation; }},
       {"layout.data_parallel", "data_parallel", "count", "DP degree (workload)", P::Workload,
        [](const RunResult& r) -> json { return step(r).data_parallel; }},
+      {"layout.fsdp_shard_degree", "fsdp_shard_degree", "count",
+       "FSDP: ranks sharding each parameter; below data_parallel it is HSDP, the replicas "
+       "all-reducing the shards (0 without FSDP) (workload)",
+       P::Workload, [](const RunResult& r) -> json { return step(r).fsdp_shard_degree; }},
       {"layout.sequence_parallel", "sequence_parallel", "-", "sequence parallelism on (workload)",
        P::Workload, [](const RunResult& r) -> json { return step(r).layout.sequence_parallel; }},
       {"collectives", "", "-", "one object per collective (below; workload)", P::Workload,

@@ -145,6 +145,10 @@ std::string to_text(const RunResult& r) {
              (st.layout.sequence_parallel ? " (sequence parallel)" : "") +
              (st.layout.tp_comm_overlap ? " (TP comm overlap)" : "") +
              (st.layout.distributed_optimizer ? " (distributed optimizer)" : "") +
+             (st.fsdp_shard_degree > 0 && st.fsdp_shard_degree < st.data_parallel
+                  ? " (HSDP: shard {layout.fsdp_shard_degree} x replicate " +
+                        std::to_string(st.data_parallel / st.fsdp_shard_degree) + ")"
+                  : "") +
              ", engine {engine}");
     if (st.layout.model_parallel()) {
       const uint64_t tc = uint64_t{st.layout.tensor} * st.layout.context;
@@ -165,9 +169,10 @@ std::string to_text(const RunResult& r) {
            "FSDP unit all-gathers and reduce-scatters busy {sync_s}, {bytes_per_gpu} sent per GPU, "
            "{memory_per_gpu_bytes} memory per GPU");
     } else if (st.parallelism == models::DataParallelism::Fsdp) {
-      line("sync",
-           "{collectives:len} all-gathers and reduce-scatters, busy {sync_s}, {bytes_per_gpu} sent "
-           "per GPU, {memory_per_gpu_bytes} memory per GPU");
+      line("sync", std::string("{collectives:len} all-gathers and reduce-scatters") +
+                       (st.fsdp_shard_degree < st.data_parallel ? " (and HSDP all-reduces)" : "") +
+                       ", busy {sync_s}, {bytes_per_gpu} sent per GPU, {memory_per_gpu_bytes} "
+                       "memory per GPU");
     } else {
       line("sync", "{buckets:len} buckets, all-reduce busy {sync_s}, {bytes_per_gpu} sent per GPU");
       if (r.bucket_allreduce_model != "simulated")

@@ -46,7 +46,11 @@ nlohmann::json step_trace(const models::StepResult& step, std::size_t max_ranks)
       constexpr int kReduce = 2;
       constexpr int kUnits = 3;
       events.push_back(metadata("thread_name", r, kComm, "all-gather stream"));
-      events.push_back(metadata("thread_name", r, kReduce, "reduce-scatter stream"));
+      // HSDP's replica all-reduces run on the reduce-scatter stream, behind their reduce-scatters.
+      const bool hybrid = step.fsdp_shard_degree < step.data_parallel;
+      events.push_back(
+          metadata("thread_name", r, kReduce,
+                   hybrid ? "reduce-scatter / all-reduce stream" : "reduce-scatter stream"));
       for (const auto& c : step.collectives) {
         const int tid = c.kind == "all_gather" ? kComm : kReduce;
         events.push_back(slice(c.kind + " unit " + std::to_string(c.unit), r, tid, c.start, c.end,

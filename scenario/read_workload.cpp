@@ -73,7 +73,7 @@ void read_parallelism(const Reader& in, const MapView& m, models::StepConfig& c)
             {"ddp", models::DataParallelism::Ddp}, {"fsdp", models::DataParallelism::Fsdp}});
   }
   if (const YAML::Node* v = m.find("fsdp")) {
-    const MapView f(in, *v, m.path_of("fsdp"), {"layers_per_unit", "streams"});
+    const MapView f(in, *v, m.path_of("fsdp"), {"layers_per_unit", "streams", "shard_degree"});
     if (c.parallelism != models::DataParallelism::Fsdp) {
       in.fail(m.path_of("fsdp"), *v, "an fsdp block needs workload.parallelism: fsdp, got ddp");
     }
@@ -83,6 +83,9 @@ void read_parallelism(const Reader& in, const MapView& m, models::StepConfig& c)
         in.fail(f.path_of("layers_per_unit"), *n,
                 "expected at most the model's " + std::to_string(c.model.layers) + " layers");
       }
+    }
+    if (const YAML::Node* n = f.find("shard_degree")) {
+      c.fsdp.shard_degree = in.read_u32(*n, f.path_of("shard_degree"), 1);
     }
     if (const YAML::Node* n = f.find("streams")) {
       c.fsdp.separate_streams = in.read_enum(

@@ -305,6 +305,20 @@ void validate(const Reader& in, const Scenario& scenario) {
     }
     const uint32_t ranks =
         (w.data_parallel == 0 ? gpus / model_parallel : w.data_parallel) * model_parallel;
+    if (const uint32_t shard = w.step.fsdp.shard_degree; shard > 0) {
+      const uint32_t replicas = ranks / std::max(1u, model_parallel);
+      if (model_parallel > 1) {
+        in.fail_path("workload.fsdp.shard_degree",
+                     "HSDP (a shard degree) is modelled for FSDP without tensor, context or "
+                     "pipeline parallelism; expected no shard_degree with these, got " +
+                         std::to_string(shard));
+      }
+      if (shard > replicas || replicas % shard != 0) {
+        in.fail_path("workload.fsdp.shard_degree",
+                     "expected a divisor of the " + std::to_string(replicas) +
+                         " data-parallel ranks, got " + std::to_string(shard));
+      }
+    }
     if (w.step.perturbations.straggler && *w.step.perturbations.straggler >= ranks) {
       in.fail_path("workload.perturbations.straggler.rank",
                    "expected a rank below " + std::to_string(ranks) + ", got " +

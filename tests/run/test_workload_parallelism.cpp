@@ -205,3 +205,27 @@ TEST_CASE("run: global batch and tokens per step from every engine") {
           doctest::Approx(j["tokens_per_step"].get<double>() / j["step_time_s"].get<double>()));
   }
 }
+
+TEST_CASE("scenario: fsdp.shard_degree (HSDP) divides the data-parallel ranks, without TP/CP/PP") {
+  // 32 GPUs. Line 11 holds the fsdp block.
+  const auto s = app::load_scenario_text(
+      scenario_with("  parallelism: fsdp\n  fsdp: {shard_degree: 8}\n"), "p.yaml");
+  CHECK(s.workload->step.fsdp.shard_degree == 8);
+  CHECK(error_of(scenario_with("  parallelism: fsdp\n  fsdp: {shard_degree: 12}\n"))
+            .find("workload.fsdp.shard_degree: expected a divisor of the 32 data-parallel ranks, "
+                  "got 12") != std::string::npos);
+  CHECK(error_of(scenario_with("  parallelism: fsdp\n  fsdp: {shard_degree: 0}\n"))
+            .find("p.yaml:11:24: workload.fsdp.shard_degree") == 0);
+  CHECK(error_of(
+            scenario_with("  parallelism: fsdp\n  fsdp: {shard_degree: 2}\n  tensor_parallel: 2\n"))
+            .find("HSDP (a shard degree) is modelled for FSDP without tensor") !=
+        std::string::npos);
+  // The run reports it: the shard degree, and the replicas' all-reduces among the collectives.
+  const auto j = app::to_json(app::run_scenario(s));
+  CHECK(j["layout"]["fsdp_shard_degree"] == 8);
+  std::size_t all_reduces = 0;
+  for (const auto& c : j["collectives"]) {
+    if (c["kind"] == "all_reduce") ++all_reduces;
+  }
+  CHECK(all_reduces == s.workload->step.model.layers + 1);
+}
