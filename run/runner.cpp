@@ -369,6 +369,18 @@ net::NetworkSpec scenario_network(const Scenario& scenario) {
   spec.ecn = scenario.network.ecn;
   spec.ets = scenario.network.ets;
   spec.nic = scenario.network.nic;
+  // fabric.nic_overrides: the NICs of the listed hosts (validated against the fabric at load).
+  for (const NicOverrideSpec& o : scenario.network.nic_overrides) {
+    if (spec.nic_variant_of.empty()) spec.nic_variant_of.assign(spec.nodes.size(), 0);
+    spec.nic_variants.push_back(o.nic);
+    const auto variant = static_cast<uint32_t>(spec.nic_variants.size());
+    for (const net::GpuAttachment& g : spec.gpus) {
+      if (g.nic == net::kNoNode) continue;
+      if (std::find(o.hosts.begin(), o.hosts.end(), g.host) != o.hosts.end()) {
+        spec.nic_variant_of[g.nic] = variant;
+      }
+    }
+  }
   spec.transport = scenario.network.transport;
   spec.impairments = scenario.network.impairments;
   spec.flow_cc = scenario.flow_cc;

@@ -64,6 +64,8 @@ std::vector<SettingWarning> fidelity_warnings(
   ignored("fabric.switch.ecn", network.ecn.enabled, "ECN marking");
   ignored("fabric.nic.dcqcn", network.nic.dcqcn.enabled, "DCQCN rate control");
   ignored("fabric.nic.rx_pfc", network.nic.rx_pfc, "the NIC's receive buffer and its PFC");
+  ignored("fabric.nic_overrides", !network.nic_overrides.empty(),
+          "a per-NIC setting (fabric.nic_overrides)");
   ignored("fabric.transport.go_back_n", network.transport.gbn.enabled, "go-back-N loss recovery");
   const bool tcp = network.transport.kind == net::TransportKind::Tcp;
   for (const char* key :

@@ -47,7 +47,7 @@ topo::FabricParams read_fabric(const Reader& in, const YAML::Node& node, const s
   const MapView fabric(
       in, node, path,
       {"topology", "spine_leaf", "fat_tree", "rail_optimized", "host", "links", "switch", "ecmp",
-       "nic", "transport", "impairments", "route_overrides", "flow"});
+       "nic", "nic_overrides", "transport", "impairments", "route_overrides", "flow"});
   topo::FabricParams p;
   p.kind = in.read_enum(fabric.require("topology"), fabric.path_of("topology"), kTopologies);
 
@@ -150,6 +150,30 @@ topo::FabricParams read_fabric(const Reader& in, const YAML::Node& node, const s
   }
   if (const YAML::Node* n = fabric.find("nic")) {
     read_nic(in, *n, fabric.path_of("nic"), behaviour.nic);
+  }
+  if (const YAML::Node* n = fabric.find("nic_overrides")) {
+    // [{hosts: [H, ...], nic: {dcqcn: ..., rx_pfc: ...}}]: fabric.nic with the entry's block over
+    // it, for the NICs of those hosts (host numbers are checked against the built fabric).
+    const std::string list = fabric.path_of("nic_overrides");
+    if (!n->IsSequence()) {
+      in.fail(list, *n, "expected a list of {hosts, nic}, got " + describe(*n));
+    }
+    for (std::size_t i = 0; i < n->size(); ++i) {
+      const std::string at = join_path(list, i);
+      const MapView o(in, (*n)[i], at, {"hosts", "nic"});
+      NicOverrideSpec spec;
+      const YAML::Node& hosts = o.require("hosts");
+      if (!hosts.IsSequence() || hosts.size() == 0) {
+        in.fail(o.path_of("hosts"), hosts,
+                "expected a non-empty list of host numbers, got " + describe(hosts));
+      }
+      for (std::size_t k = 0; k < hosts.size(); ++k) {
+        spec.hosts.push_back(in.read_u32(hosts[k], join_path(o.path_of("hosts"), k)));
+      }
+      spec.nic = behaviour.nic;
+      read_nic(in, o.require("nic"), o.path_of("nic"), spec.nic, /*over_current=*/true);
+      behaviour.nic_overrides.push_back(std::move(spec));
+    }
   }
   if (const YAML::Node* n = fabric.find("transport")) {
     read_transport(in, *n, fabric.path_of("transport"), behaviour.transport);

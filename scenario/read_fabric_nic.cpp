@@ -16,8 +16,10 @@ const std::vector<std::pair<std::string_view, net::DcqcnPreset>> kDcqcnPresets{
 };
 
 // fabric.nic.dcqcn: the preset (default connectx) first, then any explicit parameter over it.
+// With `over_current` (fabric.nic_overrides) the block starts from `d` as it stands, not from the
+// preset, unless it names a preset.
 void read_dcqcn(const Reader& in, const YAML::Node& node, const std::string& path,
-                net::DcqcnParams& d) {
+                net::DcqcnParams& d, bool over_current) {
   const MapView m(
       in, node, path,
       {"enabled", "preset", "g", "alpha_period", "rate_period", "byte_counter",
@@ -28,9 +30,9 @@ void read_dcqcn(const Reader& in, const YAML::Node& node, const std::string& pat
   if (const YAML::Node* v = m.find("preset")) {
     preset = in.read_enum(*v, m.path_of("preset"), kDcqcnPresets);
   }
-  bool enabled = false;
+  bool enabled = over_current && d.enabled;
   if (const YAML::Node* v = m.find("enabled")) enabled = in.read_bool(*v, m.path_of("enabled"));
-  d = net::DcqcnParams::preset(preset);
+  if (!over_current || m.find("preset") != nullptr) d = net::DcqcnParams::preset(preset);
   d.enabled = enabled;
   // Ranges are DcqcnParams::check()'s, called by read_nic.
   const auto number = [&](const char* key, double& out) {
@@ -96,10 +98,10 @@ const std::vector<std::pair<std::string_view, net::JitterDistribution>> kJitterD
 
 // `fabric.nic:` DCQCN rate control and receiver-side PFC.
 void read_nic(const Reader& in, const YAML::Node& node, const std::string& path,
-              net::NicParams& nic) {
+              net::NicParams& nic, bool over_current) {
   const MapView m(in, node, path, {"dcqcn", "rx_pfc"});
   if (const YAML::Node* v = m.find("dcqcn")) {
-    read_dcqcn(in, *v, m.path_of("dcqcn"), nic.dcqcn);
+    read_dcqcn(in, *v, m.path_of("dcqcn"), nic.dcqcn, over_current);
   }
   if (const YAML::Node* v = m.find("rx_pfc")) {
     // fabric.nic.rx_pfc: {enabled, buffer, drain_rate, xoff, xon} (receiver-side PFC).

@@ -74,13 +74,21 @@ struct ReportSpec {
 // What `fabric:` sets on the network beyond its shape: PFC and ECN on the switches, the NICs'
 // congestion control, the transport and the link impairments. The topology builders never read
 // these; run/ copies them into the NetworkSpec (scenario_network).
+// `fabric.nic_overrides[i]`: the NICs of `hosts` run `nic` (fabric.nic with the entry's `nic:`
+// block over it) instead of fabric.nic.
+struct NicOverrideSpec {
+  std::vector<uint32_t> hosts;
+  net::NicParams nic;
+};
+
 struct NetworkBehaviour {
-  net::PfcParams pfc;                 // `fabric.switch.pfc`
-  net::EcnParams ecn;                 // `fabric.switch.ecn`
-  net::EtsParams ets;                 // `fabric.switch.ets`
-  net::NicParams nic;                 // `fabric.nic`
-  net::TransportParams transport;     // `fabric.transport`
-  net::ImpairmentParams impairments;  // `fabric.impairments`
+  net::PfcParams pfc;                          // `fabric.switch.pfc`
+  net::EcnParams ecn;                          // `fabric.switch.ecn`
+  net::EtsParams ets;                          // `fabric.switch.ets`
+  net::NicParams nic;                          // `fabric.nic`
+  std::vector<NicOverrideSpec> nic_overrides;  // `fabric.nic_overrides` (later entries win)
+  net::TransportParams transport;              // `fabric.transport`
+  net::ImpairmentParams impairments;           // `fabric.impairments`
 };
 
 // One `sweep:` axis: a dotted path and its values, each YAML text as written (a scalar, or a flow

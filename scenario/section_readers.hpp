@@ -32,9 +32,11 @@ net::FlowCcCorrection read_flow_options(const Reader& in, const YAML::Node& node
 void read_switch(const Reader& in, const YAML::Node& node, const std::string& path,
                  topo::FabricParams& p, NetworkBehaviour& behaviour);
 
-// read_fabric_nic.cpp: `fabric.nic:`, `fabric.transport:`, `fabric.impairments:`.
+// read_fabric_nic.cpp: `fabric.nic:`, `fabric.transport:`, `fabric.impairments:`. With
+// `over_current` (fabric.nic_overrides) the block changes `nic` as it stands: a dcqcn block keeps
+// its enabled flag and parameters unless it names them (or a preset).
 void read_nic(const Reader& in, const YAML::Node& node, const std::string& path,
-              net::NicParams& nic);
+              net::NicParams& nic, bool over_current = false);
 void read_transport(const Reader& in, const YAML::Node& node, const std::string& path,
                     net::TransportParams& t);
 void read_impairments(const Reader& in, const YAML::Node& node, const std::string& path,

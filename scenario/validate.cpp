@@ -258,6 +258,17 @@ void validate(const Reader& in, const Scenario& scenario) {
     }
   }
 
+  for (std::size_t i = 0; i < scenario.network.nic_overrides.size(); ++i) {
+    const std::vector<uint32_t>& hosts = scenario.network.nic_overrides[i].hosts;
+    for (std::size_t k = 0; k < hosts.size(); ++k) {
+      if (!spec.links.empty() && hosts[k] >= spec.hosts) {
+        in.fail_path(join_path(join_path(join_path("fabric.nic_overrides", i), "hosts"), k),
+                     "expected a host number below the fabric's " + std::to_string(spec.hosts) +
+                         " hosts, got " + std::to_string(hosts[k]));
+      }
+    }
+  }
+
   if (scenario.workload) {
     const WorkloadSpec& w = *scenario.workload;
     const auto gpus = static_cast<uint32_t>(spec.gpus.size());

@@ -20,9 +20,11 @@ void DcqcnPacing::add_flow(FlowId id, Bandwidth line_rate, bool persistent,
   if (qp == UINT32_MAX) {
     qp = static_cast<uint32_t>(qps_.size());
     DcqcnQpState& d = qps_.emplace_back();
-    d.rc = DcqcnRateController(params_, line_rate);
-    d.next_send_ps = ctx_.now().picoseconds();
     d.src = ctx_.flows[id].src;
+    d.params = d.src < params_of_.size() ? params_of_[d.src] : nullptr;
+    // Without DCQCN at the source the default controller is never limited: no pacing.
+    if (d.params != nullptr) d.rc = DcqcnRateController(*d.params, line_rate);
+    d.next_send_ps = ctx_.now().picoseconds();
     d.persistent = persistent;
     if (persistent) persistent_.emplace(persistent_qp, qp);
   }
@@ -34,14 +36,16 @@ void DcqcnPacing::add_flow(FlowId id, Bandwidth line_rate, bool persistent,
     catch_up(qp);
     if (d.rc.limited() && !d.timer_armed) arm_timer(qp, d.timer_due_ps);
   }
-  flow_stats_.push_back({.cnps = 0, .rate_cuts = 0, .min_rate_bps = d.rc.rate_bps()});
+  const double start_rate =
+      d.params != nullptr ? d.rc.rate_bps() : static_cast<double>(line_rate.bits_per_second());
+  flow_stats_.push_back({.cnps = 0, .rate_cuts = 0, .min_rate_bps = start_rate});
 }
 
 void DcqcnPacing::catch_up(uint32_t qp) {
   DcqcnQpState& d = qps_[qp];
   if (!d.rc.limited() || d.timer_due_ps == INT64_MIN) return;
   const int64_t now = ctx_.now().picoseconds();
-  const int64_t period = params_.rate_period.picoseconds();
+  const int64_t period = d.params->rate_period.picoseconds();
   bool changed = false;
   // Each missed expiry is one increase event; a QP back at line rate stops counting. Bounded by
   // the idle time over the rate period.
@@ -87,12 +91,15 @@ void DcqcnPacing::on_sent(FlowId id, uint32_t wire_bytes, uint32_t payload) {
 
 void DcqcnPacing::notify(FlowId id) {
   DcqcnQpState& d = qps_[qp_of_flow_[id]];
+  const FlowRecord& f = ctx_.flows[id];
+  // The notification point is the destination NIC's: without DCQCN there it sends no CNP.
+  const DcqcnParams* np = f.dst < params_of_.size() ? params_of_[f.dst] : nullptr;
+  if (np == nullptr) return;
   const int64_t t = ctx_.now().picoseconds();
-  if (d.last_cnp_ps != INT64_MIN && t - d.last_cnp_ps < params_.cnp_interval.picoseconds()) {
+  if (d.last_cnp_ps != INT64_MIN && t - d.last_cnp_ps < np->cnp_interval.picoseconds()) {
     return;
   }
   d.last_cnp_ps = t;
-  const FlowRecord& f = ctx_.flows[id];
   std::vector<PortId>& routes = ctx_.routes;
   uint32_t& begin = cnp_route_of_flow_[id];
   if (begin == UINT32_MAX) {
@@ -114,6 +121,7 @@ void DcqcnPacing::on_cnp(FlowId id) {
   DcqcnQpState& d = qps_[qp];
   // A QP made for one flow that has sent everything has nothing left to slow down; a persistent
   // one carries the cut into its next messages.
+  if (d.params == nullptr) return;  // the source NIC runs no DCQCN
   if (d.sending_flows == 0 && !d.persistent) return;
   if (d.sending_flows == 0) catch_up(qp);
   if (!d.rc.on_cnp(ctx_.now())) return;
@@ -123,7 +131,7 @@ void DcqcnPacing::on_cnp(FlowId id) {
   stats.min_rate_bps = std::min(stats.min_rate_bps, d.rc.rate_bps());
   repace(qp);
   // A cut restarts the rate-increase timer (scheduled only while the QP has a flow sending).
-  const int64_t due = ctx_.now().picoseconds() + params_.rate_period.picoseconds();
+  const int64_t due = ctx_.now().picoseconds() + d.params->rate_period.picoseconds();
   if (d.sending_flows > 0) {
     arm_timer(qp, due);
   } else {
@@ -139,7 +147,7 @@ void DcqcnPacing::on_rate_timer(uint32_t qp) {
   if (d.sending_flows == 0) return;
   d.rc.on_rate_timer();
   repace(qp);
-  d.timer_due_ps += params_.rate_period.picoseconds();
+  d.timer_due_ps += d.params->rate_period.picoseconds();
   if (!d.rc.limited()) return;  // back at line rate: no timer until the next cut
   arm_timer(qp, d.timer_due_ps);
 }

@@ -27,17 +27,18 @@ namespace syncsim::net {
 class Nic;
 
 struct DcqcnQpState {
-  DcqcnRateController rc;            // reaction point at the source NIC
-  int64_t next_send_ps = 0;          // pacing: the QP may start its next packet from here
-  int64_t last_send_ps = INT64_MIN;  // when the QP's last packet started (INT64_MIN: none)
-  uint32_t last_wire_bytes = 0;      // and its wire size: a rate change re-spaces that gap
-  CancelToken rate_timer;            // pending while a flow of the QP is sending and it is paced
-  int64_t timer_due_ps = INT64_MIN;  // when the next timer expiry is (or was) due
-  bool timer_armed = false;          // rate_timer has an event pending
-  int64_t last_cnp_ps = INT64_MIN;   // notification point: last CNP sent for this QP
-  uint32_t sending_flows = 0;        // flows of the QP with bytes left to send
-  NodeId src = kNoNode;              // the source NIC (owner of the rate timer)
-  bool persistent = false;           // outlives its flows (else made for one flow)
+  DcqcnRateController rc;               // reaction point at the source NIC
+  const DcqcnParams* params = nullptr;  // the source NIC's; null: its DCQCN is off (never paced)
+  int64_t next_send_ps = 0;             // pacing: the QP may start its next packet from here
+  int64_t last_send_ps = INT64_MIN;     // when the QP's last packet started (INT64_MIN: none)
+  uint32_t last_wire_bytes = 0;         // and its wire size: a rate change re-spaces that gap
+  CancelToken rate_timer;               // pending while a flow of the QP is sending and it is paced
+  int64_t timer_due_ps = INT64_MIN;     // when the next timer expiry is (or was) due
+  bool timer_armed = false;             // rate_timer has an event pending
+  int64_t last_cnp_ps = INT64_MIN;      // notification point: last CNP sent for this QP
+  uint32_t sending_flows = 0;           // flows of the QP with bytes left to send
+  NodeId src = kNoNode;                 // the source NIC (owner of the rate timer)
+  bool persistent = false;              // outlives its flows (else made for one flow)
 };
 
 // What DCQCN did to one flow (one message): CNPs sent for it by its destination, rate cuts they
@@ -52,10 +53,12 @@ struct DcqcnFlowStats {
 
 class DcqcnPacing {
  public:
-  // `cnp_priority`: the class CNPs travel in (the highest). `nics`: by NodeId, null for switches.
-  DcqcnPacing(const NetContext& ctx, const DcqcnParams& params, uint8_t cnp_priority,
-              const std::vector<Nic*>& nics)
-      : ctx_(ctx), params_(params), cnp_priority_(cnp_priority), nics_(nics) {}
+  // `params_of`: each NIC's DCQCN parameters by NodeId, null where DCQCN is off (its flows are
+  // never paced and it sends no CNPs). `cnp_priority`: the class CNPs travel in (the highest).
+  // `nics`: by NodeId, null for switches.
+  DcqcnPacing(const NetContext& ctx, std::vector<const DcqcnParams*> params_of,
+              uint8_t cnp_priority, const std::vector<Nic*>& nics)
+      : ctx_(ctx), params_of_(std::move(params_of)), cnp_priority_(cnp_priority), nics_(nics) {}
   // A new flow (ids arrive in order) on a NIC of line rate `line_rate`. `persistent_qp`: the
   // caller's queue-pair number when the flow is a message on a persistent QP (flows naming the
   // same number share its state), else a fresh QP is made for it.
@@ -83,7 +86,7 @@ class DcqcnPacing {
   void catch_up(uint32_t qp);
 
   const NetContext& ctx_;
-  const DcqcnParams& params_;
+  std::vector<const DcqcnParams*> params_of_;  // by NodeId
   uint8_t cnp_priority_;
   const std::vector<Nic*>& nics_;
   std::deque<DcqcnQpState> qps_;  // a deque: the rate timers' tokens must not move

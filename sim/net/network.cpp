@@ -22,8 +22,14 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
   nodes_.reserve(n);
   switches_.assign(n, nullptr);
   nics_.assign(n, nullptr);
-  if (spec.nic.dcqcn.enabled) {
-    dcqcn_ = std::make_unique<DcqcnPacing>(ctx_, spec.nic.dcqcn,
+  if (spec.any_dcqcn()) {
+    // Each NIC's own DCQCN parameters; null where its DCQCN is off (reaction and notification).
+    std::vector<const DcqcnParams*> dcqcn_of(n, nullptr);
+    for (NodeId id = 0; id < n; ++id) {
+      const DcqcnParams& d = spec.nic_params(id).dcqcn;
+      if (spec.nodes[id].kind != NodeKind::Switch && d.enabled) dcqcn_of[id] = &d;
+    }
+    dcqcn_ = std::make_unique<DcqcnPacing>(ctx_, std::move(dcqcn_of),
                                            static_cast<uint8_t>(priorities - 1), nics_);
   }
   // One reliable transport for the fabric: TCP, or go-back-N for RoCE on lossy classes and for
@@ -52,7 +58,7 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
       switches_[id] = sw.get();
       nodes_.push_back(std::move(sw));
     } else {
-      auto nic = std::make_unique<Nic>(ctx_, id, spec.nic, priorities, pfc.lossless_mask,
+      auto nic = std::make_unique<Nic>(ctx_, id, spec.nic_params(id), priorities, pfc.lossless_mask,
                                        dcqcn_.get(), transport_.get());
       nics_[id] = nic.get();
       nodes_.push_back(std::move(nic));

@@ -205,6 +205,22 @@ struct NetworkSpec {
   EcnParams ecn;  // switches' ECN marking
   EtsParams ets;  // switches' transmission selection between traffic classes (ets_scheduler.hpp)
   NicParams nic;  // NICs' congestion control (copied from the scenario too)
+  // NICs whose settings differ from `nic` (a slow receiver, a NIC with DCQCN off): NIC node n uses
+  // nic_variants[k - 1] where nic_variant_of[n] == k > 0, else `nic`. Both empty: every NIC `nic`.
+  std::vector<NicParams> nic_variants;
+  std::vector<uint32_t> nic_variant_of;  // by NodeId (empty, or one entry per node)
+  const NicParams& nic_params(NodeId id) const {
+    const uint32_t k = id < nic_variant_of.size() ? nic_variant_of[id] : 0;
+    return k == 0 ? nic : nic_variants[k - 1];
+  }
+  // DCQCN runs somewhere: on `nic` or on a variant.
+  bool any_dcqcn() const {
+    if (nic.dcqcn.enabled) return true;
+    for (const NicParams& v : nic_variants) {
+      if (v.dcqcn.enabled) return true;
+    }
+    return false;
+  }
 
   // Routing data, filled by the topology builder (Boost.Graph BFS over the switch-only graph).
   // Switches fall into connected components (the fabric; each host's NVSwitch island). Every NIC
