@@ -61,6 +61,17 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
                                 std::to_string(options_.qps_per_connection));
   }
   if (options_.qps_per_connection > 1) next_qp_.assign(plan_.connections, 0);
+  if (options_.communicator >= (1U << 16)) {
+    throw std::invalid_argument("communicator ids are below 65536, got " +
+                                std::to_string(options_.communicator));
+  }
+  uint32_t channels = 0;
+  for (const PlanStep& s : plan_.steps) {
+    if (s.kind == PlanStep::Kind::Transfer) channels = std::max<uint32_t>(channels, s.channel + 1u);
+  }
+  if (uint64_t{channels} * std::max(1u, options_.qps_per_connection) > (1U << 16)) {
+    throw std::invalid_argument("channels x queue pairs per connection must be at most 65536");
+  }
   if (!(options_.channel_copy_bytes_per_s >= 0.0)) {
     throw std::invalid_argument("channel copy rate must be >= 0 bytes/s");
   }
@@ -238,13 +249,15 @@ void CollectiveRunner::begin_transfer(uint32_t step) {
       if (proxy != UINT32_MAX) src = proxy;
     }
   }
-  // The connection's queue pair: channel x QP within it (the backend adds the NICs).
+  // The connection's queue pair: communicator, channel x QP within it (the backend adds the
+  // NICs).
   uint32_t connection = kNoConnection;
   if (options_.qps_per_connection == 1) {
-    connection = t.channel;
+    connection = (options_.communicator << 16) | t.channel;
   } else if (options_.qps_per_connection > 1) {
     uint32_t& next = next_qp_[t.source_step];
-    connection = static_cast<uint32_t>(t.channel) * options_.qps_per_connection + next;
+    connection = (options_.communicator << 16) |
+                 (static_cast<uint32_t>(t.channel) * options_.qps_per_connection + next);
     next = (next + 1) % options_.qps_per_connection;
   }
   backend_.start(TransferRequest{src, dst, Bytes{wire}, options_.priority, connection},

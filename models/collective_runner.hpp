@@ -49,6 +49,11 @@ struct CollectiveRunOptions {
   // NCCL does with NCCL_IB_SPLIT_DATA_ON_QPS = 0 (its default). 0: a new QP per transfer (a
   // fresh ECMP hash and DCQCN state for every chunk).
   uint32_t qps_per_connection = 1;
+  // The NCCL communicator the collective runs on (below 2^16). Each communicator opens its own
+  // connections, so collectives of different communicators never share a queue pair (its ECMP
+  // hash and DCQCN state), even between the same NICs on the same channel; collectives of one
+  // communicator do, as NCCL reuses a communicator's connections for all its operations.
+  uint32_t communicator = 0;
   // The copy rate of one channel at one rank (its CTA: NCCL's copy loop on one SM), bytes of
   // payload per second; 0: unlimited. The transfers a rank sends on a channel are copied one after
   // another at this rate: a transfer begins no earlier than its copy does and finishes no earlier

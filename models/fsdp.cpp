@@ -172,9 +172,14 @@ class FsdpDriver {
     const CollectivePlan& plan =
         timer_.plan(c.op, algo_of(c, config_.algorithm), group_ranks, c.bytes);
     s.running = groups.size();
-    for (const std::vector<uint32_t>& g : groups) {
+    // One communicator per group: the shard groups', then HSDP's replicate groups'.
+    const auto first = static_cast<uint32_t>(c.op == CollectiveOp::AllReduce ? groups_.shard.size()
+                                                                             : std::size_t{0});
+    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+      CollectiveRunOptions options = config_.collective;
+      options.communicator = (first + static_cast<uint32_t>(gi)) % 65536;
       s.runners.push_back(
-          std::make_unique<CollectiveRunner>(backend_, plan, g, config_.collective));
+          std::make_unique<CollectiveRunner>(backend_, plan, groups[gi], std::move(options)));
     }
     for (std::size_t i = s.runners.size() - groups.size(); i < s.runners.size(); ++i) {
       s.runners[i]->start([this, comm, &s](const CollectiveResult&) {

@@ -249,8 +249,12 @@ const IdleCollectiveTimer::Timing& IdleCollectiveTimer::time(
     Simulation sim(config_.seed);
     auto backend = make_backend(fidelity_, sim, spec_);
     std::vector<std::unique_ptr<CollectiveRunner>> runners;
-    for (const auto& g : groups) {
-      runners.push_back(std::make_unique<CollectiveRunner>(*backend, p, g, config_.collective));
+    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+      CollectiveRunOptions options = config_.collective;
+      // Each group its own communicator (ids wrap past 65536 groups; two groups whose ids then
+      // collide share queue pairs only between NICs they both use).
+      options.communicator = static_cast<uint32_t>(gi % 65536);
+      runners.push_back(std::make_unique<CollectiveRunner>(*backend, p, groups[gi], options));
       runners.back()->start();
     }
     sim.queue().run();

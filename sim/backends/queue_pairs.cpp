@@ -7,10 +7,9 @@ namespace syncsim {
 QueuePair QueuePairTable::resolve(uint32_t transfer, net::NodeId src, net::NodeId dst,
                                   uint8_t priority, uint32_t connection) {
   if (connection == kNoConnection) return {transfer, false};
-  SIM_CHECK(src < (1U << 20) && dst < (1U << 20) && connection < (1U << 16),
-            "queue-pair key out of range");
-  const uint64_t key = (static_cast<uint64_t>(src) << 44) | (static_cast<uint64_t>(dst) << 24) |
-                       (static_cast<uint64_t>(priority) << 16) | connection;
+  SIM_CHECK(src < (1U << 24) && dst < (1U << 24), "queue-pair key out of range");
+  const Key key{(static_cast<uint64_t>(src) << 32) | (static_cast<uint64_t>(dst) << 8) | priority,
+                connection};
   const auto [it, added] =
       numbers_.try_emplace(key, (1U << 31) | static_cast<uint32_t>(numbers_.size()));
   (void)added;

@@ -5,7 +5,9 @@
 // and, at packet fidelity, finds the DCQCN state its previous messages left. A transfer without a
 // connection gets a queue pair of its own, numbered by its transfer id as before (traffic
 // messages, point-to-point sends that name none).
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <unordered_map>
 
 #include "sim/net/network_spec.hpp"
@@ -29,9 +31,22 @@ class QueuePairTable {
   std::size_t persistent_count() const { return numbers_.size(); }
 
  private:
+  // (NICs and priority packed, connection tag): the tag carries the communicator in its high bits
+  // (CollectiveRunOptions::communicator), so it keeps all 32.
+  struct Key {
+    uint64_t ends = 0;
+    uint32_t connection = 0;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      return std::hash<uint64_t>{}(k.ends ^
+                                   (static_cast<uint64_t>(k.connection) * 0x9E3779B97F4A7C15ULL));
+    }
+  };
   // Persistent numbers are 2^31 + a dense index, apart from transfer ids (which stay below 2^31
   // in any run this simulator can hold).
-  std::unordered_map<uint64_t, uint32_t> numbers_;
+  std::unordered_map<Key, uint32_t, KeyHash> numbers_;
 };
 
 }  // namespace syncsim

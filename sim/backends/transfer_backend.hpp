@@ -104,6 +104,8 @@ class TransferBackend {
   // fidelity show up here; bytes are counted when a transfer starts, whether or not it finished.
   void count_port_bytes(bool on) { count_port_bytes_ = on; }
   const std::vector<int64_t>& port_bytes() const { return port_bytes_; }
+  // Persistent queue pairs opened so far (queue_pairs.hpp).
+  std::size_t persistent_queue_pairs() const { return queue_pairs_.persistent_count(); }
 
  protected:
   // Begins moving a transfer between two NICs; the backend must call complete(id) when delivered.

@@ -33,10 +33,15 @@ TEST_CASE("queue pairs: one number per (NICs, priority, connection), fresh ones 
   CHECK(t.resolve(9, 2, 1, 3, 0).number != a.number);  // the reverse direction
   CHECK(t.resolve(9, 1, 2, 0, 0).number != a.number);  // another traffic class
   CHECK(t.persistent_count() == 4);
+  // The connection tag keeps all 32 bits (a communicator in the high half): another communicator
+  // on the same channel is another queue pair.
+  CHECK(t.resolve(9, 1, 2, 3, (1U << 16) | 0U).number != a.number);
+  CHECK(t.resolve(9, 1, 2, 3, (1U << 16) | 0U).number == t.resolve(10, 1, 2, 3, 1U << 16).number);
+  CHECK(t.persistent_count() == 5);
   const QueuePair own = t.resolve(42, 1, 2, 3, kNoConnection);
   CHECK_FALSE(own.persistent);
   CHECK(own.number == 42);  // the transfer id, as before persistent QPs existed
-  CHECK(t.persistent_count() == 4);
+  CHECK(t.persistent_count() == 5);
 }
 
 TEST_CASE("queue pairs: a connection's messages keep one ECMP path; fresh QPs re-hash") {

@@ -345,3 +345,31 @@ TEST_CASE("collective runner: transfers name their connection's queue pairs (cha
   AnalyticBackend backend(sim, spec);
   CHECK_THROWS_AS(run_collective(backend, plan, identity(4), bad), std::invalid_argument);
 }
+
+TEST_CASE("collective runner: communicators own their queue pairs; one communicator reuses its") {
+  // A 4-rank ring of 2 channels on 4 single-GPU hosts: 4 ring edges x 2 channels = 8 connections
+  // between NICs. Collectives on one communicator reuse them (NCCL's connections live as long as
+  // the communicator); a second communicator over the same GPUs opens its own.
+  const auto spec = topo::build_fabric(one_host_per_leaf(4));
+  PlanOptions o;
+  o.op = CollectiveOp::AllReduce;
+  o.algo = CollectiveAlgo::Ring;
+  o.ranks = 4;
+  o.bytes = 1 << 20;
+  o.channels = 2;
+  const CollectivePlan plan = build_plan(o);
+  Simulation sim(1);
+  FlowBackend backend(sim, spec);
+  CollectiveRunOptions first;
+  run_collective(backend, plan, identity(4), first);
+  CHECK(backend.persistent_queue_pairs() == 8);
+  run_collective(backend, plan, identity(4), first);
+  CHECK(backend.persistent_queue_pairs() == 8);
+  CollectiveRunOptions second;
+  second.communicator = 1;
+  run_collective(backend, plan, identity(4), second);
+  CHECK(backend.persistent_queue_pairs() == 16);
+  CollectiveRunOptions bad;
+  bad.communicator = 1U << 16;
+  CHECK_THROWS_AS(CollectiveRunner(backend, plan, identity(4), bad), std::invalid_argument);
+}
