@@ -115,8 +115,13 @@ struct PlanOptions {
   int64_t bytes = 0;
   uint32_t channels = 1;    // Ring, Tree, Hierarchical (inter-node rings): NCCL's channels
   int64_t chunk_bytes = 0;  // pipelining granularity (Ring, Tree, SendRecv); 0 = no pipelining
-  uint32_t root = 0;        // Broadcast/Reduce root, SendRecv sender
-  uint32_t peer = 1;        // SendRecv receiver
+  // Ring: a segment of at most one piece is still cut in `min_pieces` (NCCL's slices per chunk:
+  // prims_simple.h sliceSize = max(nelem / SlicePerChunk, stepSize x StepPerSlice / 32)) when
+  // each part keeps at least `min_piece_bytes`. 1: no such cut.
+  uint32_t min_pieces = 1;
+  int64_t min_piece_bytes = 0;
+  uint32_t root = 0;  // Broadcast/Reduce root, SendRecv sender
+  uint32_t peer = 1;  // SendRecv receiver
   // Ranks r..r+g-1 with r % g == 0 share a host (0: unknown). Hierarchical needs it; Ring uses it
   // to keep every channel's inter-host hops on one rail (see nics_per_host).
   uint32_t gpus_per_host = 0;

@@ -14,11 +14,15 @@ namespace {
 
 // Chunks for `parts` segments of `bytes`, each cut into pipelining pieces; owner of segment j = j.
 std::vector<std::vector<ChunkRange>> make_segments(CollectivePlan& plan, int64_t bytes,
-                                                   uint32_t parts, int64_t chunk_bytes) {
+                                                   uint32_t parts, const PlanOptions& o) {
   std::vector<std::vector<ChunkRange>> segs(parts);
   const auto seg_bytes = split_bytes(bytes, parts);
   // Every segment gets the same number of pieces, so ring steps line up.
-  const int64_t pieces = pieces_for(seg_bytes[0], chunk_bytes);
+  int64_t pieces = pieces_for(seg_bytes[0], o.chunk_bytes);
+  if (pieces == 1 && o.min_pieces > 1 &&
+      seg_bytes[0] >= int64_t{o.min_pieces} * std::max<int64_t>(1, o.min_piece_bytes)) {
+    pieces = o.min_pieces;
+  }
   for (uint32_t j = 0; j < parts; ++j) {
     for (int64_t piece : split_bytes(seg_bytes[j], pieces)) {
       segs[j].push_back(ChunkRange{Builder::add_chunk(plan, piece, j), 1});
@@ -95,7 +99,7 @@ void build_ring(CollectivePlan& plan, const PlanOptions& o) {
   std::vector<std::vector<std::vector<ChunkRange>>> segs(o.channels);
   const bool chain = o.op == CollectiveOp::Broadcast || o.op == CollectiveOp::Reduce;
   for (uint32_t ch = 0; ch < o.channels; ++ch) {
-    segs[ch] = make_segments(plan, channel_bytes[ch], chain ? 1 : n, o.chunk_bytes);
+    segs[ch] = make_segments(plan, channel_bytes[ch], chain ? 1 : n, o);
   }
   std::size_t pieces = 0;
   for (const auto& ch : segs) pieces += ch[0].size();

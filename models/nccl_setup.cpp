@@ -36,6 +36,12 @@ NcclSetup nccl_setup(const NcclCollective& c, const CollectiveConfig& config,
   po.gpus_per_host = c.gpus_per_host;
   po.nics_per_host = c.nics_per_host;
   po.connection_depth = s.timing.pipeline_depth;
+  if (c.algo == CollectiveAlgo::Ring && c.protocol == NcclProtocol::Simple &&
+      (c.op == CollectiveOp::AllReduce || c.op == CollectiveOp::ReduceScatter ||
+       c.op == CollectiveOp::AllGather)) {
+    po.min_pieces = kNcclRingSlicesPerChunk;
+    po.min_piece_bytes = s.timing.chunk_bytes / 32;
+  }
   if (is_nvls(c.algo)) {
     // NCCL's NVLS chunk per head and round for this size unless a chunk was given.
     po.chunk_bytes = c.chunk_bytes.value_or(
@@ -64,6 +70,9 @@ ProtocolTiming apply_nccl_step_setup(StepConfig& step, const CollectiveConfig& c
   step.collective.qps_per_connection = config.qps_per_connection;
   step.collective.channel_copy_bytes_per_s = config.channel_copy_bytes_per_s;
   if (step.chunk_bytes == 0) step.chunk_bytes = timing.chunk_bytes;
+  // Only ring plans read it: the step's ring all-reduces and FSDP's ring gathers and scatters.
+  step.ring_min_pieces = kNcclRingSlicesPerChunk;
+  step.ring_min_piece_bytes = step.chunk_bytes / 32;
   return timing;
 }
 

@@ -55,6 +55,11 @@ CollectiveRunOptions apply_protocol_timing(CollectiveRunOptions base, const Prot
 NcclSetup nccl_setup(const NcclCollective& c, const CollectiveConfig& config,
                      const CollectiveRunOptions& base = {});
 
+// ALLREDUCE_CHUNKSTEPS / ALLREDUCE_SLICESTEPS (collectives.h; the same for all_gather and
+// reduce_scatter): a ring Simple chunk is two slices, also when it is smaller than one slice
+// (prims_simple.h: sliceSize = max(nelem / 2, stepSize x StepPerSlice / 32)).
+inline constexpr uint32_t kNcclRingSlicesPerChunk = 2;
+
 // A training step's collectives. NCCL moves large gradients with the Simple protocol: its base
 // latency once per collective (bucket), its per-step NVLink / network latencies, and its chunk
 // (NCCL defaults: ring a 1 MiB slice, tree 512 KiB) where step.chunk_bytes is 0, on NCCL's

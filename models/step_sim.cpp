@@ -221,6 +221,10 @@ const CollectivePlan& IdleCollectiveTimer::plan(CollectiveOp op, CollectiveAlgo 
     o.bytes = bytes;
     o.channels = config_.channels;
     o.chunk_bytes = config_.chunk_bytes;
+    if (op != CollectiveOp::SendRecv && op != CollectiveOp::AllToAll) {
+      o.min_pieces = config_.ring_min_pieces;
+      o.min_piece_bytes = config_.ring_min_piece_bytes;
+    }
     o.gpus_per_host = config_.gpus_per_host;
     o.nics_per_host = config_.nics_per_host;
     if (op == CollectiveOp::SendRecv) {
@@ -340,6 +344,8 @@ StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& s
     o.bytes = bytes;
     o.channels = config.channels;
     o.chunk_bytes = config.chunk_bytes;
+    o.min_pieces = config.ring_min_pieces;
+    o.min_piece_bytes = config.ring_min_piece_bytes;
     o.gpus_per_host = config.gpus_per_host;
     o.nics_per_host = config.nics_per_host;
     return o;

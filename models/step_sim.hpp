@@ -119,6 +119,10 @@ struct StepConfig {
   CollectiveAlgo algorithm = CollectiveAlgo::Ring;
   uint32_t channels = 1;  // NCCL's (apply_nccl_step_setup sets them from models/nccl_channels.hpp)
   int64_t chunk_bytes = 0;
+  // Ring Simple: segments of one slice or less cut in NCCL's slices per chunk
+  // (PlanOptions::min_pieces, min_piece_bytes); set by apply_nccl_step_setup.
+  uint32_t ring_min_pieces = 1;
+  int64_t ring_min_piece_bytes = 0;
   uint32_t gpus_per_host = 1;  // ranks r..r+g-1 share a host (rings keep channels on rails)
   uint32_t nics_per_host = 0;  // 0: one per GPU (PlanOptions::nics_per_host)
   CollectiveRunOptions collective;

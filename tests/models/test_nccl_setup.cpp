@@ -146,3 +146,27 @@ TEST_CASE("nccl_cost_inputs and nccl_best_protocol") {
   const NcclCostInputs ag = nccl_cost_inputs(CollectiveOp::AllGather, 16, 8, graph);
   CHECK(nccl_best_protocol(CollectiveAlgo::Tree, ag, 4096) == NcclProtocol::Simple);
 }
+
+TEST_CASE("nccl_setup: a ring Simple segment of one slice or less is still two slices") {
+  // 8 ranks, 1 channel: a segment is bytes / 8. NCCL cuts a chunk in two slices even when it is
+  // smaller than a slice (prims_simple.h), down to stepSize x StepPerSlice / 32 = 32 KiB each.
+  NcclCollective c;
+  c.algo = CollectiveAlgo::Ring;
+  c.protocol = NcclProtocol::Simple;
+  c.ranks = 8;
+  c.channels = 1;
+  const CollectiveConfig config;
+  auto pieces_per_segment = [&](int64_t bytes) {
+    c.bytes = bytes;
+    const NcclSetup s = nccl_setup(c, config);
+    return build_plan(s.plan).chunk_bytes.size() / 8;
+  };
+  CHECK(pieces_per_segment(int64_t{8} << 20) == 2);    // 1 MiB segments: two 512 KiB slices
+  CHECK(pieces_per_segment(int64_t{16} << 20) == 2);   // 2 MiB: two 1 MiB slices
+  CHECK(pieces_per_segment(int64_t{32} << 20) == 4);   // 4 MiB: four slices
+  CHECK(pieces_per_segment(int64_t{512} << 10) == 2);  // 64 KiB: two of 32 KiB
+  CHECK(pieces_per_segment(int64_t{256} << 10) == 1);  // 32 KiB: one, not two of 16 KiB
+  c.op = CollectiveOp::Broadcast;                      // BROADCAST_SLICESTEPS = CHUNKSTEPS = 1
+  c.bytes = int64_t{512} << 10;
+  CHECK(nccl_setup(c, config).plan.min_pieces == 1);
+}
