@@ -14,6 +14,7 @@
 #include "run/runner.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "sim/net/dcqcn.hpp"
+#include "tests/run/shipped_scenarios.hpp"
 
 using namespace syncsim;
 using namespace syncsim::net;
@@ -26,16 +27,10 @@ constexpr double kG = 1e9;
 
 namespace {
 
-app::Scenario scenario_file(const std::string& name, std::vector<app::Override> overrides = {}) {
-  app::LoadOptions o;
-  o.overrides = std::move(overrides);
-  return app::load_scenario_file(std::string(SYNCSIM_SOURCE_DIR) + "/scenarios/" + name, o);
-}
+using testing::dropped_packets;
 
-uint64_t dropped_packets(const app::RunResult& r) {
-  uint64_t n = 0;
-  for (const auto& d : r.drops) n += d.second;
-  return n;
+app::Scenario scenario_file(const std::string& name, std::vector<app::Override> overrides = {}) {
+  return testing::shipped_scenario(name, std::move(overrides));
 }
 
 // Jain's index of the 16 incast senders' mean rates in the stated window (the victim, host17, left

@@ -9,22 +9,17 @@
 
 #include "run/runner.hpp"
 #include "scenario/scenario_loader.hpp"
+#include "tests/run/shipped_scenarios.hpp"
 #include "tests/scenario/scenario_text_fixtures.hpp"
 
 using namespace syncsim;
 
 namespace {
 
-app::Scenario scenario_file(const std::string& name, std::vector<app::Override> overrides = {}) {
-  app::LoadOptions o;
-  o.overrides = std::move(overrides);
-  return app::load_scenario_file(std::string(SYNCSIM_SOURCE_DIR) + "/scenarios/" + name, o);
-}
+using testing::dropped_packets;
 
-uint64_t dropped_packets(const app::RunResult& r) {
-  uint64_t n = 0;
-  for (const auto& d : r.drops) n += d.second;
-  return n;
+app::Scenario scenario_file(const std::string& name, std::vector<app::Override> overrides = {}) {
+  return testing::shipped_scenario(name, std::move(overrides));
 }
 
 double last_to_host0_s(const app::RunResult& r) {
