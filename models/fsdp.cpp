@@ -178,8 +178,7 @@ class FsdpDriver {
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
       CollectiveRunOptions options = config_.collective;
       options.communicator = (first + static_cast<uint32_t>(gi)) % 65536;
-      s.runners.push_back(
-          std::make_unique<CollectiveRunner>(backend_, plan, groups[gi], std::move(options)));
+      s.runners.push_back(std::make_unique<CollectiveRunner>(backend_, plan, groups[gi], options));
     }
     for (std::size_t i = s.runners.size() - groups.size(); i < s.runners.size(); ++i) {
       s.runners[i]->start([this, comm, &s](const CollectiveResult&) {
