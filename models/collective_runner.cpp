@@ -65,7 +65,7 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
     throw std::invalid_argument("communicator ids are below 65536, got " +
                                 std::to_string(options_.communicator));
   }
-  uint32_t channels = 0;
+  uint32_t channels = 0;  // the plan's, for the queue-pair tags and the channel copy caps
   for (const PlanStep& s : plan_.steps) {
     if (s.kind == PlanStep::Kind::Transfer) channels = std::max<uint32_t>(channels, s.channel + 1u);
   }
@@ -76,10 +76,7 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
     throw std::invalid_argument("channel copy rate must be >= 0 bytes/s");
   }
   if (options_.channel_copy_bytes_per_s > 0.0) {
-    for (const PlanStep& s : plan_.steps) {
-      if (s.kind == PlanStep::Kind::Transfer)
-        copy_channels_ = std::max<uint32_t>(copy_channels_, s.channel + 1u);
-    }
+    copy_channels_ = channels;
     copy_until_.assign(static_cast<std::size_t>(plan_.ranks) * copy_channels_, Time::zero());
   }
   if (plan_.connection_depth > 1) {

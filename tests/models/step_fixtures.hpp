@@ -4,9 +4,11 @@
 #include <numeric>
 #include <string>
 
+#include "models/fsdp.hpp"
 #include "models/gpu.hpp"
 #include "models/step_sim.hpp"
 #include "models/transformer.hpp"
+#include "sim/backends/make_backend.hpp"
 #include "topologies/fabric_builder.hpp"
 
 namespace syncsim::step_fixtures {
@@ -57,6 +59,16 @@ inline models::StepConfig step_config(const char* model, uint32_t ranks) {
   c.rank_to_gpu.resize(ranks);
   std::iota(c.rank_to_gpu.begin(), c.rank_to_gpu.end(), 0u);
   return c;
+}
+
+// One step of `c` on a fresh backend of `fidelity` over `spec`: the FSDP engine for FSDP, else DDP.
+inline models::StepResult run_step(const net::NetworkSpec& spec, Fidelity fidelity,
+                                   const models::StepConfig& c) {
+  Simulation sim(c.seed);
+  auto backend = make_backend(fidelity, sim, spec);
+  return c.parallelism == models::DataParallelism::Fsdp
+             ? models::simulate_fsdp_step(*backend, spec, fidelity, c)
+             : models::simulate_ddp_step(*backend, spec, fidelity, c);
 }
 
 }  // namespace syncsim::step_fixtures

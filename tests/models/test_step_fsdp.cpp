@@ -2,7 +2,6 @@
 #include <doctest/doctest.h>
 
 #include "models/fsdp.hpp"
-#include "sim/backends/make_backend.hpp"
 #include "step_fixtures.hpp"
 
 using namespace syncsim;
@@ -18,10 +17,7 @@ StepConfig fsdp_config(const char* model, uint32_t ranks) {
 }
 
 StepResult run(const net::NetworkSpec& spec, Fidelity fidelity, const StepConfig& c) {
-  Simulation sim(c.seed);
-  auto backend = make_backend(fidelity, sim, spec);
-  return c.parallelism == DataParallelism::Fsdp ? simulate_fsdp_step(*backend, spec, fidelity, c)
-                                                : simulate_ddp_step(*backend, spec, fidelity, c);
+  return step_fixtures::run_step(spec, fidelity, c);
 }
 
 Time compute_of(const StepConfig& c) {

@@ -7,7 +7,6 @@
 #include <stdexcept>
 
 #include "models/fsdp.hpp"
-#include "sim/backends/make_backend.hpp"
 #include "step_fixtures.hpp"
 
 using namespace syncsim;
@@ -24,9 +23,7 @@ StepConfig hsdp_config(uint32_t ranks, uint32_t shard) {
 }
 
 StepResult run(const net::NetworkSpec& spec, Fidelity fidelity, const StepConfig& c) {
-  Simulation sim(c.seed);
-  auto backend = make_backend(fidelity, sim, spec);
-  return simulate_fsdp_step(*backend, spec, fidelity, c);
+  return step_fixtures::run_step(spec, fidelity, c);
 }
 
 }  // namespace

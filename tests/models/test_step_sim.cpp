@@ -2,7 +2,6 @@
 #include <doctest/doctest.h>
 
 #include "models/step_sim.hpp"
-#include "sim/backends/make_backend.hpp"
 #include "step_fixtures.hpp"
 
 using namespace syncsim;
@@ -13,9 +12,7 @@ using step_fixtures::two_leaf_fabric;
 namespace {
 
 StepResult run(const net::NetworkSpec& spec, Fidelity fidelity, const StepConfig& c) {
-  Simulation sim(c.seed);
-  auto backend = make_backend(fidelity, sim, spec);
-  return simulate_ddp_step(*backend, spec, fidelity, c);
+  return step_fixtures::run_step(spec, fidelity, c);
 }
 
 }  // namespace
