@@ -160,7 +160,27 @@ std::string write_profile_yaml(const CalibrationProfile& p) {
     e << YAML::Key << "intensity_half" << YAML::Value << g.intensity_half;
     e << YAML::Key << "max_rel_error" << YAML::Value << g.max_rel_error << YAML::EndMap;
   }
-  e << YAML::EndSeq << YAML::EndMap;
+  e << YAML::EndSeq;
+  if (p.physical) {
+    const PhysicalFit& f = *p.physical;
+    e << YAML::Key << "physical" << YAML::Value << YAML::BeginMap;
+    e << YAML::Key << "scenario" << YAML::Value << YAML::DoubleQuoted << f.scenario;
+    e << YAML::Key << "fidelity" << YAML::Value << f.fidelity;
+    e << YAML::Key << "points" << YAML::Value << f.points;
+    e << YAML::Key << "rms_rel_error" << YAML::Value << f.rms_rel_error;
+    e << YAML::Key << "max_rel_error" << YAML::Value << f.max_rel_error;
+    e << YAML::Key << "parameters" << YAML::Value << YAML::BeginSeq;
+    for (const PhysicalParameter& q : f.parameters) {
+      e << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << q.name;
+      e << YAML::Key << "unit" << YAML::Value << YAML::DoubleQuoted << q.unit;
+      e << YAML::Key << "value" << YAML::Value << q.value;
+      e << YAML::Key << "stddev" << YAML::Value << q.stddev;
+      e << YAML::Key << "nominal" << YAML::Value << q.nominal;
+      e << YAML::Key << "identified" << YAML::Value << q.identified << YAML::EndMap;
+    }
+    e << YAML::EndSeq << YAML::EndMap;
+  }
+  e << YAML::EndMap;
   return std::string(e.c_str()) + "\n";
 }
 
@@ -177,7 +197,7 @@ CalibrationProfile parse_profile_yaml(const std::string& text, const std::string
   if (!root.IsMap()) fail(file, root, "(top)", "expected a map, found " + found(root));
   rd.check_keys(root, "",
                 {"syncsim_calibration_profile", "source", "gpu", "versions", "spread", "probes",
-                 "collectives", "gemm"});
+                 "collectives", "gemm", "physical"});
   const YAML::Node version = root["syncsim_calibration_profile"];
   if (!version)
     fail(file, root, "syncsim_calibration_profile", "expected the format version 1, found nothing");
@@ -278,6 +298,40 @@ CalibrationProfile parse_profile_yaml(const std::string& text, const std::string
       }
       p.gemm.push_back(g);
     }
+  }
+  if (const YAML::Node ph = root["physical"]) {
+    if (!ph.IsMap()) fail(file, ph, "physical", "expected a map, found " + found(ph));
+    rd.check_keys(
+        ph, "physical",
+        {"scenario", "fidelity", "points", "rms_rel_error", "max_rel_error", "parameters"});
+    PhysicalFit f;
+    rd.opt(ph, "scenario", "physical", "a string", f.scenario);
+    rd.opt(ph, "fidelity", "physical", "a fidelity name", f.fidelity);
+    rd.opt(ph, "points", "physical", "an integer", f.points);
+    rd.opt(ph, "rms_rel_error", "physical", "a number", f.rms_rel_error);
+    rd.opt(ph, "max_rel_error", "physical", "a number", f.max_rel_error);
+    const YAML::Node ps = rd.list(ph, "parameters", "physical.");
+    if (!ps || ps.size() == 0)
+      fail(file, ph, "physical.parameters", "expected at least one parameter, found none");
+    for (std::size_t i = 0; i < ps.size(); ++i) {
+      const std::string path = "physical.parameters." + std::to_string(i);
+      const YAML::Node n = ps[i];
+      rd.check_keys(n, path, {"name", "unit", "value", "stddev", "nominal", "identified"});
+      PhysicalParameter q;
+      rd.opt(n, "name", path, "a parameter name", q.name);
+      rd.opt(n, "unit", path, "a string", q.unit);
+      rd.opt(n, "value", path, "a number", q.value);
+      rd.opt(n, "stddev", path, "a number", q.stddev);
+      rd.opt(n, "nominal", path, "a number", q.nominal);
+      rd.opt(n, "identified", path, "true or false", q.identified);
+      if (q.name.empty()) fail(file, n, path + ".name", "expected a parameter name, found none");
+      if (!(q.value > 0) || q.stddev < 0) {
+        fail(file, n, path,
+             "expected value > 0 and stddev >= 0, found value " + std::to_string(q.value));
+      }
+      f.parameters.push_back(q);
+    }
+    p.physical = f;
   }
   return p;
 }

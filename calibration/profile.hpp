@@ -22,8 +22,18 @@
 //         - {min_bytes: 65536, max_bytes: 8589934592, latency_us: 35.0, algbw_GBps: 180.2}
 //   gemm:
 //     - {dtype: bf16, peak_tflops: 989, e_max: 0.78, intensity_half: 310.5, max_rel_error: 0.05}
+//   physical:                 # the simulator's own parameters, fitted (calibrate fit --scenario)
+//     scenario: "my-cluster.yaml"
+//     fidelity: analytic
+//     points: 58
+//     rms_rel_error: 0.021
+//     max_rel_error: 0.048
+//     parameters:
+//       - {name: base_latency.Simple, unit: us, value: 11.2, stddev: 0.4, nominal: 8.4,
+//          identified: true}
 //
 // Every key but syncsim_calibration_profile is optional; unknown keys are errors.
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -63,6 +73,30 @@ struct CollectiveProfile {
   int samples = 0;    // repeated runs per size; 0: unknown
 };
 
+// One fitted physical parameter of the simulator (`syncsim calibrate fit --scenario`): its value,
+// the one-sigma uncertainty of the least-squares fit, the value the simulator uses without a
+// calibration, and whether the measurements determined it (false: kept at `nominal`, because no
+// measured point depends on it or the fit could not tell it from another parameter).
+struct PhysicalParameter {
+  std::string name;  // e.g. "base_latency.Simple" (scenario/physical_parameters.hpp lists them)
+  std::string unit;  // "us", "GB/s" or "" for a fraction
+  double value = 0;
+  double stddev = 0;
+  double nominal = 0;
+  bool identified = false;
+};
+
+// The physical fit: on which scenario (fabric) the measurements were simulated, how many points,
+// the relative error of the fitted simulator over them, and the parameters.
+struct PhysicalFit {
+  std::string scenario;  // the scenario file (or name) the fit simulated
+  std::string fidelity;  // the fidelity the fit simulated at
+  int points = 0;
+  double rms_rel_error = 0;
+  double max_rel_error = 0;
+  std::vector<PhysicalParameter> parameters;
+};
+
 struct CalibrationProfile {
   std::string source;
   std::string gpu_name;
@@ -74,6 +108,7 @@ struct CalibrationProfile {
   std::vector<ProbeValue> probes;
   std::vector<CollectiveProfile> collectives;
   std::vector<GemmFit> gemm;
+  std::optional<PhysicalFit> physical;
 };
 
 CollectiveProfile to_profile(const LineFit& fit);

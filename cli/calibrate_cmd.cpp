@@ -10,6 +10,7 @@
 #include "calibration/measurement_io.hpp"
 #include "calibration/profile.hpp"
 #include "cli/calibrate_flow.hpp"
+#include "cli/calibrate_physical.hpp"
 #include "cli/calibrate_report.hpp"
 #include "cli/command_line.hpp"
 
@@ -98,6 +99,7 @@ int calibrate_main(const std::vector<std::string>& args, std::ostream& out) {
         "gemm", po::value<std::string>(), "also fit GEMM efficiency from lines m,n,k,dtype,tflops")(
         "peak", po::value<std::vector<std::string>>()->composing(),
         "peak TFLOPS of a dtype, D=T (repeatable; default: its best measured throughput)");
+    add_physical_fit_options(opts);
   }
   po::options_description hidden;
   hidden.add_options()("log", po::value<std::vector<std::string>>()->composing(), "LOG files");
@@ -132,6 +134,7 @@ int calibrate_main(const std::vector<std::string>& args, std::ostream& out) {
     return 0;
   }
   const auto fits = calibration::fit_collectives(ms);
+  const std::optional<PhysicalFitResult> physical = physical_fit_from_command_line(cl, ms);
   std::vector<calibration::GemmFit> gemm;
   if (!gemm_path.empty()) {
     const auto samples = read_gemm_csv(gemm_path);
@@ -160,9 +163,14 @@ int calibrate_main(const std::vector<std::string>& args, std::ostream& out) {
     for (const auto& l : logs) profile.source += " " + l;
     for (const auto& f : fits) profile.collectives.push_back(calibration::to_profile(f));
     profile.gemm = gemm;
+    if (physical) profile.physical = physical->fit;
     calibration::write_profile_file(profile, out_path);
   }
-  if (json) {
+  if (json && physical) {
+    // With the physical fit the output is one object, as with --gemm.
+    nlohmann::json j{{"collectives", fits_json(fits)}, {"physical", physical_fit_json(*physical)}};
+    out << j.dump(2) << "\n";
+  } else if (json) {
     if (gemm_path.empty()) {
       out << fits_json(fits).dump(2) << "\n";
     } else {
@@ -178,6 +186,7 @@ int calibrate_main(const std::vector<std::string>& args, std::ostream& out) {
     }
   } else {
     if (!fits.empty()) out << fits_text(fits, residuals);
+    if (physical) out << physical_fit_text(*physical, residuals);
     for (const auto& f : gemm) {
       char buf[256];
       std::snprintf(buf, sizeof buf,

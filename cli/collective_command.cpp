@@ -9,6 +9,7 @@
 #include "run/calibrated_collective.hpp"
 #include "run/collective_cmd.hpp"
 #include "run/nccl_tests_format.hpp"
+#include "scenario/physical_parameters.hpp"
 #include "scenario/units.hpp"
 
 namespace syncsim::app {
@@ -107,17 +108,33 @@ int collective_command(const std::vector<std::string>& args, std::ostream& out) 
   if (vm.count("calibration")) {
     calibration = read_collective_calibration(vm["calibration"].as<std::string>());
   }
-  const bool calibrated = vm["model"].as<std::string>() == "calibrated" ||
-                          (vm["model"].defaulted() && calibration.has_value());
+  // A profile with physical parameters is applied to the scenario, and then the simulator, so
+  // set, is the default model; its fitted lines only with --model calibrated.
+  Scenario calibrated_scenario = scenario;
+  if (vm.count("calibration") && !calibration->physical.empty()) {
+    try {
+      apply_physical_parameters(calibrated_scenario, calibration->physical);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError("--calibration " + calibration->file + ": " + e.what());
+    }
+  }
+  const bool calibrated =
+      vm["model"].as<std::string>() == "calibrated" ||
+      (vm["model"].defaulted() && calibration.has_value() && calibration->lines_are_the_model());
   if (calibrated && !calibration) {
     throw UsageError(
         "--model calibrated needs --calibration FILE or a scenario with collective.calibration");
   }
   CalibratedSweep result;
   if (calibrated) {
-    result = run_calibrated_sweep(scenario, o, *calibration);
+    if (calibration->collectives.empty()) {
+      throw UsageError("--model calibrated: " + calibration->file +
+                       " has no fitted collective lines (`collectives:`), only physical "
+                       "parameters; leave --model at sim to simulate with them");
+    }
+    result = run_calibrated_sweep(calibrated_scenario, o, *calibration);
   } else {
-    result.sweep = run_collective_sweep(scenario, o);
+    result.sweep = run_collective_sweep(calibrated_scenario, o);
   }
   const CollectiveSweep& sweep = result.sweep;
   std::vector<std::string> warnings = scenario.load_warnings;

@@ -105,6 +105,19 @@ NcclProtocol parse_nccl_protocol(std::string_view text) {
   throw std::invalid_argument("unknown protocol \"" + std::string(text) + "\" (LL, LL128, Simple)");
 }
 
+double nccl_ring_latency_us(NcclProtocol proto, LatencyKind kind) {
+  const std::size_t p = index_of(proto);
+  switch (kind) {
+    case LatencyKind::Base:
+      return kBase[kRing][p];
+    case LatencyKind::NvlinkHop:
+      return kNvlink[kRing][p];
+    case LatencyKind::NetHop:
+      return kNet[kRing][p];
+  }
+  return 0;
+}
+
 ProtocolTiming protocol_timing(CollectiveAlgo algo, NcclProtocol proto, const CollectiveConfig& c) {
   if (c.steps < 1) throw std::invalid_argument("collective steps must be at least 1");
   const std::size_t p = index_of(proto);
@@ -133,6 +146,11 @@ ProtocolTiming protocol_timing(CollectiveAlgo algo, NcclProtocol proto, const Co
     t.step_intra_us = kPatNetLatencyUs / 3.5;
     t.step_inter_us = kPatNetLatencyUs / 3.5;
   }
+  // Measured latencies: the Ring row's entry replaced, every other entry scaled alike.
+  const MeasuredLatency& measured = c.measured_latency[p];
+  if (measured.base_us > 0) t.launch_us *= measured.base_us / kBase[kRing][p];
+  if (measured.nvlink_hop_us > 0) t.step_intra_us *= measured.nvlink_hop_us / kNvlink[kRing][p];
+  if (measured.net_hop_us > 0) t.step_inter_us *= measured.net_hop_us / kNet[kRing][p];
   const int64_t buffer = proto == NcclProtocol::LL      ? c.ll_buffer_size
                          : proto == NcclProtocol::LL128 ? c.ll128_buffer_size
                                                         : c.buffer_size;

@@ -10,6 +10,7 @@
 // CollNet, the tree-pattern 0.85 factor, per-op pipelining (numPipeOps = 1), and NCCL's topology
 // search (per-channel bandwidths are inputs; PAT uses the ring graph's where NCCL reads the
 // tree's).
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -22,6 +23,23 @@ enum class NcclProtocol : uint8_t { LL, LL128, Simple };
 std::string_view to_string(NcclProtocol p);
 // "LL", "LL128" or "Simple" (any case); throws std::invalid_argument otherwise.
 NcclProtocol parse_nccl_protocol(std::string_view text);
+
+// Latencies measured on a cluster in place of NCCL's tables (a calibration profile's `physical:`
+// block, scenario/physical_parameters.hpp), for one protocol: the Ring row's base latency (once per
+// collective) and its per-step NVLink and network latencies, us. 0 keeps NCCL's value. The other
+// rows and algorithms of that protocol (Tree, NVLS, NVLS-tree, PAT) scale their own entry by the
+// same ratio, so a fit on whatever NCCL ran carries over to what it runs elsewhere. NCCL's choice
+// of algorithm and protocol keeps reading its own tables, as the real library does.
+struct MeasuredLatency {
+  double base_us = 0;
+  double nvlink_hop_us = 0;
+  double net_hop_us = 0;
+};
+
+enum class LatencyKind : uint8_t { Base, NvlinkHop, NetHop };
+// NCCL's Ring-row latency of `proto` (tuning.cc baseLatencies / hwLatencies NVLINK and NET rows),
+// what MeasuredLatency replaces.
+double nccl_ring_latency_us(NcclProtocol proto, LatencyKind kind);
 
 // NCCL's knobs for simulated collectives (the scenario's `collective:` section), with NCCL's
 // defaults. Buffer sizes are per channel and connection, in wire bytes; NCCL_STEPS slots each.
@@ -42,6 +60,8 @@ struct CollectiveConfig {
   // channel_copy_bytes_per_s); 0: no such limit. A scenario's comes from its GPU preset
   // (nccl_channel_copy_GBps) unless collective.channel_copy_bandwidth gives it.
   double channel_copy_bytes_per_s = 0;
+  // Measured latencies per protocol (index: LL, LL128, Simple); all 0: NCCL's tables.
+  std::array<MeasuredLatency, 3> measured_latency{};
 };
 
 // How a protocol shapes a simulated collective (collective_runner.hpp runs it):

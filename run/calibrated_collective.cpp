@@ -42,10 +42,15 @@ std::string calibration_miss(const CollectiveCalibration& cal, models::Collectiv
 CollectiveCalibration read_collective_calibration(const std::string& file) {
   CollectiveCalibration c;
   c.file = file;
-  c.collectives = calibration::read_profile_file(file).collectives;
-  if (c.collectives.empty()) {
-    throw calibration::ProfileError(
-        file + ": expected a profile with fitted collectives (`collectives:`), found none");
+  calibration::CalibrationProfile profile = calibration::read_profile_file(file);
+  c.collectives = std::move(profile.collectives);
+  if (profile.physical) c.physical = profile.physical->parameters;
+  c.gpu_name = profile.gpu_name;
+  c.gpu_count = profile.gpu_count;
+  if (c.collectives.empty() && c.physical.empty()) {
+    throw calibration::ProfileError(file +
+                                    ": expected a profile with fitted collectives (`collectives:`) "
+                                    "or physical parameters (`physical:`), found neither");
   }
   return c;
 }

@@ -190,7 +190,7 @@ ReportedCollectives run_report_collectives(const Scenario& scenario) {
     o.max_bytes = bytes;
     o.run.hbm_bytes_per_s = parse_bandwidth(kDefaultCollectiveHbm).bytes_per_second();
     CalibratedSweep result;
-    if (scenario.collective_calibration) {
+    if (scenario.collective_calibration && scenario.collective_calibration->lines_are_the_model()) {
       result = run_calibrated_sweep(scenario, o, *scenario.collective_calibration);
     } else {
       result.sweep = run_collective_sweep(scenario, o);

@@ -167,7 +167,8 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
     for (const auto& b : buckets) ++sizes[b.size.count()];
     const bool reuse = scenario.workload->reuse_bucket_timings.value_or(messages == 0);
     // simulate_ddp_step extrapolates only on the reused (idle-fabric) path, not with a calibration.
-    const bool may_extrapolate = reuse && !scenario.collective_calibration;
+    const bool may_extrapolate = reuse && !(scenario.collective_calibration &&
+                                            scenario.collective_calibration->lines_are_the_model());
     const double channels = std::max<uint32_t>(1, c.channels);
     auto plan_size_of = [&](double bytes) {
       return models::plan_size_estimate(c.algorithm, n, bytes, chunk, channels,

@@ -354,6 +354,12 @@ void collect_packet_metrics(const net::NetworkSpec& spec, const Simulation& sim,
   }
 }
 
+// A link rate times a measured efficiency, exact at 1.
+Bandwidth scale_rate(Bandwidth rate, double efficiency) {
+  if (efficiency == 1.0) return rate;
+  return Bandwidth::bps(std::llround(static_cast<double>(rate.bits_per_second()) * efficiency));
+}
+
 }  // namespace
 
 double percentile_sorted(const std::vector<double>& sorted, double p) {
@@ -364,7 +370,13 @@ double percentile_sorted(const std::vector<double>& sorted, double p) {
 }
 
 net::NetworkSpec scenario_network(const Scenario& scenario) {
-  net::NetworkSpec spec = topo::build_fabric(scenario.fabric);
+  // Measured efficiencies slow the NICs' and NVLink ports' links; the scenario's fabric keeps the
+  // nominal rates for NCCL's channel search (scenario_nccl_channels).
+  topo::FabricParams fabric = scenario.fabric;
+  fabric.links.host.bandwidth = scale_rate(fabric.links.host.bandwidth, scenario.nic_efficiency);
+  fabric.links.nvlink.bandwidth =
+      scale_rate(fabric.links.nvlink.bandwidth, scenario.nvlink_efficiency);
+  net::NetworkSpec spec = topo::build_fabric(fabric);
   spec.pfc = scenario.network.pfc;
   spec.ecn = scenario.network.ecn;
   spec.ets = scenario.network.ets;
@@ -441,7 +453,11 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     models::apply_nccl_step_setup(step, scenario.collective, r.step_channels);
     // Idle-fabric bucket timings are exact only when nothing else shares the fabric.
     step.reuse_bucket_timings = scenario.workload->reuse_bucket_timings.value_or(r.messages == 0);
-    if (scenario.collective_calibration) {
+    if (scenario.collective_calibration && !scenario.collective_calibration->physical.empty()) {
+      // The loader applied the profile's parameters: every collective is simulated with them.
+      r.bucket_allreduce_model =
+          "simulated with the physical parameters of " + scenario.collective_calibration->file;
+    } else if (scenario.collective_calibration) {
       if (step.parallelism == models::DataParallelism::Ddp && !step.layout.model_parallel() &&
           !step.layout.distributed_optimizer) {
         r.bucket_allreduce_model =

@@ -190,11 +190,11 @@ models::CollectiveConfig read_collective(const Reader& in, const YAML::Node& nod
   return c;
 }
 
-// `collective.calibration: FILE`: a profile with fitted collective lines (`syncsim calibrate fit
-// --out`, syncsim-probe). A relative path is taken from the scenario file's folder, or from the
-// working directory when it came from --set. A profile without collective lines is an error here;
-// (op, rank count) pairs it lacks are reported where they are needed (they fall back to
-// simulation).
+// `collective.calibration: FILE`: a profile with fitted collective lines or physical parameters
+// (`syncsim calibrate fit --out`, syncsim-probe; the loader applies the parameters). A relative
+// path is taken from the scenario file's folder, or from the working directory when it came from
+// --set. A profile without collective lines is an error here; (op, rank count) pairs it lacks are
+// reported where they are needed (they fall back to simulation).
 CollectiveCalibration read_collective_calibration(const Reader& in, const YAML::Node& node,
                                                   const std::string& path) {
   std::string file = in.read_string(node, path);
@@ -209,12 +209,15 @@ CollectiveCalibration read_collective_calibration(const Reader& in, const YAML::
     c.collectives = std::move(profile.collectives);
     c.gpu_name = profile.gpu_name;
     c.gpu_count = profile.gpu_count;
+    if (profile.physical) c.physical = profile.physical->parameters;
   } catch (const std::exception& e) {
     in.fail(path, node, std::string("expected a readable calibration profile, got: ") + e.what());
   }
-  if (c.collectives.empty()) {
+  if (c.collectives.empty() && c.physical.empty()) {
     in.fail(path, node,
-            "expected a profile with fitted collectives (`collectives:`), got none in " + file);
+            "expected a profile with fitted collectives (`collectives:`) or physical parameters "
+            "(`physical:`), got neither in " +
+                file);
   }
   return c;
 }

@@ -38,6 +38,13 @@ struct WorkloadSpec {
 struct CollectiveCalibration {
   std::string file;
   std::vector<calibration::CollectiveProfile> collectives;
+  // The profile's fitted physical parameters (`physical:`), already applied to the scenario. With
+  // them the simulator, so set, is the model, and the fitted lines are a report of the
+  // measurement (`syncsim collective --model calibrated` still evaluates them).
+  std::vector<calibration::PhysicalParameter> physical{};
+  // The fitted lines time collectives in place of the simulator: a profile without physical
+  // parameters.
+  bool lines_are_the_model() const { return physical.empty() && !collectives.empty(); }
   std::string gpu_name{};  // the profile's `gpu.name` and `gpu.count` (empty, 0: not recorded)
   int gpu_count = 0;
 };
@@ -114,6 +121,13 @@ struct Scenario {
   std::vector<models::TrafficSpec> traffic;
   models::CollectiveConfig collective;  // `collective:` (NCCL knobs for `syncsim collective`)
   std::optional<CollectiveCalibration> collective_calibration;  // `collective.calibration`
+  // Measured shares of the line rate the NICs and the GPUs' NVLink ports deliver (PCIe, NIC
+  // processing, protocol), from a calibration profile's `physical:` block
+  // (scenario/physical_parameters.hpp). scenario_network scales those links' rates by them; NCCL's
+  // channel search keeps reading the nominal rates, as NCCL rates links by their speed. 1: the
+  // line rate less the packet headers, the simulator's physics without a calibration.
+  double nic_efficiency = 1.0;
+  double nvlink_efficiency = 1.0;
   std::optional<WorkloadSpec> workload;  // a training step to simulate; traffic then runs beside it
   // `sweep:` axes for `syncsim sweep FILE`; `syncsim run` ignores them.
   std::vector<SweepAxisSpec> sweep;

@@ -14,6 +14,7 @@
 
 #include "models/nccl_channels.hpp"
 #include "scenario/default_scenario.hpp"
+#include "scenario/physical_parameters.hpp"
 #include "scenario/section_readers.hpp"
 
 namespace syncsim::app {
@@ -189,6 +190,17 @@ Scenario read_root(const Reader& in, bool fabric_only_ok) {
   if (const YAML::Node* n = top.find("workload")) s.workload = read_workload(in, *n, "workload");
   read_channels_alias(in, top, s);
   resolve_host_gpu(in, top, s);
+  // A profile's physical parameters replace the defaults the GPU just set (its copy rate).
+  if (s.collective_calibration && !s.collective_calibration->physical.empty()) {
+    try {
+      apply_physical_parameters(s, s.collective_calibration->physical);
+    } catch (const std::invalid_argument& e) {
+      in.fail_path(
+          "collective.calibration",
+          std::string("expected a profile whose physical parameters the simulator knows, got: ") +
+              e.what());
+    }
+  }
   if (const YAML::Node* n = top.find("observe")) s.observe = read_observe(in, *n, "observe");
   if (const YAML::Node* n = top.find("report")) s.report = read_report(in, *n, "report");
   if (const YAML::Node* n = top.find("sweep")) s.sweep = read_sweep(in, *n, "sweep");
