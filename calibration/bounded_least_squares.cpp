@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <atomic>
+#include <exception>
 #include <stdexcept>
+#include <thread>
 
 #include <Eigen/Dense>
 
@@ -24,6 +27,36 @@ std::vector<double> scales_of(const std::vector<double>& start) {
 }
 
 }  // namespace
+
+std::vector<std::vector<double>> evaluate_each(
+    const std::function<std::vector<double>(const std::vector<double>&)>& f,
+    std::span<const std::vector<double>> xs, unsigned threads) {
+  std::vector<std::vector<double>> out(xs.size());
+  const std::size_t workers = std::min<std::size_t>(std::max(1u, threads), xs.size());
+  if (workers <= 1) {
+    for (std::size_t i = 0; i < xs.size(); ++i) out[i] = f(xs[i]);
+    return out;
+  }
+  std::atomic<std::size_t> next{0};
+  std::vector<std::exception_ptr> errors(workers);
+  {
+    std::vector<std::jthread> pool;
+    pool.reserve(workers);
+    for (std::size_t w = 0; w < workers; ++w) {
+      pool.emplace_back([&, w] {
+        try {
+          for (std::size_t i = next++; i < xs.size(); i = next++) out[i] = f(xs[i]);
+        } catch (...) {
+          errors[w] = std::current_exception();
+        }
+      });
+    }
+  }
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  return out;
+}
 
 BoundedLeastSquaresResult solve_bounded_least_squares(const BoundedLeastSquaresProblem& p,
                                                       const BoundedLeastSquaresOptions& o) {
@@ -48,17 +81,21 @@ BoundedLeastSquaresResult solve_bounded_least_squares(const BoundedLeastSquaresP
   // J in scaled units (d r / d(x / scale)): columns of comparable size whatever the units.
   Eigen::MatrixXd jac(static_cast<Eigen::Index>(m), static_cast<Eigen::Index>(n));
   auto jacobian = [&] {
+    std::vector<std::vector<double>> xs(n, out.x);
+    std::vector<double> steps(n);
     for (std::size_t j = 0; j < n; ++j) {
-      std::vector<double> x = out.x;
       double h = o.relative_step * scale[j];
-      if (x[j] + h > p.upper[j]) h = -h;  // step inward at the upper bound
-      x[j] += h;
-      const std::vector<double> r = p.residuals(x);
-      ++out.evaluations;
-      if (r.size() != m) throw std::invalid_argument("least squares: residual count changed");
+      if (out.x[j] + h > p.upper[j]) h = -h;  // step inward at the upper bound
+      xs[j][j] += h;
+      steps[j] = h;
+    }
+    const std::vector<std::vector<double>> rs = evaluate_each(p.residuals, xs, o.threads);
+    out.evaluations += static_cast<int>(n);
+    for (std::size_t j = 0; j < n; ++j) {
+      if (rs[j].size() != m) throw std::invalid_argument("least squares: residual count changed");
       for (std::size_t i = 0; i < m; ++i) {
         jac(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) =
-            (r[i] - out.residuals[i]) / h * scale[j];
+            (rs[j][i] - out.residuals[i]) / steps[j] * scale[j];
       }
     }
   };

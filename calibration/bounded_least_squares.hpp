@@ -11,6 +11,7 @@
 // parameter's one-sigma error. A parameter no residual depends on (a zero Jacobian column) keeps
 // its start value and is reported as not sensitive.
 #include <functional>
+#include <span>
 #include <vector>
 
 namespace syncsim::calibration {
@@ -41,6 +42,11 @@ struct BoundedLeastSquaresResult {
   int evaluations = 0;  // calls of the residual function
   bool converged = false;
 };
+
+// f at every point of `xs`, on up to `threads` threads; results in the order of `xs`.
+std::vector<std::vector<double>> evaluate_each(
+    const std::function<std::vector<double>(const std::vector<double>&)>& f,
+    std::span<const std::vector<double>> xs, unsigned threads);
 
 // Throws std::invalid_argument for inconsistent sizes or a start outside its bounds.
 BoundedLeastSquaresResult solve_bounded_least_squares(

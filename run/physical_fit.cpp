@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <atomic>
 #include <map>
+#include <thread>
 #include <utility>
 
 #include "calibration/bounded_least_squares.hpp"
@@ -94,10 +96,13 @@ PhysicalFitResult fit_physical_parameters(const Scenario& scenario,
   }
 
   PhysicalFitResult result;
+  const unsigned threads =
+      options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  std::atomic<int> simulations{0};
   auto simulate = [&](const std::vector<std::string>& which, const std::vector<double>& x) {
     Scenario s = base;
     for (std::size_t j = 0; j < which.size(); ++j) set_physical_parameter(s, which[j], x[j]);
-    ++result.simulations;
+    ++simulations;
     return predict_points(s, points);
   };
   auto errors = [](const std::vector<PredictedPoint>& predicted) {
@@ -112,13 +117,18 @@ PhysicalFitResult fit_physical_parameters(const Scenario& scenario,
   std::vector<double> start;
   for (const std::string& name : names) start.push_back(physical_parameter_value(base, name));
   const std::vector<double> r0 = errors(simulate(names, start));
+  std::vector<std::vector<double>> probes(names.size(), start);
+  for (std::size_t j = 0; j < names.size(); ++j) {
+    const PhysicalParameterInfo& info = physical_parameter(names[j]);
+    double& v = probes[j][j];
+    v = v * 1.1 <= info.upper ? v * 1.1 : v * 0.9;
+  }
+  const std::vector<std::vector<double>> moved_by = calibration::evaluate_each(
+      [&](const std::vector<double>& x) { return errors(simulate(names, x)); }, probes, threads);
   std::vector<std::string> active;
   std::vector<double> active_start;
   for (std::size_t j = 0; j < names.size(); ++j) {
-    const PhysicalParameterInfo& info = physical_parameter(names[j]);
-    std::vector<double> x = start;
-    x[j] = x[j] * 1.1 <= info.upper ? x[j] * 1.1 : x[j] * 0.9;
-    const std::vector<double> r = errors(simulate(names, x));
+    const std::vector<double>& r = moved_by[j];
     double moved = 0;
     for (std::size_t i = 0; i < r.size(); ++i) moved = std::max(moved, std::abs(r[i] - r0[i]));
     if (moved > 1e-9) {
@@ -140,6 +150,7 @@ PhysicalFitResult fit_physical_parameters(const Scenario& scenario,
     problem.residuals = [&](const std::vector<double>& x) { return errors(simulate(active, x)); };
     calibration::BoundedLeastSquaresOptions lso;
     lso.max_iterations = options.max_iterations;
+    lso.threads = threads;
     const calibration::BoundedLeastSquaresResult ls =
         calibration::solve_bounded_least_squares(problem, lso);
     fitted = ls.x;
@@ -168,7 +179,7 @@ PhysicalFitResult fit_physical_parameters(const Scenario& scenario,
     fit.parameters.push_back(q);
   }
   result.points = predict_points(with_physical_fit(base, fit), points);
-  ++result.simulations;
+  result.simulations = simulations + 1;
   fit.points = static_cast<int>(result.points.size());
   double sq = 0;
   for (const PredictedPoint& q : result.points) {

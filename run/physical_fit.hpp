@@ -50,6 +50,7 @@ struct PhysicalFitOptions {
   std::vector<std::string> parameters;  // names to fit; empty: all of them
   Fidelity fidelity = Fidelity::Analytic;
   int max_iterations = 20;
+  unsigned threads = 0;  // simulations side by side; 0: one per hardware thread
 };
 
 struct PhysicalFitResult {
