@@ -29,9 +29,8 @@ std::string fmt(const char* f, double v) {
 
 }  // namespace
 
-std::vector<Measurement> import_measurements(const std::vector<std::string>& paths,
-                                             std::string* gpu_name) {
-  std::vector<Measurement> all;
+ImportedLogs import_logs(const std::vector<std::string>& paths, const ImportOptions& options) {
+  ImportedLogs all;
   for (const auto& path : paths) {
     const std::string text = read_text(path);
     const auto first = text.find_first_not_of(" \t\r\n");
@@ -50,15 +49,32 @@ std::vector<Measurement> import_measurements(const std::vector<std::string>& pat
       }
       ms = measurements_from_json(j, path);
     } else {
-      auto log = parse_nccl_tests_log(text, path);
-      if (gpu_name != nullptr && gpu_name->empty() && !log.devices.empty())
-        *gpu_name = log.devices.front().name;
+      auto log = parse_nccl_tests_log(text, path, options.parse);
+      if (all.gpu_name.empty() && !log.devices.empty()) all.gpu_name = log.devices.front().name;
       ms = std::move(log.measurements);
+      all.warnings.insert(all.warnings.end(), log.warnings.begin(), log.warnings.end());
     }
     if (ms.empty()) throw ParseError(path, 0, "expected nccl-tests result rows, found none");
-    all.insert(all.end(), ms.begin(), ms.end());
+    for (auto& m : ms) {
+      if (!options.placement || m.placement == *options.placement)
+        all.measurements.push_back(std::move(m));
+    }
   }
   return all;
+}
+
+std::optional<Placement> parse_placement_choice(const std::string& text) {
+  if (text == "out") return Placement::OutOfPlace;
+  if (text == "in") return Placement::InPlace;
+  if (text == "both") return std::nullopt;
+  throw std::invalid_argument("expected out, in or both, found \"" + text + "\"");
+}
+
+std::vector<Measurement> import_measurements(const std::vector<std::string>& paths,
+                                             std::string* gpu_name) {
+  ImportedLogs all = import_logs(paths);
+  if (gpu_name != nullptr) *gpu_name = all.gpu_name;
+  return std::move(all.measurements);
 }
 
 std::string measurements_text(const std::vector<Measurement>& ms) {

@@ -8,6 +8,8 @@
 #include <map>
 #include <sstream>
 
+#include "calibration/bus_bandwidth_ranks.hpp"
+
 namespace syncsim::calibration {
 
 namespace {
@@ -151,7 +153,28 @@ std::string quoted(std::string_view s) {
   return q;
 }
 
+// The op a row's columns fit when they fit one only; else empty, with `candidates` naming them.
+std::string op_from_columns(const Measurement& m, std::string& candidates) {
+  const bool no_redop = m.redop == "none";
+  if (m.root && *m.root >= 0) return no_redop ? "broadcast" : "reduce";
+  if (m.root) {
+    candidates =
+        no_redop ? "all_gather, all_to_all and send_recv" : "all_reduce and reduce_scatter";
+  } else {
+    candidates = no_redop ? "all_gather, all_to_all, send_recv and broadcast"
+                          : "all_reduce, reduce_scatter and reduce";
+  }
+  return "";
+}
+
+std::string columns_of(const Measurement& m) {
+  return "redop " + m.redop + ", " +
+         (m.root ? "root " + std::to_string(*m.root) : "no root column");
+}
+
 }  // namespace
+
+std::string LogWarning::text() const { return format_error(file, line, message); }
 
 ParseError::ParseError(std::string file, int line, std::string message)
     : std::runtime_error(format_error(file, line, message)),
@@ -177,7 +200,8 @@ std::string canonical_op(std::string_view name) {
   return it == kOps.end() ? std::string() : it->second;
 }
 
-NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file) {
+NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file,
+                                  const ParseOptions& options) {
   NcclTestsLog log;
   log.file = file;
   std::optional<Layout> layout;
@@ -185,6 +209,85 @@ NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file
   int line_no = 0;
   std::size_t pos = 0;
   auto fail = [&](const std::string& msg) { throw ParseError(file, line_no, msg); };
+  // The rows of the current test, log.measurements[test_first..], get their op and rank count when
+  // the test ends (the next test's header or the end of the file): the ratio needs them all.
+  std::size_t test_first = 0;
+  int test_line = 0;
+  auto finish_test = [&]() {
+    if (log.measurements.size() == test_first) return;
+    const std::vector<Measurement> rows(
+        log.measurements.begin() + static_cast<std::ptrdiff_t>(test_first), log.measurements.end());
+    std::vector<LogWarning> notes;
+    auto note = [&](const std::string& message) {
+      notes.push_back({file, test_line, "", 0, message});
+    };
+    std::string op = log.op;
+    if (op.empty()) op = options.op;
+    if (op.empty()) {
+      std::string candidates;
+      op = op_from_columns(rows.front(), candidates);
+      if (op.empty()) {
+        throw ParseError(
+            file, test_line,
+            "expected the collective before the first row (\"# Collective test starting: X\", a "
+            "command line naming X_perf, or --op), found none; the columns (" +
+                columns_of(rows.front()) + ") fit " + candidates);
+      }
+      note("op " + op + " taken from the columns (" + columns_of(rows.front()) + ")");
+    } else if (!options.op.empty() && options.op != op) {
+      note("--op " + options.op + " not applied: the log names " + op);
+    }
+    const RanksFromBusBandwidth implied = ranks_from_bus_bandwidth(op, rows);
+    const std::string ratio_says =
+        implied.ranks ? "busbw/algbw gives " + std::to_string(*implied.ranks) : std::string();
+    int ranks = 0;
+    std::string stated;  // where the header's count comes from
+    if (!devices.empty()) {
+      ranks = static_cast<int>(devices.size());
+      stated = std::to_string(ranks) + " \"#  Rank\" lines";
+    } else if (log.nthreads * log.ngpus > 1) {
+      ranks = log.nthreads * log.ngpus;
+      stated = "nThread " + std::to_string(log.nthreads) + " x nGpus " + std::to_string(log.ngpus);
+    }
+    if (ranks > 0) {
+      if (options.ranks > 0 && options.ranks != ranks)
+        note("--ranks " + std::to_string(options.ranks) + " not applied: the log has " + stated);
+      if (implied.ranks && *implied.ranks != ranks)
+        note("the log has " + stated + " but " + ratio_says + "; using " + std::to_string(ranks));
+    } else if (options.ranks > 0) {
+      ranks = options.ranks;
+      if (implied.ranks && *implied.ranks != ranks)
+        note("--ranks " + std::to_string(ranks) + " but " + ratio_says + "; using " +
+             std::to_string(ranks));
+    } else if (implied.ranks) {
+      ranks = *implied.ranks;
+      note("rank count " + std::to_string(ranks) + " inferred from busbw/algbw of " + op +
+           (log.nthreads * log.ngpus == 1 ? " (the header's nThread 1 nGpus 1 is per process)"
+                                          : ""));
+    } else if (log.nthreads * log.ngpus == 1) {
+      ranks = 1;
+      note("nThread 1 nGpus 1 and no \"#  Rank\" lines: taken as 1 rank (" + implied.why_not +
+           "); pass --ranks if several processes ran it");
+    } else {
+      throw ParseError(file, test_line,
+                       "expected the rank count before the first row (\"# nThread N nGpus N\", "
+                       "\"#  Rank\" lines, or --ranks), found none; " +
+                           implied.why_not);
+    }
+    for (auto it = log.measurements.begin() + static_cast<std::ptrdiff_t>(test_first);
+         it != log.measurements.end(); ++it) {
+      it->op = op;
+      it->ranks = ranks;
+    }
+    for (auto& n : notes) {
+      n.op = op;
+      n.ranks = ranks;
+      log.warnings.push_back(std::move(n));
+    }
+    log.op = op;
+    log.ranks = ranks;
+    test_first = log.measurements.size();
+  };
 
   while (pos < text.size()) {
     std::size_t end = text.find('\n', pos);
@@ -199,6 +302,9 @@ NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file
       const std::string_view b = trim(*body);
       const auto tokens = split_ws(b);
       if (tokens.empty()) continue;
+      const bool starts_test = b.starts_with("Collective test starting:") ||
+                               tokens[0] == "nThread" || b.starts_with("Using devices");
+      if (starts_test) finish_test();
       if (b.starts_with("Collective test starting:")) {
         const std::string op = canonical_op(trim(b.substr(25)));
         if (op.empty())
@@ -249,15 +355,20 @@ NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file
 
     const auto fields = split_ws(line);
     if (fields.empty()) continue;
-    if (!all_digits(fields[0])) {
+    // A row starts with two integers (size, count); launcher chatter such as "[host:123] 15 more
+    // processes have sent help message ..." starts with one.
+    if (!all_digits(fields[0]) || (fields.size() > 1 && !all_digits(fields[1]))) {
       // A command line naming the binary ("./build/all_reduce_perf -b 8 ...") gives the op when the
       // log lacks the "Collective test starting" line; anything else (NCCL INFO chatter) is
       // skipped.
-      if (log.op.empty()) {
+      if (log.op.empty() || log.measurements.size() > test_first) {
         for (const auto f : fields) {
           if (f.ends_with("_perf")) {
             const std::string op = canonical_op(f);
-            if (!op.empty()) log.op = op;
+            if (!op.empty()) {
+              finish_test();
+              log.op = op;
+            }
             break;
           }
         }
@@ -271,11 +382,6 @@ NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file
       fail("expected " + std::to_string(l.columns()) + " columns (" + l.describe() + "), found " +
            std::to_string(fields.size()));
     }
-    if (log.op.empty()) {
-      fail(
-          "expected the collective before the first row (\"# Collective test starting: X\" or a "
-          "command line naming X_perf), found none");
-    }
     auto int_field = [&](std::size_t i, const char* name) {
       const auto v = to_int<int64_t>(fields[i]);
       if (!v)
@@ -288,8 +394,8 @@ NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file
         fail("column " + name + ": expected a non-negative number, found " + quoted(fields[i]));
       return *v;
     };
+    if (log.measurements.size() == test_first) test_line = line_no;
     Measurement m;
-    m.op = log.op;
     m.line = line_no;
     m.bytes = int_field(0, "size");
     m.count = int_field(1, "count");
@@ -300,14 +406,6 @@ NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file
       if (!root) fail("column root: expected an integer, found " + quoted(fields[4]));
       m.root = *root;
     }
-    const int ranks =
-        !devices.empty() ? static_cast<int>(devices.size()) : log.nthreads * log.ngpus;
-    if (ranks <= 0) {
-      fail(
-          "expected the rank count before the first row (\"# nThread N nGpus N\" or \"#  Rank\" "
-          "lines), found none");
-    }
-    m.ranks = ranks;
     for (std::size_t blk = 0; blk < l.blocks; ++blk) {
       const std::size_t at = l.prefix + blk * l.block;
       Measurement b = m;
@@ -333,19 +431,19 @@ NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file
       }
       log.measurements.push_back(std::move(b));
     }
-    log.ranks = ranks;
   }
+  finish_test();
   log.devices.reserve(devices.size());
   for (const auto& [rank, d] : devices) log.devices.push_back(d);
   return log;
 }
 
-NcclTestsLog read_nccl_tests_log(const std::string& path) {
+NcclTestsLog read_nccl_tests_log(const std::string& path, const ParseOptions& options) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ParseError(path, 0, "expected a readable nccl-tests log, found none");
   std::ostringstream ss;
   ss << in.rdbuf();
-  return parse_nccl_tests_log(ss.str(), path);
+  return parse_nccl_tests_log(ss.str(), path, options);
 }
 
 }  // namespace syncsim::calibration

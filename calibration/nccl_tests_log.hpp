@@ -41,7 +41,7 @@ const char* to_string(Placement p);
 struct Measurement {
   std::string op;           // canonical: all_reduce, all_gather, reduce_scatter, all_to_all,
                             // send_recv, broadcast, reduce (else the binary name without "_perf")
-  int ranks = 0;            // number of "#  Rank" lines of the header (nThread x nGpus when absent)
+  int ranks = 0;            // see "What a table does not say" above
   int64_t bytes = 0;        // the size column, nccl-tests' S
   int64_t count = 0;        // elements
   std::string type;         // "float", "half", "bfloat16", ...
@@ -62,6 +62,23 @@ struct DeviceInfo {
   std::string name;  // e.g. "NVIDIA H100 80GB HBM3"
 };
 
+// Something the parser inferred or noticed that the reader should know. text() is
+// "file:line: message".
+struct LogWarning {
+  std::string file;
+  int line = 0;
+  std::string op;  // of the test it is about
+  int ranks = 0;
+  std::string message;
+  std::string text() const;
+};
+
+// What the caller knows that a table may not say (a bare pasted table has no header).
+struct ParseOptions {
+  std::string op;  // canonical op name; empty: the log's own, or what the columns fix
+  int ranks = 0;   // 0: the log's own, or what busbw/algbw fixes
+};
+
 struct NcclTestsLog {
   std::string file;
   std::string op;       // op of the last test in the file
@@ -71,6 +88,7 @@ struct NcclTestsLog {
   int ranks = 0;
   std::vector<DeviceInfo> devices;
   std::vector<Measurement> measurements;
+  std::vector<LogWarning> warnings;
 };
 
 // "all_reduce_perf" / "alltoall" / "AllReduce" -> canonical op name ("" when not a collective
@@ -78,8 +96,9 @@ struct NcclTestsLog {
 std::string canonical_op(std::string_view name);
 
 // `file` is only used in error messages.
-NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file);
+NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file,
+                                  const ParseOptions& options = {});
 // Reads and parses a file; an unreadable file is a ParseError at line 0 ("file: cannot read ...").
-NcclTestsLog read_nccl_tests_log(const std::string& path);
+NcclTestsLog read_nccl_tests_log(const std::string& path, const ParseOptions& options = {});
 
 }  // namespace syncsim::calibration

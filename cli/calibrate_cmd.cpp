@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iostream>
 #include <ostream>
 #include <utility>
 
@@ -10,6 +11,7 @@
 #include "calibration/measurement_io.hpp"
 #include "calibration/profile.hpp"
 #include "cli/calibrate_flow.hpp"
+#include "cli/calibrate_import_flags.hpp"
 #include "cli/calibrate_physical.hpp"
 #include "cli/calibrate_report.hpp"
 #include "cli/command_line.hpp"
@@ -18,7 +20,6 @@ namespace syncsim::app {
 
 using calibration::fits_json;
 using calibration::fits_text;
-using calibration::import_measurements;
 using calibration::measurements_json;
 using calibration::measurements_text;
 using calibration::read_gemm_csv;
@@ -26,9 +27,10 @@ using calibration::read_gemm_csv;
 namespace {
 
 constexpr const char* kSynopsis =
-    "usage: syncsim calibrate import LOG... [--json]\n"
-    "       syncsim calibrate fit [LOG...] [--gemm CSV] [--peak DTYPE=TFLOPS]... [--json] "
-    "[--residuals]\n"
+    "usage: syncsim calibrate import LOG... [--op OP] [--ranks N] [--placement out|in|both] "
+    "[--json]\n"
+    "       syncsim calibrate fit [LOG...] [--op OP] [--ranks N] [--placement out|in|both]\n"
+    "                             [--gemm CSV] [--peak DTYPE=TFLOPS]... [--json] [--residuals]\n"
     "                             [--out PROFILE.yaml]\n"
     "       syncsim calibrate report LOG... [--profile P] [--scenario S] [--set PATH=V]... [--plot "
     "FILE.svg]\n"
@@ -50,6 +52,9 @@ constexpr const char* kSynopsis =
 constexpr const char* kFlags =
     "\n"
     "  --json         print JSON instead of text\n"
+    "  --op OP        collective of logs that do not name it (a bare pasted table)\n"
+    "  --ranks N      rank count of logs that do not state it (default: from busbw/algbw)\n"
+    "  --placement P  out, in or both (default): which block of each row to use\n"
     "  --residuals    (fit) print the relative error of every point\n"
     "  --out FILE     (fit) write the fitted calibration profile (YAML)\n"
     "  --gemm CSV     (fit) also fit GEMM efficiency from lines m,n,k,dtype,tflops\n"
@@ -77,6 +82,10 @@ std::pair<std::string, double> parse_peak(const std::string& v) {
 }  // namespace
 
 int calibrate_main(const std::vector<std::string>& args, std::ostream& out) {
+  return calibrate_main(args, out, std::cerr);
+}
+
+int calibrate_main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   if (args.empty()) throw CalibrateUsageError("expected import, fit, report or flow\n" + usage());
   const std::string sub = args[0];
   if (sub == "--help" || sub == "-h" || sub == "help") {
@@ -92,6 +101,7 @@ int calibrate_main(const std::vector<std::string>& args, std::ostream& out) {
   const bool fit = sub == "fit";
   po::options_description opts("options");
   opts.add_options()("help,h", "show this help")("json", "print JSON instead of text");
+  add_import_options(opts);
   if (fit) {
     opts.add_options()("residuals", "print the relative error of every point")(
         "out", po::value<std::string>(),
@@ -114,6 +124,7 @@ int calibrate_main(const std::vector<std::string>& args, std::ostream& out) {
     return 0;
   }
   const bool json = cl.has("json");
+  const calibration::ImportOptions import = import_options(cl);
   const bool residuals = cl.has("residuals");
   const std::string out_path = cl.has("out") ? cl.get<std::string>("out") : std::string();
   const std::string gemm_path = cl.has("gemm") ? cl.get<std::string>("gemm") : std::string();
@@ -123,8 +134,19 @@ int calibrate_main(const std::vector<std::string>& args, std::ostream& out) {
   if (logs.empty() && gemm_path.empty()) {
     throw CalibrateUsageError("expected at least one LOG file, found none\n" + usage());
   }
-  std::string gpu_name;
-  const auto ms = import_measurements(logs, &gpu_name);
+  const calibration::ImportedLogs imported = calibration::import_logs(logs, import);
+  const auto& ms = imported.measurements;
+  const std::string& gpu_name = imported.gpu_name;
+  if (import.placement && !logs.empty() && ms.empty()) {
+    throw CalibrateUsageError("--placement " + cl.get<std::string>("placement") +
+                              ": the logs have no such rows");
+  }
+  if (json && sub == "import") {
+    for (const auto& w : imported.warnings)
+      err << "syncsim calibrate: warning: " << w.text() << "\n";
+  } else if (!json) {
+    out << import_warnings_text(imported.warnings);
+  }
   if (sub == "import") {
     if (json) {
       out << measurements_json(ms).dump(2) << "\n";
@@ -166,23 +188,29 @@ int calibrate_main(const std::vector<std::string>& args, std::ostream& out) {
     if (physical) profile.physical = physical->fit;
     calibration::write_profile_file(profile, out_path);
   }
-  if (json && physical) {
-    // With the physical fit the output is one object, as with --gemm.
-    nlohmann::json j{{"collectives", fits_json(fits)}, {"physical", physical_fit_json(*physical)}};
-    out << j.dump(2) << "\n";
-  } else if (json) {
-    if (gemm_path.empty()) {
-      out << fits_json(fits).dump(2) << "\n";
+  if (json) {
+    nlohmann::json fits_j = fits_json(fits);
+    for (std::size_t i = 0; i < fits.size(); ++i) {
+      fits_j[i]["warnings"] = import_warning_texts(imported.warnings, fits[i].op, fits[i].ranks);
+    }
+    if (gemm_path.empty() && !physical) {
+      out << fits_j.dump(2) << "\n";
     } else {
-      nlohmann::json g = nlohmann::json::array();
-      for (const auto& f : gemm) {
-        g.push_back({{"dtype", f.dtype},
-                     {"peak_tflops", f.peak_tflops},
-                     {"e_max", f.e_max},
-                     {"intensity_half", f.intensity_half},
-                     {"max_rel_error", f.max_rel_error}});
+      // With --gemm or --scenario the output is one object.
+      nlohmann::json j{{"collectives", fits_j}};
+      if (!gemm_path.empty()) {
+        nlohmann::json g = nlohmann::json::array();
+        for (const auto& f : gemm) {
+          g.push_back({{"dtype", f.dtype},
+                       {"peak_tflops", f.peak_tflops},
+                       {"e_max", f.e_max},
+                       {"intensity_half", f.intensity_half},
+                       {"max_rel_error", f.max_rel_error}});
+        }
+        j["gemm"] = g;
       }
-      out << nlohmann::json{{"collectives", fits_json(fits)}, {"gemm", g}}.dump(2) << "\n";
+      if (physical) j["physical"] = physical_fit_json(*physical);
+      out << j.dump(2) << "\n";
     }
   } else {
     if (!fits.empty()) out << fits_text(fits, residuals);

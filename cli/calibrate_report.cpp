@@ -13,6 +13,7 @@
 #include "calibration/measurement_io.hpp"
 #include "calibration/profile.hpp"
 #include "cli/calibrate_cmd.hpp"
+#include "cli/calibrate_import_flags.hpp"
 #include "cli/command_line.hpp"
 #include "cli/plot.hpp"
 #include "run/calibrated_collective.hpp"
@@ -29,7 +30,7 @@ constexpr int64_t kMiB = int64_t{1} << 20;
 constexpr const char* kUsage =
     "usage: syncsim calibrate report LOG... [--profile P] [--scenario S] [--set PATH=V]... [--plot "
     "FILE.svg]\n"
-    "                                [--json]\n"
+    "                                [--op OP] [--ranks N] [--placement out|in|both] [--json]\n"
     "\n"
     "  measured (the nccl-tests logs) vs predicted, per op, rank count and size, with relative "
     "errors:\n"
@@ -39,7 +40,9 @@ constexpr const char* kUsage =
     "  simulated   `syncsim collective S` without a profile (the uncalibrated simulator), with "
     "--scenario\n"
     "\n"
-    "  --set overrides a value of S, e.g. --set fidelity=analytic\n";
+    "  --set overrides a value of S, e.g. --set fidelity=analytic\n"
+    "  measured is the mean of a size's out-of-place and in-place times (--placement both), or "
+    "one of them\n";
 
 std::optional<double> rel(const std::optional<double>& predicted, double measured) {
   if (!predicted || !(measured > 0)) return std::nullopt;
@@ -244,6 +247,7 @@ int calibrate_report_main(const std::vector<std::string>& args, std::ostream& ou
       "scenario", po::value<std::string>(),
       "scenario whose fabric and fidelity give the simulated column");
   add_override_options(opts, /*with_seed=*/false);
+  add_import_options(opts);
   opts.add_options()("plot", po::value<std::string>(),
                      "busbw vs size for every column, drawn by gnuplot (.svg or .png)")(
       "json", "print JSON instead of text");
@@ -266,6 +270,7 @@ int calibrate_report_main(const std::vector<std::string>& args, std::ostream& ou
   const std::string scenario_path = text("scenario");
   const std::string plot = text("plot");
   const bool json = cl.has("json");
+  const calibration::ImportOptions import = import_options(cl);
   LoadOptions load;
   try {
     load = load_options(cl);
@@ -284,9 +289,15 @@ int calibrate_report_main(const std::vector<std::string>& args, std::ostream& ou
   }
   std::optional<Scenario> scenario;
   if (!scenario_path.empty()) scenario = load_scenario_file(scenario_path, load);
-  const auto ms = calibration::import_measurements(logs);
-  const CalibrationReport report =
-      make_calibration_report(ms, profile, scenario ? &*scenario : nullptr);
+  const calibration::ImportedLogs imported = calibration::import_logs(logs, import);
+  if (imported.measurements.empty()) {
+    throw CalibrateUsageError("--placement " + cl.get<std::string>("placement") +
+                              ": the logs have no such rows");
+  }
+  CalibrationReport report =
+      make_calibration_report(imported.measurements, profile, scenario ? &*scenario : nullptr);
+  const auto import_warnings = import_warning_texts(imported.warnings);
+  report.warnings.insert(report.warnings.begin(), import_warnings.begin(), import_warnings.end());
   if (json) {
     out << report_json(report).dump(2) << "\n";
   } else {
@@ -304,9 +315,13 @@ int calibrate_report_main(const std::vector<std::string>& args, std::ostream& ou
       title =
           report.lines[0].op + ", " + std::to_string(report.lines[0].ranks) + " ranks: " + title;
     std::ostringstream plot_out, plot_err;
-    const int rc = plot_main({csv, "--x", "bytes", "--y", "busbw_GBps", "--series", "series",
-                              "--logx", "--out", plot, "--title", title},
-                             plot_out, plot_err);
+    // Sizes on a log2 axis labelled 1K/1M/1G, busbw from 0, and the measured line drawn last and
+    // thickest so the model lines never hide it.
+    const int rc =
+        plot_main({csv, "--x", "bytes", "--y", "busbw_GBps", "--series", "series", "--xbytes",
+                   "--yzero", "--emphasise", "measured", "--xlabel", "message size (bytes)",
+                   "--ylabel", "busbw (GB/s)", "--out", plot, "--title", title},
+                  plot_out, plot_err);
     if (rc != 0) throw PlotError(plot_err.str());
     // JSON stays one object on stdout; the text report names the picture.
     if (!json) out << "# " << plot_out.str();

@@ -6,8 +6,9 @@
 //   - simulated (with --scenario S): `syncsim collective` on S without any profile, the
 //     uncalibrated simulator at S's fidelity, for the same op, rank count and sizes.
 // Relative errors are (predicted - measured) / measured; measured is the mean of a size's
-// out-of-place and in-place times (rows with #wrong > 0 are left out, as in the fit). --plot draws
-// busbw against size for each column with gnuplot (`syncsim plot`), data kept in FILE.svg.csv.
+// out-of-place and in-place times, or the one `--placement out|in` keeps (rows with #wrong > 0 are
+// left out, as in the fit). --op/--ranks: cli/calibrate_import_flags.hpp. --plot draws busbw
+// against size for each column with gnuplot (`syncsim plot`), data kept in FILE.svg.csv.
 #include <cstdint>
 #include <iosfwd>
 #include <optional>

@@ -9,6 +9,8 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -29,6 +31,7 @@ const char* kUsage =
     "FILE.svg|FILE.png\n"
     "                    [--title TEXT] [--xlabel TEXT] [--ylabel TEXT] [--logx] [--logy] "
     "[--points] [--diagonal]\n"
+    "                    [--xbytes] [--yzero] [--emphasise SERIES]\n"
     "\n"
     "Draws COLUMN y against COLUMN x from a `syncsim sweep` CSV with gnuplot (Debian package\n"
     "gnuplot-nox), one line per value of --series (per combination of values when it names "
@@ -130,7 +133,30 @@ std::string fmt(double v) {
   return std::string(buf, p);
 }
 
+// The tics of a byte axis: powers of two from 2^lo to 2^hi, every `step`-th one (1, 2, 5 or 10:
+// the steps that keep 1K, 1M and 1G among them), at most 16.
+std::vector<int> byte_tic_exponents(int lo, int hi) {
+  int step = 10;
+  for (const int s : {1, 2, 5}) {
+    if ((hi - lo) / s + 1 <= 16) {
+      step = s;
+      break;
+    }
+  }
+  std::vector<int> out;
+  for (int e = lo; e <= hi; ++e) {
+    if (e % step == 0) out.push_back(e);
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string power_of_two_bytes_label(int exponent) {
+  static const char* kUnits[] = {"", "K", "M", "G", "T", "P", "E"};
+  const int unit = std::clamp(exponent / 10, 0, 6);
+  return std::to_string(int64_t{1} << (exponent - 10 * unit)) + kUnits[unit];
+}
 
 CsvTable parse_csv(const std::string& text, const std::string& source) {
   std::vector<std::vector<std::string>> records;
@@ -228,6 +254,7 @@ std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec) {
   };
   std::vector<std::string> series_order;
   std::map<std::string, std::vector<Pt>> series;
+  std::map<std::string, bool> emphasised;  // key -> drawn last, thick, with points
   // With several series columns, a line's colour follows the first column's value and its dash and
   // point type the rest, so lines that coincide (e.g. two oversubscription ratios giving the same
   // MFU) stay visible: an open marker around a filled one, a dashed line over a solid one.
@@ -253,6 +280,8 @@ std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec) {
     const std::string key = series_label(table, series_columns, row);
     if (!series.count(key)) {
       series_order.push_back(key);
+      const std::string& value = has_series ? row[series_columns[0]] : spec.y;
+      emphasised[key] = !spec.emphasise.empty() && value.starts_with(spec.emphasise);
       if (styled) {
         std::string rest;
         for (std::size_t c = 1; c < series_columns.size(); ++c)
@@ -264,6 +293,19 @@ std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec) {
     series[key].push_back({x, y->value, row[xi]});
   }
   if (series.empty()) throw PlotUsageError("--y " + spec.y + ": the CSV has no values to plot");
+  // Emphasised series last: gnuplot draws in order, so they end up on top.
+  std::stable_partition(series_order.begin(), series_order.end(),
+                        [&](const std::string& key) { return !emphasised[key]; });
+  if (spec.xbytes) {
+    for (const auto& row : table.rows) {
+      const auto n = split_number(row[xi]);
+      if (!numeric || !n || !(n->value > 0)) {
+        throw PlotUsageError("--xbytes: expected positive byte counts in column " + spec.x +
+                             ", found \"" + row[xi] + "\"");
+      }
+    }
+  }
+  if (spec.yzero && spec.logy) throw PlotUsageError("--yzero: a --logy axis has no 0");
 
   std::ostringstream s;
   const std::string ext = ends_with_lower(spec.out);
@@ -279,7 +321,27 @@ std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec) {
   s << "set xlabel " << gp_quote(unit.empty() ? xlabel : xlabel + " (" + unit + ")") << "\n";
   s << "set ylabel " << gp_quote(spec.ylabel.empty() ? spec.y : spec.ylabel) << "\n";
   s << "set grid\nset key below\nset datafile separator '\\t'\n";
-  if (spec.logx && numeric) {
+  if (spec.xbytes) {
+    double lo = 0;
+    double hi = 0;
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+      const double v = split_number(table.rows[r][xi])->value;
+      lo = r == 0 ? v : std::min(lo, v);
+      hi = r == 0 ? v : std::max(hi, v);
+    }
+    const int e_lo = static_cast<int>(std::ceil(std::log2(lo)));
+    const int e_hi = std::max(e_lo, static_cast<int>(std::floor(std::log2(hi))));
+    // A third of an octave of room at each end, so the end tics and points are not on the border.
+    const double pad = std::exp2(1.0 / 3);
+    s << "set logscale x 2\nset xrange [" << fmt(lo / pad) << ":" << fmt(hi * pad)
+      << "]\nset xtics (";
+    const auto tics = byte_tic_exponents(e_lo, e_hi);
+    for (std::size_t i = 0; i < tics.size(); ++i) {
+      s << (i ? ", " : "") << gp_quote(power_of_two_bytes_label(tics[i])) << " "
+        << fmt(std::ldexp(1.0, tics[i]));
+    }
+    s << ")\nset mxtics default\n";
+  } else if (spec.logx && numeric) {
     s << "set logscale x\n";
     // A sweep's x values are few and often powers of two, which decade tics hide: tic each value,
     // and pad the ends instead of widening the range to whole decades.
@@ -294,6 +356,7 @@ std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec) {
     }
   }
   if (spec.logy) s << "set logscale y\n";
+  if (spec.yzero) s << "set yrange [0:*]\n";
   if (!numeric) s << "set xtics rotate by -30\nset offsets 0.3, 0.3, 0, 0\n";
 
   std::size_t block = 0;
@@ -314,9 +377,11 @@ std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec) {
   block = 0;
   for (const auto& key : series_order) {
     if (block) s << ", \\\n     ";
-    s << "$d" << block++ << " using 1:2" << (numeric ? "" : ":xtic(3)")
-      << (spec.points ? " with points " : " with linespoints lw 2 ");
-    if (styled) {
+    s << "$d" << block++ << " using 1:2" << (numeric ? "" : ":xtic(3)");
+    if (emphasised[key]) {
+      s << " with linespoints lw 3.5 lc rgb 'black' pt 7 ps 1.1 ";
+    } else if (styled) {
+      s << (spec.points ? " with points " : " with linespoints lw 2 ");
       // gnuplot point types: filled circle, open square, open triangle, open inverted triangle,
       // open diamond.
       constexpr int kPointTypes[] = {7, 4, 8, 10, 12};
@@ -327,9 +392,10 @@ std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec) {
     } else if (spec.points) {
       // One marker shape per series: filled circle, square, triangle, diamond, inverted triangle.
       constexpr int kMarkers[] = {7, 5, 9, 13, 11};
-      s << "pt " << kMarkers[(block - 1) % (sizeof kMarkers / sizeof kMarkers[0])] << " ps 1.4 ";
+      s << " with points pt " << kMarkers[(block - 1) % (sizeof kMarkers / sizeof kMarkers[0])]
+        << " ps 1.4 ";
     } else {
-      s << "pt 7 ";
+      s << " with linespoints lw 2 pt 7 ";
     }
     s << "title " << gp_quote(has_series ? key : spec.y);
   }
@@ -378,7 +444,12 @@ int plot_main(const std::vector<std::string>& args, std::ostream& out, std::ostr
         "logx", po::bool_switch(&spec.logx), "logarithmic x axis")(
         "logy", po::bool_switch(&spec.logy), "logarithmic y axis")(
         "points", po::bool_switch(&spec.points), "markers only, no lines between points")(
-        "diagonal", po::bool_switch(&spec.diagonal), "add a dashed y = x line");
+        "diagonal", po::bool_switch(&spec.diagonal), "add a dashed y = x line")(
+        "xbytes", po::bool_switch(&spec.xbytes),
+        "x is a byte count: log2 axis, tics labelled 1K, 1M, 1G")(
+        "yzero", po::bool_switch(&spec.yzero), "start the y axis at 0")(
+        "emphasise", po::value<std::string>(&spec.emphasise),
+        "draw the series whose value starts with this last, thick and with points");
     po::options_description hidden;
     hidden.add_options()("csv", po::value<std::vector<std::string>>(), "sweep results");
     po::options_description all;

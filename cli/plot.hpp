@@ -4,7 +4,7 @@
 //   syncsim plot RESULTS.csv --x COLUMN --y COLUMN [--series COLUMN[,COLUMN...]] --out
 //   FILE.svg|FILE.png
 //                [--title TEXT] [--xlabel TEXT] [--ylabel TEXT] [--logx] [--logy] [--points]
-//                [--diagonal]
+//                [--diagonal] [--xbytes] [--yzero] [--emphasise SERIES]
 //
 // Writes a self-contained gnuplot script next to the picture (FILE.svg.gp, data inline) and runs
 // gnuplot on it. An x column of numbers with one common unit suffix (400Gbps, 800Gbps) is plotted
@@ -44,7 +44,16 @@ struct PlotSpec {
   bool logx = false, logy = false;
   bool points = false;    // markers only, no lines between them (values that are not a series)
   bool diagonal = false;  // a dashed y = x line (predicted against measured)
+  // x values are byte counts: a log2 axis with tics at powers of two labelled 8, 256, 1K, 4M, 1G
+  // (at most 16 tics: every 2nd, 5th or 10th power when there are more sizes).
+  bool xbytes = false;
+  bool yzero = false;  // the y axis starts at 0 (bandwidths: never below 0, the origin in view)
+  // Series whose (first) series value starts with this are drawn last, thick, black, with points,
+  // so they stay visible above the others (measured against the models).
+  std::string emphasise;
 };
+// "8", "512", "1K", "64M", "16G": 2^exponent bytes as the --xbytes tics print it.
+std::string power_of_two_bytes_label(int exponent);
 // The gnuplot script (data inline) that draws `spec` from `table`.
 std::string gnuplot_script(const CsvTable& table, const PlotSpec& spec);
 

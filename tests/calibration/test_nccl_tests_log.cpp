@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "calibration/nccl_tests_log.hpp"
@@ -159,4 +161,127 @@ TEST_CASE("calibration: malformed logs give file:line errors") {
             "r.log"),
         doctest::Contains("r.log:2: expected the rank count"), ParseError);
   }
+}
+
+namespace {
+
+std::string read_data(const std::string& file) {
+  std::ifstream in(kData + file, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// An MPI launch's header: one GPU per process, one "#  Rank" line per process (two nodes).
+std::string mpi_header(int ranks) {
+  std::string h =
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 17179869184 step: 2(factor) warmup iters: 5 iters: "
+      "20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n"
+      "[node-a:29250] 15 more processes have sent help message help-btl-vader.txt\n";
+  for (int r = 0; r < ranks; ++r) {
+    h += "#  Rank " + std::to_string(r) + " Group  0 Pid  " + std::to_string(1000 + r) +
+         " on node-" + (r < 8 ? "a" : "b") + " device  " + std::to_string(r % 8) +
+         " [0000:19:00] NVIDIA H100 80GB HBM3\n";
+  }
+  return h + "NCCL version 2.26.2+cuda12.8\n";
+}
+
+}  // namespace
+
+TEST_CASE("calibration: a bare pasted table takes --op and --ranks, or infers the rank count") {
+  const std::string bare = read_data("all_reduce_16r_h100_bare.log");
+  ParseOptions given;
+  given.op = "all_reduce";
+  given.ranks = 16;
+  const auto log = parse_nccl_tests_log(bare, "bare.log", given);
+  CHECK(log.op == "all_reduce");
+  CHECK(log.ranks == 16);
+  REQUIRE(log.measurements.size() == 2 * 32);
+  CHECK(log.measurements.front().ranks == 16);
+  CHECK(log.measurements.back().bytes == int64_t{16} << 30);
+  CHECK(log.warnings.empty());
+
+  ParseOptions op_only;
+  op_only.op = "all_reduce";
+  const auto inferred = parse_nccl_tests_log(bare, "bare.log", op_only);
+  CHECK(inferred.ranks == 16);
+  CHECK(inferred.measurements.back().ranks == 16);
+  REQUIRE(inferred.warnings.size() == 1);
+  CHECK(inferred.warnings[0].text() ==
+        "bare.log:4: rank count 16 inferred from busbw/algbw of all_reduce");
+
+  // --ranks that busbw/algbw contradicts is used, with a warning.
+  ParseOptions wrong = given;
+  wrong.ranks = 8;
+  const auto forced = parse_nccl_tests_log(bare, "bare.log", wrong);
+  CHECK(forced.ranks == 8);
+  REQUIRE(forced.warnings.size() == 1);
+  CHECK(forced.warnings[0].message == "--ranks 8 but busbw/algbw gives 16; using 8");
+}
+
+TEST_CASE("calibration: a bare table without --op is an error naming the candidates") {
+  const std::string bare = read_data("all_reduce_16r_h100_bare.log");
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_log(bare, "bare.log"),
+                       "bare.log:4: expected the collective before the first row (\"# Collective "
+                       "test starting: X\", a command line naming X_perf, or --op), found none; "
+                       "the columns (redop sum, root -1) fit all_reduce and reduce_scatter",
+                       ParseError);
+  // Neither given nor inferable: broadcast's busbw is algbw at any rank count.
+  const std::string bcast =
+      "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+      "  1048576 262144 float none 0 20.00 52.43 52.43 0 20.00 52.43 52.43 0\n";
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_log(bcast, "b.log"),
+                       "b.log:2: expected the rank count before the first row (\"# nThread N "
+                       "nGpus N\", \"#  Rank\" lines, or --ranks), found none; busbw = algbw for "
+                       "broadcast whatever the rank count",
+                       ParseError);
+  ParseOptions ranks;
+  ranks.ranks = 4;
+  const auto log = parse_nccl_tests_log(bcast, "b.log", ranks);
+  CHECK(log.op == "broadcast");  // root 0 and no reduction: only broadcast prints that
+  CHECK(log.ranks == 4);
+  REQUIRE(log.warnings.size() == 1);
+  CHECK(log.warnings[0].message == "op broadcast taken from the columns (redop none, root 0)");
+}
+
+TEST_CASE("calibration: an MPI log (nThread 1 nGpus 1) counts its \"#  Rank\" lines") {
+  const std::string rows = read_data("all_reduce_16r_h100_bare.log");
+  const auto log = parse_nccl_tests_log(
+      "# Collective test starting: all_reduce_perf\n" + mpi_header(16) + rows, "mpi.log");
+  CHECK(log.nthreads == 1);
+  CHECK(log.ngpus == 1);
+  CHECK(log.ranks == 16);
+  CHECK(log.devices.size() == 16);
+  CHECK(log.measurements.size() == 2 * 32);  // the "15 more processes" chatter is no row
+  CHECK(log.warnings.empty());
+
+  // Rank lines that busbw/algbw contradicts (a paste that lost half of them): kept, with a warning.
+  const auto half = parse_nccl_tests_log(
+      "# Collective test starting: all_reduce_perf\n" + mpi_header(8) + rows, "half.log");
+  CHECK(half.ranks == 8);
+  REQUIRE(half.warnings.size() == 1);
+  CHECK(half.warnings[0].message ==
+        "the log has 8 \"#  Rank\" lines but busbw/algbw gives 16; using 8");
+
+  // No rank lines at all: nThread 1 nGpus 1 is per process, so busbw/algbw decides.
+  const auto bare_header = parse_nccl_tests_log(
+      "# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 1 minBytes 8\n" + rows,
+      "nodev.log");
+  CHECK(bare_header.ranks == 16);
+  REQUIRE(bare_header.warnings.size() == 1);
+  CHECK(bare_header.warnings[0].message.starts_with("rank count 16 inferred from busbw/algbw"));
+}
+
+TEST_CASE("calibration: several tests in one file keep their own op and rank count") {
+  syncsim::test::LogGen g;
+  g.min_bytes = 1 << 20;
+  g.max_bytes = 1 << 22;
+  const std::string rows = read_data("all_reduce_16r_h100_bare.log");
+  const auto log = parse_nccl_tests_log(
+      g.text() + "# Collective test starting: all_reduce_perf\n" + mpi_header(16) + rows,
+      "two.log");
+  REQUIRE(log.measurements.size() == 2 * 3 + 2 * 32);
+  CHECK(log.measurements.front().ranks == 8);
+  CHECK(log.measurements.back().ranks == 16);
+  CHECK(log.warnings.empty());
 }

@@ -228,7 +228,20 @@ check "calibrate report text has the error summary" grep -q "^max |rel_err|: cal
 if command -v gnuplot >/dev/null; then
   "$bin" calibrate report "$log" --scenario "$tmp/cal.yaml" --plot "$tmp/rep.svg" >/dev/null 2>"$tmp/err"
   check "calibrate report --plot draws an SVG" grep -q "<svg" "$tmp/rep.svg"
+  check "calibrate report --plot: byte tics, busbw from 0" grep -q 'set yrange \[0:\*\]' "$tmp/rep.svg.gp"
+  check "calibrate report --plot: measured drawn last" bash -c "tail -1 '$tmp/rep.svg.gp' | grep -q 'measured'"
 fi
+# A bare pasted 2 x 8 H100 table: --op given, rank count inferred (and said); without --op, exit 2.
+bare="$src/tests/data/nccl/all_reduce_16r_h100_bare.log"
+"$bin" calibrate fit "$bare" --op all_reduce >"$tmp/bare.txt" 2>"$tmp/err"
+check "calibrate fit on a bare table with --op exits 0" test $? -eq 0
+check "calibrate fit says the rank count was inferred" grep -q "^# warning: .*:4: rank count 16 inferred" "$tmp/bare.txt"
+check "calibrate fit on the bare table fits 16 ranks" grep -q "^all_reduce  *16 " "$tmp/bare.txt"
+"$bin" calibrate import "$bare" >/dev/null 2>"$tmp/err"
+check "calibrate import of a bare table without --op exits 2" test $? -eq 2
+check "  ... naming file:line and both candidate ops" grep -q "all_reduce_16r_h100_bare.log:4: expected the collective.*fit all_reduce and reduce_scatter" "$tmp/err"
+"$bin" calibrate fit "$bare" --op all_reduce --placement sideways >/dev/null 2>"$tmp/err"
+check "calibrate fit --placement sideways exits 2" test $? -eq 2
 # calibrate flow: fits fabric.flow.cc_correction against the packet model; the fit loads back.
 "$bin" calibrate flow "$src/scenarios/incast-dcqcn.yaml" --out "$tmp/flowcc.yaml" --json >"$tmp/flowcc.json" 2>"$tmp/err"
 check "calibrate flow exits 0" test $? -eq 0

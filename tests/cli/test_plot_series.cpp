@@ -1,6 +1,7 @@
 // `syncsim plot --series a,b`: one line per combination of several series columns.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <string>
 
 #include "cli/plot.hpp"
@@ -117,4 +118,78 @@ TEST_CASE(
         std::string::npos);
   CHECK(s.find("set xlabel \"GPUs in the job\"") != std::string::npos);
   CHECK(s.find("set ylabel \"MFU\"") != std::string::npos);
+}
+
+TEST_CASE("gnuplot script: --xbytes labels a log2 size axis 1K/1M/1G; --yzero; --emphasise") {
+  CHECK(app::power_of_two_bytes_label(3) == "8");
+  CHECK(app::power_of_two_bytes_label(9) == "512");
+  CHECK(app::power_of_two_bytes_label(10) == "1K");
+  CHECK(app::power_of_two_bytes_label(26) == "64M");
+  CHECK(app::power_of_two_bytes_label(34) == "16G");
+
+  // A calibration report's CSV: measured first, as report_plot_csv writes it.
+  std::string csv = "bytes,series,busbw_GBps\n";
+  for (int e = 3; e <= 34; ++e) {
+    csv += std::to_string(int64_t{1} << e) + ",measured," + std::to_string(e) + "\n";
+  }
+  for (int e = 3; e <= 34; ++e) {
+    csv += std::to_string(int64_t{1} << e) + ",calibrated," + std::to_string(e + 1) + "\n";
+  }
+  const auto t = app::parse_csv(csv, "r.csv");
+  app::PlotSpec spec;
+  spec.x = "bytes";
+  spec.y = "busbw_GBps";
+  spec.series = "series";
+  spec.out = "out.svg";
+  spec.xbytes = true;
+  spec.yzero = true;
+  spec.emphasise = "measured";
+  const std::string s = app::gnuplot_script(t, spec);
+  CHECK(s.find("set logscale x 2\n") != std::string::npos);
+  // 32 sizes: every second power of two, so 1K, 1M and 1G are among the 16 tics.
+  CHECK(s.find("set xtics (\"16\" 16, \"64\" 64, \"256\" 256, \"1K\" 1024, \"4K\" 4096,") !=
+        std::string::npos);
+  CHECK(s.find("\"1M\" 1048576") != std::string::npos);
+  CHECK(s.find("\"1G\" 1073741824, \"4G\" 4294967296, \"16G\" 17179869184)\n") !=
+        std::string::npos);
+  CHECK(count(s, "\"16K\"") == 1);
+  CHECK(s.find("set yrange [0:*]\n") != std::string::npos);
+  // Measured is drawn last (on top), thick, black, with points; the model line stays as it was.
+  const auto calibrated =
+      s.find("$d0 using 1:2 with linespoints lw 2 pt 7 title \"series=calibrated\"");
+  const auto measured = s.find(
+      "$d1 using 1:2 with linespoints lw 3.5 lc rgb 'black' pt 7 ps 1.1 title \"series=measured\"");
+  REQUIRE(calibrated != std::string::npos);
+  REQUIRE(measured != std::string::npos);
+  CHECK(calibrated < measured);
+  CHECK(s.find("$d1 << EOD\n8\t3\t8\n") != std::string::npos);  // the block holds measured's points
+
+  // Without the flags the script is as before: linear y from gnuplot, no byte tics.
+  app::PlotSpec plain = spec;
+  plain.xbytes = false;
+  plain.yzero = false;
+  plain.emphasise.clear();
+  const std::string p = app::gnuplot_script(t, plain);
+  CHECK(p.find("set yrange") == std::string::npos);
+  CHECK(p.find("\"1K\"") == std::string::npos);
+  CHECK(p.find("$d0 using 1:2 with linespoints lw 2 pt 7 title \"series=measured\"") !=
+        std::string::npos);
+
+  // Few sizes: every power of two is a tic.
+  const auto few = app::parse_csv("bytes,y\n1024,1\n4096,2\n", "f.csv");
+  app::PlotSpec f;
+  f.x = "bytes";
+  f.y = "y";
+  f.out = "out.svg";
+  f.xbytes = true;
+  CHECK(app::gnuplot_script(few, f).find("set xtics (\"1K\" 1024, \"2K\" 2048, \"4K\" 4096)") !=
+        std::string::npos);
+
+  // Sizes must be positive numbers; a log y axis has no 0.
+  const auto bad = app::parse_csv("bytes,y\n0,1\n4096,2\n", "b.csv");
+  CHECK_THROWS_AS(app::gnuplot_script(bad, f), app::PlotUsageError);
+  f.xbytes = false;
+  f.yzero = true;
+  f.logy = true;
+  CHECK_THROWS_AS(app::gnuplot_script(few, f), app::PlotUsageError);
 }
