@@ -22,6 +22,11 @@
 //         - {min_bytes: 65536, max_bytes: 8589934592, latency_us: 35.0, algbw_GBps: 180.2}
 //   gemm:
 //     - {dtype: bf16, peak_tflops: 989, e_max: 0.78, intensity_half: 310.5, max_rel_error: 0.05}
+//   compute:                        # from a profiler trace (`syncsim calibrate trace --out`)
+//     kernel_launch_us: 2.4         # median gap between back-to-back kernels on one stream
+//     kernel_gaps: 812              # how many gaps that is the median of
+//     attention:                    # achieved / peak of flash-attention calls with shapes
+//       - {dtype: bf16, peak_tflops: 989, efficiency: 0.52, calls: 24}
 //
 // Every key but syncsim_calibration_profile is optional; unknown keys are errors.
 #include <stdexcept>
@@ -63,6 +68,13 @@ struct CollectiveProfile {
   int samples = 0;    // repeated runs per size; 0: unknown
 };
 
+struct AttentionProfile {
+  std::string dtype;
+  double peak_tflops = 0;
+  double efficiency = 0;
+  int calls = 0;
+};
+
 struct CalibrationProfile {
   std::string source;
   std::string gpu_name;
@@ -74,6 +86,10 @@ struct CalibrationProfile {
   std::vector<ProbeValue> probes;
   std::vector<CollectiveProfile> collectives;
   std::vector<GemmFit> gemm;
+  // `compute:` (written only when one of these is set).
+  double kernel_launch_us = 0;  // 0: not measured
+  int kernel_gaps = 0;
+  std::vector<AttentionProfile> attention;
 };
 
 CollectiveProfile to_profile(const LineFit& fit);
