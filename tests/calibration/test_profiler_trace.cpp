@@ -115,7 +115,9 @@ TEST_CASE("profiler trace: GEMMs of known efficiency give back e_max 0.7 and I_h
   CHECK(rel(fit.gemm[0].e_max, 0.7) < 0.02);
   CHECK(rel(fit.gemm[0].intensity_half, 200.0) < 0.02);
   CHECK(fit.gemm[0].max_rel_error < 0.02);
-  MESSAGE("recovered e_max " << fit.gemm[0].e_max << ", I_half " << fit.gemm[0].intensity_half);
+  MESSAGE("recovered e_max " << fit.gemm[0].e_max << " (rel error " << rel(fit.gemm[0].e_max, 0.7)
+                             << "), I_half " << fit.gemm[0].intensity_half << " (rel error "
+                             << rel(fit.gemm[0].intensity_half, 200.0) << ")");
   // Back to back on one stream, each launched long before: the gap is 2 us.
   CHECK(fit.kernel_gaps == 29);
   CHECK(fit.kernel_gap_us == doctest::Approx(2.0).epsilon(1e-6));
@@ -315,4 +317,56 @@ TEST_CASE("profiler trace: unreadable traces are `file: expected ..., found ...`
     CHECK(std::string(e.what()) ==
           "/nonexistent/trace.json: expected a readable trace file, found none");
   }
+}
+
+TEST_CASE("profiler trace: the events of a real torch.profiler trace") {
+  // The events of facebookresearch/HolisticTraceAnalysis tests/data/call_stack/backward_thread.json
+  // (commit c1235b44), trimmed of args the reader does not use: a ProfilerStep and "## backward ##"
+  // on the training loop's thread, AddmmBackward0's aten::mm on autograd's thread launching a
+  // CUTLASS GEMM (FP32 inputs) that runs 64 ms later on stream 7, tied by correlation 2131433.
+  const std::string text = R"({"traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#552", "pid": 3914, "tid": 3914,
+     "ts": 1666149715033200, "dur": 413451, "args": {"External id": 49220}},
+    {"ph": "X", "cat": "user_annotation", "name": "## backward ##", "pid": 3914, "tid": 3914,
+     "ts": 1666149715287655, "dur": 107988, "args": {"External id": 56949}},
+    {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: AddmmBackward0",
+     "pid": 3914, "tid": 24922, "ts": 1666149715364322, "dur": 145,
+     "args": {"External id": 67242, "Fwd thread id": 1, "Sequence number": 714649}},
+    {"ph": "X", "cat": "cpu_op", "name": "AddmmBackward0", "pid": 3914, "tid": 24922,
+     "ts": 1666149715364324, "dur": 102,
+     "args": {"External id": 67243, "Input Dims": [[2048, 2048]], "Input type": ["float"]}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 3914, "tid": 24922,
+     "ts": 1666149715364330, "dur": 58, "args": {"External id": 67247,
+     "Input Dims": [[2048, 2048], [2048, 256]], "Input type": ["float", "float"]}},
+    {"ph": "X", "cat": "kernel",
+     "name": "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4>",
+     "pid": 0, "tid": 7, "ts": 1666149715428509, "dur": 45,
+     "args": {"External id": 2131433, "queued": 0, "device": 0, "context": 1, "stream": 7,
+              "correlation": 2131433, "grid": [32, 1, 2], "block": [128, 1, 1]}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 3914, "tid": 24922,
+     "ts": 1666149715364374, "dur": 10,
+     "args": {"External id": 2131433, "cbid": 211, "correlation": 2131433}}
+  ], "distributedInfo": {"rank": 0}})";
+  const auto trace = calibration::parse_profiler_trace(text, "hta.json");
+  REQUIRE(trace.kernels.size() == 1);
+  const auto& k = trace.kernels[0];
+  CHECK(k.kind == KernelClass::Gemm);
+  CHECK(k.stream == 7);
+  CHECK(k.launch_us == doctest::Approx(1666149715364374.0));
+  CHECK(k.launch_op == "aten::mm");
+  REQUIRE(k.matmul);
+  CHECK(k.matmul->m == 2048);
+  CHECK(k.matmul->k == 2048);
+  CHECK(k.matmul->n == 256);
+  CHECK(k.matmul->dtype == "fp32");
+  CHECK(k.phase == Phase::Backward);
+  CHECK(k.step == 0);
+  CHECK(trace.phase_rule == "annotations");
+  CHECK(trace.gpu_name.empty());
+  const auto m = calibration::measure_steps(trace);
+  CHECK(m.steps[0].backward_us == doctest::Approx(45));
+  // 2 x 2048 x 256 x 2048 FLOP in 45 us: 47.7 TFLOPS of FP32 (TF32 tensor cores, an A100).
+  const auto samples = calibration::trace_gemm_samples(trace);
+  REQUIRE(samples.size() == 1);
+  CHECK(samples[0].tflops == doctest::Approx(2.0 * 2048 * 256 * 2048 / 45e6));
 }
