@@ -29,6 +29,9 @@ struct BoundedLeastSquaresOptions {
   double relative_step = 0.01;      // finite-difference step, share of the parameter's scale
   double tolerance = 1e-6;          // stop when the sum of squares improves less than this share
   double sensitivity_floor = 1e-9;  // Jacobian columns below this norm: not sensitive
+  // Jacobian columns evaluated side by side (the residual function must then be safe to call
+  // from several threads). The result does not depend on it.
+  unsigned threads = 1;
 };
 
 struct BoundedLeastSquaresResult {

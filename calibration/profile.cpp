@@ -180,6 +180,19 @@ std::string write_profile_yaml(const CalibrationProfile& p) {
     }
     e << YAML::EndSeq << YAML::EndMap;
   }
+  if (p.kernel_launch_us > 0 || p.kernel_gaps > 0 || !p.attention.empty()) {
+    e << YAML::Key << "compute" << YAML::Value << YAML::BeginMap;
+    e << YAML::Key << "kernel_launch_us" << YAML::Value << p.kernel_launch_us;
+    e << YAML::Key << "kernel_gaps" << YAML::Value << p.kernel_gaps;
+    e << YAML::Key << "attention" << YAML::Value << YAML::BeginSeq;
+    for (const auto& a : p.attention) {
+      e << YAML::Flow << YAML::BeginMap << YAML::Key << "dtype" << YAML::Value << a.dtype;
+      e << YAML::Key << "peak_tflops" << YAML::Value << a.peak_tflops;
+      e << YAML::Key << "efficiency" << YAML::Value << a.efficiency;
+      e << YAML::Key << "calls" << YAML::Value << a.calls << YAML::EndMap;
+    }
+    e << YAML::EndSeq << YAML::EndMap;
+  }
   e << YAML::EndMap;
   return std::string(e.c_str()) + "\n";
 }
@@ -197,7 +210,7 @@ CalibrationProfile parse_profile_yaml(const std::string& text, const std::string
   if (!root.IsMap()) fail(file, root, "(top)", "expected a map, found " + found(root));
   rd.check_keys(root, "",
                 {"syncsim_calibration_profile", "source", "gpu", "versions", "spread", "probes",
-                 "collectives", "gemm", "physical"});
+                 "collectives", "gemm", "physical", "compute"});
   const YAML::Node version = root["syncsim_calibration_profile"];
   if (!version)
     fail(file, root, "syncsim_calibration_profile", "expected the format version 1, found nothing");
@@ -332,6 +345,37 @@ CalibrationProfile parse_profile_yaml(const std::string& text, const std::string
       f.parameters.push_back(q);
     }
     p.physical = f;
+  }
+  if (const YAML::Node c = root["compute"]) {
+    rd.check_keys(c, "compute", {"kernel_launch_us", "kernel_gaps", "attention"});
+    rd.opt(c, "kernel_launch_us", "compute", "a number", p.kernel_launch_us);
+    rd.opt(c, "kernel_gaps", "compute", "an integer", p.kernel_gaps);
+    if (p.kernel_launch_us < 0 || p.kernel_gaps < 0) {
+      fail(file, c, "compute", "expected kernel_launch_us >= 0 and kernel_gaps >= 0");
+    }
+    if (const YAML::Node as = rd.list(c, "attention", "compute.")) {
+      for (std::size_t i = 0; i < as.size(); ++i) {
+        const std::string path = "compute.attention." + std::to_string(i);
+        const YAML::Node n = as[i];
+        rd.check_keys(n, path, {"dtype", "peak_tflops", "efficiency", "calls"});
+        AttentionProfile a;
+        rd.opt(n, "dtype", path, "a dtype", a.dtype);
+        rd.opt(n, "peak_tflops", path, "a number", a.peak_tflops);
+        rd.opt(n, "efficiency", path, "a number", a.efficiency);
+        rd.opt(n, "calls", path, "an integer", a.calls);
+        try {
+          (void)dtype_bytes(a.dtype);
+        } catch (const FitError& ex) {
+          fail(file, n, path + ".dtype", ex.what());
+        }
+        if (!(a.efficiency > 0 && a.efficiency <= 1) || a.peak_tflops < 0 || a.calls < 0) {
+          fail(file, n, path,
+               "expected 0 < efficiency <= 1, peak_tflops >= 0 and calls >= 0, found efficiency " +
+                   found(n["efficiency"]));
+        }
+        p.attention.push_back(a);
+      }
+    }
   }
   return p;
 }

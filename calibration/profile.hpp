@@ -31,6 +31,11 @@
 //     parameters:
 //       - {name: base_latency.Simple, unit: us, value: 11.2, stddev: 0.4, nominal: 8.4,
 //          identified: true}
+//   compute:                        # from a profiler trace (`syncsim calibrate trace --out`)
+//     kernel_launch_us: 2.4         # median gap between back-to-back kernels on one stream
+//     kernel_gaps: 812              # how many gaps that is the median of
+//     attention:                    # achieved / peak of flash-attention calls with shapes
+//       - {dtype: bf16, peak_tflops: 989, efficiency: 0.52, calls: 24}
 //
 // Every key but syncsim_calibration_profile is optional; unknown keys are errors.
 #include <optional>
@@ -97,6 +102,13 @@ struct PhysicalFit {
   std::vector<PhysicalParameter> parameters;
 };
 
+struct AttentionProfile {
+  std::string dtype;
+  double peak_tflops = 0;
+  double efficiency = 0;
+  int calls = 0;
+};
+
 struct CalibrationProfile {
   std::string source;
   std::string gpu_name;
@@ -109,6 +121,10 @@ struct CalibrationProfile {
   std::vector<CollectiveProfile> collectives;
   std::vector<GemmFit> gemm;
   std::optional<PhysicalFit> physical;
+  // `compute:` (written only when one of these is set).
+  double kernel_launch_us = 0;  // 0: not measured
+  int kernel_gaps = 0;
+  std::vector<AttentionProfile> attention;
 };
 
 CollectiveProfile to_profile(const LineFit& fit);

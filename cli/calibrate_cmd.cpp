@@ -14,6 +14,7 @@
 #include "cli/calibrate_import_flags.hpp"
 #include "cli/calibrate_physical.hpp"
 #include "cli/calibrate_report.hpp"
+#include "cli/calibrate_trace.hpp"
 #include "cli/command_line.hpp"
 
 namespace syncsim::app {
@@ -37,6 +38,9 @@ constexpr const char* kSynopsis =
     "                                [--json]\n"
     "       syncsim calibrate flow [SCENARIO] [--set PATH=V]... [--size BYTES] [--json] [--out "
     "FILE]\n"
+    "       syncsim calibrate trace TRACE.json [--scenario S] [--set PATH=V]... [--peak "
+    "DTYPE=TFLOPS]...\n"
+    "                               [--out PROFILE.yaml] [--json]\n"
     "\n"
     "  import  parse nccl-tests logs (all_reduce_perf, all_gather_perf, reduce_scatter_perf,\n"
     "          alltoall_perf, sendrecv_perf, broadcast_perf, reduce_perf) into a table\n"
@@ -46,7 +50,11 @@ constexpr const char* kSynopsis =
     "the\n"
     "          logs) and, with --scenario, the uncalibrated simulator; `calibrate report --help`\n"
     "  flow    fit the flow backend's congestion-control correction against the packet model on\n"
-    "          small contended cases with the scenario's PFC/ECN/DCQCN; `calibrate flow --help`\n";
+    "          small contended cases with the scenario's PFC/ECN/DCQCN; `calibrate flow --help`\n"
+    "  trace   a PyTorch profiler trace: GEMM efficiency curve, attention efficiency, kernel "
+    "overhead,\n"
+    "          measured forward/backward/optimizer and exposed communication per step; `calibrate "
+    "trace --help`\n";
 
 // The flags of import and fit, as `calibrate --help` lists them.
 constexpr const char* kFlags =
@@ -62,8 +70,9 @@ constexpr const char* kFlags =
 
 std::string usage() { return std::string(kSynopsis) + kFlags; }
 
-// One --peak DTYPE=TFLOPS value.
-std::pair<std::string, double> parse_peak(const std::string& v) {
+}  // namespace
+
+std::pair<std::string, double> parse_peak_flag(const std::string& v) {
   const auto eq = v.find('=');
   double tflops = 0;
   try {
@@ -79,14 +88,13 @@ std::pair<std::string, double> parse_peak(const std::string& v) {
   return {v.substr(0, eq), tflops};
 }
 
-}  // namespace
-
 int calibrate_main(const std::vector<std::string>& args, std::ostream& out) {
   return calibrate_main(args, out, std::cerr);
 }
 
 int calibrate_main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  if (args.empty()) throw CalibrateUsageError("expected import, fit, report or flow\n" + usage());
+  if (args.empty())
+    throw CalibrateUsageError("expected import, fit, report, flow or trace\n" + usage());
   const std::string sub = args[0];
   if (sub == "--help" || sub == "-h" || sub == "help") {
     out << usage();
@@ -94,9 +102,10 @@ int calibrate_main(const std::vector<std::string>& args, std::ostream& out, std:
   }
   if (sub == "report") return calibrate_report_main({args.begin() + 1, args.end()}, out);
   if (sub == "flow") return calibrate_flow_main({args.begin() + 1, args.end()}, out);
+  if (sub == "trace") return calibrate_trace_main({args.begin() + 1, args.end()}, out);
   if (sub != "import" && sub != "fit") {
-    throw CalibrateUsageError("expected import, fit, report or flow, found \"" + sub + "\"\n" +
-                              usage());
+    throw CalibrateUsageError("expected import, fit, report, flow or trace, found \"" + sub +
+                              "\"\n" + usage());
   }
   const bool fit = sub == "fit";
   po::options_description opts("options");
@@ -129,7 +138,7 @@ int calibrate_main(const std::vector<std::string>& args, std::ostream& out, std:
   const std::string out_path = cl.has("out") ? cl.get<std::string>("out") : std::string();
   const std::string gemm_path = cl.has("gemm") ? cl.get<std::string>("gemm") : std::string();
   std::vector<std::pair<std::string, double>> peaks;
-  for (const auto& v : cl.all("peak")) peaks.push_back(parse_peak(v));
+  for (const auto& v : cl.all("peak")) peaks.push_back(parse_peak_flag(v));
   const std::vector<std::string> logs = cl.all("log");
   if (logs.empty() && gemm_path.empty()) {
     throw CalibrateUsageError("expected at least one LOG file, found none\n" + usage());

@@ -20,6 +20,7 @@
 #include <iosfwd>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace syncsim::app {
@@ -28,6 +29,9 @@ class CalibrateUsageError : public std::invalid_argument {
  public:
   using std::invalid_argument::invalid_argument;
 };
+
+// One --peak DTYPE=TFLOPS value (fit, trace).
+std::pair<std::string, double> parse_peak_flag(const std::string& v);
 
 // The whole subcommand; args exclude "calibrate". Returns the exit code.
 int calibrate_main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);

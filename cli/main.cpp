@@ -9,6 +9,7 @@
 #include "calibration/alpha_beta_fit.hpp"
 #include "calibration/nccl_tests_log.hpp"
 #include "calibration/profile.hpp"
+#include "calibration/profiler_trace.hpp"
 #include "cli/calibrate_cmd.hpp"
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
@@ -36,6 +37,8 @@ const char* kUsage =
     "vs simulated\n"
     "  calibrate flow [SCENARIO]  fit the flow backend's congestion-control correction to the "
     "packet model\n"
+    "  calibrate trace TRACE.json  compute fit and measured step phases from a PyTorch profiler "
+    "trace\n"
     "  collective [SCENARIO]  nccl-tests-style sweep of one collective (all_reduce_perf table)\n"
     "  ports [SCENARIO]  the fabric's egress port names (observe.ports, --counters rows)\n"
     "  sweep SCENARIO --vary PATH=V1,V2,...  one row per point of a parameter grid (CSV/JSON; "
@@ -82,6 +85,9 @@ int main(int argc, char** argv) {
     return kExitBadInput;
   } catch (const calibration::FitError& e) {
     std::cerr << "syncsim " << command << ": " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const calibration::TraceError& e) {  // profiler trace: "file: expected, found"
+    std::cerr << e.what() << "\n";
     return kExitBadInput;
   } catch (const calibration::ProfileError& e) {
     std::cerr << e.what() << "\n";

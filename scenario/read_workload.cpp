@@ -16,7 +16,9 @@ namespace {
 
 // `workload.calibration: FILE`: a profile from `syncsim calibrate fit --out` or syncsim-probe. Its
 // GEMM fit for the workload's dtype replaces the GPU's peak and efficiency curve; its HBM copy
-// probe replaces the HBM bandwidth. A relative path is taken from the scenario file's folder.
+// probe replaces the HBM bandwidth; its measured kernel overhead (`compute.kernel_launch_us`, from
+// a profiler trace) replaces the per-kernel launch time. A relative path is taken from the scenario
+// file's folder.
 void apply_calibration(const Reader& in, const YAML::Node& node, const std::string& path,
                        models::StepConfig& c) {
   std::string file = in.read_string(node, path);
@@ -49,10 +51,15 @@ void apply_calibration(const Reader& in, const YAML::Node& node, const std::stri
       used = true;
     }
   }
+  if (profile.kernel_launch_us > 0) {
+    c.gpu.kernel_launch_s = profile.kernel_launch_us * 1e-6;
+    used = true;
+  }
   if (!used) {
     in.fail(path, node,
             std::string("expected a profile with a ") + dtype +
-                " GEMM fit or an hbm_copy_bandwidth probe, got neither in " + file);
+                " GEMM fit, an hbm_copy_bandwidth probe or compute.kernel_launch_us, got none in " +
+                file);
   }
   c.gpu.calibrated_from = file;
   // The profile's fits replace the preset's numbers, so a profile from another GPU silently turns

@@ -82,3 +82,47 @@ TEST_CASE("calibration: profile errors name file:line:col and the path") {
       "p.yaml:1:1: syncsim_calibration_profile: expected the format version 1, found nothing",
       ProfileError);
 }
+
+TEST_CASE("calibration: the profile's compute section (from a profiler trace) round-trips") {
+  CalibrationProfile p;
+  p.source = "syncsim calibrate trace step.json";
+  p.kernel_launch_us = 2.25;
+  p.kernel_gaps = 812;
+  p.attention.push_back({"bf16", 989, 0.52, 24});
+  const std::string yaml = write_profile_yaml(p);
+  CHECK(yaml.find("compute:") != std::string::npos);
+  const CalibrationProfile q = parse_profile_yaml(yaml, "p.yaml");
+  CHECK(q.kernel_launch_us == 2.25);
+  CHECK(q.kernel_gaps == 812);
+  REQUIRE(q.attention.size() == 1);
+  CHECK(q.attention[0].dtype == "bf16");
+  CHECK(q.attention[0].peak_tflops == 989);
+  CHECK(q.attention[0].efficiency == 0.52);
+  CHECK(q.attention[0].calls == 24);
+  CHECK(write_profile_yaml(q) == yaml);
+  // Without measurements there is no compute section.
+  CHECK(write_profile_yaml(CalibrationProfile{}).find("compute") == std::string::npos);
+
+  CHECK_THROWS_WITH_AS(
+      parse_profile_yaml("syncsim_calibration_profile: 1\ncompute: {kernel_lunch_us: 2}\n",
+                         "p.yaml"),
+      "p.yaml:2:11: compute.kernel_lunch_us: unknown key", ProfileError);
+  CHECK_THROWS_WITH_AS(
+      parse_profile_yaml("syncsim_calibration_profile: 1\ncompute: {kernel_launch_us: -1}\n",
+                         "p.yaml"),
+      "p.yaml:2:10: compute: expected kernel_launch_us >= 0 and kernel_gaps >= 0", ProfileError);
+  CHECK_THROWS_WITH_AS(
+      parse_profile_yaml("syncsim_calibration_profile: 1\ncompute:\n  attention:\n"
+                         "    - {dtype: bf16, efficiency: 1.5}\n",
+                         "p.yaml"),
+      "p.yaml:4:7: compute.attention.0: expected 0 < efficiency <= 1, peak_tflops >= 0 and "
+      "calls >= 0, found efficiency \"1.5\"",
+      ProfileError);
+  CHECK_THROWS_WITH_AS(
+      parse_profile_yaml("syncsim_calibration_profile: 1\ncompute:\n  attention:\n"
+                         "    - {dtype: bf17, efficiency: 0.5}\n",
+                         "p.yaml"),
+      "p.yaml:4:7: compute.attention.0.dtype: expected a dtype bf16|fp16|fp8|int8|tf32|fp32, "
+      "found \"bf17\"",
+      ProfileError);
+}

@@ -178,6 +178,16 @@ check "sweep: fits_memory and bound_by columns" bash -c "head -1 '$tmp/fit.csv' 
 "$bin" sweep "$src/scenarios/bucket-size-study.yaml" --no-wall --quiet >"$tmp/sweep2.csv" 2>/dev/null
 check "sweep FILE runs the scenario's own sweep block" test "$(wc -l <"$tmp/sweep2.csv")" -eq 8
 
+# calibrate trace: an unreadable profiler trace and one without kernels are input errors (exit 2).
+printf '{"traceEvents": [' >"$tmp/bad_trace.json"
+"$bin" calibrate trace "$tmp/bad_trace.json" >/dev/null 2>"$tmp/err"
+check "calibrate trace: malformed JSON exits 2" test $? -eq 2
+check "... with file: expected, found" grep -q "bad_trace.json: expected a JSON trace.*found" "$tmp/err"
+printf '{"traceEvents": []}' >"$tmp/empty_trace.json"
+"$bin" calibrate trace "$tmp/empty_trace.json" >/dev/null 2>"$tmp/err"
+check "calibrate trace: a trace without kernels exits 2" test $? -eq 2
+check "... saying so" grep -q "empty_trace.json: expected GPU kernels.*found none" "$tmp/err"
+
 # Calibration: fit a committed synthetic nccl-tests log (two regimes, 1% noise), then `collective`
 # with the fitted profile reproduces it within 5% from 1 MiB on.
 log="$src/tests/data/nccl/all_reduce_8r_two_regimes.log"

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "calibration/profile.hpp"
+#include "models/gpu.hpp"
 #include "run/runner.hpp"
 #include "scenario/scenario_loader.hpp"
 
@@ -76,5 +77,23 @@ TEST_CASE("scenario: workload.calibration replaces the GPU's GEMM curve and HBM 
     CHECK(std::string(e.what()).starts_with(
         "s.yaml:9:16: workload.calibration: expected a readable calibration profile"));
   }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("scenario: workload.calibration takes a profiler trace's kernel overhead alone") {
+  const auto dir = std::filesystem::temp_directory_path() / "syncsim-calibration-test-trace";
+  std::filesystem::create_directories(dir);
+  calibration::CalibrationProfile profile;
+  profile.source = "syncsim calibrate trace step.json";
+  profile.kernel_launch_us = 9.5;
+  profile.kernel_gaps = 100;
+  const std::string path = (dir / "trace.yaml").string();
+  calibration::write_profile_file(profile, path);
+  const app::Scenario tuned =
+      app::load_scenario_text(scenario_with("  calibration: " + path + "\n"), "s.yaml");
+  const models::GpuSpec& g = tuned.workload->step.gpu;
+  CHECK(g.kernel_launch_s == doctest::Approx(9.5e-6));
+  CHECK(g.gemm_intensity_half == 0);  // no GEMM fit: the preset's curve stays
+  CHECK(g.max_gemm_efficiency == models::gpu_preset("h100")->max_gemm_efficiency);
   std::filesystem::remove_all(dir);
 }
