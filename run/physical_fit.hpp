@@ -49,13 +49,18 @@ std::vector<PredictedPoint> predict_points(const Scenario& scenario,
 struct PhysicalFitOptions {
   std::vector<std::string> parameters;  // names to fit; empty: all of them
   Fidelity fidelity = Fidelity::Analytic;
+  // Points above this size are left out of the fit (the fit's cost grows with the bytes
+  // simulated, and past a GiB a collective's time is linear in its size, so they add cost, not
+  // information) and predicted with the fitted parameters: a check of the extrapolation. 0: none.
+  int64_t max_fit_bytes = int64_t{1} << 30;
   int max_iterations = 20;
   unsigned threads = 0;  // simulations side by side; 0: one per hardware thread
 };
 
 struct PhysicalFitResult {
   calibration::PhysicalFit fit;
-  std::vector<PredictedPoint> points;  // with the fitted parameters
+  std::vector<PredictedPoint> points;  // every point, with the fitted parameters
+  int fitted_points = 0;               // how many of them the fit used (max_fit_bytes)
   int simulations = 0;                 // sweeps of all points the fit ran
   int iterations = 0;
 };
