@@ -39,16 +39,33 @@ std::string value_text(double v, const std::string& unit) {
 
 }  // namespace
 
-void add_physical_fit_options(po::options_description& options) {
-  options.add_options()("scenario", po::value<std::string>(),
-                        "fit the simulator's physical parameters on this scenario's fabric")(
+void add_fit_tuning_options(po::options_description& options) {
+  options.add_options()(
       "parameters", po::value<std::string>(),
       "(with --scenario) fit only these, NAME[,NAME...] (docs/calibration.md lists them)")(
       "fit-fidelity", po::value<std::string>()->default_value("analytic"),
       "(with --scenario) fidelity of the fit's simulations: analytic, flow or packet")(
       "fit-max-size", po::value<std::string>()->default_value("1G"),
       "(with --scenario) sizes above this are predicted, not fitted (0: fit all)");
+}
+
+void add_physical_fit_options(po::options_description& options) {
+  options.add_options()("scenario", po::value<std::string>(),
+                        "fit the simulator's physical parameters on this scenario's fabric");
+  add_fit_tuning_options(options);
   add_override_options(options, /*with_seed=*/false);
+}
+
+PhysicalFitOptions physical_fit_options(const CommandLine& cl) {
+  PhysicalFitOptions options;
+  options.fidelity = parse_fit_fidelity(cl.get<std::string>("fit-fidelity"));
+  if (cl.has("parameters")) options.parameters = split_names(cl.get<std::string>("parameters"));
+  try {
+    options.max_fit_bytes = parse_size_flag(cl.get<std::string>("fit-max-size"));
+  } catch (const std::exception& e) {
+    throw CalibrateUsageError(std::string("--fit-max-size: ") + e.what());
+  }
+  return options;
 }
 
 Fidelity parse_fit_fidelity(const std::string& text) {
@@ -73,14 +90,7 @@ std::optional<PhysicalFitResult> physical_fit_from_command_line(
     }
     return std::nullopt;
   }
-  PhysicalFitOptions options;
-  options.fidelity = parse_fit_fidelity(cl.get<std::string>("fit-fidelity"));
-  if (cl.has("parameters")) options.parameters = split_names(cl.get<std::string>("parameters"));
-  try {
-    options.max_fit_bytes = parse_size_flag(cl.get<std::string>("fit-max-size"));
-  } catch (const std::exception& e) {
-    throw CalibrateUsageError(std::string("--fit-max-size: ") + e.what());
-  }
+  const PhysicalFitOptions options = physical_fit_options(cl);
   load.fabric_only_ok = true;
   const Scenario scenario = load_scenario_file(cl.get<std::string>("scenario"), load);
   const std::vector<MeasuredPoint> points = measured_points(measured);

@@ -210,4 +210,67 @@ PhysicalFitResult fit_physical_parameters(const Scenario& scenario,
   return result;
 }
 
+TransferCheck check_transfer(const Scenario& scenario, const std::vector<MeasuredPoint>& points,
+                             int fit_on_ranks, int folds, const PhysicalFitOptions& options) {
+  TransferCheck check;
+  std::vector<int> ranks;
+  for (const MeasuredPoint& p : points) {
+    if (std::find(ranks.begin(), ranks.end(), p.ranks) == ranks.end()) ranks.push_back(p.ranks);
+  }
+  if (ranks.empty()) throw CollectiveUsageError("no measured points to fit");
+  check.predictions.resize(points.size());
+  check.in_fit.assign(points.size(), false);
+  if (fit_on_ranks > 0 || ranks.size() > 1) {
+    check.fit_on_ranks =
+        fit_on_ranks > 0 ? fit_on_ranks : *std::min_element(ranks.begin(), ranks.end());
+    std::vector<MeasuredPoint> small;
+    for (const MeasuredPoint& p : points) {
+      if (p.ranks == check.fit_on_ranks) small.push_back(p);
+    }
+    if (small.empty()) {
+      throw CollectiveUsageError("no measured points at " + std::to_string(check.fit_on_ranks) +
+                                 " ranks to fit on");
+    }
+    const PhysicalFitResult fit = fit_physical_parameters(scenario, small, options);
+    check.fits.push_back(fit.fit);
+    check.predictions = predict_points(with_physical_fit(scenario, fit.fit), points);
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      check.in_fit[i] = points[i].ranks == check.fit_on_ranks &&
+                        (options.max_fit_bytes <= 0 || points[i].bytes <= options.max_fit_bytes);
+    }
+    return check;
+  }
+  // One rank count: fold f holds the sizes whose index (ascending) is f mod folds.
+  std::vector<int64_t> sizes;
+  for (const MeasuredPoint& p : points) sizes.push_back(p.bytes);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  check.folds = std::clamp(folds, 2, static_cast<int>(std::max<std::size_t>(2, sizes.size())));
+  if (sizes.size() < 2) throw CollectiveUsageError("k-fold over sizes needs two sizes or more");
+  auto fold_of = [&](int64_t bytes) {
+    const auto at = std::lower_bound(sizes.begin(), sizes.end(), bytes) - sizes.begin();
+    return static_cast<int>(at % check.folds);
+  };
+  for (int f = 0; f < check.folds; ++f) {
+    std::vector<MeasuredPoint> train, held_out;
+    std::vector<std::size_t> held_index;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      if (fold_of(points[i].bytes) == f) {
+        held_out.push_back(points[i]);
+        held_index.push_back(i);
+      } else {
+        train.push_back(points[i]);
+      }
+    }
+    if (held_out.empty()) continue;
+    const PhysicalFitResult fit = fit_physical_parameters(scenario, train, options);
+    check.fits.push_back(fit.fit);
+    const std::vector<PredictedPoint> predicted =
+        predict_points(with_physical_fit(scenario, fit.fit), held_out);
+    for (std::size_t k = 0; k < predicted.size(); ++k)
+      check.predictions[held_index[k]] = predicted[k];
+  }
+  return check;
+}
+
 }  // namespace syncsim::app

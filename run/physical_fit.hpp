@@ -71,6 +71,22 @@ PhysicalFitResult fit_physical_parameters(const Scenario& scenario,
                                           const std::vector<MeasuredPoint>& points,
                                           const PhysicalFitOptions& options = {});
 
+// Fit small, check large: how well the physical fit predicts what it did not see.
+//   - fit_on_ranks set, or the points hold several rank counts: fit on the points of that rank
+//     count (default: the smallest) and predict every point; the fitted rank count's own points
+//     are in-sample (PredictedPoint::in_fit).
+//   - one rank count: k-fold over sizes, interleaved (size index mod folds), each held-out size
+//     predicted by the fit on the others.
+struct TransferCheck {
+  int fit_on_ranks = 0;                        // 0: k-fold
+  int folds = 0;                               // k-fold only
+  std::vector<calibration::PhysicalFit> fits;  // the one fit, or one per fold
+  std::vector<PredictedPoint> predictions;     // in the order of the points given
+  std::vector<bool> in_fit;                    // per prediction: the fit saw this point
+};
+TransferCheck check_transfer(const Scenario& scenario, const std::vector<MeasuredPoint>& points,
+                             int fit_on_ranks, int folds, const PhysicalFitOptions& options = {});
+
 // `scenario` with the fit's parameters set (as a profile's `physical:` block sets them).
 Scenario with_physical_fit(Scenario scenario, const calibration::PhysicalFit& fit);
 
