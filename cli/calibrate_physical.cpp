@@ -45,7 +45,7 @@ void add_fit_tuning_options(po::options_description& options) {
       "(with --scenario) fit only these, NAME[,NAME...] (docs/calibration.md lists them)")(
       "fit-fidelity", po::value<std::string>()->default_value("analytic"),
       "(with --scenario) fidelity of the fit's simulations: analytic, flow or packet")(
-      "fit-max-size", po::value<std::string>()->default_value("1G"),
+      "fit-max-size", po::value<std::string>()->default_value("256M"),
       "(with --scenario) sizes above this are predicted, not fitted (0: fit all)");
 }
 

@@ -50,9 +50,10 @@ struct PhysicalFitOptions {
   std::vector<std::string> parameters;  // names to fit; empty: all of them
   Fidelity fidelity = Fidelity::Analytic;
   // Points above this size are left out of the fit (the fit's cost grows with the bytes
-  // simulated, and past a GiB a collective's time is linear in its size, so they add cost, not
-  // information) and predicted with the fitted parameters: a check of the extrapolation. 0: none.
-  int64_t max_fit_bytes = int64_t{1} << 30;
+  // simulated, and past a few hundred MiB a collective's time is linear in its size, so they add
+  // cost, not information) and predicted with the fitted parameters: a check of the extrapolation.
+  // 0: none.
+  int64_t max_fit_bytes = int64_t{256} << 20;
   int max_iterations = 20;
   unsigned threads = 0;  // simulations side by side; 0: one per hardware thread
 };
