@@ -127,9 +127,12 @@ std::string physical_fit_text(const PhysicalFitResult& r, bool residuals) {
   os << buf;
   for (const calibration::PhysicalParameter& q : f.parameters) {
     const std::string unit = q.unit.empty() ? "" : " " + q.unit;
-    const char* status = q.identified   ? "identified"
-                         : q.stddev > 0 ? "not identified (poorly determined)"
-                                        : "not in the data: nominal";
+    const char* status = "not identified (poorly determined)";
+    if (q.identified) {
+      status = "identified";
+    } else if (q.stddev == 0 && q.value == q.nominal) {
+      status = "not in the data: nominal";
+    }
     std::snprintf(buf, sizeof buf, "  %-26s %12s %10s %12s  %s\n", q.name.c_str(),
                   (value_text(q.value, q.unit) + unit).c_str(),
                   q.stddev > 0 ? value_text(q.stddev, q.unit).c_str() : "-",
