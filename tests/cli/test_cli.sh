@@ -241,6 +241,21 @@ if command -v gnuplot >/dev/null; then
   check "calibrate report --plot: byte tics, busbw from 0" grep -q 'set yrange \[0:\*\]' "$tmp/rep.svg.gp"
   check "calibrate report --plot: measured drawn last" bash -c "tail -1 '$tmp/rep.svg.gp' | grep -q 'measured'"
 fi
+# The physical fit: the 8-rank log made with perturbed parameters, on its fabric; its profile
+# then simulates a rank count the log never had.
+nc="$src/tests/data/nccl"
+"$bin" calibrate fit "$nc/all_reduce_8r_perturbed.log" --scenario "$nc/fabric_4gpu_hosts.yaml" \
+  --parameters nic_efficiency,nvlink_efficiency --fit-max-size 64M --out "$tmp/phys.yaml" >"$tmp/phys.txt" 2>"$tmp/err"
+check "calibrate fit --scenario exits 0" test $? -eq 0
+check "... prints the physical parameters" grep -q "^  nic_efficiency .* identified" "$tmp/phys.txt"
+check "... and writes them to the profile" grep -q "^physical:" "$tmp/phys.yaml"
+"$bin" collective "$nc/fabric_4gpu_hosts.yaml" --calibration "$tmp/phys.yaml" --ranks 64 -b 64M -e 64M --json >"$tmp/phys64.json" 2>"$tmp/err"
+check "a physical profile simulates a rank count it was not fitted on" grep -q '"model": "sim"' "$tmp/phys64.json"
+"$bin" calibrate fit "$nc/all_reduce_8r_perturbed.log" --scenario "$nc/fabric_4gpu_hosts.yaml" --parameters warp_speed >/dev/null 2>"$tmp/err"
+check "calibrate fit: an unknown parameter exits 2" test $? -eq 2
+check "... naming the known ones" grep -q "nic_efficiency" "$tmp/err"
+"$bin" calibrate fit "$nc/all_reduce_8r_perturbed.log" --parameters nic_efficiency >/dev/null 2>"$tmp/err"
+check "calibrate fit: --parameters without --scenario exits 2" test $? -eq 2
 # A bare pasted 2 x 8 H100 table: --op given, rank count inferred (and said); without --op, exit 2.
 bare="$src/tests/data/nccl/all_reduce_16r_h100_bare.log"
 "$bin" calibrate fit "$bare" --op all_reduce >"$tmp/bare.txt" 2>"$tmp/err"
