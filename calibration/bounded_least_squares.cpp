@@ -1,8 +1,8 @@
 #include "calibration/bounded_least_squares.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <atomic>
+#include <cmath>
 #include <exception>
 #include <stdexcept>
 #include <thread>

@@ -1,5 +1,7 @@
 #include "cli/calibrate_physical.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -37,14 +39,33 @@ std::string value_text(double v, const std::string& unit) {
 
 }  // namespace
 
-void add_physical_fit_options(po::options_description& options) {
-  options.add_options()("scenario", po::value<std::string>(),
-                        "fit the simulator's physical parameters on this scenario's fabric")(
+void add_fit_tuning_options(po::options_description& options) {
+  options.add_options()(
       "parameters", po::value<std::string>(),
       "(with --scenario) fit only these, NAME[,NAME...] (docs/calibration.md lists them)")(
       "fit-fidelity", po::value<std::string>()->default_value("analytic"),
-      "(with --scenario) fidelity of the fit's simulations: analytic, flow or packet");
+      "(with --scenario) fidelity of the fit's simulations: analytic, flow or packet")(
+      "fit-max-size", po::value<std::string>()->default_value("256M"),
+      "(with --scenario) sizes above this are predicted, not fitted (0: fit all)");
+}
+
+void add_physical_fit_options(po::options_description& options) {
+  options.add_options()("scenario", po::value<std::string>(),
+                        "fit the simulator's physical parameters on this scenario's fabric");
+  add_fit_tuning_options(options);
   add_override_options(options, /*with_seed=*/false);
+}
+
+PhysicalFitOptions physical_fit_options(const CommandLine& cl) {
+  PhysicalFitOptions options;
+  options.fidelity = parse_fit_fidelity(cl.get<std::string>("fit-fidelity"));
+  if (cl.has("parameters")) options.parameters = split_names(cl.get<std::string>("parameters"));
+  try {
+    options.max_fit_bytes = parse_size_flag(cl.get<std::string>("fit-max-size"));
+  } catch (const std::exception& e) {
+    throw CalibrateUsageError(std::string("--fit-max-size: ") + e.what());
+  }
+  return options;
 }
 
 Fidelity parse_fit_fidelity(const std::string& text) {
@@ -69,9 +90,7 @@ std::optional<PhysicalFitResult> physical_fit_from_command_line(
     }
     return std::nullopt;
   }
-  PhysicalFitOptions options;
-  options.fidelity = parse_fit_fidelity(cl.get<std::string>("fit-fidelity"));
-  if (cl.has("parameters")) options.parameters = split_names(cl.get<std::string>("parameters"));
+  const PhysicalFitOptions options = physical_fit_options(cl);
   load.fabric_only_ok = true;
   const Scenario scenario = load_scenario_file(cl.get<std::string>("scenario"), load);
   const std::vector<MeasuredPoint> points = measured_points(measured);
@@ -88,18 +107,32 @@ std::string physical_fit_text(const PhysicalFitResult& r, bool residuals) {
   char buf[256];
   std::snprintf(buf, sizeof buf,
                 "physical parameters: fitted on %d points of %s at %s fidelity, rms error "
-                "%.2f%%, max %.2f%% (%d simulations of all points, %d iterations)\n",
+                "%.2f%%, max %.2f%% (%d simulations of those points, %d iterations)\n",
                 f.points, f.scenario.c_str(), f.fidelity.c_str(), 100 * f.rms_rel_error,
                 100 * f.max_rel_error, r.simulations, r.iterations);
   os << buf;
+  if (r.fitted_points < static_cast<int>(r.points.size())) {
+    double max_predicted = 0;
+    for (const PredictedPoint& p : r.points)
+      max_predicted = std::max(max_predicted, std::abs(p.rel_error));
+    std::snprintf(buf, sizeof buf,
+                  "  %d larger sizes predicted, not fitted (--fit-max-size); max error over all "
+                  "%zu points %.2f%%\n",
+                  static_cast<int>(r.points.size()) - r.fitted_points, r.points.size(),
+                  100 * max_predicted);
+    os << buf;
+  }
   std::snprintf(buf, sizeof buf, "  %-26s %12s %10s %12s  %s\n", "parameter", "value", "1 sigma",
                 "nominal", "");
   os << buf;
   for (const calibration::PhysicalParameter& q : f.parameters) {
     const std::string unit = q.unit.empty() ? "" : " " + q.unit;
-    const char* status = q.identified   ? "identified"
-                         : q.stddev > 0 ? "not identified (poorly determined)"
-                                        : "not in the data: nominal";
+    const char* status = "not identified (poorly determined)";
+    if (q.identified) {
+      status = "identified";
+    } else if (q.stddev == 0 && q.value == q.nominal) {
+      status = "not in the data: nominal";
+    }
     std::snprintf(buf, sizeof buf, "  %-26s %12s %10s %12s  %s\n", q.name.c_str(),
                   (value_text(q.value, q.unit) + unit).c_str(),
                   q.stddev > 0 ? value_text(q.stddev, q.unit).c_str() : "-",
@@ -154,6 +187,7 @@ nlohmann::json physical_fit_json(const PhysicalFitResult& r) {
   }
   j["residuals"] = points;
   j["simulations"] = r.simulations;
+  j["fitted_points"] = r.fitted_points;
   j["iterations"] = r.iterations;
   return j;
 }

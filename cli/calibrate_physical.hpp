@@ -16,7 +16,11 @@
 
 namespace syncsim::app {
 
+// `calibrate fit`: --scenario, --set/--unset and the tuning flags below.
 void add_physical_fit_options(po::options_description& options);
+// --parameters, --fit-fidelity, --fit-max-size (also `calibrate report`'s).
+void add_fit_tuning_options(po::options_description& options);
+PhysicalFitOptions physical_fit_options(const CommandLine& cl);
 
 // The fit when --scenario was given, else nullopt. Usage errors throw CalibrateUsageError.
 std::optional<PhysicalFitResult> physical_fit_from_command_line(

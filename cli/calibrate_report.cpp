@@ -14,6 +14,7 @@
 #include "calibration/profile.hpp"
 #include "cli/calibrate_cmd.hpp"
 #include "cli/calibrate_import_flags.hpp"
+#include "cli/calibrate_physical.hpp"
 #include "cli/command_line.hpp"
 #include "cli/plot.hpp"
 #include "run/calibrated_collective.hpp"
@@ -72,11 +73,27 @@ std::optional<double> ReportRow::calibrated_rel_error() const {
 std::optional<double> ReportRow::simulated_rel_error() const {
   return rel(simulated_us, measured_us);
 }
+std::optional<double> ReportRow::transferred_rel_error() const {
+  return rel(transferred_us, measured_us);
+}
 
 CalibrationReport make_calibration_report(const std::vector<calibration::Measurement>& measured,
-                                          const std::string& profile_path,
-                                          const Scenario* scenario) {
+                                          const std::string& profile_path, const Scenario* scenario,
+                                          const TransferCheckRequest* transfer) {
   CalibrationReport report;
+  if (transfer != nullptr && scenario != nullptr) {
+    std::vector<MeasuredPoint> points;
+    for (const MeasuredPoint& p : measured_points(measured)) {
+      try {
+        (void)models::parse_collective_op(p.op);
+        points.push_back(p);
+      } catch (const std::invalid_argument&) {
+        // Reported below as "not a collective syncsim models".
+      }
+    }
+    report.transfer = check_transfer(*scenario, points, transfer->fit_on_ranks, transfer->folds,
+                                     transfer->options);
+  }
   CollectiveCalibration cal;
   if (profile_path.empty()) {
     cal.file = "fitted from the logs";
@@ -143,6 +160,20 @@ CalibrationReport make_calibration_report(const std::vector<calibration::Measure
           simulate = false;
         }
       }
+      if (report.transfer) {
+        const TransferCheck& t = *report.transfer;
+        for (std::size_t i = 0; i < t.predictions.size(); ++i) {
+          const MeasuredPoint& m = t.predictions[i].measured;
+          if (m.op == line.op && m.ranks == line.ranks && m.bytes == bytes) {
+            row.transferred_us = t.predictions[i].predicted_us;
+            row.transferred_in_fit = t.in_fit[i];
+          }
+        }
+        if (!row.transferred_in_fit) {
+          widen(line.transferred_max_error, row.transferred_rel_error());
+          if (bytes >= kMiB) widen(line.transferred_max_error_ge_1mib, row.transferred_rel_error());
+        }
+      }
       widen(line.calibrated_max_error, row.calibrated_rel_error());
       widen(line.simulated_max_error, row.simulated_rel_error());
       if (bytes >= kMiB) {
@@ -162,15 +193,26 @@ std::string report_text(const CalibrationReport& r) {
   os << "# profile: " << r.profile << "\n";
   if (!r.scenario.empty())
     os << "# simulated: scenario " << r.scenario << ", fidelity " << r.fidelity << ", no profile\n";
+  if (r.transfer) {
+    const TransferCheck& t = *r.transfer;
+    if (t.fit_on_ranks > 0) {
+      os << "# transferred: the scenario with its physical parameters fitted on the "
+         << t.fit_on_ranks << "-rank points (* marks those), predicting the others\n";
+    } else {
+      os << "# transferred: the scenario with its physical parameters fitted on " << t.folds - 1
+         << " of " << t.folds << " folds of sizes, predicting the held-out fold (" << t.folds
+         << "-fold over sizes)\n";
+    }
+  }
   for (const auto& w : r.warnings) os << "# warning: " << w << "\n";
   for (const auto& l : r.lines) {
     os << "\n"
        << l.op << ", " << l.ranks << " ranks (busbw = algbw x " << opt_fmt("%.4g", l.bus_factor)
        << ")\n";
-    std::snprintf(buf, sizeof buf, "%12s %11s %9s %11s %9s %8s %11s %9s %8s\n", "bytes",
+    std::snprintf(buf, sizeof buf, "%12s %11s %9s %11s %9s %8s %11s %9s %8s", "bytes",
                   "measured_us", "busbw", "calibr_us", "busbw", "rel_err", "sim_us", "busbw",
                   "rel_err");
-    os << buf;
+    os << buf << (r.transfer ? "  transfer_us  rel_err\n" : "\n");
     for (const auto& row : l.rows) {
       auto busbw = [&](const std::optional<double>& t) -> std::optional<double> {
         if (!t || !(*t > 0)) return std::nullopt;
@@ -184,12 +226,25 @@ std::string report_text(const CalibrationReport& r) {
                     opt_fmt("%.2f", row.simulated_us).c_str(),
                     opt_fmt("%.2f", busbw(row.simulated_us)).c_str(),
                     opt_fmt("%+.4f", row.simulated_rel_error()).c_str());
-      os << buf;
+      std::string line_text = buf;
+      if (r.transfer) {
+        line_text.pop_back();  // the newline
+        std::snprintf(buf, sizeof buf, " %12s %8s%s\n", opt_fmt("%.2f", row.transferred_us).c_str(),
+                      opt_fmt("%+.4f", row.transferred_rel_error()).c_str(),
+                      row.transferred_in_fit ? "*" : "");
+        line_text += buf;
+      }
+      os << line_text;
     }
     os << "max |rel_err|: calibrated " << opt_fmt("%.4f", l.calibrated_max_error) << " (from 1 MiB "
        << opt_fmt("%.4f", l.calibrated_max_error_ge_1mib) << "), simulated "
        << opt_fmt("%.4f", l.simulated_max_error) << " (from 1 MiB "
-       << opt_fmt("%.4f", l.simulated_max_error_ge_1mib) << ")\n";
+       << opt_fmt("%.4f", l.simulated_max_error_ge_1mib) << ")";
+    if (r.transfer) {
+      os << ", transferred " << opt_fmt("%.4f", l.transferred_max_error) << " (from 1 MiB "
+         << opt_fmt("%.4f", l.transferred_max_error_ge_1mib) << ")";
+    }
+    os << "\n";
   }
   return os.str();
 }
@@ -205,19 +260,32 @@ nlohmann::json report_json(const CalibrationReport& r) {
                       {"calibrated_us", opt_json(row.calibrated_us)},
                       {"calibrated_rel_error", opt_json(row.calibrated_rel_error())},
                       {"simulated_us", opt_json(row.simulated_us)},
-                      {"simulated_rel_error", opt_json(row.simulated_rel_error())}});
+                      {"simulated_rel_error", opt_json(row.simulated_rel_error())},
+                      {"transferred_us", opt_json(row.transferred_us)},
+                      {"transferred_rel_error", opt_json(row.transferred_rel_error())},
+                      {"transferred_in_fit", row.transferred_in_fit}});
     }
-    lines.push_back({{"op", l.op},
-                     {"ranks", l.ranks},
-                     {"bus_factor", l.bus_factor},
-                     {"rows", rows},
-                     {"calibrated_max_rel_error", opt_json(l.calibrated_max_error)},
-                     {"calibrated_max_rel_error_ge_1MiB", opt_json(l.calibrated_max_error_ge_1mib)},
-                     {"simulated_max_rel_error", opt_json(l.simulated_max_error)},
-                     {"simulated_max_rel_error_ge_1MiB", opt_json(l.simulated_max_error_ge_1mib)}});
+    lines.push_back(
+        {{"op", l.op},
+         {"ranks", l.ranks},
+         {"bus_factor", l.bus_factor},
+         {"rows", rows},
+         {"calibrated_max_rel_error", opt_json(l.calibrated_max_error)},
+         {"calibrated_max_rel_error_ge_1MiB", opt_json(l.calibrated_max_error_ge_1mib)},
+         {"simulated_max_rel_error", opt_json(l.simulated_max_error)},
+         {"simulated_max_rel_error_ge_1MiB", opt_json(l.simulated_max_error_ge_1mib)},
+         {"transferred_max_rel_error", opt_json(l.transferred_max_error)},
+         {"transferred_max_rel_error_ge_1MiB", opt_json(l.transferred_max_error_ge_1mib)}});
   }
   nlohmann::json j{{"profile", r.profile}, {"lines", lines}, {"warnings", r.warnings}};
   if (!r.scenario.empty()) j["scenario"] = {{"name", r.scenario}, {"fidelity", r.fidelity}};
+  if (r.transfer) {
+    nlohmann::json fits = nlohmann::json::array();
+    for (const calibration::PhysicalFit& f : r.transfer->fits)
+      fits.push_back(physical_parameters_json(f));
+    j["transfer"] = {
+        {"fit_on_ranks", r.transfer->fit_on_ranks}, {"folds", r.transfer->folds}, {"fits", fits}};
+  }
   return j;
 }
 
@@ -235,6 +303,7 @@ std::string report_plot_csv(const CalibrationReport& r) {
     for (const auto& row : l.rows) emit("measured", row.bytes, row.measured_us);
     for (const auto& row : l.rows) emit("calibrated", row.bytes, row.calibrated_us);
     for (const auto& row : l.rows) emit("simulated", row.bytes, row.simulated_us);
+    for (const auto& row : l.rows) emit("transferred", row.bytes, row.transferred_us);
   }
   return os.str();
 }
@@ -247,6 +316,13 @@ int calibrate_report_main(const std::vector<std::string>& args, std::ostream& ou
       "scenario", po::value<std::string>(),
       "scenario whose fabric and fidelity give the simulated column");
   add_override_options(opts, /*with_seed=*/false);
+  opts.add_options()("fit-on", po::value<int>(),
+                     "(with --scenario) fit the physical parameters on this rank count's points "
+                     "and predict the others (default: the smallest; k-fold with one)")(
+      "folds", po::value<int>()->default_value(3),
+      "(with --scenario) folds over sizes when the logs hold one rank count")(
+      "no-fit", "(with --scenario) no physical fit: no transferred column");
+  add_fit_tuning_options(opts);
   add_import_options(opts);
   opts.add_options()("plot", po::value<std::string>(),
                      "busbw vs size for every column, drawn by gnuplot (.svg or .png)")(
@@ -288,14 +364,33 @@ int calibrate_report_main(const std::vector<std::string>& args, std::ostream& ou
                               plot + "\"");
   }
   std::optional<Scenario> scenario;
+  load.fabric_only_ok = true;  // the logs' collectives are the traffic
   if (!scenario_path.empty()) scenario = load_scenario_file(scenario_path, load);
   const calibration::ImportedLogs imported = calibration::import_logs(logs, import);
   if (imported.measurements.empty()) {
     throw CalibrateUsageError("--placement " + cl.get<std::string>("placement") +
                               ": the logs have no such rows");
   }
-  CalibrationReport report =
-      make_calibration_report(imported.measurements, profile, scenario ? &*scenario : nullptr);
+  std::optional<TransferCheckRequest> transfer;
+  if (scenario && !cl.has("no-fit")) {
+    transfer = TransferCheckRequest{};
+    if (cl.has("fit-on")) transfer->fit_on_ranks = cl.get<int>("fit-on");
+    transfer->folds = cl.get<int>("folds");
+    if ((cl.has("fit-on") && transfer->fit_on_ranks < 2) || transfer->folds < 2) {
+      throw CalibrateUsageError("--fit-on: expected a rank count >= 2, --folds: expected >= 2");
+    }
+    transfer->options = physical_fit_options(cl);
+  } else if (!scenario && (cl.has("fit-on") || cl.has("no-fit") || cl.has("parameters"))) {
+    throw CalibrateUsageError("--fit-on, --no-fit and --parameters need --scenario");
+  }
+  CalibrationReport report;
+  try {
+    report =
+        make_calibration_report(imported.measurements, profile, scenario ? &*scenario : nullptr,
+                                transfer ? &*transfer : nullptr);
+  } catch (const CollectiveUsageError& e) {
+    throw CalibrateUsageError(std::string("the physical fit: ") + e.what());
+  }
   const auto import_warnings = import_warning_texts(imported.warnings);
   report.warnings.insert(report.warnings.begin(), import_warnings.begin(), import_warnings.end());
   if (json) {

@@ -18,6 +18,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "calibration/nccl_tests_log.hpp"
+#include "run/physical_fit.hpp"
 #include "scenario/scenario.hpp"
 
 namespace syncsim::app {
@@ -28,8 +29,13 @@ struct ReportRow {
   double measured_busbw = 0;
   std::optional<double> calibrated_us;
   std::optional<double> simulated_us;
+  // The physical fit's prediction (with --scenario): from the fit on another rank count, or from
+  // the folds that held this size out; in_fit when the fit saw this point.
+  std::optional<double> transferred_us;
+  bool transferred_in_fit = false;
   std::optional<double> calibrated_rel_error() const;
   std::optional<double> simulated_rel_error() const;
+  std::optional<double> transferred_rel_error() const;
 };
 
 struct ReportLine {
@@ -40,6 +46,15 @@ struct ReportLine {
   // Largest |relative error| over all sizes and over sizes >= 1 MiB; nullopt without that column.
   std::optional<double> calibrated_max_error, calibrated_max_error_ge_1mib;
   std::optional<double> simulated_max_error, simulated_max_error_ge_1mib;
+  // Over the points the fit did not see.
+  std::optional<double> transferred_max_error, transferred_max_error_ge_1mib;
+};
+
+// How the report checks the physical fit (run/physical_fit.hpp check_transfer).
+struct TransferCheckRequest {
+  int fit_on_ranks = 0;  // 0: the smallest rank count, or k-fold when the logs hold one
+  int folds = 3;
+  PhysicalFitOptions options;
 };
 
 struct CalibrationReport {
@@ -48,12 +63,14 @@ struct CalibrationReport {
   std::string fidelity;  // the scenario's fidelity
   std::vector<ReportLine> lines;
   std::vector<std::string> warnings;
+  std::optional<TransferCheck> transfer;  // with a TransferCheckRequest
 };
 
-// `profile` empty: fit the measurements. `scenario` null: no simulated column.
+// `profile` empty: fit the measurements. `scenario` null: no simulated column. `transfer` (needs
+// a scenario): the physical fit's column.
 CalibrationReport make_calibration_report(const std::vector<calibration::Measurement>& measured,
-                                          const std::string& profile_path,
-                                          const Scenario* scenario);
+                                          const std::string& profile_path, const Scenario* scenario,
+                                          const TransferCheckRequest* transfer = nullptr);
 
 std::string report_text(const CalibrationReport& r);
 nlohmann::json report_json(const CalibrationReport& r);

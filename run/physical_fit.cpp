@@ -1,8 +1,8 @@
 #include "run/physical_fit.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <atomic>
+#include <cmath>
 #include <map>
 #include <thread>
 #include <utility>
@@ -19,6 +19,9 @@ namespace {
 
 // A parameter the data pins down: sensitive and known to within half its value.
 constexpr double kIdentifiedRelativeError = 0.5;
+// The relative error beyond which a point counts less than quadratically (10%: nccl-tests' run to
+// run spread is a few percent; warm-up rows are off by 2-4x).
+constexpr double kRobustScale = 0.1;
 
 }  // namespace
 
@@ -82,7 +85,15 @@ Scenario with_physical_fit(Scenario scenario, const calibration::PhysicalFit& fi
 PhysicalFitResult fit_physical_parameters(const Scenario& scenario,
                                           const std::vector<MeasuredPoint>& points,
                                           const PhysicalFitOptions& options) {
-  if (points.empty()) throw CollectiveUsageError("no measured points to fit");
+  std::vector<MeasuredPoint> fitted_on;
+  for (const MeasuredPoint& p : points) {
+    if (options.max_fit_bytes <= 0 || p.bytes <= options.max_fit_bytes) fitted_on.push_back(p);
+  }
+  if (fitted_on.empty()) {
+    throw CollectiveUsageError(
+        "no measured points to fit" +
+        std::string(points.empty() ? "" : " at or below the fit's size cap"));
+  }
   Scenario base = scenario;
   base.fidelity = options.fidelity;
   base.collective_calibration.reset();
@@ -103,12 +114,18 @@ PhysicalFitResult fit_physical_parameters(const Scenario& scenario,
     Scenario s = base;
     for (std::size_t j = 0; j < which.size(); ++j) set_physical_parameter(s, which[j], x[j]);
     ++simulations;
-    return predict_points(s, points);
+    return predict_points(s, fitted_on);
   };
+  // Cauchy loss on the relative errors: a point off by far more than kRobustScale (a warm-up
+  // iteration, a noisy size) pulls the fit as log(1 + (r / c)^2), not r^2, so it cannot drag the
+  // parameters away from the other sizes. Near zero it is r^2, so exact data fit exactly.
   auto errors = [](const std::vector<PredictedPoint>& predicted) {
     std::vector<double> r;
     r.reserve(predicted.size());
-    for (const PredictedPoint& q : predicted) r.push_back(q.rel_error);
+    for (const PredictedPoint& q : predicted) {
+      const double x = q.rel_error / kRobustScale;
+      r.push_back(std::copysign(kRobustScale * std::sqrt(std::log1p(x * x)), q.rel_error));
+    }
     return r;
   };
 
@@ -180,14 +197,80 @@ PhysicalFitResult fit_physical_parameters(const Scenario& scenario,
   }
   result.points = predict_points(with_physical_fit(base, fit), points);
   result.simulations = simulations + 1;
-  fit.points = static_cast<int>(result.points.size());
+  result.fitted_points = static_cast<int>(fitted_on.size());
+  // The fit's error over the points it used; the others are in `points` as predictions.
+  fit.points = result.fitted_points;
   double sq = 0;
   for (const PredictedPoint& q : result.points) {
+    if (options.max_fit_bytes > 0 && q.measured.bytes > options.max_fit_bytes) continue;
     sq += q.rel_error * q.rel_error;
     fit.max_rel_error = std::max(fit.max_rel_error, std::abs(q.rel_error));
   }
-  fit.rms_rel_error = std::sqrt(sq / static_cast<double>(result.points.size()));
+  fit.rms_rel_error = std::sqrt(sq / static_cast<double>(fitted_on.size()));
   return result;
+}
+
+TransferCheck check_transfer(const Scenario& scenario, const std::vector<MeasuredPoint>& points,
+                             int fit_on_ranks, int folds, const PhysicalFitOptions& options) {
+  TransferCheck check;
+  std::vector<int> ranks;
+  for (const MeasuredPoint& p : points) {
+    if (std::find(ranks.begin(), ranks.end(), p.ranks) == ranks.end()) ranks.push_back(p.ranks);
+  }
+  if (ranks.empty()) throw CollectiveUsageError("no measured points to fit");
+  check.predictions.resize(points.size());
+  check.in_fit.assign(points.size(), false);
+  if (fit_on_ranks > 0 || ranks.size() > 1) {
+    check.fit_on_ranks =
+        fit_on_ranks > 0 ? fit_on_ranks : *std::min_element(ranks.begin(), ranks.end());
+    std::vector<MeasuredPoint> small;
+    for (const MeasuredPoint& p : points) {
+      if (p.ranks == check.fit_on_ranks) small.push_back(p);
+    }
+    if (small.empty()) {
+      throw CollectiveUsageError("no measured points at " + std::to_string(check.fit_on_ranks) +
+                                 " ranks to fit on");
+    }
+    const PhysicalFitResult fit = fit_physical_parameters(scenario, small, options);
+    check.fits.push_back(fit.fit);
+    check.predictions = predict_points(with_physical_fit(scenario, fit.fit), points);
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      check.in_fit[i] = points[i].ranks == check.fit_on_ranks &&
+                        (options.max_fit_bytes <= 0 || points[i].bytes <= options.max_fit_bytes);
+    }
+    return check;
+  }
+  // One rank count: fold f holds the sizes whose index (ascending) is f mod folds.
+  std::vector<int64_t> sizes;
+  for (const MeasuredPoint& p : points) sizes.push_back(p.bytes);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  check.folds = std::clamp(folds, 2, static_cast<int>(std::max<std::size_t>(2, sizes.size())));
+  if (sizes.size() < 2) throw CollectiveUsageError("k-fold over sizes needs two sizes or more");
+  auto fold_of = [&](int64_t bytes) {
+    const auto at = std::lower_bound(sizes.begin(), sizes.end(), bytes) - sizes.begin();
+    return static_cast<int>(at % check.folds);
+  };
+  for (int f = 0; f < check.folds; ++f) {
+    std::vector<MeasuredPoint> train, held_out;
+    std::vector<std::size_t> held_index;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      if (fold_of(points[i].bytes) == f) {
+        held_out.push_back(points[i]);
+        held_index.push_back(i);
+      } else {
+        train.push_back(points[i]);
+      }
+    }
+    if (held_out.empty()) continue;
+    const PhysicalFitResult fit = fit_physical_parameters(scenario, train, options);
+    check.fits.push_back(fit.fit);
+    const std::vector<PredictedPoint> predicted =
+        predict_points(with_physical_fit(scenario, fit.fit), held_out);
+    for (std::size_t k = 0; k < predicted.size(); ++k)
+      check.predictions[held_index[k]] = predicted[k];
+  }
+  return check;
 }
 
 }  // namespace syncsim::app

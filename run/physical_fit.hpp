@@ -49,13 +49,19 @@ std::vector<PredictedPoint> predict_points(const Scenario& scenario,
 struct PhysicalFitOptions {
   std::vector<std::string> parameters;  // names to fit; empty: all of them
   Fidelity fidelity = Fidelity::Analytic;
+  // Points above this size are left out of the fit (the fit's cost grows with the bytes
+  // simulated, and past a few hundred MiB a collective's time is linear in its size, so they add
+  // cost, not information) and predicted with the fitted parameters: a check of the extrapolation.
+  // 0: none.
+  int64_t max_fit_bytes = int64_t{256} << 20;
   int max_iterations = 20;
   unsigned threads = 0;  // simulations side by side; 0: one per hardware thread
 };
 
 struct PhysicalFitResult {
   calibration::PhysicalFit fit;
-  std::vector<PredictedPoint> points;  // with the fitted parameters
+  std::vector<PredictedPoint> points;  // every point, with the fitted parameters
+  int fitted_points = 0;               // how many of them the fit used (max_fit_bytes)
   int simulations = 0;                 // sweeps of all points the fit ran
   int iterations = 0;
 };
@@ -65,6 +71,22 @@ struct PhysicalFitResult {
 PhysicalFitResult fit_physical_parameters(const Scenario& scenario,
                                           const std::vector<MeasuredPoint>& points,
                                           const PhysicalFitOptions& options = {});
+
+// Fit small, check large: how well the physical fit predicts what it did not see.
+//   - fit_on_ranks set, or the points hold several rank counts: fit on the points of that rank
+//     count (default: the smallest) and predict every point; the fitted rank count's own points
+//     are in-sample (PredictedPoint::in_fit).
+//   - one rank count: k-fold over sizes, interleaved (size index mod folds), each held-out size
+//     predicted by the fit on the others.
+struct TransferCheck {
+  int fit_on_ranks = 0;                        // 0: k-fold
+  int folds = 0;                               // k-fold only
+  std::vector<calibration::PhysicalFit> fits;  // the one fit, or one per fold
+  std::vector<PredictedPoint> predictions;     // in the order of the points given
+  std::vector<bool> in_fit;                    // per prediction: the fit saw this point
+};
+TransferCheck check_transfer(const Scenario& scenario, const std::vector<MeasuredPoint>& points,
+                             int fit_on_ranks, int folds, const PhysicalFitOptions& options = {});
 
 // `scenario` with the fit's parameters set (as a profile's `physical:` block sets them).
 Scenario with_physical_fit(Scenario scenario, const calibration::PhysicalFit& fit);

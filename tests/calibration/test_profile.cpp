@@ -126,3 +126,40 @@ TEST_CASE("calibration: the profile's compute section (from a profiler trace) ro
       "found \"bf17\"",
       ProfileError);
 }
+
+TEST_CASE("calibration: the profile's physical block round-trips and rejects bad values") {
+  CalibrationProfile p;
+  PhysicalFit f;
+  f.scenario = "cluster.yaml";
+  f.fidelity = "analytic";
+  f.points = 28;
+  f.rms_rel_error = 0.0125;
+  f.max_rel_error = 0.0625;
+  f.parameters.push_back({"base_latency.Simple", "us", 12.5, 0.25, 8.4, true});
+  f.parameters.push_back({"nic_efficiency", "", 0.875, 0, 1.0, false});
+  p.physical = f;
+  const CalibrationProfile q = parse_profile_yaml(write_profile_yaml(p), "p.yaml");
+  REQUIRE(q.physical.has_value());
+  CHECK(q.physical->scenario == "cluster.yaml");
+  CHECK(q.physical->points == 28);
+  CHECK(q.physical->max_rel_error == 0.0625);
+  REQUIRE(q.physical->parameters.size() == 2);
+  CHECK(q.physical->parameters[0].name == "base_latency.Simple");
+  CHECK(q.physical->parameters[0].value == 12.5);
+  CHECK(q.physical->parameters[0].stddev == 0.25);
+  CHECK(q.physical->parameters[0].identified);
+  CHECK(q.physical->parameters[1].unit.empty());
+  CHECK_FALSE(q.physical->parameters[1].identified);
+  CHECK_FALSE(parse_profile_yaml(write_profile_yaml(CalibrationProfile{}), "e.yaml").physical);
+
+  const std::string head = "syncsim_calibration_profile: 1\nphysical:\n  parameters:\n";
+  CHECK_THROWS_WITH_AS(
+      parse_profile_yaml(head + "    - {name: nic_efficiency, value: -1}\n", "b.yaml"),
+      doctest::Contains("b.yaml:4:7: physical.parameters.0: expected value > 0"), ProfileError);
+  CHECK_THROWS_WITH_AS(
+      parse_profile_yaml(head + "    - {name: x, value: 1, colour: red}\n", "b.yaml"),
+      doctest::Contains("physical.parameters.0.colour: unknown key"), ProfileError);
+  CHECK_THROWS_WITH_AS(
+      parse_profile_yaml("syncsim_calibration_profile: 1\nphysical: {}\n", "b.yaml"),
+      doctest::Contains("physical.parameters: expected at least one parameter"), ProfileError);
+}
