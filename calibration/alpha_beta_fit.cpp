@@ -133,21 +133,10 @@ LinearFit robust_fit(const std::vector<Pt>& pts) {
   return f;
 }
 
-// One contiguous group of distinct sizes [begin, end) and the points in it.
-struct Segment {
-  std::size_t begin = 0, end = 0;   // distinct-size indices
-  std::size_t first = 0, last = 0;  // point indices [first, last)
-};
-
 double trimmed_cost(const LinearFit& f, double threshold) {
   double c = 0;
   for (double r : f.rel) c += std::min(r * r, threshold * threshold);
   return c;
-}
-
-int bad_points(const LinearFit& f, double threshold) {
-  return static_cast<int>(
-      std::count_if(f.rel.begin(), f.rel.end(), [&](double r) { return std::abs(r) > threshold; }));
 }
 
 Regime to_regime(const LinearFit& f) {
@@ -173,13 +162,12 @@ double LineFit::time_us(int64_t bytes) const {
 
 LineFit fit_line(const std::vector<Measurement>& ms, const FitOptions& options) {
   if (ms.empty()) throw FitError("expected measurements to fit, found none");
-  LineFit out;
-  out.op = ms.front().op;
-  out.ranks = ms.front().ranks;
-  const std::string what = out.op + ", " + std::to_string(out.ranks) + " ranks";
+  const std::string& op = ms.front().op;
+  const int ranks = ms.front().ranks;
+  const std::string what = op + ", " + std::to_string(ranks) + " ranks";
   std::vector<const Measurement*> used;
   for (const auto& m : ms) {
-    if (m.op != out.op || m.ranks != out.ranks) {
+    if (m.op != op || m.ranks != ranks) {
       throw FitError(what + ": expected one op and rank count per line, found " + m.op + " with " +
                      std::to_string(m.ranks) + " ranks");
     }
@@ -208,102 +196,136 @@ LineFit fit_line(const std::vector<Measurement>& ms, const FitOptions& options) 
                            pts.begin() + static_cast<std::ptrdiff_t>(first_of[e]));
   };
   const double thr = options.split_threshold;
-
-  // Candidate partitions into 1, 2 or 3 regimes; each is a list of distinct-size boundaries.
   std::map<std::pair<std::size_t, std::size_t>, LinearFit> cache;
   auto seg_fit = [&](std::size_t b, std::size_t e) -> const LinearFit& {
     auto it = cache.find({b, e});
     if (it == cache.end()) it = cache.emplace(std::pair{b, e}, robust_fit(seg_points(b, e))).first;
     return it->second;
   };
-  auto evaluate = [&](const std::vector<std::size_t>& bounds) {
-    double cost = 0;
-    int bad = 0;
-    for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
-      const auto& f = seg_fit(bounds[i], bounds[i + 1]);
-      cost += trimmed_cost(f, thr);
-      bad += bad_points(f, thr);
-    }
-    return std::pair{cost, bad};
-  };
-  std::vector<std::size_t> best = {0, distinct};
-  auto [best_cost, best_bad] = evaluate(best);
+
+  // The best partition into each regime count, by dynamic programming over contiguous segments of
+  // at least `min_points_per_regime` sizes: it minimises the summed trimmed squared relative error
+  // (a point missing by more than the split threshold costs the threshold squared, so one bad row
+  // cannot drag a boundary).
   const auto minp = static_cast<std::size_t>(std::max(2, options.min_points_per_regime));
-  for (int regimes = 2; regimes <= options.max_regimes && best_bad > options.max_outliers;
-       ++regimes) {
-    std::vector<std::size_t> cand_best;
-    double cand_cost = std::numeric_limits<double>::infinity();
-    int cand_bad = 0;
-    auto consider = [&](std::vector<std::size_t> bounds) {
-      const auto [c, bad] = evaluate(bounds);
-      if (c < cand_cost) {
-        cand_cost = c;
-        cand_bad = bad;
-        cand_best = std::move(bounds);
-      }
-    };
-    if (regimes == 2) {
-      for (std::size_t j = minp; j + minp <= distinct; ++j) consider({0, j, distinct});
-    } else {
-      for (std::size_t j = minp; j + 2 * minp <= distinct; ++j) {
-        for (std::size_t k = j + minp; k + minp <= distinct; ++k) consider({0, j, k, distinct});
-      }
-    }
-    if (!cand_best.empty() && cand_cost < best_cost) {
-      best = cand_best;
-      best_cost = cand_cost;
-      best_bad = cand_bad;
-    }
-  }
-
-  // Regimes and per-point residuals.
-  for (std::size_t s = 0; s + 1 < best.size(); ++s) {
-    const auto& f = seg_fit(best[s], best[s + 1]);
-    Regime r = to_regime(f);
-    r.min_bytes = s == 0 ? 0 : used[first_of[best[s]]]->bytes;
-    r.max_bytes =
-        s + 2 == best.size() ? used.back()->bytes : used[first_of[best[s + 1]]]->bytes - 1;
-    out.regimes.push_back(r);
-    for (std::size_t i = first_of[best[s]]; i < first_of[best[s + 1]]; ++i) {
-      const std::size_t local = i - first_of[best[s]];
-      FitPoint p;
-      p.bytes = used[i]->bytes;
-      p.placement = used[i]->placement;
-      p.measured_us = used[i]->time_us;
-      p.predicted_us = r.time_us(p.bytes);
-      p.rel_error = f.rel[local];
-      p.outlier = f.rejected[local];
-      p.regime = static_cast<int>(s);
-      p.line = used[i]->line;
-      out.max_rel_error = std::max(out.max_rel_error, std::abs(p.rel_error));
-      out.outliers += p.outlier ? 1 : 0;
-      out.points.push_back(p);
-    }
-  }
-
-  // Held-out error: interleaved k-fold over the distinct sizes, regimes kept, each regime refitted
-  // without the held-out sizes (the full regime fit when too few sizes would remain).
-  // With fewer sizes than folds this is leave-one-size-out.
-  const auto k = std::min(static_cast<std::size_t>(std::max(2, options.holdout_folds)), distinct);
-  for (std::size_t fold = 0; fold < k; ++fold) {
-    for (std::size_t s = 0; s + 1 < best.size(); ++s) {
-      std::vector<Pt> train;
-      std::size_t train_sizes = 0;
-      for (std::size_t d = best[s]; d < best[s + 1]; ++d) {
-        if (d % k == fold) continue;
-        ++train_sizes;
-        for (std::size_t i = first_of[d]; i < first_of[d + 1]; ++i) train.push_back(pts[i]);
-      }
-      const Regime r = train_sizes >= 2 ? to_regime(robust_fit(train)) : out.regimes[s];
-      for (std::size_t d = best[s]; d < best[s + 1]; ++d) {
-        if (d % k != fold) continue;
-        for (std::size_t i = first_of[d]; i < first_of[d + 1]; ++i) {
-          if (out.points[i].outlier) continue;
-          const double pred = r.time_us(used[i]->bytes);
-          out.heldout_rel_error =
-              std::max(out.heldout_rel_error, std::abs((pts[i].time_us - pred) / pts[i].time_us));
+  const auto most = std::min(static_cast<std::size_t>(std::max(1, options.max_regimes)),
+                             std::max<std::size_t>(1, distinct / minp));
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  // cost[r][e]: best cost of sizes [0, e) in r regimes; from[r][e]: where its last regime starts.
+  std::vector<std::vector<double>> cost(most + 1, std::vector<double>(distinct + 1, kInf));
+  std::vector<std::vector<std::size_t>> from(most + 1, std::vector<std::size_t>(distinct + 1, 0));
+  cost[0][0] = 0;
+  for (std::size_t r = 1; r <= most; ++r) {
+    for (std::size_t e = r * minp; e <= distinct; ++e) {
+      const std::size_t first_b = (r - 1) * minp;
+      for (std::size_t b = first_b; b + minp <= e; ++b) {
+        if (cost[r - 1][b] == kInf) continue;
+        // One regime takes every size: a line of fewer than `minp` sizes is allowed then.
+        const double c = cost[r - 1][b] + trimmed_cost(seg_fit(b, e), thr);
+        if (c < cost[r][e]) {
+          cost[r][e] = c;
+          from[r][e] = b;
         }
       }
+    }
+  }
+  cost[1][distinct] = trimmed_cost(seg_fit(0, distinct), thr);
+  from[1][distinct] = 0;
+
+  const std::size_t n_points = pts.size();
+  const auto outlier_budget = static_cast<std::size_t>(std::max(
+      options.max_outliers,
+      static_cast<int>(std::floor(options.max_outlier_fraction * static_cast<double>(n_points)))));
+  auto assemble = [&](const std::vector<std::size_t>& best) {
+    LineFit out;
+    out.op = ms.front().op;
+    out.ranks = ms.front().ranks;
+    std::vector<std::size_t> rejected;  // points the robust fit gave zero weight, off by > thr
+    for (std::size_t s = 0; s + 1 < best.size(); ++s) {
+      const auto& f = seg_fit(best[s], best[s + 1]);
+      Regime r = to_regime(f);
+      r.min_bytes = s == 0 ? 0 : used[first_of[best[s]]]->bytes;
+      r.max_bytes =
+          s + 2 == best.size() ? used.back()->bytes : used[first_of[best[s + 1]]]->bytes - 1;
+      out.regimes.push_back(r);
+      for (std::size_t i = first_of[best[s]]; i < first_of[best[s + 1]]; ++i) {
+        const std::size_t local = i - first_of[best[s]];
+        FitPoint p;
+        p.bytes = used[i]->bytes;
+        p.placement = used[i]->placement;
+        p.measured_us = used[i]->time_us;
+        p.predicted_us = r.time_us(p.bytes);
+        p.rel_error = f.rel[local];
+        p.regime = static_cast<int>(s);
+        p.line = used[i]->line;
+        if (f.rejected[local] && std::abs(p.rel_error) > thr) rejected.push_back(i);
+        out.points.push_back(p);
+      }
+    }
+    // Outliers are the worst rejected rows, at most `outlier_budget` of them: more rows off the
+    // line than that are a shape the regimes miss, and they stay in max_rel_error.
+    std::stable_sort(rejected.begin(), rejected.end(), [&](std::size_t x, std::size_t y) {
+      return std::abs(out.points[x].rel_error) > std::abs(out.points[y].rel_error);
+    });
+    if (rejected.size() > outlier_budget) rejected.resize(outlier_budget);
+    for (const std::size_t i : rejected) out.points[i].outlier = true;
+    for (const auto& p : out.points) {
+      const double e = std::abs(p.rel_error);
+      out.max_rel_error_all = std::max(out.max_rel_error_all, e);
+      if (p.outlier) {
+        ++out.outliers;
+      } else {
+        out.max_rel_error = std::max(out.max_rel_error, e);
+      }
+    }
+    return out;
+  };
+  auto bounds_of = [&](std::size_t regimes) {
+    std::vector<std::size_t> bounds(regimes + 1, 0);
+    bounds[regimes] = distinct;
+    for (std::size_t r = regimes; r > 0; --r) bounds[r - 1] = from[r][bounds[r]];
+    return bounds;
+  };
+
+  // Regime count: one line unless it misses a non-outlier point by more than the split threshold;
+  // then each further regime (up to one per protocol/algorithm switch NCCL makes over the sweep)
+  // is taken only if it cuts the max error of the best fit so far by `min_regime_gain` (a
+  // fraction of it), and only while that fit still misses by more than the threshold. Noise never
+  // clears the threshold and a regime that only trims noise does not earn its two parameters.
+  std::vector<std::size_t> best = {0, distinct};
+  LineFit out = assemble(best);
+  for (std::size_t regimes = 2; regimes <= most && out.max_rel_error > thr; ++regimes) {
+    if (cost[regimes][distinct] == kInf) break;
+    auto bounds = bounds_of(regimes);
+    LineFit candidate = assemble(bounds);
+    if (candidate.max_rel_error <= (1 - options.min_regime_gain) * out.max_rel_error) {
+      out = std::move(candidate);
+      best = std::move(bounds);
+    }
+  }
+
+  // Held-out error: every size strictly inside its regime (neither its smallest nor its largest)
+  // is left out in turn, the regime is refitted on its other sizes and the left-out size's
+  // non-outlier rows are predicted; heldout_rel_error is the largest |relative error| of those
+  // predictions. Each prediction is an interpolation inside the sizes that trained it, so a
+  // regime of 3 sizes is checked by the line through its two ends, and a left-out end size never
+  // extrapolates a 2-size line across decades of sizes.
+  for (std::size_t s = 0; s + 1 < best.size(); ++s) {
+    for (std::size_t d = best[s] + 1; d + 1 < best[s + 1]; ++d) {
+      std::vector<Pt> train;
+      for (std::size_t i = first_of[best[s]]; i < first_of[best[s + 1]]; ++i) {
+        if (i < first_of[d] || i >= first_of[d + 1]) train.push_back(pts[i]);
+      }
+      const Regime r = to_regime(robust_fit(train));
+      bool predicted = false;
+      for (std::size_t i = first_of[d]; i < first_of[d + 1]; ++i) {
+        if (out.points[i].outlier) continue;
+        const double pred = r.time_us(used[i]->bytes);
+        out.heldout_rel_error =
+            std::max(out.heldout_rel_error, std::abs((pts[i].time_us - pred) / pts[i].time_us));
+        predicted = true;
+      }
+      out.heldout_sizes += predicted ? 1 : 0;
     }
   }
   return out;

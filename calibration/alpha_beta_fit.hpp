@@ -4,10 +4,28 @@
 // Collectives: the alpha-beta model time_us = latency_us + bytes / (1000 * algbw_GBps), one line
 // per (op, ranks), fitted by weighted least squares on relative error (weights 1/time^2, so 8 B and
 // 8 GB rows count alike), made robust to outliers by iteratively reweighted least squares (Huber,
-// then Tukey biweight on the relative residuals, scale = 1.4826 * MAD). When more than
-// `max_outliers` points of one line miss it by more than `split_threshold`, the sizes are split
-// into at most `max_regimes` contiguous regimes (e.g. NCCL's LL protocol for small messages and
-// Simple for large ones) at the breakpoints minimising the summed trimmed squared relative error.
+// then Tukey biweight on the relative residuals, scale = 1.4826 * MAD).
+//
+// Regimes: NCCL changes protocol (LL, LL128, Simple) and algorithm (ring, tree, NVLS) with size, so
+// one line may not fit a whole sweep. For each regime count up to `max_regimes` the contiguous
+// partition of the sizes (each regime at least `min_points_per_regime` sizes) minimising the
+// summed squared relative error, each point's capped at `split_threshold` squared, is found by
+// dynamic programming. One line is kept unless it misses a non-outlier point by more than
+// `split_threshold`; a further regime is taken only while the fit so far still misses by more,
+// and only if it cuts that max error by the fraction `min_regime_gain`.
+//
+// Outliers: rows the robust fit of their regime rejected (zero Tukey weight) and that miss it by
+// more than `split_threshold`, at most max(`max_outliers`, `max_outlier_fraction` of the rows),
+// the worst first (e.g. nccl-tests' first out-of-place iteration catching a warm-up). They are
+// listed and counted, left out of `max_rel_error` and kept in `max_rel_error_all`.
+//
+// Held-out error: each size strictly inside its regime (not its smallest nor its largest) is left
+// out in turn, the regime refitted on its remaining sizes, and the left-out size's non-outlier
+// rows predicted; `heldout_rel_error` is the largest |relative error| of those predictions, over
+// `heldout_sizes` sizes. Every prediction interpolates inside the sizes that trained it: an end
+// size left out would extrapolate the refit, and a 3-size regime missing one end is a 2-point
+// line whose extrapolation says nothing about the model. Regimes of 2 sizes (a whole sweep of 2
+// sizes) have no inner size and are not checked.
 //
 // GEMM: efficiency = achieved / peak = e_max * I / (I + I_half), with I the arithmetic intensity
 // 2mnk / ((mk + kn + mn) * dtype_bytes) in FLOP/byte: a saturating (Michaelis-Menten /
@@ -29,12 +47,14 @@ class FitError : public std::runtime_error {
 };
 
 struct FitOptions {
-  double split_threshold = 0.10;  // relative error that makes a point "not on the line"
-  int max_outliers = 1;           // points allowed off the line before regimes are tried
-  int max_regimes = 3;
+  double split_threshold = 0.10;      // relative error that makes a point "not on the line"
+  int max_outliers = 1;               // rows that may be set aside as outliers, at least...
+  double max_outlier_fraction = 0.1;  // ...or this fraction of the rows, rounded down
+  // One regime per switch NCCL makes over a sweep: LL, LL128 and Simple, and on NVLink/NVLS
+  // systems a change of algorithm within Simple.
+  int max_regimes = 5;
   int min_points_per_regime = 3;  // distinct sizes
-  int holdout_folds = 5;          // k of the interleaved k-fold held-out error (sizes i % k == f
-                                  // are held out of fold f; at most one fold per distinct size)
+  double min_regime_gain = 0.2;   // an extra regime must cut the max error by this fraction
   bool skip_wrong = true;         // leave out rows whose #wrong / error is > 0
 };
 
@@ -63,8 +83,10 @@ struct LineFit {
   int ranks = 0;
   std::vector<Regime> regimes;   // ordered by size, contiguous
   std::vector<FitPoint> points;  // ordered by size
-  double max_rel_error = 0;      // max |rel_error| over all points, outliers included
-  double heldout_rel_error = 0;  // max |rel_error| of non-outlier points predicted by k-fold refits
+  double max_rel_error = 0;      // max |rel_error| over the points that are not outliers
+  double max_rel_error_all = 0;  // max |rel_error| over all points, outliers included
+  double heldout_rel_error = 0;  // max |rel_error| of inner sizes predicted by leave-one-out refits
+  int heldout_sizes = 0;         // sizes that heldout_rel_error covers
   int outliers = 0;
   // The small-message latency (first regime) and the large-message bandwidth (last regime).
   double latency_us() const { return regimes.front().latency_us; }

@@ -220,6 +220,19 @@ std::string fits_text(const std::vector<LineFit>& fits, bool residuals) {
                   f.ranks, f.latency_us(), f.algbw_GBps(), f.regimes.size(), f.max_rel_error,
                   f.heldout_rel_error, f.outliers);
     os << buf;
+    std::snprintf(buf, sizeof buf,
+                  "    max_rel_error leaves out the %d outlier row(s) (with them %.4f); "
+                  "heldout_rel_error: %d inner size(s) left out one at a time, their regime "
+                  "refitted without them\n",
+                  f.outliers, f.max_rel_error_all, f.heldout_sizes);
+    os << buf;
+    for (const auto& p : f.points) {
+      if (!p.outlier) continue;
+      std::snprintf(buf, sizeof buf, "    outlier %12lld %3s  measured %10.2f  rel %+8.4f\n",
+                    static_cast<long long>(p.bytes), to_string(p.placement), p.measured_us,
+                    p.rel_error);
+      os << buf;
+    }
     if (f.regimes.size() > 1) {
       for (const auto& r : f.regimes) {
         std::snprintf(buf, sizeof buf,
@@ -253,7 +266,14 @@ nlohmann::json fits_json(const std::vector<LineFit>& fits) {
                          {"algbw_GBps", r.algbw_GBps}});
     }
     nlohmann::json points = nlohmann::json::array();
+    nlohmann::json outlier_rows = nlohmann::json::array();
     for (const auto& p : f.points) {
+      if (p.outlier) {
+        outlier_rows.push_back({{"bytes", p.bytes},
+                                {"placement", to_string(p.placement)},
+                                {"measured_us", p.measured_us},
+                                {"rel_error", p.rel_error}});
+      }
       points.push_back({{"bytes", p.bytes},
                         {"placement", to_string(p.placement)},
                         {"measured_us", p.measured_us},
@@ -268,8 +288,11 @@ nlohmann::json fits_json(const std::vector<LineFit>& fits) {
                    {"algbw_GBps", f.algbw_GBps()},
                    {"regimes", regimes},
                    {"max_rel_error", f.max_rel_error},
+                   {"max_rel_error_all", f.max_rel_error_all},
                    {"heldout_rel_error", f.heldout_rel_error},
+                   {"heldout_sizes", f.heldout_sizes},
                    {"outliers", f.outliers},
+                   {"outlier_rows", outlier_rows},
                    {"points", points}});
   }
   return arr;

@@ -109,15 +109,30 @@ TEST_CASE("calibration: calibrate fit on a bare pasted 16-rank H100 table, given
   // (68.5 and 94.4 us against 25 us in place) are warm-up outliers.
   int outliers_small = 0;
   for (const auto& p : g[0]["points"]) {
-    if (p["bytes"].get<int64_t>() >= (int64_t{128} << 20)) {
-      CHECK(std::abs(p["rel_error"].get<double>()) < 0.01);
-    }
-    if ((p["bytes"] == 8 || p["bytes"] == 256) && p["placement"] == "out") {
+    const auto bytes = p["bytes"].get<int64_t>();
+    if (bytes >= (int64_t{128} << 20)) CHECK(std::abs(p["rel_error"].get<double>()) < 0.01);
+    if ((bytes == 8 || bytes == 256) && p["placement"] == "out") {
       CHECK(p["outlier"] == true);
       ++outliers_small;
     }
   }
   CHECK(outliers_small == 2);
+  // Five regimes (LL, LL128, then Simple's ring/tree/NVLS changes) fit every row within 10% but
+  // the out-of-place rows the fit sets aside; measured: max 0.0635, held-out 0.0682 over 22 sizes.
+  CHECK(g[0]["regimes"].size() == 5);
+  CHECK(g[0]["max_rel_error"].get<double>() < 0.10);
+  CHECK(g[0]["max_rel_error_all"].get<double>() > 0.70);  // the 256 B warm-up, +73%
+  CHECK(g[0]["heldout_rel_error"].get<double>() < 0.10);
+  CHECK(g[0]["heldout_sizes"].get<int>() >= 20);
+  CHECK(g[0]["outliers"].get<int>() == static_cast<int>(g[0]["outlier_rows"].size()));
+  CHECK(g[0]["outliers"].get<int>() <= 6);  // at most a tenth of the 64 rows
+  for (const auto& p : g[0]["outlier_rows"]) {
+    CHECK(p["placement"] == "out");  // each is > 10% above its in-place twin
+    CHECK(std::abs(p["rel_error"].get<double>()) > 0.10);
+  }
+  for (const auto& p : g[0]["points"]) {
+    if (!p["outlier"].get<bool>()) CHECK(std::abs(p["rel_error"].get<double>()) < 0.10);
+  }
 
   std::ostringstream inferred, inferred_err;
   CHECK(app::calibrate_main({"fit", bare, "--op", "all_reduce", "--json"}, inferred,
