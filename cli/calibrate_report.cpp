@@ -109,15 +109,11 @@ CalibrationReport make_calibration_report(const std::vector<calibration::Measure
   }
 
   // (op, ranks) in order of first appearance; per size the mean of its usable blocks.
+  const std::vector<MeasuredPoint> points = measured_points(measured);
   std::vector<std::pair<std::string, int>> keys;
-  std::map<std::pair<std::string, int>, std::map<int64_t, std::pair<double, int>>> sums;
-  for (const auto& m : measured) {
-    if (!(m.time_us > 0) || (m.wrong && *m.wrong > 0)) continue;
-    const auto key = std::make_pair(m.op, m.ranks);
-    if (!sums.count(key)) keys.push_back(key);
-    auto& s = sums[key][m.bytes];
-    s.first += m.time_us;
-    s.second += 1;
+  for (const MeasuredPoint& p : points) {
+    const auto key = std::make_pair(p.op, p.ranks);
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
   }
   for (const auto& key : keys) {
     ReportLine line;
@@ -138,10 +134,12 @@ CalibrationReport make_calibration_report(const std::vector<calibration::Measure
                                 ": no calibrated column for it");
     }
     bool simulate = scenario != nullptr && op.has_value();
-    for (const auto& [bytes, sum] : sums[key]) {
+    for (const MeasuredPoint& point : points) {
+      if (point.op != line.op || point.ranks != line.ranks) continue;
+      const int64_t bytes = point.bytes;
       ReportRow row;
       row.bytes = bytes;
-      row.measured_us = sum.first / sum.second;
+      row.measured_us = point.measured_us;
       row.measured_busbw = static_cast<double>(bytes) / 1e3 / row.measured_us * line.bus_factor;
       if (fit != nullptr) row.calibrated_us = calibrated_time_us(*fit, bytes);
       if (simulate) {
