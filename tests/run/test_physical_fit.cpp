@@ -81,7 +81,10 @@ double value_of(const calibration::PhysicalFit& fit, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("physical fit: 8-rank logs give back the parameters and predict 64 ranks") {
+// Labelled slow: about 20 s here and many minutes under the sanitizers, whose stage still runs the
+// smaller fits below and the CLI's end-to-end fit.
+TEST_CASE("physical fit: 8-rank logs give back the parameters and predict 64 ranks" *
+          doctest::test_suite("slow")) {
   const std::vector<MeasuredPoint> small =
       measure({"all_reduce", "all_gather", "reduce_scatter"}, 8, kSizes);
   const Scenario nominal = load_scenario_text(kFabric, "fabric.yaml", fabric_only());
