@@ -94,7 +94,8 @@ TEST_CASE("tree/ring crossover in simulation: small all_reduces are faster with 
 // About 35 s in Release: the flow backend recomputes max-min rates at every flow event, and a
 // 64-rank tree of 128 MiB in LL128's ~280 KB chunks is ~60 k transfers, most of them concurrent.
 TEST_CASE(
-    "tree/ring crossover in simulation: large all_reduces are faster with the ring and auto follows" *
+    "tree/ring crossover in simulation: large all_reduces are faster with the ring and auto "
+    "follows" *
     doctest::test_suite("slow")) {
   const Crossover c = sweep_both(int64_t{2} << 20, int64_t{128} << 20, 64);
   const auto [tree_won, ring_won] = check_auto(c);
