@@ -29,6 +29,8 @@
 #include <string_view>
 #include <vector>
 
+#include "calibration/recorded_op_shapes.hpp"
+
 namespace syncsim::calibration {
 
 // A trace that cannot be read. what() is "file: expected ..., found ..." (an input error, exit 2).
@@ -57,25 +59,6 @@ KernelClass classify_kernel(std::string_view name);
 
 enum class Phase : uint8_t { Forward, Backward, Optimizer };
 std::string_view phase_name(Phase p);
-
-// One matmul as the launching op recorded it: batch x (m x k) * (k x n).
-struct MatmulShape {
-  int64_t batch = 1;
-  int64_t m = 0, n = 0, k = 0;
-  std::string dtype;  // bf16 | fp16 | fp8 | fp32, empty when the op's input type is another
-  double flops() const;
-};
-
-// One scaled-dot-product attention call: queries x keys per (batch, head).
-struct AttentionShape {
-  int64_t batch = 0, heads = 0, queries = 0, keys = 0, head_dim = 0;
-  bool backward = false;
-  bool causal = false;
-  std::string dtype;
-  // FlashAttention's own count (Dao-AILab/flash-attention benchmarks/benchmark_flash_attention.py):
-  // forward 4 b h s_q s_k d, halved when causal; backward 2.5 x forward (five matmuls for two).
-  double flops() const;
-};
 
 struct TraceKernel {
   std::string name;
