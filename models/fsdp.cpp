@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/idle_collective_timer.hpp"
 #include "models/memory_warning.hpp"
 #include "sim/core/simulation.hpp"
 

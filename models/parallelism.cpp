@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/idle_collective_timer.hpp"
 #include "models/memory_warning.hpp"
 
 namespace syncsim::models {

@@ -83,11 +83,6 @@ class StepDriver {
   std::unique_ptr<CollectiveRunner> retired_;
 };
 
-std::string key_of(CollectiveOp op, CollectiveAlgo algo, int64_t bytes) {
-  return std::string(to_string(op)) + "/" + std::string(to_string(algo)) + "/" +
-         std::to_string(bytes);
-}
-
 // The extrapolation of one bucket size (BucketTimingMode::Extrapolate): sample sizes k1 and k2
 // units.
 struct Extrapolation {
@@ -203,72 +198,6 @@ std::vector<double> rank_compute_multipliers(const StepConfig& config, uint32_t 
     }
   }
   return multiplier;
-}
-
-IdleCollectiveTimer::IdleCollectiveTimer(const net::NetworkSpec& spec, Fidelity fidelity,
-                                         const StepConfig& config)
-    : spec_(spec), fidelity_(fidelity), config_(config) {}
-
-const CollectivePlan& IdleCollectiveTimer::plan(CollectiveOp op, CollectiveAlgo algo,
-                                                uint32_t ranks, int64_t bytes) {
-  const std::string key = key_of(op, algo, bytes) + "/" + std::to_string(ranks);
-  auto it = plans_.find(key);
-  if (it == plans_.end()) {
-    PlanOptions o;
-    o.op = op;
-    o.algo = algo;
-    o.ranks = ranks;
-    o.bytes = bytes;
-    o.channels = config_.channels;
-    o.chunk_bytes = config_.chunk_bytes;
-    if (op != CollectiveOp::SendRecv && op != CollectiveOp::AllToAll) {
-      o.min_pieces = config_.ring_min_pieces;
-      o.min_piece_bytes = config_.ring_min_piece_bytes;
-    }
-    o.gpus_per_host = config_.gpus_per_host;
-    o.nics_per_host = config_.nics_per_host;
-    if (op == CollectiveOp::SendRecv) {
-      o.root = 0;
-      o.peer = 1;
-    }
-    it = plans_.emplace(key, build_plan(o)).first;
-  }
-  return it->second;
-}
-
-const IdleCollectiveTimer::Timing& IdleCollectiveTimer::time(
-    CollectiveOp op, CollectiveAlgo algo, const std::vector<std::vector<uint32_t>>& groups,
-    int64_t bytes) {
-  std::string key = key_of(op, algo, bytes);
-  for (const auto& g : groups) {
-    key += "|";
-    for (uint32_t gpu : g) key += std::to_string(gpu) + ",";
-  }
-  auto it = timings_.find(key);
-  if (it != timings_.end()) return it->second;
-  Timing timing;
-  const auto ranks = groups.empty() ? 0u : static_cast<uint32_t>(groups.front().size());
-  if (ranks > 1 && bytes > 0) {
-    const CollectivePlan& p = plan(op, algo, ranks, bytes);
-    Simulation sim(config_.seed);
-    auto backend = make_backend(fidelity_, sim, spec_);
-    std::vector<std::unique_ptr<CollectiveRunner>> runners;
-    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
-      CollectiveRunOptions options = config_.collective;
-      // Each group its own communicator (ids wrap past 65536 groups; two groups whose ids then
-      // collide share queue pairs only between NICs they both use).
-      options.communicator = static_cast<uint32_t>(gi % 65536);
-      runners.push_back(std::make_unique<CollectiveRunner>(*backend, p, groups[gi], options));
-      runners.back()->start();
-    }
-    sim.queue().run();
-    for (const auto& runner : runners) {
-      if (!runner->done()) throw std::logic_error("an idle-fabric collective did not complete");
-      timing.duration = std::max(timing.duration, runner->result().duration());
-    }
-    timing.bytes_per_gpu = runners.front()->result().bytes_sent / ranks;
-  }
-  return timings_.emplace(key, timing).first->second;
 }
 
 double fill_utilization(StepResult& r, const StepConfig& config, uint32_t ranks) {

@@ -132,6 +132,10 @@ struct StepConfig {
   // bucket collectives are the only traffic (they run one at a time on one stream, so each starts
   // on an idle fabric); turn it off to run every bucket live, e.g. against background traffic.
   bool reuse_bucket_timings = true;
+  // The closed forms time one group of each symmetry class at analytic fidelity and reuse it for
+  // the others (idle_collective_timer.hpp states the rule; exact there). Off: every group as
+  // placed.
+  bool time_symmetric_groups_once = true;
   BucketTimingMode bucket_timing = BucketTimingMode::Auto;  // see BucketTimingMode
   int64_t extrapolate_min_transfers = 1'000'000;  // Auto's threshold (exact plan's transfers)
   bool zero_compute = false;                      // communication only (a test limit)
@@ -241,30 +245,6 @@ double activation_bytes(const TransformerShape& m, const ComputeParams& p);
 // Mixed-precision Adam: about 28 bytes per parameter at HBM bandwidth.
 Time adam_time(double params, const GpuSpec& gpu);
 Time scaled(Time t, double factor);
-
-// Times collectives on idle copies of the fabric (the scenario's fidelity), each distinct
-// (op, groups, bytes) once. Several groups run the same collective at the same time (e.g. every
-// tensor-parallel rank's data-parallel group), sharing the fabric as placed.
-class IdleCollectiveTimer {
- public:
-  IdleCollectiveTimer(const net::NetworkSpec& spec, Fidelity fidelity, const StepConfig& config);
-  struct Timing {
-    Time duration = Time::zero();
-    int64_t bytes_per_gpu = 0;  // payload each GPU of group 0 sent, on average
-  };
-  // `groups`: lists of GPUs (all the same size). Groups of one rank take no time.
-  const Timing& time(CollectiveOp op, CollectiveAlgo algo,
-                     const std::vector<std::vector<uint32_t>>& groups, int64_t bytes);
-  // The plan for `ranks` ranks (kept alive for runners that reference it).
-  const CollectivePlan& plan(CollectiveOp op, CollectiveAlgo algo, uint32_t ranks, int64_t bytes);
-
- private:
-  const net::NetworkSpec& spec_;
-  Fidelity fidelity_;
-  const StepConfig& config_;
-  std::map<std::string, CollectivePlan> plans_;
-  std::map<std::string, Timing> timings_;
-};
 
 // Fills r.mfu, r.hfu and r.tokens_per_s from r.step for `ranks` data-parallel ranks: MFU counts
 // model FLOPs only (6N + attention per token), HFU adds recomputation (full: one more forward;

@@ -127,12 +127,18 @@ net::NetworkSpec build_fabric(const FabricParams& params) {
   switch (params.kind) {
     case TopologyKind::SpineLeaf:
       detail::layout_spine_leaf(out, spec, params, shape, cls);
+      // Every leaf has the same hosts and the same uplinks to every spine.
+      spec.translation_period_hosts = params.spine_leaf.hosts_per_leaf;
       break;
     case TopologyKind::FatTree:
       detail::layout_fat_tree(out, spec, params, ft, shape, cls);
+      // Every pod has the same leaves and spines, and spine j of every pod reaches the same cores.
+      spec.translation_period_hosts = ft.leaves_per_pod * ft.hosts_per_leaf;
       break;
     case TopologyKind::RailOptimized:
       detail::layout_rail(out, spec, params, shape, cls);
+      // Every group has one leaf per rail, each with the same uplinks to every spine.
+      spec.translation_period_hosts = params.rail.hosts_per_group;
       break;
   }
 

@@ -192,6 +192,10 @@ struct NetworkSpec {
   // to the switch for reduction (multimem.ld_reduce) and multicast from it (multimem.st).
   std::vector<GpuAttachment> nvls_engines;
   uint32_t hosts = 0;
+  // Moving every host by a multiple of this many hosts maps the part of the fabric those hosts use
+  // onto another part alike, link classes included (a fat tree's pod, a spine-leaf's leaf, a rail
+  // group): what the topology builder guarantees. 0: no such symmetry is known.
+  uint32_t translation_period_hosts = 0;
 
   // Transfer endpoints: GPUs 0..gpus.size()-1, then one NVLS engine per host.
   std::size_t endpoint_count() const { return gpus.size() + nvls_engines.size(); }

@@ -1,6 +1,7 @@
 // Tensor, context and pipeline parallelism composed with data parallelism (closed form).
 #include <doctest/doctest.h>
 
+#include "models/idle_collective_timer.hpp"
 #include "models/parallelism.hpp"
 #include "sim/backends/make_backend.hpp"
 #include "step_fixtures.hpp"
