@@ -41,6 +41,11 @@ struct GpuSpec {
   // max_gemm_efficiency * I / (I + gemm_intensity_half), I = 2mnk / ((mk + kn + mn) * bytes per
   // element) (the fitted curve), instead of the wave-quantization model.
   double gemm_intensity_half = 0;
+  // From a calibration profile's attention entry (a profiler trace's flash-attention calls with
+  // shapes): the achieved rate in TFLOPS of attention in the dtype it runs in (BF16 under FP8
+  // training), by FlashAttention's FLOP count. 0: attention runs as two batched GEMMs per head
+  // through the GEMM model (step_model.cpp).
+  double attention_tflops = 0;
   std::string calibrated_from{};  // the profile's path, empty for datasheet presets
 };
 

@@ -123,11 +123,23 @@ LayerCompute layer_compute(const TransformerShape& m, const GpuSpec& gpu, const 
   constexpr double kAttentionKeyTile = 128.0;
   const double causal_share = std::min(
       1.0, (1.0 + kAttentionKeyTile / std::max(1.0, static_cast<double>(m.sequence))) / 2.0);
-  const double attention =
-      causal_share *
-      (batch_heads * (gemm_seconds(gpu, other_dtype, queries, m.sequence, head_dim) +
-                      gemm_seconds(gpu, other_dtype, queries, head_dim, m.sequence)) -
-       2 * (batch_heads - 1) * gpu.kernel_launch_s);  // batched: one launch each
+  double attention = 0;
+  double attention_backward = 0;
+  if (gpu.attention_tflops > 0) {
+    // A measured flash-attention rate (a profiler trace's calls with shapes): FlashAttention's own
+    // FLOP count, 4 b h s_q s_k d forward, halved under the causal mask, and 2.5 times that
+    // backward (benchmarks/benchmark_flash_attention.py in Dao-AILab/flash-attention), each one
+    // kernel.
+    const double forward_flops = 4.0 * batch_heads * queries * m.sequence * head_dim / 2.0;
+    attention = forward_flops / (gpu.attention_tflops * 1e12) + gpu.kernel_launch_s;
+    attention_backward = 2.5 * forward_flops / (gpu.attention_tflops * 1e12) + gpu.kernel_launch_s;
+  } else {
+    attention = causal_share *
+                (batch_heads * (gemm_seconds(gpu, other_dtype, queries, m.sequence, head_dim) +
+                                gemm_seconds(gpu, other_dtype, queries, head_dim, m.sequence)) -
+                 2 * (batch_heads - 1) * gpu.kernel_launch_s);  // batched: one launch each
+    attention_backward = 2.0 * attention;                       // two GEMMs per forward one
+  }
   const double elementwise = p.elementwise_passes_per_layer * tokens * h * 2.0 /
                              gpu.hbm_bytes_per_s / (split.sequence_parallel ? t : 1.0);
   const double block = block_gemms + attention + elementwise;
@@ -136,8 +148,8 @@ LayerCompute layer_compute(const TransformerShape& m, const GpuSpec& gpu, const 
   LayerCompute lc;
   lc.layer_forward = block;
   lc.attention_forward = attention;
-  lc.layer_backward = 2.0 * (block_gemms + attention) + elementwise;
-  lc.attention_backward = 2.0 * attention;
+  lc.layer_backward = 2.0 * block_gemms + attention_backward + elementwise;
+  lc.attention_backward = attention_backward;
   if (p.recompute == Recompute::Full) lc.layer_backward += block;
   if (p.recompute == Recompute::Selective) lc.layer_backward += attention;
   lc.head_forward = logits;

@@ -17,8 +17,9 @@ namespace {
 // `workload.calibration: FILE`: a profile from `syncsim calibrate fit --out` or syncsim-probe. Its
 // GEMM fit for the workload's dtype replaces the GPU's peak and efficiency curve; its HBM copy
 // probe replaces the HBM bandwidth; its measured kernel overhead (`compute.kernel_launch_us`, from
-// a profiler trace) replaces the per-kernel launch time. A relative path is taken from the scenario
-// file's folder.
+// a profiler trace) replaces the per-kernel launch time, and its flash-attention rate
+// (`compute.attention`) times attention instead of the GEMM model. A relative path is taken from
+// the scenario file's folder.
 void apply_calibration(const Reader& in, const YAML::Node& node, const std::string& path,
                        models::StepConfig& c) {
   std::string file = in.read_string(node, path);
@@ -55,11 +56,18 @@ void apply_calibration(const Reader& in, const YAML::Node& node, const std::stri
     c.gpu.kernel_launch_s = profile.kernel_launch_us * 1e-6;
     used = true;
   }
+  // Attention runs in BF16 under FP8 training (step_model.cpp), so its rate is the BF16 entry's.
+  const char* attention_dtype = c.compute.dtype == models::DType::Fp8 ? "bf16" : dtype;
+  for (const calibration::AttentionProfile& a : profile.attention) {
+    if (a.dtype != attention_dtype || a.peak_tflops <= 0 || a.efficiency <= 0) continue;
+    c.gpu.attention_tflops = a.peak_tflops * a.efficiency;
+    used = true;
+  }
   if (!used) {
     in.fail(path, node,
             std::string("expected a profile with a ") + dtype +
-                " GEMM fit, an hbm_copy_bandwidth probe or compute.kernel_launch_us, got none in " +
-                file);
+                " GEMM fit, an hbm_copy_bandwidth probe, compute.kernel_launch_us or a " +
+                attention_dtype + " compute.attention entry, got none in " + file);
   }
   c.gpu.calibrated_from = file;
   // The profile's fits replace the preset's numbers, so a profile from another GPU silently turns

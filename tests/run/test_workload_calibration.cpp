@@ -5,6 +5,7 @@
 
 #include "calibration/profile.hpp"
 #include "models/gpu.hpp"
+#include "models/step_model.hpp"
 #include "run/runner.hpp"
 #include "scenario/scenario_loader.hpp"
 
@@ -95,5 +96,42 @@ TEST_CASE("scenario: workload.calibration takes a profiler trace's kernel overhe
   CHECK(g.kernel_launch_s == doctest::Approx(9.5e-6));
   CHECK(g.gemm_intensity_half == 0);  // no GEMM fit: the preset's curve stays
   CHECK(g.max_gemm_efficiency == models::gpu_preset("h100")->max_gemm_efficiency);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE(
+    "scenario: workload.calibration times attention at a profiler trace's flash-attention rate") {
+  const auto dir = std::filesystem::temp_directory_path() / "syncsim-calibration-test-attention";
+  std::filesystem::create_directories(dir);
+  calibration::CalibrationProfile profile;
+  profile.source = "syncsim calibrate trace step.json";
+  profile.attention.push_back({"bf16", 989, 0.4, 24});
+  profile.attention.push_back({"fp8", 1979, 0.9, 3});  // not attention's dtype: ignored
+  const std::string path = (dir / "attention.yaml").string();
+  calibration::write_profile_file(profile, path);
+  const app::Scenario plain = app::load_scenario_text(scenario_with(""), "s.yaml");
+  const app::Scenario tuned =
+      app::load_scenario_text(scenario_with("  calibration: " + path + "\n"), "s.yaml");
+  const models::GpuSpec& g = tuned.workload->step.gpu;
+  CHECK(g.attention_tflops == doctest::Approx(989 * 0.4));
+  CHECK(plain.workload->step.gpu.attention_tflops == 0);
+
+  // FlashAttention's count for gpt3-1.3b (micro-batch 1, 32 heads of 64, sequence 2048), causal:
+  // 4 b h s s d / 2 forward and 2.5 times that backward, at 395.6 TFLOPS, one kernel each.
+  const models::TransformerShape& m = tuned.workload->step.model;
+  const models::ComputeParams& p = tuned.workload->step.compute;
+  const double flops = 4.0 * static_cast<double>(p.micro_batch) * m.heads * m.sequence *
+                       m.sequence * (m.hidden / m.heads) / 2.0;
+  const models::LayerCompute lc = models::layer_compute(m, g, p);
+  CHECK(lc.attention_forward ==
+        doctest::Approx(flops / (989e12 * 0.4) + g.kernel_launch_s).epsilon(1e-12));
+  CHECK(lc.attention_backward ==
+        doctest::Approx(2.5 * flops / (989e12 * 0.4) + g.kernel_launch_s).epsilon(1e-12));
+  // The rest of the block is the GEMM model's, as without the profile.
+  const models::LayerCompute base = models::layer_compute(m, plain.workload->step.gpu, p);
+  CHECK(lc.layer_forward - lc.attention_forward ==
+        doctest::Approx(base.layer_forward - base.attention_forward).epsilon(1e-12));
+  CHECK(lc.layer_backward - lc.attention_backward ==
+        doctest::Approx(base.layer_backward - base.attention_backward).epsilon(1e-12));
   std::filesystem::remove_all(dir);
 }
