@@ -105,7 +105,7 @@ LoadedScenario load(const std::optional<std::string>& path, const std::optional<
 }
 
 void require_runnable(const LoadedScenario& s) {
-  if (s.not_runnable) throw *s.not_runnable;
+  if (s.not_runnable) throw ScenarioError(*s.not_runnable);
 }
 
 // A Python callable called from a simulating thread: takes the GIL for each call; the first
@@ -329,6 +329,8 @@ PYBIND11_MODULE(_core, m) {
 
   static const py::exception<ScenarioError> scenario_error(m, "ScenarioError", PyExc_ValueError);
   static const py::exception<PythonUsageError> usage_error(m, "UsageError", PyExc_ValueError);
+  // pybind11 takes a plain function pointer of type void(std::exception_ptr): by value.
+  // NOLINTNEXTLINE(performance-unnecessary-value-param)
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
