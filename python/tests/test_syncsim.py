@@ -8,8 +8,10 @@ Run by ctest (python.module) with PYTHONPATH=build/<preset>/python and SYNCSIM_C
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import threading
+import time
 import unittest
 
 import syncsim
@@ -181,6 +183,31 @@ class RunTest(unittest.TestCase):
             t.join(timeout=120)
         self.assertEqual(results, serial)
         self.assertNotEqual(serial[0], serial[1])
+
+
+    def test_the_gil_is_released_while_simulating(self):
+        # The main thread ticks (sleeping, so releasing the GIL, between ticks) while a worker runs
+        # a DDP step; each progress callback records the tick count. With a 1 s switch interval, a
+        # run that kept the GIL in C++ would keep the main thread out until it returned, so every
+        # callback would see the same count; released, the count grows between callbacks.
+        scenario = syncsim.load(STEP_FILE)  # flow fidelity: about half a second
+        ticks = [0]
+        seen = []
+        worker = threading.Thread(
+            target=syncsim.run, args=(scenario,), kwargs={"progress": lambda p: seen.append(ticks[0])}
+        )
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(1.0)
+        try:
+            worker.start()
+            while worker.is_alive():
+                ticks[0] += 1
+                time.sleep(0.0005)
+            worker.join()
+        finally:
+            sys.setswitchinterval(interval)
+        self.assertGreater(len(seen), 2)
+        self.assertGreater(seen[-1], seen[0])
 
 
 class CollectiveTest(unittest.TestCase):
