@@ -11,7 +11,9 @@ cd "$(dirname "$0")"
 PACKAGES=(g++ cmake ninja-build libboost-graph-dev libboost-program-options-dev libeigen3-dev
           libyaml-cpp-dev doctest-dev nlohmann-json3-dev
           openmpi-bin libopenmpi-dev gnuplot-nox  # MPI sweeps (optional in CMake), `syncsim plot`
-          ccache)                                 # rebuilds and CI's sanitizer/fuzz builds
+          ccache                                  # rebuilds and CI's sanitizer/fuzz builds
+          pybind11-dev python3-pybind11 python3-dev  # the Python module (python/, docs/python.md)
+          python3-pandas)                         # its to_dataframe() (about 11 MB download)
 # .ci/run only: format check, clang-tidy, libFuzzer targets (libclang-rt is only a Recommends of clang).
 CI_PACKAGES=(clang clang-format clang-tidy libclang-rt-14-dev)
 

@@ -6,10 +6,9 @@
 
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
-#include "run/calibrated_collective.hpp"
 #include "run/collective_cmd.hpp"
+#include "run/collective_request.hpp"
 #include "run/nccl_tests_format.hpp"
-#include "scenario/physical_parameters.hpp"
 #include "scenario/units.hpp"
 
 namespace syncsim::app {
@@ -102,71 +101,18 @@ int collective_command(const std::vector<std::string>& args, std::ostream& out) 
   const Scenario scenario = vm.count("scenario")
                                 ? load_scenario_file(vm["scenario"].as<std::string>(), load)
                                 : load_default_scenario(load);
-  // A profile (flag, else the scenario's) makes `calibrated` the default model; an explicit
-  // --model sim or nccl still wins.
-  std::optional<CollectiveCalibration> calibration = scenario.collective_calibration;
-  if (vm.count("calibration")) {
-    calibration = read_collective_calibration(vm["calibration"].as<std::string>());
-  }
-  // A profile with physical parameters is applied to the scenario, and then the simulator, so
-  // set, is the default model; its fitted lines only with --model calibrated.
-  Scenario calibrated_scenario = scenario;
-  if (vm.count("calibration") && !calibration->physical.empty()) {
-    try {
-      apply_physical_parameters(calibrated_scenario, calibration->physical);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError("--calibration " + calibration->file + ": " + e.what());
-    }
-  }
-  const bool calibrated =
-      vm["model"].as<std::string>() == "calibrated" ||
-      (vm["model"].defaulted() && calibration.has_value() && calibration->lines_are_the_model());
-  if (calibrated && !calibration) {
-    throw UsageError(
-        "--model calibrated needs --calibration FILE or a scenario with collective.calibration");
-  }
-  CalibratedSweep result;
-  if (calibrated) {
-    if (calibration->collectives.empty()) {
-      throw UsageError("--model calibrated: " + calibration->file +
-                       " has no fitted collective lines (`collectives:`), only physical "
-                       "parameters; leave --model at sim to simulate with them");
-    }
-    result = run_calibrated_sweep(calibrated_scenario, o, *calibration);
-  } else {
-    result.sweep = run_collective_sweep(calibrated_scenario, o);
-  }
-  const CollectiveSweep& sweep = result.sweep;
-  std::vector<std::string> warnings = scenario.load_warnings;
-  warnings.insert(warnings.end(), result.warnings.begin(), result.warnings.end());
+  CollectiveModelRequest request;
+  if (!vm["model"].defaulted()) request.model = vm["model"].as<std::string>();
+  if (vm.count("calibration")) request.calibration_file = vm["calibration"].as<std::string>();
+  const CollectiveOutcome outcome = run_collective_request(scenario, o, request);
+  const CollectiveSweep& sweep = outcome.result.sweep;
+  const std::vector<std::string>& warnings = outcome.warnings;
   const models::NcclChannels& ch = sweep.channels;
   if (vm.count("json")) {
-    nlohmann::json j = nccl_tests_json(sweep.header, sweep.rows);
-    j["model"] = result.calibrated ? "calibrated" : o.nccl_model ? "nccl" : "sim";
-    if (calibrated) j["calibration"] = calibration->file;
-    if (!result.calibrated) {
-      j["nccl"] = {{"channels", ch.channels},
-                   {"channels_requested", ch.requested},
-                   {"default_channels", ch.default_channels},
-                   {"nics_per_node", ch.nics_used},
-                   {"search_channels", ch.search_channels},
-                   {"search_bw_GBps", ch.search_bw_GBps},
-                   {"channel_copy_GBps", scenario.collective.channel_copy_bytes_per_s / 1e9}};
-      // The NVLS graph (null where the node has none): rows with algorithm "nvls" run on it.
-      j["nccl"]["nvls"] = nullptr;
-      if (ch.nvls_heads > 0) {
-        j["nccl"]["nvls"] = {{"heads", ch.nvls_heads},
-                             {"channels", ch.nvls_channels},
-                             {"bw_GBps", ch.nvls_bw_GBps},
-                             {"efficiency", ch.nvls_efficiency},
-                             {"link_efficiency", ch.nvls_link_efficiency}};
-      }
-    }
-    j["warnings"] = warnings;
-    out << j.dump(2) << "\n";
+    out << collective_json(scenario, outcome).dump(2) << "\n";
   } else {
     for (const std::string& w : warnings) out << "# warning: " << w << "\n";
-    if (!result.calibrated) {
+    if (!outcome.result.calibrated) {
       out << "# syncsim: NCCL channels " << ch.channels
           << (ch.requested ? " (requested; NCCL's own " + std::to_string(ch.default_channels) + ")"
                            : " (auto)")

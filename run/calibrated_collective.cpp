@@ -114,13 +114,12 @@ CalibratedSweep run_calibrated_sweep(const Scenario& scenario, const CollectiveS
   }
   const int64_t largest = fit->regimes.back().max_bytes;
   int64_t extrapolated_from = -1;
-  for (int64_t size = o.min_bytes;; size *= o.step_factor) {
+  for (const int64_t size : collective_sweep_sizes(o)) {
     const int64_t bytes = nccl_tests_size(o.op, n, size);
     const double t = calibrated_time_us(*fit, bytes);
     if (bytes > largest && extrapolated_from < 0) extrapolated_from = bytes;
     out.sweep.rows.push_back(make_row(o.op, n, bytes, t, static_cast<int>(o.root), 0));
     out.sweep.rows.back().algorithm = "calibrated";
-    if (size == 0 || size > o.max_bytes / o.step_factor) break;
   }
   if (extrapolated_from >= 0) {
     out.warnings.push_back("sizes from " + std::to_string(extrapolated_from) +

@@ -101,7 +101,7 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
         "syncsim " + fidelity + " GPU " + std::to_string(rank_to_gpu[r])));
   }
 
-  for (int64_t size = o.min_bytes;; size *= o.step_factor) {
+  for (const int64_t size : collective_sweep_sizes(o)) {
     const int64_t bytes = nccl_tests_size(o.op, n, size);
     // The (algorithm, protocol) for this size: fixed ones as given, auto ones by NCCL's cost model
     // (the algorithm among ring/tree, the protocol for the chosen algorithm's row).
@@ -173,9 +173,18 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
     }
     sweep.rows.back().algorithm = std::string(to_string(algo));
     sweep.rows.back().protocol = std::string(to_string(proto));
-    if (size == 0 || size > o.max_bytes / o.step_factor) break;
   }
   return sweep;
+}
+
+std::vector<int64_t> collective_sweep_sizes(const CollectiveSweepOptions& o) {
+  if (!o.sizes.empty()) return o.sizes;
+  std::vector<int64_t> sizes;
+  for (int64_t size = o.min_bytes;; size *= o.step_factor) {
+    sizes.push_back(size);
+    if (size == 0 || size > o.max_bytes / o.step_factor) break;
+  }
+  return sizes;
 }
 
 ReportedCollectives run_report_collectives(const Scenario& scenario) {

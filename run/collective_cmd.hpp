@@ -42,6 +42,10 @@ struct CollectiveSweepOptions {
   int64_t min_bytes = 32 << 20;  // nccl-tests' defaults: -b 32M -e 32M -f 2
   int64_t max_bytes = 32 << 20;
   int64_t step_factor = 2;
+  // Explicit sizes, in this order, instead of min_bytes * step_factor^k up to max_bytes (the Python
+  // module's collective(sizes=[...]); min_bytes and max_bytes, which the header prints, should then
+  // be their smallest and largest).
+  std::vector<int64_t> sizes{};
   std::optional<uint32_t> channels;
   std::optional<int64_t> chunk_bytes;  // overrides the protocol's chunk (0: no pipelining)
   uint32_t root = 0;
@@ -55,6 +59,10 @@ struct CollectiveSweep {
   NcclTestsHeader header;
   std::vector<NcclTestsRow> rows;
 };
+
+// The sizes a sweep runs: `sizes` when given, else min_bytes, min_bytes * step_factor, ... up to
+// max_bytes (one size when min_bytes is 0), as nccl-tests steps them.
+std::vector<int64_t> collective_sweep_sizes(const CollectiveSweepOptions& options);
 
 // Sizes as nccl-tests reads them: a bare number is bytes and a K, M, G or T suffix is a power of
 // 1024 ("8G" = 8 GiB, as in nccl-tests' -b/-e); anything else goes through parse_bytes ("64MiB",

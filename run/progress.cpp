@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <sstream>
+#include <utility>
 
 namespace syncsim::app {
 
@@ -97,6 +99,15 @@ void RunProgress::publish(const models::StepProgress& p) {
   timing_bucket_bytes.store(p.timing_bucket_bytes, std::memory_order_relaxed);
   timing_extrapolated.store(p.timing_extrapolated, std::memory_order_relaxed);
   sim_published.store(true, std::memory_order_release);
+}
+
+std::function<void(const models::StepProgress&)> step_progress_hook(
+    ProgressLine& line, std::function<void(const models::StepProgress&)> also) {
+  if (!line.enabled() && !also) return {};
+  return [&line, also = std::move(also)](const models::StepProgress& p) {
+    if (line.enabled()) line.state().publish(p);
+    if (also) also(p);
+  };
 }
 
 ProgressLine::ProgressLine(bool enabled, double estimated_wall_s, std::FILE* out,

@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -53,6 +54,12 @@ struct RunProgress {
   std::atomic<bool> timing_extrapolated{false};
   void publish(const models::StepProgress& p);
 };
+
+class ProgressLine;
+// What a DDP step calls as it advances: publishes to `line` when it is on, and calls `also` when
+// set; empty when neither wants it (the step then skips the calls).
+std::function<void(const models::StepProgress&)> step_progress_hook(
+    ProgressLine& line, std::function<void(const models::StepProgress&)> also);
 
 class ProgressLine {
  public:

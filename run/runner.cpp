@@ -441,11 +441,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     }
     step.gpus_per_host = scenario.fabric.host.gpus;
     step.seed = scenario.seed;
-    if (progress.enabled()) {
-      step.on_progress = [&progress](const models::StepProgress& p) {
-        progress.state().publish(p);
-      };
-    }
+    step.on_progress = step_progress_hook(progress, options.on_step_progress);
     // NCCL's channels over the job's ranks, and its Simple protocol: latencies and chunk (scenario
     // `collective:` knobs).
     r.step_channels = scenario_nccl_channels(scenario, ranks);

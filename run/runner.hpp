@@ -1,6 +1,7 @@
 #pragma once
 // Runs a parsed scenario on the backend its fidelity names and summarises the outcome.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -9,6 +10,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "models/nccl_channels.hpp"
+#include "models/step_sim.hpp"
 #include "run/collective_cmd.hpp"
 #include "run/estimate.hpp"
 #include "run/port_counters.hpp"
@@ -149,6 +151,10 @@ struct RunOptions {
   double expected_sim_s = 0;    // from run/estimate.hpp: the progress line's simulated-time total
   // Collect per port x priority counters (packet fidelity; about 1 KiB per port and priority).
   bool port_counters = false;
+  // Called on the simulating thread as a DDP step advances (models::StepProgress: a few calls per
+  // bucket), besides the progress line; the Python module's progress callback. Results are the
+  // same with or without it.
+  std::function<void(const models::StepProgress&)> on_step_progress{};
 };
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});

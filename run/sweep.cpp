@@ -147,7 +147,9 @@ SweepPlan plan_sweep(SweepSpec spec) {
     load.overrides = spec.sets;
     for (std::size_t a = 0; a < spec.axes.size(); ++a)
       load.overrides.push_back({spec.axes[a].path, values[a]});
-    plan.scenarios.push_back(load_scenario_file(spec.scenario_path, load));
+    plan.scenarios.push_back(spec.scenario_text
+                                 ? load_scenario_text(*spec.scenario_text, spec.scenario_path, load)
+                                 : load_scenario_file(spec.scenario_path, load));
   }
   plan.spec = std::move(spec);
   plan.spec.step = !plan.scenarios.empty() && plan.scenarios.front().workload.has_value();

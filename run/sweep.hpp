@@ -48,6 +48,9 @@ SweepAxis parse_vary(const std::string& arg);  // throws SweepUsageError
 
 struct SweepSpec {
   std::string scenario_path;
+  // The scenario as YAML text instead of a file (the Python module's load(dict)); scenario_path
+  // then names it in error messages.
+  std::optional<std::string> scenario_text{};
   std::vector<SweepAxis> axes;
   std::vector<Override> sets;    // applied before each point's --vary values
   std::optional<uint64_t> seed;  // --seed
