@@ -52,7 +52,7 @@ struct Scale {
 template <std::size_t N>
 std::string scaled(double v, const std::array<Scale, N>& scales) {
   if (!std::isfinite(v)) return "n/a";
-  if (v == 0) return "0 " + std::string(scales.back().unit);
+  if (v == 0) return "0";
   for (const Scale& s : scales) {
     if (std::fabs(v) >= s.factor) return number(v / s.factor) + " " + s.unit;
   }

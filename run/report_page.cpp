@@ -209,12 +209,14 @@ std::string summary_section(const report::RunInput& in) {
       {"max_queue_bytes", "deepest queue", Unit::Bytes},
   }};
   std::ostringstream o;
+  const json* messages = in.number("messages.count");
+  const bool no_messages = messages == nullptr || messages->get<double>() == 0;
   o << "<section id=\"summary\"><h2>Scenario summary</h2>\n<table>\n";
   for (const SummaryRow& row : kRows) {
     const json* v = in.find(row.path);
     if (v == nullptr || v->is_null()) continue;
-    // A traffic-free workload run has no messages: leave out their empty statistics.
-    if (std::string_view(row.path).starts_with("messages.fct") && in.find("step_time_s")) continue;
+    // A run without `traffic:` messages: leave out their empty statistics.
+    if (std::string_view(row.path).starts_with("messages.") && no_messages) continue;
     o << "<tr><td>" << row.label << "</td><td class=\"v\">" << summary_value(*v, row.unit)
       << "</td></tr>\n";
   }

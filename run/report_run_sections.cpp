@@ -22,9 +22,9 @@ constexpr int kWidth = 640;
 
 std::string text_of(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
-std::string svg_open(int height, std::string_view label) {
-  return "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " + std::to_string(kWidth) +
-         " " + std::to_string(height) + "\" width=\"" + std::to_string(kWidth) + "\" height=\"" +
+std::string svg_open(int height, std::string_view label, int width = kWidth) {
+  return "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " + std::to_string(width) +
+         " " + std::to_string(height) + "\" width=\"" + std::to_string(width) + "\" height=\"" +
          std::to_string(height) + "\" role=\"img\" aria-label=\"" + escape(label) + "\">\n";
 }
 
@@ -103,14 +103,13 @@ std::string fabric_section(const RunInput& in) {
   o << "<section id=\"fabric\" data-expect-svg><h2>Fabric tiers and link utilisation</h2>\n";
   constexpr int kLevel = 22;
   constexpr int kBand = 46;
-  const int height = 30 + static_cast<int>(tiers.size()) * (kLevel + kBand) + kLevel + 34;
-  o << svg_open(height, "fabric tiers coloured by link utilisation");
+  std::ostringstream svg;
   double y = 8;
   std::string above;
   for (const Tier& t : tiers) {
     const std::string top = level_above(t.name);
     if (top != above) {
-      o << rect(20, y, 300, kLevel - 4, "#dde1e7", top) << label(30, y + 13, top);
+      svg << rect(20, y, 300, kLevel - 4, "#dde1e7", top) << label(30, y + 13, top);
       y += kLevel;
     }
     // One stroke per cable (at most 40 drawn), coloured by the tier's mean; the last one, thicker,
@@ -121,28 +120,29 @@ std::string fabric_section(const RunInput& in) {
     for (int s = 0; s < strokes; ++s) {
       const double x = 24 + s * (292.0 / strokes);
       const bool busiest = s == strokes - 1;
-      o << "<line x1=\"" << x << "\" y1=\"" << y - 4 << "\" x2=\"" << x + 6 << "\" y2=\""
+      svg << "<line x1=\"" << x << "\" y1=\"" << y - 4 << "\" x2=\"" << x + 6 << "\" y2=\""
         << y + kBand - 4 << "\" stroke=\"" << (busiest ? max_colour : mean_colour)
         << "\" stroke-width=\"" << (busiest ? 5 : 3) << "\"/>\n";
     }
-    o << label(332, y + 12,
+    svg << label(332, y + 12,
                t.name + ": " + number(t.links) + " links x " + bits_per_second(t.bandwidth_bps));
-    o << label(332, y + 27,
+    svg << label(332, y + 27,
                any_bytes ? "mean " + percent(t.mean) + ", busiest port " + percent(t.max)
                          : "no bytes routed");
-    o << label(332, y + 40, bytes(t.bytes) + " payload");
+    svg << label(332, y + 40, bytes(t.bytes) + " payload");
     y += kBand;
     const std::string bottom = level_below(t.name);
-    o << rect(20, y, 300, kLevel - 4, "#dde1e7", bottom) << label(30, y + 13, bottom);
+    svg << rect(20, y, 300, kLevel - 4, "#dde1e7", bottom) << label(30, y + 13, bottom);
     y += kLevel;
     above = bottom;
   }
   // The colour scale.
   y += 6;
-  for (int i = 0; i < 20; ++i) o << rect(20 + i * 10, y, 10, 10, heat_colour(i / 19.0), "");
-  o << label(20, y + 24, "0%") << label(220, y + 24, "100% utilisation", "end")
-    << label(240, y + 9, "thin: the tier's mean; thick: its busiest port");
-  o << "</svg>\n";
+  for (int i = 0; i < 20; ++i) svg << rect(20 + i * 10, y, 10, 10, heat_colour(i / 19.0), "");
+  svg << label(20, y + 24, "0%") << label(220, y + 24, "100% utilisation", "end")
+      << label(240, y + 9, "thin: the tier's mean; thick: its busiest port");
+  o << svg_open(static_cast<int>(y) + 32, "fabric tiers coloured by link utilisation")
+    << svg.str() << "</svg>\n";
   if (!any_bytes) {
     o << note(
         "No payload was routed over the fabric's links in this run's own simulation (0 bytes on "
@@ -172,7 +172,7 @@ std::string step_section(const RunInput& in) {
   std::ostringstream o;
   o << "<section id=\"step\" data-expect-svg><h2>Step breakdown: " << seconds(step_s)
     << "</h2>\n";
-  o << svg_open(90, "the step's shares as one bar");
+  o << svg_open(100, "the step's shares as one bar");
   double x = 10;
   for (std::size_t i = 0; i < kShares.size(); ++i) {
     const json* share = in.number(std::string("step_shares.") + kShares[i].first);
@@ -182,8 +182,10 @@ std::string step_section(const RunInput& in) {
     const std::string text =
         std::string(kShares[i].second) + " " + seconds(f * step_s) + " (" + percent(f) + ")";
     o << rect(x, 10, w, 34, category_colour(i), text);
-    const double legend_x = 10 + 158.0 * static_cast<double>(i);
-    o << rect(legend_x, 58, 10, 10, category_colour(i), "") << label(legend_x + 14, 67, text);
+    const double legend_x = 10 + 315.0 * static_cast<double>(i % 2);
+    const double legend_y = 56 + 20.0 * static_cast<double>(i / 2);
+    o << rect(legend_x, legend_y, 10, 10, category_colour(i), "")
+      << label(legend_x + 14, legend_y + 9, text);
     x += w;
   }
   o << "</svg>\n<table>\n";
@@ -255,16 +257,18 @@ std::string timeline_section(const RunInput& in) {
       add(kind, in.member(c, "collectives", "start_s"), in.member(c, "collectives", "end_s"));
     }
   }
-  constexpr double kLeft = 90;
+  constexpr int kTimelineWidth = 1000;
+  constexpr double kLeft = 100;
   constexpr int kRow = 22;
-  const double span_w = kWidth - kLeft - 10;
+  const double span_w = kTimelineWidth - kLeft - 10;
   const auto x_of = [&](double t) { return kLeft + span_w * std::clamp(t / step_s, 0.0, 1.0); };
   const int rows = static_cast<int>(ranks.size() + lanes.size());
   const int height = 20 + rows * kRow + 44;
   std::ostringstream o;
   o << "<section id=\"timeline\" class=\"wide\" data-expect-svg><h2>Per-rank timeline (first "
     << ranks.size() << " ranks)</h2>\n";
-  o << svg_open(height, "per-rank compute and the step's communication over time");
+  o << svg_open(height, "per-rank compute and the step's communication over time",
+                kTimelineWidth);
   double y = 10;
   for (const json& r : ranks) {
     const double bs = in.member(r, "rank_timeline", "backward_start_s");

@@ -84,16 +84,28 @@ bool parse_number(const std::string& s, double& out) {
 struct Plot {
   std::string x_name;
   std::string y_name;
+  std::string y_unit;                 // the result schema's unit of the column ("s", "B", ...)
   std::vector<std::string> x_labels;  // categorical axis: in order of first appearance
   bool numeric_x = true;
   std::map<std::string, std::vector<std::pair<double, double>>> series;  // other axes -> (x, y)
 };
 
+// A value of the plotted column, in its unit.
+std::string value_text(double v, const std::string& unit) {
+  if (unit == "s") return seconds(v);
+  if (unit == "B") return bytes(v);
+  if (unit == "bit/s") return bits_per_second(v);
+  return number(v);
+}
+
 std::string draw(const Plot& p) {
   constexpr double kW = 300;
-  constexpr double kH = 190;
+  constexpr double kPlotH = 190;
   constexpr double kL = 58;
-  constexpr double kR = 10;
+  constexpr double kR = 26;
+  constexpr std::size_t kLegendMax = 6;
+  const std::size_t legend = p.series.size() > 1 ? std::min(p.series.size(), kLegendMax) : 0;
+  const double kH = kPlotH + 14.0 * static_cast<double>(legend);
   constexpr double kT = 22;
   constexpr double kB = 36;
   double x0 = 1e300;
@@ -112,32 +124,34 @@ std::string draw(const Plot& p) {
   if (y0 > 0 && y0 < 0.5 * y1) y0 = 0;  // from zero when that does not flatten the lines
   if (y1 <= y0) y1 = y0 + 1;
   const auto px = [&](double x) { return kL + (kW - kL - kR) * (x - x0) / (x1 - x0); };
-  const auto py = [&](double y) { return kH - kB - (kH - kT - kB) * (y - y0) / (y1 - y0); };
+  const auto py = [&](double y) {
+    return kPlotH - kB - (kPlotH - kT - kB) * (y - y0) / (y1 - y0);
+  };
   std::ostringstream o;
   o << "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " << kW << " " << kH
     << "\" width=\"" << kW << "\" height=\"" << kH << "\" role=\"img\" aria-label=\""
     << escape(p.y_name + " against " + p.x_name) << "\" class=\"sweep-plot\">\n";
   o << "<text x=\"" << kW / 2 << "\" y=\"14\" text-anchor=\"middle\">" << escape(p.y_name)
     << "</text>\n";
-  o << "<line x1=\"" << kL << "\" y1=\"" << kH - kB << "\" x2=\"" << kW - kR << "\" y2=\""
-    << kH - kB << "\" stroke=\"#8a919c\"/>\n<line x1=\"" << kL << "\" y1=\"" << kT << "\" x2=\""
-    << kL << "\" y2=\"" << kH - kB << "\" stroke=\"#8a919c\"/>\n";
+  o << "<line x1=\"" << kL << "\" y1=\"" << kPlotH - kB << "\" x2=\"" << kW - kR << "\" y2=\""
+    << kPlotH - kB << "\" stroke=\"#8a919c\"/>\n<line x1=\"" << kL << "\" y1=\"" << kT
+    << "\" x2=\"" << kL << "\" y2=\"" << kPlotH - kB << "\" stroke=\"#8a919c\"/>\n";
   for (const double y : {y0, (y0 + y1) / 2, y1}) {
     o << "<text x=\"" << kL - 4 << "\" y=\"" << py(y) + 4 << "\" text-anchor=\"end\">"
-      << number(y) << "</text>\n";
+      << value_text(y, p.y_unit) << "</text>\n";
   }
   if (p.numeric_x) {
     for (const double x : {x0, (x0 + x1) / 2, x1}) {
-      o << "<text x=\"" << px(x) << "\" y=\"" << kH - kB + 14 << "\" text-anchor=\"middle\">"
+      o << "<text x=\"" << px(x) << "\" y=\"" << kPlotH - kB + 14 << "\" text-anchor=\"middle\">"
         << number(x) << "</text>\n";
     }
   } else {
     for (std::size_t i = 0; i < p.x_labels.size(); ++i) {
-      o << "<text x=\"" << px(static_cast<double>(i)) << "\" y=\"" << kH - kB + 14
+      o << "<text x=\"" << px(static_cast<double>(i)) << "\" y=\"" << kPlotH - kB + 14
         << "\" text-anchor=\"middle\">" << escape(p.x_labels[i]) << "</text>\n";
     }
   }
-  o << "<text x=\"" << (kL + kW - kR) / 2 << "\" y=\"" << kH - 6 << "\" text-anchor=\"middle\">"
+  o << "<text x=\"" << (kL + kW - kR) / 2 << "\" y=\"" << kPlotH - 6 << "\" text-anchor=\"middle\">"
     << escape(p.x_name) << "</text>\n";
   std::size_t s = 0;
   for (const auto& [name, points] : p.series) {
@@ -147,7 +161,15 @@ std::string draw(const Plot& p) {
     o << "\"><title>" << escape(name) << "</title></polyline>\n";
     for (const auto& [x, y] : points) {
       o << "<circle cx=\"" << px(x) << "\" cy=\"" << py(y) << "\" r=\"3\" fill=\"" << colour
-        << "\"><title>" << escape(name) << " " << number(y) << "</title></circle>\n";
+        << "\"><title>" << escape(name) << " " << value_text(y, p.y_unit)
+        << "</title></circle>\n";
+    }
+    if (s <= legend) {
+      const double ly = kPlotH + 14.0 * static_cast<double>(s - 1) + 4;
+      o << "<circle cx=\"" << kL << "\" cy=\"" << ly << "\" r=\"4\" fill=\"" << colour
+        << "\"/><text x=\"" << kL + 8 << "\" y=\"" << ly + 4 << "\">"
+        << escape(s == kLegendMax && p.series.size() > kLegendMax ? "... (hover the lines)" : name)
+        << "</text>\n";
     }
   }
   o << "</svg>\n";
@@ -206,7 +228,7 @@ std::string sweep_body(const std::string& file, const std::string& text) {
       continue;
     }
     for (const std::size_t a : axes) {
-      Plot p{header[a], header[m], {}, true, {}};
+      Plot p{header[a], header[m], std::string(find_result_column(header[m])->unit), {}, true, {}};
       for (std::size_t r = 1; r < records.size(); ++r) {
         double x = 0;
         if (!parse_number(records[r].second[a], x)) p.numeric_x = false;
