@@ -14,7 +14,7 @@ const std::vector<CommandInfo>& command_table() {
       {"run", "run [SCENARIO]", "simulate a scenario (the built-in default when no file is given)"},
       {"bench", "bench", "event-queue and packet-forwarding throughput on the reference scenarios"},
       {"calibrate", "calibrate import|fit|report LOG...",
-       "nccl-tests logs -> table / alpha-beta fits / measured vs simulated"},
+        "nccl-tests logs -> table / alpha-beta fits / measured vs simulated"},
       {"calibrate import", "", "", false},
       {"calibrate fit", "", "", false},
       {"calibrate report", "", "", false},
@@ -33,7 +33,8 @@ const std::vector<CommandInfo>& command_table() {
        "one self-contained HTML page of a run result or a sweep"},
       {"validate", "validate [CASE_OR_GROUP...]",
        "the validation suite against public measurements (exit 3: some case out of tolerance)"},
-      {"completion", "completion bash", "print a bash completion script (source it)"},
+      {"completion", "completion bash|markdown",
+       "print a bash completion script (source it), or the option table of docs/cli.md"},
   };
   return table;
 }
@@ -53,22 +54,27 @@ namespace {
 
 int completion_command(const std::vector<std::string>& args, std::ostream& out) {
   po::options_description opts("options");
-  opts.add_options()("help,h", "show this help")("shell", po::value<std::string>(),
-                                                 "the shell: bash (the only one)");
+  opts.add_options()("help,h", "show this help")(
+      "shell", po::value<std::string>(), "bash, or markdown for the option table of docs/cli.md");
   po::positional_options_description pos;
   pos.add("shell", 1);
   const CommandLine cl = parse_command_line(args, opts, pos);
   if (cl.has("help")) {
     print_help(out,
-               "usage: syncsim completion bash\n\nPrints a bash completion script; load it with\n"
-               "  source <(syncsim completion bash)\n",
+               "usage: syncsim completion bash|markdown\n\nPrints a bash completion script; load "
+               "it with\n  source <(syncsim completion bash)\n`markdown` prints every command's "
+               "options as docs/cli.md lists them.\n",
                opts);
     return 0;
   }
-  if (!cl.has("shell") || cl.get<std::string>("shell") != "bash") {
-    throw UsageError("expected the shell: bash");
+  const std::string shell = cl.has("shell") ? cl.get<std::string>("shell") : "";
+  if (shell == "bash") {
+    out << bash_completion();
+  } else if (shell == "markdown") {
+    out << options_markdown();
+  } else {
+    throw UsageError("expected bash or markdown, found \"" + shell + "\"");
   }
-  out << bash_completion();
   return 0;
 }
 
@@ -110,6 +116,26 @@ std::vector<OptionInfo> command_options(const std::string& name) {
     if (!seen) unique.push_back(std::move(o));
   }
   return unique;
+}
+
+std::string options_markdown() {
+  std::ostringstream o;
+  o << "| command | option | meaning |\n|---|---|---|\n";
+  for (const CommandInfo& c : command_table()) {
+    if (c.name == "calibrate") continue;  // its subcommands carry the options
+    for (const OptionInfo& opt : command_options(c.name)) {
+      if (opt.positional || opt.long_name == "help") continue;
+      std::string description;
+      for (const char ch : opt.description) {
+        if (ch == '|') description += '\\';
+        description += ch == '\n' ? ' ' : ch;
+      }
+      o << "| `" << c.name << "` | `--" << opt.long_name << (opt.takes_value ? " VALUE" : "") << "`";
+      if (!opt.short_name.empty()) o << ", `-" << opt.short_name << "`";
+      o << " | " << description << " |\n";
+    }
+  }
+  return o.str();
 }
 
 }  // namespace syncsim::app

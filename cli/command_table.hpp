@@ -37,4 +37,8 @@ std::vector<OptionInfo> command_options(const std::string& name);
 // `syncsim completion bash`: a bash completion script for every command and option.
 std::string bash_completion();
 
+// `syncsim completion markdown`: every command's options as the Markdown table docs/cli.md holds
+// between its options markers (a test compares them).
+std::string options_markdown();
+
 }  // namespace syncsim::app

@@ -23,7 +23,7 @@ constexpr int kWidth = 640;
 std::string text_of(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 std::string svg_open(int height, std::string_view label, int width = kWidth) {
-  return "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " + std::to_string(width) +
+  return "<svg viewBox=\"0 0 " + std::to_string(width) +
          " " + std::to_string(height) + "\" width=\"" + std::to_string(width) + "\" height=\"" +
          std::to_string(height) + "\" role=\"img\" aria-label=\"" + escape(label) + "\">\n";
 }

@@ -128,7 +128,7 @@ std::string draw(const Plot& p) {
     return kPlotH - kB - (kPlotH - kT - kB) * (y - y0) / (y1 - y0);
   };
   std::ostringstream o;
-  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " << kW << " " << kH
+  o << "<svg viewBox=\"0 0 " << kW << " " << kH
     << "\" width=\"" << kW << "\" height=\"" << kH << "\" role=\"img\" aria-label=\""
     << escape(p.y_name + " against " + p.x_name) << "\" class=\"sweep-plot\">\n";
   o << "<text x=\"" << kW / 2 << "\" y=\"14\" text-anchor=\"middle\">" << escape(p.y_name)
