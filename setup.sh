@@ -12,6 +12,8 @@ PACKAGES=(g++ cmake ninja-build libboost-graph-dev libboost-program-options-dev 
           libyaml-cpp-dev doctest-dev nlohmann-json3-dev
           openmpi-bin libopenmpi-dev gnuplot-nox  # MPI sweeps (optional in CMake), `syncsim plot`
           ccache)                                 # rebuilds and CI's sanitizer/fuzz builds
+# `./setup.sh test` (and CI): the browser test of `syncsim report` pages (tests/cli/test_report_browser.sh).
+TEST_PACKAGES=(chromium)
 # .ci/run only: format check, clang-tidy, libFuzzer targets (libclang-rt is only a Recommends of clang).
 CI_PACKAGES=(clang clang-format clang-tidy libclang-rt-14-dev)
 
@@ -63,7 +65,7 @@ cuda_probes() {
 mode=${1:-run}
 [ $# -gt 0 ] && shift
 if [ "$mode" = ci-tools ]; then
-  install_missing "${PACKAGES[@]}" "${CI_PACKAGES[@]}"
+  install_missing "${PACKAGES[@]}" "${TEST_PACKAGES[@]}" "${CI_PACKAGES[@]}"
   exit 0
 fi
 install_missing "${PACKAGES[@]}"
@@ -76,6 +78,7 @@ case "$mode" in
     exec ./build/release/bin/syncsim run "$@"
     ;;
   test)
+    install_missing "${TEST_PACKAGES[@]}"
     build ci
     ctest --preset ci -j "$jobs"
     cuda_probes
