@@ -19,10 +19,11 @@ void record(const po::options_description& options,
     OptionInfo info;
     info.long_name = o->long_name();
     const std::string format = o->format_name();  // "-q [ --quiet ]" or "--json"
-    if (format.size() > 2 && format[0] == '-' && format[1] != '-') info.short_name = format.substr(1, 1);
+    if (format.size() > 2 && format[0] == '-' && format[1] != '-')
+      info.short_name = format.substr(1, 1);
     info.takes_value = o->semantic()->max_tokens() > 0;
-    info.positional = std::find(positional_names.begin(), positional_names.end(),
-                                info.long_name) != positional_names.end();
+    info.positional = std::find(positional_names.begin(), positional_names.end(), info.long_name) !=
+                      positional_names.end();
     info.description = o->description();
     active_capture->options.push_back(std::move(info));
   }

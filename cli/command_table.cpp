@@ -14,7 +14,7 @@ const std::vector<CommandInfo>& command_table() {
       {"run", "run [SCENARIO]", "simulate a scenario (the built-in default when no file is given)"},
       {"bench", "bench", "event-queue and packet-forwarding throughput on the reference scenarios"},
       {"calibrate", "calibrate import|fit|report LOG...",
-        "nccl-tests logs -> table / alpha-beta fits / measured vs simulated"},
+       "nccl-tests logs -> table / alpha-beta fits / measured vs simulated"},
       {"calibrate import", "", "", false},
       {"calibrate fit", "", "", false},
       {"calibrate report", "", "", false},
@@ -24,7 +24,8 @@ const std::vector<CommandInfo>& command_table() {
        "compute fit and measured step phases from a PyTorch profiler trace"},
       {"collective", "collective [SCENARIO]",
        "nccl-tests-style sweep of one collective (all_reduce_perf table)"},
-      {"ports", "ports [SCENARIO]", "the fabric's egress port names (observe.ports, --counters rows)"},
+      {"ports", "ports [SCENARIO]",
+       "the fabric's egress port names (observe.ports, --counters rows)"},
       {"sweep", "sweep SCENARIO --vary PATH=V1,V2,...",
        "one row per point of a parameter grid (CSV/JSON; threads, MPI)"},
       {"plot", "plot RESULTS.csv --x COL --y COL --out FILE.svg",
@@ -130,7 +131,8 @@ std::string options_markdown() {
         if (ch == '|') description += '\\';
         description += ch == '\n' ? ' ' : ch;
       }
-      o << "| `" << c.name << "` | `--" << opt.long_name << (opt.takes_value ? " VALUE" : "") << "`";
+      o << "| `" << c.name << "` | `--" << opt.long_name << (opt.takes_value ? " VALUE" : "")
+        << "`";
       if (!opt.short_name.empty()) o << ", `-" << opt.short_name << "`";
       o << " | " << description << " |\n";
     }

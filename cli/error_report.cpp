@@ -21,7 +21,9 @@ ErrorReport error_report(const std::exception& e) {
 
 nlohmann::json error_json(const ErrorReport& r) {
   using json = nlohmann::json;
-  const auto text_or_null = [](const std::string& s) { return s.empty() ? json(nullptr) : json(s); };
+  const auto text_or_null = [](const std::string& s) {
+    return s.empty() ? json(nullptr) : json(s);
+  };
   const auto number_or_null = [](int n) { return n > 0 ? json(n) : json(nullptr); };
   return {{"error",
            {{"file", text_or_null(r.file)},

@@ -16,7 +16,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: syncsim report RESULT.json|SWEEP.csv --html FILE.html\n"
     "\n"
-    "Writes one self-contained HTML page (inline CSS and SVG, no network needed to open it): for a\n"
+    "Writes one self-contained HTML page (inline CSS and SVG, no network needed to open it): for "
+    "a\n"
     "`syncsim run --json` result the scenario summary, the fabric's tiers coloured by link\n"
     "utilisation, the step breakdown, the first ranks' timeline and the most paused ports; for a\n"
     "`syncsim sweep --csv` table every varying result column plotted against each swept axis.\n";
@@ -25,8 +26,8 @@ constexpr const char* kUsage =
 
 po::options_description report_options() {
   po::options_description opts("options");
-  opts.add_options()("help,h", "show this help")(
-      "html", po::value<std::string>(), "write the page to this file (required)")(
+  opts.add_options()("help,h", "show this help")("html", po::value<std::string>(),
+                                                 "write the page to this file (required)")(
       "input", po::value<std::string>(), "the run result (JSON) or sweep table (CSV) to draw")(
       "json", "on bad input, print the error as a JSON object on stdout");
   return opts;

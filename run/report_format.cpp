@@ -105,7 +105,7 @@ std::string heat_colour(double fraction) {
 
 std::string category_colour(std::size_t index) {
   static constexpr std::array<const char*, 7> kOkabeIto{"#0072B2", "#E69F00", "#009E73", "#CC79A7",
-                                                         "#56B4E9", "#D55E00", "#F0E442"};
+                                                        "#56B4E9", "#D55E00", "#F0E442"};
   return kOkabeIto[index % kOkabeIto.size()];
 }
 

@@ -84,7 +84,9 @@ double RunInput::member(const json& value, std::string_view list_path,
   return it->get<double>();
 }
 
-std::string note(std::string_view html) { return "<p class=\"note\">" + std::string(html) + "</p>\n"; }
+std::string note(std::string_view html) {
+  return "<p class=\"note\">" + std::string(html) + "</p>\n";
+}
 
 }  // namespace report
 
@@ -125,7 +127,8 @@ window.addEventListener("error", function (e) { window.pageErrors.push(String(e.
 </script>
 )";
 
-constexpr const char* kCheck = R"(<footer><span id="page-check" data-status="pending">page check: pending</span></footer>
+constexpr const char* kCheck =
+    R"(<footer><span id="page-check" data-status="pending">page check: pending</span></footer>
 <script>
 document.addEventListener("DOMContentLoaded", function () {
   var missing = [];
@@ -145,8 +148,8 @@ std::string page(const std::string& title, const std::string& file, const std::s
   std::ostringstream o;
   o << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<title>syncsim report: " << escape(title)
     << "</title>\n"
-    << kHead << "</head>\n<body>\n<header><h1>syncsim report: " << escape(title)
-    << "</h1><p>from " << escape(file) << "</p></header>\n<main>\n"
+    << kHead << "</head>\n<body>\n<header><h1>syncsim report: " << escape(title) << "</h1><p>from "
+    << escape(file) << "</p></header>\n<main>\n"
     << body << "</main>\n"
     << kCheck << "</body>\n</html>\n";
   return o.str();
@@ -269,8 +272,8 @@ std::string run_page(const std::string& file, const std::string& text) {
                            "expected a `syncsim run --json` result, found no such key");
   }
   const std::string body = summary_section(in) + report::fabric_section(in) +
-                           report::step_section(in) + report::timeline_section(in) +
-                           report::ports_section(in);
+                           report::step_section(in) + report::ports_section(in) +
+                           report::timeline_section(in);
   return page(j["scenario"].get<std::string>(), file, body);
 }
 

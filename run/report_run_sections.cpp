@@ -23,9 +23,9 @@ constexpr int kWidth = 640;
 std::string text_of(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 std::string svg_open(int height, std::string_view label, int width = kWidth) {
-  return "<svg viewBox=\"0 0 " + std::to_string(width) +
-         " " + std::to_string(height) + "\" width=\"" + std::to_string(width) + "\" height=\"" +
-         std::to_string(height) + "\" role=\"img\" aria-label=\"" + escape(label) + "\">\n";
+  return "<svg viewBox=\"0 0 " + std::to_string(width) + " " + std::to_string(height) +
+         "\" width=\"" + std::to_string(width) + "\" height=\"" + std::to_string(height) +
+         "\" role=\"img\" aria-label=\"" + escape(label) + "\">\n";
 }
 
 std::string rect(double x, double y, double w, double h, const std::string& fill,
@@ -38,8 +38,8 @@ std::string rect(double x, double y, double w, double h, const std::string& fill
 
 std::string label(double x, double y, const std::string& text, const char* anchor = "start") {
   std::ostringstream o;
-  o << "<text x=\"" << x << "\" y=\"" << y << "\" text-anchor=\"" << anchor << "\">"
-    << escape(text) << "</text>\n";
+  o << "<text x=\"" << x << "\" y=\"" << y << "\" text-anchor=\"" << anchor << "\">" << escape(text)
+    << "</text>\n";
   return o.str();
 }
 
@@ -82,17 +82,18 @@ std::string fabric_section(const RunInput& in) {
   const json* raw = in.find("link_tiers");
   if (raw == nullptr) {
     return "<section id=\"fabric\"><h2>Fabric</h2>\n" +
-           note("This result has no <code>link_tiers</code> key (it was written by an older "
-                "syncsim): no link utilisation to draw.") +
+           note(
+               "This result has no <code>link_tiers</code> key (it was written by an older "
+               "syncsim): no link utilisation to draw.") +
            "</section>\n";
   }
   std::vector<Tier> tiers;
   for (const json& t : in.list("link_tiers")) {
-    tiers.push_back({t.is_object() && t.contains("tier") ? text_of(t["tier"]) : "?",
-                     in.member(t, "link_tiers", "links"),
-                     in.member(t, "link_tiers", "bandwidth_bps"), in.member(t, "link_tiers", "bytes"),
-                     in.member(t, "link_tiers", "mean_utilisation"),
-                     in.member(t, "link_tiers", "max_utilisation")});
+    tiers.push_back(
+        {t.is_object() && t.contains("tier") ? text_of(t["tier"]) : "?",
+         in.member(t, "link_tiers", "links"), in.member(t, "link_tiers", "bandwidth_bps"),
+         in.member(t, "link_tiers", "bytes"), in.member(t, "link_tiers", "mean_utilisation"),
+         in.member(t, "link_tiers", "max_utilisation")});
   }
   std::stable_sort(tiers.begin(), tiers.end(), [](const Tier& a, const Tier& b) {
     return tier_rank(a.name) < tier_rank(b.name);
@@ -121,14 +122,14 @@ std::string fabric_section(const RunInput& in) {
       const double x = 24 + s * (292.0 / strokes);
       const bool busiest = s == strokes - 1;
       svg << "<line x1=\"" << x << "\" y1=\"" << y - 4 << "\" x2=\"" << x + 6 << "\" y2=\""
-        << y + kBand - 4 << "\" stroke=\"" << (busiest ? max_colour : mean_colour)
-        << "\" stroke-width=\"" << (busiest ? 5 : 3) << "\"/>\n";
+          << y + kBand - 4 << "\" stroke=\"" << (busiest ? max_colour : mean_colour)
+          << "\" stroke-width=\"" << (busiest ? 5 : 3) << "\"/>\n";
     }
     svg << label(332, y + 12,
-               t.name + ": " + number(t.links) + " links x " + bits_per_second(t.bandwidth_bps));
+                 t.name + ": " + number(t.links) + " links x " + bits_per_second(t.bandwidth_bps));
     svg << label(332, y + 27,
-               any_bytes ? "mean " + percent(t.mean) + ", busiest port " + percent(t.max)
-                         : "no bytes routed");
+                 any_bytes ? "mean " + percent(t.mean) + ", busiest port " + percent(t.max)
+                           : "no bytes routed");
     svg << label(332, y + 40, bytes(t.bytes) + " payload");
     y += kBand;
     const std::string bottom = level_below(t.name);
@@ -141,16 +142,17 @@ std::string fabric_section(const RunInput& in) {
   for (int i = 0; i < 20; ++i) svg << rect(20 + i * 10, y, 10, 10, heat_colour(i / 19.0), "");
   svg << label(20, y + 24, "0%") << label(220, y + 24, "100% utilisation", "end")
       << label(240, y + 9, "thin: the tier's mean; thick: its busiest port");
-  o << svg_open(static_cast<int>(y) + 32, "fabric tiers coloured by link utilisation")
-    << svg.str() << "</svg>\n";
+  o << svg_open(static_cast<int>(y) + 32, "fabric tiers coloured by link utilisation") << svg.str()
+    << "</svg>\n";
   if (!any_bytes) {
     o << note(
         "No payload was routed over the fabric's links in this run's own simulation (0 bytes on "
         "every tier): the step's collectives were timed on private idle-fabric runs or in closed "
         "form, so the result holds no utilisation.");
   }
-  o << note("Utilisation: payload bytes x 8 / (line rate x simulated time); headers not counted, "
-            "so a saturated port reads about 98%.");
+  o << note(
+      "Utilisation: payload bytes x 8 / (line rate x simulated time); headers not counted, "
+      "so a saturated port reads about 98%.");
   o << "</section>\n";
   return o.str();
 }
@@ -159,8 +161,9 @@ std::string step_section(const RunInput& in) {
   const json* step = in.number("step_time_s");
   if (step == nullptr) {
     return "<section id=\"step\"><h2>Step breakdown</h2>\n" +
-           note("No training step: the scenario has no <code>workload:</code>, so there is no "
-                "step breakdown.") +
+           note(
+               "No training step: the scenario has no <code>workload:</code>, so there is no "
+               "step breakdown.") +
            "</section>\n";
   }
   const double step_s = step->get<double>();
@@ -170,8 +173,7 @@ std::string step_section(const RunInput& in) {
        {"pipeline_bubble", "pipeline bubble"},
        {"optimizer", "optimizer"}}};
   std::ostringstream o;
-  o << "<section id=\"step\" data-expect-svg><h2>Step breakdown: " << seconds(step_s)
-    << "</h2>\n";
+  o << "<section id=\"step\" data-expect-svg><h2>Step breakdown: " << seconds(step_s) << "</h2>\n";
   o << svg_open(100, "the step's shares as one bar");
   double x = 10;
   for (std::size_t i = 0; i < kShares.size(); ++i) {
@@ -183,7 +185,7 @@ std::string step_section(const RunInput& in) {
         std::string(kShares[i].second) + " " + seconds(f * step_s) + " (" + percent(f) + ")";
     o << rect(x, 10, w, 34, category_colour(i), text);
     const double legend_x = 10 + 315.0 * static_cast<double>(i % 2);
-    const double legend_y = 56 + 20.0 * static_cast<double>(i / 2);
+    const double legend_y = 56 + 20.0 * (i < 2 ? 0.0 : 1.0);
     o << rect(legend_x, legend_y, 10, 10, category_colour(i), "")
       << label(legend_x + 14, legend_y + 9, text);
     x += w;
@@ -247,7 +249,8 @@ std::string timeline_section(const RunInput& in) {
     it->spans.emplace_back(start, end);
   };
   for (const json& b : in.list("buckets")) {
-    add("all-reduce (buckets)", in.member(b, "buckets", "start_s"), in.member(b, "buckets", "end_s"));
+    add("all-reduce (buckets)", in.member(b, "buckets", "start_s"),
+        in.member(b, "buckets", "end_s"));
   }
   const json* engine = in.find("engine");
   const bool closed_form = engine != nullptr && engine->is_string() && *engine == "closed_form";
@@ -267,8 +270,7 @@ std::string timeline_section(const RunInput& in) {
   std::ostringstream o;
   o << "<section id=\"timeline\" class=\"wide\" data-expect-svg><h2>Per-rank timeline (first "
     << ranks.size() << " ranks)</h2>\n";
-  o << svg_open(height, "per-rank compute and the step's communication over time",
-                kTimelineWidth);
+  o << svg_open(height, "per-rank compute and the step's communication over time", kTimelineWidth);
   double y = 10;
   for (const json& r : ranks) {
     const double bs = in.member(r, "rank_timeline", "backward_start_s");
@@ -280,8 +282,8 @@ std::string timeline_section(const RunInput& in) {
     o << rect(x_of(bs), y, x_of(be) - x_of(bs), kRow - 6, category_colour(4),
               rank + ": last backward " + seconds(bs) + " - " + seconds(be));
     if (optimizer_s > 0) {
-      o << rect(x_of(step_s - optimizer_s), y, x_of(step_s) - x_of(step_s - optimizer_s),
-                kRow - 6, category_colour(3), rank + ": optimizer " + seconds(optimizer_s));
+      o << rect(x_of(step_s - optimizer_s), y, x_of(step_s) - x_of(step_s - optimizer_s), kRow - 6,
+                category_colour(3), rank + ": optimizer " + seconds(optimizer_s));
     }
     y += kRow;
   }
@@ -306,12 +308,14 @@ std::string timeline_section(const RunInput& in) {
     << label(kLeft + 204, y + 33, "optimizer");
   o << "</svg>\n";
   if (!lanes.empty()) {
-    o << note("Communication lanes are the step's collectives, the same on every rank in this "
-              "model.");
+    o << note(
+        "Communication lanes are the step's collectives, the same on every rank in this "
+        "model.");
   }
   if (closed_form) {
-    o << note("Closed-form engine (model parallelism): its collectives are durations per kind, "
-              "not placed on the step, so no communication lane is drawn.");
+    o << note(
+        "Closed-form engine (model parallelism): its collectives are durations per kind, "
+        "not placed on the step, so no communication lane is drawn.");
   }
   if (cut) o << note("Only the first 4000 intervals of a lane are drawn.");
   o << "</section>\n";
@@ -354,9 +358,11 @@ std::string ports_section(const RunInput& in) {
   const auto row = [&](const std::string& name, const std::string& value) {
     o << "<tr><td>" << name << "</td><td class=\"v\">" << value << "</td></tr>\n";
   };
-  if (const json* v = in.number("pfc.pause_frames")) row("PAUSE frames", v->dump());
-  if (const json* v = in.number("pfc.paused_time_s")) {
-    row("paused time, all ports", seconds(v->get<double>()));
+  if (packet) {
+    if (const json* v = in.number("pfc.pause_frames")) row("PAUSE frames", v->dump());
+    if (const json* v = in.number("pfc.paused_time_s")) {
+      row("paused time, all ports", seconds(v->get<double>()));
+    }
   }
   if (const json* q = in.find("queue.port")) {
     const json* mean = in.number("queue.mean_bytes");
@@ -385,8 +391,9 @@ std::string ports_section(const RunInput& in) {
   }
   o << "</table>\n";
   if (packet && !in.find("queue.port")) {
-    o << note("Queue depths per port need <code>syncsim run --counters FILE</code> (the "
-              "<code>queue.*</code> keys).");
+    o << note(
+        "Queue depths per port need <code>syncsim run --counters FILE</code> (the "
+        "<code>queue.*</code> keys).");
   }
   o << "</section>\n";
   return o.str();

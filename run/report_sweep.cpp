@@ -124,18 +124,16 @@ std::string draw(const Plot& p) {
   if (y0 > 0 && y0 < 0.5 * y1) y0 = 0;  // from zero when that does not flatten the lines
   if (y1 <= y0) y1 = y0 + 1;
   const auto px = [&](double x) { return kL + (kW - kL - kR) * (x - x0) / (x1 - x0); };
-  const auto py = [&](double y) {
-    return kPlotH - kB - (kPlotH - kT - kB) * (y - y0) / (y1 - y0);
-  };
+  const auto py = [&](double y) { return kPlotH - kB - (kPlotH - kT - kB) * (y - y0) / (y1 - y0); };
   std::ostringstream o;
-  o << "<svg viewBox=\"0 0 " << kW << " " << kH
-    << "\" width=\"" << kW << "\" height=\"" << kH << "\" role=\"img\" aria-label=\""
-    << escape(p.y_name + " against " + p.x_name) << "\" class=\"sweep-plot\">\n";
+  o << "<svg viewBox=\"0 0 " << kW << " " << kH << "\" width=\"" << kW << "\" height=\"" << kH
+    << "\" role=\"img\" aria-label=\"" << escape(p.y_name + " against " + p.x_name)
+    << "\" class=\"sweep-plot\">\n";
   o << "<text x=\"" << kW / 2 << "\" y=\"14\" text-anchor=\"middle\">" << escape(p.y_name)
     << "</text>\n";
   o << "<line x1=\"" << kL << "\" y1=\"" << kPlotH - kB << "\" x2=\"" << kW - kR << "\" y2=\""
-    << kPlotH - kB << "\" stroke=\"#8a919c\"/>\n<line x1=\"" << kL << "\" y1=\"" << kT
-    << "\" x2=\"" << kL << "\" y2=\"" << kPlotH - kB << "\" stroke=\"#8a919c\"/>\n";
+    << kPlotH - kB << "\" stroke=\"#8a919c\"/>\n<line x1=\"" << kL << "\" y1=\"" << kT << "\" x2=\""
+    << kL << "\" y2=\"" << kPlotH - kB << "\" stroke=\"#8a919c\"/>\n";
   for (const double y : {y0, (y0 + y1) / 2, y1}) {
     o << "<text x=\"" << kL - 4 << "\" y=\"" << py(y) + 4 << "\" text-anchor=\"end\">"
       << value_text(y, p.y_unit) << "</text>\n";
@@ -161,8 +159,7 @@ std::string draw(const Plot& p) {
     o << "\"><title>" << escape(name) << "</title></polyline>\n";
     for (const auto& [x, y] : points) {
       o << "<circle cx=\"" << px(x) << "\" cy=\"" << py(y) << "\" r=\"3\" fill=\"" << colour
-        << "\"><title>" << escape(name) << " " << value_text(y, p.y_unit)
-        << "</title></circle>\n";
+        << "\"><title>" << escape(name) << " " << value_text(y, p.y_unit) << "</title></circle>\n";
     }
     if (s <= legend) {
       const double ly = kPlotH + 14.0 * static_cast<double>(s - 1) + 4;
@@ -180,8 +177,9 @@ std::string draw(const Plot& p) {
 
 std::string sweep_body(const std::string& file, const std::string& text) {
   const auto records = parse_csv(file, text);
-  const std::string expected = "expected a `syncsim run --json` result or a `syncsim sweep --csv` "
-                               "table";
+  const std::string expected =
+      "expected a `syncsim run --json` result or a `syncsim sweep --csv` "
+      "table";
   if (records.size() < 2 || records.front().second.size() < 2) {
     throw ReportInputError(file, "", expected + ", found neither", 1, 1);
   }
@@ -192,17 +190,18 @@ std::string sweep_body(const std::string& file, const std::string& text) {
     (find_result_column(header[c]) != nullptr ? metrics : axes).push_back(c);
   }
   if (metrics.empty() || axes.empty()) {
-    throw ReportInputError(file, "", expected + ", found a header with " +
-                                         (metrics.empty() ? std::string("no result column")
-                                                          : std::string("no swept axis")) +
-                                         " (\"" + header.front() + "\", ...)",
-                           1, 1);
+    throw ReportInputError(
+        file, "",
+        expected + ", found a header with " +
+            (metrics.empty() ? std::string("no result column") : std::string("no swept axis")) +
+            " (\"" + header.front() + "\", ...)",
+        1, 1);
   }
   for (const auto& [line, row] : records) {
     if (row.size() != header.size()) {
-      throw ReportInputError(file, "", "expected " + std::to_string(header.size()) +
-                                           " fields as in the header, found " +
-                                           std::to_string(row.size()),
+      throw ReportInputError(file, "",
+                             "expected " + std::to_string(header.size()) +
+                                 " fields as in the header, found " + std::to_string(row.size()),
                              line, 1);
     }
   }
@@ -259,8 +258,9 @@ std::string sweep_body(const std::string& file, const std::string& text) {
     << "><h2>Sweep: " << records.size() - 1 << " points over " << axes.size()
     << (axes.size() == 1 ? " axis" : " axes") << "</h2>\n";
   if (axes.size() > 1) {
-    o << note("One plot per result column and swept axis; each line holds the other axes fixed "
-              "(hover a line for its values).");
+    o << note(
+        "One plot per result column and swept axis; each line holds the other axes fixed "
+        "(hover a line for its values).");
   }
   o << "<div class=\"plots\" style=\"display:flex;flex-wrap:wrap;gap:8px\">\n"
     << plots.str() << "</div>\n";

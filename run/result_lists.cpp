@@ -98,8 +98,8 @@ json collectives(const RunResult& r) {
 json rank_timeline(const RunResult& r) {
   json out = json::array();
   const models::StepResult& s = *r.step;
-  const std::size_t n = std::min({s.rank_backward_start.size(), s.rank_backward_end.size(),
-                                  kTimelineRanks});
+  const std::size_t n =
+      std::min({s.rank_backward_start.size(), s.rank_backward_end.size(), kTimelineRanks});
   for (std::size_t i = 0; i < n; ++i) {
     out.push_back({{"rank", i},
                    {"backward_start_s", s.rank_backward_start[i].seconds()},

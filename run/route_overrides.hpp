@@ -1,6 +1,6 @@
 #pragma once
-// `fabric.route_overrides`: the scenario's pinned paths (GPU ranks and switch names) resolved to the
-// fabric's NICs and switches, appended to NetworkSpec::route_overrides.
+// `fabric.route_overrides`: the scenario's pinned paths (GPU ranks and switch names) resolved to
+// the fabric's NICs and switches, appended to NetworkSpec::route_overrides.
 #include "scenario/scenario_loader.hpp"
 #include "sim/net/network_spec.hpp"
 

@@ -74,13 +74,15 @@ TEST_CASE("command table: the bash completion offers every command and flag") {
   const std::string script = app::bash_completion();
   CHECK(script.find("complete -o default -F _syncsim syncsim") != std::string::npos);
   for (const app::CommandInfo& c : app::command_table()) {
-    if (c.name.find(' ') == std::string::npos) CHECK(script.find(c.name + " ") != std::string::npos);
+    if (c.name.find(' ') == std::string::npos)
+      CHECK(script.find(c.name + " ") != std::string::npos);
     if (c.name == "calibrate") continue;
     CHECK(script.find("\"" + c.name + "\") flags=") != std::string::npos);
   }
   CHECK(script.find("--strict-memory") != std::string::npos);
   CHECK(script.find("--html") != std::string::npos);
-  CHECK(app::usage_text().find("report RESULT.json|SWEEP.csv --html FILE.html") != std::string::npos);
+  CHECK(app::usage_text().find("report RESULT.json|SWEEP.csv --html FILE.html") !=
+        std::string::npos);
 }
 
 TEST_CASE("errors as JSON: a scenario error keeps file, line, column and path") {

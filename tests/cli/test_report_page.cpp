@@ -39,9 +39,11 @@ TEST_CASE("report page: a packet incast draws tiers, paused ports and no externa
   const auto host = std::find_if(tiers.begin(), tiers.end(),
                                  [](const json& t) { return t.at("tier") == "host"; });
   REQUIRE(host != tiers.end());
-  CHECK(host->at("bytes").get<double>() == doctest::Approx(2 * j.at("bytes_delivered").get<double>()));
+  CHECK(host->at("bytes").get<double>() ==
+        doctest::Approx(2 * j.at("bytes_delivered").get<double>()));
   CHECK(host->at("links") == 27);
-  // The incast's bottleneck (leaf0 -> host0) is the busiest host port; payload can not beat the line.
+  // The incast's bottleneck (leaf0 -> host0) is the busiest host port; payload can not beat the
+  // line.
   CHECK(host->at("max_utilisation").get<double>() > 0.5);
   CHECK(host->at("max_utilisation").get<double>() <= 1.0);
   const std::string page = app::report_page("incast.json", j.dump());
@@ -121,6 +123,7 @@ TEST_CASE("report page: bad input is one error naming file, place and what was e
     CHECK(e.line() == 3);
     CHECK(e.message() == "expected 2 fields as in the header, found 1");
   }
-  CHECK_THROWS_AS(app::report_page("s.csv", "a,b\n1,2\n"), app::ReportInputError);  // no result column
+  CHECK_THROWS_AS(app::report_page("s.csv", "a,b\n1,2\n"),
+                  app::ReportInputError);  // no result column
   CHECK_THROWS_AS(app::report_page("e.json", "  \n"), app::ReportInputError);
 }
