@@ -224,11 +224,12 @@ constexpr std::size_t kMaxSpans = 4000;
 std::string timeline_section(const RunInput& in) {
   const json& ranks = in.list("rank_timeline");
   const json* step = in.number("step_time_s");
-  if (step == nullptr || ranks.empty()) {
+  if (step == nullptr || ranks.empty() || !(step->get<double>() > 0)) {
     return "<section id=\"timeline\"><h2>Per-rank timeline</h2>\n" +
            note(step == nullptr ? "No training step, so no per-rank timeline."
-                                : "This result has no <code>rank_timeline</code> (an older "
-                                  "syncsim, or a step without per-rank times): no timeline.") +
+                                : "No <code>rank_timeline</code> to draw (a result of an older "
+                                  "syncsim, a step without per-rank times, or one of zero "
+                                  "length).") +
            "</section>\n";
   }
   const double step_s = step->get<double>();

@@ -5,7 +5,8 @@
 # Content-Security-Policy violation (which a fetch of anything external would be). With SCREENSHOT
 # set, the step page's screenshot is written there (docs/report-page.png).
 # usage: test_report_browser.sh SYNCSIM_BINARY SOURCE_DIR
-# Chromium (Debian `chromium`, installed by ./setup.sh test) missing: FAIL when CI=true, else skip.
+# Chromium (Debian `chromium`, installed by ./setup.sh test) missing: FAIL when CI=true, else skip
+# (exit 77, which ctest reports as skipped).
 set -u
 bin=$1
 src=$2
@@ -16,7 +17,7 @@ if [ -z "$browser" ]; then
     exit 1
   fi
   echo "SKIP: chromium not found; install it (apt-get install chromium) to run this test"
-  exit 0
+  exit 77  # ctest: skipped (SKIP_RETURN_CODE)
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -32,7 +33,7 @@ check() {  # check NAME CONDITION...
 chromium_run() {
   local page=$1
   shift
-  timeout 90 "$browser" --headless --no-sandbox --disable-gpu --no-first-run \
+  timeout 90 "$browser" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run \
     --user-data-dir="$tmp/profile" --enable-logging=stderr --v=0 --hide-scrollbars \
     "$@" "file://$page"
 }
