@@ -7,10 +7,11 @@
 namespace syncsim::app {
 
 namespace {
-OptionTableCapture* active_capture = nullptr;  // NOLINT: one capture at a time, see the header
+OptionTableCapture* active_capture = nullptr;  // one capture at a time (command_line.hpp)
 
 void record(const po::options_description& options,
             const po::positional_options_description& positional) {
+  // An unlimited positional list (LOG...) repeats its name at every later position: 16 are plenty.
   std::vector<std::string> positional_names;
   for (unsigned i = 0; i < positional.max_total_count() && i < 16; ++i) {
     positional_names.push_back(positional.name_for_position(i));
