@@ -287,6 +287,11 @@ std::string report_page(const std::string& file, const std::string& text) {
                            "file");
   }
   if (text[first] == '{') return run_page(file, text);
+  if (text[first] == '[') {
+    throw ReportInputError(file, "",
+                           "expected a `syncsim run --json` result or a sweep CSV, found a JSON "
+                           "list (`syncsim sweep --json` output? write the sweep with --csv)");
+  }
   return page("sweep " + file, file, report::sweep_body(file, text));
 }
 

@@ -21,7 +21,7 @@ check() {  # check NAME CONDITION...
 check "--version exits 0" test $? -eq 0
 check "--version names version and commit" grep -qE '^syncsim [0-9]+\.[0-9]+\.[0-9]+ \(git [^ ]+\)$' "$tmp/version"
 if commit=$(git -C "$src" rev-parse --short=7 HEAD 2>/dev/null); then
-  check "--version names this checkout's commit" grep -q "$commit" "$tmp/version"
+  check "--version names this checkout's commit (a binary built before the last commit does not)" grep -q "$commit" "$tmp/version"
 fi
 
 # The completion script, sourced into bash, completes commands, subcommands and flags.

@@ -126,4 +126,6 @@ TEST_CASE("report page: bad input is one error naming file, place and what was e
   CHECK_THROWS_AS(app::report_page("s.csv", "a,b\n1,2\n"),
                   app::ReportInputError);  // no result column
   CHECK_THROWS_AS(app::report_page("e.json", "  \n"), app::ReportInputError);
+  CHECK_THROWS_WITH_AS(app::report_page("s.json", "[{\"gpus\": 8}]"),
+                       doctest::Contains("write the sweep with --csv"), app::ReportInputError);
 }
