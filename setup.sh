@@ -14,6 +14,8 @@ PACKAGES=(g++ cmake ninja-build libboost-graph-dev libboost-program-options-dev 
           ccache                                  # rebuilds and CI's sanitizer/fuzz builds
           pybind11-dev python3-pybind11 python3-dev  # the Python module (python/, docs/python.md)
           python3-pandas)                         # its to_dataframe() (about 11 MB download)
+# `./setup.sh test` (and CI): the browser test of `syncsim report` pages (tests/cli/test_report_browser.sh).
+TEST_PACKAGES=(chromium)
 # .ci/run only: format check, clang-tidy, libFuzzer targets (libclang-rt is only a Recommends of clang).
 CI_PACKAGES=(clang clang-format clang-tidy libclang-rt-14-dev)
 
@@ -65,7 +67,7 @@ cuda_probes() {
 mode=${1:-run}
 [ $# -gt 0 ] && shift
 if [ "$mode" = ci-tools ]; then
-  install_missing "${PACKAGES[@]}" "${CI_PACKAGES[@]}"
+  install_missing "${PACKAGES[@]}" "${TEST_PACKAGES[@]}" "${CI_PACKAGES[@]}"
   exit 0
 fi
 install_missing "${PACKAGES[@]}"
@@ -78,6 +80,7 @@ case "$mode" in
     exec ./build/release/bin/syncsim run "$@"
     ;;
   test)
+    install_missing "${TEST_PACKAGES[@]}"
     build ci
     ctest --preset ci -j "$jobs"
     cuda_probes

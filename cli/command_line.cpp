@@ -1,14 +1,44 @@
 #include "cli/command_line.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <ostream>
 
 namespace syncsim::app {
 
+namespace {
+OptionTableCapture* active_capture = nullptr;  // one capture at a time (command_line.hpp)
+
+void record(const po::options_description& options,
+            const po::positional_options_description& positional) {
+  // An unlimited positional list (LOG...) repeats its name at every later position: 16 are plenty.
+  std::vector<std::string> positional_names;
+  for (unsigned i = 0; i < positional.max_total_count() && i < 16; ++i) {
+    positional_names.push_back(positional.name_for_position(i));
+  }
+  for (const auto& o : options.options()) {
+    OptionInfo info;
+    info.long_name = o->long_name();
+    const std::string format = o->format_name();  // "-q [ --quiet ]" or "--json"
+    if (format.size() > 2 && format[0] == '-' && format[1] != '-')
+      info.short_name = format.substr(1, 1);
+    info.takes_value = o->semantic()->max_tokens() > 0;
+    info.positional = std::find(positional_names.begin(), positional_names.end(), info.long_name) !=
+                      positional_names.end();
+    info.description = o->description();
+    active_capture->options.push_back(std::move(info));
+  }
+}
+}  // namespace
+
+OptionTableCapture::OptionTableCapture() { active_capture = this; }
+OptionTableCapture::~OptionTableCapture() { active_capture = nullptr; }
+
 CommandLine parse_command_line_or_throw(const std::vector<std::string>& args,
                                         const po::options_description& options,
                                         const po::positional_options_description& positional) {
   namespace style = po::command_line_style;
+  if (active_capture != nullptr) record(options, positional);
   CommandLine cl;
   const po::parsed_options parsed = po::command_line_parser(args)
                                         .options(options)

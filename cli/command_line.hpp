@@ -38,6 +38,25 @@ struct CommandLine {
   }
 };
 
+// One option of a command's table, as the parser knows it.
+struct OptionInfo {
+  std::string long_name;   // "json"
+  std::string short_name;  // "q" for -q, else empty
+  bool takes_value = false;
+  bool positional = false;  // filled from a positional argument (SCENARIO), not a user flag
+  std::string description;
+};
+
+// While one is alive, every parse records the option table it was given, so a command's options
+// can be listed from the table it parses with (cli/command_table.cpp). One at a time, one thread.
+struct OptionTableCapture {
+  std::vector<OptionInfo> options;
+  OptionTableCapture();
+  ~OptionTableCapture();
+  OptionTableCapture(const OptionTableCapture&) = delete;
+  OptionTableCapture& operator=(const OptionTableCapture&) = delete;
+};
+
 // Parses `args` (the command's arguments, without its name); throws `Error` with Program_options'
 // message ("unrecognised option '--bogus'", "the required argument for option '--out' is missing").
 CommandLine parse_command_line_or_throw(const std::vector<std::string>& args,

@@ -18,5 +18,7 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out);
 // ScenarioError (exit 2).
 int validate_command(const std::vector<std::string>& args, std::ostream& out);
 int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// `syncsim report FILE --html OUT.html` (run/report_page.hpp); bad input throws ReportInputError.
+int report_command(const std::vector<std::string>& args, std::ostream& out);
 
 }  // namespace syncsim::app

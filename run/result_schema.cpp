@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "models/step_bound.hpp"
+#include "run/result_lists.hpp"
 #include "run/runner.hpp"
 
 namespace syncsim::app {
@@ -18,94 +19,16 @@ using P = ResultPresence;
 const models::StepResult& step(const RunResult& r) { return *r.step; }
 const ReportedCollectives& report(const RunResult& r) { return *r.report; }
 
-json flow_rate_window(const RunResult& r) {
-  const FlowRateStats& fr = r.flow_rates;
-  if (!fr.stated_window) return "each flow's own [start, finish]";
-  return {{"start_s", fr.window_start_s}, {"end_s", fr.window_end_s}};
-}
-
-json flow_rate_flows(const RunResult& r) {
-  json flows = json::array();
-  for (const auto& f : r.flow_rates.flows) {
-    flows.push_back({{"src", f.src},
-                     {"dst", f.dst},
-                     {"bps", f.bps},
-                     {"start_s", f.start_s},
-                     {"finish_s", f.finish_s},
-                     {"completed", f.completed},
-                     {"path", f.path},
-                     {"cnps", f.cnps},
-                     {"rate_cuts", f.rate_cuts},
-                     {"min_rate_bps", f.min_rate_bps >= 0 ? json(f.min_rate_bps) : json(nullptr)}});
-  }
-  return flows;
-}
-
-// The 10 messages with the longest RC recovery (lossless classes), longest first.
-json rc_recovered(const RunResult& r) {
-  json out = json::array();
-  for (std::size_t i = 0; i < r.rc_recovered.size() && i < 10; ++i) {
-    const auto& m = r.rc_recovered[i];
-    out.push_back({{"src", m.src},
-                   {"dst", m.dst},
-                   {"start_s", m.start_s},
-                   {"recovery_s", m.recovery_s},
-                   {"finish_s", m.finish_s}});
-  }
-  return out;
-}
-
-json jain_by_traffic(const RunResult& r) {
-  json out = json::array();
-  for (const TrafficFairness& g : r.jain_by_traffic) {
-    out.push_back({{"entry", g.entry},
-                   {"pattern", g.pattern},
-                   {"messages", g.messages},
-                   {"completed", g.completed},
-                   {"jain_index", g.jain_index}});
-  }
-  return out;
-}
-
-json drops(const RunResult& r) {
-  json d = json::object();
-  d["buffer_full_packets"] = r.packets_dropped_buffer_full;
-  for (const auto& [reason, packets] : r.drops) d[reason] = packets;
-  return d;
-}
-
-json top_paused_ports(const RunResult& r) {
-  json top = json::array();
-  for (std::size_t i = 0; i < r.paused_ports.size() && i < 5; ++i) {
-    top.push_back({{"port", r.paused_ports[i].first}, {"paused_time_s", r.paused_ports[i].second}});
-  }
-  return top;
-}
-
-json buckets(const RunResult& r) {
-  json out = json::array();
-  for (const auto& b : step(r).buckets) {
-    out.push_back({{"bytes", b.bytes},
-                   {"ready_s", b.ready.seconds()},
-                   {"start_s", b.start.seconds()},
-                   {"end_s", b.end.seconds()}});
-  }
-  return out;
-}
-
-json collectives(const RunResult& r) {
-  json out = json::array();
-  for (const auto& c : step(r).collectives) {
-    out.push_back({{"kind", c.kind},
-                   {"unit", c.unit},
-                   {"bytes", c.bytes},
-                   {"ready_s", c.ready.seconds()},
-                   {"start_s", c.start.seconds()},
-                   {"end_s", c.end.seconds()},
-                   {"count", c.count}});
-  }
-  return out;
-}
+using result_lists::buckets;
+using result_lists::collectives;
+using result_lists::drops;
+using result_lists::flow_rate_flows;
+using result_lists::flow_rate_window;
+using result_lists::jain_by_traffic;
+using result_lists::link_tiers;
+using result_lists::rank_timeline;
+using result_lists::rc_recovered;
+using result_lists::top_paused_ports;
 
 // The table, in the order of docs/cli.md. Paths and values are a contract (scripts read them).
 const std::vector<ResultKey>& table() {
@@ -332,6 +255,25 @@ const std::vector<ResultKey>& table() {
        P::Always, [](const RunResult& r) -> json { return r.switches; }},
       {"fabric.links", "links", "count", "full-duplex links", P::Always,
        [](const RunResult& r) -> json { return r.links; }},
+      {"link_tiers", "", "-",
+       "one object per link class (host, nvlink, fabric, core), payload routed over its ports "
+       "(below)",
+       P::Always, link_tiers},
+      {"link_tiers[].tier", "", "-", "the link class name", P::Always, nullptr},
+      {"link_tiers[].links", "", "count", "its full-duplex cables (two egress ports each)",
+       P::Always, nullptr},
+      {"link_tiers[].bandwidth_bps", "", "bit/s", "each port's line rate, each direction",
+       P::Always, nullptr},
+      {"link_tiers[].bytes", "", "B",
+       "payload bytes routed over its ports (counted when a transfer starts)", P::Always, nullptr},
+      {"link_tiers[].max_port_bytes", "", "B", "the busiest port's payload bytes", P::Always,
+       nullptr},
+      {"link_tiers[].mean_utilisation", "", "-",
+       "bytes x 8 / (bandwidth x ports x sim_time_s): payload only, so a saturated port reads "
+       "about 0.98",
+       P::Always, nullptr},
+      {"link_tiers[].max_utilisation", "", "-", "the busiest port's utilisation", P::Always,
+       nullptr},
       {"estimate", "", "-", "the pre-run estimate (`syncsim run` only; below)", P::Estimate,
        [](const RunResult& r) -> json { return to_json(*r.estimate); }},
       {"estimate.memory_bytes", "", "B", "pre-run memory estimate", P::Estimate, nullptr},
@@ -452,6 +394,16 @@ const std::vector<ResultKey>& table() {
       {"buckets[].ready_s", "", "s", "when every rank had the bucket ready", P::Workload, nullptr},
       {"buckets[].start_s", "", "s", "when its all-reduce started", P::Workload, nullptr},
       {"buckets[].end_s", "", "s", "when its all-reduce ended", P::Workload, nullptr},
+      {"rank_timeline", "", "-",
+       "the first 8 ranks' last backward pass, one object per rank (below; workload); before "
+       "it, from 0, the forward passes and earlier micro-batches; the last optimizer_s of the "
+       "step is the optimizer",
+       P::Workload, rank_timeline},
+      {"rank_timeline[].rank", "", "-", "the GPU rank", P::Workload, nullptr},
+      {"rank_timeline[].backward_start_s", "", "s", "when its last backward pass started",
+       P::Workload, nullptr},
+      {"rank_timeline[].backward_end_s", "", "s", "when it ended", P::Workload,
+       nullptr},
       {"engine", "engine", "-", "`event_driven`, or `closed_form` for model parallelism (workload)",
        P::Workload, [](const RunResult& r) -> json { return step(r).engine; }},
       {"parallelism", "parallelism", "-", "`ddp` or `fsdp` (workload)", P::Workload,

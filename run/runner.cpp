@@ -16,7 +16,9 @@
 #include "models/traffic.hpp"
 #include "models/traffic_injector.hpp"
 #include "run/calibrated_collective.hpp"
+#include "run/link_tiers.hpp"
 #include "run/progress.hpp"
+#include "run/route_overrides.hpp"
 #include "scenario/configuration_warnings.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "sim/backends/analytic_backend.hpp"
@@ -234,33 +236,6 @@ void run_observed(Simulation& sim, const net::Network& network, const net::Netwo
   r.timeseries_files.push_back(fpath);
 }
 
-void resolve_route_overrides(const Scenario& scenario, net::NetworkSpec& spec) {
-  for (std::size_t i = 0; i < scenario.route_overrides.size(); ++i) {
-    const RouteOverrideSpec& o = scenario.route_overrides[i];
-    const std::string path = "fabric.route_overrides." + std::to_string(i);
-    if (o.src_gpu >= spec.gpus.size() || o.dst_gpu >= spec.gpus.size()) {
-      throw ScenarioError(std::string{}, 0, 0, path,
-                          "src/dst must be GPU ranks below " + std::to_string(spec.gpus.size()));
-    }
-    net::NetworkSpec::RouteOverride r;
-    r.src = spec.gpus[o.src_gpu].nic;
-    r.dst = spec.gpus[o.dst_gpu].nic;
-    for (const std::string& name : o.via) {
-      net::NodeId found = net::kNoNode;
-      for (net::NodeId n = 0; n < spec.nodes.size() && found == net::kNoNode; ++n) {
-        if (spec.nodes[n].name == name && spec.nodes[n].kind == net::NodeKind::Switch) found = n;
-      }
-      if (found == net::kNoNode || spec.attachment_index[found] == UINT32_MAX) {
-        throw ScenarioError(
-            std::string{}, 0, 0, path + ".via",
-            "no switch with hosts attached named \"" + name + "\" (e.g. \"leaf1\")");
-      }
-      r.via.push_back(found);
-    }
-    spec.route_overrides.push_back(std::move(r));
-  }
-}
-
 void summarize_rates(FlowRateStats& fr) {
   if (fr.flows.empty()) return;
   double sum = 0, sq = 0;
@@ -420,6 +395,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
 
   Simulation sim(scenario.seed);
   std::unique_ptr<TransferBackend> backend = make_backend(scenario.fidelity, sim, spec);
+  backend->count_port_bytes(true);  // link_tiers: bytes per egress port, hence per tier
   RunResult r;
   r.warnings = scenario.load_warnings;
   r.messages = messages.size();
@@ -515,6 +491,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   r.gpus = static_cast<uint32_t>(spec.gpus.size());
   r.hosts = spec.hosts;
   r.links = spec.links.size();
+  r.link_tiers = link_tier_use(spec, backend->port_bytes(), r.sim_time_s);
   r.switches = static_cast<std::size_t>(
       std::count_if(spec.nodes.begin(), spec.nodes.end(),
                     [](const net::NodeSpec& n) { return n.kind == net::NodeKind::Switch; }));

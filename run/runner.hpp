@@ -13,6 +13,7 @@
 #include "models/step_sim.hpp"
 #include "run/collective_cmd.hpp"
 #include "run/estimate.hpp"
+#include "run/link_tiers.hpp"
 #include "run/port_counters.hpp"
 #include "scenario/scenario.hpp"
 #include "sim/backends/make_backend.hpp"
@@ -79,6 +80,8 @@ struct RunResult {
   uint32_t hosts = 0;
   std::size_t switches = 0;
   std::size_t links = 0;
+  // Per link class: payload bytes routed and utilisation over the run (run/link_tiers.hpp).
+  std::vector<LinkTierUse> link_tiers;
   uint64_t packets_dropped_buffer_full = 0;
   // Packet-level only (zero on the analytic backend).
   std::vector<std::pair<std::string, uint64_t>> drops;  // packets dropped, by reason (every reason)
