@@ -17,16 +17,16 @@ using ChakraProtoMsg::AttributeProto;
 namespace pb = ChakraProtoMsg;
 
 // Attributes that change what syncsim replays (docs/chakra.md says how each is read).
-constexpr std::array<std::string_view, 9> kUsed = {
-    "comm_type", "comm_size", "pg_name", "is_cpu_op", "comm_src",
-    "comm_dst",  "comm_tag",  "num_ops", "tensor_size"};
+constexpr std::array<std::string_view, 9> kUsed = {"comm_type", "comm_size", "pg_name",
+                                                   "is_cpu_op", "comm_src",  "comm_dst",
+                                                   "comm_tag",  "num_ops",   "tensor_size"};
 // Attributes that describe a node without changing its timing here: PyTorch's record ids and op
 // schema (Chakra's src/converter/pytorch_converter.py writes them on every node), its CUDA stream,
 // and ASTRA-sim's comm_priority and involved_dim (its logical-topology dimensions, which have no
 // meaning on syncsim's fabrics).
 constexpr std::array<std::string_view, 10> kIgnored = {
-    "rf_id", "fw_parent", "seq_id", "scope", "tid", "fw_tid", "op_schema", "stream",
-    "comm_priority", "involved_dim"};
+    "rf_id",  "fw_parent", "seq_id", "scope",         "tid",
+    "fw_tid", "op_schema", "stream", "comm_priority", "involved_dim"};
 
 template <std::size_t N>
 bool listed(const std::array<std::string_view, N>& names, const std::string& name) {
@@ -247,16 +247,19 @@ models::ChakraNode from_proto(const pb::Node& node, const std::string& file, uin
       if (!has_size) fail(node, file, "a send or receive node needs a comm_size attribute");
       if (send ? !has_dst : !has_src) {
         fail(node, file,
-             std::string(send ? "a COMM_SEND_NODE needs comm_dst" : "a COMM_RECV_NODE needs comm_src") +
+             std::string(send ? "a COMM_SEND_NODE needs comm_dst"
+                              : "a COMM_RECV_NODE needs comm_src") +
                  " (the peer rank)");
       }
       if (send && has_src && src != rank) {
-        fail(node, file, "comm_src " + std::to_string(src) + " is not this file's rank " +
-                             std::to_string(rank));
+        fail(
+            node, file,
+            "comm_src " + std::to_string(src) + " is not this file's rank " + std::to_string(rank));
       }
       if (!send && has_dst && dst != rank) {
-        fail(node, file, "comm_dst " + std::to_string(dst) + " is not this file's rank " +
-                             std::to_string(rank));
+        fail(
+            node, file,
+            "comm_dst " + std::to_string(dst) + " is not this file's rank " + std::to_string(rank));
       }
       n.peer = rank_in_range(send ? dst : src, send ? "comm_dst" : "comm_src");
       if (n.peer == rank) fail(node, file, "a rank cannot send to or receive from itself");
@@ -282,7 +285,8 @@ pb::Node to_proto(const models::ChakraNode& n) {
     case models::ChakraNodeKind::Compute:
       node.set_type(pb::COMP_NODE);
       // Chakra stores whole microseconds; the caller rounds (chakra_export.cpp says how).
-      node.set_duration_micros(static_cast<uint64_t>(std::max<int64_t>(0, n.duration.picoseconds() / 1'000'000)));
+      node.set_duration_micros(
+          static_cast<uint64_t>(std::max<int64_t>(0, n.duration.picoseconds() / 1'000'000)));
       if (n.num_ops) *node.add_attr() = attr_int("num_ops", std::llround(*n.num_ops));
       if (n.tensor_bytes) *node.add_attr() = attr_int("tensor_size", std::llround(*n.tensor_bytes));
       break;
@@ -294,12 +298,24 @@ pb::Node to_proto(const models::ChakraNode& n) {
       pb::CollectiveCommType t = pb::BARRIER;
       if (!n.barrier) {
         switch (n.op) {
-          case models::CollectiveOp::AllReduce: t = pb::ALL_REDUCE; break;
-          case models::CollectiveOp::ReduceScatter: t = pb::REDUCE_SCATTER; break;
-          case models::CollectiveOp::AllGather: t = pb::ALL_GATHER; break;
-          case models::CollectiveOp::Broadcast: t = pb::BROADCAST; break;
-          case models::CollectiveOp::Reduce: t = pb::REDUCE; break;
-          case models::CollectiveOp::AllToAll: t = pb::ALL_TO_ALL; break;
+          case models::CollectiveOp::AllReduce:
+            t = pb::ALL_REDUCE;
+            break;
+          case models::CollectiveOp::ReduceScatter:
+            t = pb::REDUCE_SCATTER;
+            break;
+          case models::CollectiveOp::AllGather:
+            t = pb::ALL_GATHER;
+            break;
+          case models::CollectiveOp::Broadcast:
+            t = pb::BROADCAST;
+            break;
+          case models::CollectiveOp::Reduce:
+            t = pb::REDUCE;
+            break;
+          case models::CollectiveOp::AllToAll:
+            t = pb::ALL_TO_ALL;
+            break;
           case models::CollectiveOp::SendRecv:
             throw ChakraError("a send/recv is written as a COMM_SEND_NODE and a COMM_RECV_NODE");
         }

@@ -71,9 +71,9 @@ models::ChakraRankTrace read_rank_file(const std::string& file, uint32_t rank, u
     ChakraProtoMsg::Node node;
     if (!google::protobuf::util::ParseDelimitedFromZeroCopyStream(&node, &stream, &eof)) {
       if (eof) break;
-      throw ChakraError(file + ": a damaged Node message after node " +
-                        (trace.nodes.empty() ? std::string("(none)")
-                                             : std::to_string(trace.nodes.back().id)));
+      throw ChakraError(
+          file + ": a damaged Node message after node " +
+          (trace.nodes.empty() ? std::string("(none)") : std::to_string(trace.nodes.back().id)));
     }
     if (!ids.insert(node.id()).second) {
       throw ChakraError(file + ": node " + std::to_string(node.id()) + " appears twice");

@@ -7,9 +7,9 @@
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "models/step_bound.hpp"
+#include "run/chakra_export.hpp"
 #include "run/estimate.hpp"
 #include "run/port_counters.hpp"
-#include "run/chakra_export.hpp"
 #include "run/progress.hpp"
 #include "run/result_schema.hpp"
 #include "run/runner.hpp"
@@ -30,8 +30,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       "write the training step as Chrome-trace/Perfetto JSON to this file (workload scenarios)")(
       "chakra-out", po::value<std::string>(),
       "write the simulated DDP step as a Chakra execution trace, one DIR/syncsim.<rank>.et file "
-      "per rank (docs/chakra.md)")(
-      "verbose,v", "print the pre-run memory/time estimate (stderr)")(
+      "per rank (docs/chakra.md)")("verbose,v", "print the pre-run memory/time estimate (stderr)")(
       "force", "run even when the memory estimate exceeds the available memory")(
       "strict-memory",
       "exit 2 instead of printing the result when the workload's layout does not fit the GPU's "

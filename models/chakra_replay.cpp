@@ -83,7 +83,8 @@ class Replay {
       s.dependents.resize(nodes.size());
       s.posted.assign(nodes.size(), Time::zero());
       s.done.assign(nodes.size(), false);
-      for (std::size_t i = 0; i < nodes.size(); ++i) s.index[nodes[i].id] = static_cast<uint32_t>(i);
+      for (std::size_t i = 0; i < nodes.size(); ++i)
+        s.index[nodes[i].id] = static_cast<uint32_t>(i);
       for (std::size_t i = 0; i < nodes.size(); ++i) {
         for (const auto* deps : {&nodes[i].ctrl_deps, &nodes[i].data_deps}) {
           for (uint64_t d : *deps) {
@@ -183,13 +184,13 @@ class Replay {
     s.busy[unit] = true;
     ++result_.compute_nodes;
     const Time start = now();
-    backend_.simulation().queue().schedule_fn(start + node(r, i).duration, [this, r, i, unit,
-                                                                             start] {
-      ranks_[r].compute.emplace_back(start, now());
-      ranks_[r].busy[unit] = false;
-      complete(r, i);
-      next_compute(r, unit);
-    });
+    backend_.simulation().queue().schedule_fn(start + node(r, i).duration,
+                                              [this, r, i, unit, start] {
+                                                ranks_[r].compute.emplace_back(start, now());
+                                                ranks_[r].busy[unit] = false;
+                                                complete(r, i);
+                                                next_compute(r, unit);
+                                              });
   }
 
   void complete(uint32_t r, uint32_t i) {
@@ -214,11 +215,11 @@ class Replay {
       const ChakraNode& first = node(inst.members.front().first, inst.members.front().second);
       if (first.barrier != n.barrier || first.bytes != n.bytes ||
           (!n.barrier && first.op != n.op)) {
-        throw std::runtime_error(
-            "chakra replay: collective " + std::to_string(k) + " of process group '" + n.group +
-            "' is a " + op_text(first) + " at " +
-            node_text(trace_.ranks[inst.members.front().first], first) + " but a " + op_text(n) +
-            " at " + node_text(trace_.ranks[r], n));
+        throw std::runtime_error("chakra replay: collective " + std::to_string(k) +
+                                 " of process group '" + n.group + "' is a " + op_text(first) +
+                                 " at " +
+                                 node_text(trace_.ranks[inst.members.front().first], first) +
+                                 " but a " + op_text(n) + " at " + node_text(trace_.ranks[r], n));
       }
     }
     inst.members.emplace_back(r, i);
@@ -319,11 +320,11 @@ class Replay {
     const CollectivePlan& p = plan(op, bytes, gpus);
     runners_.push_back(std::make_unique<CollectiveRunner>(backend_, p, std::move(gpus), options));
     const bool collective = op != CollectiveOp::SendRecv;
-    runners_.back()->start([this, collective,
-                            members = std::move(members)](const CollectiveResult& c) {
-      if (collective) result_.collective_busy += c.duration();
-      for (const auto& [r, i] : members) complete(r, i);
-    });
+    runners_.back()->start(
+        [this, collective, members = std::move(members)](const CollectiveResult& c) {
+          if (collective) result_.collective_busy += c.duration();
+          for (const auto& [r, i] : members) complete(r, i);
+        });
   }
 
   TransferBackend& backend_;
@@ -397,9 +398,9 @@ void check_chakra_trace(const ChakraTrace& trace) {
     const auto [src, dst, tag] = key;
     if (pair.first.size() != pair.second.size()) {
       throw std::invalid_argument(
-          trace.ranks[src].file + " sends " + std::to_string(pair.first.size()) + " messages to rank " +
-          std::to_string(dst) + " with comm_tag " + std::to_string(tag) + ", " +
-          trace.ranks[dst].file + " receives " + std::to_string(pair.second.size()));
+          trace.ranks[src].file + " sends " + std::to_string(pair.first.size()) +
+          " messages to rank " + std::to_string(dst) + " with comm_tag " + std::to_string(tag) +
+          ", " + trace.ranks[dst].file + " receives " + std::to_string(pair.second.size()));
     }
   }
 }

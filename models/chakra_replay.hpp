@@ -31,9 +31,9 @@ struct ChakraReplayResult {
   // flight (from a rank posting it to its end, waiting for peers included) while no compute ran.
   std::vector<Time> rank_compute;
   std::vector<Time> rank_exposed_comm;
-  std::size_t compute_nodes = 0;  // over all ranks
-  std::size_t collectives = 0;    // collective instances (one per group and occurrence)
-  std::size_t point_to_point = 0;  // matched send/receive pairs
+  std::size_t compute_nodes = 0;        // over all ranks
+  std::size_t collectives = 0;          // collective instances (one per group and occurrence)
+  std::size_t point_to_point = 0;       // matched send/receive pairs
   Time collective_busy = Time::zero();  // summed duration of the collective instances
   int64_t bytes_sent = 0;               // payload over every transfer of every collective and pair
   // Process groups: pg_name -> member ranks (from the nodes that name it), for the report.

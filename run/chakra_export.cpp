@@ -60,9 +60,8 @@ models::ChakraTrace step_to_chakra(const models::StepResult& step) {
     bool any_bucket = false;
     for (std::size_t b = 0; b < step.buckets.size(); ++b) {
       const double at = s_len > 0 ? (step.buckets[b].ready - s_start).seconds() / s_len : 0.0;
-      const Time ready =
-          std::clamp(start + Time::ps(std::llround(std::clamp(at, 0.0, 1.0) * len * 1e12)), start,
-                     end);
+      const Time ready = std::clamp(
+          start + Time::ps(std::llround(std::clamp(at, 0.0, 1.0) * len * 1e12)), start, end);
       if (whole_us(ready) > whole_us(cut)) {
         models::ChakraNode part =
             compute(id++, "backward until bucket " + std::to_string(b), cut, ready);

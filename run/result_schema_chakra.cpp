@@ -62,8 +62,7 @@ std::span<const ResultKey> chakra_result_keys() {
        "per rank: time a compute node ran (GPU or CPU; Chakra replay)", P::Chakra,
        [](const RunResult& r) -> json { return seconds(chakra(r).replay.rank_compute); }},
       {"chakra.rank_exposed_comm_s", "", "s",
-       "per rank: time communication was in flight while no compute ran (Chakra replay)",
-       P::Chakra,
+       "per rank: time communication was in flight while no compute ran (Chakra replay)", P::Chakra,
        [](const RunResult& r) -> json { return seconds(chakra(r).replay.rank_exposed_comm); }},
   };
   return keys;

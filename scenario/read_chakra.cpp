@@ -21,7 +21,8 @@ ChakraWorkloadSpec read_chakra_workload(const Reader& in, const YAML::Node& node
   ChakraWorkloadSpec spec;
   spec.path = in.read_string(m.require("path"), m.path_of("path"));
   // A relative path is taken from the scenario file's folder, as workload.calibration's is.
-  if (!spec.path.empty() && spec.path.front() != '/' && in.source().find('/') != std::string::npos) {
+  if (!spec.path.empty() && spec.path.front() != '/' &&
+      in.source().find('/') != std::string::npos) {
     spec.path = in.source().substr(0, in.source().rfind('/') + 1) + spec.path;
   }
   spec.ranks = in.read_u32(m.require("ranks"), m.path_of("ranks"), 1);
@@ -51,8 +52,10 @@ ChakraWorkloadSpec read_chakra_workload(const Reader& in, const YAML::Node& node
     spec.trace = chakra::read_trace(spec.path, spec.ranks);
     models::check_chakra_trace(spec.trace);
   } catch (const std::exception& e) {
-    in.fail(m.path_of("path"), path_node, std::string("expected a Chakra trace set syncsim can "
-                                                      "replay, got: ") + e.what());
+    in.fail(m.path_of("path"), path_node,
+            std::string("expected a Chakra trace set syncsim can "
+                        "replay, got: ") +
+                e.what());
   }
   if (spec.retime) {
     spec.retimed_nodes = models::retime_chakra_compute(spec.trace, spec.gpu, spec.dtype);

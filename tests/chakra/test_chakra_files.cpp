@@ -18,9 +18,8 @@ TEST_CASE("chakra files: nodes, dependencies and attributes read back from the p
   ops.set_uint64_val(1'000'000);
   *c.add_attr() = ops;
   *c.add_attr() = int_attr("rf_id", 9);  // ignored (PyTorch's record id)
-  const std::string prefix =
-      write_all(dir, 2,
-                {c, coll(5, pb::REDUCE_SCATTER, 4096, {3}, "tp"), p2p(6, true, 1, 100, {5})});
+  const std::string prefix = write_all(
+      dir, 2, {c, coll(5, pb::REDUCE_SCATTER, 4096, {3}, "tp"), p2p(6, true, 1, 100, {5})});
   const models::ChakraRankTrace r0 = chakra::read_rank_file(prefix + ".0.et", 0, 2);
   REQUIRE(r0.nodes.size() == 3);
   CHECK(r0.nodes[0].id == 3);
@@ -75,9 +74,10 @@ TEST_CASE("chakra files: unsupported inputs are errors naming the file, the node
   const std::string dir = temp_dir("errors");
   SUBCASE("a missing rank file names the rank") {
     const std::string prefix = write_all(dir, 2, {comp(0, 1)});
-    CHECK_THROWS_WITH_AS(chakra::read_trace(prefix, 3),
-                         doctest::Contains(("rank 2's trace " + prefix + ".2.et does not exist").c_str()),
-                         chakra::ChakraError);
+    CHECK_THROWS_WITH_AS(
+        chakra::read_trace(prefix, 3),
+        doctest::Contains(("rank 2's trace " + prefix + ".2.et does not exist").c_str()),
+        chakra::ChakraError);
   }
   SUBCASE("an unsupported node type") {
     pb::Node n = comp(4, 1);

@@ -84,9 +84,9 @@ TEST_CASE("chakra replay: compute 1 ms, all_reduce, compute 1 ms is 2 ms plus th
 TEST_CASE("chakra replay: independent compute chains share the rank's GPU, a CPU op runs beside") {
   pb::Node cpu = comp(4, 3000);
   cpu.mutable_attr(0)->set_bool_val(true);  // is_cpu_op
-  const std::string prefix = write_all(
-      temp_dir("chains"), 1,
-      {comp(0, 1000), comp(1, 1000, {0}), comp(2, 1000), comp(3, 1000, {2}), cpu});
+  const std::string prefix =
+      write_all(temp_dir("chains"), 1,
+                {comp(0, 1000), comp(1, 1000, {0}), comp(2, 1000), comp(3, 1000, {2}), cpu});
   const models::ChakraReplayResult r = replay(chakra::read_trace(prefix, 1));
   // One kernel at a time (ASTRA-sim's HardwareResource): 4 x 1 ms; the 3 ms host op overlaps.
   CHECK(r.step == Time::ms(4));
@@ -103,7 +103,8 @@ TEST_CASE("chakra replay: a send/receive pair is one point-to-point transfer") {
   const models::ChakraReplayResult r = replay(chakra::read_trace(dir + "/t", 2));
   const Time t = alone(models::CollectiveOp::SendRecv, kBytes, {0, 1});
   // bytes / bandwidth, plus headers (64 B per 4 KiB MTU) and the path's latency: within 3%.
-  const double wire = static_cast<double>(kBytes) * 8.0 / static_cast<double>(kLink.bits_per_second());
+  const double wire =
+      static_cast<double>(kBytes) * 8.0 / static_cast<double>(kLink.bits_per_second());
   CHECK(t.seconds() > wire);
   CHECK(t.seconds() < wire * 1.03);
   // The receive is posted at 0, the send at 100 us: the transfer starts then.
@@ -163,9 +164,9 @@ TEST_CASE("chakra replay: retime gives nodes with num_ops the compute model's ro
   models::ChakraTrace t = chakra::read_trace(dir + "/t", 1);
   const models::GpuSpec gpu = *models::gpu_preset("h100");
   CHECK(models::retime_chakra_compute(t, gpu, models::DType::Bf16) == 1);
-  const double expected = 2e12 / (models::peak_flops(gpu, models::DType::Bf16) *
-                                  gpu.max_gemm_efficiency) +
-                          gpu.kernel_launch_s;
+  const double expected =
+      2e12 / (models::peak_flops(gpu, models::DType::Bf16) * gpu.max_gemm_efficiency) +
+      gpu.kernel_launch_s;
   CHECK(t.ranks[0].nodes[0].duration.seconds() == doctest::Approx(expected).epsilon(1e-9));
   CHECK(t.ranks[0].nodes[1].duration == Time::us(5));  // no num_ops: the trace's duration
 }

@@ -66,16 +66,17 @@ TEST_CASE("chakra round trip: the exported DDP step replays to the same step tim
   // The straggler (rank 3) computes longest; every rank waits for it at the last bucket.
   const auto& compute = replayed.chakra->replay.rank_compute;
   CHECK(compute[3] > compute[0]);
-  CHECK(replayed.chakra->replay.rank_exposed_comm[3] < replayed.chakra->replay.rank_exposed_comm[0]);
+  CHECK(replayed.chakra->replay.rank_exposed_comm[3] <
+        replayed.chakra->replay.rank_exposed_comm[0]);
 }
 
 TEST_CASE("chakra scenario: workload.chakra errors are scenario errors with their key") {
   const std::string dir = temp_dir("scenario");
   const std::string prefix = write_all(dir, 2, {comp(0, 10)});
   SUBCASE("an unknown key under workload.chakra") {
-    CHECK_THROWS_WITH_AS(
-        app::load_scenario_text(chakra_yaml(prefix, 2, ", bogus: 1"), "s.yaml"),
-        doctest::Contains("workload.chakra.bogus: unknown key \"bogus\""), app::ScenarioError);
+    CHECK_THROWS_WITH_AS(app::load_scenario_text(chakra_yaml(prefix, 2, ", bogus: 1"), "s.yaml"),
+                         doctest::Contains("workload.chakra.bogus: unknown key \"bogus\""),
+                         app::ScenarioError);
   }
   SUBCASE("a model key beside chakra") {
     CHECK_THROWS_WITH_AS(
@@ -86,9 +87,10 @@ TEST_CASE("chakra scenario: workload.chakra errors are scenario errors with thei
         doctest::Contains("workload.model: unknown key"), app::ScenarioError);
   }
   SUBCASE("a missing rank file") {
-    CHECK_THROWS_WITH_AS(app::load_scenario_text(chakra_yaml(prefix, 3), "s.yaml"),
-                         doctest::Contains(("rank 2's trace " + prefix + ".2.et does not exist").c_str()),
-                         app::ScenarioError);
+    CHECK_THROWS_WITH_AS(
+        app::load_scenario_text(chakra_yaml(prefix, 3), "s.yaml"),
+        doctest::Contains(("rank 2's trace " + prefix + ".2.et does not exist").c_str()),
+        app::ScenarioError);
   }
   SUBCASE("more ranks than the fabric's GPUs") {
     write_all(dir, 9, {comp(0, 10)});
@@ -112,9 +114,9 @@ TEST_CASE("chakra cli: syncsim run --chakra-out writes one file per rank, FSDP i
   std::ostringstream replay;
   CHECK(app::run_command({dir + "/replay.yaml", "-q"}, replay, err) == 0);
   CHECK(replay.str().find("engine chakra_replay") != std::string::npos);
-  std::ofstream(dir + "/fsdp.yaml") << std::string("name: f\n") + kFabric +
-                                           "workload: {model: gpt3-1.3b, parallelism: fsdp}\n";
-  CHECK_THROWS_WITH(app::run_command({dir + "/fsdp.yaml", "--chakra-out", dir + "/f", "-q"}, out,
-                                     err),
-                    doctest::Contains("--chakra-out writes the event-driven DDP step"));
+  std::ofstream(dir + "/fsdp.yaml")
+      << std::string("name: f\n") + kFabric + "workload: {model: gpt3-1.3b, parallelism: fsdp}\n";
+  CHECK_THROWS_WITH(
+      app::run_command({dir + "/fsdp.yaml", "--chakra-out", dir + "/f", "-q"}, out, err),
+      doctest::Contains("--chakra-out writes the event-driven DDP step"));
 }
