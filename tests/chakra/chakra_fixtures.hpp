@@ -24,7 +24,7 @@ inline pb::AttributeProto int_attr(const std::string& name, int64_t v) {
   return a;
 }
 
-inline pb::Node comp(uint64_t id, uint64_t micros, std::vector<uint64_t> deps = {}) {
+inline pb::Node comp(uint64_t id, uint64_t micros, const std::vector<uint64_t>& deps = {}) {
   pb::Node n;
   n.set_id(id);
   n.set_name("comp" + std::to_string(id));
@@ -39,7 +39,7 @@ inline pb::Node comp(uint64_t id, uint64_t micros, std::vector<uint64_t> deps = 
 }
 
 inline pb::Node coll(uint64_t id, pb::CollectiveCommType type, int64_t bytes,
-                     std::vector<uint64_t> deps = {}, const std::string& pg = "") {
+                     const std::vector<uint64_t>& deps = {}, const std::string& pg = "") {
   pb::Node n;
   n.set_id(id);
   n.set_name("coll" + std::to_string(id));
@@ -60,7 +60,7 @@ inline pb::Node coll(uint64_t id, pb::CollectiveCommType type, int64_t bytes,
 }
 
 inline pb::Node p2p(uint64_t id, bool send, uint32_t peer, int64_t bytes,
-                    std::vector<uint64_t> deps = {}) {
+                    const std::vector<uint64_t>& deps = {}) {
   pb::Node n;
   n.set_id(id);
   n.set_type(send ? pb::COMM_SEND_NODE : pb::COMM_RECV_NODE);

@@ -44,7 +44,7 @@ models::ChakraReplayResult replay(const models::ChakraTrace& t, Fidelity f = Fid
 }
 
 // The plan the replay builds, run alone on an idle copy of the fabric.
-Time alone(models::CollectiveOp op, int64_t bytes, std::vector<uint32_t> gpus,
+Time alone(models::CollectiveOp op, int64_t bytes, const std::vector<uint32_t>& gpus,
            Fidelity f = Fidelity::Analytic) {
   models::PlanOptions o;
   o.op = op;
@@ -169,4 +169,18 @@ TEST_CASE("chakra replay: retime gives nodes with num_ops the compute model's ro
       gpu.kernel_launch_s;
   CHECK(t.ranks[0].nodes[0].duration.seconds() == doctest::Approx(expected).epsilon(1e-9));
   CHECK(t.ranks[0].nodes[1].duration == Time::us(5));  // no num_ops: the trace's duration
+}
+
+TEST_CASE("chakra replay: a barrier holds every rank until the last arrives; a cycle stalls") {
+  const std::string dir = temp_dir("barrier");
+  write_et(dir + "/t.0.et", {comp(0, 1000), coll(1, pb::BARRIER, 0, {0})});
+  write_et(dir + "/t.1.et", {coll(0, pb::BARRIER, 0), comp(1, 1000, {0})});
+  const models::ChakraReplayResult r = replay(chakra::read_trace(dir + "/t", 2));
+  CHECK(r.step == Time::ms(2));
+  CHECK(r.rank_exposed_comm[1] == Time::ms(1));  // rank 1 waited at the barrier
+  CHECK(r.bytes_sent == 0);
+  write_et(dir + "/c.0.et", {comp(0, 10, {1}), comp(1, 10, {0})});
+  CHECK_THROWS_WITH_AS(replay(chakra::read_trace(dir + "/c", 1)),
+                       doctest::Contains("never ran (1 dependencies unfinished: a cycle?)"),
+                       std::runtime_error);
 }
