@@ -4,6 +4,7 @@
 // varint32: Chakra's protolib.py encodeMessage), by hand rather than through chakra/'s writer.
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -87,11 +88,32 @@ inline void write_et(const std::string& path, const std::vector<pb::Node>& nodes
   for (const pb::Node& n : nodes) put(n);
 }
 
-// A fresh folder under the system's temporary directory.
+// The folders temp_dir made, removed when the test process exits.
+struct TempDirs {
+  std::vector<std::filesystem::path> dirs;
+  TempDirs() = default;
+  TempDirs(const TempDirs&) = delete;
+  TempDirs& operator=(const TempDirs&) = delete;
+  ~TempDirs() {
+    for (const auto& d : dirs) {
+      std::error_code ec;
+      std::filesystem::remove_all(d, ec);
+    }
+  }
+};
+inline TempDirs& temp_dirs() {
+  static TempDirs t;
+  return t;
+}
+
+// A fresh folder under the system's temporary directory, one per process (ctest runs test cases
+// in parallel processes, and other checkouts may run these tests at the same time).
 inline std::string temp_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("syncsim-chakra-" + name);
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("syncsim-chakra-" + std::to_string(::getpid()) + "-" + name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
+  temp_dirs().dirs.push_back(dir);
   return dir.string();
 }
 
