@@ -10,6 +10,7 @@ cd "$(dirname "$0")"
 
 PACKAGES=(g++ cmake ninja-build libboost-graph-dev libboost-program-options-dev libeigen3-dev
           libyaml-cpp-dev doctest-dev nlohmann-json3-dev
+          libprotobuf-dev protobuf-compiler       # Chakra execution traces (chakra/)
           openmpi-bin libopenmpi-dev gnuplot-nox  # MPI sweeps (optional in CMake), `syncsim plot`
           ccache                                  # rebuilds and CI's sanitizer/fuzz builds
           pybind11-dev python3-pybind11 python3-dev  # the Python module (python/, docs/python.md)

@@ -7,6 +7,7 @@
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "models/step_bound.hpp"
+#include "run/chakra_export.hpp"
 #include "run/estimate.hpp"
 #include "run/port_counters.hpp"
 #include "run/progress.hpp"
@@ -27,7 +28,9 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       "list-counters", "print the columns of --counters (the table of docs/cli.md) and exit")(
       "trace", po::value<std::string>(),
       "write the training step as Chrome-trace/Perfetto JSON to this file (workload scenarios)")(
-      "verbose,v", "print the pre-run memory/time estimate (stderr)")(
+      "chakra-out", po::value<std::string>(),
+      "write the simulated DDP step as a Chakra execution trace, one DIR/syncsim.<rank>.et file "
+      "per rank (docs/chakra.md)")("verbose,v", "print the pre-run memory/time estimate (stderr)")(
       "force", "run even when the memory estimate exceeds the available memory")(
       "strict-memory",
       "exit 2 instead of printing the result when the workload's layout does not fit the GPU's "
@@ -72,6 +75,9 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   if (cl.has("trace") && !scenario.workload) {
     throw UsageError("--trace needs a scenario with a workload (a training step to draw)");
   }
+  if (cl.has("chakra-out") && !scenario.workload) {
+    throw UsageError("--chakra-out needs a scenario with a DDP workload (a training step)");
+  }
   // Estimate before anything is built; refuse what would not fit rather than be OOM-killed.
   const Estimate estimate = estimate_run(scenario, cl.has("counters"));
   if (cl.has("verbose")) err << to_text(estimate);
@@ -100,6 +106,13 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     std::ofstream file(path);
     if (!file) throw UsageError("cannot write the trace to " + path);
     file << step_trace(*result.step).dump() << "\n";
+  }
+  if (cl.has("chakra-out")) {
+    try {
+      write_step_chakra(*result.step, cl.get<std::string>("chakra-out"));
+    } catch (const std::exception& e) {
+      throw UsageError(std::string("--chakra-out: ") + e.what());
+    }
   }
   if (cl.has("counters")) {
     const std::string path = cl.get<std::string>("counters");

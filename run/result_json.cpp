@@ -1,9 +1,10 @@
-// Renders a run through the result schema's one table (result_schema.hpp): the `--json` object
-// and the markdown table of its keys that docs/cli.md carries.
+// Renders a run through the result schema's one table (result_schema.hpp): the `--json` object,
+// the markdown table of its keys that docs/cli.md carries, and the lookups by path and column.
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "run/result_schema.hpp"
 #include "run/runner.hpp"
@@ -36,6 +37,29 @@ nlohmann::json to_json(const RunResult& r) {
     (*at)[std::string(rest)] = k.read(r);
   }
   return j;
+}
+
+const ResultKey* find_result_key(std::string_view path) {
+  for (const ResultKey& k : result_keys()) {
+    if (k.path == path && k.read != nullptr) return &k;
+  }
+  return nullptr;
+}
+
+const ResultKey* find_result_column(std::string_view column) {
+  if (column.empty()) return nullptr;
+  for (const ResultKey& k : result_keys()) {
+    if (k.column == column) return &k;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> result_column_names() {
+  std::vector<std::string> names;
+  for (const ResultKey& k : result_keys()) {
+    if (!k.column.empty()) names.emplace_back(k.column);
+  }
+  return names;
 }
 
 }  // namespace syncsim::app

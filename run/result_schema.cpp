@@ -32,7 +32,8 @@ using result_lists::top_paused_ports;
 
 // The table, in the order of docs/cli.md. Paths and values are a contract (scripts read them).
 const std::vector<ResultKey>& table() {
-  static const std::vector<ResultKey> keys = {
+  static const std::vector<ResultKey> keys = [] {
+    std::vector<ResultKey> base = {
       {"scenario", "scenario", "-", "scenario name (`name:`)", P::Always,
        [](const RunResult& r) -> json { return r.scenario; }},
       {"seed", "seed", "-", "seed of the run (the scenario's, or `--seed`)", P::Always,
@@ -404,7 +405,7 @@ const std::vector<ResultKey>& table() {
        P::Workload, nullptr},
       {"rank_timeline[].backward_end_s", "", "s", "when it ended", P::Workload,
        nullptr},
-      {"engine", "engine", "-", "`event_driven`, or `closed_form` for model parallelism (workload)",
+      {"engine", "engine", "-", "`event_driven`, `closed_form` for model parallelism, `chakra_replay` (workload)",
        P::Workload, [](const RunResult& r) -> json { return step(r).engine; }},
       {"parallelism", "parallelism", "-", "`ddp` or `fsdp` (workload)", P::Workload,
        [](const RunResult& r) -> json {
@@ -493,6 +494,11 @@ const std::vector<ResultKey>& table() {
        "NCCL channels the report: all-reduces ran on", P::Report,
        [](const RunResult& r) -> json { return report(r).channels.channels; }},
   };
+    // A Chakra replay's keys (result_schema_chakra.cpp) close the table.
+    const std::span<const ResultKey> chakra = chakra_result_keys();
+    base.insert(base.end(), chakra.begin(), chakra.end());
+    return base;
+  }();
   return keys;
 }
 
@@ -522,31 +528,10 @@ bool result_key_present(const ResultKey& key, const RunResult& r) {
       return r.peak_rss_bytes.has_value();
     case P::PortCounters:
       return !r.port_counters.empty();
+    case P::Chakra:
+      return r.chakra.has_value();
   }
   return false;
-}
-
-const ResultKey* find_result_key(std::string_view path) {
-  for (const ResultKey& k : table()) {
-    if (k.path == path && k.read != nullptr) return &k;
-  }
-  return nullptr;
-}
-
-const ResultKey* find_result_column(std::string_view column) {
-  if (column.empty()) return nullptr;
-  for (const ResultKey& k : table()) {
-    if (k.column == column) return &k;
-  }
-  return nullptr;
-}
-
-std::vector<std::string> result_column_names() {
-  std::vector<std::string> names;
-  for (const ResultKey& k : table()) {
-    if (!k.column.empty()) names.emplace_back(k.column);
-  }
-  return names;
 }
 
 }  // namespace syncsim::app

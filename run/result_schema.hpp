@@ -28,6 +28,7 @@ enum class ResultPresence : uint8_t {
   Estimate,             // the caller attached the pre-run estimate (`syncsim run`)
   PeakRss,              // the caller attached the measured peak RSS (`syncsim run`)
   PortCounters,         // per port x priority counters were collected (`--counters`, sweeps)
+  Chakra,               // the workload is a replayed Chakra trace (`workload.chakra`)
 };
 
 struct ResultKey {
@@ -47,6 +48,8 @@ struct ResultKey {
 
 // Every key, in the order of the documentation table.
 std::span<const ResultKey> result_keys();
+// The keys of a Chakra replay (result_schema_chakra.cpp), the table's last rows.
+std::span<const ResultKey> chakra_result_keys();
 
 // Whether `key` belongs in the output of `r`.
 bool result_key_present(const ResultKey& key, const RunResult& r);

@@ -116,7 +116,15 @@ std::string to_text(const RunResult& r) {
   };
   line("scenario", "{scenario}  (seed {seed}, fidelity {fidelity})");
   // A training step leads: it is what a workload scenario is run for.
-  if (r.step) {
+  if (r.chakra) {
+    line("step",
+         "{step_time_s} (the last rank's finish), exposed communication {exposed_comm_s} "
+         "on that rank, engine {engine}");
+    line("chakra",
+         "{chakra.ranks} ranks of {chakra.path}: {chakra.compute_nodes} compute nodes "
+         "({chakra.retimed_nodes} re-timed), {chakra.collectives} collectives (busy {sync_s}), "
+         "{chakra.point_to_point} send/receive pairs, {bytes_per_gpu} sent per GPU");
+  } else if (r.step) {
     const models::StepResult& st = *r.step;
     // The answer first: the step, its MFU, what is left exposed and what bounds it.
     const models::StepShares shares = models::step_shares(st);

@@ -16,9 +16,9 @@
 #include "models/traffic.hpp"
 #include "models/traffic_injector.hpp"
 #include "run/calibrated_collective.hpp"
+#include "run/chakra_run.hpp"
 #include "run/link_tiers.hpp"
 #include "run/progress.hpp"
-#include "run/route_overrides.hpp"
 #include "scenario/configuration_warnings.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "sim/backends/analytic_backend.hpp"
@@ -329,12 +329,6 @@ void collect_packet_metrics(const net::NetworkSpec& spec, const Simulation& sim,
   }
 }
 
-// A link rate times a measured efficiency, exact at 1.
-Bandwidth scale_rate(Bandwidth rate, double efficiency) {
-  if (efficiency == 1.0) return rate;
-  return Bandwidth::bps(std::llround(static_cast<double>(rate.bits_per_second()) * efficiency));
-}
-
 }  // namespace
 
 double percentile_sorted(const std::vector<double>& sorted, double p) {
@@ -342,37 +336,6 @@ double percentile_sorted(const std::vector<double>& sorted, double p) {
   const double rank = std::ceil(p / 100.0 * static_cast<double>(sorted.size()));
   const auto idx = static_cast<std::size_t>(std::max(1.0, rank)) - 1;
   return sorted[std::min(idx, sorted.size() - 1)];
-}
-
-net::NetworkSpec scenario_network(const Scenario& scenario) {
-  // Measured efficiencies slow the NICs' and NVLink ports' links; the scenario's fabric keeps the
-  // nominal rates for NCCL's channel search (scenario_nccl_channels).
-  topo::FabricParams fabric = scenario.fabric;
-  fabric.links.host.bandwidth = scale_rate(fabric.links.host.bandwidth, scenario.nic_efficiency);
-  fabric.links.nvlink.bandwidth =
-      scale_rate(fabric.links.nvlink.bandwidth, scenario.nvlink_efficiency);
-  net::NetworkSpec spec = topo::build_fabric(fabric);
-  spec.pfc = scenario.network.pfc;
-  spec.ecn = scenario.network.ecn;
-  spec.ets = scenario.network.ets;
-  spec.nic = scenario.network.nic;
-  // fabric.nic_overrides: the NICs of the listed hosts (validated against the fabric at load).
-  for (const NicOverrideSpec& o : scenario.network.nic_overrides) {
-    if (spec.nic_variant_of.empty()) spec.nic_variant_of.assign(spec.nodes.size(), 0);
-    spec.nic_variants.push_back(o.nic);
-    const auto variant = static_cast<uint32_t>(spec.nic_variants.size());
-    for (const net::GpuAttachment& g : spec.gpus) {
-      if (g.nic == net::kNoNode) continue;
-      if (std::find(o.hosts.begin(), o.hosts.end(), g.host) != o.hosts.end()) {
-        spec.nic_variant_of[g.nic] = variant;
-      }
-    }
-  }
-  spec.transport = scenario.network.transport;
-  spec.impairments = scenario.network.impairments;
-  spec.flow_cc = scenario.flow_cc;
-  resolve_route_overrides(scenario, spec);
-  return spec;
 }
 
 models::NcclChannels scenario_nccl_channels(const Scenario& scenario, uint32_t ranks,
@@ -400,7 +363,9 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   r.warnings = scenario.load_warnings;
   r.messages = messages.size();
   models::TrafficInjector injector(*backend, std::move(messages));
-  if (scenario.workload) {
+  if (scenario.chakra) {
+    run_chakra_workload(scenario, *backend, r);
+  } else if (scenario.workload) {
     models::StepConfig step = scenario.workload->step;
     // With model parallelism the ranks are TP x CP x PP x DP on the first GPUs, in Megatron order
     // (models/parallelism.hpp); data_parallel then counts replicas.

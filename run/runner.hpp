@@ -9,6 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "models/chakra_replay.hpp"
 #include "models/nccl_channels.hpp"
 #include "models/step_sim.hpp"
 #include "run/collective_cmd.hpp"
@@ -63,6 +64,14 @@ struct DeadlockSummary {
   double detected_at_s = 0;  // when it was detected and the run stopped
   unsigned priority = 0;
   std::vector<std::string> ports{};  // "owner->peer", each waiting on the next
+};
+
+// A replayed Chakra trace (`workload.chakra`, run/chakra_run.hpp).
+struct ChakraRun {
+  std::string path{};
+  uint32_t ranks = 0;
+  std::size_t retimed_nodes = 0;  // compute nodes the compute model re-timed (retime: true)
+  models::ChakraReplayResult replay{};
 };
 
 struct RunResult {
@@ -135,6 +144,7 @@ struct RunResult {
   };
   std::vector<RcRecoveredMessage> rc_recovered{};
   std::optional<models::StepResult> step;  // when the scenario has a workload
+  std::optional<ChakraRun> chakra;         // `workload.chakra` (step is then filled from it)
   models::NcclChannels step_channels{};    // NCCL's channels for the step's collectives
   // How the bucket all-reduces were timed: "simulated", or "calibrated: FILE, all_reduce at N
   // ranks" (collective.calibration).

@@ -152,7 +152,9 @@ SweepPlan plan_sweep(SweepSpec spec) {
                                  : load_scenario_file(spec.scenario_path, load));
   }
   plan.spec = std::move(spec);
-  plan.spec.step = !plan.scenarios.empty() && plan.scenarios.front().workload.has_value();
+  // A replayed Chakra trace fills the step keys too (run/chakra_run.hpp).
+  plan.spec.step = !plan.scenarios.empty() && (plan.scenarios.front().workload.has_value() ||
+                                               plan.scenarios.front().chakra.has_value());
   plan.spec.report = !plan.scenarios.empty() && plan.scenarios.front().report.has_value();
   return plan;
 }

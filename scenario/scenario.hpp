@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "calibration/profile.hpp"
+#include "models/chakra_graph.hpp"
 #include "models/collective_cost.hpp"
 #include "models/step_sim.hpp"
 #include "models/traffic.hpp"
@@ -30,6 +31,19 @@ struct WorkloadSpec {
   // `workload.placement`: which GPU each rank runs on (topologies/placement.hpp; random uses the
   // scenario seed).
   topo::Placement placement = topo::Placement::Packed;
+};
+
+// `workload: {chakra: {...}}`: a Chakra execution trace (ASTRA-sim's workload format), one file per
+// rank, read at load and replayed on the fabric by models/chakra_replay.hpp (docs/chakra.md).
+// Rank r runs on the fabric's r-th GPU.
+struct ChakraWorkloadSpec {
+  std::string path;  // DIR or PREFIX as resolved (relative to the scenario file's folder)
+  uint32_t ranks = 0;
+  bool retime = false;  // compute nodes with num_ops re-timed by the compute model
+  models::GpuSpec gpu;  // `chakra.gpu` (retime's GPU; h100 by default)
+  models::DType dtype = models::DType::Bf16;
+  std::size_t retimed_nodes = 0;  // compute nodes retime changed (the rest keep the trace's)
+  models::ChakraTrace trace;
 };
 
 // `collective.calibration: FILE`: the fitted collective lines of a calibration profile. They
@@ -129,6 +143,7 @@ struct Scenario {
   double nic_efficiency = 1.0;
   double nvlink_efficiency = 1.0;
   std::optional<WorkloadSpec> workload;  // a training step to simulate; traffic then runs beside it
+  std::optional<ChakraWorkloadSpec> chakra;  // `workload.chakra`: a trace to replay (no `workload`)
   // `sweep:` axes for `syncsim sweep FILE`; `syncsim run` ignores them.
   std::vector<SweepAxisSpec> sweep;
   std::optional<ObserveSpec> observe;              // `observe:`, or `--timeseries DIR` alone

@@ -187,7 +187,13 @@ Scenario read_root(const Reader& in, bool fabric_only_ok) {
     }
   }
 
-  if (const YAML::Node* n = top.find("workload")) s.workload = read_workload(in, *n, "workload");
+  if (const YAML::Node* n = top.find("workload")) {
+    if (n->IsMap() && (*n)["chakra"]) {
+      s.chakra = read_chakra_workload(in, *n, "workload");
+    } else {
+      s.workload = read_workload(in, *n, "workload");
+    }
+  }
   read_channels_alias(in, top, s);
   resolve_host_gpu(in, top, s);
   // A profile's physical parameters replace the defaults the GPU just set (its copy rate).
@@ -206,7 +212,7 @@ Scenario read_root(const Reader& in, bool fabric_only_ok) {
   if (const YAML::Node* n = top.find("sweep")) s.sweep = read_sweep(in, *n, "sweep");
   // A training workload may run alone; without one, traffic is the whole scenario (unless the
   // command brings its own).
-  if ((s.workload || fabric_only_ok) && top.find("traffic") == nullptr) return s;
+  if ((s.workload || s.chakra || fabric_only_ok) && top.find("traffic") == nullptr) return s;
   s.traffic = read_traffic(in, top.require("traffic"), "traffic");
   return s;
 }

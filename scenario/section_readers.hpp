@@ -44,6 +44,9 @@ void read_impairments(const Reader& in, const YAML::Node& node, const std::strin
 
 // read_workload.cpp: `workload:`.
 WorkloadSpec read_workload(const Reader& in, const YAML::Node& node, const std::string& path);
+// read_chakra.cpp: `workload: {chakra: {...}}` (reads the trace files).
+ChakraWorkloadSpec read_chakra_workload(const Reader& in, const YAML::Node& node,
+                                        const std::string& path);
 
 // read_traffic.cpp: `traffic:` and `collective:`.
 std::vector<models::TrafficSpec> read_traffic(const Reader& in, const YAML::Node& node,

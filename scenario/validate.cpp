@@ -269,6 +269,11 @@ void validate(const Reader& in, const Scenario& scenario) {
     }
   }
 
+  if (scenario.chakra && scenario.chakra->ranks > spec.gpus.size()) {
+    in.fail_path("workload.chakra.ranks", "expected at most the fabric's " +
+                                              std::to_string(spec.gpus.size()) + " GPUs, got " +
+                                              std::to_string(scenario.chakra->ranks));
+  }
   if (scenario.workload) {
     const WorkloadSpec& w = *scenario.workload;
     const auto gpus = static_cast<uint32_t>(spec.gpus.size());

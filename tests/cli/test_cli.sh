@@ -381,6 +381,26 @@ done
 check "bad report size exits 2" test $? -eq 2
 check "bad report size names the key" grep -q "report.allreduce_small" "$tmp/err"
 
+# Chakra traces (docs/chakra.md): export a DDP step, replay it within 1 us, the shipped trace set
+# still replays to what its scenario exports, and errors exit 2 naming the key.
+"$bin" run "$src/scenarios/chakra-ddp-8.yaml" --set fidelity=analytic --chakra-out "$tmp/et" --json \
+  >"$tmp/ddp8.json" 2>"$tmp/err"
+check "--chakra-out exits 0" test $? -eq 0
+check "--chakra-out writes one file per rank" test "$(ls "$tmp/et"/syncsim.*.et | wc -l)" -eq 8
+"$bin" run "$src/scenarios/chakra-replay-8.yaml" --set fidelity=analytic \
+  --set workload.chakra.path="$tmp/et" --json >"$tmp/replay8.json" 2>"$tmp/err"
+check "chakra replay exits 0" test $? -eq 0
+check "chakra replay says chakra_replay" grep -q '"engine": "chakra_replay"' "$tmp/replay8.json"
+check "chakra round trip within 1 us" python3 -c "import json; a=json.load(open('$tmp/ddp8.json')); b=json.load(open('$tmp/replay8.json')); exit(0 if abs(a['step_time_s'] - b['step_time_s']) <= 1e-6 else 1)"
+for r in 0 7; do
+  check "shipped chakra trace $r is current" cmp -s "$tmp/et/syncsim.$r.et" "$src/scenarios/chakra/syncsim.$r.et"
+done
+"$bin" run "$src/scenarios/chakra-replay-8.yaml" --set workload.chakra.ranks=9 >/dev/null 2>"$tmp/err"
+check "chakra missing rank file exits 2" test $? -eq 2
+check "chakra missing rank file names the rank" grep -q "workload.chakra.path: .*rank 8's trace" "$tmp/err"
+"$bin" run "$src/scenarios/fsdp-llama-70b.yaml" --set fidelity=analytic --chakra-out "$tmp/f" >/dev/null 2>"$tmp/err"
+check "--chakra-out of an FSDP step exits 2" test $? -eq 2
+
 # validate: one case, by id; a bad case file and an unknown name exit 2 (the whole suite: test_validate.sh).
 "$bin" validate dgx-h100-allreduce --suite "$src/validation" --json >"$tmp/val.json" 2>"$tmp/err"
 rc=$?

@@ -140,6 +140,13 @@ TEST_CASE(
   w.peak_rss_bytes = 1.0;
   check_against_schema(w, app::to_json(w));
   check_against_schema(run_file("default.yaml"), app::to_json(run_file("default.yaml")));
+  // A replayed Chakra trace (docs/chakra.md): the step keys and the chakra object.
+  const app::RunResult c = run_file("chakra-replay-8.yaml");
+  const nlohmann::json cj = app::to_json(c);
+  check_against_schema(c, cj);
+  CHECK(cj["engine"] == "chakra_replay");
+  CHECK(cj["chakra"]["rank_compute_s"].size() == 8);
+  CHECK(app::to_text(c).find("\nchakra     8 ranks") != std::string::npos);
 }
 
 TEST_CASE("result text: a workload run leads with its step and has no message lines") {
