@@ -5,9 +5,11 @@
 
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <set>
+#include <string>
+#include <string_view>
 #include <unordered_set>
+#include <utility>
 
 #include "chakra/chakra_attributes.hpp"
 #include "et_def.pb.h"
@@ -20,13 +22,26 @@ namespace {
 
 // The prefix of the one trace set in `dir`: the names of its `NAME.<digits>.et` files before
 // `.<digits>.et`.
+// The prefix of `name` when it reads PREFIX.<digits>.et with a non-empty PREFIX, else empty.
+std::string rank_file_prefix(const std::string& name) {
+  constexpr std::string_view kSuffix = ".et";
+  if (name.size() <= kSuffix.size() || !name.ends_with(kSuffix)) return {};
+  const std::string stem = name.substr(0, name.size() - kSuffix.size());
+  const std::size_t dot = stem.rfind('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == stem.size()) return {};
+  for (std::size_t i = dot + 1; i < stem.size(); ++i) {
+    if (stem[i] < '0' || stem[i] > '9') return {};
+  }
+  return stem.substr(0, dot);
+}
+
 std::string prefix_in_folder(const std::string& dir) {
-  static const std::regex kRankFile(R"((.+)\.([0-9]+)\.et)");
   std::set<std::string> prefixes;
   for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
-    std::smatch m;
-    const std::string name = e.path().filename().string();
-    if (e.is_regular_file() && std::regex_match(name, m, kRankFile)) prefixes.insert(m[1].str());
+    if (!e.is_regular_file()) continue;
+    if (std::string p = rank_file_prefix(e.path().filename().string()); !p.empty()) {
+      prefixes.insert(std::move(p));
+    }
   }
   if (prefixes.empty()) {
     throw ChakraError(dir + ": no Chakra trace files (PREFIX.<rank>.et) in this folder");

@@ -29,7 +29,8 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       "trace", po::value<std::string>(),
       "write the training step as Chrome-trace/Perfetto JSON to this file (workload scenarios)")(
       "chakra-out", po::value<std::string>(),
-      "write the simulated DDP step as a Chakra execution trace, one DIR/syncsim.<rank>.et file "
+      "write the simulated DDP or FSDP step as a Chakra execution trace, one DIR/syncsim.<rank>.et "
+      "file "
       "per rank (docs/chakra.md)")("verbose,v", "print the pre-run memory/time estimate (stderr)")(
       "force", "run even when the memory estimate exceeds the available memory")(
       "strict-memory",

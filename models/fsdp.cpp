@@ -440,6 +440,13 @@ StepResult simulate_fsdp_step(TransferBackend& backend, const net::NetworkSpec& 
   r.exposed_comm = r.step - r.optimizer - compute_total;
   r.collectives = driver.timings;
   r.rank0_compute = driver.slices;
+  for (const FsdpTask& t : schedule.tasks) {
+    r.fsdp_slice_gather.push_back(t.gather);
+    r.fsdp_slice_reduce.push_back(t.reduce);
+  }
+  for (const FsdpComm& c : schedule.comms) r.fsdp_comm_then.push_back(c.then);
+  r.fsdp_separate_streams = config.fsdp.separate_streams;
+  r.rank_compute_multiplier = multiplier;
 
   // Per-rank spans for the trace: the last micro-batch's backward starts at its "head backward".
   std::size_t last_backward = 0;

@@ -226,6 +226,15 @@ struct StepResult {
   DataParallelism parallelism = DataParallelism::Ddp;
   std::vector<CollectiveTiming> collectives;  // FSDP; model-parallel collectives per micro-batch
   std::vector<ComputeSlice> rank0_compute;    // FSDP
+  // FSDP's dependencies, for exporting the step as a graph (run/chakra_export.hpp): per compute
+  // slice the `collectives` row of the all-gather it waits for and of the reduce-scatter issued at
+  // its end (-1: none); per row the one that follows it on its stream (HSDP's all-reduce, -1);
+  // whether all-gathers and reduce-scatters have streams of their own; every rank's compute scale.
+  std::vector<int32_t> fsdp_slice_gather;
+  std::vector<int32_t> fsdp_slice_reduce;
+  std::vector<int32_t> fsdp_comm_then;
+  bool fsdp_separate_streams = true;
+  std::vector<double> rank_compute_multiplier;
   // Model parallelism (closed form).
   ParallelLayout layout;
   uint32_t data_parallel = 0;

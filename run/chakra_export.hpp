@@ -15,7 +15,11 @@ namespace syncsim::app {
 // backward part that readies it and after the previous bucket (one communication stream), and
 // `optimizer` after both the backward and the last bucket. Durations are the simulated ones,
 // rounded to whole microseconds (Chakra's duration_micros) at each cut, so rounding never
-// accumulates. Throws std::invalid_argument for steps other than the event-driven DDP step.
+// accumulates. FSDP steps (the event-driven engine, HSDP too) export rank 0's compute slices scaled
+// by each rank's compute multiplier, the all-gathers, reduce-scatters and HSDP all-reduces with
+// their process groups (`shardG.all_gather` and `shardG.reduce_scatter`: one per stream,
+// `replicateJ` for HSDP's all-reduces), and the schedule's dependencies and stream order. Throws
+// std::invalid_argument for the closed form of model parallelism, which has no event graph.
 models::ChakraTrace step_to_chakra(const models::StepResult& step);
 
 // step_to_chakra written as DIR/syncsim.<rank>.et; returns the files.

@@ -398,8 +398,11 @@ done
 "$bin" run "$src/scenarios/chakra-replay-8.yaml" --set workload.chakra.ranks=9 >/dev/null 2>"$tmp/err"
 check "chakra missing rank file exits 2" test $? -eq 2
 check "chakra missing rank file names the rank" grep -q "workload.chakra.path: .*rank 8's trace" "$tmp/err"
-"$bin" run "$src/scenarios/fsdp-llama-70b.yaml" --set fidelity=analytic --chakra-out "$tmp/f" >/dev/null 2>"$tmp/err"
-check "--chakra-out of an FSDP step exits 2" test $? -eq 2
+"$bin" run "$src/scenarios/torchtitan-70b-256.yaml" --set fidelity=analytic --chakra-out "$tmp/f" >/dev/null 2>"$tmp/err"
+check "--chakra-out of a closed-form (TP) step exits 2" test $? -eq 2
+"$bin" run --set fidelity=analytic --set fabric.rail_optimized.hosts_per_group=2 --chakra-out "$tmp/fsdp-et" >/dev/null 2>"$tmp/err"
+check "--chakra-out of the built-in FSDP step exits 0" test $? -eq 0
+check "--chakra-out of the built-in FSDP step writes every rank" test "$(ls "$tmp/fsdp-et"/syncsim.*.et | wc -l)" -eq 16
 
 # validate: one case, by id; a bad case file and an unknown name exit 2 (the whole suite: test_validate.sh).
 "$bin" validate dgx-h100-allreduce --suite "$src/validation" --json >"$tmp/val.json" 2>"$tmp/err"
