@@ -120,8 +120,9 @@ TEST_CASE(
   // 4 b h s s d / 2 forward and 2.5 times that backward, at 395.6 TFLOPS, one kernel each.
   const models::TransformerShape& m = tuned.workload->step.model;
   const models::ComputeParams& p = tuned.workload->step.compute;
-  const double flops = 4.0 * static_cast<double>(p.micro_batch) * m.heads * m.sequence *
-                       m.sequence * (m.hidden / m.heads) / 2.0;
+  const double head_dim = static_cast<double>(m.hidden) / m.heads;
+  const double flops =
+      4.0 * static_cast<double>(p.micro_batch) * m.heads * m.sequence * m.sequence * head_dim / 2.0;
   const models::LayerCompute lc = models::layer_compute(m, g, p);
   CHECK(lc.attention_forward ==
         doctest::Approx(flops / (989e12 * 0.4) + g.kernel_launch_s).epsilon(1e-12));
