@@ -73,8 +73,8 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     throw UsageError("--counters needs a packet-fidelity scenario (this one runs " +
                      std::string(fidelity_name(scenario.fidelity)) + ")");
   }
-  if (cl.has("trace") && !scenario.workload) {
-    throw UsageError("--trace needs a scenario with a workload (a training step to draw)");
+  if (cl.has("trace") && !scenario.workload && scenario.jobs.empty()) {
+    throw UsageError("--trace needs a scenario with a workload or jobs (training steps to draw)");
   }
   if (cl.has("chakra-out") && !scenario.workload) {
     throw UsageError("--chakra-out needs a scenario with a DDP workload (a training step)");
@@ -106,7 +106,8 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     const std::string path = cl.get<std::string>("trace");
     std::ofstream file(path);
     if (!file) throw UsageError("cannot write the trace to " + path);
-    file << step_trace(*result.step).dump() << "\n";
+    file << (result.jobs.empty() ? step_trace(*result.step) : jobs_trace(result.jobs)).dump()
+         << "\n";
   }
   if (cl.has("chakra-out")) {
     try {

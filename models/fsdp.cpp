@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
 
 #include "models/idle_collective_timer.hpp"
 #include "models/memory_warning.hpp"
+#include "models/step_engine.hpp"
 #include "sim/core/simulation.hpp"
 
 namespace syncsim::models {
@@ -80,6 +82,8 @@ class FsdpDriver {
       timings[i].end = Time::zero() - Time::ps(1);
     }
     rank_end_.assign(ranks_, Time::zero());
+    tasks_left_ = static_cast<std::size_t>(ranks_) * schedule.tasks.size();
+    comms_left_ = schedule.comms.size();
     slices.resize(schedule.tasks.size());
     task_end.assign(schedule.tasks.size(), Time::zero());
   }
@@ -95,6 +99,9 @@ class FsdpDriver {
   std::vector<ComputeSlice> slices;  // rank 0
   std::vector<Time> task_end;        // slowest rank
   std::vector<Time> rank_end_;       // when each rank's last task ended
+  // Called (inside the last task's or collective's event) once every rank has run every task and
+  // every collective has finished.
+  std::function<void()> on_all_done;
 
  private:
   struct Stream {
@@ -131,8 +138,18 @@ class FsdpDriver {
     rank_end_[rank] = now();
     busy_[rank] = false;
     ++next_[rank];
+    --tasks_left_;
     if (task.reduce >= 0) count_issue(static_cast<std::size_t>(task.reduce));
     try_start(rank);
+    check_all_done();
+  }
+
+  void check_all_done() {
+    if (tasks_left_ == 0 && comms_left_ == 0 && on_all_done) {
+      auto done = std::move(on_all_done);
+      on_all_done = nullptr;
+      done();
+    }
   }
 
   void count_issue(std::size_t comm) {
@@ -191,6 +208,7 @@ class FsdpDriver {
   void finish(Stream& s, std::size_t comm) {
     timings[comm].end = now();
     done_[comm] = true;
+    --comms_left_;
     s.busy = false;
     if (!s.runners.empty()) {
       // finish() runs inside a runner's completion callback: destroy them in a later event.
@@ -202,6 +220,7 @@ class FsdpDriver {
       for (uint32_t r = 0; r < ranks_; ++r) try_start(r);
     }
     pump(s);
+    check_all_done();
   }
 
   TransferBackend& backend_;
@@ -218,6 +237,8 @@ class FsdpDriver {
   std::vector<bool> done_;
   std::vector<Stream> streams_;
   std::vector<std::unique_ptr<CollectiveRunner>> retired_;
+  std::size_t tasks_left_ = 0;
+  std::size_t comms_left_ = 0;
 };
 
 }  // namespace
@@ -382,48 +403,111 @@ double fsdp_memory_per_gpu(const StepConfig& config, uint32_t n) {
          activation_bytes(config.model, config.compute);
 }
 
-StepResult simulate_fsdp_step(TransferBackend& backend, const net::NetworkSpec& spec,
-                              Fidelity fidelity, const StepConfig& config) {
-  const auto n = static_cast<uint32_t>(config.rank_to_gpu.size());
-  if (n == 0) throw std::invalid_argument("a data-parallel group needs at least one rank");
-  if (config.layout.model_parallel()) {
-    throw std::invalid_argument(
-        "FSDP with tensor, pipeline or context parallelism is not modelled");
+namespace {
+
+// The event-driven FSDP step (simulate_fsdp_step) as a StepEngine.
+class FsdpStepEngine final : public StepEngine {
+ public:
+  FsdpStepEngine(TransferBackend& backend, const net::NetworkSpec& spec, Fidelity fidelity,
+                 const StepConfig& config)
+      : backend_(backend),
+        fidelity_(fidelity),
+        config_(config),
+        n_(static_cast<uint32_t>(config.rank_to_gpu.size())),
+        shard_(n_ == 0 ? 1 : fsdp_shard_ranks(config.fsdp, n_)),
+        timer_(spec, fidelity, config) {
+    if (n_ == 0) throw std::invalid_argument("a data-parallel group needs at least one rank");
+    if (config.layout.model_parallel()) {
+      throw std::invalid_argument(
+          "FSDP with tensor, pipeline or context parallelism is not modelled");
+    }
+    schedule_ = fsdp_schedule(config, shard_, n_ / shard_);
+    groups_ = fsdp_groups(config.rank_to_gpu, shard_);
+    idle_.resize(schedule_.comms.size());
+    double sent = 0;
+    for (std::size_t i = 0; i < schedule_.comms.size(); ++i) {
+      const FsdpComm& c = schedule_.comms[i];
+      const auto& t = timer_.time(c.op, algo_of(c, config.algorithm), groups_.of(c), c.bytes);
+      idle_[i] = t.duration;
+      sent += static_cast<double>(t.bytes_per_gpu);
+    }
+    bytes_per_gpu_ = static_cast<int64_t>(sent);
   }
-  const uint32_t shard = fsdp_shard_ranks(config.fsdp, n);
+
+  bool loads_fabric() const override { return !config_.reuse_bucket_timings; }
+
+  void begin(std::function<void()> done) override {
+    done_ = std::move(done);
+    t0_ = backend_.simulation().now();
+    multiplier_ = rank_compute_multipliers(config_, n_);
+    retired_driver_ = std::move(driver_);
+    driver_ = std::make_unique<FsdpDriver>(backend_, config_, schedule_, groups_, multiplier_,
+                                           config_.reuse_bucket_timings ? &idle_ : nullptr, timer_);
+    if (done_) {
+      driver_->on_all_done = [this] {
+        Time end = t0_;
+        for (Time t : driver_->rank_end_) end = std::max(end, t);
+        for (const CollectiveTiming& t : driver_->timings) end = std::max(end, t.end);
+        end += optimizer();
+        backend_.simulation().queue().schedule_fn(end, [this] {
+          auto callback = std::move(done_);
+          done_ = nullptr;
+          callback();
+        });
+      };
+    }
+    driver_->start();
+  }
+
+  StepResult result() override;
+
+ private:
+  Time optimizer() const {
+    return config_.optimizer.value_or(
+        adam_time(static_cast<double>(total_parameters(config_.model)) / shard_, config_.gpu));
+  }
+
+  TransferBackend& backend_;
+  Fidelity fidelity_;
+  const StepConfig& config_;
+  uint32_t n_;
+  uint32_t shard_;
+  IdleCollectiveTimer timer_;
+  FsdpSchedule schedule_;
+  FsdpGroups groups_;
+  std::vector<Time> idle_;
+  int64_t bytes_per_gpu_ = 0;
+  std::vector<double> multiplier_;
+  std::function<void()> done_;
+  Time t0_ = Time::zero();
+  std::unique_ptr<FsdpDriver> driver_;
+  std::unique_ptr<FsdpDriver> retired_driver_;  // the previous step's (its runners may be retiring)
+};
+
+StepResult FsdpStepEngine::result() {
+  FsdpDriver& driver = *driver_;
   StepResult r;
   r.parallelism = DataParallelism::Fsdp;
-  r.data_parallel = n;
-  r.fsdp_shard_degree = shard;
-  const auto params = static_cast<double>(total_parameters(config.model));
-  const FsdpSchedule schedule = fsdp_schedule(config, shard, n / shard);
-  const FsdpGroups groups = fsdp_groups(config.rank_to_gpu, shard);
-
-  IdleCollectiveTimer timer(spec, fidelity, config);
-  std::vector<Time> idle(schedule.comms.size());
-  double sent = 0;
-  for (std::size_t i = 0; i < schedule.comms.size(); ++i) {
-    const FsdpComm& c = schedule.comms[i];
-    const auto& t = timer.time(c.op, algo_of(c, config.algorithm), groups.of(c), c.bytes);
-    idle[i] = t.duration;
-    sent += static_cast<double>(t.bytes_per_gpu);
-  }
-  r.bytes_per_gpu = static_cast<int64_t>(sent);
-
-  const std::vector<double> multiplier = rank_compute_multipliers(config, n);
-  FsdpDriver driver(backend, config, schedule, groups, multiplier,
-                    config.reuse_bucket_timings ? &idle : nullptr, timer);
-  driver.start();
-  backend.simulation().queue().run();
-  for (const CollectiveTiming& t : driver.timings) {
+  r.data_parallel = n_;
+  r.fsdp_shard_degree = shard_;
+  r.bytes_per_gpu = bytes_per_gpu_;
+  for (CollectiveTiming& t : driver.timings) {
     if (t.end < t.start) throw std::logic_error("an FSDP collective did not complete");
+    t.ready -= t0_;
+    t.start -= t0_;
+    t.end -= t0_;
   }
-  r.optimizer = config.optimizer.value_or(adam_time(params / shard, config.gpu));
+  for (ComputeSlice& c : driver.slices) {
+    c.start -= t0_;
+    c.end -= t0_;
+  }
+  for (Time& t : driver.rank_end_) t -= t0_;
+  r.optimizer = optimizer();
 
   // Breakdown: forward = compute before the last micro-batch's backward, backward = its compute
   // (unperturbed, as for DDP); the rest of the step is communication the compute waited for.
   Time compute_total = Time::zero();
-  for (const FsdpTask& t : schedule.tasks) {
+  for (const FsdpTask& t : schedule_.tasks) {
     compute_total += t.duration;
     if (t.backward && t.last_micro_batch) r.backward += t.duration;
   }
@@ -440,33 +524,33 @@ StepResult simulate_fsdp_step(TransferBackend& backend, const net::NetworkSpec& 
   r.exposed_comm = r.step - r.optimizer - compute_total;
   r.collectives = driver.timings;
   r.rank0_compute = driver.slices;
-  for (const FsdpTask& t : schedule.tasks) {
+  for (const FsdpTask& t : schedule_.tasks) {
     r.fsdp_slice_gather.push_back(t.gather);
     r.fsdp_slice_reduce.push_back(t.reduce);
   }
-  for (const FsdpComm& c : schedule.comms) r.fsdp_comm_then.push_back(c.then);
-  r.fsdp_separate_streams = config.fsdp.separate_streams;
-  r.rank_compute_multiplier = multiplier;
+  for (const FsdpComm& c : schedule_.comms) r.fsdp_comm_then.push_back(c.then);
+  r.fsdp_separate_streams = config_.fsdp.separate_streams;
+  r.rank_compute_multiplier = multiplier_;
 
   // Per-rank spans for the trace: the last micro-batch's backward starts at its "head backward".
   std::size_t last_backward = 0;
-  for (std::size_t k = 0; k < schedule.tasks.size(); ++k) {
-    if (schedule.tasks[k].backward && schedule.tasks[k].last_micro_batch) {
+  for (std::size_t k = 0; k < schedule_.tasks.size(); ++k) {
+    if (schedule_.tasks[k].backward && schedule_.tasks[k].last_micro_batch) {
       last_backward = k;
       break;
     }
   }
-  r.rank_backward_start.assign(n, driver.slices[last_backward].start);
+  r.rank_backward_start.assign(n_, driver.slices[last_backward].start);
   r.rank_backward_end = driver.rank_end_;
 
-  fill_utilization(r, config, n);
+  fill_utilization(r, config_, n_);
 
-  const FsdpTimeline closed = fsdp_closed_form(schedule, idle, config.fsdp.separate_streams);
+  const FsdpTimeline closed = fsdp_closed_form(schedule_, idle_, config_.fsdp.separate_streams);
   r.closed_form_step = std::max(closed.compute_end, closed.comm_end) + r.optimizer;
 
   // Reused idle timings ignore the contention of an all-gather and a reduce-scatter that overlap.
-  if (config.reuse_bucket_timings && config.fsdp.separate_streams &&
-      fidelity != Fidelity::Analytic) {
+  if (config_.reuse_bucket_timings && config_.fsdp.separate_streams &&
+      fidelity_ != Fidelity::Analytic) {
     Time overlap = Time::zero();
     for (const CollectiveTiming& rs : r.collectives) {
       if (rs.kind != "reduce_scatter") continue;
@@ -484,9 +568,25 @@ StepResult simulate_fsdp_step(TransferBackend& backend, const net::NetworkSpec& 
                            "workload.reuse_bucket_timings: false to run them live)");
     }
   }
-  r.memory_per_gpu_bytes = fsdp_memory_per_gpu(config, shard);
-  warn_if_over_gpu_memory(r.warnings, "FSDP", r.memory_per_gpu_bytes, config.gpu);
+  r.memory_per_gpu_bytes = fsdp_memory_per_gpu(config_, shard_);
+  warn_if_over_gpu_memory(r.warnings, "FSDP", r.memory_per_gpu_bytes, config_.gpu);
   return r;
+}
+
+}  // namespace
+
+std::unique_ptr<StepEngine> make_fsdp_step_engine(TransferBackend& backend,
+                                                  const net::NetworkSpec& spec, Fidelity fidelity,
+                                                  const StepConfig& config) {
+  return std::make_unique<FsdpStepEngine>(backend, spec, fidelity, config);
+}
+
+StepResult simulate_fsdp_step(TransferBackend& backend, const net::NetworkSpec& spec,
+                              Fidelity fidelity, const StepConfig& config) {
+  FsdpStepEngine engine(backend, spec, fidelity, config);
+  engine.begin(nullptr);
+  backend.simulation().queue().run();
+  return engine.result();
 }
 
 }  // namespace syncsim::models

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/step_engine.hpp"
 #include "sim/backends/make_backend.hpp"
 #include "sim/core/rng.hpp"
 #include "sim/core/simulation.hpp"
@@ -224,198 +225,277 @@ double fill_utilization(StepResult& r, const StepConfig& config, uint32_t ranks)
   return model_flops;
 }
 
-StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& spec,
-                             Fidelity fidelity, const StepConfig& config) {
-  const auto n = static_cast<uint32_t>(config.rank_to_gpu.size());
-  if (n == 0) throw std::invalid_argument("a data-parallel group needs at least one rank");
-  if (config.grad_accumulation == 0) throw std::invalid_argument("grad_accumulation must be >= 1");
-  StepResult r;
-  const auto params = static_cast<double>(total_parameters(config.model));
+namespace {
 
-  // Compute per micro-batch, and each rank's multiplier.
-  ComputeTimes ct = compute_times(config.model, config.gpu, config.compute);
-  if (config.zero_compute) ct = ComputeTimes{};
-  const Time f = ct.forward;
-  const Time b = ct.backward;
-  const auto m = static_cast<int64_t>(config.grad_accumulation);
-  const Time before_last_backward = (f + b) * (m - 1) + f;
-  const std::vector<double> multiplier = rank_compute_multipliers(config, n);
-  std::vector<Time> backward_start(n);
-  r.rank_backward_end.resize(n);
-  Time compute_end = Time::zero();
-  for (uint32_t rank = 0; rank < n; ++rank) {
-    backward_start[rank] = scaled(before_last_backward, multiplier[rank]);
-    r.rank_backward_end[rank] = backward_start[rank] + scaled(b, multiplier[rank]);
-    compute_end = std::max(compute_end, r.rank_backward_end[rank]);
+// The event-driven DDP step (simulate_ddp_step) as a StepEngine: compute is timed in closed form
+// per rank from the step's begin, bucket all-reduces run on the backend one after another.
+class DdpStepEngine final : public StepEngine {
+ public:
+  DdpStepEngine(TransferBackend& backend, const net::NetworkSpec& spec, Fidelity fidelity,
+                const StepConfig& config)
+      : backend_(backend),
+        spec_(spec),
+        fidelity_(fidelity),
+        config_(config),
+        n_(static_cast<uint32_t>(config.rank_to_gpu.size())) {
+    if (n_ == 0) throw std::invalid_argument("a data-parallel group needs at least one rank");
+    if (config.grad_accumulation == 0)
+      throw std::invalid_argument("grad_accumulation must be >= 1");
+    ct_ = compute_times(config.model, config.gpu, config.compute);
+    if (config.zero_compute) ct_ = ComputeTimes{};
+    buckets_ = ddp_buckets(config.model, config.ddp);
   }
 
-  // Buckets and when the slowest rank has each one ready.
-  const std::vector<GradientBucket> buckets = ddp_buckets(config.model, config.ddp);
-  r.buckets.resize(buckets.size());
-  for (std::size_t i = 0; i < buckets.size(); ++i) {
-    r.buckets[i].bytes = buckets[i].size.count();
-    Time ready = Time::zero();
-    for (uint32_t rank = 0; rank < n; ++rank) {
-      ready =
-          std::max(ready, backward_start[rank] + scaled(b, buckets[i].ready_at * multiplier[rank]));
+  bool loads_fabric() const override {
+    return !(config_.reuse_bucket_timings || n_ == 1 || config_.calibrated_allreduce);
+  }
+
+  void begin(std::function<void()> done) override {
+    done_ = std::move(done);
+    t0_ = backend_.simulation().now();
+    r_ = StepResult{};
+    buckets_finished_ = 0;
+    const Time f = ct_.forward;
+    const Time b = ct_.backward;
+    const auto m = static_cast<int64_t>(config_.grad_accumulation);
+    before_last_backward_ = (f + b) * (m - 1) + f;
+    const std::vector<double> multiplier = rank_compute_multipliers(config_, n_);
+    backward_start_.assign(n_, Time::zero());
+    r_.rank_backward_end.resize(n_);
+    compute_end_ = Time::zero();
+    for (uint32_t rank = 0; rank < n_; ++rank) {
+      backward_start_[rank] = scaled(before_last_backward_, multiplier[rank]);
+      r_.rank_backward_end[rank] = backward_start_[rank] + scaled(b, multiplier[rank]);
+      compute_end_ = std::max(compute_end_, r_.rank_backward_end[rank]);
     }
-    r.buckets[i].ready = ready;
+    // Buckets and when the slowest rank has each one ready (absolute times while the step runs).
+    r_.buckets.resize(buckets_.size());
+    for (std::size_t i = 0; i < buckets_.size(); ++i) {
+      r_.buckets[i].bytes = buckets_[i].size.count();
+      Time ready = Time::zero();
+      for (uint32_t rank = 0; rank < n_; ++rank) {
+        ready = std::max(
+            ready, backward_start_[rank] + scaled(b, buckets_[i].ready_at * multiplier[rank]));
+      }
+      r_.buckets[i].ready = t0_ + ready;
+    }
+    std::function<Time(int64_t)> cached;
+    if (!loads_fabric()) cached = [this](int64_t bytes) { return idle_run(bytes).first; };
+    retired_driver_ = std::move(driver_);
+    driver_ = std::make_unique<StepDriver>(
+        backend_, config_, buckets_, r_.buckets, cached,
+        [this](int64_t bytes) -> const CollectivePlan& { return plan_for(bytes); });
+    driver_->on_finish = [this] {
+      ++buckets_finished_;
+      report_progress(0, false);
+      if (buckets_finished_ == r_.buckets.size()) complete();
+    };
+    driver_->launch(0);
+    if (r_.buckets.empty()) complete();
   }
 
-  // Plans (one per distinct size) and, when reused, each size's duration on an idle fabric.
-  std::map<int64_t, CollectivePlan> plans;
-  std::map<int64_t, std::pair<Time, int64_t>> idle;  // size -> (duration, bytes sent by all ranks)
-  auto allreduce_options = [&](int64_t bytes) {
+  StepResult result() override {
+    StepResult r = std::move(r_);
+    r_ = StepResult{};
+    for (BucketTiming& t : r.buckets) {
+      if (t.end < t.start)
+        throw std::logic_error("a gradient bucket's all-reduce did not complete");
+      t.ready -= t0_;
+      t.start -= t0_;
+      t.end -= t0_;
+    }
+    const Time b = ct_.backward;
+    const auto params = static_cast<double>(total_parameters(config_.model));
+    r.rank_backward_start = backward_start_;
+
+    // The breakdown.
+    r.optimizer = config_.optimizer.value_or(adam_time(params, config_.gpu));
+    r.data_parallel = n_;
+    const Time sync_end = r.buckets.empty() ? Time::zero() : r.buckets.back().end;
+    r.step = std::max(compute_end_, sync_end) + r.optimizer;
+    r.forward = before_last_backward_;
+    r.backward = b;
+    for (const BucketTiming& t : r.buckets) r.sync += t.end - t.start;
+    r.tail = sync_end > compute_end_ ? sync_end - compute_end_ : Time::zero();
+    r.exposed_comm = r.step - r.optimizer - before_last_backward_ - b;
+
+    double sent = 0;
+    for (const BucketTiming& t : r.buckets) sent += static_cast<double>(idle_run(t.bytes).second);
+    r.bytes_per_gpu = static_cast<int64_t>(sent / n_);
+
+    const double model_flops = fill_utilization(r, config_, n_);
+    const double peak = peak_flops(config_.gpu, config_.compute.dtype) * n_;
+
+    // The closed form on the same inputs (unperturbed compute, idle-fabric bucket times).
+    StepInputs in;
+    in.forward = before_last_backward_;
+    in.backward = b;
+    in.optimizer = r.optimizer;
+    for (const BucketTiming& t : r.buckets) in.bucket_sync.push_back(idle_run(t.bytes).first);
+    r.closed_form_step = closed_form_step(in, model_flops, n_, peak / n_).step;
+
+    r.extrapolated_bucket_sizes = extrapolated_;
+    if (!r.extrapolated_bucket_sizes.empty()) {
+      std::sort(r.extrapolated_bucket_sizes.begin(), r.extrapolated_bucket_sizes.end());
+      std::string sizes;
+      for (int64_t s : r.extrapolated_bucket_sizes) {
+        sizes += (sizes.empty() ? "" : ", ") + std::to_string(s) + " B";
+      }
+      r.warnings.push_back("bucket_timing: the idle-fabric all-reduce time of bucket size(s) " +
+                           sizes + " was extrapolated linearly from simulations of " +
+                           std::to_string(sample_units(n_)) + " and " +
+                           std::to_string(2 * sample_units(n_)) +
+                           " pipeline units (chunk per tree or per ring segment) " +
+                           "of the same chunk size, typically within 0.5% (bytes sent exact); " +
+                           "set workload.bucket_timing: exact to simulate them whole");
+    }
+    r.memory_per_gpu_bytes = params * 16.0 + activation_bytes(config_.model, config_.compute);
+    if (r.memory_per_gpu_bytes > config_.gpu.memory_bytes) {
+      r.warnings.push_back(
+          "DDP needs about " + std::to_string(r.memory_per_gpu_bytes / 1e9).substr(0, 6) +
+          " GB per GPU (16 bytes per parameter for weights, gradients and Adam state, "
+          "plus activations), more than the GPU's " +
+          std::to_string(config_.gpu.memory_bytes / 1e9).substr(0, 5) +
+          " GB: real runs would need FSDP/ZeRO or activation recomputation");
+    }
+    return r;
+  }
+
+ private:
+  // The last bucket finished (or there is none): the step ends when the slowest rank's backward
+  // and the optimizer are done.
+  void complete() {
+    if (!done_) return;
+    const Time optimizer = config_.optimizer.value_or(
+        adam_time(static_cast<double>(total_parameters(config_.model)), config_.gpu));
+    const Time sync_end = r_.buckets.empty() ? t0_ : r_.buckets.back().end;
+    const Time end = std::max(t0_ + compute_end_, sync_end) + optimizer;
+    backend_.simulation().queue().schedule_fn(end, [this] {
+      auto callback = std::move(done_);
+      done_ = nullptr;
+      callback();
+    });
+  }
+
+  PlanOptions allreduce_options(int64_t bytes) const {
     PlanOptions o;
     o.op = CollectiveOp::AllReduce;
-    o.algo = config.algorithm;
-    o.ranks = n;
+    o.algo = config_.algorithm;
+    o.ranks = n_;
     o.bytes = bytes;
-    o.channels = config.channels;
-    o.chunk_bytes = config.chunk_bytes;
-    o.min_pieces = config.ring_min_pieces;
-    o.min_piece_bytes = config.ring_min_piece_bytes;
-    o.gpus_per_host = config.gpus_per_host;
-    o.nics_per_host = config.nics_per_host;
+    o.channels = config_.channels;
+    o.chunk_bytes = config_.chunk_bytes;
+    o.min_pieces = config_.ring_min_pieces;
+    o.min_piece_bytes = config_.ring_min_piece_bytes;
+    o.gpus_per_host = config_.gpus_per_host;
+    o.nics_per_host = config_.nics_per_host;
     return o;
-  };
-  auto plan_for = [&](int64_t bytes) -> const CollectivePlan& {
-    auto it = plans.find(bytes);
-    if (it == plans.end()) it = plans.emplace(bytes, build_plan(allreduce_options(bytes))).first;
+  }
+
+  const CollectivePlan& plan_for(int64_t bytes) {
+    auto it = plans_.find(bytes);
+    if (it == plans_.end()) it = plans_.emplace(bytes, build_plan(allreduce_options(bytes))).first;
     return it->second;
-  };
-  std::optional<std::pair<CollectiveResult, CollectiveResult>>
-      samples;  // extrapolation's k1, k2 runs
-  std::size_t buckets_finished = 0;
-  auto report_progress = [&](int64_t timing_bytes, bool extrapolating) {
-    if (!config.on_progress) return;
+  }
+
+  void report_progress(int64_t timing_bytes, bool extrapolating) const {
+    if (!config_.on_progress) return;
     StepProgress p;
-    p.simulated = backend.simulation().now();
-    p.buckets = r.buckets.size();
-    p.buckets_done = buckets_finished;
+    p.simulated = backend_.simulation().now();
+    p.buckets = r_.buckets.size();
+    p.buckets_done = buckets_finished_;
     p.timing_bucket_bytes = timing_bytes;
     p.timing_extrapolated = extrapolating;
-    config.on_progress(p);
-  };
-  auto idle_run = [&](int64_t bytes) -> const std::pair<Time, int64_t>& {
-    auto it = idle.find(bytes);
-    if (it == idle.end()) {
-      std::pair<Time, int64_t> value{Time::zero(), 0};
-      if (n > 1 && config.calibrated_allreduce) {
-        int64_t sent = 0;
-        for (const PlanStep& s : plan_for(bytes).steps) {
-          if (s.kind == PlanStep::Kind::Transfer) sent += s.bytes;
-        }
-        value = {config.calibrated_allreduce(bytes), sent};
-      } else if (n > 1) {
-        auto run_idle = [&](const CollectivePlan& plan) {
-          Simulation sim(config.seed);
-          auto fresh = make_backend(fidelity, sim, spec);
-          return run_collective(*fresh, plan, config.rank_to_gpu, config.collective);
-        };
-        const std::optional<Extrapolation> e = extrapolation_for(config, n, bytes);
-        report_progress(bytes, e.has_value() && !samples);
-        if (e) {
-          // Sample plans are built and dropped here: they are small, and keeping them would
-          // defeat the point (the real plan is never built).
-          auto sample = [&](int64_t sample_bytes) {
-            return run_idle(build_plan(allreduce_options(sample_bytes)));
-          };
-          // The samples depend only on the configuration, not on the bucket: run them once.
-          if (!samples) samples = std::make_pair(sample(e->small), sample(e->large));
-          const CollectiveResult& c1 = samples->first;
-          const CollectiveResult& c2 = samples->second;
-          // Every byte crosses the same number of edges: sent = (bytes sent per byte) * S exactly.
-          const int64_t per_byte = c1.bytes_sent / e->small;
-          if (c1.bytes_sent != per_byte * e->small || c2.bytes_sent != per_byte * e->large) {
-            throw std::logic_error("bucket extrapolation: bytes sent are not proportional to size");
-          }
-          const double slope = static_cast<double>((c2.duration() - c1.duration()).picoseconds()) /
-                               static_cast<double>(e->large - e->small);
-          const Time t =
-              c1.duration() + Time::ps(std::llround(slope * static_cast<double>(bytes - e->small)));
-          value = {t, per_byte * bytes};
-          r.extrapolated_bucket_sizes.push_back(bytes);
-        } else {
-          const CollectiveResult c = run_idle(plan_for(bytes));
-          value = {c.duration(), c.bytes_sent};
-        }
+    config_.on_progress(p);
+  }
+
+  // A bucket size's all-reduce on an idle copy of the fabric: (duration, bytes sent by all ranks).
+  const std::pair<Time, int64_t>& idle_run(int64_t bytes) {
+    auto it = idle_.find(bytes);
+    if (it != idle_.end()) return it->second;
+    std::pair<Time, int64_t> value{Time::zero(), 0};
+    if (n_ > 1 && config_.calibrated_allreduce) {
+      int64_t sent = 0;
+      for (const PlanStep& s : plan_for(bytes).steps) {
+        if (s.kind == PlanStep::Kind::Transfer) sent += s.bytes;
       }
-      it = idle.emplace(bytes, value).first;
-      report_progress(0, false);
+      value = {config_.calibrated_allreduce(bytes), sent};
+    } else if (n_ > 1) {
+      auto run_idle = [&](const CollectivePlan& plan) {
+        Simulation sim(config_.seed);
+        auto fresh = make_backend(fidelity_, sim, spec_);
+        return run_collective(*fresh, plan, config_.rank_to_gpu, config_.collective);
+      };
+      const std::optional<Extrapolation> e = extrapolation_for(config_, n_, bytes);
+      report_progress(bytes, e.has_value() && !samples_);
+      if (e) {
+        // Sample plans are built and dropped here: they are small, and keeping them would defeat
+        // the point (the real plan is never built).
+        auto sample = [&](int64_t sample_bytes) {
+          return run_idle(build_plan(allreduce_options(sample_bytes)));
+        };
+        // The samples depend only on the configuration, not on the bucket: run them once.
+        if (!samples_) samples_ = std::make_pair(sample(e->small), sample(e->large));
+        const CollectiveResult& c1 = samples_->first;
+        const CollectiveResult& c2 = samples_->second;
+        // Every byte crosses the same number of edges: sent = (bytes sent per byte) * S exactly.
+        const int64_t per_byte = c1.bytes_sent / e->small;
+        if (c1.bytes_sent != per_byte * e->small || c2.bytes_sent != per_byte * e->large) {
+          throw std::logic_error("bucket extrapolation: bytes sent are not proportional to size");
+        }
+        const double slope = static_cast<double>((c2.duration() - c1.duration()).picoseconds()) /
+                             static_cast<double>(e->large - e->small);
+        const Time t =
+            c1.duration() + Time::ps(std::llround(slope * static_cast<double>(bytes - e->small)));
+        value = {t, per_byte * bytes};
+        extrapolated_.push_back(bytes);
+      } else {
+        const CollectiveResult c = run_idle(plan_for(bytes));
+        value = {c.duration(), c.bytes_sent};
+      }
     }
+    it = idle_.emplace(bytes, value).first;
+    report_progress(0, false);
     return it->second;
-  };
+  }
 
-  std::function<Time(int64_t)> cached;
-  if (config.reuse_bucket_timings || n == 1 || config.calibrated_allreduce) {
-    cached = [&](int64_t bytes) { return idle_run(bytes).first; };
-  }
-  StepDriver driver(backend, config, buckets, r.buckets, cached,
-                    [&](int64_t bytes) -> const CollectivePlan& { return plan_for(bytes); });
-  if (config.on_progress) {
-    driver.on_finish = [&] {
-      ++buckets_finished;
-      report_progress(0, false);
-    };
-  }
-  driver.launch(0);
+  TransferBackend& backend_;
+  const net::NetworkSpec& spec_;
+  Fidelity fidelity_;
+  const StepConfig& config_;
+  uint32_t n_;
+  ComputeTimes ct_;
+  std::vector<GradientBucket> buckets_;
+  std::map<int64_t, CollectivePlan> plans_;
+  std::map<int64_t, std::pair<Time, int64_t>> idle_;  // size -> (duration, bytes sent)
+  std::optional<std::pair<CollectiveResult, CollectiveResult>> samples_;  // extrapolation's runs
+  std::vector<int64_t> extrapolated_;
+  // The step running: its begin, compute (relative to it) and buckets (absolute while it runs).
+  std::function<void()> done_;
+  Time t0_ = Time::zero();
+  Time before_last_backward_ = Time::zero();
+  Time compute_end_ = Time::zero();
+  std::vector<Time> backward_start_;
+  StepResult r_;
+  std::size_t buckets_finished_ = 0;
+  std::unique_ptr<StepDriver> driver_;
+  std::unique_ptr<StepDriver> retired_driver_;  // the previous step's (its runner may be retiring)
+};
+
+}  // namespace
+
+std::unique_ptr<StepEngine> make_ddp_step_engine(TransferBackend& backend,
+                                                 const net::NetworkSpec& spec, Fidelity fidelity,
+                                                 const StepConfig& config) {
+  return std::make_unique<DdpStepEngine>(backend, spec, fidelity, config);
+}
+
+StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& spec,
+                             Fidelity fidelity, const StepConfig& config) {
+  DdpStepEngine engine(backend, spec, fidelity, config);
+  engine.begin(nullptr);
   backend.simulation().queue().run();
-  for (const BucketTiming& t : r.buckets) {
-    if (t.end < t.start) throw std::logic_error("a gradient bucket's all-reduce did not complete");
-  }
-  r.rank_backward_start = backward_start;
-
-  // The breakdown.
-  r.optimizer = config.optimizer.value_or(adam_time(params, config.gpu));
-  r.data_parallel = n;
-  const Time sync_end = r.buckets.empty() ? Time::zero() : r.buckets.back().end;
-  r.step = std::max(compute_end, sync_end) + r.optimizer;
-  r.forward = before_last_backward;
-  r.backward = b;
-  for (const BucketTiming& t : r.buckets) r.sync += t.end - t.start;
-  r.tail = sync_end > compute_end ? sync_end - compute_end : Time::zero();
-  r.exposed_comm = r.step - r.optimizer - before_last_backward - b;
-
-  double sent = 0;
-  for (const BucketTiming& t : r.buckets) sent += static_cast<double>(idle_run(t.bytes).second);
-  r.bytes_per_gpu = static_cast<int64_t>(sent / n);
-
-  const double model_flops = fill_utilization(r, config, n);
-  const double peak = peak_flops(config.gpu, config.compute.dtype) * n;
-
-  // The closed form on the same inputs (unperturbed compute, idle-fabric bucket times).
-  StepInputs in;
-  in.forward = before_last_backward;
-  in.backward = b;
-  in.optimizer = r.optimizer;
-  for (const BucketTiming& t : r.buckets) in.bucket_sync.push_back(idle_run(t.bytes).first);
-  r.closed_form_step = closed_form_step(in, model_flops, n, peak / n).step;
-
-  if (!r.extrapolated_bucket_sizes.empty()) {
-    std::sort(r.extrapolated_bucket_sizes.begin(), r.extrapolated_bucket_sizes.end());
-    std::string sizes;
-    for (int64_t s : r.extrapolated_bucket_sizes) {
-      sizes += (sizes.empty() ? "" : ", ") + std::to_string(s) + " B";
-    }
-    r.warnings.push_back("bucket_timing: the idle-fabric all-reduce time of bucket size(s) " +
-                         sizes + " was extrapolated linearly from simulations of " +
-                         std::to_string(sample_units(n)) + " and " +
-                         std::to_string(2 * sample_units(n)) +
-                         " pipeline units (chunk per tree or per ring segment) " +
-                         "of the same chunk size, typically within 0.5% (bytes sent exact); set " +
-                         "workload.bucket_timing: exact to simulate them whole");
-  }
-  r.memory_per_gpu_bytes = params * 16.0 + activation_bytes(config.model, config.compute);
-  if (r.memory_per_gpu_bytes > config.gpu.memory_bytes) {
-    r.warnings.push_back(
-        "DDP needs about " + std::to_string(r.memory_per_gpu_bytes / 1e9).substr(0, 6) +
-        " GB per GPU (16 bytes per parameter for weights, gradients and Adam state, "
-        "plus activations), more than the GPU's " +
-        std::to_string(config.gpu.memory_bytes / 1e9).substr(0, 5) +
-        " GB: real runs would need FSDP/ZeRO or activation recomputation");
-  }
-  return r;
+  return engine.result();
 }
 
 }  // namespace syncsim::models

@@ -497,6 +497,8 @@ const std::vector<ResultKey>& table() {
     // A Chakra replay's keys (result_schema_chakra.cpp) close the table.
     const std::span<const ResultKey> chakra = chakra_result_keys();
     base.insert(base.end(), chakra.begin(), chakra.end());
+    const std::span<const ResultKey> jobs = jobs_result_keys();
+    base.insert(base.end(), jobs.begin(), jobs.end());
     return base;
   }();
   return keys;
@@ -530,6 +532,8 @@ bool result_key_present(const ResultKey& key, const RunResult& r) {
       return !r.port_counters.empty();
     case P::Chakra:
       return r.chakra.has_value();
+    case P::Jobs:
+      return !r.jobs.empty();
   }
   return false;
 }

@@ -29,6 +29,7 @@ enum class ResultPresence : uint8_t {
   PeakRss,              // the caller attached the measured peak RSS (`syncsim run`)
   PortCounters,         // per port x priority counters were collected (`--counters`, sweeps)
   Chakra,               // the workload is a replayed Chakra trace (`workload.chakra`)
+  Jobs,                 // the scenario runs several jobs (`jobs:`)
 };
 
 struct ResultKey {
@@ -50,6 +51,8 @@ struct ResultKey {
 std::span<const ResultKey> result_keys();
 // The keys of a Chakra replay (result_schema_chakra.cpp), the table's last rows.
 std::span<const ResultKey> chakra_result_keys();
+// The keys of a multi-job run (result_schema_jobs.cpp), after the Chakra keys.
+std::span<const ResultKey> jobs_result_keys();
 
 // Whether `key` belongs in the output of `r`.
 bool result_key_present(const ResultKey& key, const RunResult& r);

@@ -124,6 +124,21 @@ std::string to_text(const RunResult& r) {
          "{chakra.ranks} ranks of {chakra.path}: {chakra.compute_nodes} compute nodes "
          "({chakra.retimed_nodes} re-timed), {chakra.collectives} collectives (busy {sync_s}), "
          "{chakra.point_to_point} send/receive pairs, {bytes_per_gpu} sent per GPU");
+  } else if (!r.jobs.empty()) {
+    // One line per job: its answer first, then how the shared fabric treated it.
+    for (const JobRun& j : r.jobs) {
+      std::ostringstream t;
+      t << std::fixed << std::setprecision(1) << j.step_times_s.size() << " step"
+        << (j.step_times_s.size() == 1 ? "" : "s") << " of " << fmt_time(j.step_time_s)
+        << " (mean), MFU " << 100.0 * j.mfu << "%, exposed communication "
+        << fmt_time(j.exposed_comm_s) << "; " << j.ranks << " GPUs on " << j.hosts.size()
+        << " hosts, " << j.engine;
+      if (j.slowdown_vs_alone) {
+        t << std::setprecision(3) << "; alone " << fmt_time(*j.alone_step_time_s) << ", slowdown "
+          << *j.slowdown_vs_alone << "x";
+      }
+      o << "job " << j.name << ": " << t.str() << "\n";
+    }
   } else if (r.step) {
     const models::StepResult& st = *r.step;
     // The answer first: the step, its MFU, what is left exposed and what bounds it.

@@ -365,6 +365,8 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   models::TrafficInjector injector(*backend, std::move(messages));
   if (scenario.chakra) {
     run_chakra_workload(scenario, *backend, r);
+  } else if (!scenario.jobs.empty()) {
+    r.jobs = run_jobs(scenario, spec, *backend, r.warnings);
   } else if (scenario.workload) {
     models::StepConfig step = scenario.workload->step;
     // With model parallelism the ranks are TP x CP x PP x DP on the first GPUs, in Megatron order

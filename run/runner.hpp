@@ -15,6 +15,7 @@
 #include "run/collective_cmd.hpp"
 #include "run/estimate.hpp"
 #include "run/link_tiers.hpp"
+#include "run/multi_job.hpp"
 #include "run/port_counters.hpp"
 #include "scenario/scenario.hpp"
 #include "sim/backends/make_backend.hpp"
@@ -145,6 +146,7 @@ struct RunResult {
   std::vector<RcRecoveredMessage> rc_recovered{};
   std::optional<models::StepResult> step;  // when the scenario has a workload
   std::optional<ChakraRun> chakra;         // `workload.chakra` (step is then filled from it)
+  std::vector<JobRun> jobs;                // `jobs:` each job's steps on the shared fabric
   models::NcclChannels step_channels{};    // NCCL's channels for the step's collectives
   // How the bucket all-reduces were timed: "simulated", or "calibrated: FILE, all_reduce at N
   // ranks" (collective.calibration).

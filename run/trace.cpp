@@ -73,4 +73,20 @@ nlohmann::json step_trace(const models::StepResult& step, std::size_t max_ranks)
   return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
 }
 
+nlohmann::json jobs_trace(const std::vector<JobRun>& jobs) {
+  nlohmann::json events = nlohmann::json::array();
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    const JobRun& job = jobs[j];
+    events.push_back(metadata("process_name", j, 0, "job " + job.name));
+    events.push_back(metadata("thread_name", j, 0, "steps"));
+    for (std::size_t k = 0; k < job.step_times_s.size(); ++k) {
+      const Time start = Time::from_seconds(job.step_starts_s[k]);
+      const Time end = start + Time::from_seconds(job.step_times_s[k]);
+      events.push_back(slice("step " + std::to_string(k), j, 0, start, end,
+                             {{"ranks", job.ranks}, {"engine", job.engine}}));
+    }
+  }
+  return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
+}
+
 }  // namespace syncsim::app

@@ -6,13 +6,19 @@
 // and chrome://tracing.
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
 #include "models/step_sim.hpp"
+#include "run/multi_job.hpp"
 
 namespace syncsim::app {
 
 nlohmann::json step_trace(const models::StepResult& step, std::size_t max_ranks = 64);
+
+// Several jobs on one fabric (run/multi_job.hpp): one process per job with a track of its steps
+// (each a slice from its begin to its end, with its time and exposed communication).
+nlohmann::json jobs_trace(const std::vector<JobRun>& jobs);
 
 }  // namespace syncsim::app

@@ -33,6 +33,17 @@ struct WorkloadSpec {
   topo::Placement placement = topo::Placement::Packed;
 };
 
+// `jobs:` one training job of several sharing the fabric (run/multi_job.hpp). Its workload is read
+// as `workload:` is; its GPUs are those of `hosts` in order, or else `workload.placement`'s order
+// over the fabric less the GPUs of the jobs listed before it.
+struct JobSpec {
+  std::string name;
+  WorkloadSpec workload;
+  std::vector<uint32_t> hosts{};  // explicit placement; empty: the placement policy
+  Time start = Time::zero();      // when its first step begins
+  uint32_t steps = 1;             // consecutive steps, each begun when the previous one ends
+};
+
 // `workload: {chakra: {...}}`: a Chakra execution trace (ASTRA-sim's workload format), one file per
 // rank, read at load and replayed on the fabric by models/chakra_replay.hpp (docs/chakra.md).
 // Rank r runs on the fabric's r-th GPU.
@@ -144,6 +155,10 @@ struct Scenario {
   double nvlink_efficiency = 1.0;
   std::optional<WorkloadSpec> workload;  // a training step to simulate; traffic then runs beside it
   std::optional<ChakraWorkloadSpec> chakra;  // `workload.chakra`: a trace to replay (no `workload`)
+  // `jobs:` several training jobs on the fabric at once (no `workload`), with `traffic:` beside
+  // them; `compare_alone: true` also runs each job alone on the same fabric for its slowdown.
+  std::vector<JobSpec> jobs;
+  bool compare_alone = false;
   // `sweep:` axes for `syncsim sweep FILE`; `syncsim run` ignores them.
   std::vector<SweepAxisSpec> sweep;
   std::optional<ObserveSpec> observe;              // `observe:`, or `--timeseries DIR` alone

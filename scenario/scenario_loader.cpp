@@ -132,6 +132,22 @@ void resolve_host_gpu(const Reader& in, const MapView& top, Scenario& s) {
     }
     if (path.empty()) name = preset;
   }
+  // Jobs run on the fabric's GPUs: each job's workload.gpu is the fabric's (the first job's when
+  // fabric.host.gpu is not given).
+  for (std::size_t i = 0; i < s.jobs.size(); ++i) {
+    const YAML::Node w = top.require("jobs")[i]["workload"];
+    const std::string& preset = s.jobs[i].workload.step.gpu.name;
+    if (path.empty() && i == 0) {
+      name = preset;
+      continue;
+    }
+    if (preset != name && w.IsMap() && w["gpu"]) {
+      const std::string gpu_path = "jobs." + std::to_string(i) + ".workload.gpu";
+      in.fail(gpu_path, w["gpu"],
+              "expected the fabric's GPU (" + name + ", " +
+                  (path.empty() ? std::string("the first job's") : path) + "), found " + preset);
+    }
+  }
   const auto gpu = models::gpu_preset(name);
   if (!gpu) {
     std::string names;
@@ -160,7 +176,7 @@ void resolve_host_gpu(const Reader& in, const MapView& top, Scenario& s) {
 Scenario read_root(const Reader& in, bool fabric_only_ok) {
   const MapView top(in, in.root(), "",
                     {"name", "seed", "fidelity", "fabric", "traffic", "collective", "workload",
-                     "sweep", "observe", "report"});
+                     "jobs", "compare_alone", "sweep", "observe", "report"});
   Scenario s;
   s.source = in.source();
   s.name = in.read_string(top.require("name"), "name");
@@ -194,6 +210,18 @@ Scenario read_root(const Reader& in, bool fabric_only_ok) {
       s.workload = read_workload(in, *n, "workload");
     }
   }
+  if (const YAML::Node* n = top.find("jobs")) {
+    if (top.find("workload") != nullptr) {
+      in.fail("jobs", *n, "expected either workload (one job) or jobs (several), got both");
+    }
+    s.jobs = read_jobs(in, *n, "jobs");
+  }
+  if (const YAML::Node* n = top.find("compare_alone")) {
+    if (s.jobs.empty()) {
+      in.fail("compare_alone", *n, "expected compare_alone only beside jobs:");
+    }
+    s.compare_alone = in.read_bool(*n, "compare_alone");
+  }
   read_channels_alias(in, top, s);
   resolve_host_gpu(in, top, s);
   // A profile's physical parameters replace the defaults the GPU just set (its copy rate).
@@ -212,7 +240,10 @@ Scenario read_root(const Reader& in, bool fabric_only_ok) {
   if (const YAML::Node* n = top.find("sweep")) s.sweep = read_sweep(in, *n, "sweep");
   // A training workload may run alone; without one, traffic is the whole scenario (unless the
   // command brings its own).
-  if ((s.workload || s.chakra || fabric_only_ok) && top.find("traffic") == nullptr) return s;
+  if ((s.workload || s.chakra || !s.jobs.empty() || fabric_only_ok) &&
+      top.find("traffic") == nullptr) {
+    return s;
+  }
   s.traffic = read_traffic(in, top.require("traffic"), "traffic");
   return s;
 }

@@ -44,6 +44,8 @@ void read_impairments(const Reader& in, const YAML::Node& node, const std::strin
 
 // read_workload.cpp: `workload:`.
 WorkloadSpec read_workload(const Reader& in, const YAML::Node& node, const std::string& path);
+// read_jobs.cpp: `jobs:`, training jobs sharing the fabric.
+std::vector<JobSpec> read_jobs(const Reader& in, const YAML::Node& node, const std::string& path);
 // read_chakra.cpp: `workload: {chakra: {...}}` (reads the trace files).
 ChakraWorkloadSpec read_chakra_workload(const Reader& in, const YAML::Node& node,
                                         const std::string& path);

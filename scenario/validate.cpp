@@ -170,6 +170,144 @@ bool profile_names_gpu(const std::string& measured, const std::string& preset) {
   return false;
 }
 
+namespace {
+
+// A training workload at `path` (`workload`, `jobs.N.workload`) on `gpus` GPUs: what
+// data_parallel 0 fills and the most its ranks may take.
+void check_workload(const Reader& in, const Scenario& scenario, const WorkloadSpec& w,
+                    const std::string& path, uint32_t gpus) {
+  if (w.data_parallel > gpus) {
+    in.fail_path(join_path(path, "data_parallel"), "expected at most the fabric's " +
+                                                       std::to_string(gpus) + " GPUs, got " +
+                                                       std::to_string(w.data_parallel));
+  }
+  check_message_size(in, scenario.fabric, w.step.ddp.bucket_cap,
+                     join_path(path, "ddp.bucket_cap_mb"));
+  check_message_size(in, scenario.fabric, w.step.ddp.first_bucket,
+                     join_path(path, "ddp.first_bucket_mb"));
+  const models::ParallelLayout& lay = w.step.layout;
+  // Megatron order puts TP innermost, so TP group g is ranks g*t .. g*t + t - 1: it stays in one
+  // host only when t divides the host's GPUs. Real runs keep TP inside the NVLink domain
+  // (Megatron-LM's guidance: TP at most the GPUs per node), as its all-reduces run every layer.
+  const uint32_t host_gpus = scenario.fabric.host.gpus;
+  if (lay.tensor > 1 && host_gpus > 0 && (lay.tensor > host_gpus || host_gpus % lay.tensor)) {
+    in.warn(join_path(path, "tensor_parallel"),
+            "tensor-parallel groups of " + std::to_string(lay.tensor) + " GPUs span hosts of " +
+                std::to_string(host_gpus) +
+                " GPUs (fabric.host.gpus), so their per-layer all-reduces cross the network "
+                "instead of NVLink; real runs keep tensor parallelism within a host's NVLink "
+                "domain");
+  }
+  const uint32_t model_parallel = lay.tensor * lay.context * lay.pipeline;
+  if (model_parallel > 1) {
+    const uint64_t product =
+        uint64_t{model_parallel} * (w.data_parallel == 0 ? 1 : w.data_parallel);
+    if (w.data_parallel == 0 && gpus % model_parallel != 0) {
+      in.fail_path(join_path(path, "tensor_parallel"),
+                   "expected tensor_parallel x context_parallel x pipeline_parallel (" +
+                       std::to_string(lay.tensor) + " x " + std::to_string(lay.context) + " x " +
+                       std::to_string(lay.pipeline) + " = " + std::to_string(model_parallel) +
+                       ") to divide the fabric's " + std::to_string(gpus) + " GPUs");
+    }
+    if (product > gpus) {
+      in.fail_path(
+          join_path(path, "data_parallel"),
+          "expected tensor_parallel x context_parallel x pipeline_parallel x data_parallel (" +
+              std::to_string(lay.tensor) + " x " + std::to_string(lay.context) + " x " +
+              std::to_string(lay.pipeline) + " x " + std::to_string(w.data_parallel) + " = " +
+              std::to_string(product) + ") to be at most the fabric's " + std::to_string(gpus) +
+              " GPUs");
+    }
+  }
+  const uint32_t ranks =
+      (w.data_parallel == 0 ? gpus / model_parallel : w.data_parallel) * model_parallel;
+  if (const uint32_t shard = w.step.fsdp.shard_degree; shard > 0) {
+    const uint32_t replicas = ranks / std::max(1u, model_parallel);
+    if (model_parallel > 1) {
+      in.fail_path(join_path(path, "fsdp.shard_degree"),
+                   "HSDP (a shard degree) is modelled for FSDP without tensor, context or "
+                   "pipeline parallelism; expected no shard_degree with these, got " +
+                       std::to_string(shard));
+    }
+    if (shard > replicas || replicas % shard != 0) {
+      in.fail_path(join_path(path, "fsdp.shard_degree"),
+                   "expected a divisor of the " + std::to_string(replicas) +
+                       " data-parallel ranks, got " + std::to_string(shard));
+    }
+  }
+  if (w.step.perturbations.straggler && *w.step.perturbations.straggler >= ranks) {
+    in.fail_path(join_path(path, "perturbations.straggler.rank"),
+                 "expected a rank below " + std::to_string(ranks) + ", got " +
+                     std::to_string(*w.step.perturbations.straggler));
+  }
+  if (w.step.algorithm == models::CollectiveAlgo::Hierarchical &&
+      ranks % scenario.fabric.host.gpus != 0) {
+    in.fail_path(join_path(path, "algorithm"),
+                 "hierarchical all-reduce needs whole hosts: " + std::to_string(ranks) +
+                     " ranks on hosts of " + std::to_string(scenario.fabric.host.gpus) + " GPUs");
+  }
+  if (w.step.algorithm == models::CollectiveAlgo::Pairwise ||
+      w.step.algorithm == models::CollectiveAlgo::Pat || models::is_nvls(w.step.algorithm)) {
+    // The step plans its data-parallel all-reduce with one of these; PAT is all-gather /
+    // reduce-scatter only, and NVLS (`syncsim collective`, the report: block) is not planned
+    // into the step's collectives.
+    in.fail_path(join_path(path, "algorithm"),
+                 "expected an all-reduce algorithm (ring, tree, halving_doubling, hierarchical), "
+                 "got " +
+                     std::string(models::to_string(w.step.algorithm)));
+  }
+}
+
+// The ranks a checked workload takes on `gpus` GPUs.
+uint32_t workload_ranks(const WorkloadSpec& w, uint32_t gpus) {
+  const models::ParallelLayout& lay = w.step.layout;
+  const uint32_t model_parallel = lay.tensor * lay.context * lay.pipeline;
+  return (w.data_parallel == 0 ? gpus / model_parallel : w.data_parallel) * model_parallel;
+}
+
+// `jobs:`: each job's workload on its GPUs, host lists on the fabric and apart, and all jobs
+// together within the fabric's GPUs.
+void check_jobs(const Reader& in, const Scenario& scenario, const net::NetworkSpec& spec) {
+  const auto fabric_gpus = static_cast<uint32_t>(spec.gpus.size());
+  std::vector<int> host_owner(spec.hosts, -1);
+  uint64_t taken = 0;
+  for (std::size_t i = 0; i < scenario.jobs.size(); ++i) {
+    const JobSpec& job = scenario.jobs[i];
+    const std::string path = join_path("jobs", i);
+    for (std::size_t k = 0; k < job.hosts.size(); ++k) {
+      const uint32_t h = job.hosts[k];
+      const std::string at = join_path(join_path(path, "hosts"), k);
+      if (h >= spec.hosts) {
+        in.fail_path(at, "expected a host number below the fabric's " + std::to_string(spec.hosts) +
+                             " hosts, got " + std::to_string(h));
+      }
+      if (host_owner[h] >= 0) {
+        in.fail_path(
+            at,
+            "expected a host no other job holds, got host " + std::to_string(h) +
+                (host_owner[h] == static_cast<int>(i)
+                     ? " twice"
+                     : ", which job " +
+                           scenario.jobs[static_cast<std::size_t>(host_owner[h])].name + " lists"));
+      }
+      host_owner[h] = static_cast<int>(i);
+    }
+    const uint32_t gpus = job.hosts.empty()
+                              ? fabric_gpus
+                              : static_cast<uint32_t>(job.hosts.size()) * scenario.fabric.host.gpus;
+    const std::string workload_path = join_path(path, "workload");
+    check_workload(in, scenario, job.workload, workload_path, gpus);
+    taken += workload_ranks(job.workload, gpus);
+    if (taken > fabric_gpus) {
+      in.fail_path(join_path(workload_path, "data_parallel"),
+                   "expected the jobs to fit the fabric's " + std::to_string(fabric_gpus) +
+                       " GPUs together; with this one they take " + std::to_string(taken));
+    }
+  }
+}
+
+}  // namespace
+
 void validate(const Reader& in, const Scenario& scenario) {
   // The builder checks every fabric range and combination; its path is relative to `fabric.`.
   // Fabrics too big to build here (a million GPUs) are only sized: the run's memory estimate
@@ -275,88 +413,10 @@ void validate(const Reader& in, const Scenario& scenario) {
                                               std::to_string(scenario.chakra->ranks));
   }
   if (scenario.workload) {
-    const WorkloadSpec& w = *scenario.workload;
-    const auto gpus = static_cast<uint32_t>(spec.gpus.size());
-    if (w.data_parallel > gpus) {
-      in.fail_path("workload.data_parallel", "expected at most the fabric's " +
-                                                 std::to_string(gpus) + " GPUs, got " +
-                                                 std::to_string(w.data_parallel));
-    }
-    check_message_size(in, scenario.fabric, w.step.ddp.bucket_cap, "workload.ddp.bucket_cap_mb");
-    check_message_size(in, scenario.fabric, w.step.ddp.first_bucket,
-                       "workload.ddp.first_bucket_mb");
-    const models::ParallelLayout& lay = w.step.layout;
-    // Megatron order puts TP innermost, so TP group g is ranks g*t .. g*t + t - 1: it stays in one
-    // host only when t divides the host's GPUs. Real runs keep TP inside the NVLink domain
-    // (Megatron-LM's guidance: TP at most the GPUs per node), as its all-reduces run every layer.
-    const uint32_t host_gpus = scenario.fabric.host.gpus;
-    if (lay.tensor > 1 && host_gpus > 0 && (lay.tensor > host_gpus || host_gpus % lay.tensor)) {
-      in.warn("workload.tensor_parallel",
-              "tensor-parallel groups of " + std::to_string(lay.tensor) + " GPUs span hosts of " +
-                  std::to_string(host_gpus) +
-                  " GPUs (fabric.host.gpus), so their per-layer all-reduces cross the network "
-                  "instead of NVLink; real runs keep tensor parallelism within a host's NVLink "
-                  "domain");
-    }
-    const uint32_t model_parallel = lay.tensor * lay.context * lay.pipeline;
-    if (model_parallel > 1) {
-      const uint64_t product =
-          uint64_t{model_parallel} * (w.data_parallel == 0 ? 1 : w.data_parallel);
-      if (w.data_parallel == 0 && gpus % model_parallel != 0) {
-        in.fail_path("workload.tensor_parallel",
-                     "expected tensor_parallel x context_parallel x pipeline_parallel (" +
-                         std::to_string(lay.tensor) + " x " + std::to_string(lay.context) + " x " +
-                         std::to_string(lay.pipeline) + " = " + std::to_string(model_parallel) +
-                         ") to divide the fabric's " + std::to_string(gpus) + " GPUs");
-      }
-      if (product > gpus) {
-        in.fail_path(
-            "workload.data_parallel",
-            "expected tensor_parallel x context_parallel x pipeline_parallel x data_parallel (" +
-                std::to_string(lay.tensor) + " x " + std::to_string(lay.context) + " x " +
-                std::to_string(lay.pipeline) + " x " + std::to_string(w.data_parallel) + " = " +
-                std::to_string(product) + ") to be at most the fabric's " + std::to_string(gpus) +
-                " GPUs");
-      }
-    }
-    const uint32_t ranks =
-        (w.data_parallel == 0 ? gpus / model_parallel : w.data_parallel) * model_parallel;
-    if (const uint32_t shard = w.step.fsdp.shard_degree; shard > 0) {
-      const uint32_t replicas = ranks / std::max(1u, model_parallel);
-      if (model_parallel > 1) {
-        in.fail_path("workload.fsdp.shard_degree",
-                     "HSDP (a shard degree) is modelled for FSDP without tensor, context or "
-                     "pipeline parallelism; expected no shard_degree with these, got " +
-                         std::to_string(shard));
-      }
-      if (shard > replicas || replicas % shard != 0) {
-        in.fail_path("workload.fsdp.shard_degree",
-                     "expected a divisor of the " + std::to_string(replicas) +
-                         " data-parallel ranks, got " + std::to_string(shard));
-      }
-    }
-    if (w.step.perturbations.straggler && *w.step.perturbations.straggler >= ranks) {
-      in.fail_path("workload.perturbations.straggler.rank",
-                   "expected a rank below " + std::to_string(ranks) + ", got " +
-                       std::to_string(*w.step.perturbations.straggler));
-    }
-    if (w.step.algorithm == models::CollectiveAlgo::Hierarchical &&
-        ranks % scenario.fabric.host.gpus != 0) {
-      in.fail_path("workload.algorithm",
-                   "hierarchical all-reduce needs whole hosts: " + std::to_string(ranks) +
-                       " ranks on hosts of " + std::to_string(scenario.fabric.host.gpus) + " GPUs");
-    }
-    if (w.step.algorithm == models::CollectiveAlgo::Pairwise ||
-        w.step.algorithm == models::CollectiveAlgo::Pat || models::is_nvls(w.step.algorithm)) {
-      // The step plans its data-parallel all-reduce with one of these; PAT is all-gather /
-      // reduce-scatter only, and NVLS (`syncsim collective`, the report: block) is not planned
-      // into the step's collectives.
-      in.fail_path("workload.algorithm",
-                   "expected an all-reduce algorithm (ring, tree, halving_doubling, hierarchical), "
-                   "got " +
-                       std::string(models::to_string(w.step.algorithm)));
-    }
+    check_workload(in, scenario, *scenario.workload, "workload",
+                   static_cast<uint32_t>(spec.gpus.size()));
   }
+  check_jobs(in, scenario, spec);
 
   check_collective_calibration(in, scenario);
   for (const SettingWarning& w : fidelity_warnings(
