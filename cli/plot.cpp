@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "cli/command_line.hpp"
+#include "run/csv_records.hpp"
 
 namespace syncsim::app {
 
@@ -159,67 +160,23 @@ std::string power_of_two_bytes_label(int exponent) {
 }
 
 CsvTable parse_csv(const std::string& text, const std::string& source) {
-  std::vector<std::vector<std::string>> records;
-  std::vector<int> record_lines;
-  std::vector<std::string> rec;
-  std::string field;
-  bool quoted = false;
-  bool any = false;
-  int line = 1;
-  int rec_line = 1;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        if (c == '\n') ++line;
-        field += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-      any = true;
-    } else if (c == ',') {
-      rec.push_back(std::move(field));
-      field.clear();
-      any = true;
-    } else if (c == '\n' || c == '\r') {
-      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
-      if (any || !field.empty()) {
-        rec.push_back(std::move(field));
-        records.push_back(std::move(rec));
-        record_lines.push_back(rec_line);
-      }
-      field.clear();
-      rec.clear();
-      any = false;
-      ++line;
-      rec_line = line;
-    } else {
-      field += c;
-    }
-  }
-  if (quoted)
-    throw PlotUsageError(source + ":" + std::to_string(rec_line) + ": unterminated quoted field");
-  if (any || !field.empty()) {
-    rec.push_back(std::move(field));
-    records.push_back(std::move(rec));
-    record_lines.push_back(rec_line);
+  std::vector<CsvRecord> records;
+  try {
+    records = read_csv_records(text);
+  } catch (const CsvQuoteError& e) {
+    throw PlotUsageError(source + ":" + std::to_string(e.line) + ": unterminated quoted field");
   }
   if (records.empty())
     throw PlotUsageError(source + ": expected a CSV header line, found an empty file");
   CsvTable t;
-  t.columns = std::move(records[0]);
+  t.columns = std::move(records[0].fields);
   for (std::size_t r = 1; r < records.size(); ++r) {
-    if (records[r].size() != t.columns.size()) {
-      throw PlotUsageError(source + ":" + std::to_string(record_lines[r]) + ": expected " +
+    if (records[r].fields.size() != t.columns.size()) {
+      throw PlotUsageError(source + ":" + std::to_string(records[r].line) + ": expected " +
                            std::to_string(t.columns.size()) + " fields as in the header, found " +
-                           std::to_string(records[r].size()));
+                           std::to_string(records[r].fields.size()));
     }
-    t.rows.push_back(std::move(records[r]));
+    t.rows.push_back(std::move(records[r].fields));
   }
   return t;
 }

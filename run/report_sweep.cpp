@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "run/csv_records.hpp"
 #include "run/report_format.hpp"
 #include "run/report_page.hpp"
 #include "run/report_sections.hpp"
@@ -20,56 +21,13 @@ namespace {
 
 using Row = std::vector<std::string>;
 
-// RFC 4180 records: fields split on commas, "quoted" fields may hold commas, newlines and "".
-// Returns the records with the 1-based line each starts on.
+// The records with the 1-based line each starts on (run/csv_records.hpp).
 std::vector<std::pair<int, Row>> parse_csv(const std::string& file, const std::string& text) {
   std::vector<std::pair<int, Row>> records;
-  Row row;
-  std::string field;
-  bool quoted = false;
-  bool any = false;
-  int line = 1;
-  int start_line = 1;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        if (c == '\n') ++line;
-        field += c;
-      }
-      continue;
-    }
-    if (c == '"') {
-      quoted = true;
-      any = true;
-    } else if (c == ',') {
-      row.push_back(std::move(field));
-      field.clear();
-      any = true;
-    } else if (c == '\n' || c == '\r') {
-      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
-      if (any || !field.empty()) {
-        row.push_back(std::move(field));
-        records.emplace_back(start_line, std::move(row));
-      }
-      row.clear();
-      field.clear();
-      any = false;
-      start_line = ++line;
-    } else {
-      field += c;
-      any = true;
-    }
-  }
-  if (quoted) throw ReportInputError(file, "", "expected a closing quote", start_line, 1);
-  if (any || !field.empty()) {
-    row.push_back(std::move(field));
-    records.emplace_back(start_line, std::move(row));
+  try {
+    for (CsvRecord& r : read_csv_records(text)) records.emplace_back(r.line, std::move(r.fields));
+  } catch (const CsvQuoteError& e) {
+    throw ReportInputError(file, "", "expected a closing quote", e.line, 1);
   }
   return records;
 }
