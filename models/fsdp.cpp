@@ -583,10 +583,7 @@ std::unique_ptr<StepEngine> make_fsdp_step_engine(TransferBackend& backend,
 
 StepResult simulate_fsdp_step(TransferBackend& backend, const net::NetworkSpec& spec,
                               Fidelity fidelity, const StepConfig& config) {
-  FsdpStepEngine engine(backend, spec, fidelity, config);
-  engine.begin(nullptr);
-  backend.simulation().queue().run();
-  return engine.result();
+  return run_step_to_end(*make_fsdp_step_engine(backend, spec, fidelity, config), backend);
 }
 
 }  // namespace syncsim::models

@@ -40,6 +40,12 @@ class ClosedFormStepEngine final : public StepEngine {
 
 }  // namespace
 
+StepResult run_step_to_end(StepEngine& engine, TransferBackend& backend) {
+  engine.begin(nullptr);
+  backend.simulation().queue().run();
+  return engine.result();
+}
+
 std::unique_ptr<StepEngine> make_step_engine(TransferBackend& backend, const net::NetworkSpec& spec,
                                              Fidelity fidelity, const StepConfig& config) {
   if (config.layout.model_parallel() || config.layout.distributed_optimizer) {

@@ -38,6 +38,10 @@ class StepEngine {
 std::unique_ptr<StepEngine> make_step_engine(TransferBackend& backend, const net::NetworkSpec& spec,
                                              Fidelity fidelity, const StepConfig& config);
 
+// Begins one step at the current time with no completion callback and runs `backend`'s queue to
+// its end (simulate_ddp_step, simulate_fsdp_step).
+StepResult run_step_to_end(StepEngine& engine, TransferBackend& backend);
+
 // The event-driven engines (step_sim.cpp, fsdp.cpp).
 std::unique_ptr<StepEngine> make_ddp_step_engine(TransferBackend& backend,
                                                  const net::NetworkSpec& spec, Fidelity fidelity,

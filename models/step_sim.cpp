@@ -492,10 +492,7 @@ std::unique_ptr<StepEngine> make_ddp_step_engine(TransferBackend& backend,
 
 StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& spec,
                              Fidelity fidelity, const StepConfig& config) {
-  DdpStepEngine engine(backend, spec, fidelity, config);
-  engine.begin(nullptr);
-  backend.simulation().queue().run();
-  return engine.result();
+  return run_step_to_end(*make_ddp_step_engine(backend, spec, fidelity, config), backend);
 }
 
 }  // namespace syncsim::models
