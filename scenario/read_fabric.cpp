@@ -10,6 +10,13 @@ namespace syncsim::app::yaml_reader {
 
 namespace {
 
+const std::vector<std::pair<std::string_view, net::LoadBalancing>> kLoadBalancing{
+    {"ecmp", net::LoadBalancing::Ecmp},
+    {"packet_spray", net::LoadBalancing::PacketSpray},
+    {"flowlet", net::LoadBalancing::Flowlet},
+    {"adaptive", net::LoadBalancing::Adaptive},
+};
+
 const std::vector<std::pair<std::string_view, topo::TopologyKind>> kTopologies{
     {"spine_leaf", topo::TopologyKind::SpineLeaf},
     {"fat_tree", topo::TopologyKind::FatTree},
@@ -44,10 +51,10 @@ void read_link(const Reader& in, const YAML::Node& node, const std::string& path
 
 topo::FabricParams read_fabric(const Reader& in, const YAML::Node& node, const std::string& path,
                                NetworkBehaviour& behaviour) {
-  const MapView fabric(
-      in, node, path,
-      {"topology", "spine_leaf", "fat_tree", "rail_optimized", "host", "links", "switch", "ecmp",
-       "nic", "nic_overrides", "transport", "impairments", "route_overrides", "flow"});
+  const MapView fabric(in, node, path,
+                       {"topology", "spine_leaf", "fat_tree", "rail_optimized", "host", "links",
+                        "switch", "ecmp", "nic", "nic_overrides", "transport", "impairments",
+                        "route_overrides", "flow", "load_balancing", "flowlet_gap"});
   topo::FabricParams p;
   p.kind = in.read_enum(fabric.require("topology"), fabric.path_of("topology"), kTopologies);
 
@@ -181,6 +188,14 @@ topo::FabricParams read_fabric(const Reader& in, const YAML::Node& node, const s
   if (const YAML::Node* n = fabric.find("impairments")) {
     read_impairments(in, *n, fabric.path_of("impairments"), behaviour.impairments);
   }
+  // Load balancing (sim/net/load_balancing_params.hpp); ranges are its check()'s.
+  if (const YAML::Node* v = fabric.find("load_balancing")) {
+    p.load_balancing.mode = in.read_enum(*v, fabric.path_of("load_balancing"), kLoadBalancing);
+  }
+  if (const YAML::Node* v = fabric.find("flowlet_gap")) {
+    p.load_balancing.flowlet_gap = in.read_time(*v, fabric.path_of("flowlet_gap"));
+  }
+  in.check_fields(path, p.load_balancing.check());
   if (const YAML::Node* n = fabric.find("ecmp")) {
     const MapView m(in, *n, fabric.path_of("ecmp"), {"hash_seed", "per_switch_salt"});
     if (const YAML::Node* v = m.find("hash_seed")) {

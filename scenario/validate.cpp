@@ -363,6 +363,10 @@ void validate(const Reader& in, const Scenario& scenario) {
            scenario.fidelity, scenario.network, [&](const std::string& p) { return in.has(p); })) {
     in.warn(w.path, w.message);
   }
+  for (const SettingWarning& w : load_balancing_warnings(
+           scenario.fidelity, scenario.fabric, [&](const std::string& p) { return in.has(p); })) {
+    in.warn(w.path, w.message);
+  }
 }
 
 }  // namespace syncsim::app::yaml_reader

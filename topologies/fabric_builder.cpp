@@ -110,6 +110,7 @@ net::NetworkSpec build_fabric(const FabricParams& params) {
   spec.switch_params = params.switch_params;
   spec.ecmp_hash_seed = params.ecmp_hash_seed;
   spec.ecmp_per_switch_salt = params.ecmp_per_switch_salt;
+  spec.load_balancing = params.load_balancing;
 
   detail::ClassIds cls;
   spec.link_classes.push_back(params.links.host);

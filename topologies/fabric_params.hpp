@@ -79,6 +79,7 @@ struct FabricParams {
   net::SwitchParams switch_params;
   uint64_t ecmp_hash_seed = 0;
   bool ecmp_per_switch_salt = false;
+  net::LoadBalancingParams load_balancing;  // copied into the NetworkSpec unchanged
 };
 
 }  // namespace syncsim::topo

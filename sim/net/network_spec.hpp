@@ -12,6 +12,7 @@
 #include "sim/net/dcqcn.hpp"
 #include "sim/net/ets_scheduler.hpp"
 #include "sim/net/link_impairment.hpp"
+#include "sim/net/load_balancing_params.hpp"
 #include "sim/net/transport.hpp"
 
 namespace syncsim::net {
@@ -246,7 +247,8 @@ struct NetworkSpec {
       attachment_of_nic;  // per node: the switch a NIC hangs off (kNoNode otherwise)
 
   uint64_t ecmp_hash_seed = 0;
-  bool ecmp_per_switch_salt = false;  // false: every switch hashes alike, so ECMP can polarize
+  bool ecmp_per_switch_salt = false;   // false: every switch hashes alike, so ECMP can polarize
+  LoadBalancingParams load_balancing;  // per flow (ECMP) or per packet (load_balancing_params.hpp)
 
   TransportParams transport;     // end-to-end transport of inter-host messages (transport.hpp)
   ImpairmentParams impairments;  // per-link jitter and random loss (link_impairment.hpp)
