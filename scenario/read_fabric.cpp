@@ -17,6 +17,11 @@ const std::vector<std::pair<std::string_view, net::LoadBalancing>> kLoadBalancin
     {"adaptive", net::LoadBalancing::Adaptive},
 };
 
+const std::vector<std::pair<std::string_view, topo::PlaneSelection>> kPlaneSelections{
+    {"pinned", topo::PlaneSelection::Pinned},
+    {"spray", topo::PlaneSelection::Spray},
+};
+
 const std::vector<std::pair<std::string_view, topo::TopologyKind>> kTopologies{
     {"spine_leaf", topo::TopologyKind::SpineLeaf},
     {"fat_tree", topo::TopologyKind::FatTree},
@@ -51,10 +56,11 @@ void read_link(const Reader& in, const YAML::Node& node, const std::string& path
 
 topo::FabricParams read_fabric(const Reader& in, const YAML::Node& node, const std::string& path,
                                NetworkBehaviour& behaviour) {
-  const MapView fabric(in, node, path,
-                       {"topology", "spine_leaf", "fat_tree", "rail_optimized", "host", "links",
-                        "switch", "ecmp", "nic", "nic_overrides", "transport", "impairments",
-                        "route_overrides", "flow", "load_balancing", "flowlet_gap"});
+  const MapView fabric(
+      in, node, path,
+      {"topology", "spine_leaf", "fat_tree", "rail_optimized", "host", "links", "switch", "ecmp",
+       "nic", "nic_overrides", "transport", "impairments", "route_overrides", "flow",
+       "load_balancing", "flowlet_gap", "planes", "plane_selection"});
   topo::FabricParams p;
   p.kind = in.read_enum(fabric.require("topology"), fabric.path_of("topology"), kTopologies);
 
@@ -196,6 +202,13 @@ topo::FabricParams read_fabric(const Reader& in, const YAML::Node& node, const s
     p.load_balancing.flowlet_gap = in.read_time(*v, fabric.path_of("flowlet_gap"));
   }
   in.check_fields(path, p.load_balancing.check());
+  // Multi-plane fabrics; build_fabric checks the count against host.nics (TopologyError).
+  if (const YAML::Node* v = fabric.find("planes")) {
+    p.planes = in.read_u32(*v, fabric.path_of("planes"), 1);
+  }
+  if (const YAML::Node* v = fabric.find("plane_selection")) {
+    p.plane_selection = in.read_enum(*v, fabric.path_of("plane_selection"), kPlaneSelections);
+  }
   if (const YAML::Node* n = fabric.find("ecmp")) {
     const MapView m(in, *n, fabric.path_of("ecmp"), {"hash_seed", "per_switch_salt"});
     if (const YAML::Node* v = m.find("hash_seed")) {

@@ -67,6 +67,12 @@ void check_host(const Reader& in, const topo::FabricParams& f) {
   const uint32_t gpus = f.host.gpus;
   const uint32_t nics = f.host.nics;
   if (gpus == 0 || nics == 0) return;  // the builder reports these
+  // Spraying over planes, each GPU uses one NIC per plane (fabric.planes; a multi-plane NIC's
+  // ports).
+  if (f.planes > 1 && f.plane_selection == topo::PlaneSelection::Spray) {
+    in.check_fields("fabric.host", f.host.check_every_nic_used(f.planes));
+    return;
+  }
   in.check_fields("fabric.host", f.host.check_every_nic_used());
   if (gpus % nics != 0) {
     in.warn("fabric.host.nics",

@@ -114,7 +114,15 @@ void FlowBackend::begin(TransferId id, net::NodeId src, net::NodeId dst, const T
     const auto parts = static_cast<uint32_t>(
         std::min<uint64_t>({paths, kMaxSubflows, static_cast<uint64_t>(r.size.count())}));
     if (parts > 1) {
-      parts_left_[id] = parts;
+      uint32_t group = 0;
+      if (free_groups_.empty()) {
+        group = static_cast<uint32_t>(group_left_.size());
+        group_left_.push_back(parts);
+      } else {
+        group = free_groups_.back();
+        free_groups_.pop_back();
+        group_left_[group] = parts;
+      }
       const int64_t share = r.size.count() / parts;
       const int64_t extra = r.size.count() % parts;
       for (uint32_t k = 0; k < parts; ++k) {
@@ -122,7 +130,7 @@ void FlowBackend::begin(TransferId id, net::NodeId src, net::NodeId dst, const T
           route_scratch_.clear();
           routing_.route_indexed(src, dst, k, route_scratch_);
         }
-        add_flow(id, Bytes{share + (k < extra ? 1 : 0)});
+        add_flow(id, Bytes{share + (k < extra ? 1 : 0)}, group);
       }
       return;
     }
@@ -133,7 +141,7 @@ void FlowBackend::begin(TransferId id, net::NodeId src, net::NodeId dst, const T
   add_flow(id, r.size);
 }
 
-void FlowBackend::add_flow(TransferId id, Bytes size) {
+void FlowBackend::add_flow(TransferId id, Bytes size, uint32_t group) {
   const auto hops = static_cast<uint16_t>(route_scratch_.size());
   const net::PortId* route = route_scratch_.data();
   add_route_bytes(route, hops, size);
@@ -149,6 +157,8 @@ void FlowBackend::add_flow(TransferId id, Bytes size) {
   const uint32_t slot = allocate_slot();
   Flow& f = flows_[slot];
   f.transfer = id;
+  f.group = group;
+  f.bytes = size.count();
   f.hops = hops;
   f.active = true;
   ++f.generation;
@@ -187,12 +197,14 @@ void FlowBackend::on_event(uint32_t kind, uint64_t arg) {
       update();
       break;
     case kDeliver: {
-      const auto id = static_cast<TransferId>(arg);
-      if (const auto it = parts_left_.find(id); it != parts_left_.end()) {
-        if (--it->second > 0) break;  // the transfer completes with its last sub-flow
-        parts_left_.erase(it);
+      const Delivery d = deliveries_[arg];
+      free_deliveries_.push_back(static_cast<uint32_t>(arg));
+      counters_.bytes_delivered += d.bytes;
+      if (d.group != kNoGroup) {
+        if (--group_left_[d.group] > 0) break;  // the transfer completes with its last sub-flow
+        free_groups_.push_back(d.group);
       }
-      counters_.bytes_delivered += transfers()[id].request.size.count();
+      const TransferId id = d.transfer;
       complete(id);
       break;
     }
@@ -214,7 +226,16 @@ void FlowBackend::update() {
     completions_.pop_back();
     Flow& f = flows_[c.slot];
     if (!f.active || f.generation != c.generation) continue;
-    simulation().queue().schedule(now + f.tail_latency, this, kDeliver, f.transfer);
+    uint32_t delivery = 0;
+    if (free_deliveries_.empty()) {
+      delivery = static_cast<uint32_t>(deliveries_.size());
+      deliveries_.push_back(Delivery{});
+    } else {
+      delivery = free_deliveries_.back();
+      free_deliveries_.pop_back();
+    }
+    deliveries_[delivery] = Delivery{f.transfer, f.group, f.bytes};
+    simulation().queue().schedule(now + f.tail_latency, this, kDeliver, delivery);
     for (uint32_t h = 0; h < f.hops; ++h) {
       const net::PortId p = route_port(c.slot, h);
       std::vector<PortFlow>& on = flows_on_[p];

@@ -1,6 +1,5 @@
 #pragma once
 #include <cstdint>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -69,8 +68,11 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   std::vector<std::pair<TransferId, double>> global_rates_bps();
 
  private:
+  static constexpr uint32_t kNoGroup = UINT32_MAX;
   struct Flow {
     TransferId transfer = 0;
+    uint32_t group = kNoGroup;  // multipath: its transfer's sub-flow group (group_left_)
+    int64_t bytes = 0;          // payload it carries
     uint16_t hops = 0;
     bool active = false;
     uint32_t generation = 0;     // completion-heap entries of older generations are stale
@@ -96,7 +98,7 @@ class FlowBackend final : public TransferBackend, private EventTarget {
 
   void begin(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r) override;
   // Adds one fluid flow of `size` bytes of transfer `id` on the route in route_scratch_.
-  void add_flow(TransferId id, Bytes size);
+  void add_flow(TransferId id, Bytes size, uint32_t group = kNoGroup);
   void on_event(uint32_t kind, uint64_t arg) override;
   void update();
   // Fills component_flows_/component_ports_ with everything reachable from the seeds.
@@ -138,8 +140,17 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   std::vector<std::vector<PortFlow>> flows_on_;  // per port: the active flows crossing it
   std::vector<Completion> completions_;          // min-heap by (at_ps, slot)
   std::vector<uint32_t> arrivals_;               // slots started since the last update
-  // Multipath transfers in flight: sub-flows still to deliver (load balancing above).
-  std::unordered_map<TransferId, uint32_t> parts_left_;
+  // Drained flows waiting out their tail latency (kDeliver's argument indexes deliveries_), and
+  // multipath groups: sub-flows of one begin() still to deliver (load balancing above).
+  struct Delivery {
+    TransferId transfer = 0;
+    uint32_t group = kNoGroup;
+    int64_t bytes = 0;
+  };
+  std::vector<Delivery> deliveries_;
+  std::vector<uint32_t> free_deliveries_;
+  std::vector<uint32_t> group_left_;
+  std::vector<uint32_t> free_groups_;
   bool arrivals_pending_ = false;
   CancelToken timer_token_;
   Time timer_at_ = Time::max();
