@@ -29,7 +29,8 @@ uint32_t derive_spines(const SpineLeafParams& p, const FabricParams& params) {
   }
   // Downlink capacity of one leaf over (ratio x what one spine adds per leaf).
   // A plane's leaf serves its plane's NICs of each host.
-  const double down = static_cast<double>(p.hosts_per_leaf) * (params.host.nics / params.planes) *
+  const uint32_t nics_per_plane = params.host.nics / params.planes;  // planes divide nics
+  const double down = static_cast<double>(p.hosts_per_leaf) * nics_per_plane *
                       params.links.host.bandwidth.gbit_per_second();
   const double up_per_spine =
       ratio * p.uplinks_per_spine * params.links.fabric.bandwidth.gbit_per_second();
