@@ -35,6 +35,7 @@ net::NetworkSpec reference_network(const net::NetworkSpec& network, double overs
   fabric.switch_params = network.switch_params;
   fabric.ecmp_hash_seed = network.ecmp_hash_seed;
   fabric.ecmp_per_switch_salt = network.ecmp_per_switch_salt;
+  fabric.load_balancing = network.load_balancing;
   net::NetworkSpec spec = topo::build_fabric(fabric);
   spec.pfc = network.pfc;
   spec.ecn = network.ecn;

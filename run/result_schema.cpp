@@ -201,6 +201,10 @@ const std::vector<ResultKey>& table() {
        [](const RunResult& r) -> json { return r.retransmitted_packets; }},
       {"retransmitted_bytes", "retransmitted_bytes", "B", "payload bytes sent again", P::Always,
        [](const RunResult& r) -> json { return r.retransmitted_bytes; }},
+      {"out_of_order_packets", "out_of_order_packets", "count",
+       "data packets that reached a go-back-N receiver ahead of a missing PSN (reordered by load "
+       "balancing, or behind a loss): discarded, or placed with go_back_n.out_of_order",
+       P::Always, [](const RunResult& r) -> json { return r.out_of_order_packets; }},
       {"timeouts", "timeouts", "count", "retransmission timeouts (go-back-N timer, TCP RTO)",
        P::Always, [](const RunResult& r) -> json { return r.timeouts; }},
       {"fast_retransmits", "fast_retransmits", "count", "TCP fast retransmits (3 duplicate ACKs)",

@@ -478,6 +478,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   r.rate_cuts = c.rate_cuts;
   r.retransmitted_packets = c.retransmitted_packets;
   r.retransmitted_bytes = c.retransmitted_bytes;
+  r.out_of_order_packets = c.out_of_order_packets;
   r.timeouts = c.timeouts;
   r.fast_retransmits = c.fast_retransmits;
   r.naks = c.naks;

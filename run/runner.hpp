@@ -126,6 +126,7 @@ struct RunResult {
   std::string transport = "roce";
   uint64_t retransmitted_packets = 0;
   int64_t retransmitted_bytes = 0;
+  uint64_t out_of_order_packets = 0;
   uint64_t timeouts = 0;
   uint64_t fast_retransmits = 0;
   uint64_t naks = 0;

@@ -79,4 +79,27 @@ std::vector<SettingWarning> fidelity_warnings(
   return out;
 }
 
+std::vector<SettingWarning> load_balancing_warnings(
+    Fidelity fidelity, const topo::FabricParams& fabric,
+    const std::function<bool(const std::string&)>& stated) {
+  std::vector<SettingWarning> out;
+  const net::LoadBalancing mode = fabric.load_balancing.mode;
+  if (mode == net::LoadBalancing::Ecmp || fidelity == Fidelity::Packet ||
+      !stated("fabric.load_balancing")) {
+    return out;
+  }
+  const std::string name = net::load_balancing_name(mode);
+  if (fidelity == Fidelity::Analytic) {
+    out.push_back({"fabric.load_balancing",
+                   name + " does nothing at analytic fidelity: it times each transfer alone on an "
+                          "idle path, where every shortest path takes the same time (set "
+                          "`fidelity: flow` or `packet` to see its effect)"});
+  } else if (mode == net::LoadBalancing::Flowlet) {
+    out.push_back({"fabric.load_balancing",
+                   "flowlet switching does nothing at flow fidelity: a fluid flow never pauses, "
+                   "so it keeps its ECMP path (set `fidelity: packet` to see its effect)"});
+  }
+  return out;
+}
+
 }  // namespace syncsim::app

@@ -29,5 +29,11 @@ struct SettingWarning {
 std::vector<SettingWarning> fidelity_warnings(
     Fidelity fidelity, const NetworkBehaviour& network,
     const std::function<bool(const std::string&)>& stated);
+// The same for `fabric.load_balancing` (docs/load-balancing.md): per-packet modes split a
+// transfer over every path at flow fidelity, but flowlet switching needs pauses a fluid flow never
+// has (flow), and no mode changes a transfer timed alone on an idle path (analytic).
+std::vector<SettingWarning> load_balancing_warnings(
+    Fidelity fidelity, const topo::FabricParams& fabric,
+    const std::function<bool(const std::string&)>& stated);
 
 }  // namespace syncsim::app

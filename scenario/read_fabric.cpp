@@ -10,6 +10,18 @@ namespace syncsim::app::yaml_reader {
 
 namespace {
 
+const std::vector<std::pair<std::string_view, net::LoadBalancing>> kLoadBalancing{
+    {"ecmp", net::LoadBalancing::Ecmp},
+    {"packet_spray", net::LoadBalancing::PacketSpray},
+    {"flowlet", net::LoadBalancing::Flowlet},
+    {"adaptive", net::LoadBalancing::Adaptive},
+};
+
+const std::vector<std::pair<std::string_view, topo::PlaneSelection>> kPlaneSelections{
+    {"pinned", topo::PlaneSelection::Pinned},
+    {"spray", topo::PlaneSelection::Spray},
+};
+
 const std::vector<std::pair<std::string_view, topo::TopologyKind>> kTopologies{
     {"spine_leaf", topo::TopologyKind::SpineLeaf},
     {"fat_tree", topo::TopologyKind::FatTree},
@@ -47,7 +59,8 @@ topo::FabricParams read_fabric(const Reader& in, const YAML::Node& node, const s
   const MapView fabric(
       in, node, path,
       {"topology", "spine_leaf", "fat_tree", "rail_optimized", "host", "links", "switch", "ecmp",
-       "nic", "nic_overrides", "transport", "impairments", "route_overrides", "flow"});
+       "nic", "nic_overrides", "transport", "impairments", "route_overrides", "flow",
+       "load_balancing", "flowlet_gap", "planes", "plane_selection"});
   topo::FabricParams p;
   p.kind = in.read_enum(fabric.require("topology"), fabric.path_of("topology"), kTopologies);
 
@@ -180,6 +193,21 @@ topo::FabricParams read_fabric(const Reader& in, const YAML::Node& node, const s
   }
   if (const YAML::Node* n = fabric.find("impairments")) {
     read_impairments(in, *n, fabric.path_of("impairments"), behaviour.impairments);
+  }
+  // Load balancing (sim/net/load_balancing_params.hpp); ranges are its check()'s.
+  if (const YAML::Node* v = fabric.find("load_balancing")) {
+    p.load_balancing.mode = in.read_enum(*v, fabric.path_of("load_balancing"), kLoadBalancing);
+  }
+  if (const YAML::Node* v = fabric.find("flowlet_gap")) {
+    p.load_balancing.flowlet_gap = in.read_time(*v, fabric.path_of("flowlet_gap"));
+  }
+  in.check_fields(path, p.load_balancing.check());
+  // Multi-plane fabrics; build_fabric checks the count against host.nics (TopologyError).
+  if (const YAML::Node* v = fabric.find("planes")) {
+    p.planes = in.read_u32(*v, fabric.path_of("planes"), 1);
+  }
+  if (const YAML::Node* v = fabric.find("plane_selection")) {
+    p.plane_selection = in.read_enum(*v, fabric.path_of("plane_selection"), kPlaneSelections);
   }
   if (const YAML::Node* n = fabric.find("ecmp")) {
     const MapView m(in, *n, fabric.path_of("ecmp"), {"hash_seed", "per_switch_salt"});

@@ -143,7 +143,7 @@ void read_transport(const Reader& in, const YAML::Node& node, const std::string&
   if (const YAML::Node* n = m.find("go_back_n")) {
     const MapView g(in, *n, m.path_of("go_back_n"),
                     {"enabled", "timeout", "ack_every", "lossless", "lossless_timeout",
-                     "lossless_retry_count"});
+                     "lossless_retry_count", "out_of_order"});
     if (const YAML::Node* v = g.find("enabled")) {
       t.gbn.enabled = in.read_bool(*v, g.path_of("enabled"));
     }
@@ -157,6 +157,9 @@ void read_transport(const Reader& in, const YAML::Node& node, const std::string&
     time(g, "lossless_timeout", t.gbn.lossless_timeout);
     if (const YAML::Node* v = g.find("lossless_retry_count")) {
       t.gbn.lossless_retry_count = in.read_u32(*v, g.path_of("lossless_retry_count"));
+    }
+    if (const YAML::Node* v = g.find("out_of_order")) {
+      t.gbn.out_of_order = in.read_bool(*v, g.path_of("out_of_order"));
     }
   }
   if (const YAML::Node* n = m.find("tcp")) {

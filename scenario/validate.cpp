@@ -67,6 +67,12 @@ void check_host(const Reader& in, const topo::FabricParams& f) {
   const uint32_t gpus = f.host.gpus;
   const uint32_t nics = f.host.nics;
   if (gpus == 0 || nics == 0) return;  // the builder reports these
+  // Spraying over planes, each GPU uses one NIC per plane (fabric.planes; a multi-plane NIC's
+  // ports).
+  if (f.planes > 1 && f.plane_selection == topo::PlaneSelection::Spray) {
+    in.check_fields("fabric.host", f.host.check_every_nic_used(f.planes));
+    return;
+  }
   in.check_fields("fabric.host", f.host.check_every_nic_used());
   if (gpus % nics != 0) {
     in.warn("fabric.host.nics",
@@ -421,6 +427,10 @@ void validate(const Reader& in, const Scenario& scenario) {
   check_collective_calibration(in, scenario);
   for (const SettingWarning& w : fidelity_warnings(
            scenario.fidelity, scenario.network, [&](const std::string& p) { return in.has(p); })) {
+    in.warn(w.path, w.message);
+  }
+  for (const SettingWarning& w : load_balancing_warnings(
+           scenario.fidelity, scenario.fabric, [&](const std::string& p) { return in.has(p); })) {
     in.warn(w.path, w.message);
   }
 }

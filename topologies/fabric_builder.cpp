@@ -4,7 +4,10 @@
 // Layout (deterministic; tests and backends may rely on it). G = host.gpus, N = host.nics.
 //
 // NodeIds: fabric switches first, so the fabric is routing component 0 and host h's NVSwitch island
-// (when G > 1) is component h + 1.
+// (when G > 1) is component h + 1. With P = fabric.planes > 1 the fabric switches come plane-major
+// (plane p's names prefixed "plane<p>."; rail_optimized: its leaves, then every plane's spines),
+// plane p is component p and host h's NVSwitch island component h + P; NIC i of every host plugs
+// into plane i mod P.
 //   spine_leaf:      leaf0..leaf{L-1} (Leaf), spine0..spine{S-1} (Spine)
 //   fat_tree:        pod{p}.leaf{l} (Leaf, pod-major), pod{p}.spine{s} (Spine, pod-major),
 //                    core0..core{C-1} (Core)
@@ -41,9 +44,18 @@ Shape resolve_shape(const FabricParams& params, FatTreeParams& fat_tree) {
   switch (params.kind) {
     case TopologyKind::SpineLeaf:
       return detail::shape_spine_leaf(params);
-    case TopologyKind::FatTree:
+    case TopologyKind::FatTree: {
       fat_tree = detail::resolve_fat_tree(params.fat_tree);
-      return detail::shape_fat_tree(fat_tree);
+      // Every plane is a whole fat tree.
+      Shape s = detail::shape_fat_tree(fat_tree);
+      const uint32_t planes = params.planes;
+      s.leaves = detail::narrow_count(detail::mul(s.leaves, planes), detail::kFatTree, "leaves");
+      s.spines = detail::narrow_count(detail::mul(s.spines, planes), detail::kFatTree, "spines");
+      s.cores = detail::narrow_count(detail::mul(s.cores, planes), detail::kFatTree, "cores");
+      s.fabric_links = detail::mul(s.fabric_links, planes);
+      s.attachment_leaves = s.leaves;
+      return s;
+    }
     case TopologyKind::RailOptimized:
       return detail::shape_rail(params);
   }
@@ -110,6 +122,9 @@ net::NetworkSpec build_fabric(const FabricParams& params) {
   spec.switch_params = params.switch_params;
   spec.ecmp_hash_seed = params.ecmp_hash_seed;
   spec.ecmp_per_switch_salt = params.ecmp_per_switch_salt;
+  spec.load_balancing = params.load_balancing;
+  spec.planes = params.planes;
+  spec.plane_spray = params.plane_selection == PlaneSelection::Spray && params.planes > 1;
 
   detail::ClassIds cls;
   spec.link_classes.push_back(params.links.host);

@@ -1,8 +1,10 @@
 // Checks every topology shares: parameter ranges, sizes that must fit 32-bit ids and the routing
 // table, and connectivity of the built fabric.
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "topologies/fabric_detail.hpp"
 
@@ -98,10 +100,18 @@ void validate_params(const FabricParams& params) {
     validate_link(params.links.nvlink, "nvlink");
   }
   throw_first(params.switch_params.check(), "switch");
+  if (params.planes == 0 || params.host.nics % params.planes != 0) {
+    throw TopologyError("planes", "expected a plane count >= 1 that divides fabric.host.nics (" +
+                                      std::to_string(params.host.nics) +
+                                      "; NIC i sits on plane i mod planes), got " +
+                                      std::to_string(params.planes));
+  }
 }
 
 void check_connected(const net::NetworkSpec& spec) {
-  NodeId reference = kNoNode;
+  // One reference NIC per plane: planes are disjoint by design, so a NIC must reach its own
+  // plane's NICs only.
+  std::vector<NodeId> references(std::max<uint32_t>(spec.planes, 1), kNoNode);
   for (std::size_t id = 0; id < spec.nodes.size(); ++id) {
     const net::NodeSpec& node = spec.nodes[id];
     if (node.kind != NodeKind::Nic) {
@@ -111,6 +121,7 @@ void check_connected(const net::NetworkSpec& spec) {
     if (spec.nodes[attachment].role == SwitchRole::NvSwitch) {
       continue;  // an NVLink port, not a host NIC
     }
+    NodeId& reference = references[spec.plane_of_nic(static_cast<NodeId>(id))];
     if (reference == kNoNode) {
       reference = static_cast<NodeId>(id);
     } else if (spec.component_of[id] != spec.component_of[reference]) {

@@ -68,7 +68,12 @@ struct Totals {
   uint64_t links = 0;
 };
 
-// Checks the parameters every topology shares: host, link classes, switch.
+// Switch names of plane p: "plane<p>." before the single-plane name when there are planes.
+inline std::string plane_prefix(uint32_t planes, uint32_t p) {
+  return planes > 1 ? "plane" + std::to_string(p) + "." : std::string{};
+}
+
+// Checks the parameters every topology shares: host, link classes, switch, planes.
 void validate_params(const FabricParams& params);
 // Rejects sizes whose ids or tables would not fit, before anything is allocated.
 Totals check_sizes(const Shape& s, const HostParams& host);
@@ -105,17 +110,19 @@ struct ClassIds {
   uint32_t nvlink = UINT32_MAX;
 };
 
-// Adds every host's NICs, NVLink ports and NVSwitch, their links, and the GPU attachments.
-// leaf_of(h, i) is the leaf NIC i of host h plugs into.
+// Adds every host's NICs, NVLink ports and NVSwitch, their links, and the GPU attachments, and
+// records each host's first NIC. leaf_of(h, i) is the leaf NIC i of host h plugs into.
 template <typename LeafOf>
 void add_hosts(SpecWriter& out, net::NetworkSpec& spec, uint32_t hosts, const HostParams& hp,
                const ClassIds& cls, LeafOf leaf_of) {
   const uint32_t gpus = hp.gpus;
   const uint32_t nics = hp.nics;
   spec.gpus.reserve(static_cast<std::size_t>(hosts) * gpus);
+  spec.host_first_nic.reserve(hosts);
   for (uint32_t h = 0; h < hosts; ++h) {
     const std::string prefix = "host" + std::to_string(h) + ".";
     const NodeId first_nic = static_cast<NodeId>(spec.nodes.size());
+    spec.host_first_nic.push_back(first_nic);
     for (uint32_t i = 0; i < nics; ++i) {
       const NodeId nic =
           out.add_node(NodeKind::Nic, SwitchRole::None, h, prefix + "nic" + std::to_string(i));

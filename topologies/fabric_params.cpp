@@ -14,8 +14,16 @@ FieldErrors HostParams::check() const {
   return errors;
 }
 
-FieldErrors HostParams::check_every_nic_used() const {
+FieldErrors HostParams::check_every_nic_used(uint32_t nics_per_gpu) const {
   FieldErrors errors;
+  if (nics_per_gpu > 1) {
+    if (gpus >= 1 && nics > gpus * nics_per_gpu) {
+      errors.push_back({"nics", "expected at most " + std::to_string(nics_per_gpu) +
+                                    " NICs per GPU (one per plane), got " + std::to_string(nics) +
+                                    " for " + std::to_string(gpus) + " GPUs"});
+    }
+    return errors;
+  }
   if (gpus >= 1 && nics > gpus) {
     errors.push_back({"nics",
                       "expected at most one NIC per GPU (each GPU sends through one NIC, so NICs "

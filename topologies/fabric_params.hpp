@@ -23,7 +23,8 @@ struct HostParams {
   FieldErrors check() const;
   // The stricter rule for a stated server: at most one NIC per GPU (each GPU sends through one
   // NIC, so more would carry nothing). build_fabric builds such hosts when asked.
-  FieldErrors check_every_nic_used() const;
+  // `nics_per_gpu`: NICs each GPU sends through (one per plane when it sprays over planes).
+  FieldErrors check_every_nic_used(uint32_t nics_per_gpu = 1) const;
 };
 
 // 2-tier leaf-spine. Every leaf connects to every spine with `uplinks_per_spine` parallel cables.
@@ -69,8 +70,20 @@ struct LinkClasses {
                          .header = Bytes{32}};  // H100 NVLink4: 900 GB/s bidir
 };
 
+// How a multi-plane fabric's transfers use the planes (`fabric.plane_selection`).
+enum class PlaneSelection : uint8_t {
+  Pinned,  // a GPU's traffic stays on the plane of its NIC
+  Spray,   // a transfer is split evenly over the planes, through the host's NIC on each
+};
+
 struct FabricParams {
   TopologyKind kind = TopologyKind::SpineLeaf;
+  // Multi-plane fabric: `planes` identical, disjoint copies of the topology's switches. NIC i of
+  // every host plugs into plane i mod planes (host.nics must be a multiple of planes); spine_leaf
+  // and fat_tree copy the whole switch fabric per plane, rail_optimized keeps one leaf per rail
+  // and gives each plane its own spines (rail i's leaves join plane i mod planes).
+  uint32_t planes = 1;
+  PlaneSelection plane_selection = PlaneSelection::Pinned;
   SpineLeafParams spine_leaf;
   FatTreeParams fat_tree;
   RailOptimizedParams rail;
@@ -79,6 +92,7 @@ struct FabricParams {
   net::SwitchParams switch_params;
   uint64_t ecmp_hash_seed = 0;
   bool ecmp_per_switch_salt = false;
+  net::LoadBalancingParams load_balancing;  // copied into the NetworkSpec unchanged
 };
 
 }  // namespace syncsim::topo

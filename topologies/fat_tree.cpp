@@ -1,5 +1,6 @@
 // 3-tier fat-tree (Clos): k-ary or explicit pods; shape and layout.
 #include <string>
+#include <vector>
 
 #include "topologies/fabric_detail.hpp"
 
@@ -49,39 +50,53 @@ Shape shape_fat_tree(const FatTreeParams& p) {
 
 void layout_fat_tree(SpecWriter& out, net::NetworkSpec& spec, const FabricParams& params,
                      const FatTreeParams& ft, const Shape& s, const ClassIds& cls) {
-  const NodeId first_leaf = static_cast<NodeId>(spec.nodes.size());
-  for (uint32_t p = 0; p < ft.pods; ++p) {
-    for (uint32_t l = 0; l < ft.leaves_per_pod; ++l) {
-      out.add_switch(SwitchRole::Leaf, "pod" + std::to_string(p) + ".leaf" + std::to_string(l));
+  // Plane-major: plane p's leaves, spines and cores (one plane: the single-plane layout).
+  const uint32_t planes = params.planes;
+  std::vector<NodeId> first_leaf(planes);
+  std::vector<NodeId> first_spine(planes);
+  std::vector<NodeId> first_core(planes);
+  for (uint32_t q = 0; q < planes; ++q) {
+    const std::string prefix = plane_prefix(planes, q);
+    first_leaf[q] = static_cast<NodeId>(spec.nodes.size());
+    for (uint32_t p = 0; p < ft.pods; ++p) {
+      for (uint32_t l = 0; l < ft.leaves_per_pod; ++l) {
+        out.add_switch(SwitchRole::Leaf,
+                       prefix + "pod" + std::to_string(p) + ".leaf" + std::to_string(l));
+      }
     }
-  }
-  const NodeId first_spine = static_cast<NodeId>(spec.nodes.size());
-  for (uint32_t p = 0; p < ft.pods; ++p) {
-    for (uint32_t j = 0; j < ft.spines_per_pod; ++j) {
-      out.add_switch(SwitchRole::Spine, "pod" + std::to_string(p) + ".spine" + std::to_string(j));
-    }
-  }
-  const NodeId first_core = static_cast<NodeId>(spec.nodes.size());
-  for (uint32_t c = 0; c < ft.cores; ++c) {
-    out.add_switch(SwitchRole::Core, "core" + std::to_string(c));
-  }
-  // Leaves are numbered pod-major, so host h's global leaf index is simply h / hosts_per_leaf.
-  add_hosts(out, spec, s.hosts, params.host, cls,
-            [&](uint32_t h, uint32_t) { return first_leaf + h / ft.hosts_per_leaf; });
-  for (uint32_t p = 0; p < ft.pods; ++p) {
-    for (uint32_t l = 0; l < ft.leaves_per_pod; ++l) {
+    first_spine[q] = static_cast<NodeId>(spec.nodes.size());
+    for (uint32_t p = 0; p < ft.pods; ++p) {
       for (uint32_t j = 0; j < ft.spines_per_pod; ++j) {
-        out.add_link(first_leaf + p * ft.leaves_per_pod + l,
-                     first_spine + p * ft.spines_per_pod + j, cls.fabric);
+        out.add_switch(SwitchRole::Spine,
+                       prefix + "pod" + std::to_string(p) + ".spine" + std::to_string(j));
+      }
+    }
+    first_core[q] = static_cast<NodeId>(spec.nodes.size());
+    for (uint32_t c = 0; c < ft.cores; ++c) {
+      out.add_switch(SwitchRole::Core, prefix + "core" + std::to_string(c));
+    }
+  }
+  // Leaves are numbered pod-major, so host h's leaf index within its plane is h / hosts_per_leaf.
+  add_hosts(out, spec, s.hosts, params.host, cls,
+            [&](uint32_t h, uint32_t i) { return first_leaf[i % planes] + h / ft.hosts_per_leaf; });
+  const uint32_t cores_per_group = ft.cores / ft.spines_per_pod;
+  for (uint32_t q = 0; q < planes; ++q) {
+    for (uint32_t p = 0; p < ft.pods; ++p) {
+      for (uint32_t l = 0; l < ft.leaves_per_pod; ++l) {
+        for (uint32_t j = 0; j < ft.spines_per_pod; ++j) {
+          out.add_link(first_leaf[q] + p * ft.leaves_per_pod + l,
+                       first_spine[q] + p * ft.spines_per_pod + j, cls.fabric);
+        }
       }
     }
   }
-  const uint32_t cores_per_group = ft.cores / ft.spines_per_pod;
-  for (uint32_t p = 0; p < ft.pods; ++p) {
-    for (uint32_t j = 0; j < ft.spines_per_pod; ++j) {
-      for (uint32_t m = 0; m < cores_per_group; ++m) {
-        out.add_link(first_spine + p * ft.spines_per_pod + j, first_core + j * cores_per_group + m,
-                     cls.core);
+  for (uint32_t q = 0; q < planes; ++q) {
+    for (uint32_t p = 0; p < ft.pods; ++p) {
+      for (uint32_t j = 0; j < ft.spines_per_pod; ++j) {
+        for (uint32_t m = 0; m < cores_per_group; ++m) {
+          out.add_link(first_spine[q] + p * ft.spines_per_pod + j,
+                       first_core[q] + j * cores_per_group + m, cls.core);
+        }
       }
     }
   }

@@ -16,9 +16,10 @@ Shape shape_rail(const FabricParams& params) {
   }
   Shape s{.section = kRail};
   s.leaves = narrow_count(mul(p.groups, params.host.nics), kRail, "rail leaves");
-  s.spines = p.spines;
+  // Planes: `spines` of their own each; a rail leaf joins its plane's spines only.
+  s.spines = narrow_count(mul(p.spines, params.planes), kRail, "spines");
   s.hosts = narrow_count(mul(p.groups, p.hosts_per_group), kRail, "hosts");
-  s.fabric_links = mul(mul(s.leaves, s.spines), p.uplinks_per_spine);
+  s.fabric_links = mul(mul(s.leaves, p.spines), p.uplinks_per_spine);
   s.attachment_leaves = s.leaves;
   return s;
 }
@@ -33,16 +34,22 @@ void layout_rail(SpecWriter& out, net::NetworkSpec& spec, const FabricParams& pa
       out.add_switch(SwitchRole::Leaf, "group" + std::to_string(q) + ".rail" + std::to_string(i));
     }
   }
+  // Plane-major spines: plane q's are first_spine + q * p.spines + j.
+  const uint32_t planes = params.planes;
   const NodeId first_spine = static_cast<NodeId>(spec.nodes.size());
-  for (uint32_t j = 0; j < s.spines; ++j) {
-    out.add_switch(SwitchRole::Spine, "spine" + std::to_string(j));
+  for (uint32_t q = 0; q < planes; ++q) {
+    for (uint32_t j = 0; j < p.spines; ++j) {
+      out.add_switch(SwitchRole::Spine, plane_prefix(planes, q) + "spine" + std::to_string(j));
+    }
   }
   add_hosts(out, spec, s.hosts, params.host, cls, [&](uint32_t h, uint32_t i) {
     return first_leaf + (h / p.hosts_per_group) * nics + i;
   });
   for (uint32_t l = 0; l < s.leaves; ++l) {
-    for (uint32_t j = 0; j < s.spines; ++j) {
-      out.add_link(first_leaf + l, first_spine + j, cls.fabric, p.uplinks_per_spine);
+    const uint32_t plane = (l % nics) % planes;  // leaf l serves rail l mod nics
+    for (uint32_t j = 0; j < p.spines; ++j) {
+      out.add_link(first_leaf + l, first_spine + plane * p.spines + j, cls.fabric,
+                   p.uplinks_per_spine);
     }
   }
 }

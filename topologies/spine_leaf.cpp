@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "topologies/fabric_detail.hpp"
 
@@ -27,7 +28,9 @@ uint32_t derive_spines(const SpineLeafParams& p, const FabricParams& params) {
                         "expected a finite ratio > 0 (e.g. 2 for 2:1), got " + fmt_double(ratio));
   }
   // Downlink capacity of one leaf over (ratio x what one spine adds per leaf).
-  const double down = static_cast<double>(p.hosts_per_leaf) * params.host.nics *
+  // A plane's leaf serves its plane's NICs of each host.
+  const uint32_t nics_per_plane = params.host.nics / params.planes;  // planes divide nics
+  const double down = static_cast<double>(p.hosts_per_leaf) * nics_per_plane *
                       params.links.host.bandwidth.gbit_per_second();
   const double up_per_spine =
       ratio * p.uplinks_per_spine * params.links.fabric.bandwidth.gbit_per_second();
@@ -49,31 +52,44 @@ Shape shape_spine_leaf(const FabricParams& params) {
   require_at_least_one(kSpineLeaf, "hosts_per_leaf", p.hosts_per_leaf, "host per leaf");
   require_at_least_one(kSpineLeaf, "uplinks_per_spine", p.uplinks_per_spine, "uplink per spine");
   Shape s{.section = kSpineLeaf};
-  s.spines = derive_spines(p, params);
-  s.leaves = p.leaves;
+  const uint32_t planes = params.planes;
+  const uint32_t spines = derive_spines(p, params);
+  s.spines = narrow_count(mul(spines, planes), kSpineLeaf, "spines");
+  s.leaves = narrow_count(mul(p.leaves, planes), kSpineLeaf, "leaves");
   s.hosts = narrow_count(mul(p.leaves, p.hosts_per_leaf), kSpineLeaf, "hosts");
-  s.fabric_links = mul(mul(p.leaves, s.spines), p.uplinks_per_spine);
-  s.attachment_leaves = p.leaves;
+  s.fabric_links = mul(mul(mul(p.leaves, spines), p.uplinks_per_spine), planes);
+  s.attachment_leaves = s.leaves;
   return s;
 }
 
 void layout_spine_leaf(SpecWriter& out, net::NetworkSpec& spec, const FabricParams& params,
                        const Shape& s, const ClassIds& cls) {
-  const NodeId first_leaf = static_cast<NodeId>(spec.nodes.size());
-  for (uint32_t l = 0; l < s.leaves; ++l) {
-    out.add_switch(SwitchRole::Leaf, "leaf" + std::to_string(l));
-  }
-  const NodeId first_spine = static_cast<NodeId>(spec.nodes.size());
-  for (uint32_t j = 0; j < s.spines; ++j) {
-    out.add_switch(SwitchRole::Spine, "spine" + std::to_string(j));
+  // Plane-major: plane p's leaves, then its spines (one plane: the single-plane layout).
+  const uint32_t planes = params.planes;
+  const uint32_t leaves = s.leaves / planes;
+  const uint32_t spines = s.spines / planes;
+  std::vector<NodeId> first_leaf(planes);
+  std::vector<NodeId> first_spine(planes);
+  for (uint32_t p = 0; p < planes; ++p) {
+    const std::string prefix = plane_prefix(planes, p);
+    first_leaf[p] = static_cast<NodeId>(spec.nodes.size());
+    for (uint32_t l = 0; l < leaves; ++l) {
+      out.add_switch(SwitchRole::Leaf, prefix + "leaf" + std::to_string(l));
+    }
+    first_spine[p] = static_cast<NodeId>(spec.nodes.size());
+    for (uint32_t j = 0; j < spines; ++j) {
+      out.add_switch(SwitchRole::Spine, prefix + "spine" + std::to_string(j));
+    }
   }
   const uint32_t per_leaf = params.spine_leaf.hosts_per_leaf;
   add_hosts(out, spec, s.hosts, params.host, cls,
-            [&](uint32_t h, uint32_t) { return first_leaf + h / per_leaf; });
-  for (uint32_t l = 0; l < s.leaves; ++l) {
-    for (uint32_t j = 0; j < s.spines; ++j) {
-      out.add_link(first_leaf + l, first_spine + j, cls.fabric,
-                   params.spine_leaf.uplinks_per_spine);
+            [&](uint32_t h, uint32_t i) { return first_leaf[i % planes] + h / per_leaf; });
+  for (uint32_t p = 0; p < planes; ++p) {
+    for (uint32_t l = 0; l < leaves; ++l) {
+      for (uint32_t j = 0; j < spines; ++j) {
+        out.add_link(first_leaf[p] + l, first_spine[p] + j, cls.fabric,
+                     params.spine_leaf.uplinks_per_spine);
+      }
     }
   }
 }

@@ -104,27 +104,65 @@ void FlowBackend::ensure_stride(uint16_t hops) {
 void FlowBackend::begin(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r) {
   route_scratch_.clear();
   const uint32_t qp = queue_pair(id, src, dst, r).number;  // the ECMP hash's UDP source port
+  const net::LoadBalancing lb = spec().load_balancing.mode;
+  if (lb == net::LoadBalancing::PacketSpray || lb == net::LoadBalancing::Adaptive) {
+    // Per-packet balancing spreads the transfer over every shortest path: one fluid sub-flow per
+    // path, the bytes split evenly (see the class comment).
+    uint64_t paths = 1;
+    const bool routed = routing_.route_indexed(src, dst, 0, route_scratch_, &paths);
+    SIM_CHECK(routed, "no route between the transfer's NICs");
+    const auto parts = static_cast<uint32_t>(
+        std::min<uint64_t>({paths, kMaxSubflows, static_cast<uint64_t>(r.size.count())}));
+    if (parts > 1) {
+      uint32_t group = 0;
+      if (free_groups_.empty()) {
+        group = static_cast<uint32_t>(group_left_.size());
+        group_left_.push_back(parts);
+      } else {
+        group = free_groups_.back();
+        free_groups_.pop_back();
+        group_left_[group] = parts;
+      }
+      const int64_t share = r.size.count() / parts;
+      const int64_t extra = r.size.count() % parts;
+      for (uint32_t k = 0; k < parts; ++k) {
+        if (k > 0) {
+          route_scratch_.clear();
+          routing_.route_indexed(src, dst, k, route_scratch_);
+        }
+        add_flow(id, Bytes{share + (k < extra ? 1 : 0)}, group);
+      }
+      return;
+    }
+    route_scratch_.clear();
+  }
   const bool routed = routing_.route(src, dst, routing_.flow_hash(src, dst, qp), route_scratch_);
   SIM_CHECK(routed, "no route between the transfer's NICs");
+  add_flow(id, r.size);
+}
+
+void FlowBackend::add_flow(TransferId id, Bytes size, uint32_t group) {
   const auto hops = static_cast<uint16_t>(route_scratch_.size());
   const net::PortId* route = route_scratch_.data();
-  add_route_bytes(route, hops, r.size);
+  add_route_bytes(route, hops, size);
 
   // The pipeline latency beyond the fluid drain at the route's bottleneck rate.
   double bottleneck = capacity_Bps_[route[0]];
   for (std::size_t h = 1; h < hops; ++h) bottleneck = std::min(bottleneck, capacity_Bps_[route[h]]);
-  const Time alone = idle_path_time(routing_, route, hops, r.size);
-  const double drain_s = static_cast<double>(r.size.count()) / bottleneck;
+  const Time alone = idle_path_time(routing_, route, hops, size);
+  const double drain_s = static_cast<double>(size.count()) / bottleneck;
   const Time drain = Time::ps(static_cast<int64_t>(std::ceil(drain_s * 1e12)));
 
   ensure_stride(hops);
   const uint32_t slot = allocate_slot();
   Flow& f = flows_[slot];
   f.transfer = id;
+  f.group = group;
+  f.bytes = size.count();
   f.hops = hops;
   f.active = true;
   ++f.generation;
-  f.remaining_bytes = static_cast<double>(r.size.count());
+  f.remaining_bytes = static_cast<double>(size.count());
   f.rate_Bps = 0.0;
   f.since = simulation().now();
   f.tail_latency = alone > drain ? alone - drain : Time::zero();
@@ -139,8 +177,8 @@ void FlowBackend::begin(TransferId id, net::NodeId src, net::NodeId dst, const T
   arrivals_.push_back(slot);
 
   const int64_t mtu = routing_.path_mtu(route, hops).count();
-  counters_.packet_hops += static_cast<uint64_t>((r.size.count() + mtu - 1) / mtu) * hops;
-  counters_.bytes_injected += r.size.count();
+  counters_.packet_hops += static_cast<uint64_t>((size.count() + mtu - 1) / mtu) * hops;
+  counters_.bytes_injected += size.count();
   if (!arrivals_pending_) {
     // Transfers starting at one instant share one recomputation.
     arrivals_pending_ = true;
@@ -159,8 +197,14 @@ void FlowBackend::on_event(uint32_t kind, uint64_t arg) {
       update();
       break;
     case kDeliver: {
-      const auto id = static_cast<TransferId>(arg);
-      counters_.bytes_delivered += transfers()[id].request.size.count();
+      const Delivery d = deliveries_[arg];
+      free_deliveries_.push_back(static_cast<uint32_t>(arg));
+      counters_.bytes_delivered += d.bytes;
+      if (d.group != kNoGroup) {
+        if (--group_left_[d.group] > 0) break;  // the transfer completes with its last sub-flow
+        free_groups_.push_back(d.group);
+      }
+      const TransferId id = d.transfer;
       complete(id);
       break;
     }
@@ -182,7 +226,16 @@ void FlowBackend::update() {
     completions_.pop_back();
     Flow& f = flows_[c.slot];
     if (!f.active || f.generation != c.generation) continue;
-    simulation().queue().schedule(now + f.tail_latency, this, kDeliver, f.transfer);
+    uint32_t delivery = 0;
+    if (free_deliveries_.empty()) {
+      delivery = static_cast<uint32_t>(deliveries_.size());
+      deliveries_.push_back(Delivery{});
+    } else {
+      delivery = free_deliveries_.back();
+      free_deliveries_.pop_back();
+    }
+    deliveries_[delivery] = Delivery{f.transfer, f.group, f.bytes};
+    simulation().queue().schedule(now + f.tail_latency, this, kDeliver, delivery);
     for (uint32_t h = 0; h < f.hops; ++h) {
       const net::PortId p = route_port(c.slot, h);
       std::vector<PortFlow>& on = flows_on_[p];

@@ -26,6 +26,11 @@ using net::FlowCcCorrection;  // sim/net/network_spec.hpp
 // Each flow keeps its bytes left at the time its rate last changed and a projected finish time in
 // a completion heap, so flows whose rate does not change cost nothing per event.
 //
+// Load balancing (NetworkSpec::load_balancing): under packet_spray and adaptive a transfer is split
+// evenly over the shortest paths (Routing::route_indexed; at most kMaxSubflows of them), one fluid
+// sub-flow each, and completes with its last one: a multipath max-min in which each path's share
+// competes on its own. Flowlet switching keeps the ECMP path (a fluid flow never pauses).
+//
 // What it does not see: queueing delay, head-of-line blocking, PFC spreading and drops (all queues
 // are ideal), and per-packet round-robin effects at small sizes. docs/fidelities.md gives the
 // measured error.
@@ -37,6 +42,9 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   // Global). Global: refill every active flow on every change: the reference both are tested and
   // measured against.
   enum class Recompute : uint8_t { Local, Component, Global };
+  // Sub-flows per transfer under per-packet load balancing: every path of a 2-tier fabric with up
+  // to 64 spine links per leaf, or of a k = 16 fat tree (8 x 8 between pods).
+  static constexpr uint64_t kMaxSubflows = 64;
 
   // The correction is the spec's (`NetworkSpec::flow_cc`) unless one is given explicitly.
   FlowBackend(Simulation& sim, const net::NetworkSpec& spec, Recompute mode = Recompute::Local);
@@ -60,8 +68,11 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   std::vector<std::pair<TransferId, double>> global_rates_bps();
 
  private:
+  static constexpr uint32_t kNoGroup = UINT32_MAX;
   struct Flow {
     TransferId transfer = 0;
+    uint32_t group = kNoGroup;  // multipath: its transfer's sub-flow group (group_left_)
+    int64_t bytes = 0;          // payload it carries
     uint16_t hops = 0;
     bool active = false;
     uint32_t generation = 0;     // completion-heap entries of older generations are stale
@@ -86,6 +97,8 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   enum EventKind : uint32_t { kArrivals = 0, kTimer = 1, kDeliver = 2 };
 
   void begin(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r) override;
+  // Adds one fluid flow of `size` bytes of transfer `id` on the route in route_scratch_.
+  void add_flow(TransferId id, Bytes size, uint32_t group = kNoGroup);
   void on_event(uint32_t kind, uint64_t arg) override;
   void update();
   // Fills component_flows_/component_ports_ with everything reachable from the seeds.
@@ -127,6 +140,17 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   std::vector<std::vector<PortFlow>> flows_on_;  // per port: the active flows crossing it
   std::vector<Completion> completions_;          // min-heap by (at_ps, slot)
   std::vector<uint32_t> arrivals_;               // slots started since the last update
+  // Drained flows waiting out their tail latency (kDeliver's argument indexes deliveries_), and
+  // multipath groups: sub-flows of one begin() still to deliver (load balancing above).
+  struct Delivery {
+    TransferId transfer = 0;
+    uint32_t group = kNoGroup;
+    int64_t bytes = 0;
+  };
+  std::vector<Delivery> deliveries_;
+  std::vector<uint32_t> free_deliveries_;
+  std::vector<uint32_t> group_left_;
+  std::vector<uint32_t> free_groups_;
   bool arrivals_pending_ = false;
   CancelToken timer_token_;
   Time timer_at_ = Time::max();

@@ -83,8 +83,32 @@ TransferId TransferBackend::start(const TransferRequest& request, TransferCallba
     staging_->send(id, request.src_gpu, request.dst_gpu, request.connection, request.size.count());
     return id;
   }
-  begin(id, src, dst, request);
+  begin_on_planes(id, src, dst, request);
   return id;
+}
+
+void TransferBackend::begin_on_planes(TransferId id, net::NodeId src, net::NodeId dst,
+                                      const TransferRequest& r) {
+  const bool inter_host = spec_.nodes[src].host != spec_.nodes[dst].host;
+  if (spec_.planes <= 1 || !inter_host) {
+    begin(id, src, dst, r);
+    return;
+  }
+  if (!spec_.plane_spray || r.size.count() < static_cast<int64_t>(spec_.planes)) {
+    // Pinned: the destination host's NIC on the source NIC's plane.
+    begin(id, src, spec_.nic_on_plane(dst, spec_.plane_of_nic(src)), r);
+    return;
+  }
+  // Spray: an even share on every plane, through each host's NIC there; the transfer completes
+  // with its last share (complete()).
+  plane_parts_[id] = spec_.planes;
+  const int64_t share = r.size.count() / spec_.planes;
+  const int64_t extra = r.size.count() % spec_.planes;
+  for (uint32_t p = 0; p < spec_.planes; ++p) {
+    TransferRequest part = r;
+    part.size = Bytes{share + (p < extra ? 1 : 0)};
+    begin(id, spec_.nic_on_plane(src, p), spec_.nic_on_plane(dst, p), part);
+  }
 }
 
 void TransferBackend::keep_finished_records(bool keep) {
@@ -102,10 +126,16 @@ TransferRecord& TransferBackend::record(TransferId id) {
 
 void TransferBackend::begin_staged(TransferId id) {
   const TransferRequest r = record(id).request;
-  begin(id, spec_.gpus[r.src_gpu].nic, spec_.gpus[r.dst_gpu].nic, r);
+  begin_on_planes(id, spec_.gpus[r.src_gpu].nic, spec_.gpus[r.dst_gpu].nic, r);
 }
 
 void TransferBackend::complete(TransferId id) {
+  if (!plane_parts_.empty()) {
+    if (const auto it = plane_parts_.find(id); it != plane_parts_.end()) {
+      if (--it->second > 0) return;  // shares still on other planes
+      plane_parts_.erase(it);
+    }
+  }
   if (staging_) {
     const TransferRequest& r = record(id).request;
     const uint32_t dst_host = spec_.endpoint(r.dst_gpu).host;

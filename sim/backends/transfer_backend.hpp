@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/backends/fidelity.hpp"
@@ -109,6 +110,8 @@ class TransferBackend {
 
  protected:
   // Begins moving a transfer between two NICs; the backend must call complete(id) when delivered.
+  // On a multi-plane fabric with plane spray, a transfer is begun once per plane (r.size is that
+  // plane's share) and complete(id) is called once per share.
   virtual void begin(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r) = 0;
   void complete(TransferId id);
   // The queue pair a transfer begun between NICs `src` and `dst` travels on.
@@ -144,6 +147,10 @@ class TransferBackend {
   std::unique_ptr<HostStaging> staging_;
   void begin_staged(TransferId id);
   void complete_now(TransferId id);
+  // Multi-plane fabrics (NetworkSpec::planes): begin() on the planes the transfer uses, the
+  // destination NIC on the source's plane (pinned) or one share per plane (spray).
+  void begin_on_planes(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r);
+  std::unordered_map<TransferId, uint32_t> plane_parts_;  // sprayed transfers: shares in flight
 };
 
 }  // namespace syncsim

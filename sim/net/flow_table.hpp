@@ -27,6 +27,13 @@ struct FlowRecord {
   bool done = false;
   uint32_t transport_state = kNoTransportState;  // its index in the reliable transport, if any
   int64_t rc_recovery_ps = 0;  // lossless class: time spent recovering lost packets (go-back-N)
+  // Load balancing (load_balancing.hpp): the flow's ECMP hash, whether a route override pins its
+  // path, and the per-packet state its source NIC keeps.
+  uint64_t hash = 0;
+  bool pinned_route = false;
+  uint16_t lb_flowlet = 0;
+  uint32_t lb_packets = 0;
+  int64_t lb_last_sent_ps = 0;
 };
 
 class FlowCompletionHandler {

@@ -1,15 +1,37 @@
 #include "sim/net/go_back_n.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "sim/net/dcqcn_pacing.hpp"
 
 namespace syncsim::net {
 
-void GoBackN::init_flow(FlowId id, const ReliableFlowState& /*s*/) {
+namespace {
+bool is_placed(const std::vector<uint64_t>& bits, uint32_t seq) {
+  return ((bits[seq / 64] >> (seq % 64)) & 1U) != 0;
+}
+}  // namespace
+
+void GoBackN::init_flow(FlowId id, const ReliableFlowState& s) {
   GoBackNFlowState g;
   g.lossless = ((static_cast<uint32_t>(lossless_mask_) >> ctx_.flows[id].priority) & 1U) != 0;
-  gbn_.push_back(g);
+  if (params_.out_of_order) g.placed.assign((std::size_t{s.packets} + 63) / 64, 0);
+  gbn_.push_back(std::move(g));
+}
+
+void GoBackN::place(PacketRef packet, FlowId id, uint32_t seq, uint32_t payload) {
+  std::vector<uint64_t>& bits = gbn_[index_of(id)].placed;
+  if (is_placed(bits, seq)) {
+    // A duplicate (the sender went back over PSNs placed already): tell it where we stand.
+    ctx_.counters.bytes_discarded += payload;
+    ctx_.pool.release(packet);
+    ack(id, state(id).rcv_nxt);
+    return;
+  }
+  bits[seq / 64] |= uint64_t{1} << (seq % 64);
+  // Never the message's last byte: rcv_nxt is still missing, so this cannot complete the flow.
+  ctx_.deliver(packet);
 }
 
 bool GoBackN::can_send(FlowId id) const {
@@ -92,8 +114,18 @@ void GoBackN::on_data(PacketRef packet) {
   ReliableFlowState& s = state(id);
   GoBackNFlowState& g = gbn_[index_of(id)];
   if (ce && dcqcn_ != nullptr) dcqcn_->notify(id);
+  if (seq > s.rcv_nxt) ++ctx_.counters.out_of_order_packets;
+  if (seq > s.rcv_nxt && params_.out_of_order) {
+    place(packet, id, seq, payload);
+    return;
+  }
   if (seq == s.rcv_nxt) {
     ++s.rcv_nxt;
+    if (params_.out_of_order) {
+      // The cumulative point jumps over the PSNs placed ahead of it.
+      const std::vector<uint64_t>& bits = g.placed;
+      while (s.rcv_nxt < s.packets && is_placed(bits, s.rcv_nxt)) ++s.rcv_nxt;
+    }
     g.nak_sent = false;
     if (g.loss_at_ps != INT64_MAX && s.rcv_nxt > g.loss_high) {
       // Every packet lost since the recovery began has now arrived.

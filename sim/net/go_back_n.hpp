@@ -5,9 +5,11 @@
 // sender rewinds to a NAK'd PSN and, when nothing comes back for `timeout`, to the oldest
 // unacknowledged PSN. The window is the whole message: the sender never waits for ACKs to send new
 // PSNs. On a lossless class the same queue pair recovers the rare loss (RC recovery, with the RC
-// ACK timeout); its ACKs are not put on the wire, and each recovery is timed.
+// ACK timeout); its ACKs are not put on the wire, and each recovery is timed. With `out_of_order`
+// the receiver places PSNs past a gap instead of discarding them (transport.hpp).
 #include <cstdint>
 #include <deque>
+#include <vector>
 
 #include "sim/net/reliable_transport.hpp"
 #include "sim/net/transport.hpp"
@@ -23,6 +25,8 @@ struct GoBackNFlowState {
   uint32_t loss_high = 0;
   uint32_t retries = 0;  // lossless: retries since the last progress
   bool failed = false;   // lossless: the retry count ran out (the QP's error state)
+  // Out-of-order placement: bit k set once PSN k is placed (empty without it).
+  std::vector<uint64_t> placed;
 };
 
 class GoBackN final : public ReliableTransport, public DataLossListener {
@@ -48,6 +52,8 @@ class GoBackN final : public ReliableTransport, public DataLossListener {
   void ack(FlowId id, uint32_t expected);
   // A lossless queue pair retries once more; past the retry count it fails.
   void retried(GoBackNFlowState& g);
+  // Out-of-order placement: a PSN past rcv_nxt arrived; places it unless it is a duplicate.
+  void place(PacketRef packet, FlowId id, uint32_t seq, uint32_t payload);
 
   const GoBackNParams& params_;
   uint8_t lossless_mask_;

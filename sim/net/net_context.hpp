@@ -16,6 +16,7 @@
 namespace syncsim::net {
 
 class EgressPort;
+class LoadBalancer;
 
 // Told when a switch egress queue is paused by its peer or resumed (the PFC deadlock detector).
 class PauseListener {
@@ -45,6 +46,8 @@ struct NetContext {
   FlowTable& flows;
   PauseListener* pause_listener = nullptr;
   DataLossListener* loss_listener = nullptr;
+  // Per-packet load balancing (load_balancing.hpp); null under ECMP: packets follow their route.
+  const LoadBalancer* balancer = nullptr;
 
   Time now() const { return queue.now(); }
   Packet& packet(PacketRef r) const { return pool[r]; }
@@ -68,6 +71,7 @@ struct NetContext {
     p.ecn_ce = ecn_ce;
     p.pfc_xoff = false;
     p.pause_quanta = 0;
+    p.entropy = 0;
     return ref;
   }
   // A PFC frame for `priority`: PAUSE (xoff, for `quanta` x 512 bit times; 0: until RESUME) or
@@ -76,7 +80,8 @@ struct NetContext {
     const PacketRef ref = new_packet(0, 0, payload_bytes, priority, PacketKind::Pause, false);
     Packet& p = pool[ref];
     p.pfc_xoff = xoff;
-    p.pause_quanta = xoff ? quanta : 0;
+    // PfcParams::check() keeps quanta within 16 bits.
+    p.pause_quanta = xoff ? static_cast<uint16_t>(quanta) : uint16_t{0};
     return ref;
   }
   void note_queue_depth(int64_t bytes) const {

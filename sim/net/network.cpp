@@ -6,6 +6,7 @@
 #include "sim/net/egress_port.hpp"
 #include "sim/net/go_back_n.hpp"
 #include "sim/net/link_impairment.hpp"
+#include "sim/net/load_balancing.hpp"
 #include "sim/net/nic.hpp"
 #include "sim/net/pfc.hpp"
 #include "sim/net/switch.hpp"
@@ -22,6 +23,10 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
   nodes_.reserve(n);
   switches_.assign(n, nullptr);
   nics_.assign(n, nullptr);
+  if (spec.load_balancing.mode != LoadBalancing::Ecmp) {
+    balancer_ = std::make_unique<LoadBalancer>(ctx_, spec.load_balancing);
+    ctx_.balancer = balancer_.get();
+  }
   if (spec.any_dcqcn()) {
     // Each NIC's own DCQCN parameters; null where its DCQCN is off (reaction and notification).
     std::vector<const DcqcnParams*> dcqcn_of(n, nullptr);
@@ -139,6 +144,8 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority,
   for (const auto& o : spec_.route_overrides) {
     if (o.src == src && o.dst == dst) override_route = &o;
   }
+  f.hash = hash;
+  f.pinned_route = override_route != nullptr;
   const bool routed = override_route != nullptr
                           ? routing_.route_via(src, dst, override_route->via, hash, route_arena_)
                           : routing_.route(src, dst, hash, route_arena_);

@@ -28,6 +28,7 @@ namespace syncsim::net {
 
 class DcqcnPacing;
 struct DcqcnFlowStats;
+class LoadBalancer;
 class EgressPort;
 class Nic;
 class Node;
@@ -104,6 +105,7 @@ class Network {
   std::unique_ptr<DcqcnPacing> dcqcn_;            // null when DCQCN is off
   std::unique_ptr<ReliableTransport> transport_;  // go-back-N or TCP; null when neither can apply
   std::unique_ptr<DeadlockDetector> deadlock_;
+  std::unique_ptr<LoadBalancer> balancer_;  // null under ECMP
   std::vector<ConfigurationFinding> findings_;
 };
 

@@ -39,6 +39,9 @@ struct NetworkCounters {
   uint64_t naks = 0;              // go-back-N NAKs sent by receivers
   uint64_t acks = 0;              // ACK packets sent by receivers
   int64_t bytes_discarded = 0;    // payload received out of order (go-back-N) or twice
+  // Data packets that reached a go-back-N receiver ahead of a PSN it still waits for (reordered
+  // by load balancing, or behind a loss); discarded, or placed with out_of_order.
+  uint64_t out_of_order_packets = 0;
   // RC recovery on lossless classes: episodes from a lost packet to the arrival of every packet
   // lost meanwhile, and their summed and longest durations.
   uint64_t rc_recoveries = 0;

@@ -12,6 +12,7 @@
 #include "sim/net/dcqcn.hpp"
 #include "sim/net/ets_scheduler.hpp"
 #include "sim/net/link_impairment.hpp"
+#include "sim/net/load_balancing_params.hpp"
 #include "sim/net/transport.hpp"
 
 namespace syncsim::net {
@@ -245,8 +246,26 @@ struct NetworkSpec {
   std::vector<NodeId>
       attachment_of_nic;  // per node: the switch a NIC hangs off (kNoNode otherwise)
 
+  // Multi-plane fabrics (topologies/fabric_params.hpp, FabricParams::planes): each plane is its own
+  // routing component; NIC i of a host sits on plane i mod planes. host_first_nic[h] is host h's
+  // NIC 0 (its NICs are consecutive NodeIds). plane_spray: transfers between hosts are split over
+  // every plane (TransferBackend::start), else they stay on the source NIC's plane.
+  uint32_t planes = 1;
+  bool plane_spray = false;
+  std::vector<NodeId> host_first_nic;
+  uint32_t plane_of_nic(NodeId n) const {
+    return planes <= 1 ? 0 : (n - host_first_nic[nodes[n].host]) % planes;
+  }
+  // The NIC of NIC n's host on `plane`, in the same group of `planes` NICs as n.
+  NodeId nic_on_plane(NodeId n, uint32_t plane) const {
+    if (planes <= 1) return n;
+    const NodeId first = host_first_nic[nodes[n].host];
+    return first + (n - first) / planes * planes + plane;
+  }
+
   uint64_t ecmp_hash_seed = 0;
-  bool ecmp_per_switch_salt = false;  // false: every switch hashes alike, so ECMP can polarize
+  bool ecmp_per_switch_salt = false;   // false: every switch hashes alike, so ECMP can polarize
+  LoadBalancingParams load_balancing;  // per flow (ECMP) or per packet (load_balancing_params.hpp)
 
   TransportParams transport;     // end-to-end transport of inter-host messages (transport.hpp)
   ImpairmentParams impairments;  // per-link jitter and random loss (link_impairment.hpp)

@@ -5,6 +5,7 @@
 #include "sim/core/check.hpp"
 #include "sim/net/dcqcn_pacing.hpp"
 #include "sim/net/egress_port.hpp"
+#include "sim/net/load_balancing.hpp"
 #include "sim/net/reliable_transport.hpp"
 
 namespace syncsim::net {
@@ -70,6 +71,7 @@ PacketRef Nic::pull(uint8_t paused_mask) {
   const int64_t payload = std::min<int64_t>(f.mtu_bytes, f.size_bytes - f.sent_bytes);
   const PacketRef ref = ctx_.new_packet(id, f.route_begin, static_cast<uint32_t>(payload),
                                         f.priority, PacketKind::Data, false);
+  if (ctx_.balancer != nullptr) ctx_.packet(ref).entropy = ctx_.balancer->next_entropy(f);
   f.sent_bytes += payload;
   account_injected(id, ctx_.packet(ref));
   if (f.sent_bytes == f.size_bytes) {
@@ -83,6 +85,8 @@ PacketRef Nic::pull(uint8_t paused_mask) {
 
 PacketRef Nic::pull_reliable(FlowId id) {
   const PacketRef ref = transport_->next_packet(id);
+  if (ctx_.balancer != nullptr)
+    ctx_.packet(ref).entropy = ctx_.balancer->next_entropy(ctx_.flows[id]);
   const Packet& p = ctx_.packet(ref);
   account_injected(id, p);
   transport_->on_sent(id, p.seq, p.payload_bytes);

@@ -26,7 +26,9 @@ struct Packet {
   bool ecn_ce;
   bool pfc_xoff;          // Pause frames: true = PAUSE (XOFF), false = RESUME (XON)
   uint32_t seq;           // reliable transports: data PSN; Ack/Nak: cumulative PSN expected next
-  uint32_t pause_quanta;  // Pause frames (XOFF): pause time in 512-bit-time quanta; 0: until RESUME
+  uint16_t pause_quanta;  // Pause frames (XOFF): pause time in 512-bit-time quanta; 0: until RESUME
+  // Data packets under per-packet load balancing: what the switches hash (load_balancing.hpp).
+  uint16_t entropy;
 };
 static_assert(sizeof(Packet) == 32, "keep Packet small: the pool is walked on every hop");
 

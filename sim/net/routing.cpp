@@ -49,38 +49,73 @@ uint8_t Routing::hops_to(uint32_t component, uint32_t attachment, NodeId sw) con
   return c.hops[static_cast<std::size_t>(attachment) * c.switches.size() + spec_.switch_index[sw]];
 }
 
-bool Routing::route(NodeId src, NodeId dst, uint64_t hash, std::vector<PortId>& out) const {
+std::size_t Routing::candidates_towards(uint32_t comp, uint32_t att, NodeId at, PortId* out) const {
+  const uint8_t here = hops_to(comp, att, at);
+  if (here == kUnreachable) return 0;
+  std::size_t n = 0;
+  for (PortId p : node_ports_[at]) {
+    const NodeId peer = ports_[p].peer;
+    if (spec_.nodes[peer].kind != NodeKind::Switch) continue;
+    if (hops_to(comp, att, peer) + 1 == here && n < kMaxCandidates) out[n++] = p;
+  }
+  SIM_CHECK(n > 0, "no next hop towards a reachable destination");
+  return n;
+}
+
+std::size_t Routing::next_hop_candidates(NodeId at, NodeId dst, PortId* out) const {
+  const NodeId dst_switch = spec_.attachment_of_nic[dst];
+  if (at == dst_switch) {
+    out[0] = down_port_to_nic_[dst];
+    return 1;
+  }
+  const uint32_t comp = spec_.component_of[dst];
+  if (spec_.component_of[at] != comp) return 0;
+  return candidates_towards(comp, spec_.attachment_index[dst_switch], at, out);
+}
+
+PortId Routing::hash_choice(const PortId* candidates, std::size_t n, uint64_t hash,
+                            NodeId at) const {
+  const uint64_t h = spec_.ecmp_per_switch_salt ? mix64(hash, at) : hash;
+  // Fold the high bits in so a small candidate count still sees the whole hash.
+  return candidates[((h >> 32) ^ h) % n];
+}
+
+template <typename Choose>
+bool Routing::walk(NodeId src, NodeId dst, std::vector<PortId>& out, Choose&& choose) const {
   SIM_CHECK(spec_.nodes[src].kind == NodeKind::Nic && spec_.nodes[dst].kind == NodeKind::Nic,
             "routes run between NICs");
   const uint32_t comp = spec_.component_of[src];
   if (comp != spec_.component_of[dst] || src == dst) return false;
-  const NodeId dst_switch = spec_.attachment_of_nic[dst];
-  const uint32_t dst_att = spec_.attachment_index[dst_switch];
-
   out.push_back(node_ports_[src][0]);
   NodeId at = ports_[node_ports_[src][0]].peer;
-  PortId candidates[256];
+  PortId candidates[kMaxCandidates];
   for (int guard = 0; guard < 256; ++guard) {
-    if (at == dst_switch) {
-      out.push_back(down_port_to_nic_[dst]);
-      return true;
-    }
-    const uint8_t here = hops_to(comp, dst_att, at);
-    if (here == kUnreachable) return false;
-    std::size_t n = 0;
-    for (PortId p : node_ports_[at]) {
-      const NodeId peer = ports_[p].peer;
-      if (spec_.nodes[peer].kind != NodeKind::Switch) continue;
-      if (hops_to(comp, dst_att, peer) + 1 == here && n < 256) candidates[n++] = p;
-    }
-    SIM_CHECK(n > 0, "no next hop towards a reachable destination");
-    const uint64_t h = spec_.ecmp_per_switch_salt ? mix64(hash, at) : hash;
-    // Fold the high bits in so a small candidate count still sees the whole hash.
-    const PortId chosen = candidates[((h >> 32) ^ h) % n];
+    const std::size_t n = next_hop_candidates(at, dst, candidates);
+    if (n == 0) return false;
+    const PortId chosen = n == 1 ? candidates[0] : choose(candidates, n, at);
     out.push_back(chosen);
+    if (chosen == down_port_to_nic_[dst]) return true;
     at = ports_[chosen].peer;
   }
   return false;
+}
+
+bool Routing::route(NodeId src, NodeId dst, uint64_t hash, std::vector<PortId>& out) const {
+  return walk(src, dst, out, [&](const PortId* c, std::size_t n, NodeId at) {
+    return hash_choice(c, n, hash, at);
+  });
+}
+
+bool Routing::route_indexed(NodeId src, NodeId dst, uint64_t index, std::vector<PortId>& out,
+                            uint64_t* path_count) const {
+  uint64_t radix = 1;
+  const bool ok = walk(src, dst, out, [&](const PortId* c, std::size_t n, NodeId /*at*/) {
+    const PortId chosen = c[(index / radix) % n];
+    radix = radix > UINT64_MAX / n ? UINT64_MAX : radix * n;
+    return chosen;
+  });
+  if (path_count != nullptr) *path_count = radix;
+  return ok;
 }
 
 bool Routing::route_via(NodeId src, NodeId dst, const std::vector<NodeId>& via, uint64_t hash,
@@ -99,21 +134,13 @@ bool Routing::route_via(NodeId src, NodeId dst, const std::vector<NodeId>& via, 
     }
     const uint32_t att = spec_.attachment_index[target];
     for (int guard = 0; at != target; ++guard) {
-      const uint8_t here = hops_to(comp, att, at);
-      if (here == kUnreachable || guard > 255) {
+      PortId candidates[kMaxCandidates];
+      const std::size_t n = guard > 255 ? 0 : candidates_towards(comp, att, at, candidates);
+      if (n == 0) {
         out.resize(begin);
         return false;
       }
-      PortId candidates[256];
-      std::size_t n = 0;
-      for (PortId p : node_ports_[at]) {
-        const NodeId peer = ports_[p].peer;
-        if (spec_.nodes[peer].kind != NodeKind::Switch) continue;
-        if (hops_to(comp, att, peer) + 1 == here && n < 256) candidates[n++] = p;
-      }
-      SIM_CHECK(n > 0, "no next hop towards a reachable waypoint");
-      const uint64_t h = spec_.ecmp_per_switch_salt ? mix64(hash, at) : hash;
-      const PortId chosen = candidates[((h >> 32) ^ h) % n];
+      const PortId chosen = hash_choice(candidates, n, hash, at);
       out.push_back(chosen);
       at = ports_[chosen].peer;
     }

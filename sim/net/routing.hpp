@@ -45,11 +45,37 @@ class Routing {
   bool route_via(NodeId src, NodeId dst, const std::vector<NodeId>& via, uint64_t hash,
                  std::vector<PortId>& out) const;
 
+  // Every route above walks the same "choose the next hop among candidates" step (per-packet load
+  // balancing, load_balancing.hpp, walks it at each switch instead):
+  //   candidates: every port of switch `at` towards a switch one hop closer to NIC `dst`'s
+  //   attachment switch, or the attachment's port down to `dst` when `at` is that switch. Writes at
+  //   most kMaxCandidates ports to `out` and returns how many; 0 when `dst` is unreachable from
+  //   `at`.
+  static constexpr std::size_t kMaxCandidates = 256;
+  std::size_t next_hop_candidates(NodeId at, NodeId dst, PortId* out) const;
+  //   the ECMP pick among `n` candidates at switch `at` by a flow hash (mixed with the switch id
+  //   when per-switch salt is on).
+  PortId hash_choice(const PortId* candidates, std::size_t n, uint64_t hash, NodeId at) const;
+
+  // Route number `index` of the shortest paths from src to dst, with no hash: at each switch the
+  // next digit of `index` in the mixed radix of the candidate counts picks the candidate (so
+  // indices 0 .. path_count - 1 enumerate distinct paths, spread evenly over the first hop's
+  // choices). `path_count` (if given) receives the number of paths that radix spans along this
+  // route. False if dst is unreachable. For multipath flow fidelity (flow_backend.cpp).
+  bool route_indexed(NodeId src, NodeId dst, uint64_t index, std::vector<PortId>& out,
+                     uint64_t* path_count = nullptr) const;
+
   // Smallest MTU along a route: the source segments to it, as RoCE path-MTU discovery would.
   Bytes path_mtu(const PortId* route, std::size_t hops) const;
 
  private:
   uint8_t hops_to(uint32_t component, uint32_t attachment, NodeId sw) const;
+  // Candidates at `at` towards attachment switch index `att` of component `comp` (not the last
+  // hop down to a NIC); 0 if unreachable.
+  std::size_t candidates_towards(uint32_t comp, uint32_t att, NodeId at, PortId* out) const;
+  // The walk from src's NIC to dst's NIC, `choose(candidates, n, at)` picking each switch hop.
+  template <typename Choose>
+  bool walk(NodeId src, NodeId dst, std::vector<PortId>& out, Choose&& choose) const;
 
   const NetworkSpec& spec_;
   std::vector<PortInfo> ports_;

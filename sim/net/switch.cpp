@@ -1,6 +1,7 @@
 #include "sim/net/switch.hpp"
 
 #include "sim/net/egress_port.hpp"
+#include "sim/net/load_balancing.hpp"
 
 namespace syncsim::net {
 
@@ -11,6 +12,13 @@ Switch::Switch(const NetContext& ctx, NodeId id, const SwitchParams& params,
       mmu_(params.buffer, static_cast<uint32_t>(ports.size()), params.priorities, std::move(pfc)),
       ports_(ports),
       pause_quanta_(pause_quanta) {}
+
+PortId Switch::next_hop(const Packet& p) const {
+  // ECMP (no balancer) and control packets: the precomputed route; data packets under per-packet
+  // load balancing: chosen here, among the candidates towards the destination.
+  if (ctx_.balancer == nullptr || p.kind != PacketKind::Data) return ctx_.route_hop(p);
+  return ctx_.balancer->next_hop(p, id_);
+}
 
 void Switch::receive(PacketRef packet, uint32_t in_port) {
   Packet& p = ctx_.packet(packet);
@@ -38,7 +46,7 @@ void Switch::receive(PacketRef packet, uint32_t in_port) {
   admitted.buffered_bytes = wire_in;
   admitted.ingress_port = static_cast<uint16_t>(in_port);
   ++admitted.hop;
-  ctx_.egress(ctx_.route_hop(admitted)).enqueue(packet);
+  ctx_.egress(next_hop(admitted)).enqueue(packet);
 }
 
 }  // namespace syncsim::net

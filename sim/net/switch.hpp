@@ -1,6 +1,7 @@
 #pragma once
 // A store-and-forward switch: buffer admission on its shared buffer (shared_buffer_mmu.hpp), the
-// next hop from the packet's precomputed route, and PFC frames to its upstream neighbours
+// next hop from the packet's precomputed route (or, under per-packet load balancing, chosen on
+// arrival: load_balancing.hpp), and PFC frames to its upstream neighbours
 // (pfc.hpp).
 #include <cstdint>
 #include <utility>
@@ -29,6 +30,9 @@ class Switch final : public Node {
   void set_ingress_headers(std::vector<uint32_t> headers) { ingress_header_ = std::move(headers); }
 
  private:
+  // The egress port of an admitted packet (its hop already advanced).
+  PortId next_hop(const Packet& p) const;
+
   const NetContext& ctx_;
   NodeId id_;
   SharedBufferMmu mmu_;

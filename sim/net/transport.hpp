@@ -65,6 +65,15 @@ struct GoBackNParams {
   // error state and its message fails (`rc_retry_exceeded`), as the verbs QP does.
   Time lossless_timeout = Time::ps(4'096'000LL << 20);
   uint32_t lossless_retry_count = 7;
+  // Out-of-order placement (false: the RoCE go-back-N receiver, which discards and NAKs any PSN
+  // past the one it expects). true: the receiver places every new PSN in memory as it arrives and
+  // only waits for the missing ones, sending no NAK for a reordering; its cumulative ACK jumps over
+  // what it placed, and a lost packet is recovered by the timeout (go-back-N from the oldest
+  // unacknowledged PSN; PSNs already placed are discarded as duplicates). What ConnectX-5 and later
+  // do for RC QPs with adaptive routing ("Out-of-order Data Placement", NVIDIA DOCA documentation,
+  // https://docs.nvidia.com/doca/sdk/Out-of-order+Data+Placement/index.html), as Spectrum-X
+  // SuperNICs and UEC's packet-spraying transport require.
+  bool out_of_order = false;
 
   // Range rules (transport.cpp): positive timeouts.
   FieldErrors check() const;
