@@ -23,6 +23,17 @@ std::string configuration_warning(const net::ConfigurationFinding& f) {
         << (f.xoff_dynamic ? "at most " : "") << f.xoff_bytes
         << " B); PFC will pause before ECN can slow the senders";
       break;
+    case net::ConfigurationFindingKind::IbCreditsBelowMtu:
+      o << "fabric.infiniband.vl_buffer: on " << f.link_class << " links a VL's buffer ("
+        << f.credit_bytes << " B of credits) holds less than one " << f.required_bytes
+        << " B packet; raised to one packet so that traffic moves";
+      break;
+    case net::ConfigurationFindingKind::IbCreditsBelowBdp:
+      o << "fabric.infiniband.vl_buffer: on " << f.link_class << " links a VL's credits ("
+        << f.credit_bytes << " B) cover less than the credit round trip (" << f.required_bytes
+        << " B: one MTU packet and the cable both ways); one VL carries at most " << f.rate_cap_gbps
+        << " Gb/s there";
+      break;
   }
   return o.str();
 }

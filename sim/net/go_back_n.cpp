@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "sim/net/dcqcn_pacing.hpp"
+#include "sim/net/nic_pacing.hpp"
 
 namespace syncsim::net {
 
@@ -91,7 +91,7 @@ void GoBackN::on_data(PacketRef packet) {
   const uint32_t payload = p.payload_bytes;
   ReliableFlowState& s = state(id);
   GoBackNFlowState& g = gbn_[index_of(id)];
-  if (ce && dcqcn_ != nullptr) dcqcn_->notify(id);
+  if (ce && pacing_ != nullptr) pacing_->notify(id);
   if (seq == s.rcv_nxt) {
     ++s.rcv_nxt;
     g.nak_sent = false;
