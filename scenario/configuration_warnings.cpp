@@ -62,6 +62,23 @@ std::vector<SettingWarning> fidelity_warnings(
                    "host staging applies to kind roce_host_staged and tcp only; GPUDirect RoCE "
                    "(kind: roce) does not stage through host memory, so it does nothing"});
   }
+  // The link layer decides which flow control and congestion control exist at all.
+  const bool ib = network.link_layer == net::LinkLayer::Infiniband;
+  const auto other_layer = [&](const std::string& path, bool active, const std::string& what) {
+    if (active && stated(path)) out.push_back({path, what});
+  };
+  other_layer("fabric.switch.pfc", ib && network.pfc.enabled,
+              "PFC is Ethernet's; with fabric.link_layer: infiniband every VL is lossless by "
+              "credit-based flow control and PFC does nothing");
+  other_layer("fabric.switch.ecn", ib && network.ecn.enabled,
+              "ECN marking is RoCE's; with fabric.link_layer: infiniband it does nothing (IB "
+              "congestion control marks FECN: fabric.infiniband.congestion_control)");
+  other_layer("fabric.nic.dcqcn", ib && network.nic.dcqcn.enabled,
+              "DCQCN is RoCE's; with fabric.link_layer: infiniband it does nothing (IB "
+              "congestion control: fabric.infiniband.congestion_control)");
+  other_layer("fabric.infiniband", !ib,
+              "fabric.infiniband applies to fabric.link_layer: infiniband only; with roce it does "
+              "nothing");
   if (fidelity == Fidelity::Packet) return out;
   const std::string at =
       std::string(" at ") + (fidelity == Fidelity::Flow ? "flow" : "analytic") + " fidelity";
@@ -86,6 +103,12 @@ std::vector<SettingWarning> fidelity_warnings(
   const net::ImpairmentParams& imp = network.impairments;
   ignored("fabric.impairments.jitter", imp.jitter != net::JitterDistribution::None, "link jitter");
   ignored("fabric.impairments.loss", imp.loss_probability > 0, "random packet loss");
+  // Both fidelities share a lossless max-min (flow) or idle-path (analytic) model: credits and IB
+  // congestion control change no rate there.
+  ignored("fabric.infiniband.vl_buffer", ib, "InfiniBand credit-based flow control");
+  ignored("fabric.infiniband.sl_to_vl", ib, "InfiniBand's SL-to-VL mapping");
+  ignored("fabric.infiniband.congestion_control",
+          ib && network.infiniband.congestion_control.enabled, "InfiniBand congestion control");
   ignored("observe", true, "time-series sampling (observe:)");
   return out;
 }

@@ -41,8 +41,11 @@ struct IbCongestionControlParams {
   // Every packet leaving above it is marked (the annex's Marking_Rate 0; a positive Marking_Rate,
   // marking one packet in so many, is not modelled).
   Bytes threshold = Bytes{32 * 1024};
-  // HCA side (CACongestionSetting). CCTI_Timer counts 1.024 us units in the annex; here a time.
-  Time ccti_timer = Time::ns(2048);
+  // HCA side (CACongestionSetting). CCTI_Timer counts 1.024 us units in the annex; here a time:
+  // 10 units, several times the gap between the BECNs one flow of a 16:1 incast at 400 Gb/s gets
+  // (every 16th packet of the bottleneck, 16 x 82 ns = 1.3 us), so that CCTI can climb at all; a
+  // timer shorter than that gap undoes every increase before the next one.
+  Time ccti_timer = Time::ns(10240);
   uint32_t ccti_increase = 1;
   uint32_t ccti_min = 0;
   // Congestion Control Table: CCT[i] = i x cct_step of injection delay for i in 0..ccti_limit

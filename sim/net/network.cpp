@@ -93,9 +93,10 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
     }
     const EcnParams& ecn = spec.ecn;
     if (ib && ethernet_switch && ib_cc_) {
-      // FECN: every data packet leaving above the threshold is marked (step marking).
+      // FECN: every data packet leaving with more than the threshold queued (itself included) is
+      // marked (step marking: RED with Kmax one byte above Kmin and Pmax 1).
       const int64_t threshold = spec.infiniband.congestion_control.threshold.count();
-      ports_.back()->enable_ecn(EcnMarker(threshold, threshold, 1.0), false,
+      ports_.back()->enable_ecn(EcnMarker(threshold, threshold + 1, 1.0), false,
                                 sim.rng(RngStreamKind::Ecn, p));
     } else if (!ib && ecn.enabled && ethernet_switch) {
       const auto [kmin, kmax] = ecn_thresholds(ecn, routing_.link_of(p).bandwidth);
