@@ -88,9 +88,10 @@ std::vector<SettingWarning> fidelity_warnings(
                                " (set `fidelity: packet` to see its effect)"});
     }
   };
-  ignored("fabric.switch.pfc", network.pfc.enabled, "PFC");
-  ignored("fabric.switch.ecn", network.ecn.enabled, "ECN marking");
-  ignored("fabric.nic.dcqcn", network.nic.dcqcn.enabled, "DCQCN rate control");
+  // On InfiniBand these were reported above already, whatever the fidelity.
+  ignored("fabric.switch.pfc", !ib && network.pfc.enabled, "PFC");
+  ignored("fabric.switch.ecn", !ib && network.ecn.enabled, "ECN marking");
+  ignored("fabric.nic.dcqcn", !ib && network.nic.dcqcn.enabled, "DCQCN rate control");
   ignored("fabric.nic.rx_pfc", network.nic.rx_pfc, "the NIC's receive buffer and its PFC");
   ignored("fabric.nic_overrides", !network.nic_overrides.empty(),
           "a per-NIC setting (fabric.nic_overrides)");

@@ -114,3 +114,37 @@ TEST_CASE("scenario infiniband: bad input names the key and its position") {
         "t.yaml:7:47: fabric.infiniband.congestion_control.ccti_min: expected ccti_min <= "
         "ccti_limit (4), got 9");
 }
+
+TEST_CASE("scenario infiniband: warnings for settings the link layer or the fidelity ignores") {
+  const auto warned = [](const Scenario& s, const std::string& text) {
+    for (const std::string& w : s.load_warnings) {
+      if (w.find(text) != std::string::npos) return true;
+    }
+    return false;
+  };
+  // RoCE's mechanisms on an InfiniBand fabric, at packet fidelity.
+  const Scenario ib = load_scenario_text(
+      with("link_layer: infiniband\n  switch: {pfc: {enabled: true}, ecn: {enabled: true}}\n"
+           "  nic: {dcqcn: {enabled: true}}"),
+      "t.yaml");
+  CHECK(warned(ib, "fabric.switch.pfc: PFC is Ethernet's"));
+  CHECK(warned(ib, "fabric.switch.ecn: ECN marking is RoCE's"));
+  CHECK(warned(ib, "fabric.nic.dcqcn: DCQCN is RoCE's"));
+  // IB settings on RoCE.
+  CHECK(warned(load_scenario_text(with("infiniband: {vl_buffer: 64KiB}"), "t.yaml"),
+               "fabric.infiniband applies to fabric.link_layer: infiniband only"));
+  // Credits and IB CC at flow fidelity: a lossless max-min model already.
+  syncsim::app::LoadOptions flow;
+  flow.overrides = {{"fidelity", "flow"}};
+  const Scenario f = load_scenario_text(
+      with("link_layer: infiniband\n  infiniband: {vl_buffer: 64KiB, congestion_control: {}}"),
+      "t.yaml", flow);
+  CHECK(warned(f,
+               "fabric.infiniband.vl_buffer: InfiniBand credit-based flow control is modelled "
+               "at packet fidelity only; it does nothing at flow fidelity"));
+  CHECK(warned(f,
+               "fabric.infiniband.congestion_control: InfiniBand congestion control is "
+               "modelled at packet fidelity only"));
+  // A plain InfiniBand scenario warns about nothing.
+  CHECK(load_scenario_text(with("link_layer: infiniband"), "t.yaml").load_warnings.empty());
+}
