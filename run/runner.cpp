@@ -268,6 +268,29 @@ void collect_packet_metrics(const net::NetworkSpec& spec, const Simulation& sim,
       << " us; the run was stopped at " << d->detected_at.seconds() * 1e6 << " us";
     r.warnings.push_back(w.str());
   }
+  // InfiniBand has no PFC deadlock detector; a credit loop leaves switch queues holding packets
+  // with no credits to send them. A run ends when no live event is left, so whatever a queue
+  // still holds then never moves: said once, at the end.
+  if (spec.link_layer == net::LinkLayer::Infiniband) {
+    std::size_t stuck = 0;
+    for (net::PortId p = 0; p < network.port_count(); ++p) {
+      const net::EgressPort& port = network.port(p);
+      const net::IbCreditState& c = port.ib_credits();
+      if (!c.enabled || !port.switch_owned()) continue;
+      for (uint8_t prio = 0; prio < net::kMaxPriorities; ++prio) {
+        if (port.priority_bytes(prio) > 0 && c.blocks[c.vl_of[prio]] < c.mtu_blocks) {
+          ++stuck;
+          break;
+        }
+      }
+    }
+    if (stuck > 0) {
+      r.warnings.push_back("InfiniBand credit deadlock: the run ended with " +
+                           std::to_string(stuck) +
+                           " switch ports holding packets they have no credits to send (a cycle "
+                           "of full buffers, e.g. routes that turn back up the tree)");
+    }
+  }
   const std::vector<std::string> nw = configuration_warnings(network.findings());
   r.warnings.insert(r.warnings.begin(), nw.begin(), nw.end());
   std::vector<std::pair<double, net::PortId>> paused;

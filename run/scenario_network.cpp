@@ -28,6 +28,14 @@ net::NetworkSpec scenario_network(const Scenario& scenario) {
   fabric.links.host.bandwidth = scale_rate(fabric.links.host.bandwidth, scenario.nic_efficiency);
   fabric.links.nvlink.bandwidth =
       scale_rate(fabric.links.nvlink.bandwidth, scenario.nvlink_efficiency);
+  // A switch's port-to-port latency rides on the link delays: half on each host link, all on
+  // fabric and core links, so a path crosses as many latencies as switches (Scenario's
+  // switch_latency). Credits return over the same delays.
+  if (const Time l = scenario.network.switch_latency; l > Time::zero()) {
+    fabric.links.host.delay = fabric.links.host.delay + Time::ps(l.picoseconds() / 2);
+    fabric.links.fabric.delay = fabric.links.fabric.delay + l;
+    fabric.links.core.delay = fabric.links.core.delay + l;
+  }
   net::NetworkSpec spec = topo::build_fabric(fabric);
   spec.pfc = scenario.network.pfc;
   spec.ecn = scenario.network.ecn;
@@ -47,6 +55,9 @@ net::NetworkSpec scenario_network(const Scenario& scenario) {
   }
   spec.transport = scenario.network.transport;
   spec.impairments = scenario.network.impairments;
+  spec.link_layer = scenario.network.link_layer;
+  spec.infiniband = scenario.network.infiniband;
+  spec.routing_algorithm = scenario.network.routing_algorithm();
   spec.flow_cc = scenario.flow_cc;
   resolve_route_overrides(scenario, spec);
   return spec;

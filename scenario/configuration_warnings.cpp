@@ -23,6 +23,17 @@ std::string configuration_warning(const net::ConfigurationFinding& f) {
         << (f.xoff_dynamic ? "at most " : "") << f.xoff_bytes
         << " B); PFC will pause before ECN can slow the senders";
       break;
+    case net::ConfigurationFindingKind::IbCreditsBelowMtu:
+      o << "fabric.infiniband.vl_buffer: on " << f.link_class << " links a VL's buffer ("
+        << f.credit_bytes << " B of credits) holds less than one " << f.required_bytes
+        << " B packet; raised to one packet so that traffic moves";
+      break;
+    case net::ConfigurationFindingKind::IbCreditsBelowBdp:
+      o << "fabric.infiniband.vl_buffer: on " << f.link_class << " links a VL's credits ("
+        << f.credit_bytes << " B) cover less than the credit round trip (" << f.required_bytes
+        << " B: one MTU packet and the cable both ways); one VL carries at most " << f.rate_cap_gbps
+        << " Gb/s there";
+      break;
   }
   return o.str();
 }
@@ -51,6 +62,23 @@ std::vector<SettingWarning> fidelity_warnings(
                    "host staging applies to kind roce_host_staged and tcp only; GPUDirect RoCE "
                    "(kind: roce) does not stage through host memory, so it does nothing"});
   }
+  // The link layer decides which flow control and congestion control exist at all.
+  const bool ib = network.link_layer == net::LinkLayer::Infiniband;
+  const auto other_layer = [&](const std::string& path, bool active, const std::string& what) {
+    if (active && stated(path)) out.push_back({path, what});
+  };
+  other_layer("fabric.switch.pfc", ib && network.pfc.enabled,
+              "PFC is Ethernet's; with fabric.link_layer: infiniband every VL is lossless by "
+              "credit-based flow control and PFC does nothing");
+  other_layer("fabric.switch.ecn", ib && network.ecn.enabled,
+              "ECN marking is RoCE's; with fabric.link_layer: infiniband it does nothing (IB "
+              "congestion control marks FECN: fabric.infiniband.congestion_control)");
+  other_layer("fabric.nic.dcqcn", ib && network.nic.dcqcn.enabled,
+              "DCQCN is RoCE's; with fabric.link_layer: infiniband it does nothing (IB "
+              "congestion control: fabric.infiniband.congestion_control)");
+  other_layer("fabric.infiniband", !ib,
+              "fabric.infiniband applies to fabric.link_layer: infiniband only; with roce it does "
+              "nothing");
   if (fidelity == Fidelity::Packet) return out;
   const std::string at =
       std::string(" at ") + (fidelity == Fidelity::Flow ? "flow" : "analytic") + " fidelity";
@@ -60,9 +88,10 @@ std::vector<SettingWarning> fidelity_warnings(
                                " (set `fidelity: packet` to see its effect)"});
     }
   };
-  ignored("fabric.switch.pfc", network.pfc.enabled, "PFC");
-  ignored("fabric.switch.ecn", network.ecn.enabled, "ECN marking");
-  ignored("fabric.nic.dcqcn", network.nic.dcqcn.enabled, "DCQCN rate control");
+  // On InfiniBand these were reported above already, whatever the fidelity.
+  ignored("fabric.switch.pfc", !ib && network.pfc.enabled, "PFC");
+  ignored("fabric.switch.ecn", !ib && network.ecn.enabled, "ECN marking");
+  ignored("fabric.nic.dcqcn", !ib && network.nic.dcqcn.enabled, "DCQCN rate control");
   ignored("fabric.nic.rx_pfc", network.nic.rx_pfc, "the NIC's receive buffer and its PFC");
   ignored("fabric.nic_overrides", !network.nic_overrides.empty(),
           "a per-NIC setting (fabric.nic_overrides)");
@@ -75,6 +104,12 @@ std::vector<SettingWarning> fidelity_warnings(
   const net::ImpairmentParams& imp = network.impairments;
   ignored("fabric.impairments.jitter", imp.jitter != net::JitterDistribution::None, "link jitter");
   ignored("fabric.impairments.loss", imp.loss_probability > 0, "random packet loss");
+  // Both fidelities share a lossless max-min (flow) or idle-path (analytic) model: credits and IB
+  // congestion control change no rate there.
+  ignored("fabric.infiniband.vl_buffer", ib, "InfiniBand credit-based flow control");
+  ignored("fabric.infiniband.sl_to_vl", ib, "InfiniBand's SL-to-VL mapping");
+  ignored("fabric.infiniband.congestion_control",
+          ib && network.infiniband.congestion_control.enabled, "InfiniBand congestion control");
   ignored("observe", true, "time-series sampling (observe:)");
   return out;
 }

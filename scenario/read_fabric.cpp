@@ -1,10 +1,12 @@
-// `fabric:` the topology blocks, host, links and ECMP; `fabric.route_overrides` and `fabric.flow`.
-// The switch and NIC blocks are read in read_fabric_switch.cpp and read_fabric_nic.cpp.
+// `fabric:` the topology blocks, host, links, ECMP, link layer and routing;
+// `fabric.route_overrides` and `fabric.flow`. The switch and NIC blocks are read in
+// read_fabric_switch.cpp and read_fabric_nic.cpp.
 #include <limits>
 #include <string_view>
 #include <utility>
 
 #include "scenario/section_readers.hpp"
+#include "sim/net/ib_presets.hpp"
 
 namespace syncsim::app::yaml_reader {
 
@@ -22,15 +24,49 @@ const std::vector<std::pair<std::string_view, topo::PlaneSelection>> kPlaneSelec
     {"spray", topo::PlaneSelection::Spray},
 };
 
+const std::vector<std::pair<std::string_view, net::LinkLayer>> kLinkLayers{
+    {"roce", net::LinkLayer::Roce},
+    {"infiniband", net::LinkLayer::Infiniband},
+};
+
+const std::vector<std::pair<std::string_view, net::RoutingAlgorithm>> kRouting{
+    {"ecmp", net::RoutingAlgorithm::Ecmp},
+    {"ftree", net::RoutingAlgorithm::Ftree},
+};
+
 const std::vector<std::pair<std::string_view, topo::TopologyKind>> kTopologies{
     {"spine_leaf", topo::TopologyKind::SpineLeaf},
     {"fat_tree", topo::TopologyKind::FatTree},
     {"rail_optimized", topo::TopologyKind::RailOptimized},
 };
 
+// An InfiniBand link generation: its data rate, the 4 KiB IB MTU and the 26 B of IB headers.
+void apply_ib_link(const net::IbLinkPreset& preset, net::LinkParams& link) {
+  link.bandwidth = preset.data_rate;
+  link.mtu = Bytes{net::kIbMtuBytes};
+  link.header = Bytes{net::kIbPacketHeaderBytes};
+}
+
+std::string link_preset_names() {
+  std::string names;
+  for (const auto& p : net::ib_link_presets())
+    names += (names.empty() ? "" : ", ") + std::string(p.name);
+  return names;
+}
+
 void read_link(const Reader& in, const YAML::Node& node, const std::string& path,
                net::LinkParams& link) {
-  const MapView m(in, node, path, {"bandwidth", "delay", "mtu", "header"});
+  const MapView m(in, node, path, {"bandwidth", "delay", "mtu", "header", "preset"});
+  if (const YAML::Node* v = m.find("preset")) {
+    const std::string name = in.read_string(*v, m.path_of("preset"));
+    const auto preset = net::ib_link_preset(name);
+    if (!preset) {
+      in.fail(
+          m.path_of("preset"), *v,
+          "expected an InfiniBand link preset (" + link_preset_names() + "), got " + quoted(name));
+    }
+    apply_ib_link(*preset, link);
+  }
   const YAML::Node* bandwidth = m.find("bandwidth");
   if (bandwidth != nullptr) {
     link.bandwidth = in.read_bandwidth(*bandwidth, m.path_of("bandwidth"));
@@ -60,7 +96,8 @@ topo::FabricParams read_fabric(const Reader& in, const YAML::Node& node, const s
       in, node, path,
       {"topology", "spine_leaf", "fat_tree", "rail_optimized", "host", "links", "switch", "ecmp",
        "nic", "nic_overrides", "transport", "impairments", "route_overrides", "flow",
-       "load_balancing", "flowlet_gap", "planes", "plane_selection"});
+       "load_balancing", "flowlet_gap", "planes", "plane_selection", "link_layer", "routing",
+       "infiniband"});
   topo::FabricParams p;
   p.kind = in.read_enum(fabric.require("topology"), fabric.path_of("topology"), kTopologies);
 
@@ -136,7 +173,20 @@ topo::FabricParams read_fabric(const Reader& in, const YAML::Node& node, const s
   if (const YAML::Node* n = fabric.find("host")) {
     // gpu and gpus_per_pcie_switch: read_root (their defaults depend on the GPU preset)
     const MapView m(in, *n, fabric.path_of("host"),
-                    {"gpus", "nics", "gpu", "gpus_per_pcie_switch"});
+                    {"gpus", "nics", "gpu", "gpus_per_pcie_switch", "hca"});
+    if (const YAML::Node* v = m.find("hca")) {
+      // The HCA's InfiniBand port sets the host links (fabric.links.host keys override it).
+      const std::string name = in.read_string(*v, m.path_of("hca"));
+      const auto hca = net::ib_hca_preset(name);
+      if (!hca) {
+        std::string names;
+        for (const auto& h : net::ib_hca_presets())
+          names += (names.empty() ? "" : ", ") + std::string(h.name);
+        in.fail(m.path_of("hca"), *v,
+                "expected an HCA preset (" + names + "), got " + quoted(name));
+      }
+      apply_ib_link(*net::ib_link_preset(hca->link), p.links.host);
+    }
     if (const YAML::Node* v = m.find("gpus")) {
       p.host.gpus = in.read_u32(*v, m.path_of("gpus"));
     }
@@ -208,6 +258,15 @@ topo::FabricParams read_fabric(const Reader& in, const YAML::Node& node, const s
   }
   if (const YAML::Node* v = fabric.find("plane_selection")) {
     p.plane_selection = in.read_enum(*v, fabric.path_of("plane_selection"), kPlaneSelections);
+  }
+  if (const YAML::Node* v = fabric.find("link_layer")) {
+    behaviour.link_layer = in.read_enum(*v, fabric.path_of("link_layer"), kLinkLayers);
+  }
+  if (const YAML::Node* v = fabric.find("routing")) {
+    behaviour.routing = in.read_enum(*v, fabric.path_of("routing"), kRouting);
+  }
+  if (const YAML::Node* n = fabric.find("infiniband")) {
+    read_infiniband(in, *n, fabric.path_of("infiniband"), behaviour.infiniband);
   }
   if (const YAML::Node* n = fabric.find("ecmp")) {
     const MapView m(in, *n, fabric.path_of("ecmp"), {"hash_seed", "per_switch_salt"});

@@ -7,6 +7,7 @@
 
 #include "scenario/section_readers.hpp"
 #include "scenario/units.hpp"
+#include "sim/net/ib_presets.hpp"
 
 namespace syncsim::app::yaml_reader {
 
@@ -216,7 +217,29 @@ void read_ets(const Reader& in, const YAML::Node& node, const std::string& path,
 
 void read_switch(const Reader& in, const YAML::Node& node, const std::string& path,
                  topo::FabricParams& p, NetworkBehaviour& behaviour) {
-  const MapView m(in, node, path, {"buffer", "priorities", "pfc", "ecn", "ets"});
+  const MapView m(in, node, path,
+                  {"buffer", "priorities", "pfc", "ecn", "ets", "preset", "latency"});
+  if (const YAML::Node* v = m.find("preset")) {
+    // An InfiniBand switch: its port-to-port latency and radix (sim/net/ib_presets.hpp).
+    const std::string name = in.read_string(*v, m.path_of("preset"));
+    const auto preset = net::ib_switch_preset(name);
+    if (!preset) {
+      std::string names;
+      for (const auto& sp : net::ib_switch_presets()) {
+        names += (names.empty() ? "" : ", ") + std::string(sp.name);
+      }
+      in.fail(m.path_of("preset"), *v,
+              "expected a switch preset (" + names + "), got " + quoted(name));
+    }
+    behaviour.switch_latency = preset->latency;
+    behaviour.switch_radix = preset->ports;
+  }
+  if (const YAML::Node* v = m.find("latency")) {
+    behaviour.switch_latency = in.read_time(*v, m.path_of("latency"));
+    if (behaviour.switch_latency < Time::zero()) {
+      in.fail(m.path_of("latency"), *v, "expected a latency >= 0, got " + quoted(v->Scalar()));
+    }
+  }
   if (const YAML::Node* v = m.find("priorities")) {
     p.switch_params.priorities = in.read_u32(*v, m.path_of("priorities"));
   }

@@ -114,13 +114,26 @@ struct NicOverrideSpec {
 };
 
 struct NetworkBehaviour {
-  net::PfcParams pfc;                          // `fabric.switch.pfc`
-  net::EcnParams ecn;                          // `fabric.switch.ecn`
-  net::EtsParams ets;                          // `fabric.switch.ets`
-  net::NicParams nic;                          // `fabric.nic`
-  std::vector<NicOverrideSpec> nic_overrides;  // `fabric.nic_overrides` (later entries win)
-  net::TransportParams transport;              // `fabric.transport`
-  net::ImpairmentParams impairments;           // `fabric.impairments`
+  net::PfcParams pfc;                                // `fabric.switch.pfc`
+  net::EcnParams ecn;                                // `fabric.switch.ecn`
+  net::EtsParams ets;                                // `fabric.switch.ets`
+  net::NicParams nic;                                // `fabric.nic`
+  std::vector<NicOverrideSpec> nic_overrides;        // `fabric.nic_overrides` (later entries win)
+  net::TransportParams transport;                    // `fabric.transport`
+  net::ImpairmentParams impairments;                 // `fabric.impairments`
+  net::LinkLayer link_layer = net::LinkLayer::Roce;  // `fabric.link_layer`
+  net::InfinibandParams infiniband;                  // `fabric.infiniband`
+  // `fabric.switch.latency` (or its preset's): port-to-port latency of every fabric switch, added
+  // to the link delays (half on host links, all on fabric and core links: a path of n links
+  // crosses n - 1 switches, and host links come in pairs). 0: store-and-forward only.
+  Time switch_latency = Time::zero();
+  uint32_t switch_radix = 0;  // `fabric.switch.preset`'s port count (0: none); checked at load
+  // `fabric.routing`; unset: ftree on InfiniBand (what its subnet manager computes), ecmp on RoCE.
+  std::optional<net::RoutingAlgorithm> routing;
+  net::RoutingAlgorithm routing_algorithm() const {
+    return routing.value_or(link_layer == net::LinkLayer::Infiniband ? net::RoutingAlgorithm::Ftree
+                                                                     : net::RoutingAlgorithm::Ecmp);
+  }
 };
 
 // One `sweep:` axis: a dotted path and its values, each YAML text as written (a scalar, or a flow

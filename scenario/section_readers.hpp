@@ -42,6 +42,10 @@ void read_transport(const Reader& in, const YAML::Node& node, const std::string&
 void read_impairments(const Reader& in, const YAML::Node& node, const std::string& path,
                       net::ImpairmentParams& imp);
 
+// read_fabric_infiniband.cpp: `fabric.infiniband:` (sl_to_vl, vl_buffer, congestion_control).
+void read_infiniband(const Reader& in, const YAML::Node& node, const std::string& path,
+                     net::InfinibandParams& ib);
+
 // read_workload.cpp: `workload:`.
 WorkloadSpec read_workload(const Reader& in, const YAML::Node& node, const std::string& path);
 // read_jobs.cpp: `jobs:`, training jobs sharing the fabric.

@@ -335,6 +335,26 @@ void validate(const Reader& in, const Scenario& scenario) {
     in.fail_path(e.path().empty() ? "fabric" : join_path("fabric", e.path()), e.what());
   }
 
+  // A switch preset's radix: a fabric switch with more ports than that is not that switch.
+  if (const uint32_t radix = scenario.network.switch_radix; radix > 0 && !spec.nodes.empty()) {
+    std::vector<std::size_t> ports(spec.nodes.size(), 0);
+    for (const net::LinkSpec& l : spec.links) {
+      ++ports[l.a];
+      ++ports[l.b];
+    }
+    std::size_t fabric_most = 0;
+    for (net::NodeId n = 0; n < spec.nodes.size(); ++n) {
+      if (spec.nodes[n].kind == net::NodeKind::Switch &&
+          spec.nodes[n].role != net::SwitchRole::NvSwitch) {
+        fabric_most = std::max(fabric_most, ports[n]);
+      }
+    }
+    if (fabric_most > radix) {
+      in.warn("fabric.switch.preset",
+              "the fabric has a switch with " + std::to_string(fabric_most) +
+                  " ports, more than the preset's " + std::to_string(radix));
+    }
+  }
   check_host(in, scenario.fabric);
   check_oversubscription(in, scenario.fabric);
   // The PCIe-switch sharing shapes only copies through host memory; GPUDirect RDMA has none.

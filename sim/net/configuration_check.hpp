@@ -21,6 +21,12 @@ enum class ConfigurationFindingKind : uint8_t {
   HeadroomTooSmall,
   // ECN Kmin/Kmax above the PFC XOFF threshold on a link class: PFC pauses before ECN can act.
   EcnAboveXoff,
+  // InfiniBand: a VL's credits on a link class hold less than one full-MTU packet (raised to one
+  // packet so that anything moves at all).
+  IbCreditsBelowMtu,
+  // InfiniBand: a VL's credits on a link class cover less than the credit round trip (one MTU
+  // packet plus the cable both ways at the link rate): one flow cannot fill the link.
+  IbCreditsBelowBdp,
 };
 
 struct ConfigurationFinding {
@@ -32,9 +38,12 @@ struct ConfigurationFinding {
   int64_t kmax_bytes = 0;
   int64_t xoff_bytes = 0;     // EcnAboveXoff: the XOFF threshold (its bound when dynamic)
   bool xoff_dynamic = false;  // EcnAboveXoff: XOFF is dynamic, xoff_bytes is its upper bound
+  int64_t credit_bytes = 0;   // IbCredits*: the smallest per-VL buffer advertised on the class
+  double rate_cap_gbps = 0;   // IbCreditsBelowBdp: what one VL can carry on the class
 };
 
-// Runs the checks on a built fabric (`switches` by NodeId, null for NICs); empty without PFC.
+// Runs the checks on a built fabric (`switches` by NodeId, null for NICs): PFC/ECN on RoCE, credits
+// on InfiniBand; empty on RoCE without PFC.
 std::vector<ConfigurationFinding> check_configuration(const NetworkSpec& spec,
                                                       const Routing& routing,
                                                       const std::vector<Switch*>& switches);

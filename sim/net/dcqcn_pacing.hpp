@@ -21,6 +21,7 @@
 #include "sim/core/event_queue.hpp"
 #include "sim/net/dcqcn.hpp"
 #include "sim/net/net_context.hpp"
+#include "sim/net/nic_pacing.hpp"
 
 namespace syncsim::net {
 
@@ -51,7 +52,7 @@ struct DcqcnFlowStats {
   double min_rate_bps = 0;
 };
 
-class DcqcnPacing {
+class DcqcnPacing final : public NicPacing {
  public:
   // `params_of`: each NIC's DCQCN parameters by NodeId, null where DCQCN is off (its flows are
   // never paced and it sends no CNPs). `cnp_priority`: the class CNPs travel in (the highest).
@@ -62,20 +63,21 @@ class DcqcnPacing {
   // A new flow (ids arrive in order) on a NIC of line rate `line_rate`. `persistent_qp`: the
   // caller's queue-pair number when the flow is a message on a persistent QP (flows naming the
   // same number share its state), else a fresh QP is made for it.
-  void add_flow(FlowId id, Bandwidth line_rate, bool persistent, uint32_t persistent_qp);
+  void add_flow(FlowId id, Bandwidth line_rate, bool persistent, uint32_t persistent_qp) override;
   const DcqcnQpState& qp_of(FlowId id) const { return qps_[qp_of_flow_[id]]; }
-  int64_t next_send_ps(FlowId id) const { return qps_[qp_of_flow_[id]].next_send_ps; }
+  int64_t next_send_ps(FlowId id) const override { return qps_[qp_of_flow_[id]].next_send_ps; }
+  double rate_bps(FlowId id) const override { return qp_of(id).rc.rate_bps(); }
   std::size_t queue_pairs() const { return qps_.size(); }
   const DcqcnFlowStats& flow_stats(FlowId id) const { return flow_stats_[id]; }
 
   // Source NIC sent `wire_bytes` (payload `payload`) of flow `id` now: pacing and byte counter.
-  void on_sent(FlowId id, uint32_t wire_bytes, uint32_t payload);
+  void on_sent(FlowId id, uint32_t wire_bytes, uint32_t payload) override;
   // Destination NIC received an ECN-marked data packet of flow `id`: maybe send a CNP.
-  void notify(FlowId id);
+  void notify(FlowId id) override;
   // Source NIC received a CNP for flow `id` (it acts on the flow's QP, even if the flow is done).
-  void on_cnp(FlowId id);
+  void on_cnp(FlowId id) override;
   // The rate-increase timer of QP `qp` fired (Nic::kRateTimer).
-  void on_rate_timer(uint32_t qp);
+  void on_rate_timer(uint32_t qp) override;
 
  private:
   // The QP's rate changed: the gap after its last packet is re-timed at the new rate (like HPCC's

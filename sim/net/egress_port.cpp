@@ -11,6 +11,7 @@ EgressPort::EgressPort(const NetContext& ctx, const LinkParams& link, uint32_t p
     : ctx_(ctx),
       bandwidth_(link.bandwidth),
       header_(link.header),
+      link_mtu_wire_(link.mtu.count() + link.header.count()),
       link_(ctx, link.delay, peer, peer_in_port),
       priorities_(priorities),
       owner_(owner),
@@ -71,8 +72,10 @@ void EgressPort::start_next() {
       if (queues_[prio].empty() || ((static_cast<uint32_t>(paused_mask_) >> prio) & 1U) != 0) {
         continue;
       }
-      ready |= 1U << prio;
       head_wire[prio] = ctx_.packet(queues_[prio].front()).payload_bytes + header;
+      // InfiniBand: the head packet waits until its VL has credits for all of it.
+      if (ib_.enabled && !ib_.can_send(static_cast<uint8_t>(prio), head_wire[prio])) continue;
+      ready |= 1U << prio;
     }
     if (const int chosen = ets_.pick(ready, head_wire); chosen >= 0) {
       const auto prio = static_cast<uint32_t>(chosen);
@@ -89,16 +92,24 @@ void EgressPort::start_next() {
   }
   if (next == kNoPacket) {
     if (source_ == nullptr) return;
-    next = source_->pull(paused_mask_);
+    // InfiniBand: flows whose VL cannot take a full-MTU packet wait for credits.
+    next = source_->pull(ib_.enabled
+                             ? static_cast<uint8_t>(paused_mask_ | ib_.blocked_mask(priorities_))
+                             : paused_mask_);
     if (next == kNoPacket) return;
     queued_bytes_ += ctx_.packet(next).payload_bytes + header_.count();
   }
   in_service_ = next;
+  if (ib_.enabled) take_ib_credits(ctx_.packet(next));
   const uint32_t wire = ctx_.packet(next).payload_bytes + static_cast<uint32_t>(header_.count());
   ctx_.queue.schedule(ctx_.now() + tx_time(wire), this, kTxDone);
 }
 
 void EgressPort::on_event(uint32_t kind, uint64_t arg) {
+  if (kind == kCreditReturn) {
+    on_credit_return(arg);
+    return;
+  }
   if (kind != kTxDone) {
     on_pfc_event(kind, arg);
     return;
@@ -115,13 +126,20 @@ void EgressPort::on_event(uint32_t kind, uint64_t arg) {
     counters_[p.priority].tx_bytes += p.payload_bytes + header_.count();
   }
   if (mmu_ != nullptr && p.kind != PacketKind::Pause) {
+    // InfiniBand: the packet has left this switch's buffer; its credits go back upstream.
+    if (ib_release_) owner_->return_ib_credits(p.ingress_port, p.priority, p.buffered_bytes);
     // A RESUME goes out of the ingress port the bytes were charged to.
     if (mmu_->release(p.ingress_port, p.priority, Bytes{p.buffered_bytes}) == PfcSignal::Resume) {
       owner_->send_pfc(p.ingress_port, p.priority, false);
     }
   }
-  if (!link_.transmit(done) && !counters_.empty()) {
-    ++counters_[done_priority].drops[static_cast<std::size_t>(DropReason::LinkLoss)];
+  const int64_t done_wire = ctx_.packet(done).payload_bytes + header_.count();
+  if (!link_.transmit(done)) {
+    if (!counters_.empty()) {
+      ++counters_[done_priority].drops[static_cast<std::size_t>(DropReason::LinkLoss)];
+    }
+    // Lost on the wire: IB's credit resynchronisation gives this port its credits back.
+    if (ib_.enabled) ib_credit_return(done_priority, done_wire);
   }
   // The RESUME above may have gone out of this very port (a route that turns back over its ingress
   // link) and started it already.

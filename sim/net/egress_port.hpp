@@ -6,6 +6,7 @@
 // PFC (pfc.hpp): a priority paused by the peer is not started (the packet in service finishes); PFC
 // frames wait in a control queue served before every priority and never paused. ECN (switch ports
 // only) marks data packets by RED on the depth of their priority's FIFO, at dequeue or at enqueue.
+// InfiniBand (ib_credits.hpp): a packet starts only while the port holds credits for it on its VL.
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "sim/core/rng.hpp"
 #include "sim/net/ecn.hpp"
 #include "sim/net/ets_scheduler.hpp"
+#include "sim/net/ib_credits.hpp"
 #include "sim/net/link.hpp"
 #include "sim/net/net_context.hpp"
 #include "sim/net/pfc.hpp"
@@ -71,6 +73,16 @@ class EgressPort final : public EventTarget {
   uint8_t paused_mask() const { return paused_mask_; }
   Time paused_since(uint8_t priority) const { return Time::ps(pfc_.paused_since_ps[priority]); }
 
+  // --- InfiniBand credits (ib_credits.cpp) ---
+  // Sends only with credits: `advertised_bytes` per VL from the receiver, SL2VL from `ib`.
+  void enable_ib_credits(const InfinibandParams& ib, int64_t advertised_bytes);
+  // A switch port whose switch returns IB credits upstream when a packet leaves through it.
+  void enable_ib_credit_release() { ib_release_ = true; }
+  // The receiver freed `wire_bytes` of SL `sl`: the credits reach this (sending) port one link
+  // delay from now.
+  void ib_credit_return(uint8_t sl, int64_t wire_bytes);
+  const IbCreditState& ib_credits() const { return ib_; }
+
   // Per-priority operator counters (port_counters.hpp), allocated here once; null until enabled.
   void enable_counters() { counters_.assign(priorities_, PriorityCounters{}); }
   PriorityCounters* counters() { return counters_.empty() ? nullptr : counters_.data(); }
@@ -88,7 +100,13 @@ class EgressPort final : public EventTarget {
   Link& link() { return link_; }
 
  private:
-  enum EventKind : uint32_t { kTxDone = 0, kWatchdog = 1, kPauseExpiry = 2, kPauseRefresh = 3 };
+  enum EventKind : uint32_t {
+    kTxDone = 0,
+    kWatchdog = 1,
+    kPauseExpiry = 2,
+    kPauseRefresh = 3,
+    kCreditReturn = 4,
+  };
   void start_next();
   // RED's decision for a data packet of `priority`; counts it (once per packet, and per hop).
   bool ecn_mark(uint8_t priority, bool already_marked);
@@ -105,10 +123,15 @@ class EgressPort final : public EventTarget {
   void watchdog_fire(uint8_t priority);
   bool storm(uint8_t priority);  // inside a watchdog storm period (clears an expired one)
   void drop_buffered(PacketRef packet);
+  // InfiniBand (ib_credits.cpp): credits back for a VL (the kCreditReturn event); the packet
+  // starting now takes its credits.
+  void on_credit_return(uint64_t arg);
+  void take_ib_credits(const Packet& p);
 
   const NetContext& ctx_;
   Bandwidth bandwidth_;
   Bytes header_;
+  int64_t link_mtu_wire_;  // a full-MTU packet on this link, headers included
   Link link_;
   uint32_t priorities_;
   std::array<RingQueue<PacketRef>, kMaxPriorities> queues_;
@@ -129,6 +152,8 @@ class EgressPort final : public EventTarget {
   EtsScheduler ets_;
   RngStream ecn_rng_{0, 0};
   PfcPortState pfc_;
+  IbCreditState ib_;
+  bool ib_release_ = false;                 // a switch port: return credits upstream at tx-done
   std::vector<PriorityCounters> counters_;  // one per priority when enabled, else empty
   void note_depth(uint8_t priority) {
     if (!counters_.empty()) {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "sim/net/dcqcn_pacing.hpp"
+#include "sim/net/nic_pacing.hpp"
 
 namespace syncsim::net {
 
@@ -113,7 +113,7 @@ void GoBackN::on_data(PacketRef packet) {
   const uint32_t payload = p.payload_bytes;
   ReliableFlowState& s = state(id);
   GoBackNFlowState& g = gbn_[index_of(id)];
-  if (ce && dcqcn_ != nullptr) dcqcn_->notify(id);
+  if (ce && pacing_ != nullptr) pacing_->notify(id);
   if (seq > s.rcv_nxt) ++ctx_.counters.out_of_order_packets;
   if (seq > s.rcv_nxt && params_.out_of_order) {
     place(packet, id, seq, payload);

@@ -32,9 +32,9 @@ struct GoBackNFlowState {
 class GoBackN final : public ReliableTransport, public DataLossListener {
  public:
   // `lossless_mask`: the PFC-protected classes (0 when PFC is off).
-  GoBackN(const NetContext& ctx, const std::vector<Nic*>& nics, DcqcnPacing* dcqcn,
+  GoBackN(const NetContext& ctx, const std::vector<Nic*>& nics, NicPacing* pacing,
           const GoBackNParams& params, uint8_t lossless_mask)
-      : ReliableTransport(ctx, nics, dcqcn), params_(params), lossless_mask_(lossless_mask) {}
+      : ReliableTransport(ctx, nics, pacing), params_(params), lossless_mask_(lossless_mask) {}
   bool can_send(FlowId id) const override;
   void on_data(PacketRef packet) override;
   void on_ack(PacketRef packet) override;

@@ -5,6 +5,8 @@
 #include "sim/net/ecn.hpp"
 #include "sim/net/egress_port.hpp"
 #include "sim/net/go_back_n.hpp"
+#include "sim/net/ib_congestion_control.hpp"
+#include "sim/net/ib_credits.hpp"
 #include "sim/net/link_impairment.hpp"
 #include "sim/net/load_balancing.hpp"
 #include "sim/net/nic.hpp"
@@ -18,7 +20,12 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
     : sim_(sim), spec_(spec), routing_(spec), ctx_{sim.queue(),  pool_,      counters_, routing_,
                                                    route_arena_, port_ptrs_, flows_,    nullptr} {
   const std::size_t n = spec.nodes.size();
-  const PfcParams& pfc = spec.pfc;
+  // InfiniBand (ib_credits.hpp): credits make every VL of the fabric lossless; PFC, ECN and DCQCN
+  // are Ethernet's and stay off (NVLink islands keep their own lossless model).
+  const bool ib = spec.link_layer == LinkLayer::Infiniband;
+  PfcParams pfc = spec.pfc;
+  if (ib) pfc.enabled = false;
+  const uint8_t lossless_mask = ib ? uint8_t{0xFF} : pfc.enabled ? pfc.lossless_mask : uint8_t{0};
   const uint32_t priorities = spec.switch_params.priorities;
   nodes_.reserve(n);
   switches_.assign(n, nullptr);
@@ -27,7 +34,10 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
     balancer_ = std::make_unique<LoadBalancer>(ctx_, spec.load_balancing);
     ctx_.balancer = balancer_.get();
   }
-  if (spec.any_dcqcn()) {
+  if (ib && spec.infiniband.congestion_control.enabled) {
+    ib_cc_ = std::make_unique<IbCongestionControl>(ctx_, spec.infiniband.congestion_control,
+                                                   static_cast<uint8_t>(priorities - 1), nics_);
+  } else if (!ib && spec.any_dcqcn()) {
     // Each NIC's own DCQCN parameters; null where its DCQCN is off (reaction and notification).
     std::vector<const DcqcnParams*> dcqcn_of(n, nullptr);
     for (NodeId id = 0; id < n; ++id) {
@@ -41,10 +51,9 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
   // RC recovery on lossless ones.
   const TransportParams& t = spec.transport;
   if (t.kind == TransportKind::Tcp) {
-    transport_ = std::make_unique<Tcp>(ctx_, nics_, dcqcn_.get(), t.tcp);
-  } else if (t.gbn.enabled || (t.gbn.lossless && pfc.enabled)) {
-    auto gbn = std::make_unique<GoBackN>(ctx_, nics_, dcqcn_.get(), t.gbn,
-                                         pfc.enabled ? pfc.lossless_mask : uint8_t{0});
+    transport_ = std::make_unique<Tcp>(ctx_, nics_, pacing(), t.tcp);
+  } else if (t.gbn.enabled || (t.gbn.lossless && (pfc.enabled || ib))) {
+    auto gbn = std::make_unique<GoBackN>(ctx_, nics_, pacing(), t.gbn, lossless_mask);
     ctx_.loss_listener = gbn.get();
     transport_ = std::move(gbn);
   }
@@ -60,11 +69,13 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
         headers.push_back(static_cast<uint32_t>(routing_.link_of(p).header.count()));
       }
       sw->set_ingress_headers(std::move(headers));
+      if (ib && ethernet) sw->enable_ib();
       switches_[id] = sw.get();
       nodes_.push_back(std::move(sw));
     } else {
       auto nic = std::make_unique<Nic>(ctx_, id, spec.nic_params(id), priorities, pfc.lossless_mask,
-                                       dcqcn_.get(), transport_.get());
+                                       pacing(), transport_.get());
+      if (ib && ib_port(spec, routing_, routing_.ports_of(id).front())) nic->enable_ib();
       nics_[id] = nic.get();
       nodes_.push_back(std::move(nic));
     }
@@ -81,8 +92,18 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
     if (spec.port_counters) ports_.back()->enable_counters();
     const bool ethernet_switch =
         switches_[info.owner] != nullptr && spec.nodes[info.owner].role != SwitchRole::NvSwitch;
+    if (ib_port(spec, routing_, p)) {
+      ports_.back()->enable_ib_credits(spec.infiniband, ib_advertised_bytes(spec, routing_, p));
+      if (ethernet_switch) ports_.back()->enable_ib_credit_release();
+    }
     const EcnParams& ecn = spec.ecn;
-    if (ecn.enabled && ethernet_switch) {
+    if (ib && ethernet_switch && ib_cc_) {
+      // FECN: every data packet leaving with more than the threshold queued (itself included) is
+      // marked (step marking: RED with Kmax one byte above Kmin and Pmax 1).
+      const int64_t threshold = spec.infiniband.congestion_control.threshold.count();
+      ports_.back()->enable_ecn(EcnMarker(threshold, threshold + 1, 1.0), false,
+                                sim.rng(RngStreamKind::Ecn, p));
+    } else if (!ib && ecn.enabled && ethernet_switch) {
       const auto [kmin, kmax] = ecn_thresholds(ecn, routing_.link_of(p).bandwidth);
       ports_.back()->enable_ecn(EcnMarker(kmin, kmax, ecn.pmax), ecn.mark_on_enqueue,
                                 sim.rng(RngStreamKind::Ecn, p));
@@ -101,8 +122,7 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
     ctx_.pause_listener = deadlock_.get();
   }
   if (spec.impairments.active()) {
-    const uint8_t lossless =
-        pfc.enabled && !spec.impairments.loss_on_lossless ? pfc.lossless_mask : uint8_t{0};
+    const uint8_t lossless = !spec.impairments.loss_on_lossless ? lossless_mask : uint8_t{0};
     for (PortId p = 0; p < ports_.size(); ++p) {
       if (auto impairment =
               LinkImpairment::make(spec.impairments, routing_.link_of(p), lossless, sim, p)) {
@@ -122,8 +142,10 @@ bool Network::needs_transport(const FlowRecord& f) const {
   if (attachment != kNoNode && spec_.nodes[attachment].role == SwitchRole::NvSwitch) return false;
   if (spec_.transport.kind == TransportKind::Tcp) return true;
   // RoCE on a PFC-protected class: RC recovery of the rare loss (its ACKs stay off the wire).
-  const bool lossless = spec_.pfc.enabled &&
-                        ((static_cast<uint32_t>(spec_.pfc.lossless_mask) >> f.priority) & 1U) != 0;
+  const bool lossless =
+      spec_.link_layer == LinkLayer::Infiniband ||
+      (spec_.pfc.enabled &&
+       ((static_cast<uint32_t>(spec_.pfc.lossless_mask) >> f.priority) & 1U) != 0);
   return lossless ? spec_.transport.gbn.lossless : spec_.transport.gbn.enabled;
 }
 
@@ -155,7 +177,7 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority,
       routing_.path_mtu(route_arena_.data() + f.route_begin, f.route_hops).count());
   const FlowId id = flows_.add(f);
   EgressPort& first = *ports_[route_arena_[f.route_begin]];
-  if (dcqcn_) dcqcn_->add_flow(id, first.bandwidth(), persistent_qp, queue_pair);
+  if (NicPacing* cc = pacing()) cc->add_flow(id, first.bandwidth(), persistent_qp, queue_pair);
   if (needs_transport(f)) transport_->add_flow(id);
   ++counters_.flows_started;
   nics_[src]->add_flow(id);
@@ -166,8 +188,13 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority,
 double Network::flow_rate_bps(FlowId id) const {
   const FlowRecord& r = flows_[id];
   if (r.sent_bytes >= r.size_bytes) return 0;
-  if (dcqcn_) return dcqcn_->qp_of(id).rc.rate_bps();
+  if (const NicPacing* cc = pacing()) return cc->rate_bps(id);
   return static_cast<double>(port(flow_first_port(id)).bandwidth().bits_per_second());
+}
+
+NicPacing* Network::pacing() const {
+  if (dcqcn_) return dcqcn_.get();
+  return ib_cc_.get();
 }
 
 const DcqcnFlowStats* Network::dcqcn_flow_stats(FlowId id) const {

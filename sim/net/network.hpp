@@ -30,7 +30,9 @@ class DcqcnPacing;
 struct DcqcnFlowStats;
 class LoadBalancer;
 class EgressPort;
+class IbCongestionControl;
 class Nic;
+class NicPacing;
 class Node;
 class ReliableTransport;
 class Switch;
@@ -74,6 +76,8 @@ class Network {
   const Routing& routing() const { return routing_; }
   // What DCQCN did to a flow; null when DCQCN is off.
   const DcqcnFlowStats* dcqcn_flow_stats(FlowId id) const;
+  // InfiniBand congestion control; null unless it runs.
+  const IbCongestionControl* ib_congestion_control() const { return ib_cc_.get(); }
   const NetworkSpec& spec() const { return spec_; }
   std::size_t packets_in_flight() const { return pool_.live(); }
   std::size_t packet_pool_capacity() const { return pool_.capacity(); }
@@ -102,7 +106,10 @@ class Network {
   std::vector<Switch*> switches_;  // by NodeId, null for NICs
   std::vector<Nic*> nics_;         // by NodeId, null for switches
   std::vector<std::unique_ptr<EgressPort>> ports_;
+  // The NICs' congestion control: the one that runs (DCQCN on RoCE, IB CC on InfiniBand), or null.
+  NicPacing* pacing() const;
   std::unique_ptr<DcqcnPacing> dcqcn_;            // null when DCQCN is off
+  std::unique_ptr<IbCongestionControl> ib_cc_;    // null unless InfiniBand CC is on
   std::unique_ptr<ReliableTransport> transport_;  // go-back-N or TCP; null when neither can apply
   std::unique_ptr<DeadlockDetector> deadlock_;
   std::unique_ptr<LoadBalancer> balancer_;  // null under ECMP

@@ -11,6 +11,7 @@
 #include "sim/core/units.hpp"
 #include "sim/net/dcqcn.hpp"
 #include "sim/net/ets_scheduler.hpp"
+#include "sim/net/infiniband_params.hpp"
 #include "sim/net/link_impairment.hpp"
 #include "sim/net/load_balancing_params.hpp"
 #include "sim/net/transport.hpp"
@@ -26,6 +27,10 @@ enum class NodeKind : uint8_t {
 };
 
 enum class SwitchRole : uint8_t { None, Leaf, Spine, Core, NvSwitch };
+
+// Next-hop choice among equal-cost ports: ECMP hashing per flow, or the deterministic up-port
+// choice of OpenSM's fat-tree routing (D-mod-K, by destination index; routing.cpp).
+enum class RoutingAlgorithm : uint8_t { Ecmp, Ftree };
 
 // One class of link: every link of a class has the same parameters.
 struct LinkParams {
@@ -266,6 +271,14 @@ struct NetworkSpec {
   uint64_t ecmp_hash_seed = 0;
   bool ecmp_per_switch_salt = false;   // false: every switch hashes alike, so ECMP can polarize
   LoadBalancingParams load_balancing;  // per flow (ECMP) or per packet (load_balancing_params.hpp)
+  // How a switch picks among its next hops towards a destination (routing.hpp): hashed per flow
+  // (Ecmp) or OpenSM's fat-tree D-mod-K, by destination (Ftree).
+  RoutingAlgorithm routing_algorithm = RoutingAlgorithm::Ecmp;
+
+  // The fabric's link layer (infiniband_params.hpp): RoCE (PFC/ECN/DCQCN as set above) or
+  // InfiniBand (credit-based flow control per VL, IB congestion control; NVLink islands unchanged).
+  LinkLayer link_layer = LinkLayer::Roce;
+  InfinibandParams infiniband;
 
   TransportParams transport;     // end-to-end transport of inter-host messages (transport.hpp)
   ImpairmentParams impairments;  // per-link jitter and random loss (link_impairment.hpp)

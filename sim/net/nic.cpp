@@ -3,31 +3,31 @@
 #include <algorithm>
 
 #include "sim/core/check.hpp"
-#include "sim/net/dcqcn_pacing.hpp"
 #include "sim/net/egress_port.hpp"
 #include "sim/net/load_balancing.hpp"
+#include "sim/net/nic_pacing.hpp"
 #include "sim/net/reliable_transport.hpp"
 
 namespace syncsim::net {
 
 Nic::Nic(const NetContext& ctx, NodeId id, const NicParams& params, uint32_t priorities,
-         uint8_t lossless_mask, DcqcnPacing* dcqcn, ReliableTransport* transport)
+         uint8_t lossless_mask, NicPacing* pacing, ReliableTransport* transport)
     : ctx_(ctx),
       id_(id),
       port_(ctx.routing.ports_of(id).empty() ? UINT32_MAX : ctx.routing.ports_of(id)[0]),
       params_(params),
       priorities_(priorities),
       lossless_mask_(lossless_mask),
-      dcqcn_(dcqcn),
+      pacing_(pacing),
       transport_(transport) {}
 
 void Nic::add_flow(FlowId flow) { active_.push_back(flow); }
 
 void Nic::account_injected(FlowId id, const Packet& p) {
-  if (dcqcn_ != nullptr) {
+  if (pacing_ != nullptr) {
     const uint32_t wire =
         p.payload_bytes + static_cast<uint32_t>(ctx_.egress(port_).header().count());
-    dcqcn_->on_sent(id, wire, p.payload_bytes);
+    pacing_->on_sent(id, wire, p.payload_bytes);
   }
   NetworkCounters& c = ctx_.counters;
   ++c.packets_injected;
@@ -37,7 +37,7 @@ void Nic::account_injected(FlowId id, const Packet& p) {
 PacketRef Nic::pull(uint8_t paused_mask) {
   if (active_.empty()) return kNoPacket;
   if (next_ >= active_.size()) next_ = 0;
-  if (dcqcn_ != nullptr) {
+  if (pacing_ != nullptr) {
     // Skip paused flows and flows whose pacing does not allow a packet yet, keeping the round-robin
     // position; if only pacing holds flows back, wake up at the earliest next_send_at.
     const int64_t now = ctx_.now().picoseconds();
@@ -46,7 +46,7 @@ PacketRef Nic::pull(uint8_t paused_mask) {
     for (;;) {
       const FlowId id = active_[next_];
       if (((static_cast<uint32_t>(paused_mask) >> ctx_.flows[id].priority) & 1U) == 0) {
-        const int64_t at = dcqcn_->next_send_ps(id);
+        const int64_t at = pacing_->next_send_ps(id);
         if (at <= now) break;
         earliest = std::min(earliest, at);
       }
@@ -114,6 +114,9 @@ void Nic::reactivate(FlowId flow) {
 
 void Nic::receive(PacketRef packet, uint32_t in_port) {
   const Packet& p = ctx_.packet(packet);
+  // InfiniBand: the HCA consumes at line rate, so the credits go back on arrival; data waiting in
+  // a receive buffer (rx_pfc) returns them as it drains.
+  if (ib_ && !(params_.rx_pfc && p.kind == PacketKind::Data)) return_ib_credits(p);
   if (p.kind == PacketKind::Pause) {
     ctx_.egress(ctx_.routing.ports_of(id_)[in_port])
         .set_paused(p.priority, p.pfc_xoff, p.pause_quanta);
@@ -124,7 +127,7 @@ void Nic::receive(PacketRef packet, uint32_t in_port) {
     // DCQCN reaction point: the CNP names the flow it throttles.
     const FlowId flow = p.flow;
     ctx_.pool.release(packet);
-    dcqcn_->on_cnp(flow);
+    pacing_->on_cnp(flow);
     return;
   }
   if (p.kind == PacketKind::Ack || p.kind == PacketKind::Nak) {
@@ -147,7 +150,7 @@ void Nic::consume(PacketRef packet) {
   }
   // DCQCN notification point: an ECN-marked data packet makes the destination send a CNP to the
   // source queue pair, at most once per cnp_interval.
-  if (p.ecn_ce && dcqcn_ != nullptr) dcqcn_->notify(p.flow);
+  if (p.ecn_ce && pacing_ != nullptr) pacing_->notify(p.flow);
   ctx_.deliver(packet);
 }
 
@@ -165,7 +168,8 @@ void Nic::rx_accept(PacketRef packet) {
   rx_bytes_ += wire;
   NetworkCounters& c = ctx_.counters;
   if (rx_bytes_ > c.max_nic_rx_bytes) c.max_nic_rx_bytes = rx_bytes_;
-  if (!rx_paused_ && rx_bytes_ > params_.rx_xoff.count()) rx_pfc(true);
+  // InfiniBand holds the sender back by credits instead of PAUSE.
+  if (!ib_ && !rx_paused_ && rx_bytes_ > params_.rx_xoff.count()) rx_pfc(true);
   if (!rx_draining_) {
     rx_draining_ = true;
     ctx_.queue.schedule(ctx_.now() + params_.rx_drain_rate.tx_time(Bytes{wire}), this, kRxDrain);
@@ -176,6 +180,7 @@ void Nic::rx_drain() {
   const EgressPort& port = ctx_.egress(port_);
   const PacketRef done = rx_.pop();
   rx_bytes_ -= ctx_.packet(done).payload_bytes + port.header().count();
+  if (ib_) return_ib_credits(ctx_.packet(done));
   consume(done);
   if (rx_paused_ && rx_bytes_ <= params_.rx_xon.count()) rx_pfc(false);
   if (rx_.empty()) {
@@ -210,7 +215,7 @@ void Nic::wake_at(int64_t at_ps) {
 
 void Nic::on_event(uint32_t kind, uint64_t arg) {
   if (kind == kRateTimer) {
-    dcqcn_->on_rate_timer(static_cast<uint32_t>(arg));  // the queue pair's index
+    pacing_->on_rate_timer(static_cast<uint32_t>(arg));  // the queue pair's index
     return;
   }
   if (kind == kRetransmitTimer) {

@@ -13,16 +13,17 @@
 
 namespace syncsim::net {
 
-class DcqcnPacing;
+class NicPacing;
 class ReliableTransport;
 
 class Nic final : public Node, public EventTarget {
  public:
   enum EventKind : uint32_t { kWake = 0, kRateTimer = 1, kRetransmitTimer = 2, kRxDrain = 3 };
-  // `priorities` and `lossless_mask`: the classes receiver-side PFC pauses. `dcqcn` and `transport`
-  // may be null (DCQCN off; no reliable transport); they outlive the NIC.
+  // `priorities` and `lossless_mask`: the classes receiver-side PFC pauses. `pacing` (DCQCN or IB
+  // congestion control) and `transport` may be null (no congestion control; no reliable transport);
+  // they outlive the NIC.
   Nic(const NetContext& ctx, NodeId id, const NicParams& params, uint32_t priorities,
-      uint8_t lossless_mask, DcqcnPacing* dcqcn, ReliableTransport* transport);
+      uint8_t lossless_mask, NicPacing* pacing, ReliableTransport* transport);
   void receive(PacketRef packet, uint32_t in_port) override;
   // The next data packet to send, round-robin over active flows whose priority is not paused
   // (bit p of `paused_mask`) and, with DCQCN, whose pacing allows (next_send_at <= now), or
@@ -37,6 +38,9 @@ class Nic final : public Node, public EventTarget {
   void reactivate(FlowId flow);
   // ... and unlists one that may no longer send (an ACK covered what it was about to resend).
   void deactivate(FlowId flow);
+  // InfiniBand (ib_credits.cpp): this NIC's link runs credit-based flow control; it returns the
+  // credits of what it receives as it consumes it (its receive buffer drains, with rx_pfc).
+  void enable_ib() { ib_ = true; }
   // A paced flow's next send time moved earlier (its rate went up): make sure the NIC looks again.
   void pacing_moved(int64_t at_ps) { wake_at(at_ps); }
 
@@ -51,6 +55,7 @@ class Nic final : public Node, public EventTarget {
   void rx_drain();
   void rx_pfc(bool xoff);
   void consume(PacketRef packet);  // notification point + delivery
+  void return_ib_credits(const Packet& p);
 
   const NetContext& ctx_;
   NodeId id_;
@@ -58,12 +63,13 @@ class Nic final : public Node, public EventTarget {
   const NicParams& params_;
   uint32_t priorities_;
   uint8_t lossless_mask_;
-  DcqcnPacing* dcqcn_;
+  NicPacing* pacing_;
   ReliableTransport* transport_;
   RingQueue<PacketRef> rx_;
   int64_t rx_bytes_ = 0;
   bool rx_paused_ = false;  // this NIC has paused its switch
   bool rx_draining_ = false;
+  bool ib_ = false;
   std::vector<FlowId> active_;
   std::size_t next_ = 0;
   CancelToken wake_token_;

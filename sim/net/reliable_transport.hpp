@@ -13,7 +13,7 @@
 
 namespace syncsim::net {
 
-class DcqcnPacing;
+class NicPacing;
 class Nic;
 
 inline constexpr uint32_t kNoSeq = UINT32_MAX;
@@ -35,9 +35,10 @@ struct ReliableFlowState {
 
 class ReliableTransport {
  public:
-  // `nics`: by NodeId, null for switches. `dcqcn`: null when DCQCN is off.
-  ReliableTransport(const NetContext& ctx, const std::vector<Nic*>& nics, DcqcnPacing* dcqcn)
-      : ctx_(ctx), nics_(nics), dcqcn_(dcqcn) {}
+  // `nics`: by NodeId, null for switches. `pacing`: the NICs' congestion control (DCQCN or IB CC),
+  // null when off.
+  ReliableTransport(const NetContext& ctx, const std::vector<Nic*>& nics, NicPacing* pacing)
+      : ctx_(ctx), nics_(nics), pacing_(pacing) {}
   virtual ~ReliableTransport() = default;
   ReliableTransport(const ReliableTransport&) = delete;
   ReliableTransport& operator=(const ReliableTransport&) = delete;
@@ -81,7 +82,7 @@ class ReliableTransport {
 
   const NetContext& ctx_;
   const std::vector<Nic*>& nics_;
-  DcqcnPacing* dcqcn_;
+  NicPacing* pacing_;
 
  private:
   std::deque<ReliableFlowState> flows_;  // a deque: completion callbacks add flows mid-handler

@@ -34,6 +34,15 @@ Routing::Routing(const NetworkSpec& spec) : spec_(spec) {
     // The reverse of the NIC's only egress port is the switch port facing it.
     down_port_to_nic_[n] = node_ports_[n][0] ^ 1u;
   }
+  ftree_index_.assign(spec.nodes.size(), 0);
+  uint32_t next_index = 0;
+  for (NodeId sw = 0; sw < spec.nodes.size(); ++sw) {
+    if (spec.nodes[sw].kind != NodeKind::Switch) continue;
+    for (PortId p : node_ports_[sw]) {
+      if (spec.nodes[ports_[p].peer].kind == NodeKind::Nic)
+        ftree_index_[ports_[p].peer] = next_index++;
+    }
+  }
 }
 
 uint64_t Routing::flow_hash(NodeId src, NodeId dst, uint32_t queue_pair) const {
@@ -101,6 +110,21 @@ bool Routing::walk(NodeId src, NodeId dst, std::vector<PortId>& out, Choose&& ch
 }
 
 bool Routing::route(NodeId src, NodeId dst, uint64_t hash, std::vector<PortId>& out) const {
+  if (spec_.routing_algorithm == RoutingAlgorithm::Ftree) {
+    // D-mod-K (Zahavi, "D-Mod-K routing providing non-blocking traffic for shift permutations on
+    // real life fat trees", CCIT report 776, Technion 2010; OpenSM's ftree routing,
+    // opensm/osm_ucast_ftree.c): at the k-th choice among n_k ports the destination index d picks
+    // port (d / (n_1 ... n_{k-1})) mod n_k. On a fat tree every choice going up is such a choice
+    // and the way down is unique, so the hosts of one leaf, whose indices are consecutive, reach
+    // distinct spines (and cores), and a shift permutation shares no link.
+    const uint64_t dmodk = ftree_index_[dst];
+    uint64_t divisor = 1;
+    return walk(src, dst, out, [&](const PortId* c, std::size_t n, NodeId /*at*/) {
+      const PortId chosen = c[(dmodk / divisor) % n];
+      divisor = divisor > UINT32_MAX ? divisor : divisor * n;
+      return chosen;
+    });
+  }
   return walk(src, dst, out, [&](const PortId* c, std::size_t n, NodeId at) {
     return hash_choice(c, n, hash, at);
   });

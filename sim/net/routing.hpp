@@ -37,7 +37,9 @@ class Routing {
   // Appends the egress ports from src NIC to dst NIC to `out`; returns false if dst is unreachable.
   // At each switch the candidates are every port towards a neighbour one hop closer to the
   // destination's attachment switch; the flow hash picks one (mixed with the switch id when
-  // per-switch salt is on, otherwise every switch hashes alike and choices can polarize).
+  // per-switch salt is on, otherwise every switch hashes alike and choices can polarize). With
+  // RoutingAlgorithm::Ftree the choice is D-mod-K instead (ftree_index below), and `hash` is
+  // unused.
   bool route(NodeId src, NodeId dst, uint64_t hash, std::vector<PortId>& out) const;
   // The same through the switches `via` in order (NetworkSpec::RouteOverride): shortest paths from
   // waypoint to waypoint, ECMP by `hash`. False if a waypoint has no NICs attached or is
@@ -64,6 +66,10 @@ class Routing {
   // route. False if dst is unreachable. For multipath flow fidelity (flow_backend.cpp).
   bool route_indexed(NodeId src, NodeId dst, uint64_t index, std::vector<PortId>& out,
                      uint64_t* path_count = nullptr) const;
+  // The destination index D-mod-K routing divides (RoutingAlgorithm::Ftree): NICs numbered leaf by
+  // leaf (switches in NodeId order, each switch's NICs in port order), as OpenSM's ftree routing
+  // walks the leaves' host ports, so the hosts of one leaf have consecutive indices.
+  uint32_t ftree_index(NodeId nic) const { return ftree_index_[nic]; }
 
   // Smallest MTU along a route: the source segments to it, as RoCE path-MTU discovery would.
   Bytes path_mtu(const PortId* route, std::size_t hops) const;
@@ -81,6 +87,7 @@ class Routing {
   std::vector<PortInfo> ports_;
   std::vector<std::vector<PortId>> node_ports_;
   std::vector<PortId> down_port_to_nic_;  // per NIC node: the attachment switch's port facing it
+  std::vector<uint32_t> ftree_index_;     // per NIC node: its D-mod-K destination index
 };
 
 }  // namespace syncsim::net

@@ -38,6 +38,8 @@ void Switch::receive(PacketRef packet, uint32_t in_port) {
     if (PriorityCounters* c = ctx_.egress(ports_[in_port]).counters()) {
       ++c[ctx_.packet(packet).priority].drops[static_cast<std::size_t>(reason)];
     }
+    // The buffer never took it: an IB receiver that discards a packet frees its credits at once.
+    if (ib_) return_ib_credits(in_port, ctx_.packet(packet).priority, wire_in);
     ctx_.drop(packet, reason);
     return;
   }

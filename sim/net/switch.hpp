@@ -26,6 +26,10 @@ class Switch final : public Node {
   SharedBufferMmu& mmu() { return mmu_; }
   const SharedBufferMmu& mmu() const { return mmu_; }
   NodeId id() const { return id_; }
+  // InfiniBand (ib_credits.cpp): the switch's links run credit-based flow control, so a packet
+  // that leaves its buffer (or is discarded) returns its credits to the node it came from.
+  void enable_ib() { ib_ = true; }
+  void return_ib_credits(uint32_t in_port, uint8_t sl, int64_t wire_bytes);
   // Wire overhead of each ingress port's link: a packet is charged payload + ingress header.
   void set_ingress_headers(std::vector<uint32_t> headers) { ingress_header_ = std::move(headers); }
 
@@ -39,6 +43,7 @@ class Switch final : public Node {
   const std::vector<PortId>& ports_;
   std::vector<uint32_t> ingress_header_;
   uint32_t pause_quanta_;
+  bool ib_ = false;
 };
 
 }  // namespace syncsim::net

@@ -31,9 +31,9 @@ struct TcpFlowState {
 
 class Tcp final : public ReliableTransport {
  public:
-  Tcp(const NetContext& ctx, const std::vector<Nic*>& nics, DcqcnPacing* dcqcn,
+  Tcp(const NetContext& ctx, const std::vector<Nic*>& nics, NicPacing* pacing,
       const TcpParams& params)
-      : ReliableTransport(ctx, nics, dcqcn), params_(params) {}
+      : ReliableTransport(ctx, nics, pacing), params_(params) {}
   bool can_send(FlowId id) const override;
   void on_data(PacketRef packet) override;
   void on_ack(PacketRef packet) override;

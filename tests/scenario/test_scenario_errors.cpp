@@ -108,7 +108,7 @@ TEST_CASE("scenario: unknown keys are errors at every level") {
   CHECK(error_of(edit("    host: {bandwidth: 400Gbps, delay: 500ns}",
                       "    host: {bandwidth: 400Gbps, dealy: 500ns}")) ==
         "t.yaml:13:32: fabric.links.host.dealy: unknown key \"dealy\"; expected one of: bandwidth, "
-        "delay, mtu, header");
+        "delay, mtu, header, preset");
   // A key valid for another pattern is still unknown for this one.
   CHECK(error_of(edit("    size: 1MiB", "    size: 1MiB\n    senders: 2")) ==
         "t.yaml:17:5: traffic.0.senders: unknown key \"senders\" for pattern ring_shift; expected "

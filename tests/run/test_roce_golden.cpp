@@ -1,0 +1,52 @@
+// The RoCE path stays what it was before the InfiniBand link layer: three shipped scenarios (PFC +
+// ECN + DCQCN; TCP with losses; ECMP over a fabric with NVLink islands) give, to the event and the
+// picosecond, the figures the commit before it (b7871bb) printed with `syncsim run FILE --json`.
+// Tolerance-free on purpose: any change to the default path shows here first.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "run/runner.hpp"
+#include "scenario/scenario_loader.hpp"
+
+using namespace syncsim;
+
+namespace {
+
+nlohmann::json run_file(const std::string& name, std::vector<app::Override> overrides = {}) {
+  app::LoadOptions o;
+  o.overrides = std::move(overrides);
+  return app::to_json(app::run_scenario(
+      app::load_scenario_file(std::string(SYNCSIM_SOURCE_DIR) + "/scenarios/" + name, o)));
+}
+
+}  // namespace
+
+TEST_CASE("roce golden: the default link layer gives the figures of the commit before InfiniBand") {
+  const nlohmann::json dcqcn = run_file("incast-dcqcn.yaml");
+  CHECK(dcqcn["events"] == 176370);
+  CHECK(dcqcn["sim_time_s"].get<double>() == 0.006757118246);
+  CHECK(dcqcn["messages"]["fct_s"]["mean"].get<double>() == 0.005957171151529412);
+  CHECK(dcqcn["pfc"]["pause_frames"] == 960);
+  CHECK(dcqcn["cnps"] == 3512);
+  CHECK(dcqcn["dcqcn_rate_cuts"] == 3512);
+  CHECK(dcqcn["ecn_marks"] == 3823);
+  CHECK(dcqcn["packet_hops"] == 79476);
+
+  const nlohmann::json tcp = run_file("incast-tcp.yaml");
+  CHECK(tcp["events"] == 255786);
+  CHECK(tcp["sim_time_s"].get<double>() == 0.008384449121);
+  CHECK(tcp["messages"]["fct_s"]["mean"].get<double>() == 0.005339266177);
+  CHECK(tcp["ecn_marks"] == 15604);
+  CHECK(tcp["retransmitted_packets"] == 263);
+  CHECK(tcp["packet_hops"] == 127850);
+
+  const nlohmann::json ecmp = run_file("ring-shift-8gpu.yaml", {{"traffic.0.size", "1MiB"}});
+  CHECK(ecmp["events"] == 305153);
+  CHECK(ecmp["sim_time_s"].get<double>() == 9.1412669e-05);
+  CHECK(ecmp["messages"]["fct_s"]["mean"].get<double>() == 2.7916369363636355e-05);
+  CHECK(ecmp["packet_hops"] == 152576);
+}
