@@ -10,6 +10,7 @@ EgressPort::EgressPort(const NetContext& ctx, const LinkParams& link, uint32_t p
                        Node* peer, uint32_t peer_in_port, Switch* owner, Nic* source)
     : ctx_(ctx),
       bandwidth_(link.bandwidth),
+      line_rate_(link.bandwidth),
       header_(link.header),
       link_(ctx, link.delay, peer, peer_in_port),
       priorities_(priorities),
@@ -24,6 +25,10 @@ void EgressPort::enqueue(PacketRef packet) {
   const Packet& p = ctx_.packet(packet);
   SIM_CHECK(p.priority < priorities_, "packet priority above the port's class count");
   const int64_t wire = p.payload_bytes + header_.count();
+  if (down_) {
+    drop_buffered(packet, DropReason::LinkDown);
+    return;
+  }
   if (storm_mask_ != 0 && pfc_.watchdog_drop && storm(p.priority)) {
     drop_buffered(packet);
     return;
@@ -41,6 +46,10 @@ void EgressPort::enqueue(PacketRef packet) {
 }
 
 void EgressPort::send_control(PacketRef packet) {
+  if (down_) {
+    ctx_.drop(packet, DropReason::LinkDown);
+    return;
+  }
   if (const Packet& p = ctx_.packet(packet);
       !counters_.empty() && p.kind == PacketKind::Pause && p.pfc_xoff) {
     ++counters_[p.priority].pause_sent;
@@ -60,6 +69,7 @@ bool EgressPort::ecn_mark(uint8_t priority, bool already_marked) {
 }
 
 void EgressPort::start_next() {
+  if (down_) return;
   PacketRef next = kNoPacket;
   if (!control_.empty()) {
     next = control_.pop();
@@ -120,8 +130,10 @@ void EgressPort::on_event(uint32_t kind, uint64_t arg) {
       owner_->send_pfc(p.ingress_port, p.priority, false);
     }
   }
+  const bool link_down = link_.down();
   if (!link_.transmit(done) && !counters_.empty()) {
-    ++counters_[done_priority].drops[static_cast<std::size_t>(DropReason::LinkLoss)];
+    const DropReason why = link_down ? DropReason::LinkDown : DropReason::LinkLoss;
+    ++counters_[done_priority].drops[static_cast<std::size_t>(why)];
   }
   // The RESUME above may have gone out of this very port (a route that turns back over its ingress
   // link) and started it already.

@@ -45,6 +45,7 @@ struct NetContext {
   FlowTable& flows;
   PauseListener* pause_listener = nullptr;
   DataLossListener* loss_listener = nullptr;
+  uint8_t lossless_mask = 0;  // bit p: priority p is PFC-protected (0 when PFC is off)
 
   Time now() const { return queue.now(); }
   Packet& packet(PacketRef r) const { return pool[r]; }

@@ -5,6 +5,7 @@
 #include "sim/net/ecn.hpp"
 #include "sim/net/egress_port.hpp"
 #include "sim/net/go_back_n.hpp"
+#include "sim/net/network_faults.hpp"
 #include "sim/net/link_impairment.hpp"
 #include "sim/net/nic.hpp"
 #include "sim/net/pfc.hpp"
@@ -18,6 +19,7 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
                                                    route_arena_, port_ptrs_, flows_,    nullptr} {
   const std::size_t n = spec.nodes.size();
   const PfcParams& pfc = spec.pfc;
+  ctx_.lossless_mask = pfc.enabled ? pfc.lossless_mask : uint8_t{0};
   const uint32_t priorities = spec.switch_params.priorities;
   nodes_.reserve(n);
   switches_.assign(n, nullptr);
@@ -133,6 +135,7 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority,
   f.size_bytes = size.count();
   f.start = sim_.now();
   f.priority = priority;
+  f.queue_pair = queue_pair;
   f.route_begin = static_cast<uint32_t>(route_arena_.size());
   const uint64_t hash = routing_.flow_hash(src, dst, queue_pair);
   const NetworkSpec::RouteOverride* override_route = nullptr;
@@ -142,7 +145,15 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority,
   const bool routed = override_route != nullptr
                           ? routing_.route_via(src, dst, override_route->via, hash, route_arena_)
                           : routing_.route(src, dst, hash, route_arena_);
-  SIM_CHECK(routed, "no route between the flow's NICs");
+  if (!routed) {
+    // Only a fault can leave two NICs without a route: the flow waits, parked at its source NIC's
+    // port, for a routing convergence that finds one (network_faults.hpp).
+    SIM_CHECK(faults_ != nullptr, "no route between the flow's NICs");
+    route_arena_.resize(f.route_begin);
+    route_arena_.push_back(routing_.ports_of(src)[0]);
+    f.parked = true;
+    ++counters_.flows_unroutable;
+  }
   f.route_hops = static_cast<uint16_t>(route_arena_.size() - f.route_begin);
   f.mtu_bytes = static_cast<uint32_t>(
       routing_.path_mtu(route_arena_.data() + f.route_begin, f.route_hops).count());
@@ -151,6 +162,10 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority,
   if (dcqcn_) dcqcn_->add_flow(id, first.bandwidth(), persistent_qp, queue_pair);
   if (needs_transport(f)) transport_->add_flow(id);
   ++counters_.flows_started;
+  if (f.parked) {
+    if (flows_[id].transport_state != kNoTransportState) transport_->park(id);
+    return id;
+  }
   nics_[src]->add_flow(id);
   first.kick();
   return id;
