@@ -243,9 +243,12 @@ StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& s
   std::vector<Time> backward_start(n);
   r.rank_backward_end.resize(n);
   Time compute_end = Time::zero();
+  const std::vector<ComputeSlowdown>& slow = config.perturbations.slowdowns;
   for (uint32_t rank = 0; rank < n; ++rank) {
-    backward_start[rank] = scaled(before_last_backward, multiplier[rank]);
-    r.rank_backward_end[rank] = backward_start[rank] + scaled(b, multiplier[rank]);
+    backward_start[rank] =
+        compute_finish(slow, rank, Time::zero(), scaled(before_last_backward, multiplier[rank]));
+    r.rank_backward_end[rank] =
+        compute_finish(slow, rank, backward_start[rank], scaled(b, multiplier[rank]));
     compute_end = std::max(compute_end, r.rank_backward_end[rank]);
   }
 
@@ -256,8 +259,8 @@ StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& s
     r.buckets[i].bytes = buckets[i].size.count();
     Time ready = Time::zero();
     for (uint32_t rank = 0; rank < n; ++rank) {
-      ready =
-          std::max(ready, backward_start[rank] + scaled(b, buckets[i].ready_at * multiplier[rank]));
+      ready = std::max(ready, compute_finish(slow, rank, backward_start[rank],
+                                             scaled(b, buckets[i].ready_at * multiplier[rank])));
     }
     r.buckets[i].ready = ready;
   }
@@ -388,8 +391,17 @@ StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& s
   StepInputs in;
   in.forward = before_last_backward;
   in.backward = b;
+  // Timed stragglers (not noise) hold the closed form too: the slowest rank's forward and backward.
+  for (uint32_t rank = 0; rank < n && !slow.empty(); ++rank) {
+    const Time start = compute_finish(slow, rank, Time::zero(), before_last_backward);
+    in.forward = std::max(in.forward, start);
+    in.backward = std::max(in.backward, compute_finish(slow, rank, start, b) - start);
+  }
   in.optimizer = r.optimizer;
-  for (const BucketTiming& t : r.buckets) in.bucket_sync.push_back(idle_run(t.bytes).first);
+  for (BucketTiming& t : r.buckets) {
+    t.idle = idle_run(t.bytes).first;
+    in.bucket_sync.push_back(t.idle);
+  }
   r.closed_form_step = closed_form_step(in, model_flops, n, peak / n).step;
 
   if (!r.extrapolated_bucket_sizes.empty()) {

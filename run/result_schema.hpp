@@ -29,6 +29,7 @@ enum class ResultPresence : uint8_t {
   PeakRss,              // the caller attached the measured peak RSS (`syncsim run`)
   PortCounters,         // per port x priority counters were collected (`--counters`, sweeps)
   Chakra,               // the workload is a replayed Chakra trace (`workload.chakra`)
+  Faults,               // the scenario has `faults:`
 };
 
 struct ResultKey {

@@ -14,6 +14,7 @@
 #include "models/step_sim.hpp"
 #include "run/collective_cmd.hpp"
 #include "run/estimate.hpp"
+#include "run/fault_run.hpp"
 #include "run/link_tiers.hpp"
 #include "run/port_counters.hpp"
 #include "scenario/scenario.hpp"
@@ -143,6 +144,7 @@ struct RunResult {
     double finish_s = -1;   // -1: not completed
   };
   std::vector<RcRecoveredMessage> rc_recovered{};
+  std::vector<FaultOutcome> faults;        // `faults:`, one per occurrence, by time
   std::optional<models::StepResult> step;  // when the scenario has a workload
   std::optional<ChakraRun> chakra;         // `workload.chakra` (step is then filled from it)
   models::NcclChannels step_channels{};    // NCCL's channels for the step's collectives
