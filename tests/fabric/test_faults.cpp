@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "sim/backends/flow_backend.hpp"
 #include "sim/backends/packet_backend.hpp"
 #include "sim/net/egress_port.hpp"
 #include "spine_leaf_fixture.hpp"
@@ -216,4 +217,33 @@ TEST_CASE("faults: same seed, same faults, identical results") {
     return out;
   };
   CHECK(run() == run());
+}
+
+TEST_CASE("faults: flow level: a 25% link takes 4x, a dead link stalls its flow until convergence") {
+  const auto spec = topo::build_fabric(testing::spine_leaf_100g(2, 1, 2));
+  // Find the spine the flow uses from the packet model's route (the same ECMP function).
+  Simulation probe_sim(1);
+  PacketBackend probe(probe_sim, spec);
+  probe.start(TransferRequest{0, 1, Bytes{16'000'000}, 0});
+  const uint32_t cable = link_on_route(probe, 0, 2);
+  auto timed = [&](std::vector<net::NetFault> faults) {
+    Simulation sim(1);
+    FlowBackend b(sim, spec);
+    b.start(TransferRequest{0, 1, Bytes{16'000'000}, 0});
+    if (!faults.empty()) b.schedule_faults(std::move(faults), {Time::us(50)});
+    sim.queue().run();
+    REQUIRE(b.transfers()[0].done);
+    CHECK(b.counters().bytes_delivered == 16'000'000);
+    return std::make_pair(b.transfers()[0].finish.seconds(), b.counters());
+  };
+  const double full = timed({}).first;
+  const double quarter =
+      timed({link_fault(Time::zero(), net::NetFaultKind::LinkRate, cable, 0.25)}).first;
+  CHECK(quarter / full == doctest::Approx(4.0).epsilon(0.01));
+  // Down at 100 us: stalled for the 50 us of convergence, then on the other spine at full rate.
+  const auto [down, counters] =
+      timed({link_fault(Time::us(100), net::NetFaultKind::LinkDown, cable)});
+  CHECK(down == doctest::Approx(full + 50e-6).epsilon(1e-4));
+  CHECK(counters.flows_rerouted == 1);
+  CHECK(counters.route_convergences == 1);
 }
