@@ -106,7 +106,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     const std::string path = cl.get<std::string>("trace");
     std::ofstream file(path);
     if (!file) throw UsageError("cannot write the trace to " + path);
-    file << step_trace(*result.step).dump() << "\n";
+    file << step_trace(*result.step, 64, result.faults).dump() << "\n";
   }
   if (cl.has("chakra-out")) {
     try {

@@ -44,8 +44,8 @@ net::NodeId node_named(const net::NetworkSpec& spec, const std::string& name, ne
 
 // The cables a fault acts on. Throws ScenarioError for a name the fabric lacks (loading checks the
 // fabrics it builds; this is for the larger ones).
-std::vector<uint32_t> cables_of(const Scenario& s, const net::NetworkSpec& spec,
-                                const FaultSpec& f, net::NodeId& node) {
+std::vector<uint32_t> cables_of(const Scenario& s, const net::NetworkSpec& spec, const FaultSpec& f,
+                                net::NodeId& node) {
   std::vector<uint32_t> out;
   node = net::kNoNode;
   switch (f.kind) {
@@ -70,9 +70,9 @@ std::vector<uint32_t> cables_of(const Scenario& s, const net::NetworkSpec& spec,
   const bool sw = f.kind == FaultKind::SwitchDown || f.kind == FaultKind::SwitchUp;
   node = node_named(spec, f.target, sw ? net::NodeKind::Switch : net::NodeKind::Nic);
   if (node == net::kNoNode) {
-    throw ScenarioError(s.source, 0, 0, f.path + (sw ? ".switch" : ".nic"),
-                        "no " + std::string(sw ? "switch" : "NIC") + " named \"" + f.target +
-                            "\" in this fabric");
+    throw ScenarioError(
+        s.source, 0, 0, f.path + (sw ? ".switch" : ".nic"),
+        "no " + std::string(sw ? "switch" : "NIC") + " named \"" + f.target + "\" in this fabric");
   }
   for (uint32_t l = 0; l < spec.links.size(); ++l) {
     if (spec.links[l].a == node || spec.links[l].b == node) out.push_back(l);

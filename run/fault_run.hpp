@@ -64,7 +64,7 @@ class FaultRun {
   std::vector<net::NetFault> network_;
   std::vector<models::ComputeSlowdown> by_gpu_;  // rank = the GPU until apply_to_step maps it
   std::vector<std::optional<net::NetworkCounters>> snapshots_;  // at each row's time, once taken
-  bool modelled_ = true;                         // false on the analytic backend
+  bool modelled_ = true;                                        // false on the analytic backend
 };
 
 }  // namespace syncsim::app

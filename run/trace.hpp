@@ -6,13 +6,18 @@
 // and chrome://tracing.
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
 #include "models/step_sim.hpp"
+#include "run/fault_run.hpp"
 
 namespace syncsim::app {
 
-nlohmann::json step_trace(const models::StepResult& step, std::size_t max_ranks = 64);
+// `faults`: each fault is an instant event on a `faults` track (and, with a duration, a slice
+// there from its start to its end).
+nlohmann::json step_trace(const models::StepResult& step, std::size_t max_ranks = 64,
+                          const std::vector<FaultOutcome>& faults = {});
 
 }  // namespace syncsim::app

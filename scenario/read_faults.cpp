@@ -15,10 +15,14 @@ namespace syncsim::app::yaml_reader {
 namespace {
 
 const std::vector<std::pair<std::string_view, FaultKind>> kFaultKinds{
-    {"link_down", FaultKind::LinkDown},     {"link_up", FaultKind::LinkUp},
-    {"link_degraded", FaultKind::LinkDegraded}, {"switch_down", FaultKind::SwitchDown},
-    {"switch_up", FaultKind::SwitchUp},     {"nic_down", FaultKind::NicDown},
-    {"nic_up", FaultKind::NicUp},           {"straggler", FaultKind::Straggler},
+    {"link_down", FaultKind::LinkDown},
+    {"link_up", FaultKind::LinkUp},
+    {"link_degraded", FaultKind::LinkDegraded},
+    {"switch_down", FaultKind::SwitchDown},
+    {"switch_up", FaultKind::SwitchUp},
+    {"nic_down", FaultKind::NicDown},
+    {"nic_up", FaultKind::NicUp},
+    {"straggler", FaultKind::Straggler},
     {"pfc_storm", FaultKind::PfcStorm},
 };
 
@@ -66,8 +70,8 @@ Time non_negative_time(const Reader& in, const YAML::Node& n, const std::string&
   const Time t = in.read_time(n, path);
   if (t < Time::zero() || (positive && t == Time::zero())) {
     in.fail(path, n,
-            std::string("expected a ") + (positive ? "positive" : "non-negative") +
-                " time, got " + quoted(n.Scalar()));
+            std::string("expected a ") + (positive ? "positive" : "non-negative") + " time, got " +
+                quoted(n.Scalar()));
   }
   return t;
 }
@@ -84,11 +88,13 @@ std::vector<FaultSpec> read_faults(const Reader& in, const YAML::Node& node,
     const std::string at = join_path(path, i);
     const YAML::Node& entry = node[i];
     if (!entry.IsMap() || !entry["kind"]) {
-      in.fail(at, entry, "expected a map with `kind` (" + one_of([] {
+      in.fail(at, entry,
+              "expected a map with `kind` (" + one_of([] {
                 std::vector<std::string_view> n;
                 for (const auto& [name, kind] : kFaultKinds) n.push_back(name);
                 return n;
-              }()) + ") and `at`, got " + describe(entry));
+              }()) +
+                  ") and `at`, got " + describe(entry));
     }
     FaultSpec f;
     f.path = at;
@@ -157,10 +163,11 @@ void check_faults(const Reader& in, const Scenario& scenario, const net::Network
       case FaultKind::LinkUp:
       case FaultKind::LinkDegraded:
         if (net::find_egress_port(spec, f.target) == UINT32_MAX) {
-          in.fail_path(path, "expected a link \"a->b\" of this fabric (`syncsim ports` lists "
-                             "them, either direction names the cable), got \"" +
-                                 f.target + "\"; did you mean \"" +
-                                 net::closest_egress_port(spec, f.target) + "\"?");
+          in.fail_path(path,
+                       "expected a link \"a->b\" of this fabric (`syncsim ports` lists "
+                       "them, either direction names the cable), got \"" +
+                           f.target + "\"; did you mean \"" +
+                           net::closest_egress_port(spec, f.target) + "\"?");
         }
         break;
       case FaultKind::SwitchDown:
@@ -172,7 +179,8 @@ void check_faults(const Reader& in, const Scenario& scenario, const net::Network
                                        ? net::NodeKind::Switch
                                        : net::NodeKind::Nic;
         bool found = false;
-        for (const net::NodeSpec& n : spec.nodes) found = found || (n.name == f.target && n.kind == want);
+        for (const net::NodeSpec& n : spec.nodes)
+          found = found || (n.name == f.target && n.kind == want);
         if (!found) {
           in.fail_path(path, std::string("expected the name of a ") +
                                  (want == net::NodeKind::Switch ? "switch (\"spine0\", \"leaf3\")"

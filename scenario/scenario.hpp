@@ -186,8 +186,8 @@ struct Scenario {
   // ipSpace.net); 100 ms lies between. Hardware fast failover (ECMP member removal in the
   // switch's own pipeline) takes ~1 ms: state it with this key.
   Time routing_convergence = Time::ms(100);
-  std::optional<ReportSpec> report;                // `report:`
-  net::FlowCcCorrection flow_cc;                   // `fabric.flow.cc_correction` (flow fidelity)
+  std::optional<ReportSpec> report;  // `report:`
+  net::FlowCcCorrection flow_cc;     // `fabric.flow.cc_correction` (flow fidelity)
   // `file:line:col: path: message` warnings found while reading: legal but likely wrong inputs
   // (aliases, a setting the fidelity ignores, TP spanning hosts, a profile from other hardware);
   // every command prints them.

@@ -175,8 +175,8 @@ Scenario read_root(const Reader& in, bool fabric_only_ok) {
     s.route_overrides = read_route_overrides(in, f["route_overrides"], "fabric.route_overrides");
   }
   if (const YAML::Node& f = top.require("fabric"); f.IsMap() && f["routing_convergence"]) {
-    s.routing_convergence = read_routing_convergence(in, f["routing_convergence"],
-                                                     "fabric.routing_convergence");
+    s.routing_convergence =
+        read_routing_convergence(in, f["routing_convergence"], "fabric.routing_convergence");
   }
   if (const YAML::Node* n = top.find("faults")) s.faults = read_faults(in, *n, "faults");
   if (const YAML::Node& f = top.require("fabric"); f.IsMap() && f["flow"]) {

@@ -114,9 +114,8 @@ void FlowBackend::converge(uint64_t index) {
     Flow& f = flows_[slot];
     if (!f.active) continue;
     route_scratch_.clear();
-    const bool routed =
-        routing_.route(f.src, f.dst, routing_.flow_hash(f.src, f.dst, f.queue_pair),
-                       route_scratch_);
+    const bool routed = routing_.route(f.src, f.dst, routing_.flow_hash(f.src, f.dst, f.queue_pair),
+                                       route_scratch_);
     if (!routed) {
       if (!f.stalled) {
         detach(slot);

@@ -120,9 +120,9 @@ void Network::reroute_flows() {
       continue;
     }
     const auto hops = static_cast<uint16_t>(route_arena_.size() - begin);
-    const bool same = hops == f.route_hops &&
-                      std::equal(route_arena_.begin() + begin, route_arena_.end(),
-                                 route_arena_.begin() + f.route_begin);
+    const bool same =
+        hops == f.route_hops && std::equal(route_arena_.begin() + begin, route_arena_.end(),
+                                           route_arena_.begin() + f.route_begin);
     if (same) {
       route_arena_.resize(begin);
     } else {

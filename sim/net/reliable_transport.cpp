@@ -16,7 +16,9 @@ uint32_t ReliableTransport::reverse_route(const FlowRecord& f) const {
   return begin;
 }
 
-void ReliableTransport::rerouted(FlowId id) { state(id).ack_route_begin = reverse_route(ctx_.flows[id]); }
+void ReliableTransport::rerouted(FlowId id) {
+  state(id).ack_route_begin = reverse_route(ctx_.flows[id]);
+}
 
 void ReliableTransport::park(FlowId id) {
   ReliableFlowState& s = state(id);

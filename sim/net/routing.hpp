@@ -65,7 +65,7 @@ class Routing {
   std::vector<PortInfo> ports_;
   std::vector<std::vector<PortId>> node_ports_;
   std::vector<PortId> down_port_to_nic_;  // per NIC node: the attachment switch's port facing it
-  std::vector<uint8_t> port_down_;         // per port: 1 when routing treats it as down; empty: none
+  std::vector<uint8_t> port_down_;        // per port: 1 when routing treats it as down; empty: none
   // Per component, hop distances over the cables up (RoutingComponent::hops' layout); empty while
   // every cable is up (the topology builder's tables hold).
   std::vector<std::vector<uint8_t>> live_hops_;

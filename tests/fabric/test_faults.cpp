@@ -44,9 +44,9 @@ TEST_CASE("faults: a link at 25% of its speed carries 25% (one flow takes 4x as 
     b.start(TransferRequest{0, 1, size, 0});
     if (degraded) {
       // The spine -> leaf1 cable, from the start.
-      b.schedule_faults({link_fault(Time::zero(), net::NetFaultKind::LinkRate,
-                                    link_on_route(b, 0, 2), 0.25)},
-                        {});
+      b.schedule_faults(
+          {link_fault(Time::zero(), net::NetFaultKind::LinkRate, link_on_route(b, 0, 2), 0.25)},
+          {});
     }
     sim.queue().run();
     REQUIRE(b.transfers()[0].done);
@@ -67,8 +67,7 @@ TEST_CASE("faults: a link going down mid-transfer: go-back-N resends after conve
   PacketBackend b(sim, spec);
   b.start(TransferRequest{0, 1, Bytes{4'000'000}, 0});  // ~330 us at 100G
   const uint32_t spine_link = link_on_route(b, 0, 2);
-  b.schedule_faults({link_fault(down_at, net::NetFaultKind::LinkDown, spine_link)},
-                    {convergence});
+  b.schedule_faults({link_fault(down_at, net::NetFaultKind::LinkDown, spine_link)}, {convergence});
   sim.queue().run();
   const net::NetworkCounters& c = b.counters();
   REQUIRE(b.transfers()[0].done);
@@ -81,8 +80,8 @@ TEST_CASE("faults: a link going down mid-transfer: go-back-N resends after conve
   CHECK(c.flows_rerouted == 1);
   // The new route avoids the dead cable; the message finished after routing converged.
   const auto route = b.network().route_of(0);
-  CHECK(std::none_of(route.begin(), route.end(),
-                     [&](net::PortId p) { return p / 2 == spine_link; }));
+  CHECK(
+      std::none_of(route.begin(), route.end(), [&](net::PortId p) { return p / 2 == spine_link; }));
   CHECK(b.transfers()[0].finish > down_at + convergence);
 }
 
@@ -207,9 +206,10 @@ TEST_CASE("faults: same seed, same faults, identical results") {
     Simulation sim(7);
     PacketBackend b(sim, spec);
     for (uint32_t s = 0; s < 2; ++s) b.start(TransferRequest{s, s + 2, Bytes{1'000'000}, 0});
-    b.schedule_faults({link_fault(Time::us(30), net::NetFaultKind::LinkDown, link_on_route(b, 0, 2)),
-                       link_fault(Time::us(90), net::NetFaultKind::LinkUp, link_on_route(b, 0, 2))},
-                      {Time::us(10)});
+    b.schedule_faults(
+        {link_fault(Time::us(30), net::NetFaultKind::LinkDown, link_on_route(b, 0, 2)),
+         link_fault(Time::us(90), net::NetFaultKind::LinkUp, link_on_route(b, 0, 2))},
+        {Time::us(10)});
     sim.queue().run();
     std::vector<int64_t> out{static_cast<int64_t>(sim.queue().executed()),
                              b.counters().bytes_dropped, b.counters().bytes_injected};
@@ -219,7 +219,8 @@ TEST_CASE("faults: same seed, same faults, identical results") {
   CHECK(run() == run());
 }
 
-TEST_CASE("faults: flow level: a 25% link takes 4x, a dead link stalls its flow until convergence") {
+TEST_CASE(
+    "faults: flow level: a 25% link takes 4x, a dead link stalls its flow until convergence") {
   const auto spec = topo::build_fabric(testing::spine_leaf_100g(2, 1, 2));
   // Find the spine the flow uses from the packet model's route (the same ECMP function).
   Simulation probe_sim(1);

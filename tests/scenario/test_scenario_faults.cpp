@@ -53,11 +53,13 @@ TEST_CASE("faults: every kind reads, with repeats and durations") {
 
 TEST_CASE("faults: bad entries are errors at their file:line:col") {
   // An unknown link, with the nearest name.
-  CHECK(scenario_error_of(with_faults("  - {kind: link_down, at: 1ms, link: \"spine0->leaf9\"}\n")) ==
-        "t.yaml:11:38: faults.0.link: expected a link \"a->b\" of this fabric (`syncsim ports` "
-        "lists them, either direction names the cable), got \"spine0->leaf9\"; did you mean "
-        "\"spine0->leaf0\"?");
-  CHECK(scenario_error_of(with_faults("  - {kind: link_down, at: -1ms, link: \"spine0->leaf1\"}\n")) ==
+  CHECK(
+      scenario_error_of(with_faults("  - {kind: link_down, at: 1ms, link: \"spine0->leaf9\"}\n")) ==
+      "t.yaml:11:38: faults.0.link: expected a link \"a->b\" of this fabric (`syncsim ports` "
+      "lists them, either direction names the cable), got \"spine0->leaf9\"; did you mean "
+      "\"spine0->leaf0\"?");
+  CHECK(scenario_error_of(
+            with_faults("  - {kind: link_down, at: -1ms, link: \"spine0->leaf1\"}\n")) ==
         "t.yaml:11:27: faults.0.at: expected a non-negative time like \"1.5us\", got \"-1ms\"");
   for (const char* fraction : {"0", "1.5", "-0.2"}) {
     CAPTURE(fraction);
@@ -68,7 +70,8 @@ TEST_CASE("faults: bad entries are errors at their file:line:col") {
     CHECK(e.find("faults.0.fraction: expected a fraction of the link's rate in (0, 1]") !=
           std::string::npos);
   }
-  CHECK(scenario_error_of(with_faults("  - {kind: link_degraded, at: 1ms, link: \"spine0->leaf1\"}\n"))
+  CHECK(scenario_error_of(
+            with_faults("  - {kind: link_degraded, at: 1ms, link: \"spine0->leaf1\"}\n"))
             .find("faults.0.fraction") != std::string::npos);
   CHECK(scenario_error_of(with_faults("  - {kind: switch_down, at: 1ms, switch: spine7}\n"))
             .find("t.yaml:11:42: faults.0.switch: expected the name of a switch") == 0);
