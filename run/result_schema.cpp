@@ -92,6 +92,10 @@ const std::vector<ResultKey>& table() {
        P::Always, nullptr},
       {"drops.nic_rx_overflow", "", "count",
        "packets that did not fit a NIC's receive buffer (receiver-side PFC)", P::Always, nullptr},
+      {"drops.link_down", "", "count",
+       "packets lost on a link that went down, or routed onto one before routing converged "
+       "(faults)",
+       P::Always, nullptr},
       {"pfc.pause_frames", "pause_frames", "count", "PAUSE frames sent by switches", P::Always,
        [](const RunResult& r) -> json { return r.pause_frames; }},
       {"pfc.resume_frames", "resume_frames", "count", "RESUME frames sent by switches", P::Always,
