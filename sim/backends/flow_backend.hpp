@@ -45,7 +45,8 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   Fidelity fidelity() const override { return Fidelity::Flow; }
   net::NetworkCounters counters() const override { return counters_; }
   // Timed faults (flow_backend_faults.cpp).
-  bool schedule_faults(std::vector<net::NetFault> faults, const net::FaultParams& params) override;
+  bool schedule_faults(const std::vector<net::NetFault>& faults,
+                       const net::FaultParams& params) override;
 
   uint64_t rate_recomputations() const { return recomputations_; }
   // Flows given a rate, summed over every recomputation (the work incremental mode saves).

@@ -11,10 +11,10 @@
 
 namespace syncsim {
 
-bool FlowBackend::schedule_faults(std::vector<net::NetFault> faults,
+bool FlowBackend::schedule_faults(const std::vector<net::NetFault>& faults,
                                   const net::FaultParams& params) {
   SIM_CHECK(faults_.empty(), "faults are scheduled once per backend");
-  faults_ = std::move(faults);
+  faults_ = faults;
   fault_params_ = params;
   port_dead_.assign(capacity_Bps_.size(), 0);
   full_capacity_Bps_ = capacity_Bps_;

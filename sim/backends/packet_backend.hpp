@@ -15,8 +15,9 @@ class PacketBackend final : public TransferBackend, private net::FlowCompletionH
   net::NetworkCounters counters() const override { return network_.counters(); }
   void observe(BackendObserver& observer) const override { observer.on_packet_network(network_); }
   const net::Network& network() const { return network_; }
-  bool schedule_faults(std::vector<net::NetFault> faults, const net::FaultParams& params) override {
-    network_.schedule_faults(std::move(faults), params);
+  bool schedule_faults(const std::vector<net::NetFault>& faults,
+                       const net::FaultParams& params) override {
+    network_.schedule_faults(faults, params);
     return true;
   }
 

@@ -77,7 +77,7 @@ class TransferBackend {
   virtual void observe(BackendObserver& /*observer*/) const {}
   // Timed faults (sim/net/fault.hpp), applied on this backend's simulation at their times. False
   // where the fidelity does not model them (the analytic backend: the caller says so).
-  virtual bool schedule_faults(std::vector<net::NetFault> /*faults*/,
+  virtual bool schedule_faults(const std::vector<net::NetFault>& /*faults*/,
                                const net::FaultParams& /*params*/) {
     return false;
   }

@@ -227,11 +227,11 @@ TEST_CASE(
   PacketBackend probe(probe_sim, spec);
   probe.start(TransferRequest{0, 1, Bytes{16'000'000}, 0});
   const uint32_t cable = link_on_route(probe, 0, 2);
-  auto timed = [&](std::vector<net::NetFault> faults) {
+  auto timed = [&](const std::vector<net::NetFault>& faults) {
     Simulation sim(1);
     FlowBackend b(sim, spec);
     b.start(TransferRequest{0, 1, Bytes{16'000'000}, 0});
-    if (!faults.empty()) b.schedule_faults(std::move(faults), {Time::us(50)});
+    if (!faults.empty()) b.schedule_faults(faults, {Time::us(50)});
     sim.queue().run();
     REQUIRE(b.transfers()[0].done);
     CHECK(b.counters().bytes_delivered == 16'000'000);
