@@ -106,7 +106,9 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     const std::string path = cl.get<std::string>("trace");
     std::ofstream file(path);
     if (!file) throw UsageError("cannot write the trace to " + path);
-    file << (result.jobs.empty() ? step_trace(*result.step) : jobs_trace(result.jobs)).dump()
+    file << (result.jobs.empty() ? step_trace(*result.step, 64, result.faults)
+                                 : jobs_trace(result.jobs))
+                .dump()
          << "\n";
   }
   if (cl.has("chakra-out")) {

@@ -126,7 +126,8 @@ class FsdpDriver {
     if (k + 1 < schedule_.tasks.size() && schedule_.tasks[k + 1].gather >= 0) {
       count_issue(static_cast<std::size_t>(schedule_.tasks[k + 1].gather));
     }
-    queue().schedule_fn(begin + scaled(task.duration, multiplier_[rank]),
+    queue().schedule_fn(compute_finish(config_.perturbations.slowdowns, rank, begin,
+                                       scaled(task.duration, multiplier_[rank])),
                         [this, rank] { end_task(rank); });
   }
 

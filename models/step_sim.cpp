@@ -263,9 +263,15 @@ class DdpStepEngine final : public StepEngine {
     backward_start_.assign(n_, Time::zero());
     r_.rank_backward_end.resize(n_);
     compute_end_ = Time::zero();
+    // Timed stragglers (compute_slowdown.hpp) act from a simulated time on: the rank's compute is
+    // placed at its absolute time and kept relative to the step's begin.
+    const std::vector<ComputeSlowdown>& slow = config_.perturbations.slowdowns;
     for (uint32_t rank = 0; rank < n_; ++rank) {
-      backward_start_[rank] = scaled(before_last_backward_, multiplier[rank]);
-      r_.rank_backward_end[rank] = backward_start_[rank] + scaled(b, multiplier[rank]);
+      backward_start_[rank] =
+          compute_finish(slow, rank, t0_, scaled(before_last_backward_, multiplier[rank])) - t0_;
+      r_.rank_backward_end[rank] =
+          compute_finish(slow, rank, t0_ + backward_start_[rank], scaled(b, multiplier[rank])) -
+          t0_;
       compute_end_ = std::max(compute_end_, r_.rank_backward_end[rank]);
     }
     // Buckets and when the slowest rank has each one ready (absolute times while the step runs).
@@ -274,10 +280,10 @@ class DdpStepEngine final : public StepEngine {
       r_.buckets[i].bytes = buckets_[i].size.count();
       Time ready = Time::zero();
       for (uint32_t rank = 0; rank < n_; ++rank) {
-        ready = std::max(
-            ready, backward_start_[rank] + scaled(b, buckets_[i].ready_at * multiplier[rank]));
+        ready = std::max(ready, compute_finish(slow, rank, t0_ + backward_start_[rank],
+                                               scaled(b, buckets_[i].ready_at * multiplier[rank])));
       }
-      r_.buckets[i].ready = t0_ + ready;
+      r_.buckets[i].ready = ready;
     }
     std::function<Time(int64_t)> cached;
     if (!loads_fabric()) cached = [this](int64_t bytes) { return idle_run(bytes).first; };
@@ -331,7 +337,18 @@ class DdpStepEngine final : public StepEngine {
     in.forward = before_last_backward_;
     in.backward = b;
     in.optimizer = r.optimizer;
-    for (const BucketTiming& t : r.buckets) in.bucket_sync.push_back(idle_run(t.bytes).first);
+    // Timed stragglers (not noise) hold the closed form too: the slowest rank's forward and
+    // backward.
+    const std::vector<ComputeSlowdown>& slow = config_.perturbations.slowdowns;
+    for (uint32_t rank = 0; rank < n_ && !slow.empty(); ++rank) {
+      const Time start = compute_finish(slow, rank, t0_, before_last_backward_) - t0_;
+      in.forward = std::max(in.forward, start);
+      in.backward = std::max(in.backward, compute_finish(slow, rank, t0_ + start, b) - t0_ - start);
+    }
+    for (BucketTiming& t : r.buckets) {
+      t.idle = idle_run(t.bytes).first;
+      in.bucket_sync.push_back(t.idle);
+    }
     r.closed_form_step = closed_form_step(in, model_flops, n_, peak / n_).step;
 
     r.extrapolated_bucket_sizes = extrapolated_;

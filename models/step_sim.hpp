@@ -16,6 +16,7 @@
 
 #include "models/collective_plan.hpp"
 #include "models/collective_runner.hpp"
+#include "models/compute_slowdown.hpp"
 #include "models/gpu.hpp"
 #include "models/step_model.hpp"
 #include "models/transformer.hpp"
@@ -28,6 +29,9 @@ struct Perturbations {
   double compute_noise_cv = 0;  // per-rank compute multiplier ~ 1 + cv * N(0,1), floored at 0.5
   std::optional<uint32_t> straggler;  // a rank whose compute is slower by `straggler_slowdown`
   double straggler_slowdown = 0;      // 0.1 = 10% slower
+  // Timed stragglers (`straggler` faults): a rank's compute slower from a time on
+  // (compute_slowdown.hpp); the DDP and FSDP steps and the DDP closed form apply them.
+  std::vector<ComputeSlowdown> slowdowns{};
 };
 
 // How gradients are synchronised across the data-parallel group.
@@ -188,6 +192,7 @@ struct ComputeSlice {
 
 struct BucketTiming {
   int64_t bytes = 0;
+  Time idle = Time::zero();   // its all-reduce alone on an idle fabric (the closed form's time)
   Time ready = Time::zero();  // when the last rank has the bucket's gradients
   Time start = Time::zero();
   Time end = Time::zero();

@@ -22,6 +22,7 @@ const ReportedCollectives& report(const RunResult& r) { return *r.report; }
 using result_lists::buckets;
 using result_lists::collectives;
 using result_lists::drops;
+using result_lists::faults;
 using result_lists::flow_rate_flows;
 using result_lists::flow_rate_window;
 using result_lists::jain_by_traffic;
@@ -91,6 +92,10 @@ const std::vector<ResultKey>& table() {
        P::Always, nullptr},
       {"drops.nic_rx_overflow", "", "count",
        "packets that did not fit a NIC's receive buffer (receiver-side PFC)", P::Always, nullptr},
+      {"drops.link_down", "", "count",
+       "packets lost on a link that went down, or routed onto one before routing converged "
+       "(faults)",
+       P::Always, nullptr},
       {"pfc.pause_frames", "pause_frames", "count", "PAUSE frames sent by switches", P::Always,
        [](const RunResult& r) -> json { return r.pause_frames; }},
       {"pfc.resume_frames", "resume_frames", "count", "RESUME frames sent by switches", P::Always,
@@ -233,6 +238,46 @@ const std::vector<ResultKey>& table() {
        [](const RunResult& r) -> json { return r.naks; }},
       {"acks", "acks", "count", "acknowledgements sent (go-back-N, TCP)", P::Always,
        [](const RunResult& r) -> json { return r.acks; }},
+      {"lossless_packets_lost", "lossless_packets_lost", "count",
+       "packets of lossless (PFC) classes lost on links that went down (faults)", P::Always,
+       [](const RunResult& r) -> json { return r.counters.lossless_packets_lost; }},
+      {"lossless_bytes_lost", "lossless_bytes_lost", "B", "their payload", P::Always,
+       [](const RunResult& r) -> json { return r.counters.lossless_bytes_lost; }},
+      {"route_convergences", "route_convergences", "count",
+       "routing repairs after links went down or up (faults)", P::Always,
+       [](const RunResult& r) -> json { return r.counters.route_convergences; }},
+      {"flows_rerouted", "flows_rerouted", "count",
+       "flows whose route changed at a routing convergence (summed over convergences)", P::Always,
+       [](const RunResult& r) -> json { return r.counters.flows_rerouted; }},
+      {"flows_unroutable", "flows_unroutable", "count",
+       "times a flow was left without any route (it waits for one)", P::Always,
+       [](const RunResult& r) -> json { return r.counters.flows_unroutable; }},
+      {"faults", "", "-", "each fault occurrence by time, with its cost over its window (below)",
+       P::Faults, faults},
+      {"faults[].kind", "", "-", "link_down, link_degraded, switch_down, nic_down, straggler, ...",
+       P::Faults, nullptr},
+      {"faults[].target", "", "-", "the link, switch or NIC as named; \"gpu R\" for a straggler",
+       P::Faults, nullptr},
+      {"faults[].at_s", "", "s", "when it struck", P::Faults, nullptr},
+      {"faults[].until_s", "", "s", "when it ended (-1: it lasted)", P::Faults, nullptr},
+      {"faults[].bytes_lost", "", "B",
+       "data dropped in its window (from it to the next fault, the last to the run's end)",
+       P::Faults, nullptr},
+      {"faults[].packets_lost_link_down", "", "count", "packets lost on dead links in its window",
+       P::Faults, nullptr},
+      {"faults[].flows_rerouted", "", "count", "flows rerouted in its window", P::Faults, nullptr},
+      {"faults[].flows_unroutable", "", "count", "flows left without a route in its window",
+       P::Faults, nullptr},
+      {"faults[].retransmitted_bytes", "", "B", "bytes resent in its window", P::Faults, nullptr},
+      {"faults[].lossless_bytes_lost", "", "B", "lossless-class data lost in its window",
+       P::Faults, nullptr},
+      {"faults[].buckets_during", "", "count", "DDP buckets running in its window", P::Faults,
+       nullptr},
+      {"faults[].bucket_slowdown_before", "", "-",
+       "DDP buckets finished before it: all-reduce time / idle-fabric time (0: none)", P::Faults,
+       nullptr},
+      {"faults[].bucket_slowdown_during", "", "-", "the same for the buckets in its window",
+       P::Faults, nullptr},
       {"deadlock.detected", "deadlock_detected", "-", "true when a PFC deadlock stopped the run",
        P::Always, [](const RunResult& r) -> json { return r.deadlock.detected; }},
       {"deadlock.at_s", "deadlock_at_s", "s",
@@ -538,6 +583,8 @@ bool result_key_present(const ResultKey& key, const RunResult& r) {
       return r.chakra.has_value();
     case P::Jobs:
       return !r.jobs.empty();
+    case P::Faults:
+      return !r.faults.empty();
   }
   return false;
 }

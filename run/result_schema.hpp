@@ -30,6 +30,7 @@ enum class ResultPresence : uint8_t {
   PortCounters,         // per port x priority counters were collected (`--counters`, sweeps)
   Chakra,               // the workload is a replayed Chakra trace (`workload.chakra`)
   Jobs,                 // the scenario runs several jobs (`jobs:`)
+  Faults,               // the scenario has `faults:`
 };
 
 struct ResultKey {

@@ -256,6 +256,19 @@ std::string to_text(const RunResult& r) {
          "{transport}: {retransmitted_packets} packets ({retransmitted_bytes}) retransmitted, "
          "{timeouts} timeouts, {fast_retransmits} fast retransmits, {naks} NAKs, {acks} ACKs");
   }
+  for (const FaultOutcome& f : r.faults) {
+    o << "fault      " << f.kind << " " << f.target << " at " << fmt_time(f.at_s);
+    if (f.until_s >= 0) o << " until " << fmt_time(f.until_s);
+    if (f.kind == "link_degraded") o << " (" << f.fraction * 100 << " %)";
+    if (f.kind == "straggler") o << " (x" << f.slowdown << ")";
+    o << ": " << f.bytes_lost << " B lost, " << f.flows_rerouted << " flows rerouted, "
+      << f.retransmitted_bytes << " B resent";
+    if (f.buckets_during > 0) {
+      o << "; buckets " << f.bucket_slowdown_during << "x idle-fabric time";
+      if (f.bucket_slowdown_before > 0) o << " (before: " << f.bucket_slowdown_before << "x)";
+    }
+    o << "\n";
+  }
   for (const std::string& w : r.warnings) o << "warning    " << w << "\n";
   if (r.messages_completed < r.messages) {
     o << "warning    " << (r.messages - r.messages_completed)

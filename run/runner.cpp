@@ -375,6 +375,8 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   ProgressLine progress(options.progress, options.estimated_wall_s, stderr, options.expected_sim_s);
   net::NetworkSpec spec = scenario_network(scenario);
   spec.port_counters = options.port_counters && scenario.fidelity == Fidelity::Packet;
+  std::vector<std::string> fault_warnings;
+  FaultRun faults(scenario, spec, fault_warnings);  // may change `spec` (analytic fidelity)
   std::vector<uint32_t> host_of_rank;
   for (const net::GpuAttachment& g : spec.gpus) host_of_rank.push_back(g.host);
   auto messages = models::expand_traffic(scenario.traffic, host_of_rank, scenario.seed);
@@ -382,8 +384,10 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   Simulation sim(scenario.seed);
   std::unique_ptr<TransferBackend> backend = make_backend(scenario.fidelity, sim, spec);
   backend->count_port_bytes(true);  // link_tiers: bytes per egress port, hence per tier
+  faults.start(*backend);
   RunResult r;
   r.warnings = scenario.load_warnings;
+  r.warnings.insert(r.warnings.end(), fault_warnings.begin(), fault_warnings.end());
   r.messages = messages.size();
   models::TrafficInjector injector(*backend, std::move(messages));
   if (scenario.chakra) {
@@ -415,6 +419,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     models::apply_nccl_step_setup(step, scenario.collective, r.step_channels);
     // Idle-fabric bucket timings are exact only when nothing else shares the fabric.
     step.reuse_bucket_timings = scenario.workload->reuse_bucket_timings.value_or(r.messages == 0);
+    faults.apply_to_step(step, r.warnings);
     if (scenario.collective_calibration && !scenario.collective_calibration->physical.empty()) {
       // The loader applied the profile's parameters: every collective is simulated with them.
       r.bucket_allreduce_model =
@@ -552,6 +557,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     r.fct.p50_s = percentile_sorted(fct, 50);
     r.fct.p99_s = percentile_sorted(fct, 99);
   }
+  r.faults = faults.finish(*backend, r.step, r.warnings);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   if (scenario.report) {
     r.report = run_report_collectives(scenario);

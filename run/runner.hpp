@@ -14,6 +14,7 @@
 #include "models/step_sim.hpp"
 #include "run/collective_cmd.hpp"
 #include "run/estimate.hpp"
+#include "run/fault_run.hpp"
 #include "run/link_tiers.hpp"
 #include "run/multi_job.hpp"
 #include "run/port_counters.hpp"
@@ -145,6 +146,7 @@ struct RunResult {
     double finish_s = -1;   // -1: not completed
   };
   std::vector<RcRecoveredMessage> rc_recovered{};
+  std::vector<FaultOutcome> faults;        // `faults:`, one per occurrence, by time
   std::optional<models::StepResult> step;  // when the scenario has a workload
   std::optional<ChakraRun> chakra;         // `workload.chakra` (step is then filled from it)
   std::vector<JobRun> jobs;                // `jobs:` each job's steps on the shared fabric

@@ -26,7 +26,8 @@ nlohmann::json metadata(const char* what, std::size_t pid, int tid, const std::s
 
 }  // namespace
 
-nlohmann::json step_trace(const models::StepResult& step, std::size_t max_ranks) {
+nlohmann::json step_trace(const models::StepResult& step, std::size_t max_ranks,
+                          const std::vector<FaultOutcome>& faults) {
   constexpr int kCompute = 0;
   constexpr int kComm = 1;
   nlohmann::json events = nlohmann::json::array();
@@ -68,6 +69,26 @@ nlohmann::json step_trace(const models::StepResult& step, std::size_t max_ranks)
       events.push_back(slice("all_reduce bucket " + std::to_string(b), r, kComm, bucket.start,
                              bucket.end,
                              {{"bytes", bucket.bytes}, {"ready_us", us(bucket.ready)}}));
+    }
+  }
+  if (!faults.empty()) {
+    const std::size_t pid = ranks;  // a process of its own, after the ranks
+    events.push_back(metadata("process_name", pid, 0, "faults"));
+    events.push_back(metadata("thread_name", pid, 0, "faults"));
+    for (const FaultOutcome& f : faults) {
+      const std::string name = f.kind + " " + f.target;
+      const Time at = Time::from_seconds(f.at_s);
+      nlohmann::json args = {{"bytes_lost", f.bytes_lost}, {"flows_rerouted", f.flows_rerouted}};
+      events.push_back({{"name", name},
+                        {"ph", "i"},
+                        {"s", "g"},
+                        {"pid", pid},
+                        {"tid", 0},
+                        {"ts", us(at)},
+                        {"args", args}});
+      if (f.until_s >= 0) {
+        events.push_back(slice(name, pid, 0, at, Time::from_seconds(f.until_s), std::move(args)));
+      }
     }
   }
   return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};

@@ -11,11 +11,15 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "models/step_sim.hpp"
+#include "run/fault_run.hpp"
 #include "run/multi_job.hpp"
 
 namespace syncsim::app {
 
-nlohmann::json step_trace(const models::StepResult& step, std::size_t max_ranks = 64);
+// `faults`: each fault is an instant event on a `faults` track (and, with a duration, a slice
+// there from its start to its end).
+nlohmann::json step_trace(const models::StepResult& step, std::size_t max_ranks = 64,
+                          const std::vector<FaultOutcome>& faults = {});
 
 // Several jobs on one fabric (run/multi_job.hpp): one process per job with a track of its steps
 // (each a slice from its begin to its end, with its time and exposed communication).

@@ -97,7 +97,7 @@ topo::FabricParams read_fabric(const Reader& in, const YAML::Node& node, const s
       {"topology", "spine_leaf", "fat_tree", "rail_optimized", "host", "links", "switch", "ecmp",
        "nic", "nic_overrides", "transport", "impairments", "route_overrides", "flow",
        "load_balancing", "flowlet_gap", "planes", "plane_selection", "link_layer", "routing",
-       "infiniband"});
+       "infiniband", "routing_convergence"});
   topo::FabricParams p;
   p.kind = in.read_enum(fabric.require("topology"), fabric.path_of("topology"), kTopologies);
 

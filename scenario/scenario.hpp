@@ -145,6 +145,35 @@ struct SweepAxisSpec {
   std::vector<std::string> labels{};
 };
 
+// `faults:` one timed event (docs/faults.md), named as written; run/fault_plan.hpp resolves the
+// names against the built fabric.
+enum class FaultKind : uint8_t {
+  LinkDown,      // `link: "a->b"`: the cable, both directions
+  LinkUp,        // ... back up (at full rate)
+  LinkDegraded,  // ... at `fraction` of its rate
+  SwitchDown,    // `switch: NAME`: every cable of the switch
+  SwitchUp,
+  NicDown,  // `nic: NAME`: the host NIC's cable
+  NicUp,
+  Straggler,  // `gpu: R`: its compute `slowdown` times slower
+  PfcStorm,   // `nic: NAME` sends PAUSE on `priority` for `duration`
+};
+struct FaultSpec {
+  FaultKind kind = FaultKind::LinkDown;
+  Time at = Time::zero();
+  std::string target{};  // the link, switch or NIC as named
+  uint32_t gpu = 0;      // straggler
+  double fraction = 1.0;
+  double slowdown = 1.0;
+  uint8_t priority = 3;
+  // Down and degraded kinds: back up (at full rate) this long after each start; pfc_storm: its
+  // length; straggler: how long it stays slow. Unset: for the rest of the run.
+  std::optional<Time> duration{};
+  Time period = Time::zero();  // > 0: the event repeats `count` times, `period` apart (flaps)
+  uint32_t count = 1;
+  std::string path{};  // "faults.N", for messages
+};
+
 struct Scenario {
   std::string name;
   std::string source;  // file path, or "<built-in default>"
@@ -176,8 +205,17 @@ struct Scenario {
   std::vector<SweepAxisSpec> sweep;
   std::optional<ObserveSpec> observe;              // `observe:`, or `--timeseries DIR` alone
   std::vector<RouteOverrideSpec> route_overrides;  // `fabric.route_overrides`
-  std::optional<ReportSpec> report;                // `report:`
-  net::FlowCcCorrection flow_cc;                   // `fabric.flow.cc_correction` (flow fidelity)
+  std::vector<FaultSpec> faults;                   // `faults:`
+  // `fabric.routing_convergence`: how long routing keeps using a cable after it went down or up
+  // before the ECMP groups are repaired (sim/net/fault.hpp). 100 ms: RFC 7938 (BGP in large data
+  // centres) section 7 makes sub-second convergence achievable with "fast fallover" on link-down
+  // (point-to-point fibre failures are "detected in milliseconds"), and tuned BGP with BFD reaches
+  // "a few tens of milliseconds" end to end (N. Modena, "Controlling BGP Convergence Time",
+  // ipSpace.net); 100 ms lies between. Hardware fast failover (ECMP member removal in the
+  // switch's own pipeline) takes ~1 ms: state it with this key.
+  Time routing_convergence = Time::ms(100);
+  std::optional<ReportSpec> report;  // `report:`
+  net::FlowCcCorrection flow_cc;     // `fabric.flow.cc_correction` (flow fidelity)
   // `file:line:col: path: message` warnings found while reading: legal but likely wrong inputs
   // (aliases, a setting the fidelity ignores, TP spanning hosts, a profile from other hardware);
   // every command prints them.

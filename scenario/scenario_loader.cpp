@@ -176,7 +176,7 @@ void resolve_host_gpu(const Reader& in, const MapView& top, Scenario& s) {
 Scenario read_root(const Reader& in, bool fabric_only_ok) {
   const MapView top(in, in.root(), "",
                     {"name", "seed", "fidelity", "fabric", "traffic", "collective", "workload",
-                     "jobs", "compare_alone", "sweep", "observe", "report"});
+                     "jobs", "compare_alone", "sweep", "observe", "report", "faults"});
   Scenario s;
   s.source = in.source();
   s.name = in.read_string(top.require("name"), "name");
@@ -190,6 +190,11 @@ Scenario read_root(const Reader& in, bool fabric_only_ok) {
   if (const YAML::Node& f = top.require("fabric"); f.IsMap() && f["route_overrides"]) {
     s.route_overrides = read_route_overrides(in, f["route_overrides"], "fabric.route_overrides");
   }
+  if (const YAML::Node& f = top.require("fabric"); f.IsMap() && f["routing_convergence"]) {
+    s.routing_convergence =
+        read_routing_convergence(in, f["routing_convergence"], "fabric.routing_convergence");
+  }
+  if (const YAML::Node* n = top.find("faults")) s.faults = read_faults(in, *n, "faults");
   if (const YAML::Node& f = top.require("fabric"); f.IsMap() && f["flow"]) {
     s.flow_cc = read_flow_options(in, f["flow"], "fabric.flow");
   }

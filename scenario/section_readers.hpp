@@ -68,6 +68,13 @@ ReportSpec read_report(const Reader& in, const YAML::Node& node, const std::stri
 std::vector<SweepAxisSpec> read_sweep(const Reader& in, const YAML::Node& node,
                                       const std::string& path);
 
+// read_faults.cpp: `faults:`, `fabric.routing_convergence`, and the fault targets against the
+// built fabric (from validate()).
+std::vector<FaultSpec> read_faults(const Reader& in, const YAML::Node& node,
+                                   const std::string& path);
+Time read_routing_convergence(const Reader& in, const YAML::Node& node, const std::string& path);
+void check_faults(const Reader& in, const Scenario& scenario, const net::NetworkSpec& spec);
+
 // validate.cpp: the checks that need the whole scenario (building the fabric, expanding the
 // traffic, fitting the workload on the fabric), reported at the deepest node along each path.
 void validate(const Reader& in, const Scenario& scenario);

@@ -422,6 +422,8 @@ void validate(const Reader& in, const Scenario& scenario) {
     }
   }
 
+  check_faults(in, scenario, spec);
+
   for (std::size_t i = 0; i < scenario.network.nic_overrides.size(); ++i) {
     const std::vector<uint32_t>& hosts = scenario.network.nic_overrides[i].hosts;
     for (std::size_t k = 0; k < hosts.size(); ++k) {

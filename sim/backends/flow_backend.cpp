@@ -137,7 +137,10 @@ void FlowBackend::begin(TransferId id, net::NodeId src, net::NodeId dst, const T
     route_scratch_.clear();
   }
   const bool routed = routing_.route(src, dst, routing_.flow_hash(src, dst, qp), route_scratch_);
-  SIM_CHECK(routed, "no route between the transfer's NICs");
+  // Only a fault can leave two NICs without a route (flow_backend_faults.cpp): the flow then waits
+  // for one, on the NIC's own port for its timing.
+  SIM_CHECK(routed || !port_dead_.empty(), "no route between the transfer's NICs");
+  if (!routed) route_scratch_.assign(1, routing_.ports_of(src)[0]);
   add_flow(id, r.size);
 }
 
@@ -166,15 +169,18 @@ void FlowBackend::add_flow(TransferId id, Bytes size, uint32_t group) {
   f.rate_Bps = 0.0;
   f.since = simulation().now();
   f.tail_latency = alone > drain ? alone - drain : Time::zero();
-  for (uint32_t h = 0; h < hops; ++h) {
-    const net::PortId p = route[h];
-    route_arena_[std::size_t{slot} * stride_ + h] = p;
-    hop_pos_[std::size_t{slot} * stride_ + h] = static_cast<uint32_t>(flows_on_[p].size());
-    flows_on_[p].push_back(PortFlow{slot, h});
-  }
+  f.src = src;
+  f.dst = dst;
+  f.queue_pair = qp;
+  for (uint32_t h = 0; h < hops; ++h) route_arena_[std::size_t{slot} * stride_ + h] = route[h];
   ++active_count_;
   peak_active_ = std::max(peak_active_, active_count_);
-  arrivals_.push_back(slot);
+  if (routed && !crosses_dead_port(slot)) {
+    attach(slot);
+  } else {
+    f.stalled = true;
+    if (!routed) ++counters_.flows_unroutable;
+  }
 
   const int64_t mtu = routing_.path_mtu(route, hops).count();
   counters_.packet_hops += static_cast<uint64_t>((size.count() + mtu - 1) / mtu) * hops;
@@ -208,14 +214,24 @@ void FlowBackend::on_event(uint32_t kind, uint64_t arg) {
       complete(id);
       break;
     }
+    case kFault:
+      apply_fault(faults_[arg]);
+      break;
+    case kConverge:
+      converge(arg);
+      break;
     default:
       SIM_CHECK(false, "unknown flow backend event");
   }
 }
 
 void FlowBackend::update() {
+  update_rates();
+  seed_ports_.clear();  // faults may seed ports before calling update()
+}
+
+void FlowBackend::update_rates() {
   const Time now = simulation().now();
-  seed_ports_.clear();
   // Completions due now: the projected finish (rounded up to a picosecond) has come.
   auto later = [](const Completion& a, const Completion& b) {
     return later_completion(a.at_ps, a.slot, b.at_ps, b.slot);

@@ -52,6 +52,9 @@ class FlowBackend final : public TransferBackend, private EventTarget {
               FlowCcCorrection correction);
   Fidelity fidelity() const override { return Fidelity::Flow; }
   net::NetworkCounters counters() const override { return counters_; }
+  // Timed faults (flow_backend_faults.cpp).
+  bool schedule_faults(const std::vector<net::NetFault>& faults,
+                       const net::FaultParams& params) override;
 
   uint64_t rate_recomputations() const { return recomputations_; }
   // Flows given a rate, summed over every recomputation (the work incremental mode saves).
@@ -80,6 +83,9 @@ class FlowBackend final : public TransferBackend, private EventTarget {
     double rate_Bps = 0;         // payload bytes per second since `since`
     Time since = Time::zero();
     Time tail_latency = Time::zero();  // paid after the fluid drain
+    net::NodeId src = 0, dst = 0;      // its NICs, and the queue pair of its ECMP hash
+    uint32_t queue_pair = 0;
+    bool stalled = false;  // on a dead link or without a route: on no port's list, at rate 0
   };
   struct PortFlow {
     uint32_t slot;
@@ -94,13 +100,25 @@ class FlowBackend final : public TransferBackend, private EventTarget {
     double share;
     net::PortId port;
   };
-  enum EventKind : uint32_t { kArrivals = 0, kTimer = 1, kDeliver = 2 };
+  enum EventKind : uint32_t { kArrivals = 0, kTimer = 1, kDeliver = 2, kFault = 3, kConverge = 4 };
 
   void begin(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r) override;
   // Adds one fluid flow of `size` bytes of transfer `id` on the route in route_scratch_.
   void add_flow(TransferId id, Bytes size, uint32_t group = kNoGroup);
   void on_event(uint32_t kind, uint64_t arg) override;
   void update();
+  void update_rates();
+
+  // Timed faults (flow_backend_faults.cpp): a cable down stalls the flows on it (rate 0, no
+  // bytes lost: there are no packets) until routing converges and they take other routes; a
+  // degraded cable shares out a fraction of its capacity.
+  void apply_fault(const net::NetFault& f);
+  void converge(uint64_t update);
+  // Puts an active flow on its route's ports (it joins the next rate computation) / takes it off
+  // them, keeping the bytes it has left.
+  void attach(uint32_t slot);
+  void detach(uint32_t slot);
+  bool crosses_dead_port(uint32_t slot) const;
   // Fills component_flows_/component_ports_ with everything reachable from the seeds.
   void collect_component();
   // Local mode: the seeds' flows, widened until the refilled rates are the max-min rates.
@@ -172,6 +190,12 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   std::vector<uint32_t> violators_;
   std::vector<Candidate> heap_;
   net::NetworkCounters counters_;
+  // Faults: per port, dead (down) or not (empty: none has been), and its capacity at full rate.
+  std::vector<uint8_t> port_dead_;
+  std::vector<double> full_capacity_Bps_;
+  std::vector<net::NetFault> faults_;
+  net::FaultParams fault_params_;
+  std::vector<std::pair<std::vector<uint32_t>, bool>> route_updates_;  // cables, up
   uint64_t recomputations_ = 0;
   uint64_t flows_recomputed_ = 0;
 };

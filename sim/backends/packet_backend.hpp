@@ -1,4 +1,5 @@
 #pragma once
+#include <utility>
 #include <vector>
 
 #include "sim/backends/transfer_backend.hpp"
@@ -14,6 +15,11 @@ class PacketBackend final : public TransferBackend, private net::FlowCompletionH
   net::NetworkCounters counters() const override { return network_.counters(); }
   void observe(BackendObserver& observer) const override { observer.on_packet_network(network_); }
   const net::Network& network() const { return network_; }
+  bool schedule_faults(const std::vector<net::NetFault>& faults,
+                       const net::FaultParams& params) override {
+    network_.schedule_faults(faults, params);
+    return true;
+  }
 
  private:
   void begin(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r) override;

@@ -13,6 +13,7 @@
 #include "sim/backends/queue_pairs.hpp"
 #include "sim/core/huge_pages.hpp"
 #include "sim/core/simulation.hpp"
+#include "sim/net/fault.hpp"
 #include "sim/net/network_counters.hpp"
 #include "sim/net/network_spec.hpp"
 
@@ -75,6 +76,12 @@ class TransferBackend {
   // Shows the backend's model to `observer` through the hooks its fidelity has (see
   // BackendObserver); the default shows nothing.
   virtual void observe(BackendObserver& /*observer*/) const {}
+  // Timed faults (sim/net/fault.hpp), applied on this backend's simulation at their times. False
+  // where the fidelity does not model them (the analytic backend: the caller says so).
+  virtual bool schedule_faults(const std::vector<net::NetFault>& /*faults*/,
+                               const net::FaultParams& /*params*/) {
+    return false;
+  }
 
   // Every transfer started so far, indexed by TransferId (empty when finished records are not
   // kept, see keep_finished_records).

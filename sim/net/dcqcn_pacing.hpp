@@ -74,6 +74,8 @@ class DcqcnPacing final : public NicPacing {
   void on_sent(FlowId id, uint32_t wire_bytes, uint32_t payload) override;
   // Destination NIC received an ECN-marked data packet of flow `id`: maybe send a CNP.
   void notify(FlowId id) override;
+  // The flow's data route changed (network_faults.hpp): its CNPs take the reverse of the new one.
+  void rerouted(FlowId id) { cnp_route_of_flow_[id] = UINT32_MAX; }
   // Source NIC received a CNP for flow `id` (it acts on the flow's QP, even if the flow is done).
   void on_cnp(FlowId id) override;
   // The rate-increase timer of QP `qp` fired (Nic::kRateTimer).

@@ -12,6 +12,7 @@ enum class DropReason : uint8_t {
   LinkLoss,
   PfcWatchdog,
   NicRxOverflow,
+  LinkDown,  // on a link that went down, or routed to one before routing converged
   Count
 };
 
@@ -29,6 +30,8 @@ inline constexpr const char* drop_reason_name(DropReason r) {
       return "pfc_watchdog";
     case DropReason::NicRxOverflow:
       return "nic_rx_overflow";
+    case DropReason::LinkDown:
+      return "link_down";
     case DropReason::Count:
       break;
   }

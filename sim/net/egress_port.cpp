@@ -10,6 +10,7 @@ EgressPort::EgressPort(const NetContext& ctx, const LinkParams& link, uint32_t p
                        Node* peer, uint32_t peer_in_port, Switch* owner, Nic* source)
     : ctx_(ctx),
       bandwidth_(link.bandwidth),
+      line_rate_(link.bandwidth),
       header_(link.header),
       link_mtu_wire_(link.mtu.count() + link.header.count()),
       link_(ctx, link.delay, peer, peer_in_port),
@@ -25,6 +26,10 @@ void EgressPort::enqueue(PacketRef packet) {
   const Packet& p = ctx_.packet(packet);
   SIM_CHECK(p.priority < priorities_, "packet priority above the port's class count");
   const int64_t wire = p.payload_bytes + header_.count();
+  if (down_) {
+    drop_buffered(packet, DropReason::LinkDown);
+    return;
+  }
   if (storm_mask_ != 0 && pfc_.watchdog_drop && storm(p.priority)) {
     drop_buffered(packet);
     return;
@@ -42,6 +47,10 @@ void EgressPort::enqueue(PacketRef packet) {
 }
 
 void EgressPort::send_control(PacketRef packet) {
+  if (down_) {
+    ctx_.drop(packet, DropReason::LinkDown);
+    return;
+  }
   if (const Packet& p = ctx_.packet(packet);
       !counters_.empty() && p.kind == PacketKind::Pause && p.pfc_xoff) {
     ++counters_[p.priority].pause_sent;
@@ -61,6 +70,7 @@ bool EgressPort::ecn_mark(uint8_t priority, bool already_marked) {
 }
 
 void EgressPort::start_next() {
+  if (down_) return;
   PacketRef next = kNoPacket;
   if (!control_.empty()) {
     next = control_.pop();
@@ -134,9 +144,11 @@ void EgressPort::on_event(uint32_t kind, uint64_t arg) {
     }
   }
   const int64_t done_wire = ctx_.packet(done).payload_bytes + header_.count();
+  const bool link_down = link_.down();
   if (!link_.transmit(done)) {
     if (!counters_.empty()) {
-      ++counters_[done_priority].drops[static_cast<std::size_t>(DropReason::LinkLoss)];
+      const DropReason why = link_down ? DropReason::LinkDown : DropReason::LinkLoss;
+      ++counters_[done_priority].drops[static_cast<std::size_t>(why)];
     }
     // Lost on the wire: IB's credit resynchronisation gives this port its credits back.
     if (ib_.enabled) ib_credit_return(done_priority, done_wire);

@@ -96,6 +96,16 @@ class EgressPort final : public EventTarget {
   bool switch_owned() const { return owner_ != nullptr; }
   const RingQueue<PacketRef>& fifo(uint8_t priority) const { return queues_[priority]; }
   Bandwidth bandwidth() const { return bandwidth_; }
+
+  // --- Faults (network_faults.hpp; egress_port_faults.cpp) ---
+  // Down: everything queued here is dropped (link_down) with its buffer released, the pause state
+  // lapses, and until up() nothing is started and whatever arrives is dropped; the packet in
+  // service finishes into the down link, which drops it.
+  void go_down();
+  void go_up();
+  bool down() const { return down_; }
+  // Serializes at `fraction` of the link's rate from the next packet on (1: the full rate).
+  void set_rate_fraction(double fraction);
   Bytes header() const { return header_; }
   Link& link() { return link_; }
 
@@ -122,7 +132,8 @@ class EgressPort final : public EventTarget {
   void resume(uint8_t priority);
   void watchdog_fire(uint8_t priority);
   bool storm(uint8_t priority);  // inside a watchdog storm period (clears an expired one)
-  void drop_buffered(PacketRef packet);
+  // Drops a packet queued here, releasing its switch buffer (which may RESUME upstream).
+  void drop_buffered(PacketRef packet, DropReason reason = DropReason::PfcWatchdog);
   // InfiniBand (ib_credits.cpp): credits back for a VL (the kCreditReturn event); the packet
   // starting now takes its credits.
   void on_credit_return(uint64_t arg);
@@ -130,6 +141,7 @@ class EgressPort final : public EventTarget {
 
   const NetContext& ctx_;
   Bandwidth bandwidth_;
+  Bandwidth line_rate_;  // the link's own rate, which a degraded link runs a fraction of
   Bytes header_;
   int64_t link_mtu_wire_;  // a full-MTU packet on this link, headers included
   Link link_;
@@ -146,6 +158,7 @@ class EgressPort final : public EventTarget {
   uint8_t storm_mask_ = 0;   // bit p: priority p in a PFC watchdog storm period
   bool ecn_enabled_ = false;
   bool ecn_on_enqueue_ = false;
+  bool down_ = false;
   std::array<int64_t, kMaxPriorities> prio_bytes_{};  // wire bytes waiting per priority
   RingQueue<PacketRef> control_;                      // PFC frames
   EcnMarker ecn_;

@@ -3,6 +3,10 @@
 namespace syncsim::net {
 
 bool Link::transmit(PacketRef packet) {
+  if (down_) {
+    ctx_.drop(packet, DropReason::LinkDown);
+    return false;
+  }
   ++ctx_.counters.packet_hops;
   Time arrival = ctx_.now() + delay_;
   if (impairment_ && !impairment_->apply(ctx_.packet(packet), ctx_.now(), arrival)) {
@@ -11,16 +15,22 @@ bool Link::transmit(PacketRef packet) {
   }
   const bool was_idle = in_flight_.empty();
   in_flight_.push(InFlight{arrival.picoseconds(), packet});
-  if (was_idle) ctx_.queue.schedule(arrival, this, 0);
+  if (was_idle) ctx_.queue.schedule(arrival, this, 0, 0, &arrival_token_);
   return true;
 }
 
 void Link::on_event(uint32_t /*kind*/, uint64_t /*arg*/) {
   const InFlight head = in_flight_.pop();
   if (!in_flight_.empty()) {
-    ctx_.queue.schedule(Time::ps(in_flight_.front().arrival_ps), this, 0);
+    ctx_.queue.schedule(Time::ps(in_flight_.front().arrival_ps), this, 0, 0, &arrival_token_);
   }
   peer_->receive(head.packet, peer_in_port_);
+}
+
+void Link::go_down() {
+  down_ = true;
+  arrival_token_.cancel_pending();
+  while (!in_flight_.empty()) ctx_.drop(in_flight_.pop().packet, DropReason::LinkDown);
 }
 
 }  // namespace syncsim::net

@@ -27,6 +27,11 @@ class Link final : public EventTarget {
   bool transmit(PacketRef packet);
   void on_event(uint32_t kind, uint64_t arg) override;
   Time delay() const { return delay_; }
+  // Faults (network_faults.hpp): a link going down loses every packet on the wire and every one
+  // handed to it until it comes back up.
+  void go_down();
+  void go_up() { down_ = false; }
+  bool down() const { return down_; }
   // Jitter and random loss on this direction (link_impairment.hpp).
   void set_impairment(std::unique_ptr<LinkImpairment> impairment) {
     impairment_ = std::move(impairment);
@@ -43,6 +48,8 @@ class Link final : public EventTarget {
   uint32_t peer_in_port_;
   RingQueue<InFlight> in_flight_;
   std::unique_ptr<LinkImpairment> impairment_;
+  CancelToken arrival_token_;  // the head's arrival, cancelled when the link goes down
+  bool down_ = false;
 };
 
 }  // namespace syncsim::net

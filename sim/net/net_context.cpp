@@ -9,6 +9,11 @@ void NetContext::drop(PacketRef packet, DropReason reason) const {
   // CNPs carry no flow bytes: conservation (injected = delivered + dropped) is about data.
   if (p.kind == PacketKind::Data) {
     counters.bytes_dropped += p.payload_bytes;
+    if (reason == DropReason::LinkDown &&
+        ((static_cast<uint32_t>(lossless_mask) >> p.priority) & 1U) != 0) {
+      ++counters.lossless_packets_lost;
+      counters.lossless_bytes_lost += p.payload_bytes;
+    }
     if (loss_listener != nullptr) loss_listener->on_data_lost(p);
   }
   ++counters.packets_dropped[static_cast<std::size_t>(reason)];

@@ -48,6 +48,7 @@ struct NetContext {
   DataLossListener* loss_listener = nullptr;
   // Per-packet load balancing (load_balancing.hpp); null under ECMP: packets follow their route.
   const LoadBalancer* balancer = nullptr;
+  uint8_t lossless_mask = 0;  // bit p: priority p is PFC-protected (0 when PFC is off)
 
   Time now() const { return queue.now(); }
   Packet& packet(PacketRef r) const { return pool[r]; }

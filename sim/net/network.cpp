@@ -9,6 +9,7 @@
 #include "sim/net/ib_credits.hpp"
 #include "sim/net/link_impairment.hpp"
 #include "sim/net/load_balancing.hpp"
+#include "sim/net/network_faults.hpp"
 #include "sim/net/nic.hpp"
 #include "sim/net/pfc.hpp"
 #include "sim/net/switch.hpp"
@@ -26,6 +27,7 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
   PfcParams pfc = spec.pfc;
   if (ib) pfc.enabled = false;
   const uint8_t lossless_mask = ib ? uint8_t{0xFF} : pfc.enabled ? pfc.lossless_mask : uint8_t{0};
+  ctx_.lossless_mask = lossless_mask;
   const uint32_t priorities = spec.switch_params.priorities;
   nodes_.reserve(n);
   switches_.assign(n, nullptr);
@@ -160,6 +162,7 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority,
   f.size_bytes = size.count();
   f.start = sim_.now();
   f.priority = priority;
+  f.queue_pair = queue_pair;
   f.route_begin = static_cast<uint32_t>(route_arena_.size());
   const uint64_t hash = routing_.flow_hash(src, dst, queue_pair);
   const NetworkSpec::RouteOverride* override_route = nullptr;
@@ -171,7 +174,15 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority,
   const bool routed = override_route != nullptr
                           ? routing_.route_via(src, dst, override_route->via, hash, route_arena_)
                           : routing_.route(src, dst, hash, route_arena_);
-  SIM_CHECK(routed, "no route between the flow's NICs");
+  if (!routed) {
+    // Only a fault can leave two NICs without a route: the flow waits, parked at its source NIC's
+    // port, for a routing convergence that finds one (network_faults.hpp).
+    SIM_CHECK(faults_ != nullptr, "no route between the flow's NICs");
+    route_arena_.resize(f.route_begin);
+    route_arena_.push_back(routing_.ports_of(src)[0]);
+    f.parked = true;
+    ++counters_.flows_unroutable;
+  }
   f.route_hops = static_cast<uint16_t>(route_arena_.size() - f.route_begin);
   f.mtu_bytes = static_cast<uint32_t>(
       routing_.path_mtu(route_arena_.data() + f.route_begin, f.route_hops).count());
@@ -180,6 +191,10 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority,
   if (NicPacing* cc = pacing()) cc->add_flow(id, first.bandwidth(), persistent_qp, queue_pair);
   if (needs_transport(f)) transport_->add_flow(id);
   ++counters_.flows_started;
+  if (f.parked) {
+    if (flows_[id].transport_state != kNoTransportState) transport_->park(id);
+    return id;
+  }
   nics_[src]->add_flow(id);
   first.kick();
   return id;

@@ -17,6 +17,7 @@
 #include "sim/core/simulation.hpp"
 #include "sim/net/configuration_check.hpp"
 #include "sim/net/deadlock.hpp"
+#include "sim/net/fault.hpp"
 #include "sim/net/flow_table.hpp"
 #include "sim/net/net_context.hpp"
 #include "sim/net/network_counters.hpp"
@@ -31,6 +32,7 @@ struct DcqcnFlowStats;
 class LoadBalancer;
 class EgressPort;
 class IbCongestionControl;
+class FaultInjector;
 class Nic;
 class NicPacing;
 class Node;
@@ -88,8 +90,15 @@ class Network {
   const DeadlockReport* deadlock() const { return deadlock_ ? &deadlock_->report() : nullptr; }
   // Configuration checks run at construction (PFC/ECN thresholds, headroom), for the run's output.
   const std::vector<ConfigurationFinding>& findings() const { return findings_; }
+  // Timed faults (network_faults.hpp), applied on this network's event queue at their times.
+  void schedule_faults(std::vector<NetFault> faults, const FaultParams& params);
 
  private:
+  friend class FaultInjector;
+  // After a routing convergence: every flow not yet done takes the route the repaired tables give
+  // it (ECMP re-hashes over the shrunken or regrown groups); a flow with no route is parked until
+  // one comes back (network_faults.cpp).
+  void reroute_flows();
   // Whether a new flow gets reliable-transport state (lossy inter-host RoCE with go-back-N, TCP).
   bool needs_transport(const FlowRecord& f) const;
 
@@ -114,6 +123,7 @@ class Network {
   std::unique_ptr<DeadlockDetector> deadlock_;
   std::unique_ptr<LoadBalancer> balancer_;  // null under ECMP
   std::vector<ConfigurationFinding> findings_;
+  std::unique_ptr<FaultInjector> faults_;  // null without timed faults
 };
 
 }  // namespace syncsim::net

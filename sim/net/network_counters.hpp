@@ -48,6 +48,14 @@ struct NetworkCounters {
   int64_t rc_recovery_time_ps = 0;
   int64_t rc_recovery_max_ps = 0;
   uint64_t rc_retry_exceeded = 0;  // lossless queue pairs failed after the retry count
+  // Timed faults (network_faults.hpp). Routing convergences, flows whose route changed at one, and
+  // flows left without any route (parked until a later convergence finds one). Data of lossless
+  // (PFC) classes lost on links that went down: PFC does not protect against that.
+  uint64_t route_convergences = 0;
+  uint64_t flows_rerouted = 0;
+  uint64_t flows_unroutable = 0;
+  uint64_t lossless_packets_lost = 0;
+  int64_t lossless_bytes_lost = 0;
 
   uint64_t dropped(DropReason reason) const {
     return packets_dropped[static_cast<std::size_t>(reason)];

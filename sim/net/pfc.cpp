@@ -129,17 +129,16 @@ bool EgressPort::storm(uint8_t priority) {
   return false;
 }
 
-void EgressPort::drop_buffered(PacketRef packet) {
+void EgressPort::drop_buffered(PacketRef packet, DropReason reason) {
   const Packet& p = ctx_.packet(packet);
   if (mmu_ != nullptr && p.buffered_bytes > 0 &&
       mmu_->release(p.ingress_port, p.priority, Bytes{p.buffered_bytes}) == PfcSignal::Resume) {
     owner_->send_pfc(p.ingress_port, p.priority, false);
   }
   if (!counters_.empty()) {
-    ++counters_[ctx_.packet(packet).priority]
-          .drops[static_cast<std::size_t>(DropReason::PfcWatchdog)];
+    ++counters_[ctx_.packet(packet).priority].drops[static_cast<std::size_t>(reason)];
   }
-  ctx_.drop(packet, DropReason::PfcWatchdog);
+  ctx_.drop(packet, reason);
 }
 
 void EgressPort::watchdog_fire(uint8_t priority) {

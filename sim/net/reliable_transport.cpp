@@ -8,6 +8,42 @@
 
 namespace syncsim::net {
 
+uint32_t ReliableTransport::reverse_route(const FlowRecord& f) const {
+  std::vector<PortId>& routes = ctx_.routes;
+  const auto begin = static_cast<uint32_t>(routes.size());
+  // The reverse of the data path: ports 2i and 2i+1 are the two directions of link i.
+  for (uint32_t h = f.route_hops; h-- > 0;) routes.push_back(routes[f.route_begin + h] ^ 1U);
+  return begin;
+}
+
+void ReliableTransport::rerouted(FlowId id) {
+  state(id).ack_route_begin = reverse_route(ctx_.flows[id]);
+}
+
+void ReliableTransport::park(FlowId id) {
+  ReliableFlowState& s = state(id);
+  if (s.parked) return;
+  s.parked = true;
+  s.timer_token.cancel_pending();
+  s.timer_pending = false;
+  s.rto_deadline_ps = INT64_MAX;
+  if (s.in_active) {
+    s.in_active = false;
+    nics_[ctx_.flows[id].src]->deactivate(id);
+  }
+}
+
+void ReliableTransport::unpark(FlowId id) {
+  ReliableFlowState& s = state(id);
+  if (!s.parked) return;
+  s.parked = false;
+  if (s.una >= s.packets) return;
+  on_timeout(id, s);
+  s.nxt = s.una;
+  rewound(id, s);
+  update_listing(id, s);
+}
+
 void ReliableTransport::add_flow(FlowId id) {
   FlowRecord& f = ctx_.flows[id];
   ReliableFlowState s;
@@ -15,10 +51,7 @@ void ReliableTransport::add_flow(FlowId id) {
   const int64_t packets = (f.size_bytes + mtu - 1) / mtu;
   SIM_CHECK(packets < static_cast<int64_t>(kNoSeq), "message too large for 32-bit PSNs");
   s.packets = static_cast<uint32_t>(packets);
-  std::vector<PortId>& routes = ctx_.routes;
-  s.ack_route_begin = static_cast<uint32_t>(routes.size());
-  // The reverse of the data path: ports 2i and 2i+1 are the two directions of link i.
-  for (uint32_t h = f.route_hops; h-- > 0;) routes.push_back(routes[f.route_begin + h] ^ 1U);
+  s.ack_route_begin = reverse_route(f);
   f.transport_state = static_cast<uint32_t>(flows_.size());
   init_flow(id, s);
   flows_.push_back(s);
@@ -50,6 +83,7 @@ void ReliableTransport::on_sent(FlowId id, uint32_t seq, uint32_t payload) {
 }
 
 void ReliableTransport::arm_timer(FlowId id, ReliableFlowState& s) {
+  if (s.parked) return;
   s.rto_deadline_ps = ctx_.now().picoseconds() + rto_ps(id);
   if (s.timer_pending) return;  // the pending event re-arms itself at the new deadline
   s.timer_pending = true;
@@ -68,6 +102,7 @@ void ReliableTransport::restart_timer(FlowId id, ReliableFlowState& s, bool outs
 }
 
 void ReliableTransport::update_listing(FlowId id, ReliableFlowState& s) {
+  if (s.parked) return;  // listed again by unpark()
   const bool may_send = can_send(id);
   if (s.in_active && !may_send) {
     s.in_active = false;

@@ -27,6 +27,7 @@ struct ReliableFlowState {
   uint32_t high = 0;           // one past the highest PSN ever sent: below it is a retransmission
   bool in_active = true;       // listed in the source NIC's active flows
   bool timer_pending = false;  // an RTO event is in the queue
+  bool parked = false;         // no route (network_faults.hpp): not listed, no timer
   int64_t rto_deadline_ps = INT64_MAX;  // INT64_MAX: nothing outstanding, no timeout armed
   CancelToken timer_token{};  // cancels the pending RTO event once everything is acknowledged
   // Receiver.
@@ -57,6 +58,13 @@ class ReliableTransport {
   virtual void on_ack(PacketRef packet) = 0;
   // The flow's retransmission timer (Nic::kRetransmitTimer).
   void on_timer(FlowId id);
+  // Link faults (network_faults.hpp). The flow's data route changed: its ACKs take the reverse of
+  // the new one.
+  void rerouted(FlowId id);
+  // No route is left: the flow stops sending and its timer stops, until unpark() (a route came
+  // back), which resends from the oldest unacknowledged PSN as a timeout would.
+  void park(FlowId id);
+  void unpark(FlowId id);
 
  protected:
   ReliableFlowState& state(FlowId id) { return flows_[ctx_.flows[id].transport_state]; }
@@ -70,6 +78,8 @@ class ReliableTransport {
   virtual void on_timeout(FlowId id, ReliableFlowState& s) = 0;
 
   void arm_timer(FlowId id, ReliableFlowState& s);
+  // Appends the reverse of the flow's data route to the route arena; returns where it begins.
+  uint32_t reverse_route(const FlowRecord& f) const;
   // After an ACK covered new PSNs: re-arm the timer while something is outstanding, drop it once
   // everything is acknowledged.
   void restart_timer(FlowId id, ReliableFlowState& s, bool outstanding);

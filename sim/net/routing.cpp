@@ -55,7 +55,8 @@ uint64_t Routing::flow_hash(NodeId src, NodeId dst, uint32_t queue_pair) const {
 
 uint8_t Routing::hops_to(uint32_t component, uint32_t attachment, NodeId sw) const {
   const auto& c = spec_.components[component];
-  return c.hops[static_cast<std::size_t>(attachment) * c.switches.size() + spec_.switch_index[sw]];
+  const std::vector<uint8_t>& hops = live_hops_.empty() ? c.hops : live_hops_[component];
+  return hops[static_cast<std::size_t>(attachment) * c.switches.size() + spec_.switch_index[sw]];
 }
 
 std::size_t Routing::candidates_towards(uint32_t comp, uint32_t att, NodeId at, PortId* out) const {
@@ -64,7 +65,8 @@ std::size_t Routing::candidates_towards(uint32_t comp, uint32_t att, NodeId at, 
   std::size_t n = 0;
   for (PortId p : node_ports_[at]) {
     const NodeId peer = ports_[p].peer;
-    if (spec_.nodes[peer].kind != NodeKind::Switch) continue;
+    // A port that routing has seen go down (a link or switch fault, routing_repair.cpp) is skipped.
+    if (spec_.nodes[peer].kind != NodeKind::Switch || !port_up(p)) continue;
     if (hops_to(comp, att, peer) + 1 == here && n < kMaxCandidates) out[n++] = p;
   }
   SIM_CHECK(n > 0, "no next hop towards a reachable destination");
@@ -95,6 +97,7 @@ bool Routing::walk(NodeId src, NodeId dst, std::vector<PortId>& out, Choose&& ch
             "routes run between NICs");
   const uint32_t comp = spec_.component_of[src];
   if (comp != spec_.component_of[dst] || src == dst) return false;
+  if (!port_up(node_ports_[src][0]) || !port_up(down_port_to_nic_[dst])) return false;
   out.push_back(node_ports_[src][0]);
   NodeId at = ports_[node_ports_[src][0]].peer;
   PortId candidates[kMaxCandidates];
@@ -146,6 +149,7 @@ bool Routing::route_via(NodeId src, NodeId dst, const std::vector<NodeId>& via, 
                         std::vector<PortId>& out) const {
   const uint32_t comp = spec_.component_of[src];
   if (comp != spec_.component_of[dst] || src == dst) return false;
+  if (!port_up(node_ports_[src][0]) || !port_up(down_port_to_nic_[dst])) return false;
   const std::size_t begin = out.size();
   out.push_back(node_ports_[src][0]);
   NodeId at = ports_[node_ports_[src][0]].peer;

@@ -74,6 +74,16 @@ class Routing {
   // Smallest MTU along a route: the source segments to it, as RoCE path-MTU discovery would.
   Bytes path_mtu(const PortId* route, std::size_t hops) const;
 
+  // Link faults as routing sees them once it has converged (routing_repair.cpp): a cable marked
+  // down is skipped wherever candidates are built, and the hop distances are recomputed over the
+  // cables still up, so ECMP groups shrink to the next hops that still reach the destination.
+  // Routes are unchanged until a cable is marked down (one "is this port up" mask).
+  bool port_up(PortId p) const { return port_down_.empty() || port_down_[p] == 0; }
+  // Marks both directions of cable `link`; call repair() after a batch of changes.
+  void set_link_up(uint32_t link, bool up);
+  // Recomputes the hop distances over the cables up (BFS per destination attachment switch).
+  void repair();
+
  private:
   uint8_t hops_to(uint32_t component, uint32_t attachment, NodeId sw) const;
   // Candidates at `at` towards attachment switch index `att` of component `comp` (not the last
@@ -88,6 +98,10 @@ class Routing {
   std::vector<std::vector<PortId>> node_ports_;
   std::vector<PortId> down_port_to_nic_;  // per NIC node: the attachment switch's port facing it
   std::vector<uint32_t> ftree_index_;     // per NIC node: its D-mod-K destination index
+  std::vector<uint8_t> port_down_;        // per port: 1 when routing treats it as down; empty: none
+  // Per component, hop distances over the cables up (RoutingComponent::hops' layout); empty while
+  // every cable is up (the topology builder's tables hold).
+  std::vector<std::vector<uint8_t>> live_hops_;
 };
 
 }  // namespace syncsim::net
