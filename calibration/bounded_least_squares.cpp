@@ -113,18 +113,40 @@ BoundedLeastSquaresResult solve_bounded_least_squares(const BoundedLeastSquaresP
     }
     bool improved = false;
     for (int attempt = 0; attempt < 10 && !improved; ++attempt) {
-      Eigen::MatrixXd a = jtj;
-      for (std::size_t j = 0; j < n; ++j) {
-        const auto k = static_cast<Eigen::Index>(j);
-        // Marquardt's scaling by the diagonal; an insensitive parameter gets an identity row so
-        // it stays where it is.
-        a(k, k) = out.sensitive[j] ? jtj(k, k) * (1.0 + lambda) : 1.0;
+      // A parameter at a bound whose step points out of the box is held there and the step is
+      // solved again for the others (an active set): clamping the joint step instead would move
+      // a correlated parameter by an amount meant for the unbounded problem, and the fit could
+      // stall short of the bounded optimum.
+      std::vector<bool> held(n, false);
+      Eigen::VectorXd step;
+      for (std::size_t pass = 0; pass <= n; ++pass) {
+        Eigen::MatrixXd a = jtj;
+        Eigen::VectorXd rhs = -g;
+        for (std::size_t j = 0; j < n; ++j) {
+          const auto k = static_cast<Eigen::Index>(j);
+          // Marquardt's scaling by the diagonal; an insensitive or held parameter gets an
+          // identity row and column so it stays where it is.
+          if (out.sensitive[j] && !held[j]) {
+            a(k, k) = jtj(k, k) * (1.0 + lambda);
+            continue;
+          }
+          a.row(k).setZero();
+          a.col(k).setZero();
+          a(k, k) = 1.0;
+          rhs(k) = 0;
+        }
+        step = a.ldlt().solve(rhs);
+        bool more = false;
+        for (std::size_t j = 0; j < n; ++j) {
+          const double d = step(static_cast<Eigen::Index>(j));
+          if (!held[j] &&
+              ((out.x[j] >= p.upper[j] && d > 0) || (out.x[j] <= p.lower[j] && d < 0))) {
+            held[j] = true;
+            more = true;
+          }
+        }
+        if (!more) break;
       }
-      Eigen::VectorXd rhs = -g;
-      for (std::size_t j = 0; j < n; ++j) {
-        if (!out.sensitive[j]) rhs(static_cast<Eigen::Index>(j)) = 0;
-      }
-      const Eigen::VectorXd step = a.ldlt().solve(rhs);
       std::vector<double> x = out.x;
       for (std::size_t j = 0; j < n; ++j) {
         x[j] = std::clamp(x[j] + step(static_cast<Eigen::Index>(j)) * scale[j], p.lower[j],

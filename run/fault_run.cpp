@@ -185,7 +185,8 @@ void FaultRun::start(TransferBackend& backend) {
   }
 }
 
-void FaultRun::apply_to_step(models::StepConfig& step, std::vector<std::string>& warnings) const {
+void FaultRun::apply_to_step(models::StepConfig& step, std::vector<std::string>& warnings,
+                             bool warn_unplaced) const {
   for (const models::ComputeSlowdown& s : by_gpu_) {
     bool placed = false;
     for (uint32_t rank = 0; rank < step.rank_to_gpu.size(); ++rank) {
@@ -195,7 +196,7 @@ void FaultRun::apply_to_step(models::StepConfig& step, std::vector<std::string>&
       step.perturbations.slowdowns.push_back(ranked);
       placed = true;
     }
-    if (!placed) {
+    if (!placed && warn_unplaced) {
       warnings.push_back("faults: straggler on GPU " + std::to_string(s.rank) +
                          ": no rank of the workload runs there (ignored)");
     }

@@ -35,6 +35,15 @@ struct FaultOutcome {
   double bucket_slowdown_before = 0;
   double bucket_slowdown_during = 0;
   uint32_t buckets_during = 0;
+  // `jobs:` what it cost each job: the mean time of its steps that ended before the fault and of
+  // those running in the fault's window (0: none).
+  struct JobCost {
+    std::string job{};
+    double step_before_s = 0;
+    double step_during_s = 0;
+    uint32_t steps_during = 0;
+  };
+  std::vector<JobCost> jobs{};
 };
 
 class FaultRun {
@@ -47,7 +56,10 @@ class FaultRun {
   void start(TransferBackend& backend);
   // The stragglers, as compute slowdowns of the ranks on their GPUs; with network faults the
   // buckets run live (an idle-fabric timing cannot see a fault).
-  void apply_to_step(models::StepConfig& step, std::vector<std::string>& warnings) const;
+  // `warn_unplaced`: warn about a straggler GPU no rank of `step` runs on (one of several jobs
+  // need not hold it).
+  void apply_to_step(models::StepConfig& step, std::vector<std::string>& warnings,
+                     bool warn_unplaced = true) const;
   // What each fault cost; call after the run.
   std::vector<FaultOutcome> finish(const TransferBackend& backend,
                                    const std::optional<models::StepResult>& step,

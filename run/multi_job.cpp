@@ -24,7 +24,7 @@ uint32_t model_parallel_of(const WorkloadSpec& w) {
 
 // One job's step configuration on its GPUs, as run_scenario sets up a single workload's.
 models::StepConfig job_step_config(const Scenario& scenario, const JobSpec& job,
-                                   std::vector<uint32_t> rank_to_gpu) {
+                                   std::vector<uint32_t> rank_to_gpu, const FaultRun* faults) {
   models::StepConfig step = job.workload.step;
   step.rank_to_gpu = std::move(rank_to_gpu);
   step.gpus_per_host = scenario.fabric.host.gpus;
@@ -34,6 +34,10 @@ models::StepConfig job_step_config(const Scenario& scenario, const JobSpec& job,
   models::apply_nccl_step_setup(step, scenario.collective, scenario_nccl_channels(scenario, ranks));
   // Jobs share the fabric: their collectives run live unless the scenario says otherwise.
   step.reuse_bucket_timings = job.workload.reuse_bucket_timings.value_or(false);
+  if (faults != nullptr) {
+    std::vector<std::string> ignored;  // a straggler GPU may belong to another job
+    faults->apply_to_step(step, ignored, false);
+  }
   return step;
 }
 
@@ -62,7 +66,7 @@ struct JobSteps {
 std::vector<JobSteps> start_jobs(const Scenario& scenario, const net::NetworkSpec& spec,
                                  TransferBackend& backend,
                                  const std::vector<std::vector<uint32_t>>& placement,
-                                 const std::vector<std::size_t>& which) {
+                                 const std::vector<std::size_t>& which, const FaultRun* faults) {
   std::vector<JobSteps> jobs(which.size());
   Simulation& sim = backend.simulation();
   for (std::size_t k = 0; k < which.size(); ++k) {
@@ -70,7 +74,7 @@ std::vector<JobSteps> start_jobs(const Scenario& scenario, const net::NetworkSpe
     JobSteps& j = jobs[k];
     j.job = &spec_job;
     j.config = std::make_unique<models::StepConfig>(
-        job_step_config(scenario, spec_job, placement[which[k]]));
+        job_step_config(scenario, spec_job, placement[which[k]], faults));
     j.base_seed = scenario.seed;
     j.engine = models::make_step_engine(backend, spec, scenario.fidelity, *j.config);
   }
@@ -128,11 +132,12 @@ std::vector<std::vector<uint32_t>> place_jobs(const Scenario& scenario,
 }
 
 std::vector<JobRun> run_jobs(const Scenario& scenario, const net::NetworkSpec& spec,
-                             TransferBackend& backend, std::vector<std::string>& warnings) {
+                             TransferBackend& backend, std::vector<std::string>& warnings,
+                             const FaultRun* faults) {
   const std::vector<std::vector<uint32_t>> placement = place_jobs(scenario, spec);
   std::vector<std::size_t> all(scenario.jobs.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
-  std::vector<JobSteps> jobs = start_jobs(scenario, spec, backend, placement, all);
+  std::vector<JobSteps> jobs = start_jobs(scenario, spec, backend, placement, all, faults);
   backend.simulation().queue().run();
 
   if (scenario.fidelity == Fidelity::Analytic) {
@@ -184,7 +189,7 @@ std::vector<JobRun> run_jobs(const Scenario& scenario, const net::NetworkSpec& s
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       Simulation sim(scenario.seed);
       std::unique_ptr<TransferBackend> alone = make_backend(scenario.fidelity, sim, spec);
-      std::vector<JobSteps> one = start_jobs(scenario, spec, *alone, placement, {i});
+      std::vector<JobSteps> one = start_jobs(scenario, spec, *alone, placement, {i}, faults);
       sim.queue().run();
       std::vector<double> times;
       for (const models::StepResult& s : one.front().steps) times.push_back(s.step.seconds());
@@ -193,6 +198,32 @@ std::vector<JobRun> run_jobs(const Scenario& scenario, const net::NetworkSpec& s
     }
   }
   return out;
+}
+
+void add_job_fault_costs(std::vector<FaultOutcome>& faults, const std::vector<JobRun>& jobs) {
+  for (std::size_t i = 0; i < faults.size(); ++i) {
+    const double from = faults[i].at_s;
+    const double to = i + 1 < faults.size() ? faults[i + 1].at_s : 1e300;
+    for (const JobRun& j : jobs) {
+      FaultOutcome::JobCost c;
+      c.job = j.name;
+      std::vector<double> before;
+      std::vector<double> during;
+      for (std::size_t k = 0; k < j.step_times_s.size(); ++k) {
+        const double start = j.step_starts_s[k];
+        const double end = start + j.step_times_s[k];
+        if (end <= from) {
+          before.push_back(j.step_times_s[k]);
+        } else if (start < to) {
+          during.push_back(j.step_times_s[k]);
+        }
+      }
+      c.step_before_s = mean(before);
+      c.step_during_s = mean(during);
+      c.steps_during = static_cast<uint32_t>(during.size());
+      faults[i].jobs.push_back(std::move(c));
+    }
+  }
 }
 
 }  // namespace syncsim::app

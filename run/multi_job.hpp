@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "run/fault_run.hpp"
 #include "scenario/scenario.hpp"
 #include "sim/backends/transfer_backend.hpp"
 #include "sim/net/network_spec.hpp"
@@ -42,7 +43,14 @@ std::vector<std::vector<uint32_t>> place_jobs(const Scenario& scenario,
 // Runs every job of `scenario.jobs` on `backend` (whose simulation may already hold background
 // traffic) to the end of the event queue, then, with compare_alone, each alone. Appends warnings
 // (a job that cannot load the fabric, a fidelity without contention).
+// `faults` (may be null) hands its stragglers to each job's ranks on their GPUs, alone runs too;
+// network faults act on `backend` only (the alone runs have an idle, healthy fabric).
 std::vector<JobRun> run_jobs(const Scenario& scenario, const net::NetworkSpec& spec,
-                             TransferBackend& backend, std::vector<std::string>& warnings);
+                             TransferBackend& backend, std::vector<std::string>& warnings,
+                             const FaultRun* faults = nullptr);
+
+// Per fault (by time), what it cost each job (FaultOutcome::jobs): its steps that ended before the
+// fault against those running from the fault to the next one (the last: to the run's end).
+void add_job_fault_costs(std::vector<FaultOutcome>& faults, const std::vector<JobRun>& jobs);
 
 }  // namespace syncsim::app

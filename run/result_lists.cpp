@@ -62,6 +62,16 @@ json faults(const RunResult& r) {
               {"bucket_slowdown_during", f.bucket_slowdown_during}};
     if (f.kind == "link_degraded") o["fraction"] = f.fraction;
     if (f.kind == "straggler") o["slowdown"] = f.slowdown;
+    if (!f.jobs.empty()) {
+      json jobs = json::array();
+      for (const FaultOutcome::JobCost& c : f.jobs) {
+        jobs.push_back({{"job", c.job},
+                        {"step_before_s", c.step_before_s},
+                        {"step_during_s", c.step_during_s},
+                        {"steps_during", c.steps_during}});
+      }
+      o["jobs"] = std::move(jobs);
+    }
     out.push_back(std::move(o));
   }
   return out;

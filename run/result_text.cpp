@@ -267,6 +267,11 @@ std::string to_text(const RunResult& r) {
       o << "; buckets " << f.bucket_slowdown_during << "x idle-fabric time";
       if (f.bucket_slowdown_before > 0) o << " (before: " << f.bucket_slowdown_before << "x)";
     }
+    for (const FaultOutcome::JobCost& c : f.jobs) {
+      if (c.steps_during == 0) continue;
+      o << "; job " << c.job << " step " << fmt_time(c.step_during_s);
+      if (c.step_before_s > 0) o << " (before: " << fmt_time(c.step_before_s) << ")";
+    }
     o << "\n";
   }
   for (const std::string& w : r.warnings) o << "warning    " << w << "\n";

@@ -393,7 +393,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   if (scenario.chakra) {
     run_chakra_workload(scenario, *backend, r);
   } else if (!scenario.jobs.empty()) {
-    r.jobs = run_jobs(scenario, spec, *backend, r.warnings);
+    r.jobs = run_jobs(scenario, spec, *backend, r.warnings, &faults);
   } else if (scenario.workload) {
     models::StepConfig step = scenario.workload->step;
     // With model parallelism the ranks are TP x CP x PP x DP on the first GPUs, in Megatron order
@@ -558,6 +558,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     r.fct.p99_s = percentile_sorted(fct, 99);
   }
   r.faults = faults.finish(*backend, r.step, r.warnings);
+  add_job_fault_costs(r.faults, r.jobs);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   if (scenario.report) {
     r.report = run_report_collectives(scenario);

@@ -110,9 +110,11 @@ void FlowBackend::begin(TransferId id, net::NodeId src, net::NodeId dst, const T
     // path, the bytes split evenly (see the class comment).
     uint64_t paths = 1;
     const bool routed = routing_.route_indexed(src, dst, 0, route_scratch_, &paths);
-    SIM_CHECK(routed, "no route between the transfer's NICs");
-    const auto parts = static_cast<uint32_t>(
-        std::min<uint64_t>({paths, kMaxSubflows, static_cast<uint64_t>(r.size.count())}));
+    // Only a fault can leave two NICs without a route: the single-path code below parks the flow.
+    SIM_CHECK(routed || !port_dead_.empty(), "no route between the transfer's NICs");
+    const auto parts = !routed ? 1U
+                               : static_cast<uint32_t>(std::min<uint64_t>(
+                                     {paths, kMaxSubflows, static_cast<uint64_t>(r.size.count())}));
     if (parts > 1) {
       uint32_t group = 0;
       if (free_groups_.empty()) {
@@ -130,7 +132,7 @@ void FlowBackend::begin(TransferId id, net::NodeId src, net::NodeId dst, const T
           route_scratch_.clear();
           routing_.route_indexed(src, dst, k, route_scratch_);
         }
-        add_flow(id, Bytes{share + (k < extra ? 1 : 0)}, group);
+        add_flow(id, Bytes{share + (k < extra ? 1 : 0)}, src, dst, qp, true, group);
       }
       return;
     }
@@ -141,10 +143,11 @@ void FlowBackend::begin(TransferId id, net::NodeId src, net::NodeId dst, const T
   // for one, on the NIC's own port for its timing.
   SIM_CHECK(routed || !port_dead_.empty(), "no route between the transfer's NICs");
   if (!routed) route_scratch_.assign(1, routing_.ports_of(src)[0]);
-  add_flow(id, r.size);
+  add_flow(id, r.size, src, dst, qp, routed);
 }
 
-void FlowBackend::add_flow(TransferId id, Bytes size, uint32_t group) {
+void FlowBackend::add_flow(TransferId id, Bytes size, net::NodeId src, net::NodeId dst, uint32_t qp,
+                           bool routed, uint32_t group) {
   const auto hops = static_cast<uint16_t>(route_scratch_.size());
   const net::PortId* route = route_scratch_.data();
   add_route_bytes(route, hops, size);

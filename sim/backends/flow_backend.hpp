@@ -104,7 +104,9 @@ class FlowBackend final : public TransferBackend, private EventTarget {
 
   void begin(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r) override;
   // Adds one fluid flow of `size` bytes of transfer `id` on the route in route_scratch_.
-  void add_flow(TransferId id, Bytes size, uint32_t group = kNoGroup);
+  // `routed`: false when faults left src and dst without a route (the flow then waits stalled).
+  void add_flow(TransferId id, Bytes size, net::NodeId src, net::NodeId dst, uint32_t qp,
+                bool routed, uint32_t group = kNoGroup);
   void on_event(uint32_t kind, uint64_t arg) override;
   void update();
   void update_rates();

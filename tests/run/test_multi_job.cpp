@@ -161,3 +161,24 @@ TEST_CASE("jobs: scenario errors point at the job") {
   CHECK(error_of(kFabric + "jobs:\n" + job("a", "[0]", ", steps: 0")).find("jobs.0.steps") !=
         std::string::npos);
 }
+
+TEST_CASE("jobs: a straggler slows its own job only, and each fault says what it cost each job") {
+  const std::string jobs =
+      "jobs:\n" + job("a", "[0, 1]", ", steps: 2") + job("b", "[2, 3]", ", steps: 2");
+  const app::RunResult healthy = run_text(kFabric + jobs);
+  // GPU 0 (host 0: job a's rank 0) computes twice as slowly from 0 on.
+  const app::RunResult slow =
+      run_text(kFabric + jobs + "faults:\n  - {kind: straggler, at: 0s, gpu: 0, slowdown: 2}\n");
+  REQUIRE(slow.jobs.size() == 2);
+  // The 4-layer step is communication-bound: the slow rank's compute (a few ms) delays its buckets
+  // and the step by a few percent.
+  CHECK(slow.jobs[0].step_time_s > 1.02 * healthy.jobs[0].step_time_s);
+  // Job b shares no link with job a (each under its own leaf) and has no slow GPU.
+  CHECK(slow.jobs[1].step_times_s == healthy.jobs[1].step_times_s);
+  REQUIRE(slow.faults.size() == 1);
+  REQUIRE(slow.faults[0].jobs.size() == 2);
+  CHECK(slow.faults[0].jobs[0].job == "a");
+  CHECK(slow.faults[0].jobs[0].steps_during == 2);
+  CHECK(slow.faults[0].jobs[0].step_during_s == doctest::Approx(slow.jobs[0].step_time_s));
+  CHECK(slow.faults[0].jobs[0].step_before_s == 0);
+}

@@ -101,7 +101,7 @@ TEST_CASE("scenario: malformed YAML reports the parser's position") {
 TEST_CASE("scenario: unknown keys are errors at every level") {
   CHECK(error_of(edit("seed: 5", "sede: 5")) ==
         "t.yaml:2:1: sede: unknown key \"sede\"; expected one of: name, seed, fidelity, fabric, "
-        "traffic, collective, workload, sweep, observe, report, faults");
+        "traffic, collective, workload, jobs, compare_alone, sweep, observe, report, faults");
   CHECK(error_of(edit("    spines: 2", "    spinez: 2")) ==
         "t.yaml:8:5: fabric.spine_leaf.spinez: unknown key \"spinez\"; expected one of: leaves, "
         "hosts_per_leaf, spines, uplinks_per_spine, oversubscription");
