@@ -92,12 +92,29 @@ void read_link(const Reader& in, const YAML::Node& node, const std::string& path
 
 topo::FabricParams read_fabric(const Reader& in, const YAML::Node& node, const std::string& path,
                                NetworkBehaviour& behaviour) {
-  const MapView fabric(
-      in, node, path,
-      {"topology", "spine_leaf", "fat_tree", "rail_optimized", "host", "links", "switch", "ecmp",
-       "nic", "nic_overrides", "transport", "impairments", "route_overrides", "flow",
-       "load_balancing", "flowlet_gap", "planes", "plane_selection", "link_layer", "routing",
-       "infiniband", "routing_convergence"});
+  const MapView fabric(in, node, path,
+                       {"topology",
+                        "spine_leaf",
+                        "fat_tree",
+                        "rail_optimized",
+                        "host",
+                        "links",
+                        "switch",
+                        "ecmp",
+                        "nic",
+                        "nic_overrides",
+                        "transport",
+                        "impairments",
+                        "route_overrides",
+                        "flow",
+                        "load_balancing",
+                        "flowlet_gap",
+                        "planes",
+                        "plane_selection",
+                        "link_layer",
+                        "routing",
+                        "infiniband",
+                        "routing_convergence"});
   topo::FabricParams p;
   p.kind = in.read_enum(fabric.require("topology"), fabric.path_of("topology"), kTopologies);
 
