@@ -248,3 +248,28 @@ TEST_CASE(
   CHECK(counters.flows_rerouted == 1);
   CHECK(counters.route_convergences == 1);
 }
+
+TEST_CASE("faults: a NIC down for a while: its flow waits without a route, then completes") {
+  // nic_down is its one cable going down (run/fault_run.cpp); with a duration, up again later.
+  const auto spec = topo::build_fabric(testing::spine_leaf_100g(2, 1, 2));
+  const Time down_at = Time::us(100);
+  const Time up_at = Time::us(400);
+  const Time convergence = Time::us(50);
+  Simulation sim(1);
+  PacketBackend b(sim, spec);
+  b.start(TransferRequest{0, 1, Bytes{4'000'000}, 0});  // ~330 us at 100G alone
+  const uint32_t nic_link = link_on_route(b, 0, 0);     // the source NIC's own cable
+  b.schedule_faults({link_fault(down_at, net::NetFaultKind::LinkDown, nic_link),
+                     link_fault(up_at, net::NetFaultKind::LinkUp, nic_link)},
+                    {convergence});
+  sim.queue().run();
+  const net::NetworkCounters& c = b.counters();
+  REQUIRE(b.transfers()[0].done);
+  // No path exists while the NIC is down: the flow was parked, not rerouted.
+  CHECK(c.flows_unroutable >= 1);
+  CHECK(c.dropped(net::DropReason::LinkDown) > 0);
+  CHECK(c.bytes_delivered == 4'000'000);
+  check_conserved(c);
+  // It finished only after the NIC came back and routing converged again.
+  CHECK(b.transfers()[0].finish > up_at + convergence);
+}
