@@ -9,6 +9,7 @@
 
 #include "sim/backends/analytic_backend.hpp"
 #include "sim/backends/flow_backend.hpp"
+#include "sim/backends/make_backend.hpp"
 #include "sim/backends/packet_backend.hpp"
 #include "spine_leaf_fixture.hpp"
 #include "topologies/fabric_builder.hpp"
@@ -41,12 +42,7 @@ struct Outcome {
 
 Outcome run_permutation(const net::NetworkSpec& spec, Fidelity fidelity = Fidelity::Packet) {
   Simulation sim(1);
-  std::unique_ptr<TransferBackend> backend;
-  if (fidelity == Fidelity::Packet) {
-    backend = std::make_unique<PacketBackend>(sim, spec);
-  } else {
-    backend = std::make_unique<FlowBackend>(sim, spec);
-  }
+  const std::unique_ptr<TransferBackend> backend = make_backend(fidelity, sim, spec);
   backend->count_port_bytes(true);
   for (uint32_t i = 0; i < kHostsPerLeaf; ++i) {
     backend->start(TransferRequest{i, kHostsPerLeaf + i, Bytes{kSize}, 0});

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/backends/flow_backend.hpp"
+#include "sim/backends/make_backend.hpp"
 #include "sim/backends/packet_backend.hpp"
 #include "spine_leaf_fixture.hpp"
 #include "topologies/fabric_builder.hpp"
@@ -47,12 +48,7 @@ uint32_t plane_of(const net::NetworkSpec& spec, net::NodeId n) {
 Time permutation(const net::NetworkSpec& spec, Fidelity fidelity, int64_t size,
                  std::vector<int64_t>* port_bytes = nullptr) {
   Simulation sim(1);
-  std::unique_ptr<TransferBackend> backend;
-  if (fidelity == Fidelity::Packet) {
-    backend = std::make_unique<PacketBackend>(sim, spec);
-  } else {
-    backend = std::make_unique<FlowBackend>(sim, spec);
-  }
+  const std::unique_ptr<TransferBackend> backend = make_backend(fidelity, sim, spec);
   backend->count_port_bytes(true);
   const auto half = static_cast<uint32_t>(spec.gpus.size() / 2);
   for (uint32_t g = 0; g < half; ++g) backend->start(TransferRequest{g, half + g, Bytes{size}, 0});
