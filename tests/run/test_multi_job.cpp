@@ -6,7 +6,10 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "run/runner.hpp"
+#include "run/trace.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "tests/scenario/scenario_text_fixtures.hpp"
 
@@ -103,6 +106,26 @@ TEST_CASE("jobs: consecutive steps and a later start") {
   CHECK(a.step_times_s[2] == doctest::Approx(a.step_times_s[0]).epsilon(1e-9));
   CHECK(a.start_s == doctest::Approx(2e-3));
   CHECK(a.end_s == doctest::Approx(2e-3 + 3 * a.step_times_s[0]).epsilon(1e-9));
+}
+
+TEST_CASE("jobs: the trace draws each job's steps where they ran") {
+  const app::RunResult r = run_text(kFabric + "jobs:\n" + job("a", "[0, 1]", ", steps: 2") +
+                                    job("b", "[2, 3]", ", start: 1ms"));
+  const nlohmann::json trace = app::jobs_trace(r.jobs);
+  int slices = 0;
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    const auto& j = r.jobs[e["pid"].get<std::size_t>()];
+    const auto k = static_cast<std::size_t>(std::stoul(e["name"].get<std::string>().substr(5)));
+    CHECK(e["ts"].get<double>() == doctest::Approx(j.step_starts_s[k] * 1e6));
+    CHECK(e["dur"].get<double>() == doctest::Approx(j.step_times_s[k] * 1e6));
+    ++slices;
+  }
+  CHECK(slices == 3);  // two steps of a, one of b
+  CHECK(r.jobs[1].step_starts_s.front() == doctest::Approx(1e-3));
+  // Job a's second step begins where its first ended.
+  CHECK(r.jobs[0].step_starts_s[1] ==
+        doctest::Approx(r.jobs[0].step_starts_s[0] + r.jobs[0].step_times_s[0]));
 }
 
 TEST_CASE("jobs: placement policies skip GPUs earlier jobs hold") {
