@@ -315,7 +315,7 @@ class DdpStepEngine final : public StepEngine {
     r.rank_backward_start = backward_start_;
 
     // The breakdown.
-    r.optimizer = config_.optimizer.value_or(adam_time(params, config_.gpu));
+    r.optimizer = optimizer();
     r.data_parallel = n_;
     const Time sync_end = r.buckets.empty() ? Time::zero() : r.buckets.back().end;
     r.step = std::max(compute_end_, sync_end) + r.optimizer;
@@ -383,15 +383,19 @@ class DdpStepEngine final : public StepEngine {
   // and the optimizer are done.
   void complete() {
     if (!done_) return;
-    const Time optimizer = config_.optimizer.value_or(
-        adam_time(static_cast<double>(total_parameters(config_.model)), config_.gpu));
     const Time sync_end = r_.buckets.empty() ? t0_ : r_.buckets.back().end;
-    const Time end = std::max(t0_ + compute_end_, sync_end) + optimizer;
+    const Time end = std::max(t0_ + compute_end_, sync_end) + optimizer();
     backend_.simulation().queue().schedule_fn(end, [this] {
       auto callback = std::move(done_);
       done_ = nullptr;
       callback();
     });
+  }
+
+  // The optimizer's time: the configured one, else Adam at HBM bandwidth.
+  Time optimizer() const {
+    return config_.optimizer.value_or(
+        adam_time(static_cast<double>(total_parameters(config_.model)), config_.gpu));
   }
 
   PlanOptions allreduce_options(int64_t bytes) const {

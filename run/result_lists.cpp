@@ -44,39 +44,6 @@ json rc_recovered(const RunResult& r) {
   return out;
 }
 
-json faults(const RunResult& r) {
-  json out = json::array();
-  for (const FaultOutcome& f : r.faults) {
-    json o = {{"kind", f.kind},
-              {"target", f.target},
-              {"at_s", f.at_s},
-              {"until_s", f.until_s},
-              {"bytes_lost", f.bytes_lost},
-              {"packets_lost_link_down", f.packets_lost_link_down},
-              {"flows_rerouted", f.flows_rerouted},
-              {"flows_unroutable", f.flows_unroutable},
-              {"retransmitted_bytes", f.retransmitted_bytes},
-              {"lossless_bytes_lost", f.lossless_bytes_lost},
-              {"buckets_during", f.buckets_during},
-              {"bucket_slowdown_before", f.bucket_slowdown_before},
-              {"bucket_slowdown_during", f.bucket_slowdown_during}};
-    if (f.kind == "link_degraded") o["fraction"] = f.fraction;
-    if (f.kind == "straggler") o["slowdown"] = f.slowdown;
-    if (!f.jobs.empty()) {
-      json jobs = json::array();
-      for (const FaultOutcome::JobCost& c : f.jobs) {
-        jobs.push_back({{"job", c.job},
-                        {"step_before_s", c.step_before_s},
-                        {"step_during_s", c.step_during_s},
-                        {"steps_during", c.steps_during}});
-      }
-      o["jobs"] = std::move(jobs);
-    }
-    out.push_back(std::move(o));
-  }
-  return out;
-}
-
 json jain_by_traffic(const RunResult& r) {
   json out = json::array();
   for (const TrafficFairness& g : r.jain_by_traffic) {

@@ -25,8 +25,6 @@ nlohmann::json collectives(const RunResult& r);
 inline constexpr std::size_t kTimelineRanks = 8;
 nlohmann::json rank_timeline(const RunResult& r);
 nlohmann::json link_tiers(const RunResult& r);
-// `faults:`: each occurrence, by time, with what it cost over its window (run/fault_run.hpp).
-nlohmann::json faults(const RunResult& r);
 
 }  // namespace result_lists
 }  // namespace syncsim::app

@@ -22,7 +22,6 @@ const ReportedCollectives& report(const RunResult& r) { return *r.report; }
 using result_lists::buckets;
 using result_lists::collectives;
 using result_lists::drops;
-using result_lists::faults;
 using result_lists::flow_rate_flows;
 using result_lists::flow_rate_window;
 using result_lists::jain_by_traffic;
@@ -252,42 +251,6 @@ const std::vector<ResultKey>& table() {
       {"flows_unroutable", "flows_unroutable", "count",
        "times a flow was left without any route (it waits for one)", P::Always,
        [](const RunResult& r) -> json { return r.counters.flows_unroutable; }},
-      {"faults", "", "-", "each fault occurrence by time, with its cost over its window (below)",
-       P::Faults, faults},
-      {"faults[].kind", "", "-", "link_down, link_degraded, switch_down, nic_down, straggler, ...",
-       P::Faults, nullptr},
-      {"faults[].target", "", "-", "the link, switch or NIC as named; \"gpu R\" for a straggler",
-       P::Faults, nullptr},
-      {"faults[].at_s", "", "s", "when it struck", P::Faults, nullptr},
-      {"faults[].until_s", "", "s", "when it ended (-1: it lasted)", P::Faults, nullptr},
-      {"faults[].bytes_lost", "", "B",
-       "data dropped in its window (from it to the next fault, the last to the run's end)",
-       P::Faults, nullptr},
-      {"faults[].packets_lost_link_down", "", "count", "packets lost on dead links in its window",
-       P::Faults, nullptr},
-      {"faults[].flows_rerouted", "", "count", "flows rerouted in its window", P::Faults, nullptr},
-      {"faults[].flows_unroutable", "", "count", "flows left without a route in its window",
-       P::Faults, nullptr},
-      {"faults[].retransmitted_bytes", "", "B", "bytes resent in its window", P::Faults, nullptr},
-      {"faults[].lossless_bytes_lost", "", "B", "lossless-class data lost in its window",
-       P::Faults, nullptr},
-      {"faults[].buckets_during", "", "count", "DDP buckets running in its window", P::Faults,
-       nullptr},
-      {"faults[].bucket_slowdown_before", "", "-",
-       "DDP buckets finished before it: all-reduce time / idle-fabric time (0: none)", P::Faults,
-       nullptr},
-      {"faults[].jobs", "", "-",
-       "with `jobs:`: per job, its mean step time before the fault and in its window (below)",
-       P::Faults, nullptr},
-      {"faults[].jobs[].job", "", "-", "the job's name", P::Faults, nullptr},
-      {"faults[].jobs[].step_before_s", "", "s",
-       "mean time of its steps that ended before the fault (0: none)", P::Faults, nullptr},
-      {"faults[].jobs[].step_during_s", "", "s",
-       "mean time of its steps running in the fault's window (0: none)", P::Faults, nullptr},
-      {"faults[].jobs[].steps_during", "", "count", "its steps running in the window", P::Faults,
-       nullptr},
-      {"faults[].bucket_slowdown_during", "", "-", "the same for the buckets in its window",
-       P::Faults, nullptr},
       {"deadlock.detected", "deadlock_detected", "-", "true when a PFC deadlock stopped the run",
        P::Always, [](const RunResult& r) -> json { return r.deadlock.detected; }},
       {"deadlock.at_s", "deadlock_at_s", "s",
@@ -553,6 +516,11 @@ const std::vector<ResultKey>& table() {
        "NCCL channels the report: all-reduces ran on", P::Report,
        [](const RunResult& r) -> json { return report(r).channels.channels; }},
   };
+    // A fault run's keys (result_schema_faults.cpp) stand before the deadlock's.
+    const std::span<const ResultKey> fault_keys = faults_result_keys();
+    const auto deadlock = std::find_if(
+        base.begin(), base.end(), [](const ResultKey& k) { return k.path == "deadlock.detected"; });
+    base.insert(deadlock, fault_keys.begin(), fault_keys.end());
     // A Chakra replay's keys (result_schema_chakra.cpp) close the table.
     const std::span<const ResultKey> chakra = chakra_result_keys();
     base.insert(base.end(), chakra.begin(), chakra.end());

@@ -52,6 +52,8 @@ struct ResultKey {
 std::span<const ResultKey> result_keys();
 // The keys of a Chakra replay (result_schema_chakra.cpp), the table's last rows.
 std::span<const ResultKey> chakra_result_keys();
+// The keys of a run with faults (result_schema_faults.cpp), before the deadlock keys.
+std::span<const ResultKey> faults_result_keys();
 // The keys of a multi-job run (result_schema_jobs.cpp), after the Chakra keys.
 std::span<const ResultKey> jobs_result_keys();
 
