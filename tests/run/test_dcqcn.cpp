@@ -513,9 +513,9 @@ TEST_CASE(
              : stock;
     app::RunResult gap_r;
     const QueueWindow held = bottleneck_queue(gap, "gap", kStart, kEnd, gap_r);
-    MESSAGE(std::string(c.host) << (fast ? " automatic ECN" : " 32 KB byte counter") << ": p99 "
-                                << held.p99_bytes / 1e3 << " KB, mean " << held.mean_bytes / 1e3
-                                << " KB");
+    MESSAGE(std::string(c.host) << std::string(fast ? " automatic ECN" : " 32 KB byte counter")
+                                << ": p99 " << held.p99_bytes / 1e3 << " KB, mean "
+                                << held.mean_bytes / 1e3 << " KB");
     CHECK(held.p99_bytes >= 0.9 * alone.p99_bytes);
   }
 }
