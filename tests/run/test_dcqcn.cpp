@@ -372,8 +372,9 @@ traffic:
 //   400G x 32 MiB: 2058 pauses with DCQCN, 10270 without (10167 before the target clamp after a
 //                  byte-counter increase was modelled: the preset then did nothing at 400G);
 //   100G x 8 MiB:  3305 with, 6309 without.
-// The queue is not yet bounded near Kmin..Kmax at these automatic thresholds: it alternates between
-// ~0.9 ms at the PFC XOFF threshold (~3.7 MB) and ~0.3 ms empty (docs/model.md, "DCQCN").
+// The queue is not bounded near Kmin..Kmax at these automatic thresholds (at 400G Kmax lies above
+// XOFF): at 400G it sits at the PFC XOFF threshold (~3.7 MB) for the first ~2 ms, then alternates
+// between XOFF and nearly empty; the next test case measures it (docs/model.md, "DCQCN").
 TEST_CASE("dcqcn incast: the ConnectX preset cuts pauses on 16:1 incasts at 100G and 400G") {
   struct Case {
     const char* host;
