@@ -22,9 +22,10 @@ int collective_command(const std::vector<std::string>& args, std::ostream& out) 
       "op", po::value<std::string>()->default_value("all_reduce"),
       "all_reduce | reduce_scatter | all_gather | broadcast | reduce | all_to_all | send_recv")(
       "algo", po::value<std::string>(),
-      "ring | tree | halving_doubling | hierarchical | pairwise | auto (NCCL's cost model picks "
-      "ring or tree per size; default: the scenario's collective.algorithm, auto; all_to_all and "
-      "send_recv run pairwise)")(
+      "ring | tree | halving_doubling | hierarchical | pairwise | nvls | nvls_tree | pat | "
+      "collnet_direct | collnet_chain | auto (NCCL's cost model picks per size among what the "
+      "fabric has: NVLink SHARP, InfiniBand SHARP; default: the scenario's collective.algorithm, "
+      "auto; all_to_all and send_recv run pairwise)")(
       "protocol", po::value<std::string>(),
       "LL | LL128 | Simple | auto (default: the scenario's collective.protocol, auto)")(
       "model", po::value<std::string>()->default_value("sim"),

@@ -122,9 +122,11 @@ ProtocolTiming protocol_timing(CollectiveAlgo algo, NcclProtocol proto, const Co
   if (c.steps < 1) throw std::invalid_argument("collective steps must be at least 1");
   const std::size_t p = index_of(proto);
   const std::size_t a = algo == CollectiveAlgo::Tree ? kTree : kRing;
-  if ((is_nvls(algo) || algo == CollectiveAlgo::Pat) && proto != NcclProtocol::Simple) {
+  if ((is_nvls(algo) || is_collnet(algo) || algo == CollectiveAlgo::Pat) &&
+      proto != NcclProtocol::Simple) {
     throw std::invalid_argument(std::string(to_string(algo)) +
-                                " runs the Simple protocol only (NCCL has no LL/LL128 NVLS)");
+                                " runs the Simple protocol only (NCCL has no LL/LL128 " +
+                                std::string(to_string(algo)) + ")");
   }
   ProtocolTiming t;
   t.wire_factor = proto == NcclProtocol::LL      ? 2.0
@@ -226,6 +228,19 @@ int64_t nccl_nvls_chunk_bytes(bool tree, int64_t bytes, uint32_t channels, uint3
   return chunk;
 }
 
+int64_t nccl_collnet_chunk_bytes(bool direct, int64_t bytes, uint32_t channels, uint32_t heads,
+                                 uint32_t gpus_per_host) {
+  constexpr int64_t kKiB = 1024;
+  const int64_t ways = int64_t{std::max(1u, channels)} * (direct ? std::max(1u, heads) : 1u);
+  const int64_t depth = direct ? 1 : std::max(1u, gpus_per_host);
+  int64_t chunk = direct ? 512 * kKiB : 256 * kKiB;
+  auto per = [&] { return bytes / (ways * chunk); };
+  while (per() < 64 * depth && chunk > 128 * kKiB) chunk /= 2;
+  while (per() < 8 * depth && chunk > 64 * kKiB) chunk /= 2;
+  while (per() < (direct ? 8 : 1) * depth && chunk > 32 * kKiB) chunk /= 2;
+  return chunk;
+}
+
 namespace {
 
 double nvls_predicted_time_us(bool tree, NcclProtocol proto, const NcclCostInputs& in,
@@ -250,6 +265,53 @@ double nvls_predicted_time_us(bool tree, NcclProtocol proto, const NcclCostInput
 
 }  // namespace
 
+namespace {
+
+// tuning.cc hwLatencies for CollNet Direct / Chain, Simple: NVLINK 3.7 / 2.8, NET 31 / 30 us.
+constexpr double kCollnetDirectNvlinkUs = 3.7;
+constexpr double kCollnetChainNvlinkUs = 2.8;
+constexpr double kCollnetDirectNetUs = 31.0;
+constexpr double kCollnetChainNetUs = 30.0;
+// "Add 0.4 us arity serialization latency" per local rank (tuning.cc, CollNet Direct).
+constexpr double kCollnetArityUs = 0.4;
+
+double collnet_predicted_time_us(bool direct, NcclProtocol proto, const NcclCostInputs& in,
+                                 int64_t bytes) {
+  if (proto != NcclProtocol::Simple || in.op != CollectiveOp::AllReduce || in.nodes < 2 ||
+      in.collnet_heads == 0 || in.collnet_nic_bw <= 0 || (direct && in.gpus_per_node < 2)) {
+    return -1.0;
+  }
+  const double ppn = in.gpus_per_node;
+  double bus = 0;
+  if (direct) {
+    const double heads = in.collnet_heads;
+    bus = heads * 2.0 * in.collnet_nic_bw;
+    double factor = ppn / heads;
+    factor -= (factor - 1.0) / 2.0;
+    bus /= factor;
+    if (in.compute_capability >= 90) bus *= 0.85;
+  } else {
+    bus = in.channels * 2.0 * in.bw_inter;
+  }
+  // NCCL's search keeps only graphs its NVLinks carry; both CollNet shapes move 2 (g - 1) / g of
+  // the buffer through every GPU's NVLink each way (Direct: the scatter to the heads and the
+  // heads' copies back; Chain: up and down the chain), which caps the algorithm bandwidth at the
+  // NVLink rate x g / (2 (g - 1)).
+  double alg = 0.5 * bus;
+  if (ppn > 1 && in.collnet_nvlink_bw > 0) {
+    alg = std::min(alg, in.collnet_nvlink_bw * ppn / (2.0 * (ppn - 1.0)));
+  }
+  const double net = (direct ? kCollnetDirectNetUs : kCollnetChainNetUs) +
+                     2.0 * in.latency_inter_us;  // Simple's flush
+  const double lat =
+      direct ? 2.0 * (std::min(1.0, ppn - 1.0) * kCollnetDirectNvlinkUs + (ppn - 1.0) * kCollnetArityUs) +
+                   net
+             : 2.0 * (ppn - 1.0) * kCollnetChainNvlinkUs + net;
+  return lat + static_cast<double>(bytes) / (1000.0 * alg);
+}
+
+}  // namespace
+
 double pat_predicted_time_us(NcclProtocol proto, const NcclCostInputs& in, int64_t bytes) {
   const bool ag_rs = in.op == CollectiveOp::AllGather || in.op == CollectiveOp::ReduceScatter;
   if (proto != NcclProtocol::Simple || !ag_rs || in.gpus_per_node != 1 || in.nodes < 2) {
@@ -267,6 +329,9 @@ double pat_predicted_time_us(NcclProtocol proto, const NcclCostInputs& in, int64
 double nccl_predicted_time_us(CollectiveAlgo algo, NcclProtocol proto, const NcclCostInputs& in,
                               int64_t bytes) {
   if (algo == CollectiveAlgo::Pat) return pat_predicted_time_us(proto, in, bytes);
+  if (is_collnet(algo)) {
+    return collnet_predicted_time_us(algo == CollectiveAlgo::CollnetDirect, proto, in, bytes);
+  }
   if (is_nvls(algo)) {
     return nvls_predicted_time_us(algo == CollectiveAlgo::NvlsTree, proto, in, bytes);
   }
@@ -321,7 +386,8 @@ NcclChoice nccl_choose(const NcclCostInputs& in, int64_t bytes) {
   NcclChoice best;
   best.time_us = -1;
   for (CollectiveAlgo a : {CollectiveAlgo::Tree, CollectiveAlgo::Ring, CollectiveAlgo::Nvls,
-                           CollectiveAlgo::NvlsTree, CollectiveAlgo::Pat}) {
+                           CollectiveAlgo::NvlsTree, CollectiveAlgo::Pat,
+                           CollectiveAlgo::CollnetDirect, CollectiveAlgo::CollnetChain}) {
     for (NcclProtocol p : {NcclProtocol::LL, NcclProtocol::LL128, NcclProtocol::Simple}) {
       const double t = nccl_predicted_time_us(a, p, in, bytes);
       if (t >= 0 && (best.time_us < 0 || t < best.time_us)) best = NcclChoice{a, p, t};

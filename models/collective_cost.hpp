@@ -6,8 +6,8 @@
 // Covered: Ring (AllReduce, AllGather, ReduceScatter; Broadcast/Reduce with nsteps = nRanks) and
 // Tree (AllReduce) with LL, LL128 and Simple on Hopper-class GPUs (SM90 tables), Intel or AMD
 // hosts; NVLS (AllReduce, Simple) on one node, NVLS-tree across nodes; PAT (AllGather,
-// ReduceScatter, Simple) at one GPU per node. Not covered: NVLS for reduce-scatter / all-gather,
-// CollNet, the tree-pattern 0.85 factor, per-op pipelining (numPipeOps = 1), and NCCL's topology
+// ReduceScatter, Simple) at one GPU per node; CollNet Direct and Chain (AllReduce, Simple). Not
+// covered: NVLS for reduce-scatter / all-gather, NVLS with SHARP across nodes, the tree-pattern 0.85 factor, per-op pipelining (numPipeOps = 1), and NCCL's topology
 // search (per-channel bandwidths are inputs; PAT uses the ring graph's where NCCL reads the
 // tree's).
 #include <array>
@@ -114,6 +114,16 @@ int64_t nccl_chunk_bytes(CollectiveAlgo algo, NcclProtocol proto, int64_t protoc
 int64_t nccl_nvls_chunk_bytes(bool tree, int64_t bytes, uint32_t channels, uint32_t heads,
                               uint32_t nodes);
 
+// NCCL's CollNet chunk per head (Direct) or chain (Chain) for an all_reduce of `bytes` (NCCL 2.30
+// enqueue.cc calcCollChunking). Direct starts at the Simple step (NCCL_BUFFSIZE / NCCL_STEPS =
+// 512 KiB) and, with p = bytes / (channels x heads x chunk), halves it while p < 64 x depth above
+// 128 KiB, then while p < 8 x depth above 64 KiB and above 32 KiB; Chain starts at min(256 KiB,
+// the step) and halves while bytes / (channels x chunk) < 64 x depth above 128 KiB, < 8 x depth
+// above 64 KiB, < depth above 32 KiB. depth: the connection's depth, taken as 1 for Direct (one
+// hop to the network per head) and the chain's length (GPUs per host) for Chain.
+int64_t nccl_collnet_chunk_bytes(bool direct, int64_t bytes, uint32_t channels, uint32_t heads,
+                                 uint32_t gpus_per_host);
+
 // PAT's per-rank latency (tuning.cc: "still a linear part"), us.
 inline constexpr double kNcclPatPerRankUs = 2.8;
 
@@ -136,6 +146,11 @@ struct NcclCostInputs {
   double nvls_bw = 0;
   double nvls_efficiency = 0;
   double nvls_tree_cap = 0;  // perChMaxNVLSTreeBws for the node count (NVLS-tree)
+  // CollNet (NcclChannels::collnet_*): the Direct graph's heads (0: no CollNet) and each head's
+  // NIC rate, GB/s.
+  uint32_t collnet_heads = 0;
+  double collnet_nic_bw = 0;
+  double collnet_nvlink_bw = 0;  // per GPU and direction, GB/s (NCCL's NVLink rate); 0: no cap
 };
 
 // Predicted time in microseconds, or a negative value when NCCL would not use that pair (Tree for
@@ -144,6 +159,16 @@ struct NcclCostInputs {
 // bandwidth heads x bwIntra x nvlsEfficiency x (heads - 1) / heads x 2, latency the NVLink row's
 // 25 us and no base. NVLS-tree: per channel the least of that intra share, bwInter (doubled on 2
 // nodes) and perChMaxNVLSTreeBws; latency 25 us + 2 log2(nodes) x the NET row's 20.9 us.
+// CollNet Direct and Chain (all_reduce, Simple, two or more nodes, with CollNet heads): bus
+// bandwidth per tuning.cc from the CollNet graphs, which NCCL's search builds with bwInter = the
+// NIC path and raises bwIntra while it is below twice bwInter (search.cc), taken here as exactly
+// 2 x bwInter. Direct: heads channels of bwIntra, divided by factor = ppn / heads less
+// (factor - 1) / 2, x 0.85 on Hopper and newer; Chain: the ring graph's channels, bwIntra = twice
+// their per-channel network rate. Algorithm bandwidth half of that; latency Direct 2 (min(1,
+// ppn - 1) 3.7 + 0.4 (ppn - 1)) + NET 31 us, Chain 2 (ppn - 1) 2.8 + NET 30 us, each NET term with
+// the plugin latency twice (Simple's flush). The algorithm bandwidth is capped at what the GPUs'
+// NVLinks carry, NVLink x ppn / (2 (ppn - 1)) (a simplification of NCCL's search, which keeps only
+// graphs the NVLinks carry).
 double nccl_predicted_time_us(CollectiveAlgo algo, NcclProtocol proto, const NcclCostInputs& in,
                               int64_t bytes);
 
@@ -152,8 +177,8 @@ struct NcclChoice {
   NcclProtocol proto = NcclProtocol::Simple;
   double time_us = 0;
 };
-// NCCL's `auto`: the (Ring|Tree|NVLS|NVLS-tree, LL|LL128|Simple) pair with the smallest predicted
-// time.
+// NCCL's `auto`: the (Ring|Tree|NVLS|NVLS-tree|PAT|CollNet Direct|CollNet Chain,
+// LL|LL128|Simple) pair with the smallest predicted time.
 NcclChoice nccl_choose(const NcclCostInputs& in, int64_t bytes);
 
 }  // namespace syncsim::models

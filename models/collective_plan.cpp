@@ -47,6 +47,10 @@ std::string_view to_string(CollectiveAlgo algo) {
       return "nvls_tree";
     case CollectiveAlgo::Pat:
       return "pat";
+    case CollectiveAlgo::CollnetDirect:
+      return "collnet_direct";
+    case CollectiveAlgo::CollnetChain:
+      return "collnet_chain";
   }
   return "?";
 }
@@ -65,12 +69,13 @@ CollectiveOp parse_collective_op(std::string_view text) {
 CollectiveAlgo parse_collective_algo(std::string_view text) {
   for (auto a : {CollectiveAlgo::Ring, CollectiveAlgo::Tree, CollectiveAlgo::HalvingDoubling,
                  CollectiveAlgo::Hierarchical, CollectiveAlgo::Pairwise, CollectiveAlgo::Nvls,
-                 CollectiveAlgo::NvlsTree, CollectiveAlgo::Pat}) {
+                 CollectiveAlgo::NvlsTree, CollectiveAlgo::Pat, CollectiveAlgo::CollnetDirect,
+                 CollectiveAlgo::CollnetChain}) {
     if (to_string(a) == text) return a;
   }
   throw std::invalid_argument("unknown algorithm \"" + std::string(text) +
                               "\" (ring, tree, halving_doubling, hierarchical, pairwise, nvls, "
-                              "nvls_tree, pat)");
+                              "nvls_tree, pat, collnet_direct, collnet_chain)");
 }
 
 uint32_t CollectivePlan::add_step(const PlanStep& step, std::span<const uint32_t> step_deps) {
@@ -157,6 +162,11 @@ CollectivePlan build_plan(const PlanOptions& o) {
       if (o.op != CollectiveOp::AllGather && o.op != CollectiveOp::ReduceScatter)
         throw unsupported();
       plan_detail::build_pat(plan, o);
+      break;
+    case CollectiveAlgo::CollnetDirect:
+    case CollectiveAlgo::CollnetChain:
+      if (o.op != CollectiveOp::AllReduce) throw unsupported();
+      plan_detail::build_collnet(plan, o);
       break;
   }
   return plan;

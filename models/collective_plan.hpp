@@ -21,6 +21,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/net/sharp_aggregation.hpp"
+
 namespace syncsim::models {
 
 enum class CollectiveOp : uint8_t {
@@ -40,18 +42,25 @@ enum class CollectiveAlgo : uint8_t {
   Pairwise,
   Nvls,
   NvlsTree,
-  Pat
+  Pat,
+  CollnetDirect,
+  CollnetChain
 };
 // NVLS or NVLS-tree: NVLink SHARP in the NVSwitch (Simple protocol only, all_reduce only).
 inline bool is_nvls(CollectiveAlgo a) {
   return a == CollectiveAlgo::Nvls || a == CollectiveAlgo::NvlsTree;
 }
+// CollNet Direct or Chain: SHARP in the fabric's switches (Simple protocol only, all_reduce only;
+// collective_plan_collnet.cpp).
+inline bool is_collnet(CollectiveAlgo a) {
+  return a == CollectiveAlgo::CollnetDirect || a == CollectiveAlgo::CollnetChain;
+}
 
 std::string_view to_string(CollectiveOp op);
 std::string_view to_string(CollectiveAlgo algo);
 // Parse "all_reduce", "reduce_scatter", ..., "send_recv" / "ring", "tree", "halving_doubling",
-// "hierarchical", "pairwise", "nvls", "nvls_tree", "pat". Throw std::invalid_argument on anything
-// else.
+// "hierarchical", "pairwise", "nvls", "nvls_tree", "pat", "collnet_direct", "collnet_chain".
+// Throw std::invalid_argument on anything else.
 CollectiveOp parse_collective_op(std::string_view text);
 CollectiveAlgo parse_collective_algo(std::string_view text);
 
@@ -80,6 +89,9 @@ struct CollectivePlan {
   // NVLS: in-switch reduction engines, ranks ranks..ranks+engines-1; engine e serves the GPU ranks
   // [e * ranks / engines, (e + 1) * ranks / engines) (one NVLink domain each). 0 otherwise.
   uint32_t engines = 0;
+  // CollNet: engine e is the fabric's SHARP engine fabric_engines[e] (NetworkSpec::sharp_engines);
+  // empty for NVLS, whose engines are the hosts' NVSwitches.
+  std::vector<uint32_t> fabric_engines;
   uint32_t root = 0;                 // Broadcast/Reduce root; SendRecv sender
   uint32_t peer = 0;                 // SendRecv receiver
   int64_t bytes = 0;                 // the nccl-tests size S (see PlanOptions::bytes)
@@ -137,6 +149,12 @@ struct PlanOptions {
   // the one `connection_depth` earlier on its connection. NCCL: NCCL_STEPS / slots per transfer
   // (ProtocolTiming::pipeline_depth: ring Simple 4, LL/LL128 8). 1: strictly one after another.
   uint32_t connection_depth = 1;
+  // CollnetDirect, CollnetChain: the SHARP aggregation tree of each NIC rail (index: the NIC's
+  // index in its host), its participants the hosts in rank order (net::aggregation_tree over NIC
+  // i of every host). Direct: head h (the first GPU of NIC h; min(NICs, GPUs) heads) reduces
+  // slice h of every round inside its host and sends it up tree h; Chain: channel c's chain ends
+  // at the first GPU of NIC c mod NICs, which uses that NIC's tree.
+  std::vector<net::AggregationTree> collnet_trees;
 };
 
 // Builds the plan, or throws std::invalid_argument for an unsupported (op, algo) pair or bad
@@ -147,7 +165,8 @@ struct PlanOptions {
 // ReduceScatter, AllGather; Hierarchical: AllReduce; Pairwise: AllToAll, SendRecv; Nvls: AllReduce
 // inside one NVLink domain (all ranks on one host; NVLink SHARP, collective_plan_nvls.cpp);
 // NvlsTree: AllReduce over whole hosts, two or more (NVLS in each host, a tree between hosts);
-// Pat: AllGather, ReduceScatter (NCCL's PAT, log2(n) aggregated steps; collective_plan_pat.cpp).
+// Pat: AllGather, ReduceScatter (NCCL's PAT, log2(n) aggregated steps; collective_plan_pat.cpp);
+// CollnetDirect, CollnetChain: AllReduce over whole hosts (SHARP, collective_plan_collnet.cpp).
 CollectivePlan build_plan(const PlanOptions& options);
 
 // Size of the all-reduce plan build_plan makes for (algo, ranks, bytes, chunk_bytes, channels,

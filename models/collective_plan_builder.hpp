@@ -161,5 +161,6 @@ void build_pairwise(CollectivePlan& plan, const PlanOptions& o);
 void build_nvls(CollectivePlan& plan, const PlanOptions& o);
 void build_nvls_tree(CollectivePlan& plan, const PlanOptions& o);
 void build_pat(CollectivePlan& plan, const PlanOptions& o);
+void build_collnet(CollectivePlan& plan, const PlanOptions& o);
 
 }  // namespace syncsim::models::plan_detail

@@ -50,6 +50,22 @@ double allreduce_transfers(CollectiveAlgo algo, double n, double bytes, double c
     }
     case CollectiveAlgo::Pat:  // all-gather / reduce-scatter only: no all-reduce plan
       return 0;
+    case CollectiveAlgo::CollnetDirect:
+    case CollectiveAlgo::CollnetChain: {
+      // collective_plan_collnet.cpp: rounds of heads x chunk (at most 64 per channel, fewer past
+      // about 300,000 transfers, never under 8); per channel
+      // and round the hosts' scatter and broadcast (Direct: 2 heads (g - 1) per host; Chain:
+      // 2 (g - 1)) and per head its tree: up and down once per host and, counted as a
+      // spine-leaf's two levels, once per leaf engine (at most one per host).
+      const bool direct = algo == CollectiveAlgo::CollnetDirect;
+      const double g = std::max(1.0, gpus_per_host);
+      const double nodes = n / g;
+      const double heads = direct ? std::min(g, 8.0) : 1.0;
+      const double per_round = heads * (2.0 * nodes * g + 4.0 * nodes);
+      const double most = std::min(64.0, std::max(8.0, std::floor(3.0e5 / (per_round * channels))));
+      const double rounds = chunk <= 0 ? 1.0 : std::min(most, ceil_div(bytes / channels, heads * chunk));
+      return channels * std::max(1.0, rounds) * heads * (2.0 * nodes * (g - 1) + 4.0 * nodes);
+    }
     case CollectiveAlgo::Ring:
     case CollectiveAlgo::Pairwise:
       break;

@@ -22,7 +22,20 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
     throw std::invalid_argument("rank_to_gpu maps " + std::to_string(gpu_.size()) +
                                 " ranks, the plan has " + std::to_string(plan_.ranks));
   }
-  if (plan_.engines > 0) {
+  if (!plan_.fabric_engines.empty()) {
+    // CollNet: engine e is the fabric's SHARP engine fabric_engines[e].
+    const net::NetworkSpec& spec = backend_.spec();
+    gpu_.resize(plan_.ranks);
+    for (const uint32_t k : plan_.fabric_engines) {
+      if (k >= spec.sharp_engines.size()) {
+        throw std::invalid_argument(
+            "collnet needs SHARP switches (fabric.infiniband.sharp.enabled); this fabric has " +
+            std::to_string(spec.sharp_engines.size()) + " SHARP engines, the plan names engine " +
+            std::to_string(k));
+      }
+      gpu_.push_back(spec.sharp_endpoint(k));
+    }
+  } else if (plan_.engines > 0) {
     // Switch engine e is the NVLS engine of the host of its first GPU rank.
     const net::NetworkSpec& spec = backend_.spec();
     gpu_.resize(plan_.ranks);
@@ -171,10 +184,12 @@ void CollectiveRunner::issue(uint32_t step) {
   }
   ++result_.transfers;
   result_.bytes_sent += s.bytes;
-  Time latency = options_.step_latency;
-  if (options_.net_step_latency) {
+  // Between two SHARP engines the switches pass the data on in hardware: no software step.
+  const bool engine_hop = s.src >= plan_.ranks && s.dst >= plan_.ranks;
+  Time latency = engine_hop ? Time::zero() : options_.step_latency;
+  if (options_.net_step_latency && !engine_hop) {
     const net::NetworkSpec& spec = backend_.spec();
-    if (spec.endpoint(gpu_[s.src]).host != spec.endpoint(gpu_[s.dst]).host) {
+    if (!net::same_host(spec.endpoint(gpu_[s.src]), spec.endpoint(gpu_[s.dst]))) {
       latency = *options_.net_step_latency;
     }
   }
@@ -190,7 +205,7 @@ void CollectiveRunner::issue(uint32_t step) {
     const net::NetworkSpec& spec = backend_.spec();
     const net::GpuAttachment& a = spec.endpoint(gpu_[s.src]);
     const net::GpuAttachment& b = spec.endpoint(gpu_[s.dst]);
-    const net::NodeId port = a.host == b.host ? a.nvlink_port : a.nic;
+    const net::NodeId port = net::same_host(a, b) ? a.nvlink_port : a.nic;
     if (s.source_step >= paced_until_.size()) {
       throw std::invalid_argument("plan transfer names connection " +
                                   std::to_string(s.source_step) + " of " +
@@ -265,7 +280,7 @@ int64_t CollectiveRunner::wire_bytes(int64_t payload, uint32_t a, uint32_t b) co
   double factor = options_.wire_factor;
   if (options_.intra_host_wire_factor) {
     const net::NetworkSpec& spec = backend_.spec();
-    if (spec.endpoint(a).host == spec.endpoint(b).host) factor = *options_.intra_host_wire_factor;
+    if (net::same_host(spec.endpoint(a), spec.endpoint(b))) factor = *options_.intra_host_wire_factor;
   }
   if (factor == 1.0) return payload;
   return static_cast<int64_t>(std::ceil(static_cast<double>(payload) * factor));

@@ -139,6 +139,12 @@ NcclChannels nccl_channels(const NcclSystem& s, std::optional<uint32_t> requeste
             s.nodes <= 2 ? (blackwell ? 96.0 : 57.7) : (blackwell ? 80.0 : 45.5);
     }
   }
+  // CollNet runs on up to NCCL_MAX_DIRECT_ARITY + 1 = 8 GPUs per node (enqueue.cc).
+  if (s.sharp && inter && g <= 8) {
+    out.collnet_heads = std::min(nics, 8u);
+    out.collnet_nic_GBps = path;
+    out.collnet_nvlink_GBps = g > 1 ? s.nvlink_GBps : 0.0;
+  }
   return out;
 }
 

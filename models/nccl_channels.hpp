@@ -35,6 +35,10 @@ struct NcclSystem {
   double nvlink_GBps = 370.8;        // per GPU and direction: links x NCCL's per-link rate
   uint32_t compute_capability = 90;  // selects the speed lists (80, 90, 100)
   bool nvls = false;                 // the NVSwitch reduces (NVLink SHARP; GpuSpec::nvswitch_sharp)
+  // The fabric's switches reduce (InfiniBand SHARP, fabric.infiniband.sharp) and their trees fit
+  // (sharp_aggregation.hpp): NCCL's CollNet is enabled (NCCL_COLLNET_ENABLE=1 with the SHARP
+  // plugin).
+  bool sharp = false;
 };
 
 struct NcclChannels {
@@ -67,6 +71,13 @@ struct NcclChannels {
   // Across nodes, NVLS-tree's per-channel cap (tuning.cc perChMaxNVLSTreeBws: Hopper 57.7 on 2
   // nodes, 45.5 from 4; Blackwell 96, 80); 0 on one node.
   double nvls_tree_cap_GBps = 0;
+  // CollNet (NcclSystem::sharp, two or more nodes): the Direct graph's heads, one per NIC, at most
+  // NCCL_MAX_DIRECT_ARITY + 1 = 8 and the GPUs (search.cc: "COLLNET_DIRECT search must have
+  // ngpus heads at most"), and each head's network rate (its NIC path, the graph's bwInter). 0
+  // heads: no CollNet.
+  uint32_t collnet_heads = 0;
+  double collnet_nic_GBps = 0;
+  double collnet_nvlink_GBps = 0;  // NcclSystem::nvlink_GBps (the CollNet NVLink cap)
 };
 
 // NCCL's channels for `system`; `requested` (NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS = N) replaces

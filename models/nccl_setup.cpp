@@ -49,6 +49,15 @@ NcclSetup nccl_setup(const NcclCollective& c, const CollectiveConfig& config,
                               c.nvls_heads > 0 ? c.nvls_heads : std::min(32u, g), nodes));
     po.nvls_heads = c.nvls_heads;
   }
+  if (is_collnet(c.algo)) {
+    po.chunk_bytes = c.chunk_bytes.value_or(nccl_collnet_chunk_bytes(
+        c.algo == CollectiveAlgo::CollnetDirect, c.bytes, c.channels,
+        std::min({8u, g, c.nics_per_host == 0 ? g : c.nics_per_host}), g));
+    po.collnet_trees = c.collnet_trees;
+    if (c.collnet_outstanding > 0) {
+      po.connection_depth = std::min(po.connection_depth, c.collnet_outstanding);
+    }
+  }
   s.run = apply_protocol_timing(base, s.timing);
   if (is_nvls(c.algo)) {
     // The multimem efficiency stretches every byte on NVLink (NcclChannels::nvls_link_efficiency),
@@ -97,6 +106,9 @@ NcclCostInputs nccl_cost_inputs(CollectiveOp op, uint32_t ranks, uint32_t gpus_p
   cost.nvls_bw = channels.nvls_bw_GBps;
   cost.nvls_efficiency = channels.nvls_efficiency;
   cost.nvls_tree_cap = channels.nvls_tree_cap_GBps;
+  cost.collnet_heads = channels.collnet_heads;
+  cost.collnet_nic_bw = channels.collnet_nic_GBps;
+  cost.collnet_nvlink_bw = channels.collnet_nvlink_GBps;
   cost.compute_capability = channels.compute_capability;
   return cost;
 }
@@ -118,7 +130,8 @@ NcclSystem nccl_system(uint32_t ranks, uint32_t gpus_per_host, uint32_t nics_per
 
 NcclProtocol nccl_best_protocol(CollectiveAlgo algo, const NcclCostInputs& cost, int64_t bytes) {
   const CollectiveAlgo row =
-      algo == CollectiveAlgo::Tree || algo == CollectiveAlgo::Pat || is_nvls(algo)
+      algo == CollectiveAlgo::Tree || algo == CollectiveAlgo::Pat || is_nvls(algo) ||
+              is_collnet(algo)
           ? algo
           : CollectiveAlgo::Ring;
   NcclProtocol proto = NcclProtocol::Simple;

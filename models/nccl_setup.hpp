@@ -7,6 +7,7 @@
 // so the three cannot drift apart.
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "models/collective_cost.hpp"
 #include "models/collective_plan.hpp"
@@ -34,6 +35,11 @@ struct NcclCollective {
   // NVLink rate multimem operations move.
   uint32_t nvls_heads = 0;
   double nvls_link_efficiency = 1.0;
+  // CollNet only: each NIC rail's SHARP aggregation tree (PlanOptions::collnet_trees) and the
+  // reductions a tree keeps in flight (SharpParams::outstanding_operations; 0: no limit beyond
+  // the protocol's pipeline depth).
+  std::vector<net::AggregationTree> collnet_trees;
+  uint32_t collnet_outstanding = 0;
 };
 
 struct NcclSetup {

@@ -410,6 +410,10 @@ class DdpStepEngine final : public StepEngine {
     o.min_piece_bytes = config_.ring_min_piece_bytes;
     o.gpus_per_host = config_.gpus_per_host;
     o.nics_per_host = config_.nics_per_host;
+    if (is_collnet(config_.algorithm)) {
+      o.collnet_trees = config_.collnet_trees;
+      if (config_.collnet_outstanding > 0) o.connection_depth = config_.collnet_outstanding;
+    }
     return o;
   }
 

@@ -129,6 +129,11 @@ struct StepConfig {
   int64_t ring_min_piece_bytes = 0;
   uint32_t gpus_per_host = 1;  // ranks r..r+g-1 share a host (rings keep channels on rails)
   uint32_t nics_per_host = 0;  // 0: one per GPU (PlanOptions::nics_per_host)
+  // CollNet (algorithm collnet_direct / collnet_chain, DDP): each NIC rail's SHARP tree over the
+  // data-parallel group's hosts and the reductions in flight per tree (PlanOptions::collnet_trees,
+  // SharpParams::outstanding_operations).
+  std::vector<net::AggregationTree> collnet_trees;
+  uint32_t collnet_outstanding = 0;
   CollectiveRunOptions collective;
   Perturbations perturbations;
   uint64_t seed = 1;

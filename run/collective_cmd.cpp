@@ -72,6 +72,7 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
   const bool proto_fixed = !o.auto_protocol && (o.protocol || cfg.protocol);
   models::NcclProtocol fixed_proto = models::NcclProtocol::Simple;
   if (proto_fixed) fixed_proto = o.protocol ? *o.protocol : *cfg.protocol;
+  CollectiveSweep sweep;
   if (algo_fixed && models::is_nvls(fixed_algo) && nccl_channels.nvls_heads == 0) {
     throw CollectiveUsageError(
         std::string(to_string(fixed_algo)) +
@@ -80,12 +81,25 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
   }
   std::vector<uint32_t> rank_to_gpu(n);
   for (uint32_t r = 0; r < n; ++r) rank_to_gpu[r] = r;
+  // SHARP: one aggregation tree per NIC rail over the collective's hosts, as sharp_am builds them;
+  // CollNet is off (as NCCL falls back when SHARP has no resources) when they do not fit.
+  net::RailTrees rail = net::usable_rail_trees(spec, rank_to_gpu, scenario.fabric.host.gpus,
+                                               scenario.fabric.host.nics);
+  std::vector<net::AggregationTree> collnet_trees = std::move(rail.trees);
+  const std::string collnet_off = rail.unavailable;
+  if (!collnet_off.empty()) {
+    nccl_channels.collnet_heads = 0;
+    collnet_trees.clear();
+  }
+  sweep.collnet_unavailable = collnet_off;
+  if (algo_fixed && models::is_collnet(fixed_algo) && !collnet_off.empty()) {
+    throw CollectiveUsageError(std::string(to_string(fixed_algo)) + " " + collnet_off);
+  }
 
   // NCCL cost-model inputs from the fabric (ranks fill hosts in order).
   const models::NcclCostInputs cost =
       models::nccl_cost_inputs(o.op, n, scenario.fabric.host.gpus, nccl_channels);
 
-  CollectiveSweep sweep;
   sweep.channels = nccl_channels;
   NcclTestsHeader& h = sweep.header;
   h.program = nccl_tests_program(o.op);
@@ -118,8 +132,8 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
         throw CollectiveUsageError(
             "the nccl model covers ring (all_reduce, reduce_scatter, "
             "all_gather, broadcast, reduce), tree (all_reduce), nvls (all_reduce in one NVLink "
-            "domain), nvls_tree (all_reduce across hosts) and pat (all_gather, reduce_scatter at "
-            "one GPU per node), not " +
+            "domain), nvls_tree (all_reduce across hosts), pat (all_gather, reduce_scatter at "
+            "one GPU per node) and collnet_direct / collnet_chain (all_reduce), not " +
             std::string(to_string(algo)) + " " + std::string(to_string(o.op)));
       }
       sweep.rows.push_back(make_row(o.op, n, bytes, t, static_cast<int>(o.root), 0));
@@ -134,6 +148,10 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
       c.channels = models::is_nvls(algo) ? nccl_channels.nvls_channels : channels;
       c.nvls_heads = nccl_channels.nvls_heads;
       c.nvls_link_efficiency = nccl_channels.nvls_link_efficiency;
+      if (models::is_collnet(algo)) {
+        c.collnet_trees = collnet_trees;
+        c.collnet_outstanding = spec.sharp.outstanding_operations;
+      }
       c.chunk_bytes = o.chunk_bytes;
       c.root = o.root;
       c.gpus_per_host = scenario.fabric.host.gpus;

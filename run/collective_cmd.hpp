@@ -56,6 +56,8 @@ struct CollectiveSweepOptions {
 
 struct CollectiveSweep {
   models::NcclChannels channels;  // NCCL's channels and NICs for the sweep's ranks
+  // Why CollNet (SHARP) cannot run on this fabric and these ranks; empty when it can.
+  std::string collnet_unavailable;
   NcclTestsHeader header;
   std::vector<NcclTestsRow> rows;
 };

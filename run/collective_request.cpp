@@ -80,6 +80,16 @@ nlohmann::json collective_json(const Scenario& scenario, const CollectiveOutcome
                            {"efficiency", ch.nvls_efficiency},
                            {"link_efficiency", ch.nvls_link_efficiency}};
     }
+    // CollNet over the fabric's SHARP switches (null where it cannot run, with the reason in
+    // collnet_unavailable): rows with algorithm "collnet_direct" / "collnet_chain" run on it.
+    j["nccl"]["collnet"] = nullptr;
+    if (ch.collnet_heads > 0) {
+      j["nccl"]["collnet"] = {{"heads", ch.collnet_heads},
+                              {"nic_GBps", ch.collnet_nic_GBps},
+                              {"outstanding_operations",
+                               scenario.fabric.sharp.outstanding_operations}};
+    }
+    j["nccl"]["collnet_unavailable"] = sweep.collnet_unavailable;
   }
   j["warnings"] = outcome.warnings;
   return j;

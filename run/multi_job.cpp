@@ -23,13 +23,15 @@ uint32_t model_parallel_of(const WorkloadSpec& w) {
 }
 
 // One job's step configuration on its GPUs, as run_scenario sets up a single workload's.
-models::StepConfig job_step_config(const Scenario& scenario, const JobSpec& job,
-                                   std::vector<uint32_t> rank_to_gpu, const FaultRun* faults) {
+models::StepConfig job_step_config(const Scenario& scenario, const net::NetworkSpec& spec,
+                                   const JobSpec& job, std::vector<uint32_t> rank_to_gpu,
+                                   const FaultRun* faults) {
   models::StepConfig step = job.workload.step;
   step.rank_to_gpu = std::move(rank_to_gpu);
   step.gpus_per_host = scenario.fabric.host.gpus;
   step.seed = scenario.seed;
   step.nics_per_host = scenario.fabric.host.nics;
+  set_collnet_trees(step, scenario, spec);
   const auto ranks = static_cast<uint32_t>(step.rank_to_gpu.size());
   models::apply_nccl_step_setup(step, scenario.collective, scenario_nccl_channels(scenario, ranks));
   // Jobs share the fabric: their collectives run live unless the scenario says otherwise.
@@ -74,7 +76,7 @@ std::vector<JobSteps> start_jobs(const Scenario& scenario, const net::NetworkSpe
     JobSteps& j = jobs[k];
     j.job = &spec_job;
     j.config = std::make_unique<models::StepConfig>(
-        job_step_config(scenario, spec_job, placement[which[k]], faults));
+        job_step_config(scenario, spec, spec_job, placement[which[k]], faults));
     j.base_seed = scenario.seed;
     j.engine = models::make_step_engine(backend, spec, scenario.fidelity, *j.config);
   }

@@ -364,10 +364,26 @@ double percentile_sorted(const std::vector<double>& sorted, double p) {
 models::NcclChannels scenario_nccl_channels(const Scenario& scenario, uint32_t ranks,
                                             std::optional<uint32_t> requested) {
   const topo::FabricParams& f = scenario.fabric;
-  const models::NcclSystem system =
+  models::NcclSystem system =
       models::nccl_system(ranks, f.host.gpus, f.host.nics, f.links.host.bandwidth,
                           f.links.nvlink.bandwidth, scenario.host_gpu);
+  system.sharp = f.sharp.enabled;
   return models::nccl_channels(system, requested ? requested : scenario.collective.channels);
+}
+
+
+void set_collnet_trees(models::StepConfig& step, const Scenario& scenario,
+                       const net::NetworkSpec& spec) {
+  if (!models::is_collnet(step.algorithm)) return;
+  net::RailTrees trees = net::usable_rail_trees(spec, step.rank_to_gpu, scenario.fabric.host.gpus,
+                                                scenario.fabric.host.nics);
+  if (!trees.unavailable.empty()) {
+    throw ScenarioError(scenario.source, 0, 0, "workload.algorithm",
+                        "expected an algorithm this fabric runs: CollNet " + trees.unavailable +
+                            ", so NCCL would fall back to another");
+  }
+  step.collnet_trees = std::move(trees.trees);
+  step.collnet_outstanding = spec.sharp.outstanding_operations;
 }
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
@@ -416,6 +432,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     // `collective:` knobs).
     r.step_channels = scenario_nccl_channels(scenario, ranks);
     step.nics_per_host = scenario.fabric.host.nics;
+    set_collnet_trees(step, scenario, spec);
     models::apply_nccl_step_setup(step, scenario.collective, r.step_channels);
     // Idle-fabric bucket timings are exact only when nothing else shares the fabric.
     step.reuse_bucket_timings = scenario.workload->reuse_bucket_timings.value_or(r.messages == 0);

@@ -191,6 +191,13 @@ net::NetworkSpec scenario_network(const Scenario& scenario);
 models::NcclChannels scenario_nccl_channels(const Scenario& scenario, uint32_t ranks,
                                             std::optional<uint32_t> requested = std::nullopt);
 
+// A DDP step that runs CollNet (workload.algorithm collnet_direct / collnet_chain) gets the SHARP
+// tree of each NIC rail over its ranks' hosts (net::usable_rail_trees); where SHARP cannot run
+// them (no common switch, too many trees in one) a ScenarioError at workload.algorithm says why.
+// Other algorithms: unchanged.
+void set_collnet_trees(models::StepConfig& step, const Scenario& scenario,
+                       const net::NetworkSpec& spec);
+
 // The --json object, generated from the result schema (run/result_schema.hpp).
 nlohmann::json to_json(const RunResult& r);
 // A human-readable summary for the terminal (run/result_text.cpp): a workload run leads with its

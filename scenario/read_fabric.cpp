@@ -283,7 +283,7 @@ topo::FabricParams read_fabric(const Reader& in, const YAML::Node& node, const s
     behaviour.routing = in.read_enum(*v, fabric.path_of("routing"), kRouting);
   }
   if (const YAML::Node* n = fabric.find("infiniband")) {
-    read_infiniband(in, *n, fabric.path_of("infiniband"), behaviour.infiniband);
+    read_infiniband(in, *n, fabric.path_of("infiniband"), behaviour.infiniband, p.sharp);
   }
   if (const YAML::Node* n = fabric.find("ecmp")) {
     const MapView m(in, *n, fabric.path_of("ecmp"), {"hash_seed", "per_switch_salt"});

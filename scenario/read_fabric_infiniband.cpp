@@ -1,5 +1,6 @@
-// `fabric.infiniband:` SL2VL, the per-VL receive buffer (credits) and IB congestion control. The
-// mechanisms: sim/net/infiniband_params.hpp, docs/infiniband.md.
+// `fabric.infiniband:` SL2VL, the per-VL receive buffer (credits), IB congestion control and
+// SHARP. The mechanisms: sim/net/infiniband_params.hpp, sim/net/sharp_aggregation.hpp,
+// docs/infiniband.md.
 #include <string>
 
 #include "scenario/section_readers.hpp"
@@ -36,11 +37,26 @@ void read_congestion_control(const Reader& in, const YAML::Node& node, const std
   }
 }
 
+void read_sharp(const Reader& in, const YAML::Node& node, const std::string& path,
+                net::SharpParams& sharp) {
+  const MapView m(in, node, path, {"enabled", "trees_per_switch", "outstanding_operations"});
+  sharp.enabled = true;  // a block turns it on unless it says otherwise
+  if (const YAML::Node* v = m.find("enabled")) sharp.enabled = in.read_bool(*v, m.path_of("enabled"));
+  if (const YAML::Node* v = m.find("trees_per_switch")) {
+    sharp.trees_per_switch = in.read_u32(*v, m.path_of("trees_per_switch"));
+  }
+  if (const YAML::Node* v = m.find("outstanding_operations")) {
+    sharp.outstanding_operations = in.read_u32(*v, m.path_of("outstanding_operations"));
+  }
+  in.check_fields(path, sharp.check());
+}
+
 }  // namespace
 
 void read_infiniband(const Reader& in, const YAML::Node& node, const std::string& path,
-                     net::InfinibandParams& ib) {
-  const MapView m(in, node, path, {"sl_to_vl", "vl_buffer", "congestion_control"});
+                     net::InfinibandParams& ib, net::SharpParams& sharp) {
+  const MapView m(in, node, path, {"sl_to_vl", "vl_buffer", "congestion_control", "sharp"});
+  if (const YAML::Node* v = m.find("sharp")) read_sharp(in, *v, m.path_of("sharp"), sharp);
   if (const YAML::Node* v = m.find("sl_to_vl")) {
     // A list of VLs indexed by SL ([0, 0, 0, 1, ...]), SLs beyond the list keeping their own VL.
     const std::string list_path = m.path_of("sl_to_vl");

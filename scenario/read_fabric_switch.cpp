@@ -233,6 +233,7 @@ void read_switch(const Reader& in, const YAML::Node& node, const std::string& pa
     }
     behaviour.switch_latency = preset->latency;
     behaviour.switch_radix = preset->ports;
+    p.sharp.trees_per_switch = preset->sharp_trees;
   }
   if (const YAML::Node* v = m.find("latency")) {
     behaviour.switch_latency = in.read_time(*v, m.path_of("latency"));

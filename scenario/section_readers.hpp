@@ -44,7 +44,7 @@ void read_impairments(const Reader& in, const YAML::Node& node, const std::strin
 
 // read_fabric_infiniband.cpp: `fabric.infiniband:` (sl_to_vl, vl_buffer, congestion_control).
 void read_infiniband(const Reader& in, const YAML::Node& node, const std::string& path,
-                     net::InfinibandParams& ib);
+                     net::InfinibandParams& ib, net::SharpParams& sharp);
 
 // read_workload.cpp: `workload:`.
 WorkloadSpec read_workload(const Reader& in, const YAML::Node& node, const std::string& path);

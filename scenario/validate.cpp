@@ -252,14 +252,32 @@ void check_workload(const Reader& in, const Scenario& scenario, const WorkloadSp
                  "hierarchical all-reduce needs whole hosts: " + std::to_string(ranks) +
                      " ranks on hosts of " + std::to_string(scenario.fabric.host.gpus) + " GPUs");
   }
+  if (models::is_collnet(w.step.algorithm)) {
+    // CollNet runs the DDP step's bucket all-reduces over SHARP: whole hosts, plain DDP.
+    const std::string at = join_path(path, "algorithm");
+    const auto refuse = [&](const std::string& why) {
+      in.fail_path(at, "expected " + std::string(models::to_string(w.step.algorithm)) +
+                           " where SHARP can run it: " + why);
+    };
+    if (!scenario.fabric.sharp.enabled) refuse("fabric.infiniband.sharp is off");
+    if (w.step.parallelism != models::DataParallelism::Ddp || model_parallel > 1 ||
+        lay.distributed_optimizer) {
+      refuse("plain DDP (no FSDP, model parallelism or distributed optimizer), got another "
+             "layout");
+    }
+    if (host_gpus == 0 || ranks % host_gpus != 0 || ranks / host_gpus < 2 || host_gpus > 8) {
+      refuse("two or more whole hosts of at most 8 GPUs, got " + std::to_string(ranks) +
+             " ranks on hosts of " + std::to_string(host_gpus));
+    }
+  }
   if (w.step.algorithm == models::CollectiveAlgo::Pairwise ||
       w.step.algorithm == models::CollectiveAlgo::Pat || models::is_nvls(w.step.algorithm)) {
     // The step plans its data-parallel all-reduce with one of these; PAT is all-gather /
     // reduce-scatter only, and NVLS (`syncsim collective`, the report: block) is not planned
     // into the step's collectives.
     in.fail_path(join_path(path, "algorithm"),
-                 "expected an all-reduce algorithm (ring, tree, halving_doubling, hierarchical), "
-                 "got " +
+                 "expected an all-reduce algorithm (ring, tree, halving_doubling, hierarchical, "
+                 "and with SHARP collnet_direct, collnet_chain), got " +
                      std::string(models::to_string(w.step.algorithm)));
   }
 }
@@ -339,6 +357,11 @@ void validate(const Reader& in, const Scenario& scenario) {
   if (const uint32_t radix = scenario.network.switch_radix; radix > 0 && !spec.nodes.empty()) {
     std::vector<std::size_t> ports(spec.nodes.size(), 0);
     for (const net::LinkSpec& l : spec.links) {
+      // A SHARP engine (a NIC of no host) is inside its switch, not on a port.
+      const auto engine = [&](net::NodeId n) {
+        return spec.nodes[n].kind == net::NodeKind::Nic && spec.nodes[n].host == net::kNoHost;
+      };
+      if (engine(l.a) || engine(l.b)) continue;
       ++ports[l.a];
       ++ports[l.b];
     }
@@ -357,6 +380,23 @@ void validate(const Reader& in, const Scenario& scenario) {
   }
   check_host(in, scenario.fabric);
   check_oversubscription(in, scenario.fabric);
+  // SHARP is InfiniBand switches' (NVIDIA Quantum and later) and NCCL reaches it through RDMA
+  // (the SHARP plugin), one fabric per tree.
+  if (scenario.fabric.sharp.enabled) {
+    const std::string at = "fabric.infiniband.sharp.enabled";
+    if (scenario.network.link_layer != net::LinkLayer::Infiniband) {
+      in.fail_path(at, "expected SHARP on fabric.link_layer: infiniband (InfiniBand switches "
+                       "reduce; Ethernet switches here do not), found roce");
+    }
+    if (scenario.fabric.planes > 1) {
+      in.fail_path(at, "expected a single-plane fabric for SHARP, found fabric.planes: " +
+                           std::to_string(scenario.fabric.planes));
+    }
+    if (scenario.network.transport.kind != net::TransportKind::Roce) {
+      in.fail_path(at, "expected RDMA transport (fabric.transport.kind: roce) for SHARP, found a "
+                       "host-staged or TCP transport");
+    }
+  }
   // The PCIe-switch sharing shapes only copies through host memory; GPUDirect RDMA has none.
   if (scenario.network.transport.kind == net::TransportKind::Roce &&
       in.has("fabric.host.gpus_per_pcie_switch")) {

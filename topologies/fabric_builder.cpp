@@ -29,7 +29,9 @@
 // link_classes: host, fabric, then core (fat_tree only), then nvlink (G > 1 only).
 // GPU rank r = h*G + g uses NIC floor(g*N/G) of host h and NVLink port host{h}.gpu{g}.
 // With host.nvls (G > 1), after all of that: per host host{h}.nvls (Nic, the NVLS engine) and its
-// link to host{h}.nvswitch (class nvls, appended last).
+// link to host{h}.nvswitch (class nvls, appended last). With sharp.enabled, then: per fabric switch
+// <switch>.sharp (Nic, no host, the SHARP engine) and its link to the switch (classes "sharp",
+// one per distinct rate, appended last).
 #include "topologies/fabric_builder.hpp"
 
 #include "topologies/fabric_detail.hpp"
@@ -88,6 +90,41 @@ void add_nvls_engines(net::NetworkSpec& spec, const FabricParams& params) {
   }
 }
 
+// After the NVLS engines: per fabric switch s (Leaf, Spine, Core; NodeId order), <name>.sharp
+// (Nic, host kNoHost) and its link to s (class "sharp", appended last), at the sum of the rates of
+// s's links: the switch reduces at line rate on every port at once.
+void add_sharp_engines(net::NetworkSpec& spec, const FabricParams& params) {
+  std::vector<int64_t> port_bps(spec.nodes.size(), 0);
+  for (const net::LinkSpec& l : spec.links) {
+    const int64_t bps = spec.link_classes[l.link_class].bandwidth.bits_per_second();
+    port_bps[l.a] += bps;
+    port_bps[l.b] += bps;
+  }
+  detail::SpecWriter out(spec);
+  const std::size_t switches = spec.nodes.size();
+  const auto first_class = static_cast<uint32_t>(spec.link_classes.size());
+  for (net::NodeId id = 0; id < switches; ++id) {
+    const net::NodeSpec n = spec.nodes[id];
+    if (n.kind != net::NodeKind::Switch || n.role == net::SwitchRole::NvSwitch) continue;
+    net::LinkParams engine = params.links.host;
+    engine.name = "sharp";
+    engine.delay = Time::zero();
+    engine.bandwidth = Bandwidth::bps(std::min(port_bps[id], net::LinkParams::kMaxBps));
+    // Switches of one tier share a class.
+    auto cls = static_cast<uint32_t>(spec.link_classes.size());
+    for (uint32_t c = first_class; c < spec.link_classes.size(); ++c) {
+      if (spec.link_classes[c].bandwidth == engine.bandwidth) cls = c;
+    }
+    if (cls == spec.link_classes.size()) spec.link_classes.push_back(engine);
+    const net::NodeId node =
+        out.add_node(net::NodeKind::Nic, net::SwitchRole::None, net::kNoHost, n.name + ".sharp");
+    out.add_link(node, id, cls);
+    spec.sharp_engines.push_back(net::GpuAttachment{
+        .host = net::kNoHost, .local_index = 0, .nic = node, .nvlink_port = net::kNoNode});
+    spec.sharp_engine_switch.push_back(id);
+  }
+}
+
 }  // namespace
 
 FabricSize fabric_size(const FabricParams& params) {
@@ -101,8 +138,10 @@ FabricSize fabric_size(const FabricParams& params) {
   size.switches = detail::add(detail::add(shape.leaves, shape.spines), shape.cores);
   // NVLS engines: one node and one link per host.
   const uint64_t engines = params.host.nvls && params.host.gpus > 1 ? shape.hosts : 0;
-  size.nodes = totals.nodes + engines;
-  size.links = totals.links + engines;
+  // SHARP engines: one node and one link per fabric switch.
+  const uint64_t sharp = params.sharp.enabled ? size.switches : 0;
+  size.nodes = totals.nodes + engines + sharp;
+  size.links = totals.links + engines + sharp;
   size.routing_entries = detail::mul(shape.attachment_leaves, size.switches);
   return size;
 }
@@ -158,6 +197,8 @@ net::NetworkSpec build_fabric(const FabricParams& params) {
   }
 
   if (nvlink && params.host.nvls) add_nvls_engines(spec, params);
+  spec.sharp = params.sharp;
+  if (params.sharp.enabled) add_sharp_engines(spec, params);
   detail::fill_routing(spec);
   detail::check_connected(spec);
   return spec;

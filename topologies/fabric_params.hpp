@@ -93,6 +93,10 @@ struct FabricParams {
   uint64_t ecmp_hash_seed = 0;
   bool ecmp_per_switch_salt = false;
   net::LoadBalancingParams load_balancing;  // copied into the NetworkSpec unchanged
+  // SHARP in-network reduction (sharp_aggregation.hpp): with `enabled`, every fabric switch gets
+  // an aggregation engine endpoint (NetworkSpec::sharp_engines), linked at the switch's ports
+  // together. Copied into the NetworkSpec.
+  net::SharpParams sharp;
 };
 
 }  // namespace syncsim::topo

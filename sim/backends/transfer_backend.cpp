@@ -23,8 +23,9 @@ TransferId TransferBackend::start(const TransferRequest& request, TransferCallba
     throw std::invalid_argument("transfer between GPU " + std::to_string(request.src_gpu) +
                                 " and GPU " + std::to_string(request.dst_gpu) +
                                 ", but the fabric has " + std::to_string(spec_.gpus.size()) +
-                                " GPUs and " + std::to_string(spec_.nvls_engines.size()) +
-                                " NVLS engines");
+                                " GPUs, " + std::to_string(spec_.nvls_engines.size()) +
+                                " NVLS engines and " + std::to_string(spec_.sharp_engines.size()) +
+                                " SHARP engines");
   }
   if (request.src_gpu == request.dst_gpu) {
     throw std::invalid_argument("transfer from GPU " + std::to_string(request.src_gpu) +
@@ -55,14 +56,16 @@ TransferId TransferBackend::start(const TransferRequest& request, TransferCallba
   slot_of_.push_back(slot);
 
   // NVLS engines (endpoints past the GPUs) sit on their host's NVSwitch: always the NVLink path.
+  // SHARP engines sit on fabric switches (no host): always the fabric path.
   const net::GpuAttachment& a = spec_.endpoint(request.src_gpu);
   const net::GpuAttachment& b = spec_.endpoint(request.dst_gpu);
   net::NodeId src = a.nic;
   net::NodeId dst = b.nic;
-  if (a.host != b.host && (a.nic == net::kNoNode || b.nic == net::kNoNode)) {
+  const bool same_host = net::same_host(a, b);
+  if (!same_host && (a.nic == net::kNoNode || b.nic == net::kNoNode)) {
     throw std::invalid_argument("an NVLS engine exchanges data only with GPUs of its own host");
   }
-  if (a.host == b.host) {
+  if (same_host) {
     SIM_CHECK(a.nvlink_port != net::kNoNode && b.nvlink_port != net::kNoNode,
               "two GPUs of one host without NVLink ports");
     src = a.nvlink_port;
@@ -74,7 +77,7 @@ TransferId TransferBackend::start(const TransferRequest& request, TransferCallba
     sim_.queue().schedule_fn(sim_.now(), [this, id] { complete(id); });
     return id;
   }
-  if (a.host != b.host && spec_.transport.kind != net::TransportKind::Roce) {
+  if (!same_host && spec_.transport.kind != net::TransportKind::Roce) {
     if (!staging_) {
       staging_ = std::make_unique<HostStaging>(
           sim_, spec_, [this](uint32_t t) { begin_staged(t); },

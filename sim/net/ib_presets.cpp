@@ -45,8 +45,8 @@ std::optional<IbHcaPreset> ib_hca_preset(std::string_view name) {
 
 const std::vector<IbSwitchPreset>& ib_switch_presets() {
   static const std::vector<IbSwitchPreset> presets{
-      {"qm8700", "hdr", 40, Time::ns(130)},
-      {"qm9700", "ndr", 64, Time::ns(130)},
+      {"qm8700", "hdr", 40, Time::ns(130), 1},
+      {"qm9700", "ndr", 64, Time::ns(130), 0},
   };
   return presets;
 }

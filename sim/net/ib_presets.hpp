@@ -45,12 +45,17 @@ struct IbSwitchPreset {
   std::string_view link;  // the link preset of its ports
   uint32_t ports = 0;     // radix at that rate
   Time latency;           // port-to-port
+  // SHARP streaming-aggregation trees it serves at once (SharpParams::trees_per_switch; 0: one
+  // per port).
+  uint32_t sharp_trees = 0;
 };
 // QM8700 (Quantum, HDR): 40 x 200 Gb/s, 130 ns port-to-port (NVIDIA QM8700 series datasheet).
 // QM9700 (Quantum-2, NDR): 64 x 400 Gb/s (NVIDIA QM9700 series datasheet); NVIDIA publishes no
 // port-to-port latency for Quantum-2, and third-party figures range from under 150 ns to ~330 ns:
 // 130 ns, the Quantum class, is kept as an approximation. Neither datasheet states the packet
-// buffer, so the presets leave `fabric.switch.buffer` as it is.
+// buffer, so the presets leave `fabric.switch.buffer` as it is. SHARP trees per switch: Quantum
+// one, Quantum-2 one per port (NVIDIA SHARP Rev 3.13 release notes, "Capabilities and
+// Limitations").
 const std::vector<IbSwitchPreset>& ib_switch_presets();
 std::optional<IbSwitchPreset> ib_switch_preset(std::string_view name);
 

@@ -14,12 +14,15 @@
 #include "sim/net/infiniband_params.hpp"
 #include "sim/net/link_impairment.hpp"
 #include "sim/net/load_balancing_params.hpp"
+#include "sim/net/sharp_aggregation.hpp"
 #include "sim/net/transport.hpp"
 
 namespace syncsim::net {
 
 using NodeId = uint32_t;
 inline constexpr NodeId kNoNode = UINT32_MAX;
+// The host of a node that belongs to none (switches, SHARP engines).
+inline constexpr uint32_t kNoHost = UINT32_MAX;
 
 enum class NodeKind : uint8_t {
   Nic,     // a network endpoint: a host NIC, or a GPU's NVLink port
@@ -82,6 +85,12 @@ struct GpuAttachment {
   NodeId nic = kNoNode;
   NodeId nvlink_port = kNoNode;
 };
+
+// Two endpoints of one host (GPUs, a GPU and its host's NVLS engine): the NVLink path. SHARP
+// engines belong to no host, so never.
+inline bool same_host(const GpuAttachment& a, const GpuAttachment& b) {
+  return a.host == b.host && a.host != kNoHost;
+}
 
 // Priority flow control (IEEE 802.1Qbb) on the switches' ingress accounting. Off by default so that
 // lossy scenarios keep their meaning; see shared_buffer_mmu.hpp for the mechanism.
@@ -197,19 +206,35 @@ struct NetworkSpec {
   // Transfers name it as endpoint gpus.size() + h (nvls_endpoint), so collectives can send data
   // to the switch for reduction (multimem.ld_reduce) and multicast from it (multimem.st).
   std::vector<GpuAttachment> nvls_engines;
+  // SHARP: one in-network aggregation engine per fabric switch where `sharp.enabled`
+  // (sharp_aggregation.hpp), a NIC node with no host (host kNoHost) on that switch; empty
+  // otherwise. Transfers name engine k as endpoint sharp_endpoint(k); sharp_engine_switch[k] is its
+  // switch.
+  std::vector<GpuAttachment> sharp_engines;
+  std::vector<NodeId> sharp_engine_switch;
+  SharpParams sharp;
   uint32_t hosts = 0;
   // Moving every host by a multiple of this many hosts maps the part of the fabric those hosts use
   // onto another part alike, link classes included (a fat tree's pod, a spine-leaf's leaf, a rail
   // group): what the topology builder guarantees. 0: no such symmetry is known.
   uint32_t translation_period_hosts = 0;
 
-  // Transfer endpoints: GPUs 0..gpus.size()-1, then one NVLS engine per host.
-  std::size_t endpoint_count() const { return gpus.size() + nvls_engines.size(); }
+  // Transfer endpoints: GPUs 0..gpus.size()-1, then one NVLS engine per host, then the SHARP
+  // engines.
+  std::size_t endpoint_count() const {
+    return gpus.size() + nvls_engines.size() + sharp_engines.size();
+  }
   const GpuAttachment& endpoint(uint32_t id) const {
-    return id < gpus.size() ? gpus[id] : nvls_engines[id - gpus.size()];
+    if (id < gpus.size()) return gpus[id];
+    if (id < gpus.size() + nvls_engines.size()) return nvls_engines[id - gpus.size()];
+    return sharp_engines[id - gpus.size() - nvls_engines.size()];
   }
   // The endpoint id of host h's NVLS engine (valid when h < nvls_engines.size()).
   uint32_t nvls_endpoint(uint32_t host) const { return static_cast<uint32_t>(gpus.size()) + host; }
+  // The endpoint id of SHARP engine k (valid when k < sharp_engines.size()).
+  uint32_t sharp_endpoint(uint32_t k) const {
+    return static_cast<uint32_t>(gpus.size() + nvls_engines.size()) + k;
+  }
   SwitchParams switch_params;
   PfcParams pfc;  // switches' PFC (copied from the scenario, not by the builders)
   EcnParams ecn;  // switches' ECN marking

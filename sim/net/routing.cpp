@@ -39,7 +39,10 @@ Routing::Routing(const NetworkSpec& spec) : spec_(spec) {
   for (NodeId sw = 0; sw < spec.nodes.size(); ++sw) {
     if (spec.nodes[sw].kind != NodeKind::Switch) continue;
     for (PortId p : node_ports_[sw]) {
-      if (spec.nodes[ports_[p].peer].kind == NodeKind::Nic)
+      // Host NICs only: a SHARP engine (a NIC of no host) left out keeps each leaf's hosts
+      // consecutive, as D-mod-K needs.
+      const NodeSpec& peer = spec.nodes[ports_[p].peer];
+      if (peer.kind == NodeKind::Nic && peer.host != kNoHost)
         ftree_index_[ports_[p].peer] = next_index++;
     }
   }

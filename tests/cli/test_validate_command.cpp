@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "scenario/scenario_loader.hpp"
@@ -19,6 +21,8 @@ namespace fs = std::filesystem;
 using namespace syncsim::app;
 
 namespace {
+
+int next_suite_number = 0;
 
 // One analytic all_reduce over 2 GPUs on one host; `measured` decides pass or fail.
 std::string small_case(const std::string& busbw, const std::string& tolerance = "1000%") {
@@ -32,9 +36,14 @@ std::string small_case(const std::string& busbw, const std::string& tolerance = 
   return text.append("value: ").append(busbw).append(", unit: GB/s}\n");
 }
 
+// Each suite gets its own folder: ctest runs these test cases as parallel processes, and a shared
+// folder let one case delete the other's case file mid-run.
 struct Suite {
-  fs::path dir = fs::temp_directory_path() / "syncsim-validate-command-test";
-  explicit Suite(const std::string& text) {
+  fs::path dir;
+  explicit Suite(const std::string& text)
+      : dir(fs::temp_directory_path() /
+            ("syncsim-validate-command-test-" + std::to_string(::getpid()) + "-" +
+             std::to_string(next_suite_number++))) {
     fs::remove_all(dir);
     fs::create_directories(dir);
     std::ofstream(dir / "small.yaml") << text;

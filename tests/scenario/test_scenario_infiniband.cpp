@@ -104,7 +104,7 @@ TEST_CASE("scenario infiniband: bad input names the key and its position") {
         "t.yaml:7:12: fabric.routing: expected one of: ecmp, ftree; got \"dmodk\"");
   CHECK(scenario_error_of(with("infiniband: {sl2vl: [0]}")) ==
         "t.yaml:7:16: fabric.infiniband.sl2vl: unknown key \"sl2vl\"; expected one of: sl_to_vl, "
-        "vl_buffer, congestion_control");
+        "vl_buffer, congestion_control, sharp");
   CHECK(scenario_error_of(with("infiniband: {sl_to_vl: [0, 9]}")) ==
         "t.yaml:7:30: fabric.infiniband.sl_to_vl.1: expected an integer in 0..7, got 9");
   CHECK(scenario_error_of(with("infiniband: {vl_buffer: 32B}")) ==
@@ -113,6 +113,38 @@ TEST_CASE("scenario infiniband: bad input names the key and its position") {
   CHECK(scenario_error_of(with("infiniband: {congestion_control: {ccti_min: 9, ccti_limit: 4}}")) ==
         "t.yaml:7:47: fabric.infiniband.congestion_control.ccti_min: expected ccti_min <= "
         "ccti_limit (4), got 9");
+}
+
+TEST_CASE("scenario infiniband: sharp gives every fabric switch an engine, the preset its trees") {
+  const Scenario off = load_scenario_text(with("link_layer: infiniband"), "t.yaml");
+  CHECK_FALSE(off.fabric.sharp.enabled);
+  CHECK(off.fabric.sharp.trees_per_switch == 0);
+  CHECK(off.fabric.sharp.outstanding_operations == 8);
+  const Scenario on = load_scenario_text(
+      with("link_layer: infiniband\n  infiniband: {sharp: {outstanding_operations: 4}}"), "t.yaml");
+  CHECK(on.fabric.sharp.enabled);  // the block turns it on
+  CHECK(on.fabric.sharp.outstanding_operations == 4);
+  // QM8700 (Quantum): one streaming-aggregation tree per switch; an explicit value wins.
+  const Scenario hdr = load_scenario_text(
+      with("link_layer: infiniband\n  switch: {preset: qm8700}\n  infiniband: {sharp: {}}"),
+      "t.yaml");
+  CHECK(hdr.fabric.sharp.trees_per_switch == 1);
+  const Scenario hdr2 = load_scenario_text(
+      with("link_layer: infiniband\n  switch: {preset: qm8700}\n"
+           "  infiniband: {sharp: {trees_per_switch: 2}}"),
+      "t.yaml");
+  CHECK(hdr2.fabric.sharp.trees_per_switch == 2);
+  // Errors: SHARP on Ethernet, a bad key, a bad count.
+  CHECK(scenario_error_of(with("infiniband: {sharp: {enabled: true}}")).find(
+            "fabric.infiniband.sharp.enabled: expected SHARP on fabric.link_layer: infiniband") !=
+        std::string::npos);
+  CHECK(scenario_error_of(with("link_layer: infiniband\n  infiniband: {sharp: {trees: 1}}")) ==
+        "t.yaml:8:24: fabric.infiniband.sharp.trees: unknown key \"trees\"; expected one of: "
+        "enabled, trees_per_switch, outstanding_operations");
+  CHECK(scenario_error_of(
+            with("link_layer: infiniband\n  infiniband: {sharp: {outstanding_operations: 0}}")) ==
+        "t.yaml:8:17: fabric.infiniband.sharp.outstanding_operations: expected 1..1024 "
+        "reductions in flight, got 0");
 }
 
 TEST_CASE("scenario infiniband: warnings for settings the link layer or the fidelity ignores") {

@@ -1,0 +1,194 @@
+// CollNet all_reduce plans: the reduction across hosts runs in the fabric's SHARP switches, as
+// NCCL's CollNet algorithms run it through the SHARP plugin (src/device/all_reduce.h,
+// RunWorkColl<..., NCCL_ALGO_COLLNET_DIRECT / NCCL_ALGO_COLLNET_CHAIN, NCCL_PROTO_SIMPLE>).
+//
+// CollNet Direct: every channel walks its part of the buffer in rounds of heads x chunk. In a round
+// each GPU scatters slice h to head h over NVLink, where it is added (the kernel's scatter and
+// reduce warps); head h sends its host's sum of slice h to its NIC's aggregation tree; the tree's
+// switches add the hosts' sums on the way up and send the total back down the same tree; head h
+// receives it and copies it to the host's other GPUs (broadcast warps). Per GPU that is
+// (heads - 1) / heads of the buffer out and in over NVLink, and per head S / heads up and down its
+// NIC, against 2 (n - 1) / n S on each NIC for a ring: SHARP's twofold gain at scale.
+//
+// CollNet Chain: channel c chains the host's GPUs to the first GPU of NIC c mod NICs (the chain's
+// head), which sends the host's sum up that NIC's tree and passes the total back down the chain.
+//
+// The tree (net::aggregation_tree): each participant's head sends to the engine of its leaf
+// switch; each engine adds what its children send (the first arrival is copied, the others
+// reduced, at no GPU cost) and forwards the sum to its parent; the root's total flows back down.
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/collective_plan_builder.hpp"
+
+namespace syncsim::models::plan_detail {
+
+namespace {
+
+// Rounds simulated per channel at most, as for NVLS: larger buffers get larger rounds. A round's
+// slices cross the NIC once each way, so its pipeline's fill and drain cost about one round of the
+// NIC's time: under 2 % at 64 rounds. Large collectives keep about 300,000 transfers in all (at
+// least 8 rounds per channel, ~1/8 of fill), as a 64-rank Direct round of 8-GPU hosts on 16
+// channels is ~20,000 transfers.
+constexpr int64_t kMaxRoundsPerChannel = 64;
+constexpr int64_t kMinRoundsPerChannel = 8;
+constexpr double kTransferBudget = 3.0e5;
+
+using net::AggregationTree;
+
+// The first GPU of NIC i on hosts of g GPUs and `nics` NICs (GPU l uses NIC floor(l nics / g)).
+uint32_t first_gpu_of_nic(uint32_t i, uint32_t g, uint32_t nics) {
+  return static_cast<uint32_t>((uint64_t{i} * g + nics - 1) / nics);
+}
+
+// The plan engine of every SHARP engine the trees use, in order of first use.
+std::vector<uint32_t> map_engines(CollectivePlan& plan, const std::vector<AggregationTree>& trees) {
+  uint32_t most = 0;
+  for (const AggregationTree& t : trees) {
+    for (const AggregationTree::Edge& e : t.edges) most = std::max(most, e.engine + 1);
+  }
+  std::vector<uint32_t> rank_of(most, kNone);
+  for (const AggregationTree& t : trees) {
+    for (const AggregationTree::Edge& e : t.edges) {
+      if (rank_of[e.engine] == kNone) {
+        rank_of[e.engine] = plan.ranks + static_cast<uint32_t>(plan.fabric_engines.size());
+        plan.fabric_engines.push_back(e.engine);
+      }
+    }
+  }
+  plan.engines = static_cast<uint32_t>(plan.fabric_engines.size());
+  return rank_of;
+}
+
+// One slice through a tree: up from each host's head (head_of[v]) to the root, reduced in every
+// engine, and back down to every head.
+void through_tree(Builder& b, const AggregationTree& tree, const std::vector<uint32_t>& rank_of,
+                  const std::vector<uint32_t>& head_of, ChunkRange slice, uint32_t ch) {
+  std::vector<bool> filled(rank_of.size(), false);
+  auto send_up = [&](uint32_t src, uint32_t engine) {
+    b.transfer(src, rank_of[engine], slice, ch, /*reduce=*/filled[engine]);
+    filled[engine] = true;
+  };
+  for (uint32_t v = 0; v < head_of.size(); ++v) send_up(head_of[v], tree.participant_engine[v]);
+  for (const AggregationTree::Edge& e : tree.edges) {
+    if (e.parent != AggregationTree::kNoEngine) send_up(rank_of[e.engine], e.parent);
+  }
+  for (auto it = tree.edges.rbegin(); it != tree.edges.rend(); ++it) {
+    if (it->parent != AggregationTree::kNoEngine) {
+      b.transfer(rank_of[it->parent], rank_of[it->engine], slice, ch, false);
+    }
+  }
+  for (uint32_t v = 0; v < head_of.size(); ++v) {
+    b.transfer(rank_of[tree.participant_engine[v]], head_of[v], slice, ch, false);
+  }
+}
+
+// Per channel, rounds of `per_round` consecutive slices (chunk ids of each round's first slice).
+std::vector<std::vector<uint32_t>> add_rounds(CollectivePlan& plan, const PlanOptions& o,
+                                              uint32_t per_round, double transfers_per_round) {
+  std::vector<std::vector<uint32_t>> rounds(o.channels);
+  const auto channel_bytes = split_bytes(o.bytes, o.channels);
+  const auto budget = std::max<int64_t>(
+      kMinRoundsPerChannel,
+      static_cast<int64_t>(kTransferBudget / (transfers_per_round * o.channels)));
+  const int64_t most = std::min(kMaxRoundsPerChannel, budget);
+  for (uint32_t ch = 0; ch < o.channels; ++ch) {
+    const int64_t count = std::min<int64_t>(
+        most, o.chunk_bytes > 0 ? pieces_for(channel_bytes[ch], per_round * o.chunk_bytes) : 1);
+    for (int64_t round_bytes : split_bytes(channel_bytes[ch], count)) {
+      rounds[ch].push_back(static_cast<uint32_t>(plan.chunk_bytes.size()));
+      for (int64_t slice : split_bytes(round_bytes, per_round)) Builder::add_chunk(plan, slice);
+    }
+  }
+  return rounds;
+}
+
+}  // namespace
+
+void build_collnet(CollectivePlan& plan, const PlanOptions& o) {
+  const uint32_t n = o.ranks;
+  const uint32_t g = o.gpus_per_host;
+  if (g < 1 || n % g != 0 || n / g < 2) {
+    throw std::invalid_argument(std::string(to_string(o.algo)) +
+                                " needs two or more whole hosts: " + std::to_string(n) +
+                                " ranks on hosts of " + std::to_string(g) + " GPUs");
+  }
+  const uint32_t nodes = n / g;
+  const uint32_t nics = std::min(o.nics_per_host == 0 ? g : o.nics_per_host, g);
+  if (o.collnet_trees.size() < nics) {
+    throw std::invalid_argument(std::string(to_string(o.algo)) + " needs an aggregation tree for each of the " +
+                                std::to_string(nics) + " NICs of a host, got " +
+                                std::to_string(o.collnet_trees.size()));
+  }
+  for (uint32_t i = 0; i < nics; ++i) {
+    if (o.collnet_trees[i].participant_engine.size() != nodes || o.collnet_trees[i].edges.empty()) {
+      throw std::invalid_argument("aggregation tree " + std::to_string(i) + " joins " +
+                                  std::to_string(o.collnet_trees[i].participant_engine.size()) +
+                                  " hosts, the collective " + std::to_string(nodes));
+    }
+  }
+  // Engines, then chunks, then the builder (it sizes its state by both).
+  const std::vector<uint32_t> rank_of = map_engines(plan, o.collnet_trees);
+  std::vector<uint32_t> head_of(nodes);
+  if (o.algo == CollectiveAlgo::CollnetDirect) {
+    // NCCL_MAX_DIRECT_ARITY + 1 = 8 heads at most (src/include/device.h).
+    const uint32_t heads = std::min(nics, 8u);
+    const double per_round = 2.0 * nodes * g * heads + 4.0 * nodes * heads;
+    const auto rounds = add_rounds(plan, o, heads, per_round);
+    Builder b(plan, plan.connection_depth);
+    for (uint32_t ch = 0; ch < o.channels; ++ch) {
+      for (const uint32_t r : rounds[ch]) {
+        // Scatter: every GPU's slice h to head h, added there.
+        for (uint32_t v = 0; v < nodes; ++v) {
+          for (uint32_t k = 0; k < g; ++k) {
+            for (uint32_t h = 0; h < heads; ++h) {
+              const uint32_t head = v * g + first_gpu_of_nic(h, g, nics);
+              if (v * g + k != head) b.transfer(v * g + k, head, ChunkRange{r + h, 1}, ch, true);
+            }
+          }
+        }
+        for (uint32_t h = 0; h < heads; ++h) {
+          for (uint32_t v = 0; v < nodes; ++v) head_of[v] = v * g + first_gpu_of_nic(h, g, nics);
+          through_tree(b, o.collnet_trees[h], rank_of, head_of, ChunkRange{r + h, 1}, ch);
+          // Broadcast: head h copies the total of slice h to the host's other GPUs.
+          for (uint32_t v = 0; v < nodes; ++v) {
+            for (uint32_t k = 0; k < g; ++k) {
+              if (v * g + k != head_of[v]) {
+                b.transfer(head_of[v], v * g + k, ChunkRange{r + h, 1}, ch, false);
+              }
+            }
+          }
+        }
+      }
+    }
+    return;
+  }
+  const auto rounds = add_rounds(plan, o, 1, 2.0 * nodes * g + 4.0 * nodes);
+  Builder b(plan, plan.connection_depth);
+  for (uint32_t ch = 0; ch < o.channels; ++ch) {
+    const uint32_t nic = ch % nics;
+    const uint32_t head = first_gpu_of_nic(nic, g, nics);
+    for (const uint32_t r : rounds[ch]) {
+      const ChunkRange slice{r, 1};
+      for (uint32_t v = 0; v < nodes; ++v) {
+        // Up the chain: head+1, head+2, ... (mod g) towards the head.
+        for (uint32_t i = g - 1; i >= 1; --i) {
+          const uint32_t from = v * g + (head + i) % g;
+          const uint32_t to = v * g + (head + i - 1) % g;
+          b.transfer(from, to, slice, ch, true);
+        }
+        head_of[v] = v * g + head;
+      }
+      through_tree(b, o.collnet_trees[nic], rank_of, head_of, slice, ch);
+      for (uint32_t v = 0; v < nodes; ++v) {
+        for (uint32_t i = 1; i < g; ++i) {
+          b.transfer(v * g + (head + i - 1) % g, v * g + (head + i) % g, slice, ch, false);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace syncsim::models::plan_detail
