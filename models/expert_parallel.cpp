@@ -18,9 +18,10 @@ void check_expert_layout(const TransformerShape& m, const ParallelLayout& l,
   const uint32_t ep = std::max<uint32_t>(1, l.expert);
   if (ep == 1) return;
   if (!is_moe(m)) {
-    throw std::invalid_argument("expected a mixture-of-experts model (model.experts > 0) for "
-                                "expert_parallel " +
-                                std::to_string(ep) + ", got the dense model " + m.name);
+    throw std::invalid_argument(
+        "expected a mixture-of-experts model (model.experts > 0) for "
+        "expert_parallel " +
+        std::to_string(ep) + ", got the dense model " + m.name);
   }
   if (m.experts % ep != 0) {
     throw std::invalid_argument("expected an expert-parallel degree dividing the " +
@@ -49,7 +50,8 @@ namespace {
 uint32_t replica_rank(const ParallelLayout& l, uint32_t data_parallel, uint32_t t, uint32_t p,
                       uint32_t j) {
   const uint32_t cp = std::max<uint32_t>(1, l.context);
-  const ParallelLayout dense{std::max<uint32_t>(1, l.tensor), cp, std::max<uint32_t>(1, l.pipeline)};
+  const ParallelLayout dense{std::max<uint32_t>(1, l.tensor), cp,
+                             std::max<uint32_t>(1, l.pipeline)};
   return megatron_rank(dense, data_parallel, t, j % cp, p, j / cp);
 }
 
@@ -156,7 +158,8 @@ std::vector<StageBucket> stage_gradient_buckets(const TransformerShape& m, const
   const std::vector<GradientBucket> experts = ddp_buckets(m, ddp, scope);
   std::size_t e = 0;
   for (const GradientBucket& b : dense) {
-    while (e < experts.size() && experts[e].ready_at < b.ready_at) out.push_back({experts[e++], true});
+    while (e < experts.size() && experts[e].ready_at < b.ready_at)
+      out.push_back({experts[e++], true});
     out.push_back({b, false});
   }
   for (; e < experts.size(); ++e) out.push_back({experts[e], true});

@@ -226,9 +226,8 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
     const int64_t kv_heads =
         std::max<int64_t>(1, model.kv_heads / tp);  // replicated when fewer than TP
     // K and V per KV head: 2 x head_dim, or MLA's d_qk + d_v (K and V after the up-projection).
-    const int64_t kv_width = is_mla(model)
-                                 ? static_cast<int64_t>(qk_head_dim(model) + v_head_dim(model))
-                                 : 2 * head_dim;
+    const int64_t kv_width =
+        is_mla(model) ? static_cast<int64_t>(qk_head_dim(model) + v_head_dim(model)) : 2 * head_dim;
     const int64_t shard =
         config.compute.micro_batch * (model.sequence / cp) * kv_heads * kv_width * 2;
     const auto ag = timer.time(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups, shard * cp);

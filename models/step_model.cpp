@@ -37,20 +37,20 @@ std::vector<GradientBucket> ddp_buckets(const TransformerShape& m, const DdpPara
     const int64_t q_rank = m.q_lora_rank;
     const int64_t kv_rank = m.kv_lora_rank;
     const std::vector<int64_t> mla = {
-        heads * m.v_head_dim * h / t,                                  // output
+        heads * m.v_head_dim * h / t,                                        // output
         kv_rank * heads * (int64_t{m.qk_nope_head_dim} + m.v_head_dim) / t,  // kv up
-        h * (kv_rank + m.qk_rope_head_dim) + kv_rank,                  // kv down + norm
-        q_rank > 0 ? q_rank * heads * qk / t : h * heads * qk / t,     // q up (or q)
-        q_rank > 0 ? h * q_rank + q_rank : 0,                          // q down + norm
-        (1 + b) * h * 2,                                               // the two norms
+        h * (kv_rank + m.qk_rope_head_dim) + kv_rank,                        // kv down + norm
+        q_rank > 0 ? q_rank * heads * qk / t : h * heads * qk / t,           // q up (or q)
+        q_rank > 0 ? h * q_rank + q_rank : 0,                                // q down + norm
+        (1 + b) * h * 2,                                                     // the two norms
     };
     for (int64_t p : mla) attention.push_back({p, p, false});
   } else {
-    for (int64_t p : {h * h / t + b * h,        // attention output
-                      (h * kv + b * kv) / t,    // value
-                      (h * kv + b * kv) / t,    // key
-                      (h * h + b * h) / t,      // query
-                      (1 + b) * h * 2}) {       // the two norms
+    for (int64_t p : {h * h / t + b * h,      // attention output
+                      (h * kv + b * kv) / t,  // value
+                      (h * kv + b * kv) / t,  // key
+                      (h * h + b * h) / t,    // query
+                      (1 + b) * h * 2}) {     // the two norms
       attention.push_back({p, p, false});
     }
   }
@@ -72,7 +72,8 @@ std::vector<GradientBucket> ddp_buckets(const TransformerShape& m, const DdpPara
     moe_block.insert(moe_block.end(), attention.begin(), attention.end());
   }
   auto selected = [&](const BlockTensor& x) {
-    return scope.gradients == GradientSet::All || x.expert == (scope.gradients == GradientSet::Experts);
+    return scope.gradients == GradientSet::All ||
+           x.expert == (scope.gradients == GradientSet::Experts);
   };
   const bool dense_side = scope.gradients != GradientSet::Experts;
   struct Tensor {
@@ -195,8 +196,9 @@ LayerCompute layer_compute(const TransformerShape& m, const GpuSpec& gpu, const 
     // kernel.
     // (MLA: the query/key and value widths differ, 2 b h s_q s_k (d_qk + d_v).)
     const double forward_flops =
-        is_mla(m) ? 2.0 * batch_heads * queries * m.sequence * (qk_head_dim(m) + v_head_dim(m)) / 2.0
-                  : 4.0 * batch_heads * queries * m.sequence * head_dim / 2.0;
+        is_mla(m)
+            ? 2.0 * batch_heads * queries * m.sequence * (qk_head_dim(m) + v_head_dim(m)) / 2.0
+            : 4.0 * batch_heads * queries * m.sequence * head_dim / 2.0;
     attention = forward_flops / (gpu.attention_tflops * 1e12) + gpu.kernel_launch_s;
     attention_backward = 2.5 * forward_flops / (gpu.attention_tflops * 1e12) + gpu.kernel_launch_s;
   } else {
@@ -204,11 +206,11 @@ LayerCompute layer_compute(const TransformerShape& m, const GpuSpec& gpu, const 
     // unless MLA).
     const double qk_dim = is_mla(m) ? qk_head_dim(m) : head_dim;
     const double v_dim = is_mla(m) ? v_head_dim(m) : head_dim;
-    attention = causal_share *
-                (batch_heads * (gemm_seconds(gpu, other_dtype, queries, m.sequence, qk_dim) +
-                                gemm_seconds(gpu, other_dtype, queries, v_dim, m.sequence)) -
-                 2 * (batch_heads - 1) * gpu.kernel_launch_s);  // batched: one launch each
-    attention_backward = 2.0 * attention;                       // two GEMMs per forward one
+    attention =
+        causal_share * (batch_heads * (gemm_seconds(gpu, other_dtype, queries, m.sequence, qk_dim) +
+                                       gemm_seconds(gpu, other_dtype, queries, v_dim, m.sequence)) -
+                        2 * (batch_heads - 1) * gpu.kernel_launch_s);  // batched: one launch each
+    attention_backward = 2.0 * attention;                              // two GEMMs per forward one
   }
   const double elementwise = p.elementwise_passes_per_layer * tokens * h * 2.0 /
                              gpu.hbm_bytes_per_s / (split.sequence_parallel ? t : 1.0);

@@ -37,9 +37,9 @@ struct TransformerShape {
   uint32_t dense_layers = 0;
   // Multi-head latent attention (DeepSeek-V2/V3), on when kv_lora_rank > 0: queries through a
   // q_lora_rank bottleneck (with its norm), keys and values through a kv_lora_rank one (with its
-  // norm) plus a shared qk_rope_head_dim-wide RoPE key; per head qk_nope_head_dim + qk_rope_head_dim
-  // query/key and v_head_dim value dimensions. Trained as standard attention with those head
-  // dimensions after the up-projections (the absorbed form is for inference).
+  // norm) plus a shared qk_rope_head_dim-wide RoPE key; per head qk_nope_head_dim +
+  // qk_rope_head_dim query/key and v_head_dim value dimensions. Trained as standard attention with
+  // those head dimensions after the up-projections (the absorbed form is for inference).
   uint32_t q_lora_rank = 0;
   uint32_t kv_lora_rank = 0;
   uint32_t qk_nope_head_dim = 0;

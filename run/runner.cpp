@@ -436,8 +436,8 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
       }
     }
     // The distributed optimizer is modelled in the closed form only (its reduce-scatters and
-    // overlapped all-gathers), which with TP = CP = PP = 1 is the DDP closed form; so are mixture-of-
-    // experts models (models/expert_parallel.hpp), with or without expert parallelism.
+    // overlapped all-gathers), which with TP = CP = PP = 1 is the DDP closed form; so are
+    // mixture-of- experts models (models/expert_parallel.hpp), with or without expert parallelism.
     if (step.layout.model_parallel() || step.layout.distributed_optimizer ||
         models::is_moe(step.model)) {
       r.step = models::simulate_parallel_step(spec, scenario.fidelity, step);

@@ -40,8 +40,10 @@ void read_moe_model(const Reader& in, const MapView& mm, models::TransformerShap
   }
   // A model made MoE here (a dense preset or a custom map) must say how its experts route.
   for (std::string_view key : {"experts_per_token", "moe_ffn_hidden"}) {
-    const bool unset = key == "experts_per_token" ? model.experts_per_token == 0 : model.moe_ffn == 0;
-    if (unset) in.fail_at(mm.path(), mm.node(), mm.path_of(key), "missing key (needed with experts)");
+    const bool unset =
+        key == "experts_per_token" ? model.experts_per_token == 0 : model.moe_ffn == 0;
+    if (unset)
+      in.fail_at(mm.path(), mm.node(), mm.path_of(key), "missing key (needed with experts)");
   }
   if (model.experts_per_token > model.experts) {
     fail_at("experts_per_token", "expected at most the " + std::to_string(model.experts) +

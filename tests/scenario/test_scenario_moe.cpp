@@ -37,8 +37,7 @@ TEST_CASE("scenario: MoE presets and expert_parallel are read") {
   REQUIRE(s.workload->step.capacity_factor);
   CHECK(*s.workload->step.capacity_factor == 1.25);
   // A dense preset made MoE by its map.
-  const Scenario custom = load_scenario_text(
-      std::string(R"(name: moe
+  const Scenario custom = load_scenario_text(std::string(R"(name: moe
 fabric:
   topology: spine_leaf
   spine_leaf: {leaves: 2, hosts_per_leaf: 2, spines: 1}
@@ -47,7 +46,7 @@ workload:
   model: {preset: llama3-8b, experts: 16, experts_per_token: 4, moe_ffn_hidden: 1024, dense_layers: 1}
   expert_parallel: 16
 )"),
-      "t.yaml");
+                                             "t.yaml");
   CHECK(custom.workload->step.model.experts == 16);
   CHECK(custom.workload->step.model.moe_ffn == 1024);
   CHECK(custom.workload->step.model.dense_layers == 1);
@@ -71,8 +70,9 @@ TEST_CASE("scenario: expert-parallel layout errors name workload.expert_parallel
             .starts_with("t.yaml:8:20: workload.expert_parallel: expected a mixture-of-experts "
                          "model"));
   // MoE keys on a dense model, capacity factors, FSDP.
-  CHECK(scenario_error_of(text_with(kBase, "mixtral-8x7b", "{preset: llama3-8b, moe_ffn_hidden: 8}"))
-            .starts_with("t.yaml:7:47: workload.model.moe_ffn_hidden: expected model.experts > 0"));
+  CHECK(
+      scenario_error_of(text_with(kBase, "mixtral-8x7b", "{preset: llama3-8b, moe_ffn_hidden: 8}"))
+          .starts_with("t.yaml:7:46: workload.model.moe_ffn_hidden: expected model.experts > 0"));
   CHECK(scenario_error_of(text_with(kBase, "mixtral-8x7b", "{preset: llama3-8b, experts: 8}"))
             .starts_with("t.yaml:7:10: workload.model.experts_per_token: missing key"));
   CHECK(scenario_error_of(kBase + "  capacity_factor: 0\n")
