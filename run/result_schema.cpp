@@ -475,7 +475,7 @@ const std::vector<ResultKey>& table() {
        collectives},
       {"collectives[].kind", "", "-",
        "collective kind (FSDP all-gathers and reduce-scatters; closed-form TP/CP/PP/DP "
-       "rows)",
+       "rows, `ep_all_to_all` for expert parallelism)",
        P::Workload, nullptr},
       {"collectives[].unit", "", "-",
        "FSDP unit (0 = the root unit, 1.. blocks in forward order; -1: not applicable)",
