@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/expert_parallel.hpp"
 #include "models/idle_collective_timer.hpp"
 #include "models/memory_warning.hpp"
 
@@ -138,10 +139,21 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   r.layout.pipeline = pp;
   r.layout.virtual_pipeline = vp;
   r.data_parallel = dp;
+  // Mixture of experts (models/expert_parallel.hpp): EP carved out of DP x CP.
+  const uint32_t ep = std::max<uint32_t>(1, lay.expert);
+  check_expert_layout(model, lay, dp);
+  if (is_moe(model) && config.parallelism == DataParallelism::Fsdp) {
+    throw std::invalid_argument("FSDP with a mixture-of-experts model is not modelled");
+  }
+  r.layout.expert = ep;
   IdleCollectiveTimer timer(spec, fidelity, config);
-  LayerCompute lc =
-      layer_compute(model, config.gpu, config.compute, ComputeSplit{tp, cp, lay.sequence_parallel});
-  if (config.zero_compute) lc = LayerCompute{};
+  const ComputeSplit split{tp, cp, lay.sequence_parallel};
+  LayerCompute lc = layer_compute(model, config.gpu, config.compute, split);
+  LayerCompute lc_moe = is_moe(model) ? moe_layer_compute(model, config.gpu, config.compute, split,
+                                                          ep, config.capacity_factor)
+                                      : lc;
+  if (config.zero_compute) lc = lc_moe = LayerCompute{};
+  const std::vector<uint32_t> rank_moe_layers = pipeline_rank_moe_layers(lay, model);
   double slowest = 1.0;
   for (double x : rank_compute_multipliers(config, total)) slowest = std::max(slowest, x);
   CollectiveAlgo dp_algo = config.algorithm;
@@ -213,8 +225,11 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
     const int64_t head_dim = model.hidden / model.heads;
     const int64_t kv_heads =
         std::max<int64_t>(1, model.kv_heads / tp);  // replicated when fewer than TP
+    // K and V per KV head: 2 x head_dim, or MLA's d_qk + d_v (K and V after the up-projection).
+    const int64_t kv_width =
+        is_mla(model) ? static_cast<int64_t>(qk_head_dim(model) + v_head_dim(model)) : 2 * head_dim;
     const int64_t shard =
-        2 * config.compute.micro_batch * (model.sequence / cp) * kv_heads * head_dim * 2;
+        config.compute.micro_batch * (model.sequence / cp) * kv_heads * kv_width * 2;
     const auto ag = timer.time(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups, shard * cp);
     const auto rs =
         timer.time(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups, shard * cp);
@@ -241,6 +256,24 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
     // A middle stage sends activations and gradients once per chunk and micro-batch.
     p2p_bytes_per_gpu = 2 * p2p_bytes * mb * vpi;
     add_row("pp_send_recv", p2p_bytes, p2p, 2 * mb * (int64_t{pp} * vpi - 1));
+  }
+
+  // Expert parallelism: dispatch and combine all-to-alls over every EP group at once, exposed.
+  Time ep_fwd = Time::zero();
+  Time ep_bwd = Time::zero();
+  int64_t ep_bytes_per_gpu = 0;  // one micro-batch, one MoE layer
+  const uint32_t moe_layers = *std::max_element(rank_moe_layers.begin(), rank_moe_layers.end());
+  if (ep > 1) {
+    Groups groups = expert_parallel_rank_groups(lay, dp);
+    for (auto& g : groups)
+      for (uint32_t& rank : g) rank = config.rank_to_gpu[rank];
+    const int64_t bytes = ep_all_to_all_bytes(model, config.compute, lay, config.capacity_factor);
+    const auto a2a = timer.time(CollectiveOp::AllToAll, CollectiveAlgo::Pairwise, groups, bytes);
+    const auto [fwd_count, bwd_count] = ep_all_to_alls_per_layer(config.compute);
+    ep_fwd = a2a.duration * fwd_count;
+    ep_bwd = a2a.duration * bwd_count;
+    ep_bytes_per_gpu = a2a.bytes_per_gpu * (fwd_count + bwd_count);
+    add_row("ep_all_to_all", bytes, a2a.duration, int64_t{fwd_count + bwd_count} * moe_layers * mb);
   }
 
   // FSDP (FULL_SHARD) composed with TP/CP/PP: each stage's parameters (their TP shard) are sharded
@@ -323,18 +356,24 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   for (uint32_t i = 0; i < pp; ++i) {
     const bool last = i + 1 == pp;
     const uint32_t n = rank_layers[i];
-    const Time compute_f =
-        scaled(seconds(n * lc.layer_forward + (last ? lc.head_forward : 0.0)), slowest);
-    const Time compute_b =
-        scaled(seconds(n * lc.layer_backward + (last ? lc.head_backward : 0.0)), slowest);
+    const uint32_t nm = rank_moe_layers[i];
+    // Dense blocks, then MoE blocks (none for a dense model, where this is n * layer time).
+    double layers_f = (n - nm) * lc.layer_forward;
+    double layers_b = (n - nm) * lc.layer_backward;
+    if (nm > 0) {
+      layers_f += nm * lc_moe.layer_forward;
+      layers_b += nm * lc_moe.layer_backward;
+    }
+    const Time compute_f = scaled(seconds(layers_f + (last ? lc.head_forward : 0.0)), slowest);
+    const Time compute_b = scaled(seconds(layers_b + (last ? lc.head_backward : 0.0)), slowest);
     // Receives per micro-batch: one per chunk, less the first chunk's input on the first rank
     // (forward) and the loss's gradient on the last (backward).
     const int64_t fwd_receives = vpi - (i == 0 ? 1 : 0);
     const int64_t bwd_receives = vpi - (last ? 1 : 0);
-    stage_fwd[i] =
-        compute_f + (tp_fwd + cp_fwd_exposed) * n + p2p * fwd_receives + fsdp_fwd_extra[i];
-    stage_bwd[i] =
-        compute_b + (tp_bwd + cp_bwd_exposed) * n + p2p * bwd_receives + fsdp_bwd_extra[i];
+    stage_fwd[i] = compute_f + (tp_fwd + cp_fwd_exposed) * n + p2p * fwd_receives +
+                   fsdp_fwd_extra[i] + ep_fwd * nm;
+    stage_bwd[i] = compute_b + (tp_bwd + cp_bwd_exposed) * n + p2p * bwd_receives +
+                   fsdp_bwd_extra[i] + ep_bwd * nm;
     stage_total[i] = stage_fwd[i] + stage_bwd[i];
   }
   const PipelineTime pipe = pipeline_1f1b(stage_total, m, vp);
@@ -357,6 +396,8 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   // Megatron's distributed optimizer runs NCCL reduce-scatter / all-gather (rings).
   const CollectiveAlgo dp_ring = CollectiveAlgo::Ring;
   double params_gpu = 0;
+  std::vector<double> stage_dense_params(pp, 0.0);   // MoE: the dense part of each stage
+  std::vector<double> stage_expert_params(pp, 0.0);  // ... and its routed experts
   int64_t dp_bytes_per_gpu = 0;
   uint32_t first_layer = 0;
   for (uint32_t i = 0; i < pp; ++i) {
@@ -366,18 +407,30 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
                       .layers = rank_layers[i],
                       .input_embedding = i == 0,
                       .output_head = i + 1 == pp,
-                      .tensor_parallel = tp};
+                      .tensor_parallel = tp,
+                      .expert_parallel = ep};
     first_layer += rank_layers[i];
-    stage_buckets[i] = ddp_buckets(model, config.ddp, scope);
-    const Groups groups = dp_groups(i);
+    // Dense and (MoE) expert gradients in ready order; experts reduce over their own groups.
+    const std::vector<StageBucket> buckets = stage_gradient_buckets(model, config.ddp, scope);
+    for (const StageBucket& sb : buckets) stage_buckets[i].push_back(sb.bucket);
+    const Groups dense_groups = dp_groups(i);
+    Groups expert_groups;
+    if (is_moe(model)) {
+      expert_groups = expert_data_parallel_rank_groups(lay, dp, i);
+      for (auto& g : expert_groups)
+        for (uint32_t& rank : g) rank = config.rank_to_gpu[rank];
+    }
     double stage_params = 0;
     int64_t stage_bytes = 0;
     Time param_gather = Time::zero();
-    for (const GradientBucket& b : stage_buckets[i]) {
+    for (const StageBucket& sb : buckets) {
+      const GradientBucket& b = sb.bucket;
+      const Groups& groups = sb.expert ? expert_groups : dense_groups;
+      double& counted = sb.expert ? stage_expert_params[i] : stage_params;
       if (fsdp) {
         // The buckets only count the stage's parameters; FSDP's collectives are timed above.
-        stage_params += static_cast<double>(b.size.count()) /
-                        static_cast<double>(config.ddp.gradient_bytes_per_param);
+        counted += static_cast<double>(b.size.count()) /
+                   static_cast<double>(config.ddp.gradient_bytes_per_param);
         continue;
       }
       if (sharded_optimizer) {
@@ -393,10 +446,11 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
         stage_sync[i].push_back(timing.duration);
         stage_bytes += timing.bytes_per_gpu;
       }
-      stage_params += static_cast<double>(b.size.count()) /
-                      static_cast<double>(config.ddp.gradient_bytes_per_param);
+      counted += static_cast<double>(b.size.count()) /
+                 static_cast<double>(config.ddp.gradient_bytes_per_param);
     }
     params_gpu = std::max(params_gpu, stage_params);
+    stage_dense_params[i] = stage_params;
     if (fsdp) {
       // No DDP buckets: one reduce-scatter tail after the last backward.
       stage_buckets[i].clear();
@@ -421,7 +475,22 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
     }
   }
   // Adam on the GPU's parameters, or on its 1/d shard of them with the distributed optimizer.
-  const double updated_params = sharded_optimizer || fsdp ? params_gpu / (dp * cp) : params_gpu;
+  double updated_params = sharded_optimizer || fsdp ? params_gpu / (dp * cp) : params_gpu;
+  // MoE: the routed experts' state is sharded over the expert-data-parallel group (DP x CP / EP).
+  const double edp = expert_data_parallel(lay, dp);
+  double moe_state_bytes = 0;
+  if (is_moe(model)) {
+    updated_params = 0;
+    const double dense_state = sharded_optimizer ? 4.0 + 12.0 / (dp * cp) : 16.0;
+    const double expert_state = sharded_optimizer ? 4.0 + 12.0 / edp : 16.0;
+    for (uint32_t i = 0; i < pp; ++i) {
+      const double dense = stage_dense_params[i] / (sharded_optimizer ? dp * cp : 1.0);
+      const double experts = stage_expert_params[i] / (sharded_optimizer ? edp : 1.0);
+      updated_params = std::max(updated_params, dense + experts);
+      moe_state_bytes = std::max(moe_state_bytes, dense_state * stage_dense_params[i] +
+                                                      expert_state * stage_expert_params[i]);
+    }
+  }
   r.optimizer = config.optimizer.value_or(adam_time(updated_params, config.gpu));
   const StepBreakdown& b = stage_step[critical];
   r.step = b.step + stage_gather_exposed[critical] + r.optimizer;
@@ -433,13 +502,14 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   r.tensor_parallel_comm = (tp_fwd + tp_bwd) * layers * mb;
   r.context_parallel_exposed = (cp_fwd_exposed + cp_bwd_exposed) * layers * mb;
   r.pipeline_p2p = pp > 1 ? p2p * (2 * mb * vpi) : Time::zero();
+  r.expert_all_to_all = (ep_fwd + ep_bwd) * moe_layers * mb;
   // Communication on the critical path: the gradient sync not hidden by the last backward, plus
   // the TP collectives, the exposed K/V ring and the stage's pipeline receives (the bubble apart).
   r.exposed_comm = (r.step - r.optimizer - b.forward - b.backward) + r.tensor_parallel_comm +
-                   r.context_parallel_exposed + r.pipeline_p2p;
+                   r.context_parallel_exposed + r.pipeline_p2p + r.expert_all_to_all;
   r.bytes_per_gpu = dp_bytes_per_gpu +
                     (tp_bytes_per_gpu * layers + cp_bytes_per_gpu * layers) * mb +
-                    p2p_bytes_per_gpu;
+                    p2p_bytes_per_gpu + ep_bytes_per_gpu * moe_layers * mb;
 
   // The critical stage's buckets on its communication stream.
   const Time bwd_start = b.forward;
@@ -492,7 +562,7 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
       fsdp ? lpu * layer_shard_params *
                  static_cast<double>(2 * config.fsdp.param_bytes + config.fsdp.gradient_bytes)
            : 0.0;
-  r.memory_per_gpu_bytes = state_bytes * params_gpu + gathered +
+  r.memory_per_gpu_bytes = (is_moe(model) ? moe_state_bytes : state_bytes * params_gpu) + gathered +
                            sbh * per_layer * rank_layers.front() * std::min(m, pp) * interleave;
   warn_if_over_gpu_memory(r.warnings, "this layout", r.memory_per_gpu_bytes, config.gpu);
   return r;

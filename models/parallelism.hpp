@@ -92,6 +92,10 @@
 // unit's gradients, and the activations. Without model parallelism this agrees with the FSDP
 // engine's closed form within 3 % (tested); the event-driven FSDP engine runs that case.
 //
+// Mixture of experts (models/expert_parallel.hpp): MoE blocks take their own compute time, each
+// adds its expert-parallel dispatch and combine all-to-alls (exposed) per micro-batch, and the
+// routed experts' gradients reduce over the expert-data-parallel group (DP x CP / EP ranks).
+//
 // Perturbations: the slowest rank's compute multiplier applies to every stage (the step is
 // synchronous). Not modelled: the interleaved schedule's point-to-point overlap, CP communication
 // overlap beyond attention, the tied-embedding all-reduce between first and last stage, and

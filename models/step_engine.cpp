@@ -48,7 +48,8 @@ StepResult run_step_to_end(StepEngine& engine, TransferBackend& backend) {
 
 std::unique_ptr<StepEngine> make_step_engine(TransferBackend& backend, const net::NetworkSpec& spec,
                                              Fidelity fidelity, const StepConfig& config) {
-  if (config.layout.model_parallel() || config.layout.distributed_optimizer) {
+  if (config.layout.model_parallel() || config.layout.distributed_optimizer ||
+      is_moe(config.model)) {
     return std::make_unique<ClosedFormStepEngine>(backend, spec, fidelity, config);
   }
   if (config.parallelism == DataParallelism::Fsdp) {

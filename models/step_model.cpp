@@ -21,18 +21,61 @@ std::vector<GradientBucket> ddp_buckets(const TransformerShape& m, const DdpPara
   const int64_t ffn = m.ffn;
   const int64_t b = m.biases ? 1 : 0;
   const int64_t t = std::max<int64_t>(1, scope.tensor_parallel);
-  // One block's tensors in the order backward produces their gradients. Under tensor parallelism
-  // the weights are split t ways; the biases of the row-parallel layers (MLP down, attention
-  // output) and the norms are replicated.
-  std::vector<int64_t> block = {
-      ffn * h / t + b * h,                                           // MLP down
-      (m.mlp == MlpKind::SwiGlu ? 2 : 1) * (h * ffn + b * ffn) / t,  // MLP up (+ gate)
-      h * h / t + b * h,                                             // attention output
-      (h * kv + b * kv) / t,                                         // value
-      (h * kv + b * kv) / t,                                         // key
-      (h * h + b * h) / t,                                           // query
-      (1 + b) * h * 2,                                               // the two norms
+  // A block's tensors in the order backward produces their gradients, with the work of their
+  // backward (the parameters a token runs through: all but the routed experts not in its top-k).
+  struct BlockTensor {
+    int64_t params;
+    int64_t work;
+    bool expert;
   };
+  // Under tensor parallelism the weights are split t ways; the biases of the row-parallel layers
+  // (MLP down, attention output), the norms, MLA's down-projections and the router are replicated.
+  std::vector<BlockTensor> attention;
+  if (is_mla(m)) {
+    const int64_t heads = m.heads;
+    const int64_t qk = int64_t{m.qk_nope_head_dim} + m.qk_rope_head_dim;
+    const int64_t q_rank = m.q_lora_rank;
+    const int64_t kv_rank = m.kv_lora_rank;
+    const std::vector<int64_t> mla = {
+        heads * m.v_head_dim * h / t,                                        // output
+        kv_rank * heads * (int64_t{m.qk_nope_head_dim} + m.v_head_dim) / t,  // kv up
+        h * (kv_rank + m.qk_rope_head_dim) + kv_rank,                        // kv down + norm
+        q_rank > 0 ? q_rank * heads * qk / t : h * heads * qk / t,           // q up (or q)
+        q_rank > 0 ? h * q_rank + q_rank : 0,                                // q down + norm
+        (1 + b) * h * 2,                                                     // the two norms
+    };
+    for (int64_t p : mla) attention.push_back({p, p, false});
+  } else {
+    for (int64_t p : {h * h / t + b * h,      // attention output
+                      (h * kv + b * kv) / t,  // value
+                      (h * kv + b * kv) / t,  // key
+                      (h * h + b * h) / t,    // query
+                      (1 + b) * h * 2}) {     // the two norms
+      attention.push_back({p, p, false});
+    }
+  }
+  std::vector<BlockTensor> dense_block = {
+      {ffn * h / t + b * h, ffn * h / t + b * h, false},  // MLP down
+      {(m.mlp == MlpKind::SwiGlu ? 2 : 1) * (h * ffn + b * ffn) / t,
+       (m.mlp == MlpKind::SwiGlu ? 2 : 1) * (h * ffn + b * ffn) / t, false},  // MLP up (+ gate)
+  };
+  dense_block.insert(dense_block.end(), attention.begin(), attention.end());
+  std::vector<BlockTensor> moe_block;
+  if (is_moe(m)) {
+    const int64_t ep = std::max<int64_t>(1, scope.expert_parallel);
+    const int64_t expert = expert_parameters(m) / t;
+    moe_block = {
+        {m.experts / ep * expert, m.experts_per_token * expert, true},  // routed experts
+        {m.shared_experts * expert, m.shared_experts * expert, false},  // shared experts
+        {router_parameters(m), router_parameters(m), false},            // router
+    };
+    moe_block.insert(moe_block.end(), attention.begin(), attention.end());
+  }
+  auto selected = [&](const BlockTensor& x) {
+    return scope.gradients == GradientSet::All ||
+           x.expert == (scope.gradients == GradientSet::Experts);
+  };
+  const bool dense_side = scope.gradients != GradientSet::Experts;
   struct Tensor {
     int64_t params;
     double ready_at;
@@ -41,30 +84,33 @@ std::vector<GradientBucket> ddp_buckets(const TransformerShape& m, const DdpPara
   const uint32_t layers =
       scope.layers == 0 ? m.layers - std::min(m.layers, scope.first_layer) : scope.layers;
   const int64_t vocab_share = static_cast<int64_t>(m.vocab) * h / t;
-  if (scope.output_head) {
+  if (scope.output_head && dense_side) {
     // Untied: the output projection. Tied, on a last pipeline stage without the input embedding:
     // Megatron keeps a copy of the word embeddings there for the head.
     if (!m.tied_embeddings || !scope.input_embedding) order.push_back({vocab_share, 0.0});
     order.push_back({(1 + b) * h, 0.0});  // final norm
   }
-  const double block_params =
-      static_cast<double>(std::accumulate(block.begin(), block.end(), int64_t{0}));
   for (uint32_t l = 0; l < layers; ++l) {
     // Block l (counting from the output) runs its backward during [l, l + 1) / layers; within it a
-    // tensor's gradient is ready once the work for the tensors before it, and its own, is done
-    // (work taken proportional to parameters).
+    // tensor's gradient is ready once the work for the tensors before it, and its own, is done.
+    const uint32_t layer = scope.first_layer + layers - 1 - l;  // in model order
+    const std::vector<BlockTensor>& block = is_moe_layer(m, layer) ? moe_block : dense_block;
+    int64_t block_work = 0;
+    for (const BlockTensor& x : block) block_work += x.work;
+    const auto block_params = static_cast<double>(block_work);
     int64_t cumulative = 0;
     const std::size_t first = order.size();
-    for (int64_t p : block) {
-      cumulative += p;
-      order.push_back({p, (l + static_cast<double>(cumulative) / block_params) / layers});
+    for (const BlockTensor& x : block) {
+      cumulative += x.work;
+      if (!selected(x) || x.params == 0) continue;
+      order.push_back({x.params, (l + static_cast<double>(cumulative) / block_params) / layers});
     }
     // First iteration: reverse parameter order puts the block's norms (the last tensor in ready
     // order) first.
-    if (ddp.parameter_order)
+    if (ddp.parameter_order && order.size() > first)
       std::rotate(order.begin() + static_cast<std::ptrdiff_t>(first), order.end() - 1, order.end());
   }
-  if (scope.input_embedding) {
+  if (scope.input_embedding && dense_side) {
     int64_t input_side = vocab_share;  // embedding (and the tied head)
     if (m.learned_positions) input_side += static_cast<int64_t>(m.sequence) * h;
     order.push_back({input_side, 1.0});
@@ -106,8 +152,26 @@ LayerCompute layer_compute(const TransformerShape& m, const GpuSpec& gpu, const 
   const DType linear_dtype = p.dtype;
   const DType other_dtype = p.dtype == DType::Fp8 ? DType::Bf16 : p.dtype;
 
-  const double qkv = gemm_seconds(gpu, linear_dtype, tokens, (h + 2 * kv) / t, h);
-  const double attention_out = gemm_seconds(gpu, linear_dtype, tokens, h, h / t);
+  double qkv = 0;
+  double attention_out = 0;
+  if (is_mla(m)) {
+    // MLA's projections (their down-projections replicated under TP, the up-projections split by
+    // heads) and an output projection from heads x v_head_dim.
+    const double heads = m.heads;
+    const double q_rank = m.q_lora_rank;
+    const double kv_rank = m.kv_lora_rank;
+    const double qk_dim = qk_head_dim(m);
+    qkv = (q_rank > 0 ? gemm_seconds(gpu, linear_dtype, tokens, q_rank, h) +
+                            gemm_seconds(gpu, linear_dtype, tokens, heads * qk_dim / t, q_rank)
+                      : gemm_seconds(gpu, linear_dtype, tokens, heads * qk_dim / t, h)) +
+          gemm_seconds(gpu, linear_dtype, tokens, kv_rank + m.qk_rope_head_dim, h) +
+          gemm_seconds(gpu, linear_dtype, tokens, heads * (m.qk_nope_head_dim + m.v_head_dim) / t,
+                       kv_rank);
+    attention_out = gemm_seconds(gpu, linear_dtype, tokens, h, heads * m.v_head_dim / t);
+  } else {
+    qkv = gemm_seconds(gpu, linear_dtype, tokens, (h + 2 * kv) / t, h);
+    attention_out = gemm_seconds(gpu, linear_dtype, tokens, h, h / t);
+  }
   const double mlp_up = m.mlp == MlpKind::SwiGlu
                             ? gemm_seconds(gpu, linear_dtype, tokens, 2 * ffn / t, h)
                             : gemm_seconds(gpu, linear_dtype, tokens, ffn / t, h);
@@ -130,15 +194,23 @@ LayerCompute layer_compute(const TransformerShape& m, const GpuSpec& gpu, const 
     // FLOP count, 4 b h s_q s_k d forward, halved under the causal mask, and 2.5 times that
     // backward (benchmarks/benchmark_flash_attention.py in Dao-AILab/flash-attention), each one
     // kernel.
-    const double forward_flops = 4.0 * batch_heads * queries * m.sequence * head_dim / 2.0;
+    // (MLA: the query/key and value widths differ, 2 b h s_q s_k (d_qk + d_v).)
+    const double forward_flops =
+        is_mla(m)
+            ? 2.0 * batch_heads * queries * m.sequence * (qk_head_dim(m) + v_head_dim(m)) / 2.0
+            : 4.0 * batch_heads * queries * m.sequence * head_dim / 2.0;
     attention = forward_flops / (gpu.attention_tflops * 1e12) + gpu.kernel_launch_s;
     attention_backward = 2.5 * forward_flops / (gpu.attention_tflops * 1e12) + gpu.kernel_launch_s;
   } else {
-    attention = causal_share *
-                (batch_heads * (gemm_seconds(gpu, other_dtype, queries, m.sequence, head_dim) +
-                                gemm_seconds(gpu, other_dtype, queries, head_dim, m.sequence)) -
-                 2 * (batch_heads - 1) * gpu.kernel_launch_s);  // batched: one launch each
-    attention_backward = 2.0 * attention;                       // two GEMMs per forward one
+    // Scores over the query/key width, weighted values over the value width (both head_dim
+    // unless MLA).
+    const double qk_dim = is_mla(m) ? qk_head_dim(m) : head_dim;
+    const double v_dim = is_mla(m) ? v_head_dim(m) : head_dim;
+    attention =
+        causal_share * (batch_heads * (gemm_seconds(gpu, other_dtype, queries, m.sequence, qk_dim) +
+                                       gemm_seconds(gpu, other_dtype, queries, v_dim, m.sequence)) -
+                        2 * (batch_heads - 1) * gpu.kernel_launch_s);  // batched: one launch each
+    attention_backward = 2.0 * attention;                              // two GEMMs per forward one
   }
   const double elementwise = p.elementwise_passes_per_layer * tokens * h * 2.0 /
                              gpu.hbm_bytes_per_s / (split.sequence_parallel ? t : 1.0);

@@ -50,12 +50,21 @@ std::vector<GradientBucket> ddp_buckets(const TransformerShape& model, const Ddp
 // the first stage, the output head and final norm on the last, every linear layer's weight (and
 // the vocabulary-parallel embedding and head) split over `tensor_parallel` ranks (Megatron); norms
 // are replicated. The default scope is the whole model, where this equals ddp_buckets above.
+// Mixture of experts: a MoE block's tensors in backward order are its routed experts (1 /
+// expert_parallel of them on this rank, ready once the block's MLP backward is done, work taken
+// proportional to the activated parameters: the top-k experts), the shared experts' down and up
+// projections and the router, then attention and norms as in a dense block; `gradients` picks the
+// dense tensors (reduced over data parallel x context parallel) or the routed experts' (over the
+// expert-data-parallel group, models/expert_parallel.hpp).
+enum class GradientSet : uint8_t { All, Dense, Experts };
 struct BucketScope {
   uint32_t first_layer = 0;
   uint32_t layers = 0;
   bool input_embedding = true;
   bool output_head = true;
   uint32_t tensor_parallel = 1;
+  uint32_t expert_parallel = 1;
+  GradientSet gradients = GradientSet::All;
 };
 std::vector<GradientBucket> ddp_buckets(const TransformerShape& model, const DdpParams& ddp,
                                         const BucketScope& scope);

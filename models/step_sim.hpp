@@ -82,7 +82,11 @@ struct ParallelLayout {
   // overlapped with the next forward (overlap_param_gather). DDP only; closed form
   // (models/parallelism.hpp).
   bool distributed_optimizer = false;
-  bool model_parallel() const { return tensor * context * pipeline > 1; }
+  // Expert parallelism for mixture-of-experts models (models/expert_parallel.hpp): the routed
+  // experts of each MoE layer split over `expert` ranks carved out of the data-parallel x
+  // context-parallel ones (Megatron's --expert-model-parallel-size).
+  uint32_t expert = 1;
+  bool model_parallel() const { return tensor * context * pipeline > 1 || expert > 1; }
 };
 
 // How a bucket's idle-fabric all-reduce is timed (only when bucket timings are reused).
@@ -161,6 +165,9 @@ struct StepConfig {
   // With model parallelism rank_to_gpu holds every rank (tensor x context x pipeline x data), in
   // Megatron order: rank = ((p * data + d) * context + c) * tensor + t (pipeline outermost).
   ParallelLayout layout;
+  // Mixture of experts: each expert's buffer padded to capacity_factor times its balanced share of
+  // the tokens (models/expert_parallel.hpp); unset: dropless, Megatron-Core's default.
+  std::optional<double> capacity_factor;
 };
 
 // BucketTimingMode's decision for one bucket of `bytes` all-reduced over `ranks` ranks (from the
@@ -254,6 +261,7 @@ struct StepResult {
   Time tensor_parallel_comm = Time::zero();      // per step on one GPU, exposed (not overlapped)
   Time context_parallel_exposed = Time::zero();  // K/V ring time not hidden by attention
   Time pipeline_p2p = Time::zero();              // activation sends on one stage's critical path
+  Time expert_all_to_all = Time::zero();  // EP dispatch/combine all-to-alls per step, exposed
 };
 
 // Shared by the step engines.

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "models/collective_cost.hpp"
+#include "models/expert_parallel.hpp"
 #include "models/nccl_setup.hpp"
 #include "models/parallelism.hpp"
 #include "models/step_model.hpp"
@@ -177,7 +178,7 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
     double kept_plan_steps = 0;
     double largest_live = 0;  // bytes of the largest live simulation (records, dropped plan)
     bool sampled = false;
-    if (c.layout.model_parallel()) {
+    if (c.layout.model_parallel() || models::is_moe(c.model)) {
       // The closed form (models/parallelism.cpp) times each kind of collective once, all groups of
       // a kind at once on an idle copy of the fabric, and keeps each plan (one per op, group size
       // and bytes); an all-reduce's plan stands for the all-gathers and reduce-scatters too (it is
@@ -204,15 +205,19 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
       kind(dp * l.pipeline * l.context, l.tensor, activation, l.sequence_parallel ? 2 : 1);
       kind(dp * l.pipeline * l.tensor, l.context, activation / l.tensor, 2);
       kind(dp * l.context * l.tensor, l.pipeline > 1 ? 2 : 1, activation, 1);
+      // Expert parallelism: the dispatch all-to-all (T k h 2 bytes) over every EP group.
+      kind(dp * l.context * l.tensor * l.pipeline / l.expert, l.expert,
+           activation * c.model.experts_per_token, 1);
       std::map<int64_t, int> stage_sizes;
       const std::vector<uint32_t> rank_layers = models::pipeline_rank_layers(l, c.model.layers);
       for (uint32_t i = 0; i < rank_layers.size(); ++i) {
         const models::BucketScope scope{.layers = rank_layers[i],
                                         .input_embedding = i == 0,
                                         .output_head = i + 1 == rank_layers.size(),
-                                        .tensor_parallel = l.tensor};
-        for (const auto& b : models::ddp_buckets(c.model, c.ddp, scope))
-          ++stage_sizes[b.size.count()];
+                                        .tensor_parallel = l.tensor,
+                                        .expert_parallel = l.expert};
+        for (const auto& b : models::stage_gradient_buckets(c.model, c.ddp, scope))
+          ++stage_sizes[b.bucket.size.count()];
       }
       for (const auto& [bytes, count] : stage_sizes) {
         kind(l.tensor, dp * l.context, static_cast<double>(bytes), 1);

@@ -439,6 +439,9 @@ const std::vector<ResultKey>& table() {
        [](const RunResult& r) -> json { return step(r).layout.context; }},
       {"layout.pipeline_parallel", "pipeline_parallel", "count", "PP degree (workload)",
        P::Workload, [](const RunResult& r) -> json { return step(r).layout.pipeline; }},
+      {"layout.expert_parallel", "expert_parallel", "count",
+       "EP degree: routed experts split over EP ranks carved out of DP x CP (workload)", P::Workload,
+       [](const RunResult& r) -> json { return step(r).layout.expert; }},
       {"layout.virtual_pipeline", "virtual_pipeline", "count",
        "model chunks per pipeline rank, interleaved 1F1B (workload)", P::Workload,
        [](const RunResult& r) -> json { return step(r).layout.virtual_pipeline; }},
@@ -452,8 +455,11 @@ const std::vector<ResultKey>& table() {
        [](const RunResult& r) -> json { return step(r).layout.distributed_optimizer; }},
       {"layout.rank_order", "rank_order", "-",
        "how ranks map to the layout, innermost first: `tp-cp-dp-pp` (Megatron's and torchtitan's "
-       "order; rank r runs on the fabric's r-th GPU) (workload)",
-       P::Workload, [](const RunResult&) -> json { return "tp-cp-dp-pp"; }},
+       "order; rank r runs on the fabric's r-th GPU), `tp-cp-ep-dp-pp` with expert parallelism "
+       "(EP groups are consecutive DP x CP ranks) (workload)",
+       P::Workload, [](const RunResult& r) -> json {
+         return step(r).layout.expert > 1 ? "tp-cp-ep-dp-pp" : "tp-cp-dp-pp";
+       }},
       {"layout.grad_accumulation", "grad_accumulation", "count",
        "micro-batches per step, given or derived from workload.global_batch (workload)",
        P::Workload, [](const RunResult& r) -> json { return step(r).grad_accumulation; }},
@@ -469,7 +475,7 @@ const std::vector<ResultKey>& table() {
        collectives},
       {"collectives[].kind", "", "-",
        "collective kind (FSDP all-gathers and reduce-scatters; closed-form TP/CP/PP/DP "
-       "rows)",
+       "rows, `ep_all_to_all` for expert parallelism)",
        P::Workload, nullptr},
       {"collectives[].unit", "", "-",
        "FSDP unit (0 = the root unit, 1.. blocks in forward order; -1: not applicable)",
@@ -496,6 +502,10 @@ const std::vector<ResultKey>& table() {
        [](const RunResult& r) -> json { return step(r).context_parallel_exposed.seconds(); }},
       {"pp_p2p_s", "pp_p2p_s", "s", "pipeline sends on the critical path (model parallelism)",
        P::ModelParallel, [](const RunResult& r) -> json { return step(r).pipeline_p2p.seconds(); }},
+      {"ep_all_to_all_s", "ep_all_to_all_s", "s",
+       "expert-parallel dispatch and combine all-to-alls per step, exposed (model parallelism)",
+       P::ModelParallel,
+       [](const RunResult& r) -> json { return step(r).expert_all_to_all.seconds(); }},
       {"report_ranks", "report_ranks", "count",
        "ranks of the `report:` all-reduces (with `report:`)", P::Report,
        [](const RunResult& r) -> json { return report(r).ranks; }},

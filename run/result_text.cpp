@@ -163,6 +163,7 @@ std::string to_text(const RunResult& r) {
          std::string(
              "{parallelism}, TP {layout.tensor_parallel} x CP {layout.context_parallel} x PP "
              "{layout.pipeline_parallel} x DP {layout.data_parallel}") +
+             (st.layout.expert > 1 ? " (EP {layout.expert_parallel} within DP x CP)" : "") +
              (st.layout.virtual_pipeline > 1 ? " (VP {layout.virtual_pipeline}, interleaved 1F1B)"
                                              : "") +
              (st.layout.sequence_parallel ? " (sequence parallel)" : "") +
@@ -180,9 +181,23 @@ std::string to_text(const RunResult& r) {
                         std::to_string(tc) + " apart, pipeline stages " +
                         std::to_string(tc * st.data_parallel) +
                         " apart; rank r on the fabric's r-th GPU");
+      if (st.layout.expert > 1) {
+        const uint64_t ep = st.layout.expert;
+        // TP is 1 with EP > 1 (models/expert_parallel.hpp), so DP x CP ranks are consecutive.
+        line("", "EP groups of " + std::to_string(ep) +
+                     " consecutive ranks (carved out of DP x CP), expert-data-parallel peers " +
+                     std::to_string(ep) + " apart");
+      }
       line("parallel",
            "TP collectives {tp_comm_s}, CP exposed {cp_exposed_s}, PP sends {pp_p2p_s}, "
            "pipeline bubble {pipeline_bubble_s} ({bubble_fraction:pct}% of ideal)");
+      if (st.layout.expert > 1) {
+        std::ostringstream share;
+        share.precision(1);
+        share << std::fixed << 100.0 * st.expert_all_to_all.seconds() / st.step.seconds();
+        line("", "EP all-to-all {ep_all_to_all_s} exposed (" + share.str() +
+                     "% of the step; dispatch + combine, not overlapped)");
+      }
     }
     line("breakdown",
          "forward {forward_s}, backward {backward_s}, exposed communication {exposed_comm_s} "

@@ -443,7 +443,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
           "simulated with the physical parameters of " + scenario.collective_calibration->file;
     } else if (scenario.collective_calibration) {
       if (step.parallelism == models::DataParallelism::Ddp && !step.layout.model_parallel() &&
-          !step.layout.distributed_optimizer) {
+          !step.layout.distributed_optimizer && !models::is_moe(step.model)) {
         r.bucket_allreduce_model =
             calibrate_bucket_allreduce(*scenario.collective_calibration, ranks, step, r.warnings);
       } else {
@@ -453,8 +453,10 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
       }
     }
     // The distributed optimizer is modelled in the closed form only (its reduce-scatters and
-    // overlapped all-gathers), which with TP = CP = PP = 1 is the DDP closed form.
-    if (step.layout.model_parallel() || step.layout.distributed_optimizer) {
+    // overlapped all-gathers), which with TP = CP = PP = 1 is the DDP closed form; so are
+    // mixture-of- experts models (models/expert_parallel.hpp), with or without expert parallelism.
+    if (step.layout.model_parallel() || step.layout.distributed_optimizer ||
+        models::is_moe(step.model)) {
       r.step = models::simulate_parallel_step(spec, scenario.fidelity, step);
       if (r.messages > 0) {
         r.step->warnings.push_back(

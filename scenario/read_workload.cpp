@@ -204,6 +204,8 @@ WorkloadSpec read_workload(const Reader& in, const YAML::Node& node, const std::
                    "distributed_optimizer",
                    "account_for_embedding_in_pipeline_split",
                    "account_for_loss_in_pipeline_split",
+                   "expert_parallel",
+                   "capacity_factor",
                    "placement",
                    "bucket_timing"});
   WorkloadSpec w;
@@ -214,7 +216,8 @@ WorkloadSpec read_workload(const Reader& in, const YAML::Node& node, const std::
   if (model.IsMap()) {
     const MapView mm(in, model, model_path,
                      {"preset", "layers", "hidden", "ffn", "heads", "kv_heads", "vocab", "sequence",
-                      "tied_embeddings", "mlp"});
+                      "tied_embeddings", "mlp", "experts", "experts_per_token", "shared_experts",
+                      "moe_ffn_hidden", "dense_layers"});
     if (const YAML::Node* v = mm.find("preset")) {
       const std::string name = in.read_string(*v, mm.path_of("preset"));
       const auto preset = models::transformer_preset(name);
@@ -256,6 +259,7 @@ WorkloadSpec read_workload(const Reader& in, const YAML::Node& node, const std::
         in.fail_at(model_path, model, mm.path_of(key), "missing key (needed without a preset)");
       }
     }
+    read_moe_model(in, mm, c.model);
     const YAML::Node* heads_node = mm.find("heads");
     const YAML::Node* kv_node = mm.find("kv_heads");
     const YAML::Node* hidden_node = mm.find("hidden");
@@ -402,6 +406,7 @@ WorkloadSpec read_workload(const Reader& in, const YAML::Node& node, const std::
     apply_calibration(in, *v, m.path_of("calibration"), c);
   }
   read_parallelism(in, m, c);
+  read_expert_parallel(in, m, c);
   return w;
 }
 

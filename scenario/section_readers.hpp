@@ -48,6 +48,10 @@ void read_infiniband(const Reader& in, const YAML::Node& node, const std::string
 
 // read_workload.cpp: `workload:`.
 WorkloadSpec read_workload(const Reader& in, const YAML::Node& node, const std::string& path);
+// read_moe.cpp: the model's mixture-of-experts keys (a `workload.model` map) and
+// `workload.expert_parallel` / `workload.capacity_factor` with the checks the layout alone decides.
+void read_moe_model(const Reader& in, const MapView& model, models::TransformerShape& shape);
+void read_expert_parallel(const Reader& in, const MapView& workload, models::StepConfig& c);
 // read_jobs.cpp: `jobs:`, training jobs sharing the fabric.
 std::vector<JobSpec> read_jobs(const Reader& in, const YAML::Node& node, const std::string& path);
 // read_chakra.cpp: `workload: {chakra: {...}}` (reads the trace files).

@@ -5,8 +5,10 @@
 #include <cmath>
 #include <cstdint>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
+#include "models/expert_parallel.hpp"
 #include "models/traffic.hpp"
 #include "scenario/configuration_warnings.hpp"
 #include "scenario/section_readers.hpp"
@@ -227,6 +229,14 @@ void check_workload(const Reader& in, const Scenario& scenario, const WorkloadSp
   }
   const uint32_t ranks =
       (w.data_parallel == 0 ? gpus / model_parallel : w.data_parallel) * model_parallel;
+  if (lay.expert > 1) {
+    // Expert-parallel groups are carved out of each stage's DP x CP ranks (Megatron-Core).
+    try {
+      models::check_expert_layout(w.step.model, lay, ranks / std::max(1u, model_parallel));
+    } catch (const std::invalid_argument& e) {
+      in.fail_path(join_path(path, "expert_parallel"), e.what());
+    }
+  }
   if (const uint32_t shard = w.step.fsdp.shard_degree; shard > 0) {
     const uint32_t replicas = ranks / std::max(1u, model_parallel);
     if (model_parallel > 1) {

@@ -164,6 +164,16 @@ sed -e 's/tensor_parallel: 8/tensor_parallel: 16/' -e 's/context_parallel: 1/dat
 "$bin" run "$tmp/bad3d.yaml" >/dev/null 2>"$tmp/err"
 check "3d with TP x PP x DP larger than the fabric exits 2" test $? -eq 2
 check "3d error names file:line:col" grep -q "bad3d.yaml:[0-9]*:[0-9]*: workload.data_parallel: expected" "$tmp/err"
+# Mixture of experts: the EP scenario's JSON keys, and a layout error at its key with exit 2.
+"$bin" run "$src/scenarios/moe-deepseek-256.yaml" --set fidelity=analytic --json >"$tmp/moe.json" 2>"$tmp/err"
+check "moe scenario exits 0" test $? -eq 0
+check "moe json has ep_all_to_all_s" grep -q '"ep_all_to_all_s"' "$tmp/moe.json"
+check "moe json has expert_parallel 128" grep -q '"expert_parallel": 128' "$tmp/moe.json"
+check "moe json has the ep_all_to_all row" grep -q '"kind": "ep_all_to_all"' "$tmp/moe.json"
+sed -e 's/expert_parallel: 128/expert_parallel: 96/' "$src/scenarios/moe-deepseek-256.yaml" >"$tmp/badmoe.yaml"
+"$bin" run "$tmp/badmoe.yaml" >/dev/null 2>"$tmp/err"
+check "moe with EP not dividing the experts exits 2" test $? -eq 2
+check "moe error names file:line:col" grep -q "badmoe.yaml:[0-9]*:[0-9]*: workload.expert_parallel: expected an expert-parallel degree dividing the 256 routed experts, got 96" "$tmp/err"
 
 # Sweep: --set with a list is an axis; step columns and the best point for workload scenarios.
 "$bin" sweep "$src/scenarios/bucket-size-study.yaml" --set workload.ddp.bucket_cap_mb=25,256 \
