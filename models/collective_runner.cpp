@@ -102,6 +102,20 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
           egress_[end] = &spec.link_classes[l.link_class];
       }
     }
+    // A SHARP engine's stream leaves its switch through a port, not through the engine's own
+    // (switch-wide) link: pace it at the switch's slowest port, so that a tree's rounds follow
+    // one another on each hop as they do on the real switch's ports.
+    for (std::size_t k = 0; k < spec.sharp_engines.size(); ++k) {
+      const net::NodeId sw = spec.sharp_engine_switch[k];
+      const net::LinkParams* slowest = nullptr;
+      for (const net::LinkSpec& l : spec.links) {
+        if (l.a != sw && l.b != sw) continue;
+        if (l.a == spec.sharp_engines[k].nic || l.b == spec.sharp_engines[k].nic) continue;
+        const net::LinkParams& c = spec.link_classes[l.link_class];
+        if (slowest == nullptr || c.bandwidth < slowest->bandwidth) slowest = &c;
+      }
+      if (slowest != nullptr) egress_[spec.sharp_engines[k].nic] = slowest;
+    }
   }
   const std::size_t n = plan_.steps.size();
   if (plan_.dep_offsets.size() != n + 1) {

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/collective_cost.hpp"
 #include "models/step_engine.hpp"
 #include "sim/backends/make_backend.hpp"
 #include "sim/core/rng.hpp"
@@ -411,6 +412,12 @@ class DdpStepEngine final : public StepEngine {
     o.gpus_per_host = config_.gpus_per_host;
     o.nics_per_host = config_.nics_per_host;
     if (is_collnet(config_.algorithm)) {
+      // NCCL's CollNet chunk for this bucket's size (the ring's slice would leave a 25 MB bucket
+      // a handful of rounds, and the tree's hops little to pipeline).
+      const uint32_t g = std::max(1u, config_.gpus_per_host);
+      const uint32_t nics = config_.nics_per_host == 0 ? g : std::min(config_.nics_per_host, g);
+      o.chunk_bytes = nccl_collnet_chunk_bytes(config_.algorithm == CollectiveAlgo::CollnetDirect,
+                                               bytes, config_.channels, std::min(nics, 8u), g);
       o.collnet_trees = config_.collnet_trees;
       if (config_.collnet_outstanding > 0) o.connection_depth = config_.collnet_outstanding;
     }

@@ -143,7 +143,7 @@ TEST_CASE("scenario infiniband: sharp gives every fabric switch an engine, the p
         "enabled, trees_per_switch, outstanding_operations");
   CHECK(scenario_error_of(
             with("link_layer: infiniband\n  infiniband: {sharp: {outstanding_operations: 0}}")) ==
-        "t.yaml:8:17: fabric.infiniband.sharp.outstanding_operations: expected 1..1024 "
+        "t.yaml:8:48: fabric.infiniband.sharp.outstanding_operations: expected 1..1024 "
         "reductions in flight, got 0");
 }
 
