@@ -303,10 +303,10 @@ double collnet_predicted_time_us(bool direct, NcclProtocol proto, const NcclCost
   }
   const double net = (direct ? kCollnetDirectNetUs : kCollnetChainNetUs) +
                      2.0 * in.latency_inter_us;  // Simple's flush
-  const double lat =
-      direct ? 2.0 * (std::min(1.0, ppn - 1.0) * kCollnetDirectNvlinkUs + (ppn - 1.0) * kCollnetArityUs) +
-                   net
-             : 2.0 * (ppn - 1.0) * kCollnetChainNvlinkUs + net;
+  const double lat = direct ? 2.0 * (std::min(1.0, ppn - 1.0) * kCollnetDirectNvlinkUs +
+                                     (ppn - 1.0) * kCollnetArityUs) +
+                                  net
+                            : 2.0 * (ppn - 1.0) * kCollnetChainNvlinkUs + net;
   return lat + static_cast<double>(bytes) / (1000.0 * alg);
 }
 
@@ -385,9 +385,9 @@ double nccl_predicted_time_us(CollectiveAlgo algo, NcclProtocol proto, const Ncc
 NcclChoice nccl_choose(const NcclCostInputs& in, int64_t bytes) {
   NcclChoice best;
   best.time_us = -1;
-  for (CollectiveAlgo a : {CollectiveAlgo::Tree, CollectiveAlgo::Ring, CollectiveAlgo::Nvls,
-                           CollectiveAlgo::NvlsTree, CollectiveAlgo::Pat,
-                           CollectiveAlgo::CollnetDirect, CollectiveAlgo::CollnetChain}) {
+  for (CollectiveAlgo a :
+       {CollectiveAlgo::Tree, CollectiveAlgo::Ring, CollectiveAlgo::Nvls, CollectiveAlgo::NvlsTree,
+        CollectiveAlgo::Pat, CollectiveAlgo::CollnetDirect, CollectiveAlgo::CollnetChain}) {
     for (NcclProtocol p : {NcclProtocol::LL, NcclProtocol::LL128, NcclProtocol::Simple}) {
       const double t = nccl_predicted_time_us(a, p, in, bytes);
       if (t >= 0 && (best.time_us < 0 || t < best.time_us)) best = NcclChoice{a, p, t};

@@ -7,9 +7,9 @@
 // Tree (AllReduce) with LL, LL128 and Simple on Hopper-class GPUs (SM90 tables), Intel or AMD
 // hosts; NVLS (AllReduce, Simple) on one node, NVLS-tree across nodes; PAT (AllGather,
 // ReduceScatter, Simple) at one GPU per node; CollNet Direct and Chain (AllReduce, Simple). Not
-// covered: NVLS for reduce-scatter / all-gather, NVLS with SHARP across nodes, the tree-pattern 0.85 factor, per-op pipelining (numPipeOps = 1), and NCCL's topology
-// search (per-channel bandwidths are inputs; PAT uses the ring graph's where NCCL reads the
-// tree's).
+// covered: NVLS for reduce-scatter / all-gather, NVLS with SHARP across nodes, the tree-pattern
+// 0.85 factor, per-op pipelining (numPipeOps = 1), and NCCL's topology search (per-channel
+// bandwidths are inputs; PAT uses the ring graph's where NCCL reads the tree's).
 #include <array>
 #include <cstdint>
 #include <optional>

@@ -90,9 +90,9 @@ std::vector<std::vector<uint32_t>> add_rounds(CollectivePlan& plan, const PlanOp
                                               uint32_t per_round, double transfers_per_round) {
   std::vector<std::vector<uint32_t>> rounds(o.channels);
   const auto channel_bytes = split_bytes(o.bytes, o.channels);
-  const auto budget = std::max<int64_t>(
-      kMinRoundsPerChannel,
-      static_cast<int64_t>(kTransferBudget / (transfers_per_round * o.channels)));
+  const auto budget =
+      std::max<int64_t>(kMinRoundsPerChannel,
+                        static_cast<int64_t>(kTransferBudget / (transfers_per_round * o.channels)));
   const int64_t most = std::min(kMaxRoundsPerChannel, budget);
   for (uint32_t ch = 0; ch < o.channels; ++ch) {
     const int64_t count = std::min<int64_t>(
@@ -118,9 +118,9 @@ void build_collnet(CollectivePlan& plan, const PlanOptions& o) {
   const uint32_t nodes = n / g;
   const uint32_t nics = std::min(o.nics_per_host == 0 ? g : o.nics_per_host, g);
   if (o.collnet_trees.size() < nics) {
-    throw std::invalid_argument(std::string(to_string(o.algo)) + " needs an aggregation tree for each of the " +
-                                std::to_string(nics) + " NICs of a host, got " +
-                                std::to_string(o.collnet_trees.size()));
+    throw std::invalid_argument(
+        std::string(to_string(o.algo)) + " needs an aggregation tree for each of the " +
+        std::to_string(nics) + " NICs of a host, got " + std::to_string(o.collnet_trees.size()));
   }
   for (uint32_t i = 0; i < nics; ++i) {
     if (o.collnet_trees[i].participant_engine.size() != nodes || o.collnet_trees[i].edges.empty()) {

@@ -63,7 +63,8 @@ double allreduce_transfers(CollectiveAlgo algo, double n, double bytes, double c
       const double heads = direct ? std::min(g, 8.0) : 1.0;
       const double per_round = heads * (2.0 * nodes * g + 4.0 * nodes);
       const double most = std::min(64.0, std::max(8.0, std::floor(3.0e5 / (per_round * channels))));
-      const double rounds = chunk <= 0 ? 1.0 : std::min(most, ceil_div(bytes / channels, heads * chunk));
+      const double rounds =
+          chunk <= 0 ? 1.0 : std::min(most, ceil_div(bytes / channels, heads * chunk));
       return channels * std::max(1.0, rounds) * heads * (2.0 * nodes * (g - 1) + 4.0 * nodes);
     }
     case CollectiveAlgo::Ring:

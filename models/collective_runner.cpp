@@ -294,7 +294,8 @@ int64_t CollectiveRunner::wire_bytes(int64_t payload, uint32_t a, uint32_t b) co
   double factor = options_.wire_factor;
   if (options_.intra_host_wire_factor) {
     const net::NetworkSpec& spec = backend_.spec();
-    if (net::same_host(spec.endpoint(a), spec.endpoint(b))) factor = *options_.intra_host_wire_factor;
+    if (net::same_host(spec.endpoint(a), spec.endpoint(b)))
+      factor = *options_.intra_host_wire_factor;
   }
   if (factor == 1.0) return payload;
   return static_cast<int64_t>(std::ceil(static_cast<double>(payload) * factor));

@@ -50,9 +50,9 @@ NcclSetup nccl_setup(const NcclCollective& c, const CollectiveConfig& config,
     po.nvls_heads = c.nvls_heads;
   }
   if (is_collnet(c.algo)) {
-    po.chunk_bytes = c.chunk_bytes.value_or(nccl_collnet_chunk_bytes(
-        c.algo == CollectiveAlgo::CollnetDirect, c.bytes, c.channels,
-        std::min({8u, g, c.nics_per_host == 0 ? g : c.nics_per_host}), g));
+    po.chunk_bytes = c.chunk_bytes.value_or(
+        nccl_collnet_chunk_bytes(c.algo == CollectiveAlgo::CollnetDirect, c.bytes, c.channels,
+                                 std::min({8u, g, c.nics_per_host == 0 ? g : c.nics_per_host}), g));
     po.collnet_trees = c.collnet_trees;
     if (c.collnet_outstanding > 0) {
       po.connection_depth = std::min(po.connection_depth, c.collnet_outstanding);
@@ -129,11 +129,10 @@ NcclSystem nccl_system(uint32_t ranks, uint32_t gpus_per_host, uint32_t nics_per
 }
 
 NcclProtocol nccl_best_protocol(CollectiveAlgo algo, const NcclCostInputs& cost, int64_t bytes) {
-  const CollectiveAlgo row =
-      algo == CollectiveAlgo::Tree || algo == CollectiveAlgo::Pat || is_nvls(algo) ||
-              is_collnet(algo)
-          ? algo
-          : CollectiveAlgo::Ring;
+  const CollectiveAlgo row = algo == CollectiveAlgo::Tree || algo == CollectiveAlgo::Pat ||
+                                     is_nvls(algo) || is_collnet(algo)
+                                 ? algo
+                                 : CollectiveAlgo::Ring;
   NcclProtocol proto = NcclProtocol::Simple;
   double best = -1;
   for (auto p : {NcclProtocol::LL, NcclProtocol::LL128, NcclProtocol::Simple}) {

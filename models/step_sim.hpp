@@ -135,7 +135,8 @@ struct StepConfig {
   uint32_t nics_per_host = 0;  // 0: one per GPU (PlanOptions::nics_per_host)
   // CollNet (algorithm collnet_direct / collnet_chain, DDP): each NIC rail's SHARP tree over the
   // data-parallel group's hosts and the reductions in flight per tree (PlanOptions::collnet_trees,
-  // SharpParams::outstanding_operations).
+  // SharpParams::outstanding_operations), as `syncsim collective` runs them; the step's ring
+  // plans keep one transfer in flight per connection instead of NCCL's four.
   std::vector<net::AggregationTree> collnet_trees;
   uint32_t collnet_outstanding = 0;
   CollectiveRunOptions collective;

@@ -84,10 +84,10 @@ nlohmann::json collective_json(const Scenario& scenario, const CollectiveOutcome
     // collnet_unavailable): rows with algorithm "collnet_direct" / "collnet_chain" run on it.
     j["nccl"]["collnet"] = nullptr;
     if (ch.collnet_heads > 0) {
-      j["nccl"]["collnet"] = {{"heads", ch.collnet_heads},
-                              {"nic_GBps", ch.collnet_nic_GBps},
-                              {"outstanding_operations",
-                               scenario.fabric.sharp.outstanding_operations}};
+      j["nccl"]["collnet"] = {
+          {"heads", ch.collnet_heads},
+          {"nic_GBps", ch.collnet_nic_GBps},
+          {"outstanding_operations", scenario.fabric.sharp.outstanding_operations}};
     }
     j["nccl"]["collnet_unavailable"] = sweep.collnet_unavailable;
   }

@@ -371,7 +371,6 @@ models::NcclChannels scenario_nccl_channels(const Scenario& scenario, uint32_t r
   return models::nccl_channels(system, requested ? requested : scenario.collective.channels);
 }
 
-
 void set_collnet_trees(models::StepConfig& step, const Scenario& scenario,
                        const net::NetworkSpec& spec) {
   if (!models::is_collnet(step.algorithm)) return;

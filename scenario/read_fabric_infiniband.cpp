@@ -41,7 +41,8 @@ void read_sharp(const Reader& in, const YAML::Node& node, const std::string& pat
                 net::SharpParams& sharp) {
   const MapView m(in, node, path, {"enabled", "trees_per_switch", "outstanding_operations"});
   sharp.enabled = true;  // a block turns it on unless it says otherwise
-  if (const YAML::Node* v = m.find("enabled")) sharp.enabled = in.read_bool(*v, m.path_of("enabled"));
+  if (const YAML::Node* v = m.find("enabled"))
+    sharp.enabled = in.read_bool(*v, m.path_of("enabled"));
   if (const YAML::Node* v = m.find("trees_per_switch")) {
     sharp.trees_per_switch = in.read_u32(*v, m.path_of("trees_per_switch"));
   }

@@ -272,8 +272,9 @@ void check_workload(const Reader& in, const Scenario& scenario, const WorkloadSp
     if (!scenario.fabric.sharp.enabled) refuse("fabric.infiniband.sharp is off");
     if (w.step.parallelism != models::DataParallelism::Ddp || model_parallel > 1 ||
         lay.distributed_optimizer) {
-      refuse("plain DDP (no FSDP, model parallelism or distributed optimizer), got another "
-             "layout");
+      refuse(
+          "plain DDP (no FSDP, model parallelism or distributed optimizer), got another "
+          "layout");
     }
     if (host_gpus == 0 || ranks % host_gpus != 0 || ranks / host_gpus < 2 || host_gpus > 8) {
       refuse("two or more whole hosts of at most 8 GPUs, got " + std::to_string(ranks) +
@@ -395,16 +396,18 @@ void validate(const Reader& in, const Scenario& scenario) {
   if (scenario.fabric.sharp.enabled) {
     const std::string at = "fabric.infiniband.sharp.enabled";
     if (scenario.network.link_layer != net::LinkLayer::Infiniband) {
-      in.fail_path(at, "expected SHARP on fabric.link_layer: infiniband (InfiniBand switches "
-                       "reduce; Ethernet switches here do not), found roce");
+      in.fail_path(at,
+                   "expected SHARP on fabric.link_layer: infiniband (InfiniBand switches "
+                   "reduce; Ethernet switches here do not), found roce");
     }
     if (scenario.fabric.planes > 1) {
       in.fail_path(at, "expected a single-plane fabric for SHARP, found fabric.planes: " +
                            std::to_string(scenario.fabric.planes));
     }
     if (scenario.network.transport.kind != net::TransportKind::Roce) {
-      in.fail_path(at, "expected RDMA transport (fabric.transport.kind: roce) for SHARP, found a "
-                       "host-staged or TCP transport");
+      in.fail_path(at,
+                   "expected RDMA transport (fabric.transport.kind: roce) for SHARP, found a "
+                   "host-staged or TCP transport");
     }
   }
   // The PCIe-switch sharing shapes only copies through host memory; GPUDirect RDMA has none.

@@ -91,8 +91,8 @@ AggregationTree aggregation_tree(const NetworkSpec& spec, std::span<const uint32
       }
       for (const NodeId u : left) {
         for (const NodeId p : up[u]) {
-          if (reach[p] == best && std::find(candidates.begin(), candidates.end(), p) ==
-                                      candidates.end()) {
+          if (reach[p] == best &&
+              std::find(candidates.begin(), candidates.end(), p) == candidates.end()) {
             candidates.push_back(p);
           }
         }
@@ -130,9 +130,9 @@ std::vector<AggregationTree> rail_aggregation_trees(const NetworkSpec& spec,
                                                     uint32_t nics_per_host) {
   const uint32_t g = std::max(1u, gpus_per_host);
   if (gpus.size() % g != 0) {
-    throw std::invalid_argument("aggregation trees join whole hosts: " +
-                                std::to_string(gpus.size()) + " GPUs on hosts of " +
-                                std::to_string(g));
+    throw std::invalid_argument(
+        "aggregation trees join whole hosts: " + std::to_string(gpus.size()) +
+        " GPUs on hosts of " + std::to_string(g));
   }
   const uint32_t nics = std::min(nics_per_host == 0 ? g : nics_per_host, g);
   const std::size_t nodes = gpus.size() / g;
@@ -161,11 +161,10 @@ RailTrees usable_rail_trees(const NetworkSpec& spec, std::span<const uint32_t> g
   }
   const TreeLoad load = aggregation_tree_load(spec, out.trees);
   if (load.over_engine != AggregationTree::kNoEngine) {
-    out.unavailable = "has no SHARP resources: " + std::to_string(load.most_trees) +
-                      " rail trees meet in " +
-                      spec.nodes[spec.sharp_engine_switch[load.over_engine]].name +
-                      ", which serves " + std::to_string(load.over_limit) +
-                      " (fabric.infiniband.sharp.trees_per_switch)";
+    out.unavailable =
+        "has no SHARP resources: " + std::to_string(load.most_trees) + " rail trees meet in " +
+        spec.nodes[spec.sharp_engine_switch[load.over_engine]].name + ", which serves " +
+        std::to_string(load.over_limit) + " (fabric.infiniband.sharp.trees_per_switch)";
     out.trees.clear();
   }
   return out;
@@ -185,9 +184,8 @@ TreeLoad aggregation_tree_load(const NetworkSpec& spec, std::span<const Aggregat
   TreeLoad load;
   for (uint32_t e = 0; e < count.size(); ++e) {
     load.most_trees = std::max(load.most_trees, count[e]);
-    const uint32_t limit = spec.sharp.trees_per_switch > 0
-                               ? spec.sharp.trees_per_switch
-                               : ports[spec.sharp_engine_switch[e]] - 1;
+    const uint32_t limit = spec.sharp.trees_per_switch > 0 ? spec.sharp.trees_per_switch
+                                                           : ports[spec.sharp_engine_switch[e]] - 1;
     if (count[e] > limit && load.over_engine == AggregationTree::kNoEngine) {
       load.over_engine = e;
       load.over_limit = limit;

@@ -72,8 +72,7 @@ AggregationTree aggregation_tree(const NetworkSpec& spec, std::span<const uint32
 // the GPUs.
 std::vector<AggregationTree> rail_aggregation_trees(const NetworkSpec& spec,
                                                     std::span<const uint32_t> gpus,
-                                                    uint32_t gpus_per_host,
-                                                    uint32_t nics_per_host);
+                                                    uint32_t gpus_per_host, uint32_t nics_per_host);
 
 // rail_aggregation_trees where SHARP can run them: `trees` empty and `unavailable` saying why when
 // the fabric has no SHARP engines, the hosts' switches meet under no common switch, or some switch

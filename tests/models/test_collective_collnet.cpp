@@ -53,8 +53,8 @@ topo::FabricParams sharp_fabric(uint32_t leaves, uint32_t hosts_per_leaf, uint32
 PlanOptions collnet_options(CollectiveAlgo algo, const net::NetworkSpec& spec, uint32_t ranks,
                             uint32_t gpus_per_host, int64_t bytes, uint32_t channels,
                             int64_t chunk) {
-  PlanOptions o = collective_fixtures::plan_options(CollectiveOp::AllReduce, algo, ranks, bytes,
-                                                    channels);
+  PlanOptions o =
+      collective_fixtures::plan_options(CollectiveOp::AllReduce, algo, ranks, bytes, channels);
   o.gpus_per_host = gpus_per_host;
   o.nics_per_host = gpus_per_host;
   o.chunk_bytes = chunk;
@@ -191,12 +191,16 @@ TEST_CASE("collnet run: S once up and down each NIC, against a ring's 2 (n - 1) 
     CHECK(ring_s >= 1.5 * closed * 0.999);
     CHECK(ring_s <= 1.5 * closed * 1.01);
     CHECK(ring_s / sharp > 1.38);
+    // Deterministic: the same plan on a fresh backend gives the same time to the picosecond.
+    CHECK(run_seconds(
+              spec, collnet_options(CollectiveAlgo::CollnetDirect, spec, 4, 1, bytes, 2, 512 << 10),
+              f) == sharp);
   }
 }
 
 TEST_CASE("collnet cost model: NCCL picks CollNet for large all_reduces once SHARP is there") {
-  NcclSystem s = nccl_system(64, 8, 8, Bandwidth::gbps(400), Bandwidth::gbps(3600),
-                             *gpu_preset("h100"));
+  NcclSystem s =
+      nccl_system(64, 8, 8, Bandwidth::gbps(400), Bandwidth::gbps(3600), *gpu_preset("h100"));
   const NcclChannels without = nccl_channels(s, std::nullopt);
   CHECK(without.collnet_heads == 0);
   s.sharp = true;
@@ -205,10 +209,9 @@ TEST_CASE("collnet cost model: NCCL picks CollNet for large all_reduces once SHA
   CHECK(with.collnet_nic_GBps > 0);
   const NcclCostInputs cost = nccl_cost_inputs(CollectiveOp::AllReduce, 64, 8, with);
   const int64_t big = int64_t{1} << 30;
-  const double direct = nccl_predicted_time_us(CollectiveAlgo::CollnetDirect,
-                                               NcclProtocol::Simple, cost, big);
-  const double ring =
-      nccl_predicted_time_us(CollectiveAlgo::Ring, NcclProtocol::Simple, cost, big);
+  const double direct =
+      nccl_predicted_time_us(CollectiveAlgo::CollnetDirect, NcclProtocol::Simple, cost, big);
+  const double ring = nccl_predicted_time_us(CollectiveAlgo::Ring, NcclProtocol::Simple, cost, big);
   REQUIRE(direct > 0);
   // Direct's algorithm bandwidth: 0.5 x 8 heads x 2 x NIC x 0.85 (Hopper), capped by what the
   // NVLinks carry (2 x 7/8 of the buffer each way per GPU): here the cap binds.
@@ -217,8 +220,9 @@ TEST_CASE("collnet cost model: NCCL picks CollNet for large all_reduces once SHA
   REQUIRE(with.collnet_nvlink_GBps > 0);
   CHECK(nvlink_bound < nic_bound);
   const double alg = std::min(nic_bound, nvlink_bound);
-  CHECK(direct == doctest::Approx(2 * (3.7 + 7 * 0.4) + 31.0 + static_cast<double>(big) / (1000 * alg))
-                      .epsilon(1e-9));
+  CHECK(direct ==
+        doctest::Approx(2 * (3.7 + 7 * 0.4) + 31.0 + static_cast<double>(big) / (1000 * alg))
+            .epsilon(1e-9));
   CHECK(direct < ring);
   CHECK(is_collnet(nccl_choose(cost, big).algo));
   // LL and LL128 do not exist for CollNet.

@@ -100,7 +100,8 @@ TEST_CASE("sharp collective: no resources, no SHARP: refused by name, auto falls
 TEST_CASE("sharp collective: two rails' trees in one switch that serves one") {
   // 2 NICs per host: two rail trees, both through each leaf.
   std::string text = text_with(kSharp, "KEYS", "trees_per_switch: 1");
-  text = text_with(text, "host: {gpus: 1, nics: 1, gpu: h100}", "host: {gpus: 2, nics: 2, gpu: h100}");
+  text =
+      text_with(text, "host: {gpus: 1, nics: 1, gpu: h100}", "host: {gpus: 2, nics: 2, gpu: h100}");
   const Scenario s = load_scenario_text(text, "t.yaml");
   CHECK_THROWS_WITH_AS(one_size(s, models::CollectiveAlgo::CollnetDirect, 1 << 20),
                        doctest::Contains("has no SHARP resources: 2 rail trees meet in leaf0"),

@@ -129,15 +129,17 @@ TEST_CASE("scenario infiniband: sharp gives every fabric switch an engine, the p
       with("link_layer: infiniband\n  switch: {preset: qm8700}\n  infiniband: {sharp: {}}"),
       "t.yaml");
   CHECK(hdr.fabric.sharp.trees_per_switch == 1);
-  const Scenario hdr2 = load_scenario_text(
-      with("link_layer: infiniband\n  switch: {preset: qm8700}\n"
-           "  infiniband: {sharp: {trees_per_switch: 2}}"),
-      "t.yaml");
+  const Scenario hdr2 =
+      load_scenario_text(with("link_layer: infiniband\n  switch: {preset: qm8700}\n"
+                              "  infiniband: {sharp: {trees_per_switch: 2}}"),
+                         "t.yaml");
   CHECK(hdr2.fabric.sharp.trees_per_switch == 2);
   // Errors: SHARP on Ethernet, a bad key, a bad count.
-  CHECK(scenario_error_of(with("infiniband: {sharp: {enabled: true}}")).find(
-            "fabric.infiniband.sharp.enabled: expected SHARP on fabric.link_layer: infiniband") !=
-        std::string::npos);
+  CHECK(
+      scenario_error_of(with("infiniband: {sharp: {enabled: true}}"))
+          .find(
+              "fabric.infiniband.sharp.enabled: expected SHARP on fabric.link_layer: infiniband") !=
+      std::string::npos);
   CHECK(scenario_error_of(with("link_layer: infiniband\n  infiniband: {sharp: {trees: 1}}")) ==
         "t.yaml:8:24: fabric.infiniband.sharp.trees: unknown key \"trees\"; expected one of: "
         "enabled, trees_per_switch, outstanding_operations");
