@@ -20,12 +20,11 @@ void TransferBackend::count_route_bytes(const uint32_t* route, std::size_t hops,
 TransferId TransferBackend::start(const TransferRequest& request, TransferCallback on_done) {
   const auto endpoints = spec_.endpoint_count();
   if (request.src_gpu >= endpoints || request.dst_gpu >= endpoints) {
-    throw std::invalid_argument("transfer between GPU " + std::to_string(request.src_gpu) +
-                                " and GPU " + std::to_string(request.dst_gpu) +
-                                ", but the fabric has " + std::to_string(spec_.gpus.size()) +
-                                " GPUs, " + std::to_string(spec_.nvls_engines.size()) +
-                                " NVLS engines and " + std::to_string(spec_.sharp_engines.size()) +
-                                " SHARP engines");
+    throw std::invalid_argument(
+        "transfer between GPU " + std::to_string(request.src_gpu) + " and GPU " +
+        std::to_string(request.dst_gpu) + ", but the fabric has " +
+        std::to_string(spec_.gpus.size()) + " GPUs, " + std::to_string(spec_.nvls_engines.size()) +
+        " NVLS engines and " + std::to_string(spec_.sharp_engines.size()) + " SHARP engines");
   }
   if (request.src_gpu == request.dst_gpu) {
     throw std::invalid_argument("transfer from GPU " + std::to_string(request.src_gpu) +
