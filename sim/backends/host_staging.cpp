@@ -69,8 +69,21 @@ void StagingLanes::on_event(uint32_t /*kind*/, uint64_t /*arg*/) {
 }
 
 HostStaging::HostStaging(Simulation& sim, const net::NetworkSpec& spec,
-                         std::function<void(uint32_t)> begin, std::function<void(uint32_t)> finish)
+                         std::function<void(uint32_t)> begin, std::function<void(uint32_t)> finish,
+                         bool serialize_starts)
     : sim_(sim), spec_(spec), begin_(std::move(begin)), finish_(std::move(finish)) {
+  if (serialize_starts) {
+    packet_time_.assign(spec.nodes.size(), Time::zero());
+    nic_free_.assign(spec.nodes.size(), Time::zero());
+    for (const net::LinkSpec& l : spec.links) {
+      const net::LinkParams& c = spec.link_classes[l.link_class];
+      for (const net::NodeId end : {l.a, l.b}) {
+        if (spec.nodes[end].kind == net::NodeKind::Nic) {
+          packet_time_[end] = c.bandwidth.tx_time(Bytes{c.mtu.count() + c.header.count()});
+        }
+      }
+    }
+  }
   const net::HostStagingParams& st = spec.transport.staging;
   SIM_CHECK(st.gpus_per_pcie_switch > 0, "host staging needs at least one GPU per PCIe switch");
   uint32_t gpus_per_host = 1;
@@ -88,13 +101,20 @@ HostStaging::HostStaging(Simulation& sim, const net::NetworkSpec& spec,
   for (uint32_t h = 0; h < spec.hosts; ++h) {
     // After the sender's copy, the fixed delay (copy latency, stack) runs before the network.
     tx_.emplace_back(sim.queue(), switches_per_host_, pcie_bytes_per_ps, memory_bytes_per_ps,
-                     [this](uint32_t id) {
-                       sim_.queue().schedule(sim_.now() + fixed_delay(bytes_[id]), this, kSendReady,
-                                             id);
-                     });
+                     [this](uint32_t id) { send_ready(id); });
     rx_.emplace_back(sim.queue(), switches_per_host_, pcie_bytes_per_ps, memory_bytes_per_ps,
                      [this](uint32_t id) { finish_(id); });
   }
+}
+
+void HostStaging::send_ready(uint32_t id) {
+  Time at = sim_.now() + fixed_delay(bytes_[id]);
+  if (!nic_free_.empty() && src_nic_[id] != net::kNoNode) {
+    Time& free = nic_free_[src_nic_[id]];
+    at = std::max(at, free);
+    free = at + packet_time_[src_nic_[id]];
+  }
+  sim_.queue().schedule(at, this, kSendReady, id);
 }
 
 uint32_t HostStaging::switch_of(uint32_t gpu) const {
@@ -127,6 +147,10 @@ void HostStaging::send(uint32_t id, uint32_t src_gpu, uint32_t dst_gpu, uint32_t
     gpu_.resize(id + 1, 0);
   }
   bytes_[id] = bytes;
+  if (!nic_free_.empty()) {
+    if (src_nic_.size() <= id) src_nic_.resize(id + 1, net::kNoNode);
+    src_nic_[id] = spec_.gpus[src_gpu].nic;
+  }
   tx_[spec_.gpus[src_gpu].host].add(id, lane_of(id, src_gpu, dst_gpu, connection),
                                     switch_of(src_gpu), bytes);
 }

@@ -73,9 +73,10 @@ class StagingLanes final : public EventTarget {
 class HostStaging final : public EventTarget {
  public:
   // `begin(id)` starts the network transfer once the sender's stage is done; `finish(id)` completes
-  // it once the receiver's stage is done.
+  // it once the receiver's stage is done. `serialize_starts` (the flow backend: fluid sharing has
+  // no packets) starts the staged transfers of a NIC at least one packet apart (see nic_free_).
   HostStaging(Simulation& sim, const net::NetworkSpec& spec, std::function<void(uint32_t)> begin,
-              std::function<void(uint32_t)> finish);
+              std::function<void(uint32_t)> finish, bool serialize_starts = false);
   // The copies go through the stages of the sender's and the receiver's PCIe switches, in the lane
   // of (src_gpu, dst_gpu, connection); kNoConnection: a lane of the message's own.
   void send(uint32_t id, uint32_t src_gpu, uint32_t dst_gpu, uint32_t connection, int64_t bytes);
@@ -90,6 +91,8 @@ class HostStaging final : public EventTarget {
 
  private:
   enum Kind : uint32_t { kSendReady = 0, kReceiveCopy = 1 };
+  // The sender's copy of `id` is done: its network transfer starts after the fixed delay.
+  void send_ready(uint32_t id);
   Simulation& sim_;
   const net::NetworkSpec& spec_;
   std::function<void(uint32_t)> begin_;
@@ -102,6 +105,16 @@ class HostStaging final : public EventTarget {
   std::vector<int64_t> bytes_;     // per transfer id, for the receive copy
   std::vector<StagingLane> lane_;  // per transfer id: its lane at the receiver
   std::vector<uint32_t> gpu_;      // per transfer id: the receiving GPU
+  std::vector<uint32_t> src_nic_;  // per transfer id: the sending GPU's NIC
+  // With serialize_starts: per NIC node, one packet's time on its link (mtu + header), and the
+  // earliest instant its next staged transfer may start. A NIC sends one packet at a time, so of
+  // the transfers whose copies finish together (the copies share PCIe, one lane per channel), the
+  // packet model's round robin puts the channels' first packets out one after another and their
+  // last packets too: their next copies start staggered, and the copies of one channel overlap
+  // another's network time. Fluid sharing alone would run them in lockstep for the whole
+  // collective (equal sizes, equal rates), so that every channel copies while the NIC idles.
+  std::vector<Time> packet_time_;
+  std::vector<Time> nic_free_;
 };
 
 }  // namespace syncsim

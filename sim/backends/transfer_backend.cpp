@@ -80,7 +80,7 @@ TransferId TransferBackend::start(const TransferRequest& request, TransferCallba
     if (!staging_) {
       staging_ = std::make_unique<HostStaging>(
           sim_, spec_, [this](uint32_t t) { begin_staged(t); },
-          [this](uint32_t t) { complete_now(t); });
+          [this](uint32_t t) { complete_now(t); }, fidelity() == Fidelity::Flow);
     }
     staging_->send(id, request.src_gpu, request.dst_gpu, request.connection, request.size.count());
     return id;

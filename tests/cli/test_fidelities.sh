@@ -3,9 +3,10 @@
 # through host memory and TCP on a 64-rank 2:1 spine-leaf fabric with a NIC per GPU, as an all_reduce on the idle
 # fabric at packet, flow and analytic fidelity (`syncsim collective`, nccl-tests' bus bandwidth).
 # Tolerances, per pair:
-#   flow vs packet: within 5 %. Both share links between the transfers in flight (flow: max-min
-#     fair fluid rates; packet: per-packet round robin at every port); on an idle fabric they
-#     differ only by queueing and by per-packet effects, a few percent at these sizes.
+#   flow vs packet: within 5 % (10 % for TCP on 64 hosts of one GPU, below). Both share links
+#     between the transfers in flight (flow: max-min fair fluid rates; packet: per-packet round
+#     robin at every port); on an idle fabric they differ only by queueing and by per-packet
+#     effects, a few percent at these sizes.
 #   analytic vs packet: analytic >= 0.98 x packet. Analytic gives every transfer its idle-path
 #     time (no link is shared between the transfers of different NIC pairs), so it is never
 #     slower, only faster where links are shared (oversubscribed uplinks, NVLink ports shared by
@@ -19,6 +20,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+tol=0.05  # flow vs packet, relative (check)
 
 busbw() {  # SCENARIO SIZE FIDELITY [--set ...]: the run's bus bandwidth in GB/s
   local scenario=$1 size=$2 fidelity=$3
@@ -41,8 +43,9 @@ check() {  # NAME SCENARIO SIZE [--set ...]
   fi
   echo "$name $size: packet $p flow $f analytic $a GB/s"
   last_packet=$p
-  awk -v p="$p" -v f="$f" 'BEGIN { d = (f - p) / p; exit !(d <= 0.05 && d >= -0.05) }' ||
-    fail "$name: flow $f GB/s is not within 5 % of packet $p GB/s"
+  last_flow=$f
+  awk -v p="$p" -v f="$f" -v t="$tol" 'BEGIN { d = (f - p) / p; exit !(d <= t && d >= -t) }' ||
+    fail "$name: flow $f GB/s is not within $tol of packet $p GB/s"
   awk -v p="$p" -v a="$a" 'BEGIN { exit !(a >= 0.98 * p) }' ||
     fail "$name: analytic $a GB/s is below 0.98 x packet $p GB/s"
 }
@@ -97,22 +100,29 @@ for kind in roce_host_staged tcp; do
     fail "$kind, 1 NIC: packet ${last_packet:-?} GB/s, expected 41.8..49.2 GB/s (NIC bound)"
 done
 # 64 hosts of one GPU and one NIC each (auto picks LL128): every ring hop is staged, and a step's
-# 1 MiB segment is 2 pieces, so the 4 channels' pieces are all that keep the NIC busy while the
-# others copy. The fidelities do not agree there yet (docs/fidelities.md: flow's fluid sharing
-# finishes the 4 channels' pieces in lockstep, so copies and network take turns). What must hold:
-# no fidelity is faster than the contention-free analytic bound (2 % slack), and flow is not
-# faster than packet.
-for kind in roce_host_staged tcp; do
-  file=$(staged 1)
-  one=(--set "fabric.transport.kind=$kind" --set fabric.host.gpus=1
-    --set fabric.spine_leaf.hosts_per_leaf=32 --algo ring)
-  p=$(busbw "$file" 256MiB packet "${one[@]}")
-  f=$(busbw "$file" 256MiB flow "${one[@]}")
-  a=$(busbw "$file" 256MiB analytic "${one[@]}")
-  echo "$kind 64 hosts x 1 GPU 256MiB: packet $p flow $f analytic $a GB/s"
-  awk -v p="$p" -v f="$f" -v a="$a" 'BEGIN { exit !(p != "" && p <= 1.02 * a && f <= 1.05 * p) }' ||
-    fail "$kind, 64 x 1 GPU: expected flow <= packet <= analytic (packet '$p', flow '$f', analytic '$a')"
-done
+# 1 MiB segment per channel is 2 pieces, so the 4 channels' pieces are all that keep the NIC busy
+# while the others copy. How well the copies overlap the network depends on how far the channels
+# are out of phase; fluid sharing alone would hold them in lockstep (equal pieces at equal rates
+# finish together), so flow starts a NIC's staged transfers one packet apart, as the packet model's
+# NIC sends them (sim/backends/host_staging.hpp). Closed form: the NIC bounds the ring at 400 Gb/s
+# x 4096 / 4160 x 120 / 128 (LL128's payload per line) = 46.2 GB/s; the copies (64 GB/s of PCIe
+# per direction) do not. Packet and flow reach at least 85 % of it, flow within 5 % of packet.
+tol=0.05
+check "roce_host_staged 64 hosts x 1 GPU" "$(staged 1)" 256MiB \
+  --set fabric.transport.kind=roce_host_staged --set fabric.host.gpus=1 \
+  --set fabric.spine_leaf.hosts_per_leaf=32 --algo ring
+awk -v p="${last_packet:-0}" -v f="${last_flow:-0}" \
+  'BEGIN { exit !(p <= 46.2 && p >= 0.85 * 46.2 && f <= 46.2 && f >= 0.85 * 46.2) }' ||
+  fail "roce_host_staged, 64 x 1 GPU: packet ${last_packet:-?}, flow ${last_flow:-?} GB/s," \
+    "expected 39.3..46.2 GB/s (NIC bound)"
+# TCP there: packet TCP slow-starts every message from initial_window, where a busy Linux socket
+# keeps its window (idle far below the RTO); flow has no slow start. With a window no 560 KiB
+# message outgrows the two model the same, and flow is within 10 % of packet (6 % measured,
+# docs/fidelities.md).
+tol=0.10
+check "tcp 64 hosts x 1 GPU" "$(staged 1)" 256MiB \
+  --set fabric.transport.kind=tcp --set fabric.host.gpus=1 \
+  --set fabric.spine_leaf.hosts_per_leaf=32 --set fabric.transport.tcp.initial_window=1000 --algo ring
 
 if [ "$fails" -gt 0 ]; then
   echo "$fails failure(s)"

@@ -86,6 +86,33 @@ TEST_CASE("host staging: one message pays a copy at each end, as the closed form
         doctest::Approx(direct.fct.max_s + 2 * 4e6 / (200e9 / 8)).epsilon(1e-9));
 }
 
+TEST_CASE("host staging at flow fidelity: a NIC's staged transfers start one packet apart") {
+  // Two equal messages from one GPU to one host, each its own lane: their copies share the PCIe
+  // switch and finish together. A NIC sends one packet at a time, so the second transfer starts a
+  // packet (4096 + 64 B at 100 Gb/s = 332.8 ns) after the first; under fair sharing the offset
+  // carries through the network and the receive copies, and the first completes that much before
+  // the second (fluid sharing alone: together, 0 ns apart).
+  std::string base = incast_yaml(1, "4MB", "64MiB", 0, "");
+  base += "      - {src: 17, dst: 0, size: 4MB, priority: 0}\n";
+  const std::vector<app::Override> staged = {
+      app::parse_override("fabric.transport.kind=roce_host_staged"),
+      app::parse_override("fabric.transport.host_staging.copy_latency=0us"),
+      app::parse_override("fidelity=flow")};
+  const app::RunResult r = run_yaml(base, staged);
+  CHECK((r.fct.max_s - r.fct.min_s) * 1e9 == doctest::Approx(332.8).epsilon(0.01));
+  // Closed form of the later one: two copies of 4 MB sharing 64 GB/s at each end, and 8 MB (plus
+  // headers) through the 100 Gb/s NIC, plus the path's latency (a few us).
+  const double copies_s = 2 * (8e6 / 64e9);
+  const double wire_s = 8e6 * (4096.0 + 64) / 4096 * 8 / 100e9;
+  CHECK(r.fct.max_s > copies_s + wire_s);
+  CHECK(r.fct.max_s < copies_s + wire_s + 5e-6);
+  // Packet fidelity: untouched (its NIC serializes the packets itself).
+  std::vector<app::Override> packet = staged;
+  packet.back() = app::parse_override("fidelity=packet");
+  const app::RunResult p = run_yaml(base, packet);
+  CHECK(p.fct.max_s == doctest::Approx(r.fct.max_s).epsilon(0.02));
+}
+
 TEST_CASE("tcp: a lone message completes without loss, one ACK per segment, slower than RoCE") {
   const std::string base = incast_yaml(1, "1MB", "64MiB", 0, "");
   const app::RunResult roce = run_yaml(base);
