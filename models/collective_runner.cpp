@@ -105,16 +105,22 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
     // A SHARP engine's stream leaves its switch through a port, not through the engine's own
     // (switch-wide) link: pace it at the switch's slowest port, so that a tree's rounds follow
     // one another on each hop as they do on the real switch's ports.
-    for (std::size_t k = 0; k < spec.sharp_engines.size(); ++k) {
-      const net::NodeId sw = spec.sharp_engine_switch[k];
-      const net::LinkParams* slowest = nullptr;
+    // One pass over the links, and only for plans that use the engines.
+    if (!plan_.fabric_engines.empty()) {
+      std::vector<const net::LinkParams*> slowest(spec.nodes.size(), nullptr);
       for (const net::LinkSpec& l : spec.links) {
-        if (l.a != sw && l.b != sw) continue;
-        if (l.a == spec.sharp_engines[k].nic || l.b == spec.sharp_engines[k].nic) continue;
         const net::LinkParams& c = spec.link_classes[l.link_class];
-        if (slowest == nullptr || c.bandwidth < slowest->bandwidth) slowest = &c;
+        for (const auto& [end, other] : {std::pair{l.a, l.b}, std::pair{l.b, l.a}}) {
+          if (spec.nodes[other].kind == net::NodeKind::Nic &&
+              spec.nodes[other].host == net::kNoHost)
+            continue;  // the engine's own link
+          if (slowest[end] == nullptr || c.bandwidth < slowest[end]->bandwidth) slowest[end] = &c;
+        }
       }
-      if (slowest != nullptr) egress_[spec.sharp_engines[k].nic] = slowest;
+      for (std::size_t k = 0; k < spec.sharp_engines.size(); ++k) {
+        const net::LinkParams* port = slowest[spec.sharp_engine_switch[k]];
+        if (port != nullptr) egress_[spec.sharp_engines[k].nic] = port;
+      }
     }
   }
   const std::size_t n = plan_.steps.size();
