@@ -277,11 +277,30 @@ constexpr double kCollnetArityUs = 0.4;
 
 double collnet_predicted_time_us(bool direct, NcclProtocol proto, const NcclCostInputs& in,
                                  int64_t bytes) {
-  if (proto != NcclProtocol::Simple || in.op != CollectiveOp::AllReduce || in.nodes < 2 ||
-      in.collnet_heads == 0 || in.collnet_nic_bw <= 0 || (direct && in.gpus_per_node < 2)) {
+  const bool shards = in.op == CollectiveOp::ReduceScatter || in.op == CollectiveOp::AllGather;
+  if (proto != NcclProtocol::Simple || (in.op != CollectiveOp::AllReduce && !shards) ||
+      in.nodes < 2 || in.collnet_heads == 0 || in.collnet_nic_bw <= 0 ||
+      (direct && in.gpus_per_node < 2)) {
     return -1.0;
   }
   const double ppn = in.gpus_per_node;
+  const double net = (direct ? kCollnetDirectNetUs : kCollnetChainNetUs) +
+                     2.0 * in.latency_inter_us;  // Simple's flush
+  const double lat = direct ? 2.0 * (std::min(1.0, ppn - 1.0) * kCollnetDirectNvlinkUs +
+                                     (ppn - 1.0) * kCollnetArityUs) +
+                                  net
+                            : 2.0 * (ppn - 1.0) * kCollnetChainNvlinkUs + net;
+  if (shards) {
+    // Direct only, with a head (NIC) for every local rank ("AllGather/ReduceScatter requires 1:1
+    // GPU:NIC"). tuning.cc: ppn x min(bwIntra, 0.9 bwInter), already an algorithm bandwidth over
+    // the whole gathered buffer (no bus conversion for non-ring AG/RS); the CollNet graph's
+    // bwIntra is twice its bwInter, so the NIC term binds. Each GPU also moves (g - 1) / g of the
+    // buffer over NVLink (the scatter to, or the copies from, the other heads).
+    if (!direct || in.collnet_heads < in.gpus_per_node) return -1.0;
+    double alg = ppn * 0.9 * in.collnet_nic_bw;
+    if (in.collnet_nvlink_bw > 0) alg = std::min(alg, in.collnet_nvlink_bw * ppn / (ppn - 1.0));
+    return lat + static_cast<double>(bytes) / (1000.0 * alg);
+  }
   double bus = 0;
   if (direct) {
     const double heads = in.collnet_heads;
@@ -301,12 +320,6 @@ double collnet_predicted_time_us(bool direct, NcclProtocol proto, const NcclCost
   if (ppn > 1 && in.collnet_nvlink_bw > 0) {
     alg = std::min(alg, in.collnet_nvlink_bw * ppn / (2.0 * (ppn - 1.0)));
   }
-  const double net = (direct ? kCollnetDirectNetUs : kCollnetChainNetUs) +
-                     2.0 * in.latency_inter_us;  // Simple's flush
-  const double lat = direct ? 2.0 * (std::min(1.0, ppn - 1.0) * kCollnetDirectNvlinkUs +
-                                     (ppn - 1.0) * kCollnetArityUs) +
-                                  net
-                            : 2.0 * (ppn - 1.0) * kCollnetChainNvlinkUs + net;
   return lat + static_cast<double>(bytes) / (1000.0 * alg);
 }
 

@@ -164,6 +164,11 @@ CollectivePlan build_plan(const PlanOptions& o) {
       plan_detail::build_pat(plan, o);
       break;
     case CollectiveAlgo::CollnetDirect:
+      if (o.op != CollectiveOp::AllReduce && o.op != CollectiveOp::ReduceScatter &&
+          o.op != CollectiveOp::AllGather)
+        throw unsupported();
+      plan_detail::build_collnet(plan, o);
+      break;
     case CollectiveAlgo::CollnetChain:
       if (o.op != CollectiveOp::AllReduce) throw unsupported();
       plan_detail::build_collnet(plan, o);

@@ -50,8 +50,8 @@ enum class CollectiveAlgo : uint8_t {
 inline bool is_nvls(CollectiveAlgo a) {
   return a == CollectiveAlgo::Nvls || a == CollectiveAlgo::NvlsTree;
 }
-// CollNet Direct or Chain: SHARP in the fabric's switches (Simple protocol only, all_reduce only;
-// collective_plan_collnet.cpp).
+// CollNet Direct or Chain: SHARP in the fabric's switches (Simple protocol only; all_reduce, and
+// reduce_scatter / all_gather on Direct; collective_plan_collnet.cpp).
 inline bool is_collnet(CollectiveAlgo a) {
   return a == CollectiveAlgo::CollnetDirect || a == CollectiveAlgo::CollnetChain;
 }
@@ -166,7 +166,8 @@ struct PlanOptions {
 // inside one NVLink domain (all ranks on one host; NVLink SHARP, collective_plan_nvls.cpp);
 // NvlsTree: AllReduce over whole hosts, two or more (NVLS in each host, a tree between hosts);
 // Pat: AllGather, ReduceScatter (NCCL's PAT, log2(n) aggregated steps; collective_plan_pat.cpp);
-// CollnetDirect, CollnetChain: AllReduce over whole hosts (SHARP, collective_plan_collnet.cpp).
+// CollnetDirect: AllReduce, ReduceScatter, AllGather (these two with a NIC per GPU), CollnetChain:
+// AllReduce, over whole hosts (SHARP, collective_plan_collnet.cpp).
 CollectivePlan build_plan(const PlanOptions& options);
 
 // Size of the all-reduce plan build_plan makes for (algo, ranks, bytes, chunk_bytes, channels,

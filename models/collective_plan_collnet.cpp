@@ -16,6 +16,19 @@
 // The tree (net::aggregation_tree): each participant's head sends to the engine of its leaf
 // switch; each engine adds what its children send (the first arrival is copied, the others
 // reduced, at no GPU cost) and forwards the sum to its parent; the root's total flows back down.
+//
+// ReduceScatter and AllGather run on CollNet Direct only, with a NIC per GPU (tuning.cc disables
+// them when a node has more local ranks than heads: "AllGather/ReduceScatter requires 1:1
+// GPU:NIC"). Head h (GPU h, NIC h) serves rail h: the shards of local rank h on every host
+// (src/device/reduce_scatter.h and all_gather.h, RunWorkColl<..., NCCL_ALGO_COLLNET_DIRECT>).
+// ReduceScatter: every GPU sends head h its input for rail h's shards (added there; the scatter
+// warps), head h sends the host's sums up tree h, the switches add them, and each host's head
+// receives only its own shard back down (the network's reduce-scatter); a switch sends a child
+// only the shards of the hosts below it. AllGather: each head sends its shard up tree h, the
+// switches pass what is below them up to the root, the root sends all of the rail's shards down
+// to every head (as a multicast would), and head h copies them to the host's other GPUs. Per NIC
+// that is S / g up and S / (g n) down (ReduceScatter) or the reverse (AllGather), the ring's
+// traffic: SHARP's gain for these two is latency (two tree hops instead of n - 1 ring steps).
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -105,6 +118,125 @@ std::vector<std::vector<uint32_t>> add_rounds(CollectivePlan& plan, const PlanOp
   return rounds;
 }
 
+// Per engine of `tree` (by fabric engine id): the participants below it, in increasing order.
+std::vector<std::vector<uint32_t>> participants_below(const AggregationTree& tree,
+                                                      std::size_t engines) {
+  std::vector<uint32_t> parent(engines, AggregationTree::kNoEngine);
+  for (const AggregationTree::Edge& e : tree.edges) parent[e.engine] = e.parent;
+  std::vector<std::vector<uint32_t>> below(engines);
+  for (uint32_t v = 0; v < tree.participant_engine.size(); ++v) {
+    for (uint32_t e = tree.participant_engine[v]; e != AggregationTree::kNoEngine; e = parent[e]) {
+      below[e].push_back(v);
+    }
+  }
+  return below;
+}
+
+// Sends the participants' pieces `base + v` (v in `parts`, increasing) from src to dst, one
+// transfer per run of consecutive participants.
+void send_runs(Builder& b, uint32_t src, uint32_t dst, uint32_t base,
+               const std::vector<uint32_t>& parts, uint32_t ch) {
+  for (std::size_t i = 0; i < parts.size();) {
+    std::size_t j = i + 1;
+    while (j < parts.size() && parts[j] == parts[j - 1] + 1) ++j;
+    b.transfer(src, dst, ChunkRange{base + parts[i], static_cast<uint32_t>(j - i)}, ch, false);
+    i = j;
+  }
+}
+
+// CollNet Direct ReduceScatter / AllGather (see the top of the file).
+void build_collnet_shards(CollectivePlan& plan, const PlanOptions& o, uint32_t nodes,
+                          const std::vector<uint32_t>& rank_of) {
+  const uint32_t g = o.gpus_per_host;
+  const uint32_t n = o.ranks;
+  const bool reduce_scatter = o.op == CollectiveOp::ReduceScatter;
+  // Chunks: per channel, round, rail h and host v, the round's piece of shard v g + h (owner).
+  const double per_round = 1.0 * nodes * g * (g - 1) + 4.0 * nodes * g;
+  const auto budget = std::max<int64_t>(
+      kMinRoundsPerChannel, static_cast<int64_t>(kTransferBudget / (per_round * o.channels)));
+  const int64_t most = std::min(kMaxRoundsPerChannel, budget);
+  const auto shard_bytes = split_bytes(o.bytes, n);
+  std::vector<std::vector<int64_t>> shard_channel(n);
+  for (uint32_t s = 0; s < n; ++s) shard_channel[s] = split_bytes(shard_bytes[s], o.channels);
+  std::vector<std::vector<uint32_t>> rounds(o.channels);  // first chunk of each round
+  for (uint32_t ch = 0; ch < o.channels; ++ch) {
+    const int64_t rail_bytes = shard_channel[0][ch] * nodes;
+    const int64_t count =
+        std::min<int64_t>(most, o.chunk_bytes > 0 ? pieces_for(rail_bytes, o.chunk_bytes) : 1);
+    std::vector<std::vector<int64_t>> pieces(n);
+    for (uint32_t s = 0; s < n; ++s) pieces[s] = split_bytes(shard_channel[s][ch], count);
+    for (int64_t k = 0; k < count; ++k) {
+      rounds[ch].push_back(static_cast<uint32_t>(plan.chunk_bytes.size()));
+      for (uint32_t h = 0; h < g; ++h) {
+        for (uint32_t v = 0; v < nodes; ++v) {
+          const uint32_t s = v * g + h;
+          Builder::add_chunk(plan, pieces[s][static_cast<std::size_t>(k)], s);
+        }
+      }
+    }
+  }
+  std::vector<std::vector<std::vector<uint32_t>>> below(g);
+  for (uint32_t h = 0; h < g; ++h)
+    below[h] = participants_below(o.collnet_trees[h], rank_of.size());
+  Builder b(plan, plan.connection_depth);
+  for (uint32_t ch = 0; ch < o.channels; ++ch) {
+    for (const uint32_t r : rounds[ch]) {
+      for (uint32_t h = 0; h < g; ++h) {
+        const AggregationTree& tree = o.collnet_trees[h];
+        const uint32_t base = r + h * nodes;
+        const ChunkRange rail{base, nodes};
+        if (reduce_scatter) {
+          for (uint32_t v = 0; v < nodes; ++v) {
+            for (uint32_t k = 0; k < g; ++k) {
+              if (k != h) b.transfer(v * g + k, v * g + h, rail, ch, true);
+            }
+          }
+          std::vector<bool> filled(rank_of.size(), false);
+          auto send_up = [&](uint32_t src, uint32_t engine) {
+            b.transfer(src, rank_of[engine], rail, ch, /*reduce=*/filled[engine]);
+            filled[engine] = true;
+          };
+          for (uint32_t v = 0; v < nodes; ++v) send_up(v * g + h, tree.participant_engine[v]);
+          for (const AggregationTree::Edge& e : tree.edges) {
+            if (e.parent != AggregationTree::kNoEngine) send_up(rank_of[e.engine], e.parent);
+          }
+          for (auto it = tree.edges.rbegin(); it != tree.edges.rend(); ++it) {
+            if (it->parent != AggregationTree::kNoEngine) {
+              send_runs(b, rank_of[it->parent], rank_of[it->engine], base, below[h][it->engine],
+                        ch);
+            }
+          }
+          for (uint32_t v = 0; v < nodes; ++v) {
+            b.transfer(rank_of[tree.participant_engine[v]], v * g + h, ChunkRange{base + v, 1}, ch,
+                       false);
+          }
+          continue;
+        }
+        for (uint32_t v = 0; v < nodes; ++v) {
+          b.transfer(v * g + h, rank_of[tree.participant_engine[v]], ChunkRange{base + v, 1}, ch,
+                     false);
+        }
+        for (const AggregationTree::Edge& e : tree.edges) {
+          if (e.parent != AggregationTree::kNoEngine) {
+            send_runs(b, rank_of[e.engine], rank_of[e.parent], base, below[h][e.engine], ch);
+          }
+        }
+        for (auto it = tree.edges.rbegin(); it != tree.edges.rend(); ++it) {
+          if (it->parent != AggregationTree::kNoEngine) {
+            b.transfer(rank_of[it->parent], rank_of[it->engine], rail, ch, false);
+          }
+        }
+        for (uint32_t v = 0; v < nodes; ++v) {
+          b.transfer(rank_of[tree.participant_engine[v]], v * g + h, rail, ch, false);
+          for (uint32_t k = 0; k < g; ++k) {
+            if (k != h) b.transfer(v * g + h, v * g + k, rail, ch, false);
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void build_collnet(CollectivePlan& plan, const PlanOptions& o) {
@@ -128,6 +260,17 @@ void build_collnet(CollectivePlan& plan, const PlanOptions& o) {
                                   std::to_string(o.collnet_trees[i].participant_engine.size()) +
                                   " hosts, the collective " + std::to_string(nodes));
     }
+  }
+  if (o.op != CollectiveOp::AllReduce) {
+    if (nics < g || g > 8) {
+      throw std::invalid_argument(
+          "collnet_direct " + std::string(to_string(o.op)) +
+          " needs a NIC per GPU on hosts of at most 8 GPUs (NCCL: 1:1 GPU:NIC), got " +
+          std::to_string(g) + " GPUs and " + std::to_string(nics) + " NICs per host");
+    }
+    const std::vector<uint32_t> rank_of = map_engines(plan, o.collnet_trees);
+    build_collnet_shards(plan, o, nodes, rank_of);
+    return;
   }
   // Engines, then chunks, then the builder (it sizes its state by both).
   const std::vector<uint32_t> rank_of = map_engines(plan, o.collnet_trees);

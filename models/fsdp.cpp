@@ -19,9 +19,11 @@ namespace {
 Time seconds(double s) { return Time::from_seconds(s); }
 
 CollectiveAlgo gather_algo(CollectiveAlgo algo) {
-  // NCCL runs all-gather and reduce-scatter as rings (NVLS/PAT aside); halving-doubling is kept
-  // when asked for because the plans support it.
-  return algo == CollectiveAlgo::HalvingDoubling ? algo : CollectiveAlgo::Ring;
+  // NCCL runs all-gather and reduce-scatter as rings (NVLS/PAT aside) or, with SHARP, as CollNet
+  // Direct; halving-doubling is kept when asked for because the plans support it.
+  return algo == CollectiveAlgo::HalvingDoubling || algo == CollectiveAlgo::CollnetDirect
+             ? algo
+             : CollectiveAlgo::Ring;
 }
 
 // The algorithm of one FSDP collective: HSDP's replica all-reduces run as the workload says.

@@ -270,11 +270,24 @@ void check_workload(const Reader& in, const Scenario& scenario, const WorkloadSp
                            " where SHARP can run it: " + why);
     };
     if (!scenario.fabric.sharp.enabled) refuse("fabric.infiniband.sharp is off");
-    if (w.step.parallelism != models::DataParallelism::Ddp || model_parallel > 1 ||
+    const bool fsdp = w.step.parallelism == models::DataParallelism::Fsdp;
+    const uint32_t shard = w.step.fsdp.shard_degree;
+    const bool full_shard = fsdp && (shard == 0 || shard == ranks);
+    if ((w.step.parallelism != models::DataParallelism::Ddp && !full_shard) || model_parallel > 1 ||
         lay.distributed_optimizer) {
       refuse(
-          "plain DDP (no FSDP, model parallelism or distributed optimizer), got another "
-          "layout");
+          "plain DDP or FSDP FULL_SHARD (no HSDP, model parallelism or distributed optimizer), "
+          "got another layout");
+    }
+    if (fsdp && w.step.algorithm != models::CollectiveAlgo::CollnetDirect) {
+      refuse(
+          "collnet_direct for FSDP (NCCL runs reduce_scatter / all_gather on CollNet Direct "
+          "only)");
+    }
+    const uint32_t host_nics = scenario.fabric.host.nics;
+    if (fsdp && host_nics < host_gpus) {
+      refuse("a NIC per GPU for FSDP's reduce_scatter / all_gather (NCCL: 1:1 GPU:NIC), got " +
+             std::to_string(host_nics) + " NICs for " + std::to_string(host_gpus) + " GPUs");
     }
     if (host_gpus == 0 || ranks % host_gpus != 0 || ranks / host_gpus < 2 || host_gpus > 8) {
       refuse("two or more whole hosts of at most 8 GPUs, got " + std::to_string(ranks) +

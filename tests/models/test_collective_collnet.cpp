@@ -151,17 +151,102 @@ TEST_CASE("collnet plans: Direct and Chain verify for several host shapes and ch
       }
     }
   }
-  // Other collectives and a lone host are refused.
+  // Other collectives, Chain's reduce_scatter / all_gather, fewer NICs than GPUs for those two,
+  // and a lone host are refused.
   const net::NetworkSpec spec = topo::build_fabric(sharp_fabric(2, 2, 2));
   PlanOptions o = collnet_options(CollectiveAlgo::CollnetDirect, spec, 8, 2, 1 << 20, 1, 0);
+  o.op = CollectiveOp::AllToAll;
+  CHECK_THROWS_AS(build_plan(o), std::invalid_argument);
+  o = collnet_options(CollectiveAlgo::CollnetChain, spec, 8, 2, 1 << 20, 1, 0);
   o.op = CollectiveOp::AllGather;
   CHECK_THROWS_AS(build_plan(o), std::invalid_argument);
+  o = collnet_options(CollectiveAlgo::CollnetDirect, spec, 8, 2, 1 << 20, 1, 0);
+  o.op = CollectiveOp::ReduceScatter;
+  o.nics_per_host = 1;
+  CHECK_THROWS_WITH_AS(build_plan(o), doctest::Contains("needs a NIC per GPU"),
+                       std::invalid_argument);
   o = collnet_options(CollectiveAlgo::CollnetDirect, spec, 8, 2, 1 << 20, 1, 0);
   o.ranks = 2;
   CHECK_THROWS_AS(build_plan(o), std::invalid_argument);
   CHECK_THROWS_AS(
       protocol_timing(CollectiveAlgo::CollnetDirect, NcclProtocol::LL128, CollectiveConfig{}),
       std::invalid_argument);
+}
+
+TEST_CASE("collnet reduce_scatter / all_gather plans verify for several host shapes") {
+  for (const CollectiveOp op : {CollectiveOp::ReduceScatter, CollectiveOp::AllGather}) {
+    for (const uint32_t g : {1u, 2u, 4u}) {
+      // 2 leaves of 3 hosts: a leaf's hosts are a run of participants, the spine serves all.
+      const net::NetworkSpec spec = topo::build_fabric(sharp_fabric(2, 3, g));
+      const uint32_t n = 6 * g;
+      for (const uint32_t channels : {1u, 3u}) {
+        for (const int64_t bytes : {int64_t{3} << 20, int64_t{3 << 20} + 7}) {
+          CAPTURE(static_cast<int>(op));
+          CAPTURE(g);
+          CAPTURE(channels);
+          CAPTURE(bytes);
+          PlanOptions o =
+              collnet_options(CollectiveAlgo::CollnetDirect, spec, n, g, bytes, channels, 64 << 10);
+          o.op = op;
+          const CollectivePlan plan = build_plan(o);
+          const PlanCheck check = verify_plan(plan);
+          CHECK_MESSAGE(check.ok, check.error);
+          CHECK(plan.engines == 2 + std::min(g, 2u));
+          // Every byte of the gathered array is in exactly one chunk, owned by its shard's rank.
+          int64_t total = 0;
+          for (const int64_t c : plan.chunk_bytes) total += c;
+          CHECK(total == bytes);
+          // GPU 0 (head 0) sends (g - 1) / g of the array over NVLink: the other heads' rails of
+          // its input (reduce_scatter) or its rail to the host's other GPUs (all_gather); its NIC
+          // sends its host's sum of rail 0 up (reduce_scatter: S / g) or its shard (S / n).
+          std::vector<int64_t> nvlink_out(n, 0);
+          std::vector<int64_t> nic_up(n, 0);
+          for (const PlanStep& st : plan.steps) {
+            if (st.kind != PlanStep::Kind::Transfer) continue;
+            if (st.src < n && st.dst < n) nvlink_out[st.src] += st.bytes;
+            if (st.src < n && st.dst >= n) nic_up[st.src] += st.bytes;
+          }
+          const double s = static_cast<double>(bytes);
+          const bool rs = op == CollectiveOp::ReduceScatter;
+          CHECK(static_cast<double>(nic_up[0]) ==
+                doctest::Approx(rs ? s / g : s / n).epsilon(1e-3));
+          CHECK(static_cast<double>(nvlink_out[0]) ==
+                doctest::Approx(s * (g - 1) / g).epsilon(1e-3));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("collnet reduce_scatter / all_gather run: S through every NIC once, a ring (n-1)/n S") {
+  // 4 single-GPU hosts: reduce_scatter sends every host's whole input up (the switches reduce it
+  // and send each host its shard), all_gather receives the whole array on every NIC; the ring
+  // moves (n - 1) / n S through every NIC. SHARP's gain here is its two tree hops, not bandwidth.
+  const int64_t bytes = int64_t{64} << 20;
+  const net::NetworkSpec spec = topo::build_fabric(sharp_fabric(2, 2, 1));
+  const double payload_Bps = 400e9 / 8 * 4096.0 / (4096.0 + 64.0);
+  const double closed = static_cast<double>(bytes) / payload_Bps;
+  for (const CollectiveOp op : {CollectiveOp::ReduceScatter, CollectiveOp::AllGather}) {
+    for (const Fidelity f : {Fidelity::Analytic, Fidelity::Flow, Fidelity::Packet}) {
+      CAPTURE(static_cast<int>(op));
+      CAPTURE(static_cast<int>(f));
+      PlanOptions o =
+          collnet_options(CollectiveAlgo::CollnetDirect, spec, 4, 1, bytes, 2, 512 << 10);
+      o.op = op;
+      const double sharp = run_seconds(spec, o, f);
+      PlanOptions ring = collective_fixtures::plan_options(op, CollectiveAlgo::Ring, 4, bytes, 2);
+      ring.gpus_per_host = 1;
+      ring.chunk_bytes = 512 << 10;
+      const double ring_s = run_seconds(spec, ring, f);
+      MESSAGE("collnet " << to_string(op) << " 4 x 64 MiB: " << sharp * 1e3 << " ms, ring "
+                         << ring_s * 1e3 << " ms, closed form " << closed * 1e3 << " ms");
+      CHECK(sharp >= closed * 0.999);
+      CHECK(sharp <= closed * 1.08);
+      CHECK(ring_s >= 0.75 * closed * 0.999);
+      CHECK(ring_s <= 0.75 * closed * 1.01);
+      CHECK(run_seconds(spec, o, f) == sharp);
+    }
+  }
 }
 
 TEST_CASE("collnet run: S once up and down each NIC, against a ring's 2 (n - 1) / n S") {
@@ -230,6 +315,38 @@ TEST_CASE("collnet cost model: NCCL picks CollNet for large all_reduces once SHA
   // One node: no CollNet.
   CHECK(nccl_predicted_time_us(CollectiveAlgo::CollnetDirect, NcclProtocol::Simple,
                                nccl_cost_inputs(CollectiveOp::AllReduce, 8, 8, with), big) < 0);
+}
+
+TEST_CASE("collnet cost model: reduce_scatter / all_gather on Direct with a NIC per GPU") {
+  NcclSystem s =
+      nccl_system(64, 8, 8, Bandwidth::gbps(400), Bandwidth::gbps(3600), *gpu_preset("h100"));
+  s.sharp = true;
+  const NcclChannels with = nccl_channels(s, std::nullopt);
+  REQUIRE(with.collnet_heads == 8);
+  const int64_t big = int64_t{1} << 30;
+  for (const CollectiveOp op : {CollectiveOp::ReduceScatter, CollectiveOp::AllGather}) {
+    CAPTURE(static_cast<int>(op));
+    const NcclCostInputs cost = nccl_cost_inputs(op, 64, 8, with);
+    const double direct =
+        nccl_predicted_time_us(CollectiveAlgo::CollnetDirect, NcclProtocol::Simple, cost, big);
+    // tuning.cc: ppn x min(bwIntra, 0.9 bwInter) = 8 x 0.9 x NIC, not converted to a bus
+    // bandwidth, unless the NVLinks (7/8 of the array through each GPU) carry less.
+    const double alg = std::min(8 * 0.9 * with.collnet_nic_GBps, with.collnet_nvlink_GBps * 8 / 7);
+    CHECK(direct ==
+          doctest::Approx(2 * (3.7 + 7 * 0.4) + 31.0 + static_cast<double>(big) / (1000 * alg))
+              .epsilon(1e-9));
+    CHECK(nccl_predicted_time_us(CollectiveAlgo::CollnetChain, NcclProtocol::Simple, cost, big) <
+          0);
+    // At 1 MiB the 64-rank ring's 63 steps cost more than CollNet's two tree hops.
+    CHECK(nccl_choose(cost, 1 << 20).algo == CollectiveAlgo::CollnetDirect);
+  }
+  // Fewer NICs than GPUs: NCCL turns CollNet off for these two.
+  s.nics_per_node = 4;
+  const NcclChannels four = nccl_channels(s, std::nullopt);
+  REQUIRE(four.collnet_heads == 4);
+  CHECK(nccl_predicted_time_us(CollectiveAlgo::CollnetDirect, NcclProtocol::Simple,
+                               nccl_cost_inputs(CollectiveOp::ReduceScatter, 64, 8, four),
+                               big) < 0);
 }
 
 TEST_CASE("collnet chunk: NCCL's halving rule") {
