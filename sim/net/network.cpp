@@ -106,7 +106,7 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
       ports_.back()->enable_ecn(EcnMarker(threshold, threshold + 1, 1.0), false,
                                 sim.rng(RngStreamKind::Ecn, p));
     } else if (!ib && ecn.enabled && ethernet_switch) {
-      const auto [kmin, kmax] = ecn_thresholds(ecn, routing_.link_of(p).bandwidth);
+      const auto [kmin, kmax] = ecn_thresholds(ecn);
       ports_.back()->enable_ecn(EcnMarker(kmin, kmax, ecn.pmax), ecn.mark_on_enqueue,
                                 sim.rng(RngStreamKind::Ecn, p));
     }
