@@ -156,6 +156,7 @@ void EgressPort::on_event(uint32_t kind, uint64_t arg) {
   // The RESUME above may have gone out of this very port (a route that turns back over its ingress
   // link) and started it already.
   if (in_service_ == kNoPacket) start_next();
+  if (internal_writer_ != nullptr) internal_writer_->kick();
 }
 
 }  // namespace syncsim::net

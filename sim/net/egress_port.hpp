@@ -96,6 +96,11 @@ class EgressPort final : public EventTarget {
   bool switch_owned() const { return owner_ != nullptr; }
   const RingQueue<PacketRef>& fifo(uint8_t priority) const { return queues_[priority]; }
   Bandwidth bandwidth() const { return bandwidth_; }
+  // A full-MTU packet on this link, headers included.
+  int64_t mtu_wire() const { return link_mtu_wire_; }
+  // A switch port that an engine inside the switch writes into (in_switch_engine.hpp): as a packet
+  // leaves, the engine's port is kicked, so it can hand over the next one for this port.
+  void set_internal_writer(EgressPort* engine_port) { internal_writer_ = engine_port; }
 
   // --- Faults (network_faults.hpp; egress_port_faults.cpp) ---
   // Down: everything queued here is dropped (link_down) with its buffer released, the pause state
@@ -167,6 +172,7 @@ class EgressPort final : public EventTarget {
   PfcPortState pfc_;
   IbCreditState ib_;
   bool ib_release_ = false;                 // a switch port: return credits upstream at tx-done
+  EgressPort* internal_writer_ = nullptr;   // the in-switch engine's port, kicked at tx-done
   std::vector<PriorityCounters> counters_;  // one per priority when enabled, else empty
   void note_depth(uint8_t priority) {
     if (!counters_.empty()) {

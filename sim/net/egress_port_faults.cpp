@@ -36,6 +36,9 @@ void EgressPort::go_down() {
   }
   storm_mask_ = 0;
   SIM_CHECK(queued_bytes_ >= 0, "egress queue byte count went negative");
+  // An engine inside the switch held back for this port's room sees it now (and writes into a
+  // down port, which drops, as every other sender does).
+  if (internal_writer_ != nullptr) internal_writer_->kick();
 }
 
 void EgressPort::go_up() {

@@ -1,0 +1,34 @@
+#pragma once
+// An engine inside a switch (NVLink SHARP's reduction and multicast unit,
+// NetworkSpec::nvls_engines) writes into the switch's egress ports directly, per destination. The
+// third-generation NVSwitch "incorporates hardware acceleration for collective operations with
+// multicast and NVIDIA SHARP in-network reductions" (NVIDIA technical blog, "Upgrading Multi-GPU
+// Interconnectivity with the Third-Generation NVIDIA NVSwitch", 2022): the multicast copies and the
+// reduced results leave by the switch's own GPU ports, and no engine link sits between them that
+// one busy GPU port could back up (NCCL drives the unit with multimem.ld_reduce / multimem.st on
+// the switch's multicast object: NVIDIA/nccl src/device/all_reduce.h).
+//
+// The packet model keeps the engine as a node with one link into its switch (so plans, link loads
+// and the other fidelities see the same endpoints) and gives that link what the hardware has:
+//   - the engine hands the switch a packet of a flow only while the flow's egress port there holds
+//     less than two full packets (one on the wire, one waiting): per-destination (virtual output)
+//     queuing, each destination's data waiting in the engine rather than in the switch's buffer
+//     ahead of other destinations';
+//   - each of the switch's other ports kicks the engine's port as a packet leaves it, so a
+//     destination with room again is served at once.
+// Before, the engine's link was an ordinary port of the lossless switch: two engine flows to one
+// GPU filled that GPU's egress queue, the engine's bytes held in the switch crossed XOFF and the
+// whole engine link was paused, stalling its flows to every other GPU (head-of-line blocking that
+// an engine inside the switch does not have; docs/fidelities.md). The link keeps its PFC; holding
+// at most a few packets per destination in the switch, it does not reach XOFF.
+#include "sim/net/flow_table.hpp"
+#include "sim/net/net_context.hpp"
+
+namespace syncsim::net {
+
+// Whether an in-switch engine may send the next packet of flow `f` (engine -> switch -> GPU): the
+// flow's egress port at the switch has room (see above). A flow without that hop (parked by a
+// fault) is not held back.
+bool in_switch_engine_may_write(const NetContext& ctx, const FlowRecord& f);
+
+}  // namespace syncsim::net
