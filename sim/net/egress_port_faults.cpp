@@ -24,6 +24,13 @@ void EgressPort::go_down() {
       drop_buffered(r, DropReason::LinkDown);
     }
   }
+  while (!internal_.empty()) {
+    const PacketRef r = internal_.pop();
+    const int64_t wire = ctx_.packet(r).payload_bytes + header_.count();
+    queued_bytes_ -= wire;
+    internal_bytes_ -= wire;
+    drop_buffered(r, DropReason::LinkDown);
+  }
   while (!control_.empty()) {
     const PacketRef r = control_.pop();
     queued_bytes_ -= ctx_.packet(r).payload_bytes + header_.count();

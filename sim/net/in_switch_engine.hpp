@@ -11,11 +11,14 @@
 // The packet model keeps the engine as a node with one link into its switch (so plans, link loads
 // and the other fidelities see the same endpoints) and gives that link what the hardware has:
 //   - the engine hands the switch a packet of a flow only while the flow's egress port there holds
-//     less than two full packets (one on the wire, one waiting): per-destination (virtual output)
-//     queuing, each destination's data waiting in the engine rather than in the switch's buffer
-//     ahead of other destinations';
-//   - each of the switch's other ports kicks the engine's port as a packet leaves it, so a
-//     destination with room again is served at once.
+//     less than two full packets of the engine's (one on the wire, one waiting): per-destination
+//     (virtual output) queuing, each destination's data waiting in the engine rather than in the
+//     switch's buffer ahead of other destinations';
+//   - at the egress port the engine's packets wait in a queue of their own, served in turn with
+//     the port's FIFOs (GPUs' own traffic, lossless as before), as the switch's crossbar
+//     arbitrates between the engine and its other inputs;
+//   - as one of the engine's packets leaves a port, the engine's port is kicked, so a destination
+//     with room again is served at once.
 // Before, the engine's link was an ordinary port of the lossless switch: two engine flows to one
 // GPU filled that GPU's egress queue, the engine's bytes held in the switch crossed XOFF and the
 // whole engine link was paused, stalling its flows to every other GPU (head-of-line blocking that

@@ -125,7 +125,10 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
     const PortId engine_port = routing_.ports_of(node).front();
     switches_[ports[engine_port].peer]->set_internal_port(ports[engine_port].peer_local_index);
     for (PortId q : routing_.ports_of(ports[engine_port].peer)) {
-      if (ports[q].peer != node) ports_[q]->set_internal_writer(ports_[engine_port].get());
+      if (ports[q].peer != node) {
+        ports_[q]->set_internal_writer(ports_[engine_port].get(),
+                                       ports[engine_port].peer_local_index);
+      }
     }
   }
   if (pfc.enabled && pfc.deadlock_detection_time > Time::zero()) {
