@@ -18,12 +18,15 @@
 //     the port's FIFOs (GPUs' own traffic, lossless as before), as the switch's crossbar
 //     arbitrates between the engine and its other inputs;
 //   - as one of the engine's packets leaves a port, the engine's port is kicked, so a destination
-//     with room again is served at once.
+//     with room again is served at once;
+//   - the switch never pauses the engine's link (Switch::set_internal_port; its packets are still
+//     charged to the switch's buffer), and the link has no cable delay (topologies/
+//     fabric_builder.cpp), so the engine sees each port's room as it is.
 // Before, the engine's link was an ordinary port of the lossless switch: two engine flows to one
 // GPU filled that GPU's egress queue, the engine's bytes held in the switch crossed XOFF and the
 // whole engine link was paused, stalling its flows to every other GPU (head-of-line blocking that
-// an engine inside the switch does not have; docs/fidelities.md). The link keeps its PFC; holding
-// at most a few packets per destination in the switch, it does not reach XOFF.
+// an engine inside the switch does not have; docs/fidelities.md). The GPUs' own traffic keeps the
+// switch's lossless model unchanged.
 #include "sim/net/flow_table.hpp"
 #include "sim/net/net_context.hpp"
 
