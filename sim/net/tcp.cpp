@@ -14,7 +14,7 @@ void Tcp::init_flow(FlowId id, const ReliableFlowState& s) {
   TcpConnection& c = connections_[index];
   if (!reused) {
     c.cwnd = static_cast<double>(std::max<uint32_t>(1, params_.initial_window));
-  } else if (c.last_send_ps != INT64_MIN && in_flight(c) == 0) {
+  } else if (c.last_send_ps != INT64_MIN && c.in_flight == 0) {
     // New data on a connection with nothing in flight: Linux restarts the window if it sent nothing
     // for longer than the RTO (the model's RTO is rto_min, see rto_ps).
     restart_after_idle(c, ctx_.now().picoseconds() - c.last_send_ps, params_.rto_min.picoseconds(),
@@ -26,7 +26,7 @@ void Tcp::init_flow(FlowId id, const ReliableFlowState& s) {
   t.received.assign(s.packets, false);
 }
 
-uint64_t Tcp::in_flight(const TcpConnection& c) const {
+uint64_t Tcp::count_in_flight(const TcpConnection& c) const {
   uint64_t flight = 0;
   for (const FlowId m : c.messages) {
     const ReliableFlowState& s = state(m);
@@ -48,7 +48,7 @@ bool Tcp::can_send(FlowId id) const {
   if (s.nxt >= s.packets) return false;
   const TcpConnection& c = connections_[t.connection];
   const double window = std::max(1.0, std::floor(c.cwnd));
-  return static_cast<double>(in_flight(c)) < window;
+  return static_cast<double>(c.in_flight) < window;
 }
 
 void Tcp::unlist_blocked(const TcpConnection& c, FlowId id) {
@@ -76,6 +76,7 @@ uint32_t Tcp::take_seq(FlowId id, ReliableFlowState& s) {
   c.last_send_ps = ctx_.now().picoseconds();
   if (t.retx == kNoSeq) {
     const uint32_t seq = s.nxt++;
+    ++c.in_flight;
     if (c.messages.size() > 1) unlist_blocked(c, id);
     return seq;
   }
@@ -98,7 +99,7 @@ int64_t Tcp::rto_ps(FlowId id) const {
 void Tcp::on_timeout(FlowId id, ReliableFlowState& /*s*/) {
   TcpFlowState& t = tcp(id);
   TcpConnection& c = connections_[t.connection];
-  const auto flight = static_cast<double>(in_flight(c));
+  const auto flight = static_cast<double>(c.in_flight);
   c.ssthresh = std::max(flight / 2.0, 2.0);
   c.cwnd = 1.0;
   t.retx = kNoSeq;
@@ -110,7 +111,13 @@ void Tcp::on_timeout(FlowId id, ReliableFlowState& /*s*/) {
   c.recovering = 0;
 }
 
-void Tcp::after_rewind(FlowId id) { relist_others(connections_[tcp(id).connection], id); }
+void Tcp::after_rewind(FlowId id) {
+  // The flow's nxt went back to una: count the flight afresh and list the messages again (the
+  // flow itself was listed against the count from before its rewind).
+  TcpConnection& c = connections_[tcp(id).connection];
+  c.in_flight = count_in_flight(c);
+  relist_others(c, kAllMessages);
+}
 
 void Tcp::on_ack(PacketRef packet) {
   const Packet& p = ctx_.packet(packet);
@@ -131,9 +138,11 @@ void Tcp::on_ack(PacketRef packet) {
     if (ece) c.window_marked += counted;
   }
   if (newly > 0) {
+    const uint32_t flight_before = s.nxt - s.una;
     s.una = ack;
     c.acked += newly;
     if (s.nxt < s.una) s.nxt = s.una;
+    c.in_flight = c.in_flight - flight_before + (s.nxt - s.una);
     t.dupacks = 0;
     t.backoff = 0;
     if (t.retx != kNoSeq && t.retx < s.una) t.retx = kNoSeq;
@@ -161,7 +170,7 @@ void Tcp::on_ack(PacketRef packet) {
       if (c.recovering == 0) {
         // One cut per loss episode of the connection: a message that finds another one
         // recovering resends its hole without cutting again.
-        const auto flight = static_cast<double>(in_flight(c));
+        const auto flight = static_cast<double>(c.in_flight);
         c.ssthresh = std::max(flight / 2.0, 2.0);
         c.cwnd = c.ssthresh + 3.0;
       }

@@ -36,8 +36,9 @@ class Tcp final : public ReliableTransport {
   void on_ack(PacketRef packet) override;
   // The connection a flow's message is on, for tests and traces.
   const TcpConnection& connection_of(FlowId id) const { return connections_[tcp(id).connection]; }
-  // Packets in flight (sent, not acknowledged) over all the connection's unfinished messages.
-  uint64_t in_flight(const TcpConnection& c) const;
+  // Packets in flight (sent, not acknowledged) over all the connection's unfinished messages,
+  // counted afresh (TcpConnection::in_flight keeps the same count as PSNs move).
+  uint64_t count_in_flight(const TcpConnection& c) const;
 
  private:
   void init_flow(FlowId id, const ReliableFlowState& s) override;
@@ -53,7 +54,9 @@ class Tcp final : public ReliableTransport {
   // After message `id` sent a new PSN: the connection's other messages that the fuller window now
   // holds back leave their NIC's list (only unlisting: this runs inside the NIC's pull).
   void unlist_blocked(const TcpConnection& c, FlowId id);
-  // After the window or the flight of the connection changed: list or unlist its other messages.
+  // After the window or the flight of the connection changed: list or unlist its messages other
+  // than `id` (kAllMessages: all of them).
+  static constexpr FlowId kAllMessages = UINT32_MAX;
   void relist_others(const TcpConnection& c, FlowId id);
 
   const TcpParams& params_;

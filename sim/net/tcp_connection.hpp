@@ -45,6 +45,7 @@ struct TcpConnection {
   uint64_t window_acked = 0;
   uint64_t window_marked = 0;
   uint64_t cwr_end = 0;
+  uint64_t in_flight = 0;         // sent and not acknowledged: sum of nxt - una over its messages
   uint64_t acked = 0;             // packets cumulatively acknowledged, all messages together
   uint64_t finished_packets = 0;  // packets of its messages acknowledged to the end
   // Linux's lsndtime: when it last sent a data packet (INT64_MIN: never).

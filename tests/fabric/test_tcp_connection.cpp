@@ -206,6 +206,8 @@ TEST_CASE("tcp connection: concurrent messages on one connection share its windo
           busy += w > 0 ? 1 : 0;
         }
         const auto cwnd = static_cast<int64_t>(tcp.connection_of(0).cwnd);
+        // The flight the connection keeps as PSNs move is the one counted afresh.
+        CHECK(tcp.connection_of(0).in_flight == tcp.count_in_flight(tcp.connection_of(0)));
         if (persistent) {
           worst_excess = std::max(worst_excess, on_wire - cwnd);
           if (busy == 2) ++samples_both;
