@@ -233,3 +233,59 @@ TEST_CASE("tcp connection: concurrent messages on one connection share its windo
     }
   }
 }
+
+TEST_CASE("tcp connection: shared windows under loss and ECN deliver every message once") {
+  // Four senders under leaf 1 -> host 0 under leaf 0 (an incast through one 100G port), each with
+  // 6 messages in flight at once on one persistent connection, plus 6 more started as each of the
+  // first finishes; 2% of packets lost on every link, ECN marking, DCTCP. Losses hit messages of a
+  // shared window (fast retransmit, partial ACKs, timeouts with the others' packets in flight): all
+  // must complete, every byte delivered once, and the connection's flight must end at zero.
+  topo::FabricParams p = testing::spine_leaf_100g(2, 4, 1, Bytes{1 << 20});
+  net::NetworkSpec spec = topo::build_fabric(p);
+  spec.transport.kind = net::TransportKind::Tcp;
+  spec.transport.tcp.rto_min = Time::ms(1);
+  spec.ecn.enabled = true;
+  spec.ecn.kmin_auto = spec.ecn.kmax_auto = false;
+  spec.ecn.kmin = Bytes{20'000};
+  spec.ecn.kmax = Bytes{60'000};
+  spec.impairments.loss_probability = 0.02;
+  Simulation sim(3);
+  net::Network n(sim, spec);
+  Recorder rec;
+  const net::NodeId dst = spec.gpus[0].nic;
+  int64_t started_bytes = 0;
+  int second_wave = 0;
+  auto start = [&](uint32_t sender, int64_t size) {
+    started_bytes += size;
+    n.start_flow(spec.gpus[4 + sender].nic, dst, Bytes{size}, 0, kQp + sender, true);
+  };
+  rec.then = [&](net::FlowId f) {
+    if (f < 24) {
+      ++second_wave;
+      start(f % 4, 300'000 + 1000 * static_cast<int64_t>(f));
+    }
+  };
+  n.set_completion_handler(&rec);
+  for (uint32_t i = 0; i < 6; ++i) {
+    for (uint32_t sender = 0; sender < 4; ++sender) start(sender, 200'000 + 4096 * i);
+  }
+  sim.queue().run();
+  REQUIRE(n.flow_count() == 48);
+  CHECK(second_wave == 24);
+  for (net::FlowId f = 0; f < 48; ++f) CHECK(n.flow(f).done);
+  const net::NetworkCounters& c = n.counters();
+  MESSAGE("retransmitted " << c.retransmitted_packets << ", fast retransmits " << c.fast_retransmits
+                           << ", timeouts " << c.timeouts << ", ECN marks " << c.ecn_marks);
+  CHECK(c.bytes_delivered == started_bytes);
+  CHECK(c.retransmitted_packets > 0);
+  CHECK(c.fast_retransmits > 0);
+  CHECK(c.ecn_marks > 0);
+  const net::Tcp& tcp = tcp_of(n);
+  for (net::FlowId f = 0; f < 4; ++f) {
+    const net::TcpConnection& conn = tcp.connection_of(f);
+    CHECK(conn.messages.empty());
+    CHECK(conn.in_flight == 0);
+    CHECK(conn.finished_packets == conn.acked);
+    CHECK(conn.alpha < 1.0);  // DCTCP's alpha moved over the connection's messages
+  }
+}
