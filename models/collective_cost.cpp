@@ -245,12 +245,21 @@ namespace {
 
 double nvls_predicted_time_us(bool tree, NcclProtocol proto, const NcclCostInputs& in,
                               int64_t bytes) {
-  if (proto != NcclProtocol::Simple || in.op != CollectiveOp::AllReduce ||
+  const bool shards = in.op == CollectiveOp::ReduceScatter || in.op == CollectiveOp::AllGather;
+  if (proto != NcclProtocol::Simple || (in.op != CollectiveOp::AllReduce && !(shards && !tree)) ||
       (tree ? in.nodes < 2 : in.nodes != 1) || in.nvls_heads < 2 || in.nvls_bw <= 0) {
     return -1.0;
   }
   const double heads = in.nvls_heads;
   const double nranks = static_cast<double>(in.nodes) * in.gpus_per_node;
+  if (shards) {
+    // tuning.cc: the per-channel NVLS bandwidth x (ppn - 1) / ppn instead of AllReduce's x 2, not
+    // converted to a bus bandwidth (non-ring AllGather / ReduceScatter).
+    const double ppn = in.gpus_per_node;
+    const double alg =
+        heads * in.nvls_bw * in.nvls_efficiency * (heads - 1.0) / heads * (ppn - 1.0) / ppn;
+    return kNvlsLatencyUs + static_cast<double>(bytes) / (1000.0 * alg);
+  }
   double per_channel = in.nvls_bw * in.nvls_efficiency * (heads - 1.0) / heads * 2.0;
   double lat = kNvlsLatencyUs;
   if (tree) {

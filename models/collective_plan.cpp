@@ -139,7 +139,9 @@ CollectivePlan build_plan(const PlanOptions& o) {
       plan_detail::build_pairwise(plan, o);
       break;
     case CollectiveAlgo::Nvls:
-      if (o.op != CollectiveOp::AllReduce) throw unsupported();
+      if (o.op != CollectiveOp::AllReduce && o.op != CollectiveOp::ReduceScatter &&
+          o.op != CollectiveOp::AllGather)
+        throw unsupported();
       if (o.gpus_per_host != 0 && o.gpus_per_host < o.ranks) {
         throw std::invalid_argument(
             "nvls runs inside one NVLink domain: " + std::to_string(o.ranks) +

@@ -161,9 +161,9 @@ struct PlanOptions {
 // parameters. Supported: Ring: AllReduce, ReduceScatter, AllGather, Broadcast, Reduce (chains from
 // the root); Tree: AllReduce (NCCL's: per channel, node chains and a node tree, the two trees of
 // a double binary tree on the two halves of the channels), Broadcast, Reduce (a rank-level double
-// binary tree); HalvingDoubling: AllReduce,
-// ReduceScatter, AllGather; Hierarchical: AllReduce; Pairwise: AllToAll, SendRecv; Nvls: AllReduce
-// inside one NVLink domain (all ranks on one host; NVLink SHARP, collective_plan_nvls.cpp);
+// binary tree); HalvingDoubling: AllReduce, ReduceScatter, AllGather; Hierarchical: AllReduce;
+// Pairwise: AllToAll, SendRecv; Nvls: AllReduce, ReduceScatter, AllGather inside one NVLink
+// domain (all ranks on one host; NVLink SHARP, collective_plan_nvls.cpp);
 // NvlsTree: AllReduce over whole hosts, two or more (NVLS in each host, a tree between hosts);
 // Pat: AllGather, ReduceScatter (NCCL's PAT, log2(n) aggregated steps; collective_plan_pat.cpp);
 // CollnetDirect: AllReduce, ReduceScatter, AllGather (these two with a NIC per GPU), CollnetChain:

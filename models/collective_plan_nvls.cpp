@@ -16,6 +16,14 @@
 // One transfer per GPU carries a round's slices together (they are contiguous chunks), so a round
 // is 2 n + 2 heads transfers rather than heads (2 n + 2): the same bytes on every link.
 // NVLS-tree across hosts: build_nvls_tree below.
+//
+// ReduceScatter and AllGather in one domain (src/device/reduce_scatter.h and all_gather.h, the
+// NVLS kernels with one node): rank s issues multimem.ld_reduce on its own shard (the switch reads
+// it from every GPU, adds and returns it to s), or multimem.st of its shard (the switch writes it
+// to every GPU). Per channel and round, in the plan: every GPU -> engine: the round's pieces of all
+// shards (reduced), engine -> s: piece s; or s -> engine: piece s, engine -> every GPU: all pieces.
+// Per GPU that is S out and S / n in (reduce_scatter), or the reverse (all_gather), against the
+// ring's (n - 1) / n S each way.
 #include <algorithm>
 #include <vector>
 
@@ -77,7 +85,51 @@ void multicast_in_host(Builder& b, uint32_t first, uint32_t g, uint32_t engine, 
 
 }  // namespace
 
+namespace {
+
+void build_nvls_shards(CollectivePlan& plan, const PlanOptions& o) {
+  const uint32_t n = o.ranks;
+  plan.engines = 1;
+  const int64_t chunk = o.chunk_bytes > 0 ? o.chunk_bytes : kNvlsChunkBytes;
+  // Chunks: per channel and round, the round's piece of every shard s (owner s), in shard order.
+  const auto shard_bytes = split_bytes(o.bytes, n);
+  std::vector<std::vector<int64_t>> shard_channel(n);
+  for (uint32_t s = 0; s < n; ++s) shard_channel[s] = split_bytes(shard_bytes[s], o.channels);
+  std::vector<std::vector<uint32_t>> rounds(o.channels);
+  for (uint32_t ch = 0; ch < o.channels; ++ch) {
+    const int64_t count =
+        std::min<int64_t>(kMaxRoundsPerChannel, pieces_for(shard_channel[0][ch], chunk));
+    std::vector<std::vector<int64_t>> pieces(n);
+    for (uint32_t s = 0; s < n; ++s) pieces[s] = split_bytes(shard_channel[s][ch], count);
+    for (int64_t k = 0; k < count; ++k) {
+      rounds[ch].push_back(static_cast<uint32_t>(plan.chunk_bytes.size()));
+      for (uint32_t s = 0; s < n; ++s) {
+        Builder::add_chunk(plan, pieces[s][static_cast<std::size_t>(k)], s);
+      }
+    }
+  }
+  Builder b(plan, plan.connection_depth);
+  const bool reduce_scatter = o.op == CollectiveOp::ReduceScatter;
+  for (uint32_t ch = 0; ch < o.channels; ++ch) {
+    for (uint32_t r : rounds[ch]) {
+      if (reduce_scatter) {
+        for (uint32_t k = 0; k < n; ++k) b.transfer(k, n, ChunkRange{r, n}, ch, /*reduce=*/k != 0);
+        for (uint32_t s = 0; s < n; ++s) b.transfer(n, s, ChunkRange{r + s, 1}, ch, false);
+      } else {
+        for (uint32_t s = 0; s < n; ++s) b.transfer(s, n, ChunkRange{r + s, 1}, ch, false);
+        for (uint32_t k = 0; k < n; ++k) b.transfer(n, k, ChunkRange{r, n}, ch, false);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void build_nvls(CollectivePlan& plan, const PlanOptions& o) {
+  if (o.op == CollectiveOp::ReduceScatter || o.op == CollectiveOp::AllGather) {
+    build_nvls_shards(plan, o);
+    return;
+  }
   const uint32_t n = o.ranks;
   const uint32_t heads = heads_of(o, n);
   plan.engines = 1;

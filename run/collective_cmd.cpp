@@ -131,8 +131,9 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
       if (pairwise_op || t < 0) {
         throw CollectiveUsageError(
             "the nccl model covers ring (all_reduce, reduce_scatter, "
-            "all_gather, broadcast, reduce), tree (all_reduce), nvls (all_reduce in one NVLink "
-            "domain), nvls_tree (all_reduce across hosts), pat (all_gather, reduce_scatter at "
+            "all_gather, broadcast, reduce), tree (all_reduce), nvls (all_reduce, reduce_scatter, "
+            "all_gather in one NVLink domain), nvls_tree (all_reduce across hosts), pat "
+            "(all_gather, reduce_scatter at "
             "one GPU per node), collnet_direct (all_reduce, and reduce_scatter / all_gather with a "
             "NIC per GPU) and collnet_chain (all_reduce), not " +
             std::string(to_string(algo)) + " " + std::string(to_string(o.op)));

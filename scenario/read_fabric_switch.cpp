@@ -128,9 +128,10 @@ void read_ecn(const Reader& in, const YAML::Node& node, const std::string& path,
   const YAML::Node* kmax = m.find("kmax");
   if ((kmin == nullptr) != (kmax == nullptr)) {
     const std::string missing = kmin == nullptr ? "kmin" : "kmax";
-    in.fail_at(path, node, m.path_of(missing),
-               "missing key \"" + missing +
-                   "\": give kmin and kmax together (or neither, for the per-link-speed defaults)");
+    in.fail_at(
+        path, node, m.path_of(missing),
+        "missing key \"" + missing +
+            "\": give kmin and kmax together (or neither, for the RoCE defaults 150KB and 1.5MB)");
   }
   if (kmin != nullptr) {
     ecn.kmin_auto = false;

@@ -70,6 +70,9 @@ Shape resolve_shape(const FabricParams& params, FatTreeParams& fat_tree) {
 void add_nvls_engines(net::NetworkSpec& spec, const FabricParams& params) {
   net::LinkParams engine = params.links.nvlink;
   engine.name = "nvls";
+  // The engine is inside the switch (sim/net/in_switch_engine.hpp): no cable between them, as for
+  // the SHARP engines below.
+  engine.delay = Time::zero();
   engine.bandwidth = Bandwidth::bps(params.links.nvlink.bandwidth.bits_per_second() *
                                     static_cast<int64_t>(params.host.gpus));
   const auto cls = static_cast<uint32_t>(spec.link_classes.size());

@@ -93,7 +93,7 @@ std::vector<ConfigurationFinding> check_configuration(const NetworkSpec& spec,
       }
     }
     if (ecn.enabled) {
-      const auto [kmin, kmax] = ecn_thresholds(ecn, link.bandwidth);
+      const auto [kmin, kmax] = ecn_thresholds(ecn);
       if (kmin >= xoff_max || kmax > xoff_max) {
         findings.push_back({.kind = ConfigurationFindingKind::EcnAboveXoff,
                             .link_class = link.name,

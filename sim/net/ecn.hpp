@@ -41,8 +41,8 @@ class EcnMarker {
   double pmax_ = 1.0;
 };
 
-// ECN (Kmin, Kmax) in bytes for a port of this bandwidth: explicit values, or HPCC's ns-3 defaults
-// scaled with the port speed (100 KB and 400 KB per 25 Gb/s); Kmax is kept above Kmin.
-std::pair<int64_t, int64_t> ecn_thresholds(const EcnParams& ecn, Bandwidth bandwidth);
+// ECN (Kmin, Kmax) in bytes: explicit values, or the RoCE class's shipped defaults
+// (kEcnDefaultKmin / kEcnDefaultKmax, the same at every port speed); Kmax is kept above Kmin.
+std::pair<int64_t, int64_t> ecn_thresholds(const EcnParams& ecn);
 
 }  // namespace syncsim::net

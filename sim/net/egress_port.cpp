@@ -39,6 +39,13 @@ void EgressPort::enqueue(PacketRef packet) {
     ctx_.packet(packet).ecn_ce = true;
   }
   queued_bytes_ += wire;
+  if (from_internal(p)) {
+    internal_bytes_ += wire;
+    ctx_.note_queue_depth(queued_bytes_);
+    internal_.push(packet);
+    if (in_service_ == kNoPacket) start_next();
+    return;
+  }
   prio_bytes_[p.priority] += wire;
   note_depth(p.priority);
   ctx_.note_queue_depth(queued_bytes_);
@@ -87,7 +94,14 @@ void EgressPort::start_next() {
       if (ib_.enabled && !ib_.can_send(static_cast<uint8_t>(prio), head_wire[prio])) continue;
       ready |= 1U << prio;
     }
-    if (const int chosen = ets_.pick(ready, head_wire); chosen >= 0) {
+    // An in-switch engine's packet goes when it is the engine's turn or nothing else is ready.
+    const bool internal_ready =
+        !internal_.empty() && !paused(ctx_.packet(internal_.front()).priority);
+    if (internal_ready && (internal_turn_ || ready == 0)) {
+      next = internal_.pop();
+      internal_turn_ = false;
+    } else if (const int chosen = ets_.pick(ready, head_wire); chosen >= 0) {
+      internal_turn_ = true;
       const auto prio = static_cast<uint32_t>(chosen);
       next = queues_[prio].pop();
       Packet& p = ctx_.packet(next);
@@ -129,6 +143,7 @@ void EgressPort::on_event(uint32_t kind, uint64_t arg) {
   const Packet& p = ctx_.packet(done);
   queued_bytes_ -= p.payload_bytes + header_.count();
   SIM_CHECK(queued_bytes_ >= 0, "egress queue byte count went negative");
+  if (from_internal(p)) internal_bytes_ -= p.payload_bytes + header_.count();
   const uint8_t done_priority = p.priority;
   if (!counters_.empty() && p.kind != PacketKind::Pause) {
     ++counters_[p.priority].tx_packets;
@@ -156,6 +171,7 @@ void EgressPort::on_event(uint32_t kind, uint64_t arg) {
   // The RESUME above may have gone out of this very port (a route that turns back over its ingress
   // link) and started it already.
   if (in_service_ == kNoPacket) start_next();
+  if (internal_writer_ != nullptr) internal_writer_->kick();
 }
 
 }  // namespace syncsim::net

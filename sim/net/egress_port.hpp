@@ -96,6 +96,18 @@ class EgressPort final : public EventTarget {
   bool switch_owned() const { return owner_ != nullptr; }
   const RingQueue<PacketRef>& fifo(uint8_t priority) const { return queues_[priority]; }
   Bandwidth bandwidth() const { return bandwidth_; }
+  // A full-MTU packet on this link, headers included.
+  int64_t mtu_wire() const { return link_mtu_wire_; }
+  // A switch port that an engine inside the switch writes into (in_switch_engine.hpp); the engine's
+  // packets arrive on the switch's local port `engine_in_port`. They wait in a queue of their own,
+  // served in turn with the port's FIFOs (as a crossbar arbitrates between its inputs), and as one
+  // of them leaves the engine's port is kicked, so it can hand over the next one for this port.
+  void set_internal_writer(EgressPort* engine_port, uint32_t engine_in_port) {
+    internal_writer_ = engine_port;
+    internal_in_port_ = engine_in_port;
+  }
+  // Wire bytes of the in-switch engine's packets waiting here or in service.
+  int64_t internal_bytes() const { return internal_bytes_; }
 
   // --- Faults (network_faults.hpp; egress_port_faults.cpp) ---
   // Down: everything queued here is dropped (link_down) with its buffer released, the pause state
@@ -166,7 +178,17 @@ class EgressPort final : public EventTarget {
   RngStream ecn_rng_{0, 0};
   PfcPortState pfc_;
   IbCreditState ib_;
-  bool ib_release_ = false;                 // a switch port: return credits upstream at tx-done
+  bool ib_release_ = false;  // a switch port: return credits upstream at tx-done
+  // The in-switch engine (set_internal_writer): its port, its packets and whose turn is next.
+  EgressPort* internal_writer_ = nullptr;
+  uint32_t internal_in_port_ = 0;
+  RingQueue<PacketRef> internal_;
+  int64_t internal_bytes_ = 0;
+  bool internal_turn_ = false;
+  bool from_internal(const Packet& p) const {
+    return internal_writer_ != nullptr && p.ingress_port == internal_in_port_ &&
+           p.kind == PacketKind::Data;
+  }
   std::vector<PriorityCounters> counters_;  // one per priority when enabled, else empty
   void note_depth(uint8_t priority) {
     if (!counters_.empty()) {

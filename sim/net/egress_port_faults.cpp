@@ -24,6 +24,13 @@ void EgressPort::go_down() {
       drop_buffered(r, DropReason::LinkDown);
     }
   }
+  while (!internal_.empty()) {
+    const PacketRef r = internal_.pop();
+    const int64_t wire = ctx_.packet(r).payload_bytes + header_.count();
+    queued_bytes_ -= wire;
+    internal_bytes_ -= wire;
+    drop_buffered(r, DropReason::LinkDown);
+  }
   while (!control_.empty()) {
     const PacketRef r = control_.pop();
     queued_bytes_ -= ctx_.packet(r).payload_bytes + header_.count();
@@ -36,6 +43,9 @@ void EgressPort::go_down() {
   }
   storm_mask_ = 0;
   SIM_CHECK(queued_bytes_ >= 0, "egress queue byte count went negative");
+  // An engine inside the switch held back for this port's room sees it now (and writes into a
+  // down port, which drops, as every other sender does).
+  if (internal_writer_ != nullptr) internal_writer_->kick();
 }
 
 void EgressPort::go_up() {

@@ -106,7 +106,7 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
       ports_.back()->enable_ecn(EcnMarker(threshold, threshold + 1, 1.0), false,
                                 sim.rng(RngStreamKind::Ecn, p));
     } else if (!ib && ecn.enabled && ethernet_switch) {
-      const auto [kmin, kmax] = ecn_thresholds(ecn, routing_.link_of(p).bandwidth);
+      const auto [kmin, kmax] = ecn_thresholds(ecn);
       ports_.back()->enable_ecn(EcnMarker(kmin, kmax, ecn.pmax), ecn.mark_on_enqueue,
                                 sim.rng(RngStreamKind::Ecn, p));
     }
@@ -116,6 +116,19 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
     }
     if (pfc.enabled && pfc.watchdog && ethernet_switch) {
       ports_.back()->enable_watchdog(pfc.watchdog_time, pfc.watchdog_drop);
+    }
+  }
+  // NVLink SHARP engines write into their NVSwitch's ports from inside it (in_switch_engine.hpp).
+  for (const GpuAttachment& engine : spec.nvls_engines) {
+    const NodeId node = engine.nvlink_port;
+    nics_[node]->set_in_switch_engine();
+    const PortId engine_port = routing_.ports_of(node).front();
+    switches_[ports[engine_port].peer]->set_internal_port(ports[engine_port].peer_local_index);
+    for (PortId q : routing_.ports_of(ports[engine_port].peer)) {
+      if (ports[q].peer != node) {
+        ports_[q]->set_internal_writer(ports_[engine_port].get(),
+                                       ports[engine_port].peer_local_index);
+      }
     }
   }
   if (pfc.enabled && pfc.deadlock_detection_time > Time::zero()) {

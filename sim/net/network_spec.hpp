@@ -126,16 +126,29 @@ struct PfcParams {
   FieldErrors check() const;
 };
 
-// RED-style ECN marking on a switch egress queue (per priority): p = 0 below Kmin, Pmax between,
-// 1 above Kmax. Unset Kmin/Kmax scale with the port's bandwidth as in HPCC's ns-3 settings
-// (100 KB and 400 KB per 25 Gb/s).
+// The ECN profile NVIDIA's switches apply to the RoCE traffic class in lossless RoCE mode, the
+// same absolute thresholds at every port speed: Kmin 150,000 B, Kmax 1,500,000 B, marking
+// probability 100% at Kmax. Cumulus Linux `nv set qos roce` (lossless, the default mode): `nv show
+// qos roce` reports congestion-control min-threshold 146.48 KB (150,000 B), max-threshold 1.43 MB,
+// probability 100 (Cumulus Linux 5.14 user guide, "RDMA over Converged Ethernet - RoCE";
+// CumulusNetworks/docs@content/cumulus-linux-514/Layer-1-and-Switch-Ports/Quality-of-Service/
+// RDMA-over-Converged-Ethernet-RoCE.md). NVIDIA Onyx `roce` (lossless by default): `show roce`
+// reports "Port congestion-control: Mode: ecn, absolute, Min: 150, Max: 1500" (KB; Onyx user
+// manual 3.10, "RoCE Commands"). SONiC's generic AZURE_LOSSLESS WRED profile differs (1 MiB /
+// 2 MiB, probability 5%; sonic-net/sonic-buildimage@files/build_templates/qos_config.j2).
+inline constexpr Bytes kEcnDefaultKmin = Bytes{150'000};
+inline constexpr Bytes kEcnDefaultKmax = Bytes{1'500'000};
+inline constexpr double kEcnDefaultPmax = 1.0;
+
+// RED-style ECN marking on a switch egress queue (per priority): p = 0 below Kmin, rising linearly
+// to Pmax at Kmax, 1 above Kmax. Unset Kmin/Kmax/Pmax are the RoCE defaults above.
 struct EcnParams {
   bool enabled = false;
   bool kmin_auto = true;
   bool kmax_auto = true;
   Bytes kmin = Bytes{0};
   Bytes kmax = Bytes{0};
-  double pmax = 0.2;
+  double pmax = kEcnDefaultPmax;
   bool mark_on_enqueue = false;  // default: mark at dequeue (fresher queue information)
 
   // Range rules: explicit kmin at or below kmax (equal: step marking, every packet above K), 0 <

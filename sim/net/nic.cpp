@@ -4,6 +4,7 @@
 
 #include "sim/core/check.hpp"
 #include "sim/net/egress_port.hpp"
+#include "sim/net/in_switch_engine.hpp"
 #include "sim/net/load_balancing.hpp"
 #include "sim/net/nic_pacing.hpp"
 #include "sim/net/reliable_transport.hpp"
@@ -34,6 +35,12 @@ void Nic::account_injected(FlowId id, const Packet& p) {
   c.bytes_injected += p.payload_bytes;
 }
 
+bool Nic::held(FlowId id, uint8_t paused_mask) const {
+  const FlowRecord& f = ctx_.flows[id];
+  if (((static_cast<uint32_t>(paused_mask) >> f.priority) & 1U) != 0) return true;
+  return in_switch_engine_ && !in_switch_engine_may_write(ctx_, f);
+}
+
 PacketRef Nic::pull(uint8_t paused_mask) {
   if (active_.empty()) return kNoPacket;
   if (next_ >= active_.size()) next_ = 0;
@@ -45,7 +52,7 @@ PacketRef Nic::pull(uint8_t paused_mask) {
     std::size_t tried = 0;
     for (;;) {
       const FlowId id = active_[next_];
-      if (((static_cast<uint32_t>(paused_mask) >> ctx_.flows[id].priority) & 1U) == 0) {
+      if (!held(id, paused_mask)) {
         const int64_t at = pacing_->next_send_ps(id);
         if (at <= now) break;
         earliest = std::min(earliest, at);
@@ -56,11 +63,10 @@ PacketRef Nic::pull(uint8_t paused_mask) {
       }
       if (++next_ == active_.size()) next_ = 0;
     }
-  } else if (paused_mask != 0) {
-    // Skip flows of paused priorities, keeping the round-robin position.
+  } else if (paused_mask != 0 || in_switch_engine_) {
+    // Skip held flows, keeping the round-robin position.
     std::size_t tried = 0;
-    while (((static_cast<uint32_t>(paused_mask) >> ctx_.flows[active_[next_]].priority) & 1U) !=
-           0) {
+    while (held(active_[next_], paused_mask)) {
       if (++tried == active_.size()) return kNoPacket;
       if (++next_ == active_.size()) next_ = 0;
     }

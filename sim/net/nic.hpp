@@ -43,9 +43,14 @@ class Nic final : public Node, public EventTarget {
   void enable_ib() { ib_ = true; }
   // A paced flow's next send time moved earlier (its rate went up): make sure the NIC looks again.
   void pacing_moved(int64_t at_ps) { wake_at(at_ps); }
+  // An engine inside its switch (in_switch_engine.hpp): a flow sends only while its egress port in
+  // the switch has room.
+  void set_in_switch_engine() { in_switch_engine_ = true; }
 
  private:
   void wake_at(int64_t at_ps);
+  // Flow `id` may not send now: its priority is paused, or (an in-switch engine) its port is full.
+  bool held(FlowId id, uint8_t paused_mask) const;
   // The next packet of reliable flow active_[next_] (a new PSN or a retransmission).
   PacketRef pull_reliable(FlowId id);
   // A data packet of flow `id` leaves now: DCQCN pacing (when on) and the injection counters.
@@ -70,6 +75,7 @@ class Nic final : public Node, public EventTarget {
   bool rx_paused_ = false;  // this NIC has paused its switch
   bool rx_draining_ = false;
   bool ib_ = false;
+  bool in_switch_engine_ = false;
   std::vector<FlowId> active_;
   std::size_t next_ = 0;
   CancelToken wake_token_;

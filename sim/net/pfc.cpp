@@ -48,6 +48,7 @@ MmuPfcConfig switch_pfc_config(const PfcParams& pfc, const Routing& routing, Nod
 // ---------------------------------------------------------------- switch: frame generation
 
 void Switch::send_pfc(uint32_t port, uint8_t priority, bool xoff) {
+  if (port == internal_port_) return;
   EgressPort& out = ctx_.egress(ports_[port]);
   const PacketRef ref = ctx_.new_pause(control_frame_payload(out), priority, xoff, pause_quanta_);
   if (pause_quanta_ > 0) {

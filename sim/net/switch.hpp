@@ -30,6 +30,10 @@ class Switch final : public Node {
   // that leaves its buffer (or is discarded) returns its credits to the node it came from.
   void enable_ib() { ib_ = true; }
   void return_ib_credits(uint32_t in_port, uint8_t sl, int64_t wire_bytes);
+  // The local port of an engine inside this switch (in_switch_engine.hpp): its packets are still
+  // charged to the buffer, but it is never sent PAUSE (or RESUME): the engine holds itself back
+  // per destination instead.
+  void set_internal_port(uint32_t port) { internal_port_ = port; }
   // Wire overhead of each ingress port's link: a packet is charged payload + ingress header.
   void set_ingress_headers(std::vector<uint32_t> headers) { ingress_header_ = std::move(headers); }
 
@@ -43,6 +47,7 @@ class Switch final : public Node {
   const std::vector<PortId>& ports_;
   std::vector<uint32_t> ingress_header_;
   uint32_t pause_quanta_;
+  uint32_t internal_port_ = UINT32_MAX;  // none
   bool ib_ = false;
 };
 

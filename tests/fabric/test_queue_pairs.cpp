@@ -81,6 +81,7 @@ TEST_CASE("queue pairs: DCQCN state carries over to a connection's next message"
   spec.ecn.kmin_auto = spec.ecn.kmax_auto = false;
   spec.ecn.kmin = Bytes{20'000};
   spec.ecn.kmax = Bytes{60'000};
+  spec.ecn.pmax = 0.2;
   spec.nic.dcqcn = net::DcqcnParams::connectx();
   spec.nic.dcqcn.byte_counter = 0;  // the timer alone recovers: slow, so the cut is still visible
   for (const bool same_connection : {true, false}) {

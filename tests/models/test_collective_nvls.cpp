@@ -112,10 +112,15 @@ TEST_CASE("nvls cost: NCCL's model by hand, and auto takes NVLS only where it is
   CHECK(nccl_choose(in, s).algo == CollectiveAlgo::Nvls);
   CHECK(nccl_choose(in, 8).algo != CollectiveAlgo::Nvls);  // 25 us is too much for 8 B
   CHECK(nccl_best_protocol(CollectiveAlgo::Nvls, in, s) == NcclProtocol::Simple);
-  // Only all_reduce.
+  // reduce_scatter has an NVLS row too, which NCCL's model puts below its ring on one DGX H100
+  // (208 GB/s of algorithm bandwidth); all_to_all has none.
   NcclCostInputs rs = in;
   rs.op = CollectiveOp::ReduceScatter;
-  CHECK(nccl_predicted_time_us(CollectiveAlgo::Nvls, NcclProtocol::Simple, rs, s) < 0);
+  CHECK(nccl_predicted_time_us(CollectiveAlgo::Nvls, NcclProtocol::Simple, rs, s) > 0);
+  CHECK(nccl_choose(rs, s).algo == CollectiveAlgo::Ring);
+  NcclCostInputs a2a = in;
+  a2a.op = CollectiveOp::AllToAll;
+  CHECK(nccl_predicted_time_us(CollectiveAlgo::Nvls, NcclProtocol::Simple, a2a, s) < 0);
   // Never chosen where the node has no NVLS graph.
   const NcclCostInputs a100 = nccl_cost_inputs(CollectiveOp::AllReduce, 8, 8,
                                                nccl_channels(one_node("a100", 8), std::nullopt));
@@ -187,10 +192,97 @@ TEST_CASE("nvls plan: refused across hosts and for other collectives") {
   o.gpus_per_host = 8;
   CHECK_THROWS_AS(build_plan(o), std::invalid_argument);
   o = nvls_options(8, 1 << 20, 2);
-  o.op = CollectiveOp::AllGather;
+  o.op = CollectiveOp::AllToAll;
+  CHECK_THROWS_AS(build_plan(o), std::invalid_argument);
+  o = nvls_options(16, 1 << 20, 2);
+  o.op = CollectiveOp::ReduceScatter;
+  o.gpus_per_host = 8;
   CHECK_THROWS_AS(build_plan(o), std::invalid_argument);
   CHECK_THROWS_AS(protocol_timing(CollectiveAlgo::Nvls, NcclProtocol::LL, CollectiveConfig{}),
                   std::invalid_argument);
+}
+
+TEST_CASE("nvls reduce_scatter / all_gather plans: verified, S out and S / n in per GPU") {
+  for (const CollectiveOp op : {CollectiveOp::ReduceScatter, CollectiveOp::AllGather}) {
+    for (uint32_t n : {2u, 3u, 8u}) {
+      for (int64_t bytes : {int64_t{1} << 20, (int64_t{3} << 20) + 7}) {
+        for (uint32_t channels : {1u, 3u}) {
+          CAPTURE(static_cast<int>(op));
+          CAPTURE(n);
+          CAPTURE(bytes);
+          CAPTURE(channels);
+          PlanOptions o = nvls_options(n, bytes, channels);
+          o.op = op;
+          o.chunk_bytes = 16 << 10;
+          const CollectivePlan plan = build_plan(o);
+          CHECK(plan.engines == 1);
+          const PlanCheck check = verify_plan(plan);
+          CHECK_MESSAGE(check.ok, check.error);
+          std::vector<int64_t> sent(n + 1, 0), received(n + 1, 0);
+          for (const PlanStep& st : plan.steps) {
+            if (st.kind != PlanStep::Kind::Transfer) continue;
+            sent[st.src] += st.bytes;
+            received[st.dst] += st.bytes;
+          }
+          // reduce_scatter: each GPU gives the switch its whole input and gets its shard back;
+          // all_gather: each gives its shard and gets the whole array (the multicast).
+          const bool rs = op == CollectiveOp::ReduceScatter;
+          const auto shard = static_cast<double>(bytes) / n;
+          const auto whole = static_cast<double>(bytes);
+          for (uint32_t k = 0; k < n; ++k) {
+            CAPTURE(k);
+            CHECK(static_cast<double>(sent[k]) ==
+                  doctest::Approx(rs ? whole : shard).epsilon(1e-5));
+            CHECK(static_cast<double>(received[k]) ==
+                  doctest::Approx(rs ? shard : whole).epsilon(1e-5));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("nvls reduce_scatter / all_gather run: link-bound at S per GPU; NCCL's model by hand") {
+  const uint32_t n = 8;
+  const int64_t bytes = int64_t{256} << 20;
+  const net::NetworkSpec spec = topo::build_fabric(nvswitch_host(n, Bandwidth::gbps(400)));
+  const double link_Bps = 400e9 / 8 * 4096.0 / (4096.0 + 32.0);
+  const double closed = static_cast<double>(bytes) / link_Bps;
+  for (const CollectiveOp op : {CollectiveOp::ReduceScatter, CollectiveOp::AllGather}) {
+    for (Fidelity f : {Fidelity::Analytic, Fidelity::Flow}) {
+      CAPTURE(static_cast<int>(op));
+      CAPTURE(static_cast<int>(f));
+      Simulation sim(1);
+      auto backend = make_backend(f, sim, spec);
+      PlanOptions o = nvls_options(n, bytes, 8);
+      o.op = op;
+      CollectiveRunOptions ro;
+      ro.hbm_bytes_per_s = 0;
+      const double t =
+          run_collective(*backend, build_plan(o), identity(n), ro).duration().seconds();
+      MESSAGE("nvls " << to_string(op) << " 8 x 256 MiB: " << t * 1e3 << " ms, closed form "
+                      << closed * 1e3 << " ms");
+      CHECK(t >= closed * 0.999);
+      CHECK(t <= closed * 1.05);
+    }
+    // NCCL's model (tuning.cc): heads x bw x efficiency x (heads - 1) / heads x (ppn - 1) / ppn as
+    // the algorithm bandwidth, NVLS's latency once.
+    const NcclChannels ch = nccl_channels(one_node("h100", 8), std::nullopt);
+    REQUIRE(ch.nvls_heads == 8);
+    const NcclCostInputs cost = nccl_cost_inputs(op, 8, 8, ch);
+    const double alg = 8 * ch.nvls_bw_GBps * ch.nvls_efficiency * 7.0 / 8 * 7.0 / 8;
+    const double t =
+        nccl_predicted_time_us(CollectiveAlgo::Nvls, NcclProtocol::Simple, cost, int64_t{1} << 30);
+    CHECK(t > 0);
+    CHECK(
+        t - static_cast<double>(int64_t{1} << 30) / (1000 * alg) ==
+        doctest::Approx(nccl_predicted_time_us(CollectiveAlgo::Nvls, NcclProtocol::Simple, cost, 0))
+            .epsilon(1e-9));
+    // Not across hosts (NCCL needs CollNet there).
+    const NcclChannels two = nccl_channels(one_node("h100", 8, 2), std::nullopt);
+    CHECK(nccl_predicted_time_us(CollectiveAlgo::Nvls, NcclProtocol::Simple,
+                                 nccl_cost_inputs(op, 16, 8, two), int64_t{1} << 30) < 0);
+  }
 }
 
 TEST_CASE("nvls fabric: one engine per host on its NVSwitch, at the GPUs' NVLink together") {

@@ -106,7 +106,7 @@ TEST_CASE("pfc incast: headroom too small drops lossless packets loudly and warn
 
 TEST_CASE("pfc incast: ECN thresholds above XOFF are flagged") {
   const app::RunResult r = app::run_scenario(
-      incast({app::parse_override("fabric.switch.ecn={enabled: true}")}));  // 400 KB+ at 100G
+      incast({app::parse_override("fabric.switch.ecn={enabled: true}")}));  // 150 KB > XOFF
   const bool flagged = std::any_of(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
     return w.find("XOFF") != std::string::npos;
   });

@@ -477,7 +477,7 @@ TEST_CASE("scenario: PFC and ECN keys are checked with their ranges") {
   CHECK(
       error_of(with_switch("ecn: {enabled: true, kmin: 40KB}")) ==
       "t.yaml:10:10: fabric.switch.ecn.kmax: missing key \"kmax\": give kmin and kmax together (or "
-      "neither, for the per-link-speed defaults)");
+      "neither, for the RoCE defaults 150KB and 1.5MB)");
   CHECK(error_of(with_switch("ecn: {mark_on: sometimes}")) ==
         "t.yaml:10:20: fabric.switch.ecn.mark_on: expected one of: dequeue, enqueue; got "
         "\"sometimes\"");

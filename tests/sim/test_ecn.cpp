@@ -29,11 +29,24 @@ TEST_CASE("ecn: RED probability is exact outside [Kmin, Kmax] and linear inside"
   CHECK(scaled.probability(250) == doctest::Approx(0.25));
 }
 
-TEST_CASE("ecn: default thresholds scale with link speed (HPCC: 100/400 KB per 25 Gb/s)") {
-  EcnParams e;
-  const auto [kmin, kmax] = ecn_thresholds(e, Bandwidth::gbps(100));
-  CHECK(kmin == 400'000);
-  CHECK(kmax == 1'600'000);
+// NVIDIA's lossless RoCE profile (Cumulus Linux `nv show qos roce`, Onyx `show roce`): absolute
+// thresholds 150,000 B / 1,500,000 B and probability 100, the same on every port.
+TEST_CASE("ecn: unset thresholds are the switches' RoCE profile: 150 KB / 1.5 MB, Pmax 1") {
+  const EcnParams e;
+  const auto [kmin, kmax] = ecn_thresholds(e);
+  CHECK(kmin == 150'000);
+  CHECK(kmax == 1'500'000);
+  CHECK(e.pmax == 1.0);
+  // Below XOFF of a stock 400G PFC queue (~3.7 MB in the 16:1 incast of tests/run/test_dcqcn.cpp).
+  const EcnMarker m(kmin, kmax, e.pmax);
+  CHECK(m.probability(825'000) == doctest::Approx(0.5));
+  CHECK(m.probability(1'500'001) == 1.0);
+  // Explicit thresholds are kept as given.
+  EcnParams given;
+  given.kmin_auto = given.kmax_auto = false;
+  given.kmin = Bytes{20'000};
+  given.kmax = Bytes{60'000};
+  CHECK(ecn_thresholds(given) == std::pair<int64_t, int64_t>{20'000, 60'000});
 }
 
 TEST_CASE("ecn: step marking (Kmin = Kmax) marks nothing at or below K and everything above") {
@@ -43,7 +56,7 @@ TEST_CASE("ecn: step marking (Kmin = Kmax) marks nothing at or below K and every
   e.kmin = Bytes{150'000};
   e.kmax = Bytes{150'000};
   CHECK(e.check().empty());
-  const auto [kmin, kmax] = ecn_thresholds(e, Bandwidth::gbps(400));
+  const auto [kmin, kmax] = ecn_thresholds(e);
   const EcnMarker m(kmin, kmax, e.pmax);
   RngStream rng(7, 1);
   CHECK(m.probability(150'000) == 0.0);
