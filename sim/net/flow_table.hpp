@@ -25,8 +25,9 @@ struct FlowRecord {
   uint32_t mtu_bytes = 0;
   uint8_t priority = 0;
   bool done = false;
-  bool parked = false;      // no route since the last routing convergence (network_faults.hpp)
-  uint32_t queue_pair = 0;  // feeds the ECMP hash, kept to route the flow again after a fault
+  bool parked = false;         // no route since the last routing convergence (network_faults.hpp)
+  uint32_t queue_pair = 0;     // feeds the ECMP hash, kept to route the flow again after a fault
+  bool persistent_qp = false;  // a message on a queue pair that outlives it (Network::start_flow)
   uint32_t transport_state = kNoTransportState;  // its index in the reliable transport, if any
   int64_t rc_recovery_ps = 0;  // lossless class: time spent recovering lost packets (go-back-N)
   // Load balancing (load_balancing.hpp): the flow's ECMP hash, whether a route override pins its

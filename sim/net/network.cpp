@@ -176,6 +176,7 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority,
   f.start = sim_.now();
   f.priority = priority;
   f.queue_pair = queue_pair;
+  f.persistent_qp = persistent_qp;
   f.route_begin = static_cast<uint32_t>(route_arena_.size());
   const uint64_t hash = routing_.flow_hash(src, dst, queue_pair);
   const NetworkSpec::RouteOverride* override_route = nullptr;

@@ -48,8 +48,9 @@ class Network {
 
   // Starts a flow of `size` bytes from NIC `src` to NIC `dst` now. `queue_pair` feeds the ECMP
   // hash (the UDP source port). `persistent_qp`: the flow is a message on a queue pair that
-  // outlives it (NCCL's connections): flows naming the same `queue_pair` share its DCQCN state;
-  // otherwise the flow gets a queue pair of its own.
+  // outlives it (NCCL's connections): flows naming the same `queue_pair` share its DCQCN state,
+  // and under TCP the flows naming the same (src, dst, queue_pair) share one connection's window
+  // (tcp_connection.hpp); otherwise the flow gets a queue pair (and a connection) of its own.
   FlowId start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority, uint32_t queue_pair,
                     bool persistent_qp = false);
   void set_completion_handler(FlowCompletionHandler* handler) {
@@ -78,6 +79,8 @@ class Network {
   const Routing& routing() const { return routing_; }
   // What DCQCN did to a flow; null when DCQCN is off.
   const DcqcnFlowStats* dcqcn_flow_stats(FlowId id) const;
+  // The fabric's reliable transport (go-back-N or TCP); null when neither applies.
+  const ReliableTransport* transport() const { return transport_.get(); }
   // InfiniBand congestion control; null unless it runs.
   const IbCongestionControl* ib_congestion_control() const { return ib_cc_.get(); }
   const NetworkSpec& spec() const { return spec_; }

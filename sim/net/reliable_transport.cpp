@@ -42,6 +42,7 @@ void ReliableTransport::unpark(FlowId id) {
   s.nxt = s.una;
   rewound(id, s);
   update_listing(id, s);
+  after_rewind(id);
 }
 
 void ReliableTransport::add_flow(FlowId id) {
@@ -135,6 +136,7 @@ void ReliableTransport::on_timer(FlowId id) {
   rewound(id, s);
   s.rto_deadline_ps = INT64_MAX;  // re-armed by the next packet sent
   update_listing(id, s);
+  after_rewind(id);
 }
 
 void ReliableTransport::send_control(FlowId id, PacketKind kind, uint32_t seq, bool ece) {

@@ -76,6 +76,9 @@ class ReliableTransport {
   virtual uint32_t take_seq(FlowId id, ReliableFlowState& s) = 0;
   virtual int64_t rto_ps(FlowId id) const = 0;
   virtual void on_timeout(FlowId id, ReliableFlowState& s) = 0;
+  // After a timeout (or unpark) rewound flow `id` and listed it again: a mechanism whose flows
+  // share state (TCP's connections) lists or unlists the others.
+  virtual void after_rewind(FlowId /*id*/) {}
 
   void arm_timer(FlowId id, ReliableFlowState& s);
   // Appends the reverse of the flow's data route to the route arena; returns where it begins.

@@ -3,12 +3,42 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/net/nic.hpp"
+
 namespace syncsim::net {
 
-void Tcp::init_flow(FlowId /*id*/, const ReliableFlowState& s) {
+void Tcp::init_flow(FlowId id, const ReliableFlowState& s) {
+  const FlowRecord& f = ctx_.flows[id];
+  bool reused = false;
+  const uint32_t index = connections_.open(f.src, f.dst, f.queue_pair, f.persistent_qp, reused);
+  TcpConnection& c = connections_[index];
+  if (!reused) {
+    c.cwnd = static_cast<double>(std::max<uint32_t>(1, params_.initial_window));
+  } else if (c.last_send_ps != INT64_MIN && c.in_flight == 0) {
+    // New data on a connection with nothing in flight: Linux restarts the window if it sent nothing
+    // for longer than the RTO (the model's RTO is rto_min, see rto_ps).
+    restart_after_idle(c, ctx_.now().picoseconds() - c.last_send_ps, params_.rto_min.picoseconds(),
+                       params_.initial_window);
+  }
+  c.messages.push_back(id);
   TcpFlowState& t = tcp_.emplace_back();
-  t.cwnd = static_cast<double>(std::max<uint32_t>(1, params_.initial_window));
+  t.connection = index;
   t.received.assign(s.packets, false);
+}
+
+uint64_t Tcp::count_in_flight(const TcpConnection& c) const {
+  uint64_t flight = 0;
+  for (const FlowId m : c.messages) {
+    const ReliableFlowState& s = state(m);
+    flight += s.nxt - s.una;
+  }
+  return flight;
+}
+
+uint64_t Tcp::sent_mark(const TcpConnection& c) const {
+  uint64_t sent = c.finished_packets;
+  for (const FlowId m : c.messages) sent += state(m).nxt;
+  return sent;
 }
 
 bool Tcp::can_send(FlowId id) const {
@@ -16,13 +46,40 @@ bool Tcp::can_send(FlowId id) const {
   const TcpFlowState& t = tcp(id);
   if (t.retx != kNoSeq) return true;
   if (s.nxt >= s.packets) return false;
-  const double window = std::max(1.0, std::floor(t.cwnd));
-  return static_cast<double>(s.nxt - s.una) < window;
+  const TcpConnection& c = connections_[t.connection];
+  const double window = std::max(1.0, std::floor(c.cwnd));
+  return static_cast<double>(c.in_flight) < window;
+}
+
+void Tcp::unlist_blocked(const TcpConnection& c, FlowId id) {
+  for (const FlowId m : c.messages) {
+    if (m == id) continue;
+    ReliableFlowState& s = state(m);
+    if (s.in_active && !s.parked && !can_send(m)) {
+      s.in_active = false;
+      nics_[ctx_.flows[m].src]->deactivate(m);
+    }
+  }
+}
+
+void Tcp::relist_others(const TcpConnection& c, FlowId id) {
+  // By index: listing a message may let the NIC send at once, which only unlists (unlist_blocked).
+  for (std::size_t i = 0; i < c.messages.size(); ++i) {
+    const FlowId m = c.messages[i];
+    if (m != id) update_listing(m, state(m));
+  }
 }
 
 uint32_t Tcp::take_seq(FlowId id, ReliableFlowState& s) {
   TcpFlowState& t = tcp(id);
-  if (t.retx == kNoSeq) return s.nxt++;
+  TcpConnection& c = connections_[t.connection];
+  c.last_send_ps = ctx_.now().picoseconds();
+  if (t.retx == kNoSeq) {
+    const uint32_t seq = s.nxt++;
+    ++c.in_flight;
+    if (c.messages.size() > 1) unlist_blocked(c, id);
+    return seq;
+  }
   const uint32_t seq = t.retx;
   t.retx = kNoSeq;
   return seq;
@@ -39,15 +96,27 @@ int64_t Tcp::rto_ps(FlowId id) const {
   return std::min(rto, cap);
 }
 
-void Tcp::on_timeout(FlowId id, ReliableFlowState& s) {
+void Tcp::on_timeout(FlowId id, ReliableFlowState& /*s*/) {
   TcpFlowState& t = tcp(id);
-  const double flight = static_cast<double>(s.nxt - s.una);
-  t.ssthresh = std::max(flight / 2.0, 2.0);
-  t.cwnd = 1.0;
+  TcpConnection& c = connections_[t.connection];
+  const auto flight = static_cast<double>(c.in_flight);
+  c.ssthresh = std::max(flight / 2.0, 2.0);
+  c.cwnd = 1.0;
   t.retx = kNoSeq;
-  t.in_recovery = false;
   t.dupacks = 0;
   t.backoff = std::min<uint32_t>(t.backoff + 1, 30);
+  // The timeout ends every recovery on the connection (Linux enters the Loss state): the other
+  // messages keep the hole they were about to resend.
+  for (const FlowId m : c.messages) tcp(m).in_recovery = false;
+  c.recovering = 0;
+}
+
+void Tcp::after_rewind(FlowId id) {
+  // The flow's nxt went back to una: count the flight afresh and list the messages again (the
+  // flow itself was listed against the count from before its rewind).
+  TcpConnection& c = connections_[tcp(id).connection];
+  c.in_flight = count_in_flight(c);
+  relist_others(c, kAllMessages);
 }
 
 void Tcp::on_ack(PacketRef packet) {
@@ -58,67 +127,87 @@ void Tcp::on_ack(PacketRef packet) {
   ctx_.pool.release(packet);
   ReliableFlowState& s = state(id);
   TcpFlowState& t = tcp(id);
+  TcpConnection& c = connections_[t.connection];
   const bool dctcp = params_.cc == TcpCongestionControl::Dctcp;
   const uint32_t newly = ack > s.una ? ack - s.una : 0;
   if (dctcp) {
     // Every ACK acknowledges one segment's arrival (duplicates included), as Linux's delivered
     // count.
     const uint64_t counted = std::max<uint32_t>(newly, 1);
-    t.window_acked += counted;
-    if (ece) t.window_marked += counted;
+    c.window_acked += counted;
+    if (ece) c.window_marked += counted;
   }
   if (newly > 0) {
+    const uint32_t flight_before = s.nxt - s.una;
     s.una = ack;
+    c.acked += newly;
     if (s.nxt < s.una) s.nxt = s.una;
+    c.in_flight = c.in_flight - flight_before + (s.nxt - s.una);
     t.dupacks = 0;
     t.backoff = 0;
     if (t.retx != kNoSeq && t.retx < s.una) t.retx = kNoSeq;
     if (t.in_recovery) {
       if (ack >= t.recover) {
         t.in_recovery = false;
-        t.cwnd = t.ssthresh;
+        if (--c.recovering == 0) c.cwnd = c.ssthresh;
       } else {
         // NewReno partial ACK: the next hole is lost too; deflate by what was acknowledged.
         t.retx = s.una;
-        t.cwnd = std::max(1.0, t.cwnd - static_cast<double>(newly) + 1.0);
+        c.cwnd = std::max(1.0, c.cwnd - static_cast<double>(newly) + 1.0);
       }
-    } else if (t.cwnd < t.ssthresh) {
-      t.cwnd += static_cast<double>(newly);  // slow start
+    } else if (c.recovering > 0) {
+      // Another message of the connection is recovering a loss: the window does not grow.
+    } else if (c.cwnd < c.ssthresh) {
+      c.cwnd += static_cast<double>(newly);  // slow start
     } else {
-      t.cwnd += static_cast<double>(newly) / t.cwnd;  // congestion avoidance
+      c.cwnd += static_cast<double>(newly) / c.cwnd;  // congestion avoidance
     }
     restart_timer(id, s, s.una < s.nxt || t.retx != kNoSeq);
   } else if (ack == s.una && s.una < s.nxt) {
     ++t.dupacks;
     if (t.dupacks == 3 && !t.in_recovery) {
       ++ctx_.counters.fast_retransmits;
-      const double flight = static_cast<double>(s.nxt - s.una);
-      t.ssthresh = std::max(flight / 2.0, 2.0);
-      t.cwnd = t.ssthresh + 3.0;
+      if (c.recovering == 0) {
+        // One cut per loss episode of the connection: a message that finds another one
+        // recovering resends its hole without cutting again.
+        const auto flight = static_cast<double>(c.in_flight);
+        c.ssthresh = std::max(flight / 2.0, 2.0);
+        c.cwnd = c.ssthresh + 3.0;
+      }
+      ++c.recovering;
       t.in_recovery = true;
       t.recover = s.nxt;
       t.retx = s.una;
     } else if (t.in_recovery) {
-      t.cwnd += 1.0;  // window inflation: each duplicate ACK means a segment left the network
+      c.cwnd += 1.0;  // window inflation: each duplicate ACK means a segment left the network
+    }
+  }
+  if (s.una >= s.packets) {
+    // Acknowledged to the end: the message leaves its connection.
+    const auto it = std::find(c.messages.begin(), c.messages.end(), id);
+    if (it != c.messages.end()) {
+      c.messages.erase(it);
+      c.finished_packets += s.packets;
     }
   }
   if (dctcp) {
-    if (s.una >= t.window_end && t.window_acked > 0) {
+    if (c.acked >= c.window_end && c.window_acked > 0) {
       const double g = params_.dctcp_g;
       const double fraction =
-          static_cast<double>(t.window_marked) / static_cast<double>(t.window_acked);
-      t.alpha = (1.0 - g) * t.alpha + g * fraction;
-      t.window_acked = 0;
-      t.window_marked = 0;
-      t.window_end = s.nxt;
+          static_cast<double>(c.window_marked) / static_cast<double>(c.window_acked);
+      c.alpha = (1.0 - g) * c.alpha + g * fraction;
+      c.window_acked = 0;
+      c.window_marked = 0;
+      c.window_end = sent_mark(c);
     }
-    if (ece && !t.in_recovery && s.una >= t.cwr_end) {
-      t.cwnd = std::max(2.0, t.cwnd * (1.0 - t.alpha / 2.0));  // Linux keeps at least 2 segments
-      t.ssthresh = t.cwnd;
-      t.cwr_end = s.nxt;
+    if (ece && c.recovering == 0 && c.acked >= c.cwr_end) {
+      c.cwnd = std::max(2.0, c.cwnd * (1.0 - c.alpha / 2.0));  // Linux keeps at least 2 segments
+      c.ssthresh = c.cwnd;
+      c.cwr_end = sent_mark(c);
     }
   }
   update_listing(id, s);
+  if (!c.messages.empty()) relist_others(c, id);
 }
 
 void Tcp::on_data(PacketRef packet) {

@@ -2,30 +2,27 @@
 // TCP on a lossy priority (transport.hpp, `tcp`): a window-based byte stream with one cumulative
 // ACK per data packet, fast retransmit on 3 duplicate ACKs with NewReno recovery (SACK-less), RTO
 // with RTOmin and exponential backoff, a receiver that keeps out-of-order segments, and DCTCP (ECN
-// echoes, alpha once per window, at most one cut per window) or Reno congestion control.
+// echoes, alpha once per window, at most one cut per window) or Reno congestion control. The window
+// belongs to the connection (tcp_connection.hpp): the messages of a persistent queue pair share it
+// and it outlives them, with Linux's restart after idle.
 #include <cstdint>
 #include <deque>
 #include <vector>
 
 #include "sim/net/reliable_transport.hpp"
+#include "sim/net/tcp_connection.hpp"
 #include "sim/net/transport.hpp"
 
 namespace syncsim::net {
 
+// One message's state: its sequence space and loss recovery (the window is its connection's).
 struct TcpFlowState {
   uint32_t retx = kNoSeq;  // one segment to retransmit before new data
   uint32_t backoff = 0;    // RTO doubles per consecutive timeout
-  // Congestion control (windows in packets).
-  double cwnd = 1;
-  double ssthresh = 1e18;
   uint32_t dupacks = 0;
   bool in_recovery = false;
-  uint32_t recover = 0;     // NewReno: recovery ends when this PSN is acknowledged
-  double alpha = 1.0;       // DCTCP: Linux starts at 1 (dctcp_alpha_on_init = 1024)
-  uint32_t window_end = 0;  // DCTCP: alpha is updated once per window of data
-  uint64_t window_acked = 0;
-  uint64_t window_marked = 0;
-  uint32_t cwr_end = 0;          // DCTCP: at most one cut per window
+  uint32_t recover = 0;          // NewReno: recovery ends when this PSN is acknowledged
+  uint32_t connection = 0;       // index in the connection table
   std::vector<bool> received{};  // receiver: out-of-order segments held
 };
 
@@ -37,17 +34,34 @@ class Tcp final : public ReliableTransport {
   bool can_send(FlowId id) const override;
   void on_data(PacketRef packet) override;
   void on_ack(PacketRef packet) override;
+  // The connection a flow's message is on, for tests and traces.
+  const TcpConnection& connection_of(FlowId id) const { return connections_[tcp(id).connection]; }
+  // Packets in flight (sent, not acknowledged) over all the connection's unfinished messages,
+  // counted afresh (TcpConnection::in_flight keeps the same count as PSNs move).
+  uint64_t count_in_flight(const TcpConnection& c) const;
 
  private:
   void init_flow(FlowId id, const ReliableFlowState& s) override;
   uint32_t take_seq(FlowId id, ReliableFlowState& s) override;
   int64_t rto_ps(FlowId id) const override;
   void on_timeout(FlowId id, ReliableFlowState& s) override;
+  void after_rewind(FlowId id) override;
   TcpFlowState& tcp(FlowId id) { return tcp_[index_of(id)]; }
   const TcpFlowState& tcp(FlowId id) const { return tcp_[index_of(id)]; }
+  // Packets the connection has sent, counted as DCTCP's window marks are: its finished messages'
+  // packets plus each unfinished message's next PSN.
+  uint64_t sent_mark(const TcpConnection& c) const;
+  // After message `id` sent a new PSN: the connection's other messages that the fuller window now
+  // holds back leave their NIC's list (only unlisting: this runs inside the NIC's pull).
+  void unlist_blocked(const TcpConnection& c, FlowId id);
+  // After the window or the flight of the connection changed: list or unlist its messages other
+  // than `id` (kAllMessages: all of them).
+  static constexpr FlowId kAllMessages = UINT32_MAX;
+  void relist_others(const TcpConnection& c, FlowId id);
 
   const TcpParams& params_;
   std::deque<TcpFlowState> tcp_;  // by transport state index, beside the shared state
+  TcpConnectionTable connections_;
 };
 
 }  // namespace syncsim::net

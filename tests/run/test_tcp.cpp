@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "run/collective_cmd.hpp"
 #include "sim/backends/host_staging.hpp"
 #include "tests/run/lossy_fixtures.hpp"
 
@@ -185,4 +186,47 @@ TEST_CASE("tcp: a lost lone segment waits for RTOmin") {
   CHECK(lossy.messages_completed == 4);
   CHECK(lossy.counters.bytes_delivered == 4 * 1000);
   CHECK(lossy.fct.max_s >= 2e-3);
+}
+
+TEST_CASE(
+    "tcp: a collective's slices keep their connection's window; fresh connections slow-start") {
+  // 8 single-GPU hosts, 400G, 5 us cables (a window of ~60 KB per connection is far above IW10's
+  // 40 KiB), a 64 MiB ring all_reduce at packet fidelity. NCCL's connections are persistent queue
+  // pairs (collective.qps_per_connection: 1): after its first slices a connection's window no
+  // longer limits it, so initial_window hardly matters; with a new queue pair per slice
+  // (qps_per_connection: 0) every slice slow-starts from initial_window again.
+  const std::string yaml =
+      "name: tcp-ring\nseed: 1\nfidelity: packet\n"
+      "fabric:\n"
+      "  topology: spine_leaf\n"
+      "  spine_leaf: {leaves: 2, hosts_per_leaf: 4, spines: 1}\n"
+      "  links:\n"
+      "    host:   {bandwidth: 400Gbps, delay: 5us, mtu: 4096B, header: 64B}\n"
+      "    fabric: {bandwidth: 400Gbps, delay: 5us, mtu: 4096B, header: 64B}\n"
+      "  switch: {buffer: 64MiB, priorities: 8}\n"
+      "  transport: {kind: tcp}\n";
+  auto busbw = [&](int qps, int initial_window) {
+    app::LoadOptions load;
+    load.fabric_only_ok = true;
+    load.overrides = {app::parse_override("collective.qps_per_connection=" + std::to_string(qps)),
+                      app::parse_override("fabric.transport.tcp.initial_window=" +
+                                          std::to_string(initial_window))};
+    const app::Scenario s = app::load_scenario_text(yaml, "inline", load);
+    app::CollectiveSweepOptions o;
+    o.min_bytes = o.max_bytes = 64 << 20;
+    o.algo = models::CollectiveAlgo::Ring;
+    const app::CollectiveSweep sweep = app::run_collective_sweep(s, o);
+    REQUIRE(sweep.rows.size() == 1);
+    return sweep.rows[0].out_of_place.busbw;
+  };
+  const double kept = busbw(1, 10);
+  const double kept_unlimited = busbw(1, 1'000'000);
+  const double fresh = busbw(0, 10);
+  const double fresh_unlimited = busbw(0, 1'000'000);
+  MESSAGE("bus bandwidth GB/s: persistent " << kept << " (IW 1e6: " << kept_unlimited
+                                            << "), fresh per slice " << fresh
+                                            << " (IW 1e6: " << fresh_unlimited << ")");
+  CHECK(kept == doctest::Approx(kept_unlimited).epsilon(0.02));
+  CHECK(fresh < 0.9 * fresh_unlimited);
+  CHECK(kept > 1.1 * fresh);
 }
