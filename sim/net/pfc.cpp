@@ -36,10 +36,14 @@ MmuPfcConfig switch_pfc_config(const PfcParams& pfc, const Routing& routing, Nod
   cfg.static_xoff = pfc.static_xoff.count();
   cfg.xon_offset = pfc.xon_offset.count();
   if (cfg.enabled) {
+    // An NVLink sender stops when its credits run out, with no PAUSE frame to generate and act on:
+    // what arrives after the threshold is the credit loop's cable round trip and the packets on
+    // the wire, not PFC's response time (which at NVLink rates, 1 us x 450 GB/s per port and class,
+    // would reserve more than a whole switch buffer and leave every port at XOFF 0).
+    const Time response = ethernet ? pfc.response_time : Time::zero();
     for (PortId p : routing.ports_of(sw)) {
-      cfg.headroom.push_back(pfc.headroom_auto
-                                 ? required_headroom(routing.link_of(p), pfc.response_time)
-                                 : pfc.headroom.count());
+      cfg.headroom.push_back(pfc.headroom_auto ? required_headroom(routing.link_of(p), response)
+                                               : pfc.headroom.count());
     }
   }
   return cfg;

@@ -43,6 +43,12 @@ class SharedBufferMmu {
 
   AdmitResult admit(uint32_t ingress_port, uint8_t priority, Bytes size);
   PfcSignal release(uint32_t ingress_port, uint8_t priority, Bytes size);
+  // A port whose sender bounds itself (an engine inside the switch, never paused): past XOFF its
+  // packets are never dropped for headroom. The buffer's shared part keeps the reservation made
+  // for it at construction.
+  void unbounded_headroom(uint32_t ingress_port) {
+    if (ingress_port < pfc_.headroom.size()) pfc_.headroom[ingress_port] = INT64_MAX / 2;
+  }
 
   Bytes used() const { return Bytes{used_}; }
   Bytes peak() const { return Bytes{peak_}; }

@@ -31,9 +31,12 @@ class Switch final : public Node {
   void enable_ib() { ib_ = true; }
   void return_ib_credits(uint32_t in_port, uint8_t sl, int64_t wire_bytes);
   // The local port of an engine inside this switch (in_switch_engine.hpp): its packets are still
-  // charged to the buffer, but it is never sent PAUSE (or RESUME): the engine holds itself back
-  // per destination instead.
-  void set_internal_port(uint32_t port) { internal_port_ = port; }
+  // charged to the buffer, but it is never sent PAUSE (or RESUME) and never dropped for headroom:
+  // the engine holds itself back per destination instead (at most two packets per GPU port).
+  void set_internal_port(uint32_t port) {
+    internal_port_ = port;
+    mmu_.unbounded_headroom(port);
+  }
   // Wire overhead of each ingress port's link: a packet is charged payload + ingress header.
   void set_ingress_headers(std::vector<uint32_t> headers) { ingress_header_ = std::move(headers); }
 

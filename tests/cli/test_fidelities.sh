@@ -62,6 +62,11 @@ check gb200-nvl72-allreduce-ring "$src/scenarios/gb200-nvl72.yaml" 64MiB \
   --set fabric.spine_leaf.leaves=1 --set traffic=null --algo ring
 check gb200-nvl72-allreduce-nvls "$src/scenarios/gb200-nvl72.yaml" 16MiB \
   --set fabric.spine_leaf.leaves=1 --set traffic=null --algo nvls
+# SHARP on 8 NDR nodes (the case's CollNet Chain and the ring on its scenario). The NVSwitch's
+# lossless headroom counts NVLink's credit loop, not PFC's 1 us response: with the response, the
+# QM9700-class buffer left every NVLink port at XOFF 0 and packet read half of flow here.
+check h100-ndr-sharp-allreduce "$src/scenarios/ib-sharp.yaml" 32MiB --algo collnet_chain
+check h100-ndr-sharp-allreduce-ring "$src/scenarios/ib-sharp.yaml" 32MiB --algo ring
 
 # 64 ranks (8 hosts of 8 H100) on a 2:1 spine-leaf, 256 MiB, without GPUDirect.
 staged() {  # NICS: the scenario file for 8 hosts of 8 GPUs with NICS 400G NICs each
