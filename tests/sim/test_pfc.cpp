@@ -103,6 +103,23 @@ TEST_CASE("pfc mmu: the dynamic threshold is alpha times the free shared buffer"
   CHECK(mmu.release(0, 3, Bytes{6'000}) == PfcSignal::Resume);  // 10000 + 1000 <= 45000
 }
 
+TEST_CASE("pfc mmu: a port whose sender bounds itself is never dropped for headroom") {
+  // An engine inside the switch (in_switch_engine.hpp) is never paused: past XOFF its packets land
+  // in headroom without a limit, while the other port's headroom still overflows; the shared part
+  // keeps the reservation made for both.
+  SharedBufferMmu mmu(Bytes{100'000}, 2, 8, static_pfc(10'000, 3'000, {5'000, 5'000}));
+  mmu.unbounded_headroom(1);
+  CHECK(mmu.shared_capacity() == Bytes{90'000});
+  for (int i = 0; i < 20; ++i) {
+    CHECK(mmu.admit(1, 3, Bytes{4'000}).admission == Admission::Admitted);
+  }
+  // Two packets below XOFF in the shared part, the other 18 in headroom (5,000 B for port 0).
+  CHECK(mmu.headroom_used(1, 3) == Bytes{72'000});
+  CHECK(mmu.admit(0, 3, Bytes{10'000}).admission == Admission::Admitted);
+  CHECK(mmu.admit(0, 3, Bytes{5'000}).admission == Admission::Admitted);
+  CHECK(mmu.admit(0, 3, Bytes{1}).admission == Admission::DroppedHeadroomExceeded);
+}
+
 TEST_CASE("pfc mmu: PFC off keeps the plain shared buffer") {
   SharedBufferMmu mmu(Bytes{10'000}, 2, 8);
   CHECK_FALSE(mmu.lossless(3));
