@@ -75,27 +75,39 @@ std::vector<uint32_t> map_engines(CollectivePlan& plan, const std::vector<Aggreg
   return rank_of;
 }
 
-// One slice through a tree: up from each host's head (head_of[v]) to the root, reduced in every
-// engine, and back down to every head.
-void through_tree(Builder& b, const AggregationTree& tree, const std::vector<uint32_t>& rank_of,
-                  const std::vector<uint32_t>& head_of, ChunkRange slice, uint32_t ch) {
+// A range up a tree from each host's head (head_of[v]) to the root, reduced in every engine (the
+// first arrival is copied, the others added).
+void reduce_up(Builder& b, const AggregationTree& tree, const std::vector<uint32_t>& rank_of,
+               const std::vector<uint32_t>& head_of, ChunkRange range, uint32_t ch) {
   std::vector<bool> filled(rank_of.size(), false);
   auto send_up = [&](uint32_t src, uint32_t engine) {
-    b.transfer(src, rank_of[engine], slice, ch, /*reduce=*/filled[engine]);
+    b.transfer(src, rank_of[engine], range, ch, /*reduce=*/filled[engine]);
     filled[engine] = true;
   };
   for (uint32_t v = 0; v < head_of.size(); ++v) send_up(head_of[v], tree.participant_engine[v]);
   for (const AggregationTree::Edge& e : tree.edges) {
     if (e.parent != AggregationTree::kNoEngine) send_up(rank_of[e.engine], e.parent);
   }
+}
+
+// A range from the root down the tree to every host's head.
+void broadcast_down(Builder& b, const AggregationTree& tree, const std::vector<uint32_t>& rank_of,
+                    const std::vector<uint32_t>& head_of, ChunkRange range, uint32_t ch) {
   for (auto it = tree.edges.rbegin(); it != tree.edges.rend(); ++it) {
     if (it->parent != AggregationTree::kNoEngine) {
-      b.transfer(rank_of[it->parent], rank_of[it->engine], slice, ch, false);
+      b.transfer(rank_of[it->parent], rank_of[it->engine], range, ch, false);
     }
   }
   for (uint32_t v = 0; v < head_of.size(); ++v) {
-    b.transfer(rank_of[tree.participant_engine[v]], head_of[v], slice, ch, false);
+    b.transfer(rank_of[tree.participant_engine[v]], head_of[v], range, ch, false);
   }
+}
+
+// One slice through a tree: reduced on the way up, the total back down to every head.
+void through_tree(Builder& b, const AggregationTree& tree, const std::vector<uint32_t>& rank_of,
+                  const std::vector<uint32_t>& head_of, ChunkRange slice, uint32_t ch) {
+  reduce_up(b, tree, rank_of, head_of, slice, ch);
+  broadcast_down(b, tree, rank_of, head_of, slice, ch);
 }
 
 // Per channel, rounds of `per_round` consecutive slices (chunk ids of each round's first slice).
@@ -178,11 +190,13 @@ void build_collnet_shards(CollectivePlan& plan, const PlanOptions& o, uint32_t n
   std::vector<std::vector<std::vector<uint32_t>>> below(g);
   for (uint32_t h = 0; h < g; ++h)
     below[h] = participants_below(o.collnet_trees[h], rank_of.size());
+  std::vector<uint32_t> head_of(nodes);
   Builder b(plan, plan.connection_depth);
   for (uint32_t ch = 0; ch < o.channels; ++ch) {
     for (const uint32_t r : rounds[ch]) {
       for (uint32_t h = 0; h < g; ++h) {
         const AggregationTree& tree = o.collnet_trees[h];
+        for (uint32_t v = 0; v < nodes; ++v) head_of[v] = v * g + h;
         const uint32_t base = r + h * nodes;
         const ChunkRange rail{base, nodes};
         if (reduce_scatter) {
@@ -191,15 +205,7 @@ void build_collnet_shards(CollectivePlan& plan, const PlanOptions& o, uint32_t n
               if (k != h) b.transfer(v * g + k, v * g + h, rail, ch, true);
             }
           }
-          std::vector<bool> filled(rank_of.size(), false);
-          auto send_up = [&](uint32_t src, uint32_t engine) {
-            b.transfer(src, rank_of[engine], rail, ch, /*reduce=*/filled[engine]);
-            filled[engine] = true;
-          };
-          for (uint32_t v = 0; v < nodes; ++v) send_up(v * g + h, tree.participant_engine[v]);
-          for (const AggregationTree::Edge& e : tree.edges) {
-            if (e.parent != AggregationTree::kNoEngine) send_up(rank_of[e.engine], e.parent);
-          }
+          reduce_up(b, tree, rank_of, head_of, rail, ch);
           for (auto it = tree.edges.rbegin(); it != tree.edges.rend(); ++it) {
             if (it->parent != AggregationTree::kNoEngine) {
               send_runs(b, rank_of[it->parent], rank_of[it->engine], base, below[h][it->engine],
@@ -221,13 +227,8 @@ void build_collnet_shards(CollectivePlan& plan, const PlanOptions& o, uint32_t n
             send_runs(b, rank_of[e.engine], rank_of[e.parent], base, below[h][e.engine], ch);
           }
         }
-        for (auto it = tree.edges.rbegin(); it != tree.edges.rend(); ++it) {
-          if (it->parent != AggregationTree::kNoEngine) {
-            b.transfer(rank_of[it->parent], rank_of[it->engine], rail, ch, false);
-          }
-        }
+        broadcast_down(b, tree, rank_of, head_of, rail, ch);
         for (uint32_t v = 0; v < nodes; ++v) {
-          b.transfer(rank_of[tree.participant_engine[v]], v * g + h, rail, ch, false);
           for (uint32_t k = 0; k < g; ++k) {
             if (k != h) b.transfer(v * g + h, v * g + k, rail, ch, false);
           }

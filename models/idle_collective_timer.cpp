@@ -6,7 +6,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "models/collective_cost.hpp"
 #include "models/collective_runner.hpp"
 #include "sim/backends/make_backend.hpp"
 #include "sim/core/simulation.hpp"
@@ -70,12 +69,7 @@ const CollectivePlan& IdleCollectiveTimer::plan(CollectiveOp op, CollectiveAlgo 
         throw std::invalid_argument(std::string(to_string(algo)) +
                                     " needs the step's SHARP trees (StepConfig::collnet_trees)");
       }
-      const uint32_t g = std::max(1u, config_.gpus_per_host);
-      const uint32_t nics = config_.nics_per_host == 0 ? g : std::min(config_.nics_per_host, g);
-      o.chunk_bytes = nccl_collnet_chunk_bytes(algo == CollectiveAlgo::CollnetDirect, bytes,
-                                               config_.channels, std::min(nics, 8u), g);
-      o.collnet_trees = config_.collnet_trees;
-      if (config_.collnet_outstanding > 0) o.connection_depth = config_.collnet_outstanding;
+      set_step_collnet_options(o, config_, bytes);
     }
     it = plans_.emplace(key, build_plan(o)).first;
   }

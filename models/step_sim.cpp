@@ -411,16 +411,9 @@ class DdpStepEngine final : public StepEngine {
     o.min_piece_bytes = config_.ring_min_piece_bytes;
     o.gpus_per_host = config_.gpus_per_host;
     o.nics_per_host = config_.nics_per_host;
-    if (is_collnet(config_.algorithm)) {
-      // NCCL's CollNet chunk for this bucket's size (the ring's slice would leave a 25 MB bucket
-      // a handful of rounds, and the tree's hops little to pipeline).
-      const uint32_t g = std::max(1u, config_.gpus_per_host);
-      const uint32_t nics = config_.nics_per_host == 0 ? g : std::min(config_.nics_per_host, g);
-      o.chunk_bytes = nccl_collnet_chunk_bytes(config_.algorithm == CollectiveAlgo::CollnetDirect,
-                                               bytes, config_.channels, std::min(nics, 8u), g);
-      o.collnet_trees = config_.collnet_trees;
-      if (config_.collnet_outstanding > 0) o.connection_depth = config_.collnet_outstanding;
-    }
+    // NCCL's CollNet chunk for this bucket's size (the ring's slice would leave a 25 MB bucket a
+    // handful of rounds, and the tree's hops little to pipeline).
+    if (is_collnet(config_.algorithm)) set_step_collnet_options(o, config_, bytes);
     return o;
   }
 
@@ -525,6 +518,15 @@ std::unique_ptr<StepEngine> make_ddp_step_engine(TransferBackend& backend,
 StepResult simulate_ddp_step(TransferBackend& backend, const net::NetworkSpec& spec,
                              Fidelity fidelity, const StepConfig& config) {
   return run_step_to_end(*make_ddp_step_engine(backend, spec, fidelity, config), backend);
+}
+
+void set_step_collnet_options(PlanOptions& o, const StepConfig& config, int64_t bytes) {
+  const uint32_t g = std::max(1u, config.gpus_per_host);
+  const uint32_t nics = config.nics_per_host == 0 ? g : std::min(config.nics_per_host, g);
+  o.chunk_bytes = nccl_collnet_chunk_bytes(o.algo == CollectiveAlgo::CollnetDirect, bytes,
+                                           config.channels, std::min(nics, 8u), g);
+  o.collnet_trees = config.collnet_trees;
+  if (config.collnet_outstanding > 0) o.connection_depth = config.collnet_outstanding;
 }
 
 }  // namespace syncsim::models

@@ -171,6 +171,10 @@ struct StepConfig {
   std::optional<double> capacity_factor;
 };
 
+// The CollNet parts of a step's plan `o` for a collective of `bytes` (o.algo a CollNet one): NCCL's
+// CollNet chunk for that size, the step's SHARP trees and the reductions in flight per tree.
+void set_step_collnet_options(PlanOptions& o, const StepConfig& config, int64_t bytes);
+
 // BucketTimingMode's decision for one bucket of `bytes` all-reduced over `ranks` ranks (from the
 // config's algorithm, channels, chunk_bytes, bucket_timing and extrapolate_min_transfers): the
 // sizes of the k1- and k2-unit samples when its idle-fabric time is extrapolated, nullopt when its
