@@ -95,8 +95,13 @@ void EgressPort::start_next() {
       ready |= 1U << prio;
     }
     // An in-switch engine's packet goes when it is the engine's turn or nothing else is ready.
-    const bool internal_ready =
-        !internal_.empty() && !paused(ctx_.packet(internal_.front()).priority);
+    // With link credits (NVLink) it waits for them like the port's own FIFOs.
+    bool internal_ready = !internal_.empty();
+    if (internal_ready) {
+      const Packet& head = ctx_.packet(internal_.front());
+      internal_ready = !paused(head.priority) &&
+                       (!ib_.enabled || ib_.can_send(head.priority, head.payload_bytes + header));
+    }
     if (internal_ready && (internal_turn_ || ready == 0)) {
       next = internal_.pop();
       internal_turn_ = false;

@@ -76,6 +76,9 @@ class EgressPort final : public EventTarget {
   // --- InfiniBand credits (ib_credits.cpp) ---
   // Sends only with credits: `advertised_bytes` per VL from the receiver, SL2VL from `ib`.
   void enable_ib_credits(const InfinibandParams& ib, int64_t advertised_bytes);
+  // The same with an explicit class -> credit pool map (NVLink: nvlink_credits.hpp).
+  void enable_link_credits(const std::array<uint8_t, kMaxPriorities>& vl_of,
+                           int64_t advertised_bytes);
   // A switch port whose switch returns IB credits upstream when a packet leaves through it.
   void enable_ib_credit_release() { ib_release_ = true; }
   // The receiver freed `wire_bytes` of SL `sl`: the credits reach this (sending) port one link

@@ -55,8 +55,13 @@ int64_t ib_advertised_bytes(const NetworkSpec& spec, const Routing& routing, Por
 // ---------------------------------------------------------------- egress port: sending side
 
 void EgressPort::enable_ib_credits(const InfinibandParams& ib, int64_t advertised_bytes) {
+  enable_link_credits(ib.sl_to_vl, advertised_bytes);
+}
+
+void EgressPort::enable_link_credits(const std::array<uint8_t, kMaxPriorities>& vl_of,
+                                     int64_t advertised_bytes) {
   ib_.enabled = true;
-  ib_.vl_of = ib.sl_to_vl;
+  ib_.vl_of = vl_of;
   ib_.mtu_blocks = ib_credit_blocks(link_mtu_wire_);
   // A VL whose buffer cannot hold one full packet could never send: the configuration check
   // reports it (configuration_check.cpp) and the credits are raised to one packet.

@@ -11,6 +11,7 @@
 #include "sim/net/load_balancing.hpp"
 #include "sim/net/network_faults.hpp"
 #include "sim/net/nic.hpp"
+#include "sim/net/nvlink_credits.hpp"
 #include "sim/net/pfc.hpp"
 #include "sim/net/switch.hpp"
 #include "sim/net/tcp.hpp"
@@ -63,7 +64,9 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
     if (spec.nodes[id].kind == NodeKind::Switch) {
       // NVLink is credit-based and lossless by itself: PFC and ECN are for the Ethernet switches.
       const bool ethernet = spec.nodes[id].role != SwitchRole::NvSwitch;
-      auto sw = std::make_unique<Switch>(ctx_, id, spec.switch_params, routing_.ports_of(id),
+      SwitchParams params = spec.switch_params;
+      if (!ethernet) params.buffer = nvswitch_buffer(spec, routing_, id);
+      auto sw = std::make_unique<Switch>(ctx_, id, params, routing_.ports_of(id),
                                          switch_pfc_config(pfc, routing_, id, ethernet),
                                          pfc.pause_quanta);
       std::vector<uint32_t> headers;
@@ -71,13 +74,18 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
         headers.push_back(static_cast<uint32_t>(routing_.link_of(p).header.count()));
       }
       sw->set_ingress_headers(std::move(headers));
-      if (ib && ethernet) sw->enable_ib();
+      // InfiniBand links and NVLink (nvlink_credits.hpp) run credits.
+      if (ib || !ethernet) sw->enable_ib();
       switches_[id] = sw.get();
       nodes_.push_back(std::move(sw));
     } else {
       auto nic = std::make_unique<Nic>(ctx_, id, spec.nic_params(id), priorities, pfc.lossless_mask,
                                        pacing(), transport_.get());
-      if (ib && ib_port(spec, routing_, routing_.ports_of(id).front())) nic->enable_ib();
+      const PortId nic_port = routing_.ports_of(id).front();
+      if ((ib && ib_port(spec, routing_, nic_port)) ||
+          nvlink_credit_port(spec, routing_, nic_port)) {
+        nic->enable_ib();
+      }
       nics_[id] = nic.get();
       nodes_.push_back(std::move(nic));
     }
@@ -97,6 +105,14 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
     if (ib_port(spec, routing_, p)) {
       ports_.back()->enable_ib_credits(spec.infiniband, ib_advertised_bytes(spec, routing_, p));
       if (ethernet_switch) ports_.back()->enable_ib_credit_release();
+    } else if (nvlink_credit_port(spec, routing_, p)) {
+      // One credit pool per NVLink, shared by the classes.
+      ports_.back()->enable_link_credits({}, nvlink_credit_bytes(routing_.link_of(p)));
+    }
+    // An NVSwitch hands back the credits of every packet that leaves it, whatever its way out
+    // (the engine's inputs hold none: Switch::return_ib_credits skips them).
+    if (switches_[info.owner] != nullptr && spec.nodes[info.owner].role == SwitchRole::NvSwitch) {
+      ports_.back()->enable_ib_credit_release();
     }
     const EcnParams& ecn = spec.ecn;
     if (ib && ethernet_switch && ib_cc_) {

@@ -25,25 +25,20 @@ int64_t required_headroom(const LinkParams& link, Time response_time) {
 MmuPfcConfig switch_pfc_config(const PfcParams& pfc, const Routing& routing, NodeId sw,
                                bool ethernet) {
   MmuPfcConfig cfg;
-  // NVLink is lossless by its link-level credits whatever the Ethernet fabric runs: an NVSwitch
-  // holds back its senders on every class (modelled as PFC with the fabric's thresholds) rather
-  // than drop. It matters where an NVSwitch port is oversubscribed, as when an NVLS engine
-  // multicasts to every GPU at once; GPU-to-GPU traffic alone never fills it.
-  cfg.enabled = pfc.enabled || !ethernet;
-  cfg.lossless_mask = ethernet ? pfc.lossless_mask : uint8_t{0xFF};
+  // NVLink is lossless by its link-level credits whatever the Ethernet fabric runs
+  // (nvlink_credits.hpp): an NVSwitch runs no PFC.
+  if (!ethernet) return cfg;
+  cfg.enabled = pfc.enabled;
+  cfg.lossless_mask = pfc.lossless_mask;
   cfg.dynamic = pfc.dynamic_threshold;
   cfg.alpha = pfc.alpha;
   cfg.static_xoff = pfc.static_xoff.count();
   cfg.xon_offset = pfc.xon_offset.count();
   if (cfg.enabled) {
-    // An NVLink sender stops when its credits run out, with no PAUSE frame to generate and act on:
-    // what arrives after the threshold is the credit loop's cable round trip and the packets on
-    // the wire, not PFC's response time (which at NVLink rates, 1 us x 450 GB/s per port and class,
-    // would reserve more than a whole switch buffer and leave every port at XOFF 0).
-    const Time response = ethernet ? pfc.response_time : Time::zero();
     for (PortId p : routing.ports_of(sw)) {
-      cfg.headroom.push_back(pfc.headroom_auto ? required_headroom(routing.link_of(p), response)
-                                               : pfc.headroom.count());
+      cfg.headroom.push_back(pfc.headroom_auto
+                                 ? required_headroom(routing.link_of(p), pfc.response_time)
+                                 : pfc.headroom.count());
     }
   }
   return cfg;

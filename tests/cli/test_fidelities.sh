@@ -62,9 +62,14 @@ check gb200-nvl72-allreduce-ring "$src/scenarios/gb200-nvl72.yaml" 64MiB \
   --set fabric.spine_leaf.leaves=1 --set traffic=null --algo ring
 check gb200-nvl72-allreduce-nvls "$src/scenarios/gb200-nvl72.yaml" 16MiB \
   --set fabric.spine_leaf.leaves=1 --set traffic=null --algo nvls
-# SHARP on 8 NDR nodes (the case's CollNet Chain and the ring on its scenario). The NVSwitch's
-# lossless headroom counts NVLink's credit loop, not PFC's 1 us response: with the response, the
-# QM9700-class buffer left every NVLink port at XOFF 0 and packet read half of flow here.
+# At 32 MiB (1.5 s) the GPUs' own NVLinks matter: while an NVSwitch ran PFC with headroom per port
+# and class (73 x 8 of them, more than its buffer), every GPU link sat at XOFF 0 and flow read
+# 5.5 % above packet here; NVLink's credits (sim/net/nvlink_credits.hpp) bring it within 2 %.
+check gb200-nvl72-allreduce-nvls "$src/scenarios/gb200-nvl72.yaml" 32MiB \
+  --set fabric.spine_leaf.leaves=1 --set traffic=null --algo nvls
+# SHARP on 8 NDR nodes (the case's CollNet Chain and the ring on its scenario). When the NVSwitch
+# ran PFC with the fabric's 1 us response time in its headroom, the QM9700-class buffer left every
+# NVLink port at XOFF 0 and packet read half of flow here; NVLink now runs credits.
 check h100-ndr-sharp-allreduce "$src/scenarios/ib-sharp.yaml" 32MiB --algo collnet_chain
 check h100-ndr-sharp-allreduce-ring "$src/scenarios/ib-sharp.yaml" 32MiB --algo ring
 

@@ -31,8 +31,8 @@ topo::FabricParams three_gpus_with_nvls(Bytes buffer) {
 
 TEST_CASE("in-switch engine: two flows to one GPU do not slow its flow to another GPU") {
   const int64_t size = 16 << 20;
-  // The NVSwitch's buffer: with 4 MiB the headroom it reserves for its lossless ports leaves no
-  // shared part (every packet is over XOFF), with 256 MiB a shared part far above the queues.
+  // The fabric switches' buffer: an NVSwitch ran PFC out of it once (with 4 MiB every packet was
+  // over XOFF); now its GPU links run credits (sim/net/nvlink_credits.hpp) and it does not matter.
   for (int64_t buffer : {int64_t{4} << 20, int64_t{256} << 20}) {
     CAPTURE(buffer);
     const auto spec = topo::build_fabric(three_gpus_with_nvls(Bytes{buffer}));
