@@ -34,6 +34,8 @@ constexpr std::size_t kTree = 0, kRing = 1;
 constexpr double kNvlsLatencyUs = 25.0;
 // hwLatencies, NET row, NVLS-tree Simple.
 constexpr double kNvlsTreeNetLatencyUs = 20.9;
+// tuning.cc hwLatencies[NET][NVLS][Simple]: NVLS across nodes (with CollNet), added once.
+constexpr double kNvlsNetLatencyUs = 18.0;
 // PAT (tuning.cc): base latency 8.0 us, a log term of the NET latency / 3.5 per step (the NET row
 // is 14 us; with one GPU per node, as PAT requires, the Tree row's, also 14) and 2.8 us per rank;
 // bus bandwidth 0.75 of the graph's.
@@ -140,7 +142,10 @@ ProtocolTiming protocol_timing(CollectiveAlgo algo, NcclProtocol proto, const Co
     // per round inside a host add none on top. NVLS-tree's network row applies per tree hop.
     t.launch_us = kNvlsLatencyUs;
     t.step_intra_us = 0;
-    t.step_inter_us = kNvlsTreeNetLatencyUs;
+    // NVLS across hosts: NCCL's NET latency once, split over a round's two network hops (up to
+    // the SHARP tree, and its total back down).
+    t.step_inter_us =
+        algo == CollectiveAlgo::NvlsTree ? kNvlsTreeNetLatencyUs : kNvlsNetLatencyUs / 2.0;
   }
   if (algo == CollectiveAlgo::Pat) {
     // The log term per step; the per-rank term is added by nccl_setup, which knows the ranks.
@@ -246,8 +251,13 @@ namespace {
 double nvls_predicted_time_us(bool tree, NcclProtocol proto, const NcclCostInputs& in,
                               int64_t bytes) {
   const bool shards = in.op == CollectiveOp::ReduceScatter || in.op == CollectiveOp::AllGather;
+  // NVLS across nodes needs CollNet (SHARP) between them: tuning.cc disables "Collnet+NVLS if
+  // collnet is not supported", and runs only AllReduce on it here (AllGather / ReduceScatter
+  // across nodes need the CollNet plugin's iallgather / ireducescatter, not modelled).
+  const bool across = !tree && in.nodes > 1;
   if (proto != NcclProtocol::Simple || (in.op != CollectiveOp::AllReduce && !(shards && !tree)) ||
-      (tree ? in.nodes < 2 : in.nodes != 1) || in.nvls_heads < 2 || in.nvls_bw <= 0) {
+      (tree && in.nodes < 2) || (across && (shards || in.collnet_heads == 0)) ||
+      in.nvls_heads < 2 || in.nvls_bw <= 0) {
     return -1.0;
   }
   const double heads = in.nvls_heads;
@@ -262,6 +272,11 @@ double nvls_predicted_time_us(bool tree, NcclProtocol proto, const NcclCostInput
   }
   double per_channel = in.nvls_bw * in.nvls_efficiency * (heads - 1.0) / heads * 2.0;
   double lat = kNvlsLatencyUs;
+  if (across) {
+    // tuning.cc: min(intraBw, interBw) per channel, NVLS's NET latency (18 us) added once.
+    per_channel = std::min(per_channel, in.nvls_bw);
+    lat += kNvlsNetLatencyUs + 2.0 * in.latency_inter_us;  // Simple's flush
+  }
   if (tree) {
     const double inter = in.nvls_bw * (in.nodes <= 2 ? 2.0 : 1.0);
     per_channel = std::min({per_channel, inter, in.nvls_tree_cap});

@@ -143,10 +143,17 @@ CollectivePlan build_plan(const PlanOptions& o) {
           o.op != CollectiveOp::AllGather)
         throw unsupported();
       if (o.gpus_per_host != 0 && o.gpus_per_host < o.ranks) {
-        throw std::invalid_argument(
-            "nvls runs inside one NVLink domain: " + std::to_string(o.ranks) +
-            " ranks on hosts of " + std::to_string(o.gpus_per_host) +
-            " GPUs (NVLS across nodes is NCCL's NVLS-tree, not modelled)");
+        // Across hosts NCCL runs NVLS only with SHARP between them (else NVLS-tree).
+        if (o.op != CollectiveOp::AllReduce || o.gpus_per_host < 2 ||
+            o.ranks % o.gpus_per_host != 0 || o.collnet_trees.empty()) {
+          throw std::invalid_argument(
+              "nvls across NVLink domains (" + std::to_string(o.ranks) + " ranks on hosts of " +
+              std::to_string(o.gpus_per_host) +
+              " GPUs) runs all_reduce over whole hosts with SHARP switches between them "
+              "(fabric.infiniband.sharp.enabled), as NCCL does; without SHARP use nvls_tree");
+        }
+        plan_detail::build_nvls_sharp(plan, o);
+        break;
       }
       plan_detail::build_nvls(plan, o);
       break;

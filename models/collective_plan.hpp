@@ -86,11 +86,12 @@ struct CollectivePlan {
   CollectiveOp op = CollectiveOp::AllReduce;
   CollectiveAlgo algo = CollectiveAlgo::Ring;
   uint32_t ranks = 0;
-  // NVLS: in-switch reduction engines, ranks ranks..ranks+engines-1; engine e serves the GPU ranks
-  // [e * ranks / engines, (e + 1) * ranks / engines) (one NVLink domain each). 0 otherwise.
+  // In-switch reduction engines, ranks ranks..ranks+engines-1: first the hosts' NVLS engines (h
+  // of them: engine e serves the GPU ranks [e * ranks / h, (e + 1) * ranks / h), one NVLink domain
+  // each), then the fabric's SHARP engines (the last fabric_engines.size()). 0: none.
   uint32_t engines = 0;
-  // CollNet: engine e is the fabric's SHARP engine fabric_engines[e] (NetworkSpec::sharp_engines);
-  // empty for NVLS, whose engines are the hosts' NVSwitches.
+  // CollNet and NVLS across hosts: engine ranks + h + i is the fabric's SHARP engine
+  // fabric_engines[i] (NetworkSpec::sharp_engines); empty for plans without SHARP.
   std::vector<uint32_t> fabric_engines;
   uint32_t root = 0;                 // Broadcast/Reduce root; SendRecv sender
   uint32_t peer = 0;                 // SendRecv receiver

@@ -151,6 +151,21 @@ struct NodeTree {
 };
 NodeTree node_tree(uint32_t nodes, uint32_t tree);
 
+// SHARP aggregation trees in a plan (collective_plan_collnet.cpp). map_sharp_engines appends the
+// plan engines of every fabric engine the trees use (after any NVLS engines the plan already has)
+// and returns, per fabric engine id, its plan rank (kNone where unused). sharp_through_tree sends
+// `slice` from every host's head (head_of[v]) up the tree, reduced in its engines, and the total
+// back down to every head.
+std::vector<uint32_t> map_sharp_engines(CollectivePlan& plan,
+                                        const std::vector<net::AggregationTree>& trees);
+void sharp_through_tree(Builder& b, const net::AggregationTree& tree,
+                        const std::vector<uint32_t>& rank_of, const std::vector<uint32_t>& head_of,
+                        ChunkRange slice, uint32_t ch);
+// The first GPU of NIC i on hosts of g GPUs and `nics` NICs (GPU l uses NIC floor(l nics / g)).
+inline uint32_t first_gpu_of_nic(uint32_t i, uint32_t g, uint32_t nics) {
+  return static_cast<uint32_t>((uint64_t{i} * g + nics - 1) / nics);
+}
+
 // One builder per algorithm (collective_plan_<algorithm>.cpp). build_plan has checked the
 // (op, algo) pair and the common parameters; the builders fill chunks and steps.
 void build_ring(CollectivePlan& plan, const PlanOptions& o);
@@ -160,6 +175,7 @@ void build_hierarchical(CollectivePlan& plan, const PlanOptions& o);
 void build_pairwise(CollectivePlan& plan, const PlanOptions& o);
 void build_nvls(CollectivePlan& plan, const PlanOptions& o);
 void build_nvls_tree(CollectivePlan& plan, const PlanOptions& o);
+void build_nvls_sharp(CollectivePlan& plan, const PlanOptions& o);
 void build_pat(CollectivePlan& plan, const PlanOptions& o);
 void build_collnet(CollectivePlan& plan, const PlanOptions& o);
 

@@ -51,29 +51,31 @@ constexpr double kTransferBudget = 3.0e5;
 
 using net::AggregationTree;
 
-// The first GPU of NIC i on hosts of g GPUs and `nics` NICs (GPU l uses NIC floor(l nics / g)).
-uint32_t first_gpu_of_nic(uint32_t i, uint32_t g, uint32_t nics) {
-  return static_cast<uint32_t>((uint64_t{i} * g + nics - 1) / nics);
-}
+}  // namespace
 
-// The plan engine of every SHARP engine the trees use, in order of first use.
-std::vector<uint32_t> map_engines(CollectivePlan& plan, const std::vector<AggregationTree>& trees) {
+std::vector<uint32_t> map_sharp_engines(CollectivePlan& plan,
+                                        const std::vector<AggregationTree>& trees) {
   uint32_t most = 0;
   for (const AggregationTree& t : trees) {
     for (const AggregationTree::Edge& e : t.edges) most = std::max(most, e.engine + 1);
   }
+  // NVLS engines (the hosts' NVSwitches) come first, the fabric's after them.
+  const uint32_t host_engines = plan.engines - static_cast<uint32_t>(plan.fabric_engines.size());
   std::vector<uint32_t> rank_of(most, kNone);
   for (const AggregationTree& t : trees) {
     for (const AggregationTree::Edge& e : t.edges) {
       if (rank_of[e.engine] == kNone) {
-        rank_of[e.engine] = plan.ranks + static_cast<uint32_t>(plan.fabric_engines.size());
+        rank_of[e.engine] =
+            plan.ranks + host_engines + static_cast<uint32_t>(plan.fabric_engines.size());
         plan.fabric_engines.push_back(e.engine);
       }
     }
   }
-  plan.engines = static_cast<uint32_t>(plan.fabric_engines.size());
+  plan.engines = host_engines + static_cast<uint32_t>(plan.fabric_engines.size());
   return rank_of;
 }
+
+namespace {
 
 // A range up a tree from each host's head (head_of[v]) to the root, reduced in every engine (the
 // first arrival is copied, the others added).
@@ -103,12 +105,16 @@ void broadcast_down(Builder& b, const AggregationTree& tree, const std::vector<u
   }
 }
 
-// One slice through a tree: reduced on the way up, the total back down to every head.
-void through_tree(Builder& b, const AggregationTree& tree, const std::vector<uint32_t>& rank_of,
-                  const std::vector<uint32_t>& head_of, ChunkRange slice, uint32_t ch) {
+}  // namespace
+
+void sharp_through_tree(Builder& b, const AggregationTree& tree,
+                        const std::vector<uint32_t>& rank_of, const std::vector<uint32_t>& head_of,
+                        ChunkRange slice, uint32_t ch) {
   reduce_up(b, tree, rank_of, head_of, slice, ch);
   broadcast_down(b, tree, rank_of, head_of, slice, ch);
 }
+
+namespace {
 
 // Per channel, rounds of `per_round` consecutive slices (chunk ids of each round's first slice).
 std::vector<std::vector<uint32_t>> add_rounds(CollectivePlan& plan, const PlanOptions& o,
@@ -269,12 +275,12 @@ void build_collnet(CollectivePlan& plan, const PlanOptions& o) {
           " needs a NIC per GPU on hosts of at most 8 GPUs (NCCL: 1:1 GPU:NIC), got " +
           std::to_string(g) + " GPUs and " + std::to_string(nics) + " NICs per host");
     }
-    const std::vector<uint32_t> rank_of = map_engines(plan, o.collnet_trees);
+    const std::vector<uint32_t> rank_of = map_sharp_engines(plan, o.collnet_trees);
     build_collnet_shards(plan, o, nodes, rank_of);
     return;
   }
   // Engines, then chunks, then the builder (it sizes its state by both).
-  const std::vector<uint32_t> rank_of = map_engines(plan, o.collnet_trees);
+  const std::vector<uint32_t> rank_of = map_sharp_engines(plan, o.collnet_trees);
   std::vector<uint32_t> head_of(nodes);
   if (o.algo == CollectiveAlgo::CollnetDirect) {
     // NCCL_MAX_DIRECT_ARITY + 1 = 8 heads at most (src/include/device.h).
@@ -295,7 +301,7 @@ void build_collnet(CollectivePlan& plan, const PlanOptions& o) {
         }
         for (uint32_t h = 0; h < heads; ++h) {
           for (uint32_t v = 0; v < nodes; ++v) head_of[v] = v * g + first_gpu_of_nic(h, g, nics);
-          through_tree(b, o.collnet_trees[h], rank_of, head_of, ChunkRange{r + h, 1}, ch);
+          sharp_through_tree(b, o.collnet_trees[h], rank_of, head_of, ChunkRange{r + h, 1}, ch);
           // Broadcast: head h copies the total of slice h to the host's other GPUs.
           for (uint32_t v = 0; v < nodes; ++v) {
             for (uint32_t k = 0; k < g; ++k) {
@@ -325,7 +331,7 @@ void build_collnet(CollectivePlan& plan, const PlanOptions& o) {
         }
         head_of[v] = v * g + head;
       }
-      through_tree(b, o.collnet_trees[nic], rank_of, head_of, slice, ch);
+      sharp_through_tree(b, o.collnet_trees[nic], rank_of, head_of, slice, ch);
       for (uint32_t v = 0; v < nodes; ++v) {
         for (uint32_t i = 1; i < g; ++i) {
           b.transfer(v * g + (head + i - 1) % g, v * g + (head + i) % g, slice, ch, false);

@@ -15,7 +15,7 @@
 //   engine -> every GPU k: the whole round once every head has stored (the multicast).
 // One transfer per GPU carries a round's slices together (they are contiguous chunks), so a round
 // is 2 n + 2 heads transfers rather than heads (2 n + 2): the same bytes on every link.
-// NVLS-tree across hosts: build_nvls_tree below.
+// NVLS-tree across hosts: build_nvls_tree below; NVLS across hosts with SHARP: build_nvls_sharp.
 //
 // ReduceScatter and AllGather in one domain (src/device/reduce_scatter.h and all_gather.h, the
 // NVLS kernels with one node): rank s issues multimem.ld_reduce on its own shard (the switch reads
@@ -25,6 +25,8 @@
 // Per GPU that is S out and S / n in (reduce_scatter), or the reverse (all_gather), against the
 // ring's (n - 1) / n S each way.
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "models/collective_plan_builder.hpp"
@@ -64,21 +66,31 @@ uint32_t heads_of(const PlanOptions& o, uint32_t gpus) {
   return std::min(gpus, cap);
 }
 
+// The local GPU of each head: GPUs 0..heads-1, or across hosts with SHARP the first GPU of each
+// head's NIC (every head needs a NIC of its own).
+std::vector<uint32_t> first_heads(uint32_t heads) {
+  std::vector<uint32_t> local(heads);
+  for (uint32_t h = 0; h < heads; ++h) local[h] = h;
+  return local;
+}
+
 // One host's NVLS reduction of a round: its GPUs first..first+g-1 send the round to `engine`
-// (which adds them), and each head gets its slice back.
-void reduce_in_host(Builder& b, uint32_t first, uint32_t g, uint32_t engine, uint32_t heads,
-                    uint32_t round, uint32_t ch) {
+// (which adds them), and each head (local GPU head_local[h]) gets its slice back.
+void reduce_in_host(Builder& b, uint32_t first, uint32_t g, uint32_t engine,
+                    const std::vector<uint32_t>& head_local, uint32_t round, uint32_t ch) {
+  const auto heads = static_cast<uint32_t>(head_local.size());
   const ChunkRange all{round, heads};
   for (uint32_t k = 0; k < g; ++k) b.transfer(first + k, engine, all, ch, /*reduce=*/k != 0);
   for (uint32_t h = 0; h < heads; ++h)
-    b.transfer(engine, first + h, ChunkRange{round + h, 1}, ch, false);
+    b.transfer(engine, first + head_local[h], ChunkRange{round + h, 1}, ch, false);
 }
 
 // Each head stores its slice into the switch, which multicasts the round to the host's GPUs.
-void multicast_in_host(Builder& b, uint32_t first, uint32_t g, uint32_t engine, uint32_t heads,
-                       uint32_t round, uint32_t ch) {
+void multicast_in_host(Builder& b, uint32_t first, uint32_t g, uint32_t engine,
+                       const std::vector<uint32_t>& head_local, uint32_t round, uint32_t ch) {
+  const auto heads = static_cast<uint32_t>(head_local.size());
   for (uint32_t h = 0; h < heads; ++h)
-    b.transfer(first + h, engine, ChunkRange{round + h, 1}, ch, false);
+    b.transfer(first + head_local[h], engine, ChunkRange{round + h, 1}, ch, false);
   for (uint32_t k = 0; k < g; ++k)
     b.transfer(engine, first + k, ChunkRange{round, heads}, ch, false);
 }
@@ -137,11 +149,12 @@ void build_nvls(CollectivePlan& plan, const PlanOptions& o) {
       add_rounds(plan, o, heads, o.chunk_bytes > 0 ? o.chunk_bytes : kNvlsChunkBytes);
   // The runner starts a step once its dependencies are done; issuing channel-major, round by
   // round, keeps a connection's transfers in round order.
+  const std::vector<uint32_t> head_local = first_heads(heads);
   Builder b(plan, plan.connection_depth);
   for (uint32_t ch = 0; ch < o.channels; ++ch) {
     for (uint32_t r : rounds[ch]) {
-      reduce_in_host(b, 0, n, n, heads, r, ch);
-      multicast_in_host(b, 0, n, n, heads, r, ch);
+      reduce_in_host(b, 0, n, n, head_local, r, ch);
+      multicast_in_host(b, 0, n, n, head_local, r, ch);
     }
   }
 }
@@ -164,11 +177,12 @@ void build_nvls_tree(CollectivePlan& plan, const PlanOptions& o) {
   const auto rounds = add_rounds(plan, o, heads, chunk);
   const uint32_t half = std::max(1u, o.channels / 2);
   const NodeTree trees[2] = {node_tree(nodes, 0), node_tree(nodes, 1)};
+  const std::vector<uint32_t> head_local = first_heads(heads);
   Builder b(plan, plan.connection_depth);
   for (uint32_t ch = 0; ch < o.channels; ++ch) {
     const NodeTree& tree = trees[(ch / half) % 2];
     for (uint32_t r : rounds[ch]) {
-      for (uint32_t v = 0; v < nodes; ++v) reduce_in_host(b, v * g, g, n + v, heads, r, ch);
+      for (uint32_t v = 0; v < nodes; ++v) reduce_in_host(b, v * g, g, n + v, head_local, r, ch);
       for (uint32_t h = 0; h < heads; ++h) {
         const ChunkRange slice{r + h, 1};
         for (uint32_t v : tree.children_first) {
@@ -180,7 +194,62 @@ void build_nvls_tree(CollectivePlan& plan, const PlanOptions& o) {
             b.transfer(*it * g + h, child * g + h, slice, ch, false);
         }
       }
-      for (uint32_t v = 0; v < nodes; ++v) multicast_in_host(b, v * g, g, n + v, heads, r, ch);
+      for (uint32_t v = 0; v < nodes; ++v) {
+        multicast_in_host(b, v * g, g, n + v, head_local, r, ch);
+      }
+    }
+  }
+}
+
+// NVLS across hosts with SHARP (NCCL_ALGO_NVLS on more than one node, which NCCL enables only
+// with CollNet: tuning.cc disables "Collnet+NVLS if collnet is not supported"): every host reduces
+// a round in its NVSwitch as above, head h (the first GPU of NIC h: every head has a NIC of its
+// own, getNvlsNetDev) sends its host's slice h up NIC h's SHARP tree, the fabric's switches add
+// the hosts' slices and send the total back down, and each head stores it into its NVSwitch,
+// which multicasts the round. Per NIC that is S / heads each way, against NVLS-tree's 2 S / heads
+// through the inner nodes of a binary tree and the ring's 2 (n - 1) / n S.
+void build_nvls_sharp(CollectivePlan& plan, const PlanOptions& o) {
+  const uint32_t n = o.ranks;
+  const uint32_t g = o.gpus_per_host;
+  const uint32_t nodes = n / g;
+  const uint32_t nics = std::min(o.nics_per_host == 0 ? g : o.nics_per_host, g);
+  const uint32_t heads = std::min(heads_of(o, g), nics);
+  if (heads < 2) {
+    throw std::invalid_argument(
+        "nvls across hosts needs two or more GPUs with a NIC each per host");
+  }
+  if (o.collnet_trees.size() < heads) {
+    throw std::invalid_argument(
+        "nvls across hosts needs SHARP switches (fabric.infiniband.sharp.enabled): an aggregation "
+        "tree for each of the " +
+        std::to_string(heads) + " heads' NICs, got " + std::to_string(o.collnet_trees.size()));
+  }
+  for (uint32_t h = 0; h < heads; ++h) {
+    if (o.collnet_trees[h].participant_engine.size() != nodes || o.collnet_trees[h].edges.empty()) {
+      throw std::invalid_argument("aggregation tree " + std::to_string(h) + " joins " +
+                                  std::to_string(o.collnet_trees[h].participant_engine.size()) +
+                                  " hosts, the collective " + std::to_string(nodes));
+    }
+  }
+  // Engines (the hosts' NVSwitches, then the SHARP switches), then chunks, then the builder.
+  plan.engines = nodes;
+  const std::vector<uint32_t> rank_of = map_sharp_engines(plan, o.collnet_trees);
+  const auto rounds =
+      add_rounds(plan, o, heads, o.chunk_bytes > 0 ? o.chunk_bytes : kNvlsChunkBytes);
+  std::vector<uint32_t> head_local(heads);
+  for (uint32_t h = 0; h < heads; ++h) head_local[h] = first_gpu_of_nic(h, g, nics);
+  std::vector<uint32_t> head_of(nodes);
+  Builder b(plan, plan.connection_depth);
+  for (uint32_t ch = 0; ch < o.channels; ++ch) {
+    for (uint32_t r : rounds[ch]) {
+      for (uint32_t v = 0; v < nodes; ++v) reduce_in_host(b, v * g, g, n + v, head_local, r, ch);
+      for (uint32_t h = 0; h < heads; ++h) {
+        for (uint32_t v = 0; v < nodes; ++v) head_of[v] = v * g + head_local[h];
+        sharp_through_tree(b, o.collnet_trees[h], rank_of, head_of, ChunkRange{r + h, 1}, ch);
+      }
+      for (uint32_t v = 0; v < nodes; ++v) {
+        multicast_in_host(b, v * g, g, n + v, head_local, r, ch);
+      }
     }
   }
 }

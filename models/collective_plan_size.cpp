@@ -39,7 +39,10 @@ double allreduce_transfers(CollectiveAlgo algo, double n, double bytes, double c
       // collective_plan_nvls.cpp: rounds of heads x chunk (NCCL's chunk when none is given), at
       // most 64 per channel; per channel and round every host's 2 g + 2 heads transfers, and the
       // tree's 2 (nodes - 1) per head.
-      const bool tree = algo == CollectiveAlgo::NvlsTree;
+      // NVLS across hosts (with SHARP) has the tree's shape: per head and round a slice up and
+      // down its SHARP tree instead of the node tree (about as many transfers).
+      const bool tree =
+          algo == CollectiveAlgo::NvlsTree || (gpus_per_host > 0 && gpus_per_host < n);
       const double g = tree ? std::max(1.0, gpus_per_host) : n;
       const double nodes = n / g;
       const double heads = std::min(g, 32.0);

@@ -22,10 +22,22 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
     throw std::invalid_argument("rank_to_gpu maps " + std::to_string(gpu_.size()) +
                                 " ranks, the plan has " + std::to_string(plan_.ranks));
   }
-  if (!plan_.fabric_engines.empty()) {
-    // CollNet: engine e is the fabric's SHARP engine fabric_engines[e].
+  if (plan_.engines > 0) {
+    // Engines after the GPU ranks: first the hosts' NVLS engines (engine e is the NVSwitch of the
+    // host of its first GPU rank), then the fabric's SHARP engines (fabric_engines).
     const net::NetworkSpec& spec = backend_.spec();
     gpu_.resize(plan_.ranks);
+    const auto host_engines = static_cast<uint32_t>(plan_.engines - plan_.fabric_engines.size());
+    for (uint32_t e = 0; e < host_engines; ++e) {
+      const uint32_t first = static_cast<uint32_t>(uint64_t{e} * plan_.ranks / host_engines);
+      const uint32_t host = spec.gpus.at(gpu_[first]).host;
+      if (host >= spec.nvls_engines.size()) {
+        throw std::invalid_argument(
+            "nvls needs NVLink SHARP (an NVSwitch that reduces: h100, h200, b200, gb200 hosts "
+            "of more than one GPU); this fabric's hosts have none");
+      }
+      gpu_.push_back(spec.nvls_endpoint(host));
+    }
     for (const uint32_t k : plan_.fabric_engines) {
       if (k >= spec.sharp_engines.size()) {
         throw std::invalid_argument(
@@ -34,20 +46,6 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
             std::to_string(k));
       }
       gpu_.push_back(spec.sharp_endpoint(k));
-    }
-  } else if (plan_.engines > 0) {
-    // Switch engine e is the NVLS engine of the host of its first GPU rank.
-    const net::NetworkSpec& spec = backend_.spec();
-    gpu_.resize(plan_.ranks);
-    for (uint32_t e = 0; e < plan_.engines; ++e) {
-      const uint32_t first = static_cast<uint32_t>(uint64_t{e} * plan_.ranks / plan_.engines);
-      const uint32_t host = spec.gpus.at(gpu_[first]).host;
-      if (host >= spec.nvls_engines.size()) {
-        throw std::invalid_argument(
-            "nvls needs NVLink SHARP (an NVSwitch that reduces: h100, h200, b200, gb200 hosts "
-            "of more than one GPU); this fabric's hosts have none");
-      }
-      gpu_.push_back(spec.nvls_endpoint(host));
     }
   }
   // PXN only for plans whose inter-host hops are rail-aligned by construction (rings enter and

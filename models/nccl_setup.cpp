@@ -48,6 +48,14 @@ NcclSetup nccl_setup(const NcclCollective& c, const CollectiveConfig& config,
         nccl_nvls_chunk_bytes(c.algo == CollectiveAlgo::NvlsTree, c.bytes, c.channels,
                               c.nvls_heads > 0 ? c.nvls_heads : std::min(32u, g), nodes));
     po.nvls_heads = c.nvls_heads;
+    // NVLS across hosts reduces between them in the SHARP switches, with their limit of
+    // reductions in flight per tree.
+    if (c.algo == CollectiveAlgo::Nvls && nodes > 1) {
+      po.collnet_trees = c.collnet_trees;
+      if (c.collnet_outstanding > 0) {
+        po.connection_depth = std::min(po.connection_depth, c.collnet_outstanding);
+      }
+    }
   }
   if (is_collnet(c.algo)) {
     po.chunk_bytes = c.chunk_bytes.value_or(

@@ -95,6 +95,13 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
   if (algo_fixed && models::is_collnet(fixed_algo) && !collnet_off.empty()) {
     throw CollectiveUsageError(std::string(to_string(fixed_algo)) + " " + collnet_off);
   }
+  if (algo_fixed && fixed_algo == CollectiveAlgo::Nvls && n > scenario.fabric.host.gpus &&
+      !collnet_off.empty()) {
+    throw CollectiveUsageError(
+        "nvls across hosts reduces between them in SHARP switches (else "
+        "NCCL runs nvls_tree); " +
+        collnet_off);
+  }
 
   // NCCL cost-model inputs from the fabric (ranks fill hosts in order).
   const models::NcclCostInputs cost =
@@ -132,7 +139,8 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
         throw CollectiveUsageError(
             "the nccl model covers ring (all_reduce, reduce_scatter, "
             "all_gather, broadcast, reduce), tree (all_reduce), nvls (all_reduce, reduce_scatter, "
-            "all_gather in one NVLink domain), nvls_tree (all_reduce across hosts), pat "
+            "all_gather in one NVLink domain; all_reduce across hosts with SHARP), nvls_tree "
+            "(all_reduce across hosts), pat "
             "(all_gather, reduce_scatter at "
             "one GPU per node), collnet_direct (all_reduce, and reduce_scatter / all_gather with a "
             "NIC per GPU) and collnet_chain (all_reduce), not " +
@@ -150,7 +158,9 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
       c.channels = models::is_nvls(algo) ? nccl_channels.nvls_channels : channels;
       c.nvls_heads = nccl_channels.nvls_heads;
       c.nvls_link_efficiency = nccl_channels.nvls_link_efficiency;
-      if (models::is_collnet(algo)) {
+      // CollNet, and NVLS across hosts (its reduction between hosts runs in SHARP).
+      if (models::is_collnet(algo) ||
+          (algo == CollectiveAlgo::Nvls && n > scenario.fabric.host.gpus)) {
         c.collnet_trees = collnet_trees;
         c.collnet_outstanding = spec.sharp.outstanding_operations;
       }

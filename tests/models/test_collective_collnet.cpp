@@ -357,3 +357,151 @@ TEST_CASE("collnet chunk: NCCL's halving rule") {
   // Chain: from 256 KiB.
   CHECK(nccl_collnet_chunk_bytes(false, int64_t{1} << 30, 16, 8, 8) == 128 << 10);
 }
+
+namespace {
+
+// The SHARP fabric of 4 hosts (2 leaves) with NVLink SHARP in every host's NVSwitch, `nics` NICs
+// per host of `gpus` GPUs.
+net::NetworkSpec nvls_sharp_fabric(uint32_t gpus, uint32_t nics) {
+  topo::FabricParams p = sharp_fabric(2, 2, gpus);
+  p.host.nics = nics;
+  p.spine_leaf.uplinks_per_spine = nics;
+  p.host.nvls = true;
+  return topo::build_fabric(p);
+}
+
+PlanOptions nvls_sharp_options(const net::NetworkSpec& spec, uint32_t gpus, uint32_t nics,
+                               int64_t bytes, uint32_t channels, int64_t chunk) {
+  const uint32_t n = 4 * gpus;
+  PlanOptions o = collective_fixtures::plan_options(CollectiveOp::AllReduce, CollectiveAlgo::Nvls,
+                                                    n, bytes, channels);
+  o.gpus_per_host = gpus;
+  o.nics_per_host = nics;
+  o.chunk_bytes = chunk;
+  o.collnet_trees = net::rail_aggregation_trees(spec, identity(n), gpus, nics);
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("nvls across hosts: plans verify; each head's NIC carries S / heads each way") {
+  struct Shape {
+    uint32_t gpus;
+    uint32_t nics;
+  };
+  const int64_t bytes = (int64_t{3} << 20) + 3 * 4096 + 7;  // not a multiple of anything
+  for (const Shape sh : {Shape{2, 2}, Shape{4, 4}, Shape{8, 8}, Shape{8, 4}}) {
+    const net::NetworkSpec spec = nvls_sharp_fabric(sh.gpus, sh.nics);
+    const uint32_t n = 4 * sh.gpus;
+    for (const uint32_t channels : {1u, 3u}) {
+      CAPTURE(sh.gpus);
+      CAPTURE(sh.nics);
+      CAPTURE(channels);
+      const CollectivePlan plan =
+          build_plan(nvls_sharp_options(spec, sh.gpus, sh.nics, bytes, channels, 64 << 10));
+      const PlanCheck check = verify_plan(plan);
+      CHECK_MESSAGE(check.ok, check.error);
+      // The 4 hosts' NVSwitches first, then the SHARP switches.
+      CHECK(plan.engines == 4 + plan.fabric_engines.size());
+      CHECK(!plan.fabric_engines.empty());
+      // Bytes between each GPU and the fabric's engines (its NIC's traffic).
+      const uint32_t first_fabric = n + 4;
+      std::vector<int64_t> up(n, 0), down(n, 0);
+      for (const PlanStep& s : plan.steps) {
+        if (s.kind != PlanStep::Kind::Transfer) continue;
+        if (s.src < n && s.dst >= first_fabric) up[s.src] += s.bytes;
+        if (s.dst < n && s.src >= first_fabric) down[s.dst] += s.bytes;
+      }
+      for (uint32_t v = 0; v < 4; ++v) {
+        int64_t host_up = 0;
+        for (uint32_t l = 0; l < sh.gpus; ++l) {
+          const uint32_t r = v * sh.gpus + l;
+          // Heads: the first GPU of each NIC (GPU l uses NIC floor(l nics / gpus)).
+          const bool head = (l * sh.nics) % sh.gpus == 0;
+          CAPTURE(r);
+          if (!head) {
+            CHECK(up[r] == 0);
+            CHECK(down[r] == 0);
+            continue;
+          }
+          CHECK(up[r] == down[r]);
+          // S / heads, up to the rounding of slices within a round.
+          CHECK(static_cast<double>(up[r]) ==
+                doctest::Approx(static_cast<double>(bytes) / sh.nics).epsilon(0.001));
+          host_up += up[r];
+        }
+        CHECK(host_up == bytes);  // every byte of the host's sum goes up once
+      }
+    }
+  }
+  // Refused: no SHARP trees (NCCL runs NVLS-tree then), other collectives across hosts, hosts
+  // with fewer than two heads.
+  const net::NetworkSpec spec = nvls_sharp_fabric(2, 2);
+  PlanOptions o = nvls_sharp_options(spec, 2, 2, 1 << 20, 1, 0);
+  o.collnet_trees.clear();
+  CHECK_THROWS_WITH_AS(build_plan(o), doctest::Contains("SHARP"), std::invalid_argument);
+  o = nvls_sharp_options(spec, 2, 2, 1 << 20, 1, 0);
+  o.op = CollectiveOp::ReduceScatter;
+  CHECK_THROWS_AS(build_plan(o), std::invalid_argument);
+  o = nvls_sharp_options(spec, 2, 2, 1 << 20, 1, 0);
+  o.nics_per_host = 1;
+  CHECK_THROWS_WITH_AS(build_plan(o), doctest::Contains("two or more GPUs with a NIC"),
+                       std::invalid_argument);
+}
+
+TEST_CASE("nvls across hosts run: S / heads once up and down each NIC; fidelities agree") {
+  // 4 hosts of 2 GPUs and 2 NICs at 400 Gb/s, NVLink at 3.6 Tb/s: NIC-bound. Each head sends its
+  // host's half of the buffer up its SHARP tree and receives the total back, so the time is
+  // S / 2 over the payload rate plus the pipeline's fill; a ring sends at least
+  // 2 (n - 1) / n S / 2 = 0.875 S through each NIC.
+  const int64_t bytes = int64_t{32} << 20;
+  const net::NetworkSpec spec = nvls_sharp_fabric(2, 2);
+  const double payload_Bps = 400e9 / 8 * 4096.0 / (4096.0 + 64.0);
+  const double closed = static_cast<double>(bytes) / 2 / payload_Bps;
+  std::vector<double> times;
+  for (const Fidelity f : {Fidelity::Analytic, Fidelity::Flow, Fidelity::Packet}) {
+    CAPTURE(static_cast<int>(f));
+    const double t = run_seconds(spec, nvls_sharp_options(spec, 2, 2, bytes, 2, 128 << 10), f);
+    PlanOptions ring = collective_fixtures::plan_options(CollectiveOp::AllReduce,
+                                                         CollectiveAlgo::Ring, 8, bytes, 2);
+    ring.gpus_per_host = 2;
+    ring.nics_per_host = 2;
+    ring.chunk_bytes = 512 << 10;
+    const double ring_s = run_seconds(spec, ring, f);
+    MESSAGE("nvls + sharp 4 x 2 GPUs, 32 MiB: " << t * 1e3 << " ms, ring " << ring_s * 1e3
+                                                << " ms, closed form " << closed * 1e3 << " ms");
+    // Measured: analytic +3.6 %, flow +8.8 %, packet +7.0 % (the fill of 32 rounds per channel).
+    CHECK(t >= closed * 0.999);
+    CHECK(t <= closed * 1.10);
+    CHECK(ring_s > 1.5 * t);
+    times.push_back(t);
+  }
+  // Flow and analytic within 5 % of packet on the idle fabric.
+  CHECK(times[1] == doctest::Approx(times[2]).epsilon(0.05));
+  CHECK(times[0] <= times[2] * 1.001);
+}
+
+TEST_CASE("nvls across hosts cost model: only with SHARP, NVLS's NET latency once") {
+  NcclSystem s =
+      nccl_system(64, 8, 8, Bandwidth::gbps(400), Bandwidth::gbps(3600), *gpu_preset("h100"));
+  const int64_t big = int64_t{1} << 30;
+  const NcclChannels without = nccl_channels(s, std::nullopt);
+  CHECK(nccl_predicted_time_us(CollectiveAlgo::Nvls, NcclProtocol::Simple,
+                               nccl_cost_inputs(CollectiveOp::AllReduce, 64, 8, without), big) < 0);
+  s.sharp = true;
+  const NcclChannels with = nccl_channels(s, std::nullopt);
+  const NcclCostInputs cost = nccl_cost_inputs(CollectiveOp::AllReduce, 64, 8, with);
+  REQUIRE(with.nvls_heads == 8);
+  const double t = nccl_predicted_time_us(CollectiveAlgo::Nvls, NcclProtocol::Simple, cost, big);
+  REQUIRE(t > 0);
+  // tuning.cc: per channel min(NVLS intra x 2, bwInter); latency NVLink 25 + NET 18 us.
+  const double h = 8;
+  const double per_channel =
+      std::min(with.nvls_bw_GBps * with.nvls_efficiency * (h - 1) / h * 2, with.nvls_bw_GBps);
+  const double alg = h * per_channel * 64.0 / (2.0 * 63.0);
+  CHECK(t == doctest::Approx(25.0 + 18.0 + static_cast<double>(big) / (1000 * alg)).epsilon(1e-9));
+  // Not for reduce_scatter / all_gather across nodes.
+  CHECK(nccl_predicted_time_us(CollectiveAlgo::Nvls, NcclProtocol::Simple,
+                               nccl_cost_inputs(CollectiveOp::ReduceScatter, 64, 8, with),
+                               big) < 0);
+}
