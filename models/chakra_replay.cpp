@@ -297,6 +297,7 @@ class Replay {
       o.min_pieces = config_.ring_min_pieces;
       o.min_piece_bytes = config_.ring_min_piece_bytes;
     }
+    o.connection_depth = config_.connection_depth;
     o.algo = pairwise ? CollectiveAlgo::Pairwise : config_.algorithm;
     const std::string key = std::string(to_string(op)) + "/" + std::to_string(o.ranks) + "/" +
                             std::to_string(bytes) + "/" + std::to_string(o.gpus_per_host);

@@ -56,6 +56,7 @@ const CollectivePlan& IdleCollectiveTimer::plan(CollectiveOp op, CollectiveAlgo 
       o.min_pieces = config_.ring_min_pieces;
       o.min_piece_bytes = config_.ring_min_piece_bytes;
     }
+    o.connection_depth = config_.connection_depth;
     o.gpus_per_host = config_.gpus_per_host;
     o.nics_per_host = config_.nics_per_host;
     if (op == CollectiveOp::SendRecv) {

@@ -90,6 +90,7 @@ ProtocolTiming apply_nccl_step_setup(StepConfig& step, const CollectiveConfig& c
   // Only ring plans read it: the step's ring all-reduces and FSDP's ring gathers and scatters.
   step.ring_min_pieces = kNcclRingSlicesPerChunk;
   step.ring_min_piece_bytes = step.chunk_bytes / 32;
+  step.connection_depth = timing.pipeline_depth;
   return timing;
 }
 

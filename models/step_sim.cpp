@@ -409,6 +409,7 @@ class DdpStepEngine final : public StepEngine {
     o.chunk_bytes = config_.chunk_bytes;
     o.min_pieces = config_.ring_min_pieces;
     o.min_piece_bytes = config_.ring_min_piece_bytes;
+    o.connection_depth = config_.connection_depth;
     o.gpus_per_host = config_.gpus_per_host;
     o.nics_per_host = config_.nics_per_host;
     // NCCL's CollNet chunk for this bucket's size (the ring's slice would leave a 25 MB bucket a
@@ -526,7 +527,9 @@ void set_step_collnet_options(PlanOptions& o, const StepConfig& config, int64_t 
   o.chunk_bytes = nccl_collnet_chunk_bytes(o.algo == CollectiveAlgo::CollnetDirect, bytes,
                                            config.channels, std::min(nics, 8u), g);
   o.collnet_trees = config.collnet_trees;
-  if (config.collnet_outstanding > 0) o.connection_depth = config.collnet_outstanding;
+  if (config.collnet_outstanding > 0) {
+    o.connection_depth = std::min(std::max(1u, o.connection_depth), config.collnet_outstanding);
+  }
 }
 
 }  // namespace syncsim::models

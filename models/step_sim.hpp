@@ -131,12 +131,16 @@ struct StepConfig {
   // (PlanOptions::min_pieces, min_piece_bytes); set by apply_nccl_step_setup.
   uint32_t ring_min_pieces = 1;
   int64_t ring_min_piece_bytes = 0;
+  // Transfers in flight per connection (PlanOptions::connection_depth): NCCL's slices in flight
+  // for the step's algorithm with Simple (ProtocolTiming::pipeline_depth: 4 for rings), set by
+  // apply_nccl_step_setup, as `syncsim collective` runs them.
+  uint32_t connection_depth = 1;
   uint32_t gpus_per_host = 1;  // ranks r..r+g-1 share a host (rings keep channels on rails)
   uint32_t nics_per_host = 0;  // 0: one per GPU (PlanOptions::nics_per_host)
   // CollNet (algorithm collnet_direct / collnet_chain, DDP): each NIC rail's SHARP tree over the
   // data-parallel group's hosts and the reductions in flight per tree (PlanOptions::collnet_trees,
-  // SharpParams::outstanding_operations), as `syncsim collective` runs them; the step's ring
-  // plans keep one transfer in flight per connection instead of NCCL's four.
+  // SharpParams::outstanding_operations, a cap on connection_depth), as `syncsim collective`
+  // runs them.
   std::vector<net::AggregationTree> collnet_trees;
   uint32_t collnet_outstanding = 0;
   CollectiveRunOptions collective;

@@ -94,6 +94,10 @@ TEST_CASE("apply_nccl_step_setup: Simple timing, NCCL's chunk unless the step se
   StepConfig ring;
   apply_nccl_step_setup(ring, config, channels);
   CHECK(ring.chunk_bytes == int64_t{1} << 20);
+  // NCCL's slices in flight per connection, as `syncsim collective` runs them: ring Simple 4
+  // (NCCL_STEPS / ALLREDUCE_SLICESTEPS), tree Simple 8 (one slot per slice).
+  CHECK(ring.connection_depth == 4);
+  CHECK(step.connection_depth == 8);
   CHECK(step.collective.wire_factor == 1.0);
   CHECK(step.collective.launch_latency == Time::from_seconds(simple.launch_us * 1e-6));
   CHECK(step.collective.step_latency == Time::from_seconds(simple.step_intra_us * 1e-6));
