@@ -21,7 +21,7 @@ DcqcnParams DcqcnParams::connectx() {
   p.initial_alpha = 1023.0 / 1024.0;
   p.alpha_period = Time::us(1);
   p.rate_period = Time::us(300);
-  p.byte_counter = 32767;
+  p.byte_counter = 32767 * kConnectXByteCounterUnit;  // rpg_byte_reset = 32767
   p.fast_recovery_steps = 1;
   p.rai = Bandwidth::bps(5'000'000);
   p.rhai = Bandwidth::bps(50'000'000);

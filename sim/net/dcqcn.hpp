@@ -44,6 +44,20 @@ namespace syncsim::net {
 
 enum class DcqcnPreset : uint8_t { Paper, ConnectX };
 
+// The unit of ConnectX's rpg_byte_reset: 64 bytes, so the firmware default 32767 (the largest
+// value of the 15-bit field) is an increase event every 2,097,088 bytes sent. Google's isekai
+// simulator, whose DCQCN follows NVIDIA's parameter list, counts it in 64-byte units
+// (isekai/host/rdma/rdma_roce_cc_dcqcn.cc: `byte_reset * 64`, asserted by its unit test). NVIDIA's
+// parameter text says "Given in Bytes", but that sentence is the IEEE 802.1Qau managed object's
+// (linux/dcbnl.h), and mstflint's description of the field, with that same sentence, gives its
+// default as 150: the standard's 150 KB byte counter, not 150 bytes. HPCC's ns-3 model of the
+// Mellanox NIC leaves the byte counter out, which a counter of megabytes allows (an event every
+// 168 us at 100G, next to the 300 us timer) and a 32 KB one would not (every 2.6 us at 100G and
+// 0.65 us at 400G: several per 4 us decrease period, so every cut is undone within microseconds).
+// Read as bytes, the stock preset holds a 16:1 100G incast at the PFC threshold
+// (tests/run/test_dcqcn.cpp; docs/model.md, "The stock settings on a 16:1 incast").
+inline constexpr int64_t kConnectXByteCounterUnit = 64;
+
 struct DcqcnParams {
   bool enabled = false;
   double g = 1.0 / 256.0;                      // alpha EWMA gain
@@ -79,8 +93,9 @@ struct DcqcnParams {
   // CNP: the vendor's own documented default, preferred over the 1/256 of HPCC's simulator),
   // initial alpha 1023/1024 at the first CNP, alpha period 1 us (dce_tcp_rtt), rate cut at most
   // every 4 us (rate_reduce_monitor_period), cut alpha/2 (rpg_gd = 11) but never below 50% of the
-  // rate (rpg_min_dec_fac = 50), rate timer 300 us (rpg_time_reset), byte counter 32767 B
-  // (rpg_byte_reset), F = 1 (rpg_threshold), R_AI = 5 Mb/s, R_HAI = 50 Mb/s (rpg_ai_rate,
+  // rate (rpg_min_dec_fac = 50), rate timer 300 us (rpg_time_reset), byte counter rpg_byte_reset =
+  // 32767 counted in 64-byte units, 2,097,088 B (kConnectXByteCounterUnit below), F = 1
+  // (rpg_threshold), R_AI = 5 Mb/s, R_HAI = 50 Mb/s (rpg_ai_rate,
   // rpg_hai_rate: fixed, not scaled with link speed by the firmware), min rate 1 Mb/s
   // (rpg_min_rate), no first-CNP rate (rate_to_set_on_first_cnp = 0), target clamped only after an
   // increase (clamp_tgt_rate = 0, clamp_tgt_rate_after_time_inc = 1), CNPs at most every 4 us per

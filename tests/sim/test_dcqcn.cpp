@@ -127,7 +127,9 @@ TEST_CASE("dcqcn: ConnectX preset cuts at most once per 4 us and never below the
   CHECK(p.g == doctest::Approx(5.0 / 1024));
   CHECK(p.fast_recovery_steps == 1);
   CHECK(p.rate_period == Time::us(300));
-  CHECK(p.byte_counter == 32767);
+  // rpg_byte_reset = 32767 in 64-byte units.
+  CHECK(p.byte_counter == 2'097'088);
+  CHECK(p.byte_counter == 32767 * kConnectXByteCounterUnit);
   CHECK(p.cnp_interval == Time::us(4));
   DcqcnRateController c(p, Bandwidth::gbps(100));
   CHECK(c.on_cnp(Time::zero()));
@@ -224,7 +226,7 @@ TEST_CASE("dcqcn: ConnectX clamps the target after a byte-counter increase, not 
   DcqcnRateController c(p, Bandwidth::gbps(400));
   c.on_cnp(Time::zero());  // 400 -> ~200, RT stays 400 (no increase before: the pre-burst rate)
   REQUIRE(c.target_bps() == doctest::Approx(400 * kG));
-  // One byte-counter event (32767 B): fast recovery (F = 1) halfway back to 400.
+  // One byte-counter event (32767 x 64 B): fast recovery (F = 1) halfway back to 400.
   CHECK(c.on_bytes_sent(p.byte_counter) == 1);
   CHECK(c.rate_bps() == doctest::Approx((400 * kG + 400 * kG * (1 - (1023.0 / 1024) / 2)) / 2));
   // The next cut (4 us later) clamps RT to the recovered rate: the rate was raised since the cut.
