@@ -64,7 +64,8 @@ class SendQueueTable {
   struct KeyHash {
     std::size_t operator()(const Key& k) const {
       return std::hash<uint64_t>{}(
-          k.ends ^ ((static_cast<uint64_t>(k.queue_pair) << 8 | k.priority) * 0x9E3779B97F4A7C15ULL));
+          k.ends ^
+          ((static_cast<uint64_t>(k.queue_pair) << 8 | k.priority) * 0x9E3779B97F4A7C15ULL));
     }
   };
   std::vector<SendQueue> queues_;

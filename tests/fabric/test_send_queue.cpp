@@ -18,7 +18,7 @@ using namespace syncsim;
 namespace {
 
 constexpr int64_t kMtu = 4096;
-constexpr uint8_t kLossless = 3;  // PfcParams' default lossless class
+constexpr uint8_t kLossless = 3;       // PfcParams' default lossless class
 constexpr std::size_t kMessages = 12;  // the loss test's
 
 // The transports a queue pair's messages can run on between two hosts under one leaf.
@@ -155,12 +155,12 @@ TEST_CASE("send queue: other queue pairs and flows of their own interleave as be
       n.start_flow(a, b, Bytes{kPackets * kMtu}, 0, 7, persistent);
       n.start_flow(a, b, Bytes{kPackets * kMtu}, 0, persistent ? 8 : 7, persistent);
       SendTimes t;
-    watch(sim, n, 2, Time::ps(kPacketPs / 4), Time::us(20), t);
+      watch(sim, n, 2, Time::ps(kPacketPs / 4), Time::us(20), t);
       sim.queue().run();
       REQUIRE(rec.finish.size() == 2);
       CHECK(t.first[1] < t.all[0]);
-      CHECK(std::abs(rec.finish[0].picoseconds() -
-                     ((2 * kPackets - 1) * kPacketPs + wire)) < kPacketPs / 2);
+      CHECK(std::abs(rec.finish[0].picoseconds() - ((2 * kPackets - 1) * kPacketPs + wire)) <
+            kPacketPs / 2);
       CHECK(std::abs(rec.finish[1].picoseconds() - (2 * kPackets * kPacketPs + wire)) <
             kPacketPs / 2);
       CHECK(n.flow(1).first_psn == 0);
