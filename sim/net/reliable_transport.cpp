@@ -52,6 +52,8 @@ void ReliableTransport::add_flow(FlowId id) {
   ReliableFlowState s;
   const auto mtu = static_cast<int64_t>(f.mtu_bytes);
   const int64_t packets = (f.size_bytes + mtu - 1) / mtu;
+  // PSNs here are offsets into the message, so the bound is per message; the queue pair's wire PSN
+  // (24 bits) wraps across its messages (send_queue.hpp).
   SIM_CHECK(packets < static_cast<int64_t>(kNoSeq), "message too large for 32-bit PSNs");
   s.packets = static_cast<uint32_t>(packets);
   s.ack_route_begin = reverse_route(f);

@@ -1,9 +1,10 @@
 #pragma once
 // What go-back-N RoCE (go_back_n.hpp) and TCP (tcp.hpp) share: packet sequence numbers (PSNs) per
-// message, the reverse route their ACKs take, the retransmission timer, and keeping the flow listed
-// at its source NIC exactly while it may send. Mechanisms and parameters: transport.hpp.
-// A Network has at most one reliable transport (the fabric's), and only flows that need one (lossy
-// priorities, inter-host) get its state; the lossless RoCE path never comes here.
+// message (offsets into it; a persistent queue pair's wire PSNs run on across its messages,
+// send_queue.hpp), the reverse route their ACKs take, the retransmission timer, and keeping the
+// flow listed at its source NIC exactly while it may send. Mechanisms and parameters:
+// transport.hpp. A Network has at most one reliable transport (the fabric's), and only flows that
+// need one (lossy priorities, inter-host) get its state; the lossless RoCE path never comes here.
 #include <cstdint>
 #include <deque>
 #include <vector>
