@@ -11,6 +11,8 @@
 namespace syncsim::net {
 
 inline constexpr uint32_t kNoTransportState = UINT32_MAX;
+inline constexpr FlowId kNoFlow = UINT32_MAX;
+inline constexpr uint32_t kNoSendQueue = UINT32_MAX;
 
 struct FlowRecord {
   NodeId src = kNoNode;
@@ -28,6 +30,13 @@ struct FlowRecord {
   bool parked = false;         // no route since the last routing convergence (network_faults.hpp)
   uint32_t queue_pair = 0;     // feeds the ECMP hash, kept to route the flow again after a fault
   bool persistent_qp = false;  // a message on a queue pair that outlives it (Network::start_flow)
+  // A persistent queue pair's send queue (send_queue.hpp): its index, whether the message waits
+  // behind an earlier one of the queue pair (not listed at its NIC), the message posted after it
+  // while it was the head or waiting, and the wire PSN of its first packet.
+  uint32_t send_queue = kNoSendQueue;
+  bool queued = false;
+  FlowId queue_next = kNoFlow;
+  uint32_t first_psn = 0;
   uint32_t transport_state = kNoTransportState;  // its index in the reliable transport, if any
   int64_t rc_recovery_ps = 0;  // lossless class: time spent recovering lost packets (go-back-N)
   // Load balancing (load_balancing.hpp): the flow's ECMP hash, whether a route override pins its

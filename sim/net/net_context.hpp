@@ -17,6 +17,7 @@ namespace syncsim::net {
 
 class EgressPort;
 class LoadBalancer;
+class SendQueueTable;
 
 // Told when a switch egress queue is paused by its peer or resumed (the PFC deadlock detector).
 class PauseListener {
@@ -49,6 +50,9 @@ struct NetContext {
   // Per-packet load balancing (load_balancing.hpp); null under ECMP: packets follow their route.
   const LoadBalancer* balancer = nullptr;
   uint8_t lossless_mask = 0;  // bit p: priority p is PFC-protected (0 when PFC is off)
+  // The persistent queue pairs' send queues (send_queue.hpp): the source NIC lists a queue pair's
+  // next message when the previous one has sent its last new packet.
+  SendQueueTable* send_queues = nullptr;
 
   Time now() const { return queue.now(); }
   Packet& packet(PacketRef r) const { return pool[r]; }

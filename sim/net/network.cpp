@@ -29,6 +29,7 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
   if (ib) pfc.enabled = false;
   const uint8_t lossless_mask = ib ? uint8_t{0xFF} : pfc.enabled ? pfc.lossless_mask : uint8_t{0};
   ctx_.lossless_mask = lossless_mask;
+  ctx_.send_queues = &send_queues_;
   const uint32_t priorities = spec.switch_params.priorities;
   nodes_.reserve(n);
   switches_.assign(n, nullptr);
@@ -217,6 +218,14 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority,
   f.mtu_bytes = static_cast<uint32_t>(
       routing_.path_mtu(route_arena_.data() + f.route_begin, f.route_hops).count());
   const FlowId id = flows_.add(f);
+  // A message on a persistent queue pair waits behind the earlier ones still sending (in order, as
+  // the QP's send queue); its transport state below starts unlisted.
+  bool head = true;
+  if (persistent_qp) {
+    const int64_t mtu = f.mtu_bytes;
+    head = send_queues_.post(send_queues_.open(src, dst, priority, queue_pair), id,
+                             static_cast<uint64_t>((f.size_bytes + mtu - 1) / mtu), flows_);
+  }
   EgressPort& first = *ports_[route_arena_[f.route_begin]];
   if (NicPacing* cc = pacing()) cc->add_flow(id, first.bandwidth(), persistent_qp, queue_pair);
   if (needs_transport(f)) transport_->add_flow(id);
@@ -225,6 +234,7 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority,
     if (flows_[id].transport_state != kNoTransportState) transport_->park(id);
     return id;
   }
+  if (!head) return id;  // listed when its predecessor sends its last new packet (Nic::pull)
   nics_[src]->add_flow(id);
   first.kick();
   return id;

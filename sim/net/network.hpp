@@ -24,6 +24,7 @@
 #include "sim/net/network_spec.hpp"
 #include "sim/net/packet.hpp"
 #include "sim/net/routing.hpp"
+#include "sim/net/send_queue.hpp"
 
 namespace syncsim::net {
 
@@ -51,6 +52,8 @@ class Network {
   // outlives it (NCCL's connections): flows naming the same `queue_pair` share its DCQCN state,
   // and under TCP the flows naming the same (src, dst, queue_pair) share one connection's window
   // (tcp_connection.hpp); otherwise the flow gets a queue pair (and a connection) of its own.
+  // The messages of one persistent queue pair (same NICs, priority and `queue_pair`) leave in the
+  // order they were started, each after the previous one's last packet (send_queue.hpp).
   FlowId start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority, uint32_t queue_pair,
                     bool persistent_qp = false);
   void set_completion_handler(FlowCompletionHandler* handler) {
@@ -77,6 +80,8 @@ class Network {
   double flow_rate_bps(FlowId id) const;
   const NetworkCounters& counters() const { return counters_; }
   const Routing& routing() const { return routing_; }
+  // The persistent queue pairs' send queues (FlowRecord::send_queue indexes them).
+  const SendQueueTable& send_queues() const { return send_queues_; }
   // What DCQCN did to a flow; null when DCQCN is off.
   const DcqcnFlowStats* dcqcn_flow_stats(FlowId id) const;
   // The fabric's reliable transport (go-back-N or TCP); null when neither applies.
@@ -113,6 +118,7 @@ class Network {
   std::vector<PortId> route_arena_;
   std::vector<EgressPort*> port_ptrs_;  // by PortId, for the context
   FlowTable flows_;
+  SendQueueTable send_queues_;
   NetContext ctx_;
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<Switch*> switches_;  // by NodeId, null for NICs

@@ -137,7 +137,8 @@ void Network::reroute_flows() {
     f.parked = false;
     if (has_transport) {
       transport_->unpark(id);
-    } else if (f.sent_bytes < f.size_bytes) {
+    } else if (f.sent_bytes < f.size_bytes && !f.queued) {
+      // A message still queued behind its queue pair's head is listed when its turn comes.
       nics_[f.src]->reactivate(id);
     }
   }

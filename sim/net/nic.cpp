@@ -8,6 +8,7 @@
 #include "sim/net/load_balancing.hpp"
 #include "sim/net/nic_pacing.hpp"
 #include "sim/net/reliable_transport.hpp"
+#include "sim/net/send_queue.hpp"
 
 namespace syncsim::net {
 
@@ -81,8 +82,7 @@ PacketRef Nic::pull(uint8_t paused_mask) {
   f.sent_bytes += payload;
   account_injected(id, ctx_.packet(ref));
   if (f.sent_bytes == f.size_bytes) {
-    // Erasing keeps the round-robin order of the remaining flows; next_ now names the successor.
-    active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(next_));
+    retire_current(f.send_queue != kNoSendQueue ? successor(id) : kNoFlow);
   } else {
     ++next_;
   }
@@ -95,14 +95,37 @@ PacketRef Nic::pull_reliable(FlowId id) {
     ctx_.packet(ref).entropy = ctx_.balancer->next_entropy(ctx_.flows[id]);
   const Packet& p = ctx_.packet(ref);
   account_injected(id, p);
-  transport_->on_sent(id, p.seq, p.payload_bytes);
+  const bool last_new = transport_->on_sent(id, p.seq, p.payload_bytes);
+  const FlowId next =
+      last_new && ctx_.flows[id].send_queue != kNoSendQueue ? successor(id) : kNoFlow;
   if (!transport_->can_send(id)) {
     transport_->unlisted(id);
-    active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(next_));
+    retire_current(next);
   } else {
+    // Still listed (a TCP retransmission is due): the next message takes a slot of its own.
     ++next_;
+    if (next != kNoFlow) active_.push_back(next);
   }
   return ref;
+}
+
+FlowId Nic::successor(FlowId id) {
+  const FlowId next = ctx_.send_queues->advance(id, ctx_.flows);
+  if (next == kNoFlow) return kNoFlow;
+  // A message without a route is listed when one comes back (Network::reroute_flows).
+  if (ctx_.flows[next].transport_state != kNoTransportState) {
+    return transport_->admit(next) ? next : kNoFlow;
+  }
+  return ctx_.flows[next].parked ? kNoFlow : next;
+}
+
+void Nic::retire_current(FlowId next) {
+  if (next != kNoFlow) {
+    active_[next_++] = next;
+    return;
+  }
+  // Erasing keeps the round-robin order of the remaining flows; next_ now names the successor.
+  active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(next_));
 }
 
 void Nic::deactivate(FlowId flow) {

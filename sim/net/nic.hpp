@@ -53,6 +53,12 @@ class Nic final : public Node, public EventTarget {
   bool held(FlowId id, uint8_t paused_mask) const;
   // The next packet of reliable flow active_[next_] (a new PSN or a retransmission).
   PacketRef pull_reliable(FlowId id);
+  // Flow `id`, a message on a persistent queue pair, sent its last new packet: its queue pair's
+  // next message, if it may be listed now (send_queue.hpp), else kNoFlow.
+  FlowId successor(FlowId id);
+  // active_[next_] sent its last new packet and is done sending: the round-robin slot passes to its
+  // queue pair's next message `next` (the queue pair keeps its turn), or is erased (kNoFlow).
+  void retire_current(FlowId next);
   // A data packet of flow `id` leaves now: DCQCN pacing (when on) and the injection counters.
   void account_injected(FlowId id, const Packet& p);
   // Receiver-side PFC: accept a data packet into the receive buffer / drain its head.

@@ -37,6 +37,8 @@ void ReliableTransport::unpark(FlowId id) {
   ReliableFlowState& s = state(id);
   if (!s.parked) return;
   s.parked = false;
+  // Still behind an earlier message of its queue pair: it has sent nothing, and admit() lists it.
+  if (ctx_.flows[id].queued) return;
   if (s.una >= s.packets) return;
   on_timeout(id, s);
   s.nxt = s.una;
@@ -50,9 +52,12 @@ void ReliableTransport::add_flow(FlowId id) {
   ReliableFlowState s;
   const auto mtu = static_cast<int64_t>(f.mtu_bytes);
   const int64_t packets = (f.size_bytes + mtu - 1) / mtu;
+  // PSNs here are offsets into the message, so the bound is per message; the queue pair's wire PSN
+  // (24 bits) wraps across its messages (send_queue.hpp).
   SIM_CHECK(packets < static_cast<int64_t>(kNoSeq), "message too large for 32-bit PSNs");
   s.packets = static_cast<uint32_t>(packets);
   s.ack_route_begin = reverse_route(f);
+  s.in_active = !f.queued;
   f.transport_state = static_cast<uint32_t>(flows_.size());
   init_flow(id, s);
   flows_.push_back(s);
@@ -72,15 +77,24 @@ PacketRef ReliableTransport::next_packet(FlowId id) {
   return ref;
 }
 
-void ReliableTransport::on_sent(FlowId id, uint32_t seq, uint32_t payload) {
+bool ReliableTransport::on_sent(FlowId id, uint32_t seq, uint32_t payload) {
   ReliableFlowState& s = state(id);
+  bool last_new = false;
   if (seq < s.high) {
     ++ctx_.counters.retransmitted_packets;
     ctx_.counters.retransmitted_bytes += payload;
   } else {
     s.high = seq + 1;
+    last_new = s.high == s.packets;
   }
   if (s.rto_deadline_ps == INT64_MAX) arm_timer(id, s);
+  return last_new;
+}
+
+bool ReliableTransport::admit(FlowId id) {
+  ReliableFlowState& s = state(id);
+  s.in_active = !s.parked && can_send(id);
+  return s.in_active;
 }
 
 void ReliableTransport::arm_timer(FlowId id, ReliableFlowState& s) {
@@ -103,7 +117,8 @@ void ReliableTransport::restart_timer(FlowId id, ReliableFlowState& s, bool outs
 }
 
 void ReliableTransport::update_listing(FlowId id, ReliableFlowState& s) {
-  if (s.parked) return;  // listed again by unpark()
+  // Listed again by unpark(); a message queued behind its queue pair's head, by admit().
+  if (s.parked || ctx_.flows[id].queued) return;
   const bool may_send = can_send(id);
   if (s.in_active && !may_send) {
     s.in_active = false;

@@ -1,9 +1,10 @@
 #pragma once
 // What go-back-N RoCE (go_back_n.hpp) and TCP (tcp.hpp) share: packet sequence numbers (PSNs) per
-// message, the reverse route their ACKs take, the retransmission timer, and keeping the flow listed
-// at its source NIC exactly while it may send. Mechanisms and parameters: transport.hpp.
-// A Network has at most one reliable transport (the fabric's), and only flows that need one (lossy
-// priorities, inter-host) get its state; the lossless RoCE path never comes here.
+// message (offsets into it; a persistent queue pair's wire PSNs run on across its messages,
+// send_queue.hpp), the reverse route their ACKs take, the retransmission timer, and keeping the
+// flow listed at its source NIC exactly while it may send. Mechanisms and parameters:
+// transport.hpp. A Network has at most one reliable transport (the fabric's), and only flows that
+// need one (lossy priorities, inter-host) get its state; the lossless RoCE path never comes here.
 #include <cstdint>
 #include <deque>
 #include <vector>
@@ -25,7 +26,7 @@ struct ReliableFlowState {
   uint32_t una = 0;            // oldest PSN not cumulatively acknowledged
   uint32_t nxt = 0;            // next PSN to send (rewound by NAK / timeout)
   uint32_t high = 0;           // one past the highest PSN ever sent: below it is a retransmission
-  bool in_active = true;       // listed in the source NIC's active flows
+  bool in_active = true;       // listed in the source NIC's active flows (not while queued)
   bool timer_pending = false;  // an RTO event is in the queue
   bool parked = false;         // no route (network_faults.hpp): not listed, no timer
   int64_t rto_deadline_ps = INT64_MAX;  // INT64_MAX: nothing outstanding, no timeout armed
@@ -48,9 +49,14 @@ class ReliableTransport {
   void add_flow(FlowId id);
   // Source NIC: the flow's next data packet (a new PSN or a retransmission); moves its sent_bytes.
   PacketRef next_packet(FlowId id);
-  // Source NIC sent PSN `seq` of flow `id` now.
-  void on_sent(FlowId id, uint32_t seq, uint32_t payload);
+  // Source NIC sent PSN `seq` of flow `id` now. Returns whether it was the message's last PSN,
+  // sent for the first time (its queue pair's next message may follow: send_queue.hpp).
+  bool on_sent(FlowId id, uint32_t seq, uint32_t payload);
   virtual bool can_send(FlowId id) const = 0;
+  // A message that waited behind an earlier one of its queue pair may send (send_queue.hpp):
+  // returns whether the source NIC lists it now; otherwise the transport lists it when it may send
+  // (a TCP connection's window opens) or its route comes back.
+  bool admit(FlowId id);
   // The source NIC unlisted the flow after its last allowed packet.
   void unlisted(FlowId id) { state(id).in_active = false; }
   // Destination NIC: a data packet of a reliable flow; source NIC: an ACK or NAK.

@@ -14,9 +14,9 @@
 // per message (tcp.hpp's TcpFlowState, ReliableFlowState): PSNs, duplicate ACKs, the NewReno
 // recover point, the retransmission timer and its backoff, the receiver's bitmap. The messages of a
 // connection share one window: the packets in flight of all its unfinished messages stay below
-// cwnd. Their order on the wire is the NIC's round robin over them, as for the messages of a RoCE
-// queue pair (a socket is one byte stream and would send them in order; NCCL keeps several slices
-// of a connection in flight).
+// cwnd. A socket is one byte stream: its messages leave in order, each after the previous one's
+// last new segment (the queue pair's send queue, send_queue.hpp), and the window counts the
+// segments of all of them in flight (NCCL keeps several slices of a connection in flight).
 //
 // A flow that is not a message of a persistent queue pair (Network::start_flow) gets a connection
 // of its own, fresh at initial_window: one message per connection, as before connections existed.
