@@ -102,8 +102,41 @@ void FlowBackend::ensure_stride(uint16_t hops) {
 }
 
 void FlowBackend::begin(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r) {
+  const QueuePair qp = queue_pair(id, src, dst, r);  // its number: the ECMP hash's UDP source port
+  if (!qp.persistent) {
+    launch(id, src, dst, r.size, qp.number, kNone);
+    return;
+  }
+  // Looked up once per transfer; persistent numbers are unique over NICs and priorities.
+  const auto [it, added] =
+      send_queue_of_.try_emplace(qp.number, static_cast<uint32_t>(send_queues_.size()));
+  if (added) send_queues_.emplace_back();
+  const uint32_t index = it->second;
+  SendQueue& q = send_queues_[index];
+  if (q.draining == 0) {
+    launch(id, src, dst, r.size, qp.number, index);
+    return;
+  }
+  uint32_t w = 0;
+  if (free_waiting_.empty()) {
+    w = static_cast<uint32_t>(waiting_.size());
+    waiting_.emplace_back();
+  } else {
+    w = free_waiting_.back();
+    free_waiting_.pop_back();
+  }
+  waiting_[w] = Waiting{id, src, dst, r.size, qp.number, kNone};
+  if (q.tail == kNone) {
+    q.head = w;
+  } else {
+    waiting_[q.tail].next = w;
+  }
+  q.tail = w;
+}
+
+void FlowBackend::launch(TransferId id, net::NodeId src, net::NodeId dst, Bytes size, uint32_t qp,
+                         uint32_t send_queue) {
   route_scratch_.clear();
-  const uint32_t qp = queue_pair(id, src, dst, r).number;  // the ECMP hash's UDP source port
   const net::LoadBalancing lb = spec().load_balancing.mode;
   if (lb == net::LoadBalancing::PacketSpray || lb == net::LoadBalancing::Adaptive) {
     // Per-packet balancing spreads the transfer over every shortest path: one fluid sub-flow per
@@ -114,7 +147,7 @@ void FlowBackend::begin(TransferId id, net::NodeId src, net::NodeId dst, const T
     SIM_CHECK(routed || !port_dead_.empty(), "no route between the transfer's NICs");
     const auto parts = !routed ? 1U
                                : static_cast<uint32_t>(std::min<uint64_t>(
-                                     {paths, kMaxSubflows, static_cast<uint64_t>(r.size.count())}));
+                                     {paths, kMaxSubflows, static_cast<uint64_t>(size.count())}));
     if (parts > 1) {
       uint32_t group = 0;
       if (free_groups_.empty()) {
@@ -125,14 +158,15 @@ void FlowBackend::begin(TransferId id, net::NodeId src, net::NodeId dst, const T
         free_groups_.pop_back();
         group_left_[group] = parts;
       }
-      const int64_t share = r.size.count() / parts;
-      const int64_t extra = r.size.count() % parts;
+      const int64_t share = size.count() / parts;
+      const int64_t extra = size.count() % parts;
+      if (send_queue != kNone) send_queues_[send_queue].draining = parts;
       for (uint32_t k = 0; k < parts; ++k) {
         if (k > 0) {
           route_scratch_.clear();
           routing_.route_indexed(src, dst, k, route_scratch_);
         }
-        add_flow(id, Bytes{share + (k < extra ? 1 : 0)}, src, dst, qp, true, group);
+        add_flow(id, Bytes{share + (k < extra ? 1 : 0)}, src, dst, qp, true, send_queue, group);
       }
       return;
     }
@@ -143,11 +177,12 @@ void FlowBackend::begin(TransferId id, net::NodeId src, net::NodeId dst, const T
   // for one, on the NIC's own port for its timing.
   SIM_CHECK(routed || !port_dead_.empty(), "no route between the transfer's NICs");
   if (!routed) route_scratch_.assign(1, routing_.ports_of(src)[0]);
-  add_flow(id, r.size, src, dst, qp, routed);
+  if (send_queue != kNone) send_queues_[send_queue].draining = 1;
+  add_flow(id, size, src, dst, qp, routed, send_queue);
 }
 
 void FlowBackend::add_flow(TransferId id, Bytes size, net::NodeId src, net::NodeId dst, uint32_t qp,
-                           bool routed, uint32_t group) {
+                           bool routed, uint32_t send_queue, uint32_t group) {
   const auto hops = static_cast<uint16_t>(route_scratch_.size());
   const net::PortId* route = route_scratch_.data();
   add_route_bytes(route, hops, size);
@@ -164,6 +199,7 @@ void FlowBackend::add_flow(TransferId id, Bytes size, net::NodeId src, net::Node
   Flow& f = flows_[slot];
   f.transfer = id;
   f.group = group;
+  f.send_queue = send_queue;
   f.bytes = size.count();
   f.hops = hops;
   f.active = true;
@@ -269,7 +305,23 @@ void FlowBackend::update_rates() {
     ++f.generation;
     --active_count_;
     free_slots_.push_back(c.slot);
+    if (f.send_queue != kNone && --send_queues_[f.send_queue].draining == 0) {
+      released_.push_back(f.send_queue);
+    }
   }
+  // Queue pairs whose transfer has drained start their next one now (after the loop: starting a
+  // flow may grow flows_). It joins this update's arrivals.
+  for (const uint32_t index : released_) {
+    SendQueue& q = send_queues_[index];
+    if (q.head == kNone) continue;
+    const uint32_t w = q.head;
+    const Waiting next = waiting_[w];
+    q.head = next.next;
+    if (q.head == kNone) q.tail = kNone;
+    free_waiting_.push_back(w);
+    launch(next.transfer, next.src, next.dst, next.size, next.qp, index);
+  }
+  released_.clear();
   if (seed_ports_.empty() && arrivals_.empty()) {
     schedule_timer();
     return;

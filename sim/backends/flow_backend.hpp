@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -30,6 +31,11 @@ using net::FlowCcCorrection;  // sim/net/network_spec.hpp
 // evenly over the shortest paths (Routing::route_indexed; at most kMaxSubflows of them), one fluid
 // sub-flow each, and completes with its last one: a multipath max-min in which each path's share
 // competes on its own. Flowlet switching keeps the ECMP path (a fluid flow never pauses).
+//
+// A persistent queue pair (queue_pairs.hpp) sends its transfers in order, as the packet model's
+// send queue does (sim/net/send_queue.hpp): a transfer posted while an earlier one of its queue pair
+// is still draining waits, and starts its fluid drain when the earlier one's ends (its last byte
+// has left the bottleneck; the tail latency is paid after). Flows of their own share fairly.
 //
 // What it does not see: queueing delay, head-of-line blocking, PFC spreading and drops (all queues
 // are ideal), and per-packet round-robin effects at small sizes. docs/fidelities.md gives the
@@ -72,9 +78,11 @@ class FlowBackend final : public TransferBackend, private EventTarget {
 
  private:
   static constexpr uint32_t kNoGroup = UINT32_MAX;
+  static constexpr uint32_t kNone = UINT32_MAX;
   struct Flow {
     TransferId transfer = 0;
     uint32_t group = kNoGroup;  // multipath: its transfer's sub-flow group (group_left_)
+    uint32_t send_queue = kNone;  // its persistent queue pair's (send_queues_), if any
     int64_t bytes = 0;          // payload it carries
     uint16_t hops = 0;
     bool active = false;
@@ -103,10 +111,13 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   enum EventKind : uint32_t { kArrivals = 0, kTimer = 1, kDeliver = 2, kFault = 3, kConverge = 4 };
 
   void begin(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r) override;
+  // Starts transfer `id`'s fluid flow(s) now, on queue pair `qp` (and its send queue, or kNone).
+  void launch(TransferId id, net::NodeId src, net::NodeId dst, Bytes size, uint32_t qp,
+              uint32_t send_queue);
   // Adds one fluid flow of `size` bytes of transfer `id` on the route in route_scratch_.
   // `routed`: false when faults left src and dst without a route (the flow then waits stalled).
   void add_flow(TransferId id, Bytes size, net::NodeId src, net::NodeId dst, uint32_t qp,
-                bool routed, uint32_t group = kNoGroup);
+                bool routed, uint32_t send_queue, uint32_t group = kNoGroup);
   void on_event(uint32_t kind, uint64_t arg) override;
   void update();
   void update_rates();
@@ -171,6 +182,25 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   std::vector<uint32_t> free_deliveries_;
   std::vector<uint32_t> group_left_;
   std::vector<uint32_t> free_groups_;
+  // Persistent queue pairs' send queues: the sub-flows of the transfer draining now, and the
+  // transfers waiting behind it (a list through waiting_, reused through free_waiting_).
+  struct SendQueue {
+    uint32_t draining = 0;
+    uint32_t head = kNone;
+    uint32_t tail = kNone;
+  };
+  struct Waiting {
+    TransferId transfer = 0;
+    net::NodeId src = 0, dst = 0;
+    Bytes size{0};
+    uint32_t qp = 0;
+    uint32_t next = kNone;
+  };
+  std::vector<SendQueue> send_queues_;
+  std::unordered_map<uint32_t, uint32_t> send_queue_of_;  // persistent QP number -> index
+  std::vector<Waiting> waiting_;
+  std::vector<uint32_t> free_waiting_;
+  std::vector<uint32_t> released_;  // send queues whose draining transfer ended in this update
   bool arrivals_pending_ = false;
   CancelToken timer_token_;
   Time timer_at_ = Time::max();

@@ -329,7 +329,9 @@ TEST_CASE("nvls run: a large all_reduce is link-bound at S (1 + 1/heads) per GPU
     const double t = run_collective(*backend, plan, identity(n), ro).duration().seconds();
     MESSAGE("nvls 8 x 256 MiB: " << t * 1e3 << " ms, closed form " << closed * 1e3 << " ms");
     CHECK(t >= closed * 0.999);
-    CHECK(t <= closed * 1.05);  // pipeline fill and drain over 64 rounds per channel
+    // Pipeline fill and drain over 64 rounds per channel: analytic +3.1 %, flow +5.2 % (its
+    // queue pairs drain their transfers in order).
+    CHECK(t <= closed * 1.06);
   }
   // Against a ring on the same fabric: 2 (n-1)/n S per GPU, so NVLS is (2 (n-1)/n) / (1 + 1/n)
   // = 1.56x faster at line rate.
