@@ -33,9 +33,9 @@ using net::FlowCcCorrection;  // sim/net/network_spec.hpp
 // competes on its own. Flowlet switching keeps the ECMP path (a fluid flow never pauses).
 //
 // A persistent queue pair (queue_pairs.hpp) sends its transfers in order, as the packet model's
-// send queue does (sim/net/send_queue.hpp): a transfer posted while an earlier one of its queue pair
-// is still draining waits, and starts its fluid drain when the earlier one's ends (its last byte
-// has left the bottleneck; the tail latency is paid after). Flows of their own share fairly.
+// send queue does (sim/net/send_queue.hpp): a transfer posted while an earlier one of its queue
+// pair is still draining waits, and starts its fluid drain when the earlier one's ends (its last
+// byte has left the bottleneck; the tail latency is paid after). Flows of their own share fairly.
 //
 // What it does not see: queueing delay, head-of-line blocking, PFC spreading and drops (all queues
 // are ideal), and per-packet round-robin effects at small sizes. docs/fidelities.md gives the
@@ -81,9 +81,9 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   static constexpr uint32_t kNone = UINT32_MAX;
   struct Flow {
     TransferId transfer = 0;
-    uint32_t group = kNoGroup;  // multipath: its transfer's sub-flow group (group_left_)
+    uint32_t group = kNoGroup;    // multipath: its transfer's sub-flow group (group_left_)
     uint32_t send_queue = kNone;  // its persistent queue pair's (send_queues_), if any
-    int64_t bytes = 0;          // payload it carries
+    int64_t bytes = 0;            // payload it carries
     uint16_t hops = 0;
     bool active = false;
     uint32_t generation = 0;     // completion-heap entries of older generations are stale
