@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -158,6 +159,10 @@ NodeTree node_tree(uint32_t nodes, uint32_t tree);
 // back down to every head.
 std::vector<uint32_t> map_sharp_engines(CollectivePlan& plan,
                                         const std::vector<net::AggregationTree>& trees);
+// Throws unless `o` has an aggregation tree over the `nodes` hosts for each of the first `count`
+// NICs; `who` starts the message ("collnet_direct needs").
+void check_sharp_trees(const PlanOptions& o, uint32_t count, uint32_t nodes,
+                       const std::string& who);
 void sharp_through_tree(Builder& b, const net::AggregationTree& tree,
                         const std::vector<uint32_t>& rank_of, const std::vector<uint32_t>& head_of,
                         ChunkRange slice, uint32_t ch);

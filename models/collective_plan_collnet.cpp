@@ -107,6 +107,23 @@ void broadcast_down(Builder& b, const AggregationTree& tree, const std::vector<u
 
 }  // namespace
 
+void check_sharp_trees(const PlanOptions& o, uint32_t count, uint32_t nodes,
+                       const std::string& who) {
+  if (o.collnet_trees.size() < count) {
+    throw std::invalid_argument(who + " an aggregation tree for each of the " +
+                                std::to_string(count) + " NICs of a host it uses, got " +
+                                std::to_string(o.collnet_trees.size()) +
+                                " (SHARP switches: fabric.infiniband.sharp.enabled)");
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    if (o.collnet_trees[i].participant_engine.size() != nodes || o.collnet_trees[i].edges.empty()) {
+      throw std::invalid_argument("aggregation tree " + std::to_string(i) + " joins " +
+                                  std::to_string(o.collnet_trees[i].participant_engine.size()) +
+                                  " hosts, the collective " + std::to_string(nodes));
+    }
+  }
+}
+
 void sharp_through_tree(Builder& b, const AggregationTree& tree,
                         const std::vector<uint32_t>& rank_of, const std::vector<uint32_t>& head_of,
                         ChunkRange slice, uint32_t ch) {
@@ -256,18 +273,7 @@ void build_collnet(CollectivePlan& plan, const PlanOptions& o) {
   }
   const uint32_t nodes = n / g;
   const uint32_t nics = std::min(o.nics_per_host == 0 ? g : o.nics_per_host, g);
-  if (o.collnet_trees.size() < nics) {
-    throw std::invalid_argument(
-        std::string(to_string(o.algo)) + " needs an aggregation tree for each of the " +
-        std::to_string(nics) + " NICs of a host, got " + std::to_string(o.collnet_trees.size()));
-  }
-  for (uint32_t i = 0; i < nics; ++i) {
-    if (o.collnet_trees[i].participant_engine.size() != nodes || o.collnet_trees[i].edges.empty()) {
-      throw std::invalid_argument("aggregation tree " + std::to_string(i) + " joins " +
-                                  std::to_string(o.collnet_trees[i].participant_engine.size()) +
-                                  " hosts, the collective " + std::to_string(nodes));
-    }
-  }
+  check_sharp_trees(o, nics, nodes, std::string(to_string(o.algo)) + " needs");
   if (o.op != CollectiveOp::AllReduce) {
     if (nics < g || g > 8) {
       throw std::invalid_argument(

@@ -218,19 +218,7 @@ void build_nvls_sharp(CollectivePlan& plan, const PlanOptions& o) {
     throw std::invalid_argument(
         "nvls across hosts needs two or more GPUs with a NIC each per host");
   }
-  if (o.collnet_trees.size() < heads) {
-    throw std::invalid_argument(
-        "nvls across hosts needs SHARP switches (fabric.infiniband.sharp.enabled): an aggregation "
-        "tree for each of the " +
-        std::to_string(heads) + " heads' NICs, got " + std::to_string(o.collnet_trees.size()));
-  }
-  for (uint32_t h = 0; h < heads; ++h) {
-    if (o.collnet_trees[h].participant_engine.size() != nodes || o.collnet_trees[h].edges.empty()) {
-      throw std::invalid_argument("aggregation tree " + std::to_string(h) + " joins " +
-                                  std::to_string(o.collnet_trees[h].participant_engine.size()) +
-                                  " hosts, the collective " + std::to_string(nodes));
-    }
-  }
+  check_sharp_trees(o, heads, nodes, "nvls across hosts needs SHARP switches:");
   // Engines (the hosts' NVSwitches, then the SHARP switches), then chunks, then the builder.
   plan.engines = nodes;
   const std::vector<uint32_t> rank_of = map_sharp_engines(plan, o.collnet_trees);
