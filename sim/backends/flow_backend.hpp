@@ -114,6 +114,8 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   // Starts transfer `id`'s fluid flow(s) now, on queue pair `qp` (and its send queue, or kNone).
   void launch(TransferId id, net::NodeId src, net::NodeId dst, Bytes size, uint32_t qp,
               uint32_t send_queue);
+  // Starts the next transfer of every send queue in released_ (flow_backend_send_queue.cpp).
+  void start_released();
   // Adds one fluid flow of `size` bytes of transfer `id` on the route in route_scratch_.
   // `routed`: false when faults left src and dst without a route (the flow then waits stalled).
   void add_flow(TransferId id, Bytes size, net::NodeId src, net::NodeId dst, uint32_t qp,
