@@ -378,6 +378,7 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
     stage_total[i] = stage_fwd[i] + stage_bwd[i];
   }
   const PipelineTime pipe = pipeline_1f1b(stage_total, m, vp);
+  if (pp > 1 && vp == 1) r.pipeline_schedule = schedule_1f1b(stage_fwd, stage_bwd, m);
   r.pipeline_bubble = pipe.bubble;
   r.bubble_fraction = pipe.bubble_fraction;
 

@@ -18,6 +18,7 @@
 #include "models/collective_runner.hpp"
 #include "models/compute_slowdown.hpp"
 #include "models/gpu.hpp"
+#include "models/pipeline_schedule.hpp"
 #include "models/step_model.hpp"
 #include "models/transformer.hpp"
 #include "sim/backends/fidelity.hpp"
@@ -267,9 +268,12 @@ struct StepResult {
   // Model parallelism (closed form).
   ParallelLayout layout;
   uint32_t data_parallel = 0;
-  uint32_t fsdp_shard_degree = 0;       // FSDP: ranks per shard group (= data_parallel: FULL_SHARD)
-  Time pipeline_bubble = Time::zero();  // (m-1) t_max + sum of stage times - m t_max
-  double bubble_fraction = 0;           // bubble / (m t_max): (p-1)/m for equal stages
+  uint32_t fsdp_shard_degree = 0;  // FSDP: ranks per shard group (= data_parallel: FULL_SHARD)
+  // The 1F1B schedule of one step, operation by operation (models/pipeline_schedule.hpp), for
+  // layouts with pipeline parallelism and no virtual stages; empty otherwise.
+  std::vector<PipelineOperation> pipeline_schedule;
+  Time pipeline_bubble = Time::zero();           // (m-1) t_max + sum of stage times - m t_max
+  double bubble_fraction = 0;                    // bubble / (m t_max): (p-1)/m for equal stages
   Time tensor_parallel_comm = Time::zero();      // per step on one GPU, exposed (not overlapped)
   Time context_parallel_exposed = Time::zero();  // K/V ring time not hidden by attention
   Time pipeline_p2p = Time::zero();              // activation sends on one stage's critical path

@@ -71,8 +71,28 @@ nlohmann::json step_trace(const models::StepResult& step, std::size_t max_ranks,
                              {{"bytes", bucket.bytes}, {"ready_us", us(bucket.ready)}}));
     }
   }
+  std::size_t next_pid = ranks;
+  if (!step.pipeline_schedule.empty()) {
+    // The 1F1B schedule: a process with a track per pipeline stage, a slice per forward and
+    // backward of each micro-batch (the stage's point-to-point receives included).
+    const std::size_t pid = next_pid++;
+    events.push_back(metadata("process_name", pid, 0, "pipeline schedule (1F1B)"));
+    uint32_t stages = 0;
+    for (const models::PipelineOperation& op : step.pipeline_schedule) {
+      stages = std::max(stages, op.stage + 1);
+    }
+    for (uint32_t i = 0; i < stages; ++i) {
+      events.push_back(
+          metadata("thread_name", pid, static_cast<int>(i), "stage " + std::to_string(i)));
+    }
+    for (const models::PipelineOperation& op : step.pipeline_schedule) {
+      events.push_back(slice((op.forward ? "F " : "B ") + std::to_string(op.micro_batch), pid,
+                             static_cast<int>(op.stage), op.start, op.end,
+                             {{"micro_batch", op.micro_batch}}));
+    }
+  }
   if (!faults.empty()) {
-    const std::size_t pid = ranks;  // a process of its own, after the ranks
+    const std::size_t pid = next_pid;  // a process of its own, after the ranks
     events.push_back(metadata("process_name", pid, 0, "faults"));
     events.push_back(metadata("thread_name", pid, 0, "faults"));
     for (const FaultOutcome& f : faults) {

@@ -2,7 +2,8 @@
 // Chrome trace / Perfetto JSON of a simulated training step: one process per rank (the first
 // `max_ranks` ranks at scale) with a compute track (forward, backward, optimizer) and a
 // communication track (each gradient bucket's all-reduce, with its size; for FSDP an all-gather
-// and a reduce-scatter track, and rank 0's compute per unit). Opens in ui.perfetto.dev
+// and a reduce-scatter track, and rank 0's compute per unit; with pipeline parallelism a process
+// with the 1F1B schedule, a track per stage). Opens in ui.perfetto.dev
 // and chrome://tracing.
 #include <cstddef>
 #include <string>
