@@ -72,6 +72,20 @@ check gb200-nvl72-allreduce-nvls "$src/scenarios/gb200-nvl72.yaml" 32MiB \
 # NVLink port at XOFF 0 and packet read half of flow here; NVLink now runs credits.
 check h100-ndr-sharp-allreduce "$src/scenarios/ib-sharp.yaml" 32MiB --algo collnet_chain
 check h100-ndr-sharp-allreduce-ring "$src/scenarios/ib-sharp.yaml" 32MiB --algo ring
+# CollNet Direct there, 128 MiB (about 11 s at packet). A SHARP engine was an ordinary
+# credit-based InfiniBand port of its switch at packet fidelity: its packets for one busy 400G
+# port (a tree's uplink, a head's downlink) held the engine link's credits and its other
+# destinations waited behind them (the first packet of an engine's transfer waited 5.5 us on
+# average); packet read 330.7 against flow's 394.0 (-16 %). It now writes into its switch's ports
+# per destination as the NVLS engine does (sim/net/in_switch_engine.hpp): -0.1 %.
+check h100-ndr-sharp-allreduce-direct "$src/scenarios/ib-sharp.yaml" 128MiB --algo collnet_direct
+# Two GB200 racks (144 GPUs; auto = NVLS-tree: NVLS in each rack, a tree between the racks'
+# heads), 128 MiB (about 20 s at packet). The packet engine served its flows round robin from one
+# shared position: with most GPU ports full that favoured a few flows per port, a head's reduced
+# slice waited up to 180 us behind other channels' multicasts, and packet read 3.7 % below flow
+# (6.4 % at 256 MiB). It now serves them least recently served first, round robin per destination
+# (sim/net/nic.hpp): -1.1 % (-4.0 % at 256 MiB).
+check gb200-nvl72-2racks-allreduce-nvls-tree "$src/scenarios/gb200-nvl72.yaml" 128MiB
 
 # 64 ranks (8 hosts of 8 H100) on a 2:1 spine-leaf, 256 MiB, without GPUDirect.
 staged() {  # NICS: the scenario file for 8 hosts of 8 GPUs with NICS 400G NICs each
