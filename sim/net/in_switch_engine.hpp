@@ -6,7 +6,11 @@
 // Interconnectivity with the Third-Generation NVIDIA NVSwitch", 2022): the multicast copies and the
 // reduced results leave by the switch's own GPU ports, and no engine link sits between them that
 // one busy GPU port could back up (NCCL drives the unit with multimem.ld_reduce / multimem.st on
-// the switch's multicast object: NVIDIA/nccl src/device/all_reduce.h).
+// the switch's multicast object: NVIDIA/nccl src/device/all_reduce.h). InfiniBand SHARP's
+// aggregation engine (NetworkSpec::sharp_engines, sim/net/sharp_aggregation.hpp) is the same kind
+// of unit: part of the switch ASIC, it reduces the packets arriving on the tree's ports and sends
+// the result out of the switch's own ports (NVIDIA SHARP manual, "Introduction"), so it is
+// modelled the same way.
 //
 // The packet model keeps the engine as a node with one link into its switch (so plans, link loads
 // and the other fidelities see the same endpoints) and gives that link what the hardware has:
@@ -25,8 +29,11 @@
 // Before, the engine's link was an ordinary port of the lossless switch: two engine flows to one
 // GPU filled that GPU's egress queue, the engine's bytes held in the switch crossed XOFF and the
 // whole engine link was paused, stalling its flows to every other GPU (head-of-line blocking that
-// an engine inside the switch does not have; docs/fidelities.md). The GPUs' own traffic keeps the
-// switch's lossless model unchanged.
+// an engine inside the switch does not have; docs/fidelities.md). A SHARP engine's link, an
+// ordinary credit-based InfiniBand port until then, did the same: its packets for one busy port
+// (a tree's uplink or a head's downlink, 400G against the engine's sum of the switch's ports) held
+// the link's credits, and its other destinations waited behind them. The GPUs' and NICs' own
+// traffic keeps the switch's lossless model unchanged.
 #include "sim/net/flow_table.hpp"
 #include "sim/net/net_context.hpp"
 

@@ -135,9 +135,13 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
       ports_.back()->enable_watchdog(pfc.watchdog_time, pfc.watchdog_drop);
     }
   }
-  // NVLink SHARP engines write into their NVSwitch's ports from inside it (in_switch_engine.hpp).
-  for (const GpuAttachment& engine : spec.nvls_engines) {
-    const NodeId node = engine.nvlink_port;
+  // In-switch engines write into their switch's ports from inside it (in_switch_engine.hpp): NVLink
+  // SHARP's in each NVSwitch, and InfiniBand SHARP's aggregation engine in each fabric switch.
+  std::vector<NodeId> engines;
+  engines.reserve(spec.nvls_engines.size() + spec.sharp_engines.size());
+  for (const GpuAttachment& engine : spec.nvls_engines) engines.push_back(engine.nvlink_port);
+  for (const GpuAttachment& engine : spec.sharp_engines) engines.push_back(engine.nic);
+  for (const NodeId node : engines) {
     nics_[node]->set_in_switch_engine();
     const PortId engine_port = routing_.ports_of(node).front();
     switches_[ports[engine_port].peer]->set_internal_port(ports[engine_port].peer_local_index);

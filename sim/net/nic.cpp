@@ -44,7 +44,8 @@ bool Nic::held(FlowId id, uint8_t paused_mask) const {
 
 PacketRef Nic::pull(uint8_t paused_mask) {
   if (active_.empty()) return kNoPacket;
-  if (next_ >= active_.size()) next_ = 0;
+  // An in-switch engine keeps its flows least recently served first (served_engine_flow).
+  if (next_ >= active_.size() || in_switch_engine_) next_ = 0;
   if (pacing_ != nullptr) {
     // Skip paused flows and flows whose pacing does not allow a packet yet, keeping the round-robin
     // position; if only pacing holds flows back, wake up at the earliest next_send_at.
@@ -81,7 +82,12 @@ PacketRef Nic::pull(uint8_t paused_mask) {
   if (ctx_.balancer != nullptr) ctx_.packet(ref).entropy = ctx_.balancer->next_entropy(f);
   f.sent_bytes += payload;
   account_injected(id, ctx_.packet(ref));
-  if (f.sent_bytes == f.size_bytes) {
+  const bool last = f.sent_bytes == f.size_bytes;
+  if (in_switch_engine_) {
+    FlowId keep = id;
+    if (last) keep = f.send_queue != kNoSendQueue ? successor(id) : kNoFlow;
+    served_engine_flow(keep);
+  } else if (last) {
     retire_current(f.send_queue != kNoSendQueue ? successor(id) : kNoFlow);
   } else {
     ++next_;
@@ -117,6 +123,13 @@ FlowId Nic::successor(FlowId id) {
     return transport_->admit(next) ? next : kNoFlow;
   }
   return ctx_.flows[next].parked ? kNoFlow : next;
+}
+
+void Nic::served_engine_flow(FlowId keep) {
+  // active_[next_] just sent: it (or its queue pair's next message) moves to the back, so the list
+  // stays least recently served first and pull() takes the first flow whose port has room.
+  active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(next_));
+  if (keep != kNoFlow) active_.push_back(keep);
 }
 
 void Nic::retire_current(FlowId next) {

@@ -56,6 +56,16 @@ class Nic final : public Node, public EventTarget {
   // Flow `id`, a message on a persistent queue pair, sent its last new packet: its queue pair's
   // next message, if it may be listed now (send_queue.hpp), else kNoFlow.
   FlowId successor(FlowId id);
+  // An in-switch engine's active_[next_] sent a packet: `keep` (the flow itself, its queue pair's
+  // next message, or kNoFlow) goes to the back of active_. Round robin from a shared position, as
+  // a NIC serves its queue pairs, is not fair per destination when most destinations are full: the
+  // engine then serves, to each port that has room, the first of that port's flows after the
+  // position, which follows wherever the last send to any port left it, so that a few flows per
+  // port took nearly all of it and a small flow could wait for the whole of the others (an NVLS
+  // head's reduced slice behind the multicasts of other channels: 180 us on two GB200 racks,
+  // 128 MiB). Least recently served first is round robin per destination, as the switch's
+  // crossbar arbitrates between the streams bound for one port.
+  void served_engine_flow(FlowId keep);
   // active_[next_] sent its last new packet and is done sending: the round-robin slot passes to its
   // queue pair's next message `next` (the queue pair keeps its turn), or is erased (kNoFlow).
   void retire_current(FlowId next);

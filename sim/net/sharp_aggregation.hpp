@@ -3,7 +3,8 @@
 // up the data of a reduction as it passes through them (NVIDIA Quantum and later; NCCL runs it as
 // its CollNet algorithms through the SHARP plugin). Each fabric switch of a SHARP fabric has an
 // aggregation engine, an endpoint on the switch (NetworkSpec::sharp_engines) linked at the
-// switch's ports together, so the engine never limits the ports (the ASIC reduces at line rate).
+// switch's ports together, so the engine never limits the ports (the ASIC reduces at line rate);
+// at packet fidelity it writes into the switch's ports per destination (in_switch_engine.hpp).
 //
 // A reduction runs on an aggregation tree over switches, built per job by the aggregation manager
 // (sharp_am): the hosts' NICs send to the switch they hang off, each switch of the tree reduces
