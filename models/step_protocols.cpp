@@ -30,7 +30,8 @@ NcclProtocol StepProtocols::choose(CollectiveOp op, CollectiveAlgo algo, uint32_
   const bool simple_only = op == CollectiveOp::SendRecv || op == CollectiveOp::AllToAll ||
                            algo == CollectiveAlgo::Pairwise || algo == CollectiveAlgo::Pat ||
                            is_nvls(algo) || is_collnet(algo);
-  if (!per_collective_ || simple_only) return NcclProtocol::Simple;
+  // A group of one rank moves nothing; NCCL's model has no steps for it.
+  if (!per_collective_ || simple_only || ranks < 2) return NcclProtocol::Simple;
   if (pinned_) return *pinned_;
   return nccl_best_protocol(algo, nccl_cost_inputs(op, ranks, gpus_per_host, channels_), bytes);
 }
