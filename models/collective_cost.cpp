@@ -252,11 +252,13 @@ double nvls_predicted_time_us(bool tree, NcclProtocol proto, const NcclCostInput
                               int64_t bytes) {
   const bool shards = in.op == CollectiveOp::ReduceScatter || in.op == CollectiveOp::AllGather;
   // NVLS across nodes needs CollNet (SHARP) between them: tuning.cc disables "Collnet+NVLS if
-  // collnet is not supported", and runs only AllReduce on it here (AllGather / ReduceScatter
-  // across nodes need the CollNet plugin's iallgather / ireducescatter, not modelled).
+  // collnet is not supported"; AllGather / ReduceScatter there also need a head (NIC) for every
+  // local rank ("AllGather/ReduceScatter requires 1:1 GPU:NIC") and the SHARP plugin's
+  // iallgather / ireducescatter, which SHARP-capable fabrics here have.
   const bool across = !tree && in.nodes > 1;
   if (proto != NcclProtocol::Simple || (in.op != CollectiveOp::AllReduce && !(shards && !tree)) ||
-      (tree && in.nodes < 2) || (across && (shards || in.collnet_heads == 0)) ||
+      (tree && in.nodes < 2) ||
+      (across && (in.collnet_heads == 0 || (shards && in.collnet_heads < in.gpus_per_node))) ||
       in.nvls_heads < 2 || in.nvls_bw <= 0) {
     return -1.0;
   }
@@ -264,11 +266,17 @@ double nvls_predicted_time_us(bool tree, NcclProtocol proto, const NcclCostInput
   const double nranks = static_cast<double>(in.nodes) * in.gpus_per_node;
   if (shards) {
     // tuning.cc: the per-channel NVLS bandwidth x (ppn - 1) / ppn instead of AllReduce's x 2, not
-    // converted to a bus bandwidth (non-ring AllGather / ReduceScatter).
+    // converted to a bus bandwidth (non-ring AllGather / ReduceScatter); across nodes at most the
+    // channel's network bandwidth, NVLS's NET latency added once.
     const double ppn = in.gpus_per_node;
-    const double alg =
-        heads * in.nvls_bw * in.nvls_efficiency * (heads - 1.0) / heads * (ppn - 1.0) / ppn;
-    return kNvlsLatencyUs + static_cast<double>(bytes) / (1000.0 * alg);
+    double per_channel =
+        in.nvls_bw * in.nvls_efficiency * (heads - 1.0) / heads * (ppn - 1.0) / ppn;
+    double lat = kNvlsLatencyUs;
+    if (across) {
+      per_channel = std::min(per_channel, in.nvls_bw);
+      lat += kNvlsNetLatencyUs + 2.0 * in.latency_inter_us;  // Simple's flush
+    }
+    return lat + static_cast<double>(bytes) / (1000.0 * heads * per_channel);
   }
   double per_channel = in.nvls_bw * in.nvls_efficiency * (heads - 1.0) / heads * 2.0;
   double lat = kNvlsLatencyUs;

@@ -144,13 +144,13 @@ CollectivePlan build_plan(const PlanOptions& o) {
         throw unsupported();
       if (o.gpus_per_host != 0 && o.gpus_per_host < o.ranks) {
         // Across hosts NCCL runs NVLS only with SHARP between them (else NVLS-tree).
-        if (o.op != CollectiveOp::AllReduce || o.gpus_per_host < 2 ||
-            o.ranks % o.gpus_per_host != 0 || o.collnet_trees.empty()) {
+        if (o.gpus_per_host < 2 || o.ranks % o.gpus_per_host != 0 || o.collnet_trees.empty()) {
           throw std::invalid_argument(
               "nvls across NVLink domains (" + std::to_string(o.ranks) + " ranks on hosts of " +
               std::to_string(o.gpus_per_host) +
-              " GPUs) runs all_reduce over whole hosts with SHARP switches between them "
-              "(fabric.infiniband.sharp.enabled), as NCCL does; without SHARP use nvls_tree");
+              " GPUs) runs over whole hosts with SHARP switches between them "
+              "(fabric.infiniband.sharp.enabled), as NCCL does; without SHARP use nvls_tree "
+              "(all_reduce) or ring / pat");
         }
         plan_detail::build_nvls_sharp(plan, o);
         break;

@@ -166,6 +166,14 @@ void check_sharp_trees(const PlanOptions& o, uint32_t count, uint32_t nodes,
 void sharp_through_tree(Builder& b, const net::AggregationTree& tree,
                         const std::vector<uint32_t>& rank_of, const std::vector<uint32_t>& head_of,
                         ChunkRange slice, uint32_t ch);
+// ReduceScatter / AllGather over whole hosts of g GPUs with a NIC each, SHARP between them:
+// rail h (the shards of local rank h on every host) runs on NIC h's tree, whose switches add the
+// hosts' sums (ReduceScatter) or pass the shards along (AllGather). `stage` is how a host's GPUs
+// meet their rail's head: CollNet Direct's NVLink copies to and from the heads, or NVLS's NVSwitch
+// (engine ranks + v of host v: multimem.ld_reduce / multimem.st). collective_plan_collnet.cpp.
+enum class ShardHostStage : uint8_t { NvlinkToHeads, NvlsSwitch };
+void build_sharp_shards(CollectivePlan& plan, const PlanOptions& o, uint32_t nodes,
+                        const std::vector<uint32_t>& rank_of, ShardHostStage stage);
 // The first GPU of NIC i on hosts of g GPUs and `nics` NICs (GPU l uses NIC floor(l nics / g)).
 inline uint32_t first_gpu_of_nic(uint32_t i, uint32_t g, uint32_t nics) {
   return static_cast<uint32_t>((uint64_t{i} * g + nics - 1) / nics);

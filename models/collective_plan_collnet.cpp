@@ -179,14 +179,20 @@ void send_runs(Builder& b, uint32_t src, uint32_t dst, uint32_t base,
   }
 }
 
-// CollNet Direct ReduceScatter / AllGather (see the top of the file).
-void build_collnet_shards(CollectivePlan& plan, const PlanOptions& o, uint32_t nodes,
-                          const std::vector<uint32_t>& rank_of) {
+}  // namespace
+
+// ReduceScatter / AllGather with SHARP between hosts (see the top of the file, and
+// collective_plan_nvls.cpp for the NVSwitch stage).
+void build_sharp_shards(CollectivePlan& plan, const PlanOptions& o, uint32_t nodes,
+                        const std::vector<uint32_t>& rank_of, ShardHostStage stage) {
   const uint32_t g = o.gpus_per_host;
   const uint32_t n = o.ranks;
   const bool reduce_scatter = o.op == CollectiveOp::ReduceScatter;
+  const bool nvls = stage == ShardHostStage::NvlsSwitch;
   // Chunks: per channel, round, rail h and host v, the round's piece of shard v g + h (owner).
-  const double per_round = 1.0 * nodes * g * (g - 1) + 4.0 * nodes * g;
+  // Transfers per round: the hosts' NVLink stage (Direct: g (g - 1) per host; NVLS: 3 g) and each
+  // rail's tree (about 4 per host).
+  const double per_round = (nvls ? 3.0 * nodes * g : 1.0 * nodes * g * (g - 1)) + 4.0 * nodes * g;
   const auto budget = std::max<int64_t>(
       kMinRoundsPerChannel, static_cast<int64_t>(kTransferBudget / (per_round * o.channels)));
   const int64_t most = std::min(kMaxRoundsPerChannel, budget);
@@ -214,9 +220,18 @@ void build_collnet_shards(CollectivePlan& plan, const PlanOptions& o, uint32_t n
   for (uint32_t h = 0; h < g; ++h)
     below[h] = participants_below(o.collnet_trees[h], rank_of.size());
   std::vector<uint32_t> head_of(nodes);
+  const uint32_t round_chunks = nodes * g;
   Builder b(plan, plan.connection_depth);
   for (uint32_t ch = 0; ch < o.channels; ++ch) {
     for (const uint32_t r : rounds[ch]) {
+      // NVLS reduce_scatter: every GPU's round into its NVSwitch (engine n + v), added there.
+      if (nvls && reduce_scatter) {
+        for (uint32_t v = 0; v < nodes; ++v) {
+          for (uint32_t k = 0; k < g; ++k) {
+            b.transfer(v * g + k, n + v, ChunkRange{r, round_chunks}, ch, /*reduce=*/k != 0);
+          }
+        }
+      }
       for (uint32_t h = 0; h < g; ++h) {
         const AggregationTree& tree = o.collnet_trees[h];
         for (uint32_t v = 0; v < nodes; ++v) head_of[v] = v * g + h;
@@ -224,6 +239,11 @@ void build_collnet_shards(CollectivePlan& plan, const PlanOptions& o, uint32_t n
         const ChunkRange rail{base, nodes};
         if (reduce_scatter) {
           for (uint32_t v = 0; v < nodes; ++v) {
+            if (nvls) {
+              // Head h's multimem.ld_reduce of rail h: the host's sum, from the switch.
+              b.transfer(n + v, v * g + h, rail, ch, false);
+              continue;
+            }
             for (uint32_t k = 0; k < g; ++k) {
               if (k != h) b.transfer(v * g + k, v * g + h, rail, ch, true);
             }
@@ -252,16 +272,27 @@ void build_collnet_shards(CollectivePlan& plan, const PlanOptions& o, uint32_t n
         }
         broadcast_down(b, tree, rank_of, head_of, rail, ch);
         for (uint32_t v = 0; v < nodes; ++v) {
+          if (nvls) {
+            // Head h's multimem.st of rail h into its NVSwitch.
+            b.transfer(v * g + h, n + v, rail, ch, false);
+            continue;
+          }
           for (uint32_t k = 0; k < g; ++k) {
             if (k != h) b.transfer(v * g + h, v * g + k, rail, ch, false);
+          }
+        }
+      }
+      // NVLS all_gather: the switch multicasts the round to every GPU of its host.
+      if (nvls && !reduce_scatter) {
+        for (uint32_t v = 0; v < nodes; ++v) {
+          for (uint32_t k = 0; k < g; ++k) {
+            b.transfer(n + v, v * g + k, ChunkRange{r, round_chunks}, ch, false);
           }
         }
       }
     }
   }
 }
-
-}  // namespace
 
 void build_collnet(CollectivePlan& plan, const PlanOptions& o) {
   const uint32_t n = o.ranks;
@@ -282,7 +313,7 @@ void build_collnet(CollectivePlan& plan, const PlanOptions& o) {
           std::to_string(g) + " GPUs and " + std::to_string(nics) + " NICs per host");
     }
     const std::vector<uint32_t> rank_of = map_sharp_engines(plan, o.collnet_trees);
-    build_collnet_shards(plan, o, nodes, rank_of);
+    build_sharp_shards(plan, o, nodes, rank_of, ShardHostStage::NvlinkToHeads);
     return;
   }
   // Engines, then chunks, then the builder (it sizes its state by both).

@@ -208,11 +208,36 @@ void build_nvls_tree(CollectivePlan& plan, const PlanOptions& o) {
 // the hosts' slices and send the total back down, and each head stores it into its NVSwitch,
 // which multicasts the round. Per NIC that is S / heads each way, against NVLS-tree's 2 S / heads
 // through the inner nodes of a binary tree and the ring's 2 (n - 1) / n S.
+//
+// ReduceScatter / AllGather across hosts (src/device/reduce_scatter.h and all_gather.h, the NVLS
+// kernels with more than one node) need a NIC per GPU (tuning.cc: "AllGather/ReduceScatter
+// requires 1:1 GPU:NIC"): head h serves rail h, the shards of local rank h on every host, as
+// CollNet Direct does, but meets the host's GPUs in the NVSwitch. ReduceScatter: every GPU puts its
+// round into the switch, head h's multimem.ld_reduce takes the host's sum of rail h and sends it
+// up tree h; each host's head gets its own shard back. AllGather: head h sends its shard up, gets
+// the rail back from the tree and stores it into the switch (multimem.st), which multicasts the
+// round to every GPU. Per GPU that is S out and S / n in over NVLink (or the reverse), per NIC
+// S / g up and S / (g n) down (or the reverse): CollNet Direct's network traffic with NVLS's
+// NVLink traffic.
 void build_nvls_sharp(CollectivePlan& plan, const PlanOptions& o) {
   const uint32_t n = o.ranks;
   const uint32_t g = o.gpus_per_host;
   const uint32_t nodes = n / g;
   const uint32_t nics = std::min(o.nics_per_host == 0 ? g : o.nics_per_host, g);
+  if (o.op == CollectiveOp::ReduceScatter || o.op == CollectiveOp::AllGather) {
+    if (nics < g || g > kMaxNvlsHeads) {
+      throw std::invalid_argument("nvls " + std::string(to_string(o.op)) +
+                                  " across hosts needs a NIC per GPU on hosts of at most 32 GPUs "
+                                  "(NCCL: 1:1 GPU:NIC), got " +
+                                  std::to_string(g) + " GPUs and " + std::to_string(nics) +
+                                  " NICs per host");
+    }
+    check_sharp_trees(o, g, nodes, "nvls across hosts needs SHARP switches:");
+    plan.engines = nodes;
+    const std::vector<uint32_t> rank_of = map_sharp_engines(plan, o.collnet_trees);
+    build_sharp_shards(plan, o, nodes, rank_of, ShardHostStage::NvlsSwitch);
+    return;
+  }
   const uint32_t heads = std::min(heads_of(o, g), nics);
   if (heads < 2) {
     throw std::invalid_argument(

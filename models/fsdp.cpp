@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/communication_memory.hpp"
 #include "models/idle_collective_timer.hpp"
 #include "models/memory_warning.hpp"
 #include "models/step_engine.hpp"
@@ -407,7 +408,14 @@ double fsdp_memory_per_gpu(const StepConfig& config, uint32_t n) {
   return 16.0 * params / n + root * static_cast<double>(config.fsdp.param_bytes) +
          2.0 * largest_block_unit * static_cast<double>(config.fsdp.param_bytes) +
          std::max(root, largest_block_unit) * static_cast<double>(config.fsdp.gradient_bytes) +
-         activation_bytes(config.model, config.compute);
+         fsdp_communication_memory(config, n) + activation_bytes(config.model, config.compute);
+}
+
+double fsdp_communication_memory(const StepConfig& config, uint32_t n) {
+  const auto ranks = static_cast<uint32_t>(config.rank_to_gpu.size());
+  const uint32_t replicas = n == 0 ? 1 : std::max(1u, ranks / n);
+  return nccl_communicator_buffer_bytes(gather_algo(config.algorithm), n, config.channels) +
+         nccl_communicator_buffer_bytes(config.algorithm, replicas, config.channels);
 }
 
 namespace {
@@ -576,6 +584,7 @@ StepResult FsdpStepEngine::result() {
     }
   }
   r.memory_per_gpu_bytes = fsdp_memory_per_gpu(config_, shard_);
+  r.communication_memory_bytes = fsdp_communication_memory(config_, shard_);
   warn_if_over_gpu_memory(r.warnings, "FSDP", r.memory_per_gpu_bytes, config_.gpu);
   return r;
 }

@@ -102,8 +102,11 @@ uint32_t fsdp_shard_ranks(const FsdpParams& fsdp, uint32_t ranks);
 
 // Bytes of GPU memory per rank (n: the ranks that shard it): the 1/n shard of weights, gradients
 // and Adam state (16 bytes per parameter), the root gathered for the whole step, two block units
-// gathered (current and prefetched), one unit's unsharded gradients, and the activations of one
-// micro-batch.
+// gathered (current and prefetched), one unit's unsharded gradients, NCCL's buffers
+// (fsdp_communication_memory) and the activations of one micro-batch.
 double fsdp_memory_per_gpu(const StepConfig& config, uint32_t ranks);
+// NCCL's buffers per GPU for FSDP's communicators: the shard group of `ranks` ranks (all-gathers
+// and reduce-scatters) and, under HSDP, the replica group (all-reduces).
+double fsdp_communication_memory(const StepConfig& config, uint32_t ranks);
 
 }  // namespace syncsim::models

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/communication_memory.hpp"
 #include "models/expert_parallel.hpp"
 #include "models/idle_collective_timer.hpp"
 #include "models/memory_warning.hpp"
@@ -567,7 +568,17 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
       fsdp ? lpu * layer_shard_params *
                  static_cast<double>(2 * config.fsdp.param_bytes + config.fsdp.gradient_bytes)
            : 0.0;
+  // NCCL's buffers (models/communication_memory.hpp): the TP and CP groups' rings and the DP x CP
+  // group's all-reduce algorithm (rings for FSDP's and the distributed optimizer's gathers and
+  // scatters); point-to-point buffers (PP's sends, EP's all-to-all) are not counted. Megatron's
+  // DDP reduces its contiguous gradient buffer in place, so no bucket copy.
+  const CollectiveAlgo dp_buffer_algo = fsdp || sharded_optimizer ? CollectiveAlgo::Ring : dp_algo;
+  r.communication_memory_bytes =
+      nccl_communicator_buffer_bytes(CollectiveAlgo::Ring, tp, config.channels) +
+      nccl_communicator_buffer_bytes(CollectiveAlgo::Ring, cp, config.channels) +
+      nccl_communicator_buffer_bytes(dp_buffer_algo, dp * cp, config.channels);
   r.memory_per_gpu_bytes = (is_moe(model) ? moe_state_bytes : state_bytes * params_gpu) + gathered +
+                           r.communication_memory_bytes +
                            sbh * per_layer * rank_layers.front() * std::min(m, pp) * interleave;
   warn_if_over_gpu_memory(r.warnings, "this layout", r.memory_per_gpu_bytes, config.gpu);
   return r;

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "models/collective_cost.hpp"
+#include "models/communication_memory.hpp"
 #include "models/step_engine.hpp"
 #include "sim/backends/make_backend.hpp"
 #include "sim/core/rng.hpp"
@@ -403,12 +404,18 @@ class DdpStepEngine final : public StepEngine {
                            "of the same chunk size, typically within 0.5% (bytes sent exact); " +
                            "set workload.bucket_timing: exact to simulate them whole");
     }
-    r.memory_per_gpu_bytes = params * 16.0 + activation_bytes(config_.model, config_.compute);
+    // PyTorch DDP's buckets hold a second copy of the gradients (gradient_as_bucket_view=False,
+    // its default), beside NCCL's buffers (models/communication_memory.hpp).
+    r.communication_memory_bytes =
+        params * static_cast<double>(config_.ddp.gradient_bytes_per_param) +
+        nccl_communicator_buffer_bytes(config_.algorithm, n_, config_.channels);
+    r.memory_per_gpu_bytes = params * 16.0 + r.communication_memory_bytes +
+                             activation_bytes(config_.model, config_.compute);
     if (r.memory_per_gpu_bytes > config_.gpu.memory_bytes) {
       r.warnings.push_back(
           "DDP needs about " + std::to_string(r.memory_per_gpu_bytes / 1e9).substr(0, 6) +
           " GB per GPU (16 bytes per parameter for weights, gradients and Adam state, "
-          "plus activations), more than the GPU's " +
+          "DDP's gradient buckets, NCCL's buffers and activations), more than the GPU's " +
           std::to_string(config_.gpu.memory_bytes / 1e9).substr(0, 5) +
           " GB: real runs would need FSDP/ZeRO or activation recomputation");
     }

@@ -246,6 +246,9 @@ struct StepResult {
   uint32_t grad_accumulation = 0;  // micro-batches per step
   int64_t bytes_per_gpu = 0;       // bytes each GPU sends per step (all-reduce traffic)
   double memory_per_gpu_bytes = 0;
+  // Of memory_per_gpu_bytes: NCCL's connection buffers and DDP's gradient buckets
+  // (models/communication_memory.hpp).
+  double communication_memory_bytes = 0;
   double gpu_memory_bytes = 0;  // the GPU's own memory (GpuSpec::memory_bytes), to compare with
   std::vector<BucketTiming> buckets;
   std::vector<Time> rank_backward_start;  // the last micro-batch's backward, per rank

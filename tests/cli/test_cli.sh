@@ -49,7 +49,7 @@ check "DDP default: exit 0 without --strict-memory" test $? -eq 0
 check "DDP default: the memory line says it does not fit" grep -q "^memory .* does not fit the GPU's" "$tmp/ddp.txt"
 "$bin" run --set workload.parallelism=ddp --strict-memory >"$tmp/ddp2.txt" 2>"$tmp/err"
 check "--strict-memory refuses a layout that does not fit: exit 2" test $? -eq 2
-check "--strict-memory says why, nothing on stdout" bash -c "grep -q 'does not fit the GPU.s memory (--strict-memory): about 165.0 GB per GPU, the GPU has 80.0 GB' '$tmp/err' && ! test -s '$tmp/ddp2.txt'"
+check "--strict-memory says why, nothing on stdout" bash -c "grep -q 'does not fit the GPU.s memory (--strict-memory): about 181.2 GB per GPU, the GPU has 80.0 GB' '$tmp/err' && ! test -s '$tmp/ddp2.txt'"
 "$bin" run --set workload.parallelism=ddp --json >"$tmp/ddp.json" 2>/dev/null
 check "--json: fits_memory false, bound_by and step_shares summing to 1" python3 -c "import json,sys; d=json.load(open(sys.argv[1])); s=d['step_shares']; sys.exit(0 if d['fits_memory'] is False and d['bound_by'] == 'compute' and abs(sum(s.values()) - 1) < 1e-9 and d['gpu_memory_bytes'] == 80e9 else 1)" "$tmp/ddp.json"
 

@@ -434,19 +434,106 @@ TEST_CASE("nvls across hosts: plans verify; each head's NIC carries S / heads ea
       }
     }
   }
-  // Refused: no SHARP trees (NCCL runs NVLS-tree then), other collectives across hosts, hosts
-  // with fewer than two heads.
+  // Refused: no SHARP trees (NCCL runs NVLS-tree then), reduce_scatter / all_gather with fewer
+  // NICs than GPUs (NCCL: 1:1 GPU:NIC), hosts with fewer than two heads.
   const net::NetworkSpec spec = nvls_sharp_fabric(2, 2);
   PlanOptions o = nvls_sharp_options(spec, 2, 2, 1 << 20, 1, 0);
   o.collnet_trees.clear();
   CHECK_THROWS_WITH_AS(build_plan(o), doctest::Contains("SHARP"), std::invalid_argument);
-  o = nvls_sharp_options(spec, 2, 2, 1 << 20, 1, 0);
-  o.op = CollectiveOp::ReduceScatter;
-  CHECK_THROWS_AS(build_plan(o), std::invalid_argument);
+  for (const CollectiveOp op : {CollectiveOp::ReduceScatter, CollectiveOp::AllGather}) {
+    o = nvls_sharp_options(spec, 2, 2, 1 << 20, 1, 0);
+    o.op = op;
+    o.collnet_trees.clear();
+    CHECK_THROWS_WITH_AS(build_plan(o), doctest::Contains("SHARP"), std::invalid_argument);
+    const net::NetworkSpec half = nvls_sharp_fabric(4, 2);
+    o = nvls_sharp_options(half, 4, 2, 1 << 20, 1, 0);
+    o.op = op;
+    CHECK_THROWS_WITH_AS(build_plan(o), doctest::Contains("1:1 GPU:NIC"), std::invalid_argument);
+  }
   o = nvls_sharp_options(spec, 2, 2, 1 << 20, 1, 0);
   o.nics_per_host = 1;
   CHECK_THROWS_WITH_AS(build_plan(o), doctest::Contains("two or more GPUs with a NIC"),
                        std::invalid_argument);
+}
+
+TEST_CASE("nvls reduce_scatter / all_gather across hosts: plans verify; NVSwitch and NIC bytes") {
+  // Per GPU: S into its NVSwitch and S / n back (reduce_scatter), or S / g in and S out
+  // (all_gather: a head's rail in, the multicast of the whole array out); per head h (GPU h, NIC
+  // h): its host's S / g up and its own shard S / n down (reduce_scatter), or the reverse.
+  const int64_t bytes = (int64_t{3} << 20) + 3 * 4096 + 7;  // not a multiple of anything
+  for (const CollectiveOp op : {CollectiveOp::ReduceScatter, CollectiveOp::AllGather}) {
+    for (const uint32_t g : {2u, 4u, 8u}) {
+      const net::NetworkSpec spec = nvls_sharp_fabric(g, g);
+      const uint32_t n = 4 * g;
+      for (const uint32_t channels : {1u, 3u}) {
+        CAPTURE(static_cast<int>(op));
+        CAPTURE(g);
+        CAPTURE(channels);
+        PlanOptions o = nvls_sharp_options(spec, g, g, bytes, channels, 64 << 10);
+        o.op = op;
+        const CollectivePlan plan = build_plan(o);
+        const PlanCheck check = verify_plan(plan);
+        CHECK_MESSAGE(check.ok, check.error);
+        CHECK(plan.engines == 4 + plan.fabric_engines.size());
+        int64_t total = 0;
+        for (const int64_t c : plan.chunk_bytes) total += c;
+        CHECK(total == bytes);
+        const uint32_t first_fabric = n + 4;
+        std::vector<int64_t> to_switch(n, 0), from_switch(n, 0), up(n, 0), down(n, 0);
+        for (const PlanStep& st : plan.steps) {
+          if (st.kind != PlanStep::Kind::Transfer) continue;
+          CHECK(!(st.src < n && st.dst < n));  // no GPU-to-GPU copies: all through the switch
+          if (st.src < n && st.dst >= n && st.dst < first_fabric) {
+            CHECK(st.dst == n + st.src / g);  // a GPU's own host's NVSwitch
+            to_switch[st.src] += st.bytes;
+          }
+          if (st.dst < n && st.src >= n && st.src < first_fabric) from_switch[st.dst] += st.bytes;
+          if (st.src < n && st.dst >= first_fabric) up[st.src] += st.bytes;
+          if (st.dst < n && st.src >= first_fabric) down[st.dst] += st.bytes;
+        }
+        const double s = static_cast<double>(bytes);
+        const bool rs = op == CollectiveOp::ReduceScatter;
+        for (uint32_t r = 0; r < n; ++r) {
+          CAPTURE(r);
+          const double shard = s / n;
+          const double rail = s / g;
+          CHECK(static_cast<double>(to_switch[r]) == doctest::Approx(rs ? s : rail).epsilon(1e-3));
+          CHECK(static_cast<double>(from_switch[r]) ==
+                doctest::Approx(rs ? rail : s).epsilon(1e-3));
+          CHECK(static_cast<double>(up[r]) == doctest::Approx(rs ? rail : shard).epsilon(1e-3));
+          CHECK(static_cast<double>(down[r]) == doctest::Approx(rs ? shard : rail).epsilon(1e-3));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("nvls reduce_scatter / all_gather across hosts run: S / g through each NIC") {
+  // 4 hosts of 2 GPUs and 2 NICs at 400 Gb/s, NVLink at 3.6 Tb/s: NIC-bound. Each head sends its
+  // host's sum of its rail (S / 2) up and gets its shard back (reduce_scatter), or the reverse, so
+  // the time is S / 2 over the payload rate plus the pipeline's fill.
+  const int64_t bytes = int64_t{32} << 20;
+  const net::NetworkSpec spec = nvls_sharp_fabric(2, 2);
+  const double payload_Bps = 400e9 / 8 * 4096.0 / (4096.0 + 64.0);
+  const double closed = static_cast<double>(bytes) / 2 / payload_Bps;
+  for (const CollectiveOp op : {CollectiveOp::ReduceScatter, CollectiveOp::AllGather}) {
+    std::vector<double> times;
+    for (const Fidelity f : {Fidelity::Analytic, Fidelity::Flow, Fidelity::Packet}) {
+      CAPTURE(static_cast<int>(op));
+      CAPTURE(static_cast<int>(f));
+      PlanOptions o = nvls_sharp_options(spec, 2, 2, bytes, 2, 128 << 10);
+      o.op = op;
+      const double t = run_seconds(spec, o, f);
+      MESSAGE("nvls + sharp " << to_string(op) << " 4 x 2 GPUs, 32 MiB: " << t * 1e3
+                              << " ms, closed form " << closed * 1e3 << " ms");
+      CHECK(t >= closed * 0.999);
+      CHECK(t <= closed * 1.10);
+      CHECK(run_seconds(spec, o, f) == t);  // deterministic
+      times.push_back(t);
+    }
+    CHECK(times[1] == doctest::Approx(times[2]).epsilon(0.05));
+    CHECK(times[0] <= times[2] * 1.001);
+  }
 }
 
 TEST_CASE("nvls across hosts run: S / heads once up and down each NIC; fidelities agree") {
@@ -500,8 +587,22 @@ TEST_CASE("nvls across hosts cost model: only with SHARP, NVLS's NET latency onc
       std::min(with.nvls_bw_GBps * with.nvls_efficiency * (h - 1) / h * 2, with.nvls_bw_GBps);
   const double alg = h * per_channel * 64.0 / (2.0 * 63.0);
   CHECK(t == doctest::Approx(25.0 + 18.0 + static_cast<double>(big) / (1000 * alg)).epsilon(1e-9));
-  // Not for reduce_scatter / all_gather across nodes.
-  CHECK(nccl_predicted_time_us(CollectiveAlgo::Nvls, NcclProtocol::Simple,
-                               nccl_cost_inputs(CollectiveOp::ReduceScatter, 64, 8, with),
-                               big) < 0);
+  // reduce_scatter / all_gather across nodes: per channel min(NVLS intra x (ppn - 1) / ppn,
+  // bwInter), not converted to a bus bandwidth; the same latency. Only with a NIC per GPU.
+  const double shards_per_channel = std::min(
+      with.nvls_bw_GBps * with.nvls_efficiency * (h - 1) / h * 7.0 / 8.0, with.nvls_bw_GBps);
+  for (const CollectiveOp op : {CollectiveOp::ReduceScatter, CollectiveOp::AllGather}) {
+    CHECK(nccl_predicted_time_us(CollectiveAlgo::Nvls, NcclProtocol::Simple,
+                                 nccl_cost_inputs(op, 64, 8, with), big) ==
+          doctest::Approx(25.0 + 18.0 + static_cast<double>(big) / (1000 * h * shards_per_channel))
+              .epsilon(1e-9));
+    CHECK(nccl_predicted_time_us(CollectiveAlgo::Nvls, NcclProtocol::Simple,
+                                 nccl_cost_inputs(op, 64, 8, without), big) < 0);
+  }
+  NcclSystem half = s;
+  half.nics_per_node = 4;
+  CHECK(nccl_predicted_time_us(
+            CollectiveAlgo::Nvls, NcclProtocol::Simple,
+            nccl_cost_inputs(CollectiveOp::ReduceScatter, 64, 8, nccl_channels(half, std::nullopt)),
+            big) < 0);
 }
