@@ -283,43 +283,51 @@ class Replay {
     return true;
   }
 
-  const CollectivePlan& plan(CollectiveOp op, int64_t bytes, const std::vector<uint32_t>& gpus) {
+  // One collective's plan under the protocol NCCL picks for it (StepProtocols), with that
+  // protocol's run options.
+  struct PlannedCollective {
+    CollectivePlan plan;
+    CollectiveRunOptions run;
+  };
+
+  const PlannedCollective& plan(CollectiveOp op, int64_t bytes, const std::vector<uint32_t>& gpus) {
     PlanOptions o;
     o.op = op;
     o.ranks = static_cast<uint32_t>(gpus.size());
     o.bytes = bytes;
     o.channels = config_.channels;
-    o.chunk_bytes = config_.chunk_bytes;
     o.gpus_per_host = host_aligned(gpus) ? config_.gpus_per_host : 0;
     o.nics_per_host = config_.nics_per_host;
     const bool pairwise = op == CollectiveOp::SendRecv || op == CollectiveOp::AllToAll;
-    if (!pairwise) {
-      o.min_pieces = config_.ring_min_pieces;
-      o.min_piece_bytes = config_.ring_min_piece_bytes;
-    }
-    o.connection_depth = config_.connection_depth;
     o.algo = pairwise ? CollectiveAlgo::Pairwise : config_.algorithm;
     const std::string key = std::string(to_string(op)) + "/" + std::to_string(o.ranks) + "/" +
                             std::to_string(bytes) + "/" + std::to_string(o.gpus_per_host);
     auto it = plans_.find(key);
     if (it != plans_.end()) return it->second;
+    auto planned = [&] {
+      PlannedCollective p;
+      p.run = shape_step_collective(config_, step_protocol(config_, op, o.algo, o.ranks, bytes), o);
+      p.plan = build_plan(o);
+      return p;
+    };
     try {
-      return plans_.emplace(key, build_plan(o)).first->second;
+      return plans_.emplace(key, planned()).first->second;
     } catch (const std::invalid_argument&) {
       // The step's algorithm does not run this operation or group (a tree reduce-scatter, NVLS
       // across a partial host): NCCL falls back to its ring, and so does the replay.
       o.algo = CollectiveAlgo::Ring;
-      return plans_.emplace(key, build_plan(o)).first->second;
+      return plans_.emplace(key, planned()).first->second;
     }
   }
 
   void launch(CollectiveOp op, int64_t bytes, std::vector<uint32_t> gpus,
               std::vector<std::pair<uint32_t, uint32_t>> members, uint32_t communicator) {
-    CollectiveRunOptions options = config_.collective;
+    const PlannedCollective& p = plan(op, bytes, gpus);
+    CollectiveRunOptions options = p.run;
     // Each process group its own NCCL communicator (queue pairs); group 0 keeps the step's.
     options.communicator = (config_.collective.communicator + communicator) % 65536;
-    const CollectivePlan& p = plan(op, bytes, gpus);
-    runners_.push_back(std::make_unique<CollectiveRunner>(backend_, p, std::move(gpus), options));
+    runners_.push_back(
+        std::make_unique<CollectiveRunner>(backend_, p.plan, std::move(gpus), options));
     const bool collective = op != CollectiveOp::SendRecv;
     runners_.back()->start(
         [this, collective, members = std::move(members)](const CollectiveResult& c) {
@@ -336,7 +344,7 @@ class Replay {
   std::vector<std::vector<uint32_t>> group_members_;
   std::vector<std::map<uint32_t, Instance>> pending_;  // per group: occurrence -> arrivals
   std::map<P2pKey, P2pQueues> p2p_;
-  std::map<std::string, CollectivePlan> plans_;  // referenced by the runners
+  std::map<std::string, PlannedCollective> plans_;  // referenced by the runners
   std::vector<std::unique_ptr<CollectiveRunner>> runners_;
   ChakraReplayResult result_;
 };

@@ -57,8 +57,9 @@ void check_chakra_trace(const ChakraTrace& trace);
 std::size_t retime_chakra_compute(ChakraTrace& trace, const GpuSpec& gpu, DType dtype);
 
 // Runs the trace on `backend` (simulation at time zero). rank r runs on GPU
-// config.rank_to_gpu[r]; collectives use config's NCCL setup (algorithm, channels, chunk,
-// CollectiveRunOptions: apply_nccl_step_setup), all-to-all the pairwise plan. Throws
+// config.rank_to_gpu[r]; collectives use config's NCCL setup (algorithm, channels, and per
+// collective the protocol NCCL picks with its chunk and run options: apply_nccl_step_setup,
+// StepProtocols), all-to-all the pairwise plan with Simple. Throws
 // std::runtime_error when the replay stalls (a dependency cycle, a collective some member never
 // reaches), naming a node that never ran.
 ChakraReplayResult replay_chakra(TransferBackend& backend, const ChakraTrace& trace,

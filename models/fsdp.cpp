@@ -82,6 +82,9 @@ class FsdpDriver {
       timings[i].kind = std::string(to_string(c.op));
       timings[i].unit = c.unit;
       timings[i].bytes = c.bytes;
+      timings[i].protocol =
+          step_protocol(config, c.op, algo_of(c, config.algorithm),
+                        static_cast<uint32_t>(groups.of(c).front().size()), c.bytes);
       timings[i].end = Time::zero() - Time::ps(1);
     }
     rank_end_.assign(ranks_, Time::zero());
@@ -191,16 +194,17 @@ class FsdpDriver {
       queue().schedule_fn(now() + d, [this, comm, &s] { finish(s, comm); });
       return;
     }
-    const CollectivePlan& plan =
+    const IdleCollectiveTimer::Collective& collective =
         timer_.plan(c.op, algo_of(c, config_.algorithm), group_ranks, c.bytes);
     s.running = groups.size();
     // One communicator per group: the shard groups', then HSDP's replicate groups'.
     const auto first = static_cast<uint32_t>(c.op == CollectiveOp::AllReduce ? groups_.shard.size()
                                                                              : std::size_t{0});
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
-      CollectiveRunOptions options = config_.collective;
+      CollectiveRunOptions options = collective.run;
       options.communicator = (first + static_cast<uint32_t>(gi)) % 65536;
-      s.runners.push_back(std::make_unique<CollectiveRunner>(backend_, plan, groups[gi], options));
+      s.runners.push_back(
+          std::make_unique<CollectiveRunner>(backend_, collective.plan, groups[gi], options));
     }
     for (std::size_t i = s.runners.size() - groups.size(); i < s.runners.size(); ++i) {
       s.runners[i]->start([this, comm, &s](const CollectiveResult&) {

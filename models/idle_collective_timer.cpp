@@ -40,8 +40,9 @@ IdleCollectiveTimer::IdleCollectiveTimer(const net::NetworkSpec& spec, Fidelity 
   }
 }
 
-const CollectivePlan& IdleCollectiveTimer::plan(CollectiveOp op, CollectiveAlgo algo,
-                                                uint32_t ranks, int64_t bytes) {
+const IdleCollectiveTimer::Collective& IdleCollectiveTimer::plan(CollectiveOp op,
+                                                                 CollectiveAlgo algo,
+                                                                 uint32_t ranks, int64_t bytes) {
   const std::string key = key_of(op, algo, bytes) + "/" + std::to_string(ranks);
   auto it = plans_.find(key);
   if (it == plans_.end()) {
@@ -51,14 +52,11 @@ const CollectivePlan& IdleCollectiveTimer::plan(CollectiveOp op, CollectiveAlgo 
     o.ranks = ranks;
     o.bytes = bytes;
     o.channels = config_.channels;
-    o.chunk_bytes = config_.chunk_bytes;
-    if (op != CollectiveOp::SendRecv && op != CollectiveOp::AllToAll) {
-      o.min_pieces = config_.ring_min_pieces;
-      o.min_piece_bytes = config_.ring_min_piece_bytes;
-    }
-    o.connection_depth = config_.connection_depth;
     o.gpus_per_host = config_.gpus_per_host;
     o.nics_per_host = config_.nics_per_host;
+    Collective c;
+    c.protocol = step_protocol(config_, op, algo, ranks, bytes);
+    c.run = shape_step_collective(config_, c.protocol, o);
     if (op == CollectiveOp::SendRecv) {
       o.root = 0;
       o.peer = 1;
@@ -72,7 +70,8 @@ const CollectivePlan& IdleCollectiveTimer::plan(CollectiveOp op, CollectiveAlgo 
       }
       set_step_collnet_options(o, config_, bytes);
     }
-    it = plans_.emplace(key, build_plan(o)).first;
+    c.plan = build_plan(o);
+    it = plans_.emplace(key, std::move(c)).first;
   }
   return it->second;
 }
@@ -112,12 +111,13 @@ std::vector<IdleCollectiveTimer::Timing> IdleCollectiveTimer::simulate(Collectiv
                                                                        const Groups& groups,
                                                                        int64_t bytes) {
   const auto ranks = static_cast<uint32_t>(groups.front().size());
-  const CollectivePlan& p = plan(op, algo, ranks, bytes);
+  const Collective& collective = plan(op, algo, ranks, bytes);
+  const CollectivePlan& p = collective.plan;
   Simulation sim(config_.seed);
   auto backend = make_backend(fidelity_, sim, spec_);
   std::vector<std::unique_ptr<CollectiveRunner>> runners;
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
-    CollectiveRunOptions options = config_.collective;
+    CollectiveRunOptions options = collective.run;
     // Each group its own communicator (ids wrap past 65536 groups; two groups whose ids then
     // collide share queue pairs only between NICs they both use).
     options.communicator = static_cast<uint32_t>(gi % 65536);
@@ -130,7 +130,8 @@ std::vector<IdleCollectiveTimer::Timing> IdleCollectiveTimer::simulate(Collectiv
   out.reserve(runners.size());
   for (const auto& runner : runners) {
     if (!runner->done()) throw std::logic_error("an idle-fabric collective did not complete");
-    out.push_back({runner->result().duration(), runner->result().bytes_sent / ranks});
+    out.push_back(
+        {runner->result().duration(), runner->result().bytes_sent / ranks, collective.protocol});
   }
   return out;
 }
@@ -161,6 +162,7 @@ const IdleCollectiveTimer::Timing& IdleCollectiveTimer::time(CollectiveOp op, Co
 
   Timing timing;
   const auto ranks = groups.empty() ? 0u : static_cast<uint32_t>(groups.front().size());
+  timing.protocol = step_protocol(config_, op, algo, ranks, bytes);
   if (ranks > 1 && bytes > 0) {
     if (symmetric && (each_in_one_host || !groups_couple_through_hosts())) {
       // One group per class, simulated together when their GPUs are disjoint (they cannot

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "models/collective_plan.hpp"
+#include "models/collective_runner.hpp"
 #include "models/step_sim.hpp"
 #include "sim/backends/fidelity.hpp"
 #include "sim/net/network_spec.hpp"
@@ -36,13 +37,21 @@ class IdleCollectiveTimer {
   IdleCollectiveTimer(const net::NetworkSpec& spec, Fidelity fidelity, const StepConfig& config);
   struct Timing {
     Time duration = Time::zero();
-    int64_t bytes_per_gpu = 0;  // payload each GPU of group 0 sent, on average
+    int64_t bytes_per_gpu = 0;                     // payload each GPU of group 0 sent, on average
+    NcclProtocol protocol = NcclProtocol::Simple;  // what it ran (StepProtocols)
+  };
+  // One collective as the step runs it: its plan under the protocol NCCL picks for it
+  // (StepProtocols) and that protocol's run options.
+  struct Collective {
+    NcclProtocol protocol = NcclProtocol::Simple;
+    CollectivePlan plan;
+    CollectiveRunOptions run;
   };
   // `groups`: lists of GPUs (all the same size). Groups of one rank take no time.
   const Timing& time(CollectiveOp op, CollectiveAlgo algo,
                      const std::vector<std::vector<uint32_t>>& groups, int64_t bytes);
-  // The plan for `ranks` ranks (kept alive for runners that reference it).
-  const CollectivePlan& plan(CollectiveOp op, CollectiveAlgo algo, uint32_t ranks, int64_t bytes);
+  // The collective for `ranks` ranks (its plan kept alive for runners that reference it).
+  const Collective& plan(CollectiveOp op, CollectiveAlgo algo, uint32_t ranks, int64_t bytes);
   // Groups simulated so far (a group timed once for its whole symmetry class counts once).
   uint64_t simulated_groups() const { return simulated_groups_; }
 
@@ -60,7 +69,7 @@ class IdleCollectiveTimer {
   const net::NetworkSpec& spec_;
   Fidelity fidelity_;
   const StepConfig& config_;
-  std::map<std::string, CollectivePlan> plans_;
+  std::map<std::string, Collective> plans_;
   std::map<std::string, Timing> timings_;        // by the call's key
   std::map<std::string, Timing> group_timings_;  // by one canonical group's key
   uint64_t simulated_groups_ = 0;

@@ -82,6 +82,11 @@ NcclSetup nccl_setup(const NcclCollective& c, const CollectiveConfig& config,
 ProtocolTiming apply_nccl_step_setup(StepConfig& step, const CollectiveConfig& config,
                                      const NcclChannels& channels) {
   const ProtocolTiming timing = protocol_timing(step.algorithm, NcclProtocol::Simple, config);
+  // LL and LL128 from the step's run options as given (before Simple's latencies go in), with the
+  // step's own chunk if it set one.
+  step.protocols = StepProtocols(
+      config, channels, step.collective,
+      step.chunk_bytes != 0 ? std::optional<int64_t>(step.chunk_bytes) : std::nullopt);
   step.channels = channels.channels;
   step.collective = apply_protocol_timing(step.collective, timing);
   step.collective.qps_per_connection = config.qps_per_connection;

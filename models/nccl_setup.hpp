@@ -66,11 +66,13 @@ NcclSetup nccl_setup(const NcclCollective& c, const CollectiveConfig& config,
 // (prims_simple.h: sliceSize = max(nelem / 2, stepSize x StepPerSlice / 32)).
 inline constexpr uint32_t kNcclRingSlicesPerChunk = 2;
 
-// A training step's collectives. NCCL moves large gradients with the Simple protocol: its base
-// latency once per collective (bucket), its per-step NVLink / network latencies, and its chunk
-// (NCCL defaults: ring a 1 MiB slice, tree 512 KiB) where step.chunk_bytes is 0, on NCCL's
-// channels. Sets step.collective, step.chunk_bytes and step.channels and returns the timing it
-// used. The step's plans keep a connection depth of 1.
+// A training step's collectives, on NCCL's channels. Each runs the protocol NCCL's cost model
+// picks for its operation, algorithm and size, or the pinned config.protocol (step.protocols:
+// StepProtocols). The step's own fields hold Simple's set-up: its base latency once per
+// collective, its per-step NVLink / network latencies, its chunk (NCCL defaults: ring a 1 MiB
+// slice, tree 512 KiB) where step.chunk_bytes is 0, ring Simple's slices per chunk and its slices
+// in flight per connection. Sets step.collective, step.chunk_bytes, step.channels,
+// step.connection_depth and step.protocols and returns Simple's timing.
 ProtocolTiming apply_nccl_step_setup(StepConfig& step, const CollectiveConfig& config,
                                      const NcclChannels& channels);
 

@@ -164,9 +164,10 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
         "hierarchical all-reduce assumes a data-parallel group of whole hosts; "
         "with model parallelism the gradient all-reduce uses a ring");
   }
-  auto add_row = [&](const char* kind, int64_t bytes, Time duration, int64_t count) {
+  auto add_row = [&](const char* kind, int64_t bytes, Time duration, int64_t count,
+                     NcclProtocol protocol = NcclProtocol::Simple) {
     r.collectives.push_back(
-        CollectiveTiming{kind, -1, bytes, Time::zero(), Time::zero(), duration, count});
+        CollectiveTiming{kind, -1, bytes, Time::zero(), Time::zero(), duration, count, protocol});
   };
 
   // Tensor parallel: every TP group at once.
@@ -200,14 +201,14 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
         if (config.compute.recompute == Recompute::Full) tp_bwd += tp_fwd;
       }
       tp_bytes_per_gpu = (ag.bytes_per_gpu + rs.bytes_per_gpu) * per_layer;
-      add_row("tp_all_gather", act, ag.duration, per_layer * layers * mb);
-      add_row("tp_reduce_scatter", act, rs.duration, per_layer * layers * mb);
+      add_row("tp_all_gather", act, ag.duration, per_layer * layers * mb, ag.protocol);
+      add_row("tp_reduce_scatter", act, rs.duration, per_layer * layers * mb, rs.protocol);
     } else {
       const auto ar = timer.time(CollectiveOp::AllReduce, CollectiveAlgo::Ring, groups, act);
       tp_fwd = ar.duration * tp_fwd_count;
       tp_bwd = ar.duration * tp_bwd_count;
       tp_bytes_per_gpu = ar.bytes_per_gpu * per_layer;
-      add_row("tp_all_reduce", act, ar.duration, per_layer * layers * mb);
+      add_row("tp_all_reduce", act, ar.duration, per_layer * layers * mb, ar.protocol);
     }
   }
 
@@ -239,8 +240,8 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
     cp_fwd_exposed = std::max(Time::zero(), ag.duration - attention_fwd);
     cp_bwd_exposed = std::max(Time::zero(), ag.duration + rs.duration - attention_bwd);
     cp_bytes_per_gpu = 2 * ag.bytes_per_gpu + rs.bytes_per_gpu;
-    add_row("cp_all_gather", shard * cp, ag.duration, 2 * layers * mb);
-    add_row("cp_reduce_scatter", shard * cp, rs.duration, layers * mb);
+    add_row("cp_all_gather", shard * cp, ag.duration, 2 * layers * mb, ag.protocol);
+    add_row("cp_reduce_scatter", shard * cp, rs.duration, layers * mb, rs.protocol);
   }
 
   // Pipeline: activations to the next stage, gradients back.
@@ -343,9 +344,9 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
       fsdp_bytes[i] = step_bytes;
       if (i == 0) {
         add_row("fsdp_all_gather", unit_params * config.fsdp.param_bytes, ag.duration,
-                2 * static_cast<int64_t>(units) * mb);
+                2 * static_cast<int64_t>(units) * mb, ag.protocol);
         add_row("fsdp_reduce_scatter", unit_params * config.fsdp.gradient_bytes, rs.duration,
-                static_cast<int64_t>(units) * mb);
+                static_cast<int64_t>(units) * mb, rs.protocol);
       }
     }
   }
@@ -392,6 +393,7 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   std::size_t critical = 0;
   std::vector<std::vector<GradientBucket>> stage_buckets(pp);
   std::vector<std::vector<Time>> stage_sync(pp);
+  std::vector<std::vector<NcclProtocol>> stage_protocols(pp);  // per bucket (StepProtocols)
   std::vector<StepBreakdown> stage_step(pp);
   std::vector<Time> stage_gather_exposed(pp, Time::zero());
   const bool sharded_optimizer = lay.distributed_optimizer && dp * cp > 1 && !fsdp;
@@ -441,11 +443,13 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
         const auto rs = timer.time(CollectiveOp::ReduceScatter, dp_ring, groups, b.size.count());
         const auto ag = timer.time(CollectiveOp::AllGather, dp_ring, groups, b.size.count());
         stage_sync[i].push_back(rs.duration);
+        stage_protocols[i].push_back(rs.protocol);
         param_gather += ag.duration;
         stage_bytes += rs.bytes_per_gpu + ag.bytes_per_gpu;
       } else {
         const auto& timing = timer.time(CollectiveOp::AllReduce, dp_algo, groups, b.size.count());
         stage_sync[i].push_back(timing.duration);
+        stage_protocols[i].push_back(timing.protocol);
         stage_bytes += timing.bytes_per_gpu;
       }
       counted += static_cast<double>(b.size.count()) /
@@ -519,6 +523,7 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   for (std::size_t k = 0; k < stage_buckets[critical].size(); ++k) {
     BucketTiming t;
     t.bytes = stage_buckets[critical][k].size.count();
+    t.protocol = stage_protocols[critical][k];
     t.ready = bwd_start + scaled(b.backward, stage_buckets[critical][k].ready_at);
     t.start = std::max(t.ready, stream);
     t.end = t.start + stage_sync[critical][k];

@@ -21,6 +21,14 @@ namespace syncsim::models {
 
 namespace {
 
+// One bucket size's all-reduce as the step runs it: its plan under the protocol NCCL picks for
+// that size, and the run options of that protocol.
+struct BucketCollective {
+  NcclProtocol protocol = NcclProtocol::Simple;
+  CollectivePlan plan;
+  CollectiveRunOptions run;
+};
+
 // Mixed-precision Adam touches fp32 master weights, both moments and the bf16 gradient and weights:
 // about 28 bytes per parameter, at HBM bandwidth.
 constexpr double kAdamBytesPerParam = 28.0;
@@ -37,7 +45,7 @@ class StepDriver {
   StepDriver(TransferBackend& backend, const StepConfig& config,
              const std::vector<GradientBucket>& buckets, std::vector<BucketTiming>& timings,
              std::function<Time(int64_t)> cached_duration,
-             std::function<const CollectivePlan&(int64_t)> plan_for)
+             std::function<const BucketCollective&(int64_t)> plan_for)
       : backend_(backend),
         config_(config),
         buckets_(buckets),
@@ -64,8 +72,9 @@ class StepDriver {
                                                 [this, i] { finish(i); });
       return;
     }
-    runner_ = std::make_unique<CollectiveRunner>(backend_, plan_for_(bytes), config_.rank_to_gpu,
-                                                 config_.collective);
+    const BucketCollective& bucket = plan_for_(bytes);
+    runner_ =
+        std::make_unique<CollectiveRunner>(backend_, bucket.plan, config_.rank_to_gpu, bucket.run);
     runner_->start([this, i](const CollectiveResult&) { finish(i); });
   }
 
@@ -81,7 +90,7 @@ class StepDriver {
   const std::vector<GradientBucket>& buckets_;
   std::vector<BucketTiming>& timings_;
   std::function<Time(int64_t)> cached_duration_;
-  std::function<const CollectivePlan&(int64_t)> plan_for_;
+  std::function<const BucketCollective&(int64_t)> plan_for_;
   std::unique_ptr<CollectiveRunner> runner_;
   std::unique_ptr<CollectiveRunner> retired_;
 };
@@ -105,20 +114,44 @@ int64_t sample_units(uint32_t ranks) { return 4 * static_cast<int64_t>(std::bit_
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-std::optional<Extrapolation> extrapolation_for(const StepConfig& config, uint32_t n,
-                                               int64_t bytes) {
-  if (config.bucket_timing == BucketTimingMode::Exact || config.chunk_bytes <= 0 || n < 2)
-    return std::nullopt;
+// The plan options of the step's all-reduce of `bytes` with protocol `proto`; `run` (if given)
+// receives the run options that go with them.
+PlanOptions allreduce_options(const StepConfig& config, uint32_t n, int64_t bytes,
+                              NcclProtocol proto, CollectiveRunOptions* run = nullptr) {
+  PlanOptions o;
+  o.op = CollectiveOp::AllReduce;
+  o.algo = config.algorithm;
+  o.ranks = n;
+  o.bytes = bytes;
+  o.channels = config.channels;
+  o.gpus_per_host = config.gpus_per_host;
+  o.nics_per_host = config.nics_per_host;
+  const CollectiveRunOptions options = shape_step_collective(config, proto, o);
+  if (run != nullptr) *run = options;
+  // NCCL's CollNet chunk for this bucket's size (the ring's slice would leave a 25 MB bucket a
+  // handful of rounds, and the tree's hops little to pipeline).
+  if (is_collnet(config.algorithm)) set_step_collnet_options(o, config, bytes);
+  return o;
+}
+
+NcclProtocol bucket_protocol(const StepConfig& config, uint32_t n, int64_t bytes) {
+  return step_protocol(config, CollectiveOp::AllReduce, config.algorithm, n, bytes);
+}
+
+// `chunk`: the chunk of the bucket's plan (its protocol's).
+std::optional<Extrapolation> extrapolation_for(const StepConfig& config, uint32_t n, int64_t bytes,
+                                               int64_t chunk) {
+  if (config.bucket_timing == BucketTimingMode::Exact || chunk <= 0 || n < 2) return std::nullopt;
   int64_t unit = 0;  // bytes per pipeline unit
   int64_t transfers_per_unit = 0;
   const auto edges = static_cast<int64_t>(n - 1);
   if (config.algorithm == CollectiveAlgo::Tree) {
     const auto trees = static_cast<int64_t>(config.channels);  // one tree per channel
-    unit = trees * config.chunk_bytes;                         // one chunk in each
+    unit = trees * chunk;                                      // one chunk in each
     transfers_per_unit = trees * 2 * edges;                    // each: up and down every edge
   } else if (config.algorithm == CollectiveAlgo::Ring) {
     const auto segments = static_cast<int64_t>(config.channels) * n;
-    unit = segments * config.chunk_bytes;       // one chunk per segment of every channel
+    unit = segments * chunk;                    // one chunk per segment of every channel
     transfers_per_unit = segments * 2 * edges;  // each segment: 2(n-1) hops
   } else {
     return std::nullopt;
@@ -141,7 +174,9 @@ std::optional<Extrapolation> extrapolation_for(const StepConfig& config, uint32_
 
 std::optional<BucketSamples> bucket_extrapolation(const StepConfig& config, uint32_t ranks,
                                                   int64_t bytes) {
-  const std::optional<Extrapolation> e = extrapolation_for(config, ranks, bytes);
+  const PlanOptions o =
+      allreduce_options(config, ranks, bytes, bucket_protocol(config, ranks, bytes));
+  const std::optional<Extrapolation> e = extrapolation_for(config, ranks, bytes, o.chunk_bytes);
   if (!e) return std::nullopt;
   return BucketSamples{e->small, e->large};
 }
@@ -292,7 +327,7 @@ class DdpStepEngine final : public StepEngine {
     retired_driver_ = std::move(driver_);
     driver_ = std::make_unique<StepDriver>(
         backend_, config_, buckets_, r_.buckets, cached,
-        [this](int64_t bytes) -> const CollectivePlan& { return plan_for(bytes); });
+        [this](int64_t bytes) -> const BucketCollective& { return plan_for(bytes); });
     driver_->on_finish = [this] {
       ++buckets_finished_;
       report_progress(0, false);
@@ -348,6 +383,7 @@ class DdpStepEngine final : public StepEngine {
       in.backward = std::max(in.backward, compute_finish(slow, rank, t0_ + start, b) - t0_ - start);
     }
     for (BucketTiming& t : r.buckets) {
+      t.protocol = bucket_protocol(config_, n_, t.bytes);
       t.idle = idle_run(t.bytes).first;
       in.bucket_sync.push_back(t.idle);
     }
@@ -406,28 +442,15 @@ class DdpStepEngine final : public StepEngine {
         adam_time(static_cast<double>(total_parameters(config_.model)), config_.gpu));
   }
 
-  PlanOptions allreduce_options(int64_t bytes) const {
-    PlanOptions o;
-    o.op = CollectiveOp::AllReduce;
-    o.algo = config_.algorithm;
-    o.ranks = n_;
-    o.bytes = bytes;
-    o.channels = config_.channels;
-    o.chunk_bytes = config_.chunk_bytes;
-    o.min_pieces = config_.ring_min_pieces;
-    o.min_piece_bytes = config_.ring_min_piece_bytes;
-    o.connection_depth = config_.connection_depth;
-    o.gpus_per_host = config_.gpus_per_host;
-    o.nics_per_host = config_.nics_per_host;
-    // NCCL's CollNet chunk for this bucket's size (the ring's slice would leave a 25 MB bucket a
-    // handful of rounds, and the tree's hops little to pipeline).
-    if (is_collnet(config_.algorithm)) set_step_collnet_options(o, config_, bytes);
-    return o;
-  }
-
-  const CollectivePlan& plan_for(int64_t bytes) {
+  // The bucket size's plan and run options, under the protocol NCCL picks for that size.
+  const BucketCollective& plan_for(int64_t bytes) {
     auto it = plans_.find(bytes);
-    if (it == plans_.end()) it = plans_.emplace(bytes, build_plan(allreduce_options(bytes))).first;
+    if (it == plans_.end()) {
+      BucketCollective b;
+      b.protocol = bucket_protocol(config_, n_, bytes);
+      b.plan = build_plan(allreduce_options(config_, n_, bytes, b.protocol, &b.run));
+      it = plans_.emplace(bytes, std::move(b)).first;
+    }
     return it->second;
   }
 
@@ -449,28 +472,40 @@ class DdpStepEngine final : public StepEngine {
     std::pair<Time, int64_t> value{Time::zero(), 0};
     if (n_ > 1 && config_.calibrated_allreduce) {
       int64_t sent = 0;
-      for (const PlanStep& s : plan_for(bytes).steps) {
+      for (const PlanStep& s : plan_for(bytes).plan.steps) {
         if (s.kind == PlanStep::Kind::Transfer) sent += s.bytes;
       }
       value = {config_.calibrated_allreduce(bytes), sent};
     } else if (n_ > 1) {
-      auto run_idle = [&](const CollectivePlan& plan) {
+      auto run_idle = [&](const CollectivePlan& plan, const CollectiveRunOptions& run) {
         Simulation sim(config_.seed);
         auto fresh = make_backend(fidelity_, sim, spec_);
-        return run_collective(*fresh, plan, config_.rank_to_gpu, config_.collective);
+        return run_collective(*fresh, plan, config_.rank_to_gpu, run);
       };
-      const std::optional<Extrapolation> e = extrapolation_for(config_, n_, bytes);
-      report_progress(bytes, e.has_value() && !samples_);
+      const NcclProtocol proto = bucket_protocol(config_, n_, bytes);
+      CollectiveRunOptions run;
+      const PlanOptions bucket = allreduce_options(config_, n_, bytes, proto, &run);
+      const std::optional<Extrapolation> e =
+          extrapolation_for(config_, n_, bytes, bucket.chunk_bytes);
+      const std::pair<NcclProtocol, int64_t> sample_key{proto, bucket.chunk_bytes};
+      report_progress(bytes, e.has_value() && !samples_.contains(sample_key));
       if (e) {
         // Sample plans are built and dropped here: they are small, and keeping them would defeat
-        // the point (the real plan is never built).
+        // the point (the real plan is never built). They keep the bucket's protocol and chunk.
         auto sample = [&](int64_t sample_bytes) {
-          return run_idle(build_plan(allreduce_options(sample_bytes)));
+          PlanOptions o = allreduce_options(config_, n_, sample_bytes, proto);
+          o.chunk_bytes = bucket.chunk_bytes;
+          return run_idle(build_plan(o), run);
         };
-        // The samples depend only on the configuration, not on the bucket: run them once.
-        if (!samples_) samples_ = std::make_pair(sample(e->small), sample(e->large));
-        const CollectiveResult& c1 = samples_->first;
-        const CollectiveResult& c2 = samples_->second;
+        // The samples depend only on the configuration and the bucket's protocol and chunk: run
+        // them once for each.
+        auto found = samples_.find(sample_key);
+        if (found == samples_.end()) {
+          found = samples_.emplace(sample_key, std::make_pair(sample(e->small), sample(e->large)))
+                      .first;
+        }
+        const CollectiveResult& c1 = found->second.first;
+        const CollectiveResult& c2 = found->second.second;
         // Every byte crosses the same number of edges: sent = (bytes sent per byte) * S exactly.
         const int64_t per_byte = c1.bytes_sent / e->small;
         if (c1.bytes_sent != per_byte * e->small || c2.bytes_sent != per_byte * e->large) {
@@ -483,7 +518,8 @@ class DdpStepEngine final : public StepEngine {
         value = {t, per_byte * bytes};
         extrapolated_.push_back(bytes);
       } else {
-        const CollectiveResult c = run_idle(plan_for(bytes));
+        const BucketCollective& b = plan_for(bytes);
+        const CollectiveResult c = run_idle(b.plan, b.run);
         value = {c.duration(), c.bytes_sent};
       }
     }
@@ -499,9 +535,11 @@ class DdpStepEngine final : public StepEngine {
   uint32_t n_;
   ComputeTimes ct_;
   std::vector<GradientBucket> buckets_;
-  std::map<int64_t, CollectivePlan> plans_;
+  std::map<int64_t, BucketCollective> plans_;
   std::map<int64_t, std::pair<Time, int64_t>> idle_;  // size -> (duration, bytes sent)
-  std::optional<std::pair<CollectiveResult, CollectiveResult>> samples_;  // extrapolation's runs
+  // The extrapolation's runs, per (protocol, chunk).
+  std::map<std::pair<NcclProtocol, int64_t>, std::pair<CollectiveResult, CollectiveResult>>
+      samples_;
   std::vector<int64_t> extrapolated_;
   // The step running: its begin, compute (relative to it) and buckets (absolute while it runs).
   std::function<void()> done_;

@@ -20,6 +20,7 @@
 #include "models/gpu.hpp"
 #include "models/pipeline_schedule.hpp"
 #include "models/step_model.hpp"
+#include "models/step_protocols.hpp"
 #include "models/transformer.hpp"
 #include "sim/backends/fidelity.hpp"
 #include "sim/backends/transfer_backend.hpp"
@@ -127,6 +128,7 @@ struct StepConfig {
   std::vector<uint32_t> rank_to_gpu;  // the data-parallel group
   CollectiveAlgo algorithm = CollectiveAlgo::Ring;
   uint32_t channels = 1;  // NCCL's (apply_nccl_step_setup sets them from models/nccl_channels.hpp)
+  // Simple's chunk (a step's collectives run with the protocol NCCL picks for each: StepProtocols).
   int64_t chunk_bytes = 0;
   // Ring Simple: segments of one slice or less cut in NCCL's slices per chunk
   // (PlanOptions::min_pieces, min_piece_bytes); set by apply_nccl_step_setup.
@@ -144,7 +146,10 @@ struct StepConfig {
   // runs them.
   std::vector<net::AggregationTree> collnet_trees;
   uint32_t collnet_outstanding = 0;
+  // Simple's run options (wire factor, latencies), set by apply_nccl_step_setup with the fields
+  // above; `protocols` holds LL's and LL128's and picks each collective's protocol.
   CollectiveRunOptions collective;
+  StepProtocols protocols;
   Perturbations perturbations;
   uint64_t seed = 1;
   // Time each distinct bucket size once on an idle copy of the fabric and reuse it. Exact when the
@@ -203,6 +208,7 @@ struct CollectiveTiming {
   Time start = Time::zero();
   Time end = Time::zero();
   int64_t count = 1;  // closed form: occurrences per step of this collective (one row per kind)
+  NcclProtocol protocol = NcclProtocol::Simple;  // what it ran (StepProtocols)
 };
 
 // A compute slice on rank 0 (FSDP: per unit), for the trace.
@@ -214,6 +220,7 @@ struct ComputeSlice {
 
 struct BucketTiming {
   int64_t bytes = 0;
+  NcclProtocol protocol = NcclProtocol::Simple;  // what its all-reduce ran (StepProtocols)
   Time idle = Time::zero();   // its all-reduce alone on an idle fabric (the closed form's time)
   Time ready = Time::zero();  // when the last rank has the bucket's gradients
   Time start = Time::zero();

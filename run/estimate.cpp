@@ -15,6 +15,7 @@
 #include "models/nccl_setup.hpp"
 #include "models/parallelism.hpp"
 #include "models/step_model.hpp"
+#include "models/step_protocols.hpp"
 #include "models/step_sim.hpp"
 #include "run/runner.hpp"
 #include "sim/net/port_counters.hpp"
@@ -155,6 +156,7 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
   double largest_rank_count = 0;
   if (scenario.workload) {
     models::StepConfig c = scenario.workload->step;
+    c.gpus_per_host = scenario.fabric.host.gpus;
     double n = scenario.workload->data_parallel == 0 ? gpus : scenario.workload->data_parallel;
     largest_rank_count = n;
     // The step's collectives as run/runner.cpp sets them up.
@@ -171,8 +173,20 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
     const bool may_extrapolate = reuse && !(scenario.collective_calibration &&
                                             scenario.collective_calibration->lines_are_the_model());
     const double channels = std::max<uint32_t>(1, c.channels);
-    auto plan_size_of = [&](double bytes) {
-      return models::plan_size_estimate(c.algorithm, n, bytes, chunk, channels,
+    // A bucket's plan runs with the chunk of the protocol NCCL picks for its size (StepProtocols).
+    auto bucket_chunk = [&](int64_t bytes) {
+      models::PlanOptions o;
+      o.algo = c.algorithm;
+      o.ranks = ranks;
+      o.bytes = bytes;
+      o.channels = c.channels;
+      o.gpus_per_host = c.gpus_per_host;
+      models::shape_step_collective(c, models::step_protocol(c, o.op, c.algorithm, ranks, bytes),
+                                    o);
+      return static_cast<double>(o.chunk_bytes);
+    };
+    auto plan_size_of = [&](double bytes, double bucket_chunk_bytes) {
+      return models::plan_size_estimate(c.algorithm, n, bytes, bucket_chunk_bytes, channels,
                                         scenario.fabric.host.gpus);
     };
     double kept_plan_steps = 0;
@@ -232,15 +246,18 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
         e.extrapolated_buckets += 1;
         if (sampled) continue;  // the two samples serve every extrapolated size
         sampled = true;
-        const double small = plan_size_of(static_cast<double>(samples->small_bytes)).transfers;
-        const double large = plan_size_of(static_cast<double>(samples->large_bytes)).transfers;
+        const double small =
+            plan_size_of(static_cast<double>(samples->small_bytes), bucket_chunk(bytes)).transfers;
+        const double large =
+            plan_size_of(static_cast<double>(samples->large_bytes), bucket_chunk(bytes)).transfers;
         e.transfers += small + large;
         step_bytes_moved += 2.0 * static_cast<double>(samples->small_bytes + samples->large_bytes);
         largest_live =
             std::max(largest_live, large * (1.5 * kBytesPerPlanStep + kBytesPerTransfer));
         continue;
       }
-      const models::PlanSizeEstimate plan = plan_size_of(static_cast<double>(bytes));
+      const models::PlanSizeEstimate plan =
+          plan_size_of(static_cast<double>(bytes), bucket_chunk(bytes));
       const double t = plan.transfers;
       kept_plan_steps += plan.steps;
       largest_live = std::max(largest_live, t * kBytesPerTransfer);

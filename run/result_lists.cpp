@@ -75,6 +75,7 @@ json buckets(const RunResult& r) {
   json out = json::array();
   for (const auto& b : r.step->buckets) {
     out.push_back({{"bytes", b.bytes},
+                   {"protocol", std::string(models::to_string(b.protocol))},
                    {"ready_s", b.ready.seconds()},
                    {"start_s", b.start.seconds()},
                    {"end_s", b.end.seconds()}});
@@ -88,6 +89,7 @@ json collectives(const RunResult& r) {
     out.push_back({{"kind", c.kind},
                    {"unit", c.unit},
                    {"bytes", c.bytes},
+                   {"protocol", std::string(models::to_string(c.protocol))},
                    {"ready_s", c.ready.seconds()},
                    {"start_s", c.start.seconds()},
                    {"end_s", c.end.seconds()},

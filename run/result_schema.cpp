@@ -417,6 +417,10 @@ const std::vector<ResultKey>& table() {
       {"buckets", "", "-", "one object per DDP bucket (below; workload)", P::Workload, buckets},
       {"buckets[].bytes", "", "B", "DDP bucket size (workload; empty for FSDP and the closed form)",
        P::Workload, nullptr},
+      {"buckets[].protocol", "", "-",
+       "the NCCL protocol its all-reduce ran (LL, LL128, Simple): NCCL's choice for its size, or "
+       "the pinned collective.protocol",
+       P::Workload, nullptr},
       {"buckets[].ready_s", "", "s", "when every rank had the bucket ready", P::Workload, nullptr},
       {"buckets[].start_s", "", "s", "when its all-reduce started", P::Workload, nullptr},
       {"buckets[].end_s", "", "s", "when its all-reduce ended", P::Workload, nullptr},
@@ -484,6 +488,10 @@ const std::vector<ResultKey>& table() {
        "FSDP unit (0 = the root unit, 1.. blocks in forward order; -1: not applicable)",
        P::Workload, nullptr},
       {"collectives[].bytes", "", "B", "its size (nccl-tests' S)", P::Workload, nullptr},
+      {"collectives[].protocol", "", "-",
+       "the NCCL protocol it ran (LL, LL128, Simple): NCCL's choice for its operation and size, "
+       "or the pinned collective.protocol",
+       P::Workload, nullptr},
       {"collectives[].ready_s", "", "s", "when it was issued", P::Workload, nullptr},
       {"collectives[].start_s", "", "s", "when it started", P::Workload, nullptr},
       {"collectives[].end_s", "", "s", "when it ended (closed form: the duration of one)",
