@@ -7,7 +7,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "models/communication_memory.hpp"
 #include "models/idle_collective_timer.hpp"
 #include "models/memory_warning.hpp"
 #include "models/step_engine.hpp"
@@ -19,17 +18,9 @@ namespace {
 
 Time seconds(double s) { return Time::from_seconds(s); }
 
-CollectiveAlgo gather_algo(CollectiveAlgo algo) {
-  // NCCL runs all-gather and reduce-scatter as rings (NVLS/PAT aside) or, with SHARP, as CollNet
-  // Direct; halving-doubling is kept when asked for because the plans support it.
-  return algo == CollectiveAlgo::HalvingDoubling || algo == CollectiveAlgo::CollnetDirect
-             ? algo
-             : CollectiveAlgo::Ring;
-}
-
 // The algorithm of one FSDP collective: HSDP's replica all-reduces run as the workload says.
 CollectiveAlgo algo_of(const FsdpComm& c, CollectiveAlgo algo) {
-  return c.op == CollectiveOp::AllReduce ? algo : gather_algo(algo);
+  return c.op == CollectiveOp::AllReduce ? algo : fsdp_gather_algorithm(algo);
 }
 
 // The GPU groups an FSDP collective runs on: all-gathers and reduce-scatters within each shard
@@ -251,6 +242,14 @@ class FsdpDriver {
 
 }  // namespace
 
+CollectiveAlgo fsdp_gather_algorithm(CollectiveAlgo algo) {
+  // NCCL runs all-gather and reduce-scatter as rings (NVLS/PAT aside) or, with SHARP, as CollNet
+  // Direct; halving-doubling is kept when asked for because the plans support it.
+  return algo == CollectiveAlgo::HalvingDoubling || algo == CollectiveAlgo::CollnetDirect
+             ? algo
+             : CollectiveAlgo::Ring;
+}
+
 std::vector<FsdpUnit> fsdp_units(const TransformerShape& m, const FsdpParams& fsdp) {
   std::vector<FsdpUnit> units;
   units.push_back(
@@ -395,27 +394,6 @@ uint32_t fsdp_shard_ranks(const FsdpParams& fsdp, uint32_t ranks) {
                                 " data-parallel ranks");
   }
   return fsdp.shard_degree;
-}
-
-double fsdp_memory_per_gpu(const StepConfig& config, uint32_t n) {
-  const auto units = fsdp_units(config.model, config.fsdp);
-  double largest_block_unit = 0;
-  for (const FsdpUnit& u : units) {
-    if (!u.root) largest_block_unit = std::max(largest_block_unit, static_cast<double>(u.params));
-  }
-  const auto params = static_cast<double>(total_parameters(config.model));
-  const auto root = static_cast<double>(units.front().params);
-  return 16.0 * params / n + root * static_cast<double>(config.fsdp.param_bytes) +
-         2.0 * largest_block_unit * static_cast<double>(config.fsdp.param_bytes) +
-         std::max(root, largest_block_unit) * static_cast<double>(config.fsdp.gradient_bytes) +
-         fsdp_communication_memory(config, n) + activation_bytes(config.model, config.compute);
-}
-
-double fsdp_communication_memory(const StepConfig& config, uint32_t n) {
-  const auto ranks = static_cast<uint32_t>(config.rank_to_gpu.size());
-  const uint32_t replicas = n == 0 ? 1 : std::max(1u, ranks / n);
-  return nccl_communicator_buffer_bytes(gather_algo(config.algorithm), n, config.channels) +
-         nccl_communicator_buffer_bytes(config.algorithm, replicas, config.channels);
 }
 
 namespace {

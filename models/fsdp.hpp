@@ -100,6 +100,10 @@ StepResult simulate_fsdp_step(TransferBackend& backend, const net::NetworkSpec& 
 // below `ranks`). Throws std::invalid_argument when it does not divide `ranks`.
 uint32_t fsdp_shard_ranks(const FsdpParams& fsdp, uint32_t ranks);
 
+// The algorithm FSDP's all-gathers and reduce-scatters run for the workload's `algo`.
+CollectiveAlgo fsdp_gather_algorithm(CollectiveAlgo algo);
+
+// The FSDP memory estimate (models/fsdp_memory.cpp).
 // Bytes of GPU memory per rank (n: the ranks that shard it): the 1/n shard of weights, gradients
 // and Adam state (16 bytes per parameter), the root gathered for the whole step, two block units
 // gathered (current and prefetched), one unit's unsharded gradients, NCCL's buffers
