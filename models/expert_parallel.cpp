@@ -166,17 +166,24 @@ std::vector<StageBucket> stage_gradient_buckets(const TransformerShape& m, const
   return out;
 }
 
-std::vector<uint32_t> pipeline_rank_moe_layers(const ParallelLayout& l, const TransformerShape& m) {
-  const uint32_t pp = std::max<uint32_t>(1, l.pipeline);
+std::vector<uint32_t> virtual_stage_moe_layers(const ParallelLayout& l, const TransformerShape& m) {
   const std::vector<uint32_t> split = pipeline_stage_layers(l, m.layers);
-  std::vector<uint32_t> per_rank(pp, 0);
+  std::vector<uint32_t> moe(split.size(), 0);
   uint32_t first = 0;
   for (std::size_t j = 0; j < split.size(); ++j) {
     for (uint32_t layer = first; layer < first + split[j]; ++layer) {
-      if (is_moe_layer(m, layer)) ++per_rank[j % pp];
+      if (is_moe_layer(m, layer)) ++moe[j];
     }
     first += split[j];
   }
+  return moe;
+}
+
+std::vector<uint32_t> pipeline_rank_moe_layers(const ParallelLayout& l, const TransformerShape& m) {
+  const uint32_t pp = std::max<uint32_t>(1, l.pipeline);
+  const std::vector<uint32_t> per_stage = virtual_stage_moe_layers(l, m);
+  std::vector<uint32_t> per_rank(pp, 0);
+  for (std::size_t j = 0; j < per_stage.size(); ++j) per_rank[j % pp] += per_stage[j];
   return per_rank;
 }
 

@@ -82,8 +82,11 @@ struct StageBucket {
 std::vector<StageBucket> stage_gradient_buckets(const TransformerShape& model, const DdpParams& ddp,
                                                 BucketScope scope);
 
-// MoE layers on each pipeline rank (the layers of its chunks that are not among the first
-// model.dense_layers).
+// MoE layers on each virtual stage (pipeline x virtual_pipeline, in model order: the layers of the
+// stage that are not among the first model.dense_layers).
+std::vector<uint32_t> virtual_stage_moe_layers(const ParallelLayout& layout,
+                                               const TransformerShape& model);
+// The same per pipeline rank (the sum over its chunks).
 std::vector<uint32_t> pipeline_rank_moe_layers(const ParallelLayout& layout,
                                                const TransformerShape& model);
 

@@ -103,7 +103,7 @@ uint32_t megatron_rank(const ParallelLayout& l, uint32_t data_parallel, uint32_t
 }
 
 StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelity,
-                                  const StepConfig& config) {
+                                  const StepConfig& config, ParallelStepParts* parts) {
   const ParallelLayout& lay = config.layout;
   const uint32_t tp = std::max<uint32_t>(1, lay.tensor);
   const uint32_t cp = std::max<uint32_t>(1, lay.context);
@@ -157,6 +157,18 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   const std::vector<uint32_t> rank_moe_layers = pipeline_rank_moe_layers(lay, model);
   double slowest = 1.0;
   for (double x : rank_compute_multipliers(config, total)) slowest = std::max(slowest, x);
+  if (parts != nullptr) {
+    parts->data_parallel = dp;
+    parts->virtual_stage_layers = pipeline_stage_layers(lay, model.layers);
+    parts->virtual_stage_moe_layers = virtual_stage_moe_layers(lay, model);
+    parts->dense_forward = seconds(lc.layer_forward);
+    parts->dense_backward = seconds(lc.layer_backward);
+    parts->moe_forward = seconds(lc_moe.layer_forward);
+    parts->moe_backward = seconds(lc_moe.layer_backward);
+    parts->head_forward = seconds(lc.head_forward);
+    parts->head_backward = seconds(lc.head_backward);
+    parts->slowest_multiplier = slowest;
+  }
   CollectiveAlgo dp_algo = config.algorithm;
   if (dp_algo == CollectiveAlgo::Hierarchical && model_parallel > 1) {
     dp_algo = CollectiveAlgo::Ring;
@@ -244,6 +256,13 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
     add_row("cp_reduce_scatter", shard * cp, rs.duration, layers * mb, rs.protocol);
   }
 
+  if (parts != nullptr) {
+    parts->tp_forward = tp_fwd;
+    parts->tp_backward = tp_bwd;
+    parts->cp_forward = cp_fwd_exposed;
+    parts->cp_backward = cp_bwd_exposed;
+  }
+
   // Pipeline: activations to the next stage, gradients back.
   Time p2p = Time::zero();
   const int64_t p2p_bytes = act / (lay.sequence_parallel ? tp : 1);
@@ -258,6 +277,7 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
     // A middle stage sends activations and gradients once per chunk and micro-batch.
     p2p_bytes_per_gpu = 2 * p2p_bytes * mb * vpi;
     add_row("pp_send_recv", p2p_bytes, p2p, 2 * mb * (int64_t{pp} * vpi - 1));
+    if (parts != nullptr) parts->p2p_bytes = p2p_bytes;
   }
 
   // Expert parallelism: dispatch and combine all-to-alls over every EP group at once, exposed.
@@ -276,6 +296,12 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
     ep_bwd = a2a.duration * bwd_count;
     ep_bytes_per_gpu = a2a.bytes_per_gpu * (fwd_count + bwd_count);
     add_row("ep_all_to_all", bytes, a2a.duration, int64_t{fwd_count + bwd_count} * moe_layers * mb);
+    if (parts != nullptr) {
+      parts->ep_bytes = bytes;
+      parts->ep_forward_count = fwd_count;
+      parts->ep_backward_count = bwd_count;
+      parts->ep_groups = groups;
+    }
   }
 
   // FSDP (FULL_SHARD) composed with TP/CP/PP: each stage's parameters (their TP shard) are sharded
@@ -379,7 +405,16 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
     stage_total[i] = stage_fwd[i] + stage_bwd[i];
   }
   const PipelineTime pipe = pipeline_1f1b(stage_total, m, vp);
-  if (pp > 1 && vp == 1) r.pipeline_schedule = schedule_1f1b(stage_fwd, stage_bwd, m);
+  if (pp > 1) {
+    // Each chunk of a rank takes 1/v of its time (the closed form's assumption).
+    std::vector<Time> virtual_fwd(static_cast<std::size_t>(pp) * vp);
+    std::vector<Time> virtual_bwd(virtual_fwd.size());
+    for (std::size_t s = 0; s < virtual_fwd.size(); ++s) {
+      virtual_fwd[s] = stage_fwd[s % pp] / vpi;
+      virtual_bwd[s] = stage_bwd[s % pp] / vpi;
+    }
+    r.pipeline_schedule = schedule_pipeline(virtual_fwd, virtual_bwd, pp, m);
+  }
   r.pipeline_bubble = pipe.bubble;
   r.bubble_fraction = pipe.bubble_fraction;
 
@@ -397,6 +432,10 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   std::vector<StepBreakdown> stage_step(pp);
   std::vector<Time> stage_gather_exposed(pp, Time::zero());
   const bool sharded_optimizer = lay.distributed_optimizer && dp * cp > 1 && !fsdp;
+  if (parts != nullptr) {
+    parts->sharded_optimizer = sharded_optimizer;
+    parts->dp_algorithm = dp_algo;
+  }
   // Megatron's distributed optimizer runs NCCL reduce-scatter / all-gather (rings).
   const CollectiveAlgo dp_ring = CollectiveAlgo::Ring;
   double params_gpu = 0;
@@ -423,6 +462,11 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
       expert_groups = expert_data_parallel_rank_groups(lay, dp, i);
       for (auto& g : expert_groups)
         for (uint32_t& rank : g) rank = config.rank_to_gpu[rank];
+    }
+    if (parts != nullptr) {
+      parts->stage_buckets.push_back(buckets);
+      parts->stage_dense_groups.push_back(dense_groups);
+      parts->stage_expert_groups.push_back(expert_groups);
     }
     double stage_params = 0;
     int64_t stage_bytes = 0;

@@ -103,6 +103,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "models/expert_parallel.hpp"
 #include "models/step_sim.hpp"
 
 namespace syncsim::models {
@@ -140,8 +141,51 @@ Time overlapped_exposure(Time comm, Time gemm, uint32_t chunks);
 uint32_t megatron_rank(const ParallelLayout& layout, uint32_t data_parallel, uint32_t t, uint32_t c,
                        uint32_t p, uint32_t d);
 
-// The closed-form step (see above). `config.rank_to_gpu` holds TP*CP*PP*DP ranks.
+// What the event-driven model-parallel step (models/model_parallel_step.hpp) takes from the
+// closed form: the compute per layer, the communication it keeps as the closed form times it (TP
+// and CP, inside the compute stream), and what it runs on the shared fabric instead (PP sends, EP
+// all-to-alls, the data-parallel buckets). Times per micro-batch and layer, unperturbed (a rank's
+// compute multiplier applies to the compute, not to the communication).
+struct ParallelStepParts {
+  using Groups = std::vector<std::vector<uint32_t>>;  // GPUs
+  uint32_t data_parallel = 1;
+  // Transformer layers of each virtual stage (pipeline x virtual_pipeline, virtual stage s on
+  // pipeline rank s mod pipeline) and how many of them are MoE layers.
+  std::vector<uint32_t> virtual_stage_layers;
+  std::vector<uint32_t> virtual_stage_moe_layers;
+  Time dense_forward = Time::zero();  // one dense block's compute
+  Time dense_backward = Time::zero();
+  Time moe_forward = Time::zero();  // one MoE block's compute (experts included)
+  Time moe_backward = Time::zero();
+  Time head_forward = Time::zero();  // the output head and loss (last virtual stage)
+  Time head_backward = Time::zero();
+  // Exposed TP collectives and K/V ring per block, timed on the idle fabric (every group at once).
+  Time tp_forward = Time::zero();
+  Time tp_backward = Time::zero();
+  Time cp_forward = Time::zero();
+  Time cp_backward = Time::zero();
+  // Pipeline sends: bytes per micro-batch and the GPU pairs (sender on stage 0, receiver on stage
+  // 1, per (d, c, t)); stage i's pairs are these moved by i stage blocks.
+  int64_t p2p_bytes = 0;
+  // Expert parallelism: bytes of one dispatch or combine all-to-all, their count per MoE block
+  // (forward, backward), and the EP groups of GPUs of every stage.
+  int64_t ep_bytes = 0;
+  int ep_forward_count = 0;
+  int ep_backward_count = 0;
+  Groups ep_groups;
+  // Data parallel, per pipeline rank: its gradient buckets in ready order, and the groups their
+  // collectives run over (the dense groups, or for experts the expert-data-parallel groups).
+  std::vector<std::vector<StageBucket>> stage_buckets;
+  std::vector<Groups> stage_dense_groups;
+  std::vector<Groups> stage_expert_groups;
+  bool sharded_optimizer = false;  // reduce-scatter + parameter all-gather (distributed optimizer)
+  CollectiveAlgo dp_algorithm = CollectiveAlgo::Ring;
+  double slowest_multiplier = 1.0;  // the closed form's (every stage at the slowest rank's pace)
+};
+
+// The closed-form step (see above). `config.rank_to_gpu` holds TP*CP*PP*DP ranks. `parts`, when
+// given, receives what the event-driven step reuses.
 StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelity,
-                                  const StepConfig& config);
+                                  const StepConfig& config, ParallelStepParts* parts = nullptr);
 
 }  // namespace syncsim::models

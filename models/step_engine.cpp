@@ -3,6 +3,7 @@
 #include <optional>
 #include <utility>
 
+#include "models/model_parallel_step.hpp"
 #include "models/parallelism.hpp"
 #include "sim/core/simulation.hpp"
 
@@ -50,6 +51,9 @@ std::unique_ptr<StepEngine> make_step_engine(TransferBackend& backend, const net
                                              Fidelity fidelity, const StepConfig& config) {
   if (config.layout.model_parallel() || config.layout.distributed_optimizer ||
       is_moe(config.model)) {
+    if (config.model_parallel_event_driven && !model_parallel_step_refusal(config)) {
+      return make_model_parallel_step_engine(backend, spec, fidelity, config);
+    }
     return std::make_unique<ClosedFormStepEngine>(backend, spec, fidelity, config);
   }
   if (config.parallelism == DataParallelism::Fsdp) {

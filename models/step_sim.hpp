@@ -176,6 +176,13 @@ struct StepConfig {
   // With model parallelism rank_to_gpu holds every rank (tensor x context x pipeline x data), in
   // Megatron order: rank = ((p * data + d) * context + c) * tensor + t (pipeline outermost).
   ParallelLayout layout;
+  // Model-parallel layouts (and the distributed optimizer, MoE): run the event-driven engine
+  // (models/model_parallel_step.hpp); false keeps the closed form (models/parallelism.hpp), the
+  // quick estimate. FSDP composed with model parallelism always runs the closed form.
+  bool model_parallel_event_driven = true;
+  // The event-driven model-parallel engine's representative-rank rule: a stage's replicas advance
+  // together (one operation stream per pipeline rank); false gives each replica its own stream.
+  bool model_parallel_lockstep = true;
   // Mixture of experts: each expert's buffer padded to capacity_factor times its balanced share of
   // the tokens (models/expert_parallel.hpp); unset: dropless, Megatron-Core's default.
   std::optional<double> capacity_factor;

@@ -40,6 +40,10 @@ models::StepConfig job_step_config(const Scenario& scenario, const net::NetworkS
     std::vector<std::string> ignored;  // a straggler GPU may belong to another job
     faults->apply_to_step(step, ignored, false);
   }
+  // Model-parallel jobs run event by event on the shared fabric unless their collectives reuse
+  // idle-fabric timings or the scenario asks for the closed form.
+  step.model_parallel_event_driven =
+      job.workload.event_driven_layouts.value_or(!step.reuse_bucket_timings);
   return step;
 }
 

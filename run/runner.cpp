@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "models/fsdp.hpp"
+#include "models/model_parallel_step.hpp"
 #include "models/nccl_setup.hpp"
 #include "models/parallelism.hpp"
 #include "models/traffic.hpp"
@@ -436,6 +437,10 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     // Idle-fabric bucket timings are exact only when nothing else shares the fabric.
     step.reuse_bucket_timings = scenario.workload->reuse_bucket_timings.value_or(r.messages == 0);
     faults.apply_to_step(step, r.warnings);
+    // Model-parallel layouts run event by event when their collectives run live (the fabric is
+    // shared), as a closed form on the idle fabric otherwise, unless the scenario says.
+    step.model_parallel_event_driven =
+        scenario.workload->event_driven_layouts.value_or(!step.reuse_bucket_timings);
     if (scenario.collective_calibration && !scenario.collective_calibration->physical.empty()) {
       // The loader applied the profile's parameters: every collective is simulated with them.
       r.bucket_allreduce_model =
@@ -451,11 +456,16 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
             "FSDP/model-parallel collectives are simulated without the profile");
       }
     }
-    // The distributed optimizer is modelled in the closed form only (its reduce-scatters and
-    // overlapped all-gathers), which with TP = CP = PP = 1 is the DDP closed form; so are
-    // mixture-of- experts models (models/expert_parallel.hpp), with or without expert parallelism.
-    if (step.layout.model_parallel() || step.layout.distributed_optimizer ||
-        models::is_moe(step.model)) {
+    // Model parallelism, the distributed optimizer and mixture-of-experts models run on the
+    // event-driven model-parallel engine (models/model_parallel_step.hpp) unless the scenario
+    // asks for the closed form or the layout is one it does not run (FSDP composed with model
+    // parallelism).
+    const bool layout_engine = step.layout.model_parallel() || step.layout.distributed_optimizer ||
+                               models::is_moe(step.model);
+    if (layout_engine && step.model_parallel_event_driven &&
+        !models::model_parallel_step_refusal(step)) {
+      r.step = models::simulate_model_parallel_step(*backend, spec, scenario.fidelity, step);
+    } else if (layout_engine) {
       r.step = models::simulate_parallel_step(spec, scenario.fidelity, step);
       if (r.messages > 0) {
         r.step->warnings.push_back(

@@ -73,8 +73,9 @@ nlohmann::json step_trace(const models::StepResult& step, std::size_t max_ranks,
   }
   std::size_t next_pid = ranks;
   if (!step.pipeline_schedule.empty()) {
-    // The 1F1B schedule: a process with a track per pipeline stage, a slice per forward and
-    // backward of each micro-batch (the stage's point-to-point receives included).
+    // The pipeline schedule (1F1B or interleaved): a process with a track per pipeline stage, a
+    // slice per forward and backward of each micro-batch and chunk (closed form: the stage's
+    // point-to-point receives included; event-driven: as they ran).
     const std::size_t pid = next_pid++;
     events.push_back(metadata("process_name", pid, 0, "pipeline schedule (1F1B)"));
     uint32_t stages = 0;
@@ -85,10 +86,12 @@ nlohmann::json step_trace(const models::StepResult& step, std::size_t max_ranks,
       events.push_back(
           metadata("thread_name", pid, static_cast<int>(i), "stage " + std::to_string(i)));
     }
+    const bool interleaved = step.layout.virtual_pipeline > 1;
     for (const models::PipelineOperation& op : step.pipeline_schedule) {
-      events.push_back(slice((op.forward ? "F " : "B ") + std::to_string(op.micro_batch), pid,
-                             static_cast<int>(op.stage), op.start, op.end,
-                             {{"micro_batch", op.micro_batch}}));
+      std::string name = (op.forward ? "F " : "B ") + std::to_string(op.micro_batch);
+      if (interleaved) name += " (chunk " + std::to_string(op.chunk) + ")";
+      events.push_back(slice(name, pid, static_cast<int>(op.stage), op.start, op.end,
+                             {{"micro_batch", op.micro_batch}, {"chunk", op.chunk}}));
     }
   }
   if (!faults.empty()) {

@@ -207,7 +207,9 @@ WorkloadSpec read_workload(const Reader& in, const YAML::Node& node, const std::
                    "expert_parallel",
                    "capacity_factor",
                    "placement",
-                   "bucket_timing"});
+                   "bucket_timing",
+                   "step_engine",
+                   "lockstep_replicas"});
   WorkloadSpec w;
   models::StepConfig& c = w.step;
 
@@ -401,6 +403,19 @@ WorkloadSpec read_workload(const Reader& in, const YAML::Node& node, const std::
     } catch (const std::invalid_argument& e) {
       in.fail(m.path_of("bucket_timing"), *v, e.what());
     }
+  }
+  if (const YAML::Node* v = m.find("step_engine")) {
+    const std::string engine = in.read_string(*v, m.path_of("step_engine"));
+    if (engine == "event_driven") {
+      w.event_driven_layouts = true;
+    } else if (engine == "closed_form") {
+      w.event_driven_layouts = false;
+    } else if (engine != "auto") {
+      in.fail(m.path_of("step_engine"), *v, "expected auto, event_driven or closed_form");
+    }
+  }
+  if (const YAML::Node* v = m.find("lockstep_replicas")) {
+    c.model_parallel_lockstep = in.read_bool(*v, m.path_of("lockstep_replicas"));
   }
   if (const YAML::Node* v = m.find("calibration")) {
     apply_calibration(in, *v, m.path_of("calibration"), c);

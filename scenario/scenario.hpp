@@ -28,6 +28,10 @@ struct WorkloadSpec {
   std::optional<uint32_t> global_batch;
   // Unset: reuse idle-fabric bucket timings unless background traffic shares the fabric.
   std::optional<bool> reuse_bucket_timings;
+  // `workload.step_engine` for model-parallel layouts: event_driven (true) or closed_form (false).
+  // Unset: event-driven when the step's collectives run live (reuse_bucket_timings off: other
+  // traffic, other jobs or network faults share the fabric), the closed form otherwise.
+  std::optional<bool> event_driven_layouts;
   // `workload.placement`: which GPU each rank runs on (topologies/placement.hpp; random uses the
   // scenario seed).
   topo::Placement placement = topo::Placement::Packed;

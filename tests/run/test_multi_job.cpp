@@ -139,11 +139,32 @@ TEST_CASE("jobs: placement policies skip GPUs earlier jobs hold") {
   CHECK(placed[1] == std::vector<uint32_t>{2, 3, 4});  // packed: the first free GPUs
 }
 
-TEST_CASE("jobs: a model-parallel job is timed on an idle fabric and says so") {
+TEST_CASE("jobs: model-parallel jobs run event by event and slow each other on shared links") {
+  // Two PP 2 jobs, each with a stage on leaf 0 and one on leaf 1: their pipeline sends and
+  // gradient all-reduces cross the same 2:1 uplinks.
+  const std::string pp =
+      "{model: {preset: gpt3-1.3b, layers: 4}, gpu: h100, micro_batch: 1, grad_accumulation: 4, "
+      "pipeline_parallel: 2}";
+  std::string yaml = kFabric + "compare_alone: true\njobs:\n";
+  yaml += "  - {name: a, hosts: [0, 2], workload: " + pp + "}\n";
+  yaml += "  - {name: b, hosts: [1, 3], workload: " + pp + "}\n";
+  const app::RunResult r = run_text(yaml);
+  REQUIRE(r.jobs.size() == 2);
+  for (const app::JobRun& j : r.jobs) {
+    CAPTURE(j.name);
+    CHECK(j.engine == "event_driven");
+    CHECK(j.loads_fabric);
+    REQUIRE(j.slowdown_vs_alone.has_value());
+    MESSAGE(j.name << ": slowdown " << *j.slowdown_vs_alone);
+    CHECK(*j.slowdown_vs_alone > 1.05);  // measured 1.10 for both
+  }
+}
+
+TEST_CASE("jobs: a closed-form model-parallel job is timed on an idle fabric and says so") {
   std::string yaml = testing::text_with(kFabric, "gpus: 1, nics: 1", "gpus: 2, nics: 2");
   yaml +=
       "jobs:\n  - {name: tp, hosts: [0, 1], workload: {model: {preset: gpt3-1.3b, layers: 4}, "
-      "tensor_parallel: 2}}\n";
+      "tensor_parallel: 2, step_engine: closed_form}}\n";
   const app::RunResult r = run_text(yaml);
   REQUIRE(r.jobs.size() == 1);
   CHECK(r.jobs[0].engine == "closed_form");
