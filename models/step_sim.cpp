@@ -9,6 +9,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "models/collective_cost.hpp"
 #include "models/communication_memory.hpp"
@@ -95,11 +97,17 @@ class StepDriver {
   std::unique_ptr<CollectiveRunner> retired_;
 };
 
-// The extrapolation of one bucket size (BucketTimingMode::Extrapolate): sample sizes k1 and k2
-// units.
+// The extrapolation of one bucket size (BucketTimingMode::Extrapolate): its pipeline unit, its
+// units and the first sample's units.
 struct Extrapolation {
-  int64_t small = 0;  // bytes of k1 units
-  int64_t large = 0;  // bytes of k2 = 2 k1 units
+  int64_t unit = 0;   // bytes per pipeline unit
+  int64_t units = 0;  // the bucket's, rounded up
+  int64_t k1 = 0;     // units of the smaller sample
+  // LL / LL128: the samples double from k1 until the line through the last two has settled
+  // (settled_slope), within the bucket's own cost.
+  bool verified = false;
+  int64_t small() const { return k1 * unit; }
+  int64_t large() const { return 2 * k1 * unit; }
 };
 
 // k1: pipeline units in the smaller sample, k2 = 2 k1 in the larger. An ideal pipeline is affine
@@ -111,6 +119,19 @@ struct Extrapolation {
 // depth = ceil(log2 ranks) (for a ring, the number of chunks per segment needs no such margin, but
 // we keep the same rule).
 int64_t sample_units(uint32_t ranks) { return 4 * static_cast<int64_t>(std::bit_width(ranks - 1)); }
+
+// LL and LL128 move small chunks (LL 32 KiB; LL128 576,000 B, which NCCL halves for trees down to
+// 36,000 B) with per-hop latencies larger than a chunk's time on the wire, so their fill lasts
+// depth x (latency + chunk time) / chunk time chunk times, several times Simple's, and k1 = 4 depth
+// does not cover it. Measured (tests/models/test_bucket_extrapolation.cpp, 64-rank tree, LL128 on
+// 2 channels, analytic): the time is affine at 3.12 us a unit up to ~50 units, then at 6.24 us
+// (the two channels' chunks meet in a shared connection's queue), so a line through 24 and 48
+// units missed a 744-unit bucket by -46%. Their samples therefore double, k1, 2 k1, 4 k1, ...,
+// until the slopes of the last two intervals agree within kSettledSlope, and the line goes
+// through the last two samples; where the samples would cost more units than the bucket itself
+// before that, the bucket is simulated whole. The first three must fit in the bucket: 7 k1 units.
+constexpr double kSettledSlope = 0.005;
+constexpr int64_t kVerifiedMinSampleUnits = 7;  // k1 + 2 k1 + 4 k1, in k1
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -138,9 +159,9 @@ NcclProtocol bucket_protocol(const StepConfig& config, uint32_t n, int64_t bytes
   return step_protocol(config, CollectiveOp::AllReduce, config.algorithm, n, bytes);
 }
 
-// `chunk`: the chunk of the bucket's plan (its protocol's).
+// `chunk`: the chunk of the bucket's plan (its protocol's, `proto`).
 std::optional<Extrapolation> extrapolation_for(const StepConfig& config, uint32_t n, int64_t bytes,
-                                               int64_t chunk) {
+                                               int64_t chunk, NcclProtocol proto) {
   if (config.bucket_timing == BucketTimingMode::Exact || chunk <= 0 || n < 2) return std::nullopt;
   int64_t unit = 0;  // bytes per pipeline unit
   int64_t transfers_per_unit = 0;
@@ -158,27 +179,29 @@ std::optional<Extrapolation> extrapolation_for(const StepConfig& config, uint32_
   }
   const int64_t units = ceil_div(bytes, unit);
   const int64_t k1 = sample_units(n);
+  const bool verified = proto != NcclProtocol::Simple;
   // Below k2 units the samples cost as much as the bucket. It also bounds the error of a partial
   // last chunk: the plan cuts S into ceil(S / unit) equal pieces, slightly smaller than a chunk,
   // each paying the full per-step latency, which a line in bytes misses by up to (latency share of
   // a chunk's time) / units (measured: -2.6% for a ring bucket of 28.01 units, 32 ranks).
-  if (units < 2 * k1) return std::nullopt;
+  if (units < (verified ? kVerifiedMinSampleUnits : 2) * k1) return std::nullopt;
   if (config.bucket_timing == BucketTimingMode::Auto &&
       units * transfers_per_unit < config.extrapolate_min_transfers) {
     return std::nullopt;
   }
-  return Extrapolation{k1 * unit, 2 * k1 * unit};
+  return Extrapolation{unit, units, k1, verified};
 }
 
 }  // namespace
 
 std::optional<BucketSamples> bucket_extrapolation(const StepConfig& config, uint32_t ranks,
                                                   int64_t bytes) {
-  const PlanOptions o =
-      allreduce_options(config, ranks, bytes, bucket_protocol(config, ranks, bytes));
-  const std::optional<Extrapolation> e = extrapolation_for(config, ranks, bytes, o.chunk_bytes);
+  const NcclProtocol proto = bucket_protocol(config, ranks, bytes);
+  const PlanOptions o = allreduce_options(config, ranks, bytes, proto);
+  const std::optional<Extrapolation> e =
+      extrapolation_for(config, ranks, bytes, o.chunk_bytes, proto);
   if (!e) return std::nullopt;
-  return BucketSamples{e->small, e->large};
+  return BucketSamples{e->small(), e->large(), e->verified};
 }
 
 std::string_view to_string(BucketTimingMode t) {
@@ -401,7 +424,8 @@ class DdpStepEngine final : public StepEngine {
                            std::to_string(sample_units(n_)) + " and " +
                            std::to_string(2 * sample_units(n_)) +
                            " pipeline units (chunk per tree or per ring segment) " +
-                           "of the same chunk size, typically within 0.5% (bytes sent exact); " +
+                           "of the same chunk size, typically within 0.5% (LL / LL128: doubled " +
+                           "until the slope settles, within 0.1%; bytes sent exact); " +
                            "set workload.bucket_timing: exact to simulate them whole");
     }
     // PyTorch DDP's buckets hold a second copy of the gradients (gradient_as_bucket_view=False,
@@ -472,7 +496,10 @@ class DdpStepEngine final : public StepEngine {
     std::pair<Time, int64_t> value{Time::zero(), 0};
     if (n_ > 1 && config_.calibrated_allreduce) {
       int64_t sent = 0;
-      for (const PlanStep& s : plan_for(bytes).plan.steps) {
+      // The plan only counts its bytes here (the step takes the calibrated time): dropped after.
+      const CollectivePlan plan =
+          build_plan(allreduce_options(config_, n_, bytes, bucket_protocol(config_, n_, bytes)));
+      for (const PlanStep& s : plan.steps) {
         if (s.kind == PlanStep::Kind::Transfer) sent += s.bytes;
       }
       value = {config_.calibrated_allreduce(bytes), sent};
@@ -486,40 +513,68 @@ class DdpStepEngine final : public StepEngine {
       CollectiveRunOptions run;
       const PlanOptions bucket = allreduce_options(config_, n_, bytes, proto, &run);
       const std::optional<Extrapolation> e =
-          extrapolation_for(config_, n_, bytes, bucket.chunk_bytes);
-      const std::pair<NcclProtocol, int64_t> sample_key{proto, bucket.chunk_bytes};
-      report_progress(bytes, e.has_value() && !samples_.contains(sample_key));
-      if (e) {
-        // Sample plans are built and dropped here: they are small, and keeping them would defeat
-        // the point (the real plan is never built). They keep the bucket's protocol and chunk.
-        auto sample = [&](int64_t sample_bytes) {
-          PlanOptions o = allreduce_options(config_, n_, sample_bytes, proto);
-          o.chunk_bytes = bucket.chunk_bytes;
-          return run_idle(build_plan(o), run);
-        };
-        // The samples depend only on the configuration and the bucket's protocol and chunk: run
-        // them once for each.
-        auto found = samples_.find(sample_key);
+          extrapolation_for(config_, n_, bytes, bucket.chunk_bytes, proto);
+      const SampleKey first_key{proto, bucket.chunk_bytes, e ? e->k1 : 0};
+      report_progress(bytes, e.has_value() && !samples_.contains(first_key));
+      // Sample plans are built and dropped here: they are small, and keeping them would defeat the
+      // point (the real plan is never built). They keep the bucket's protocol and chunk, and
+      // depend on nothing else: each is run once per (protocol, chunk, units).
+      auto sample = [&](int64_t units) -> const CollectiveResult& {
+        const SampleKey key{proto, bucket.chunk_bytes, units};
+        auto found = samples_.find(key);
         if (found == samples_.end()) {
-          found = samples_.emplace(sample_key, std::make_pair(sample(e->small), sample(e->large)))
-                      .first;
+          PlanOptions o = allreduce_options(config_, n_, units * e->unit, proto);
+          o.chunk_bytes = bucket.chunk_bytes;
+          found = samples_.emplace(key, run_idle(build_plan(o), run)).first;
         }
-        const CollectiveResult& c1 = found->second.first;
-        const CollectiveResult& c2 = found->second.second;
+        return found->second;
+      };
+      // The two samples the line goes through (in units), if it does.
+      std::optional<std::pair<int64_t, int64_t>> line;
+      if (e && !e->verified) line = std::make_pair(e->k1, 2 * e->k1);
+      if (e && e->verified) {
+        auto slope_between = [&](int64_t a, int64_t b) {
+          return static_cast<double>((sample(b).duration() - sample(a).duration()).picoseconds()) /
+                 static_cast<double>(b - a);
+        };
+        int64_t spent = kVerifiedMinSampleUnits * e->k1;  // k1 + 2 k1 + 4 k1
+        int64_t last = 4 * e->k1;
+        while (true) {
+          const double before = slope_between(last / 4, last / 2);
+          const double after = slope_between(last / 2, last);
+          if (std::abs(after - before) <= kSettledSlope * std::abs(after)) {
+            line = std::make_pair(last / 2, last);
+            break;
+          }
+          if (spent + 2 * last > e->units) break;  // the next sample costs more than the rest
+          spent += 2 * last;
+          last *= 2;
+        }
+      }
+      if (line) {
+        const int64_t small = line->first * e->unit;
+        const int64_t large = line->second * e->unit;
+        const CollectiveResult& c1 = sample(line->first);
+        const CollectiveResult& c2 = sample(line->second);
         // Every byte crosses the same number of edges: sent = (bytes sent per byte) * S exactly.
-        const int64_t per_byte = c1.bytes_sent / e->small;
-        if (c1.bytes_sent != per_byte * e->small || c2.bytes_sent != per_byte * e->large) {
+        const int64_t per_byte = c1.bytes_sent / small;
+        if (c1.bytes_sent != per_byte * small || c2.bytes_sent != per_byte * large) {
           throw std::logic_error("bucket extrapolation: bytes sent are not proportional to size");
         }
         const double slope = static_cast<double>((c2.duration() - c1.duration()).picoseconds()) /
-                             static_cast<double>(e->large - e->small);
+                             static_cast<double>(large - small);
         const Time t =
-            c1.duration() + Time::ps(std::llround(slope * static_cast<double>(bytes - e->small)));
+            c1.duration() + Time::ps(std::llround(slope * static_cast<double>(bytes - small)));
         value = {t, per_byte * bytes};
         extrapolated_.push_back(bytes);
-      } else {
-        const BucketCollective& b = plan_for(bytes);
+      } else if (loads_fabric()) {
+        const BucketCollective& b = plan_for(bytes);  // the live bucket runs it too
         const CollectiveResult c = run_idle(b.plan, b.run);
+        value = {c.duration(), c.bytes_sent};
+      } else {
+        // Only this idle run needs the plan (the step reuses its time): built and dropped here,
+        // not kept to the end of the run (a 16k-rank tree bucket's plan holds millions of steps).
+        const CollectiveResult c = run_idle(build_plan(bucket), run);
         value = {c.duration(), c.bytes_sent};
       }
     }
@@ -537,9 +592,9 @@ class DdpStepEngine final : public StepEngine {
   std::vector<GradientBucket> buckets_;
   std::map<int64_t, BucketCollective> plans_;
   std::map<int64_t, std::pair<Time, int64_t>> idle_;  // size -> (duration, bytes sent)
-  // The extrapolation's runs, per (protocol, chunk).
-  std::map<std::pair<NcclProtocol, int64_t>, std::pair<CollectiveResult, CollectiveResult>>
-      samples_;
+  // The extrapolation's runs, per (protocol, chunk, units).
+  using SampleKey = std::tuple<NcclProtocol, int64_t, int64_t>;
+  std::map<SampleKey, CollectiveResult> samples_;
   std::vector<int64_t> extrapolated_;
   // The step running: its begin, compute (relative to it) and buckets (absolute while it runs).
   std::function<void()> done_;

@@ -101,6 +101,10 @@ struct ParallelLayout {
 //     of times), so they are the measured bytes per byte times S. The two samples serve every
 //     bucket size. Falls back to Exact where the bucket is smaller than k2 units or the algorithm
 //     is neither ring nor tree. k1 = 4 ceil(log2 ranks) (step_sim.cpp says why).
+//     LL and LL128 buckets (small chunks, long fill) verify the line: their samples double (k1,
+//     2 k1, 4 k1, ...) until the slopes of the last two intervals agree within 0.5%, and the line
+//     goes through the last two; a bucket is simulated whole where the samples would cost more
+//     units than it (at least 7 k1 units to start).
 //   Auto: Extrapolate only where the bucket's exact plan would hold at least
 //     `extrapolate_min_transfers` transfers; smaller runs stay exact.
 enum class BucketTimingMode : uint8_t { Exact, Extrapolate, Auto };
@@ -195,11 +199,14 @@ void set_step_collnet_options(PlanOptions& o, const StepConfig& config, int64_t 
 // BucketTimingMode's decision for one bucket of `bytes` all-reduced over `ranks` ranks (from the
 // config's algorithm, channels, chunk_bytes, bucket_timing and extrapolate_min_transfers): the
 // sizes of the k1- and k2-unit samples when its idle-fabric time is extrapolated, nullopt when its
-// whole plan is simulated. simulate_ddp_step applies it when bucket timings are reused and not
+// whole plan is simulated. LL and LL128 buckets (`verified`) start with k1, 2 k1 and 4 k1 and may
+// double further (up to the bucket's own size in all), or end up simulated whole: which, only the
+// samples' times tell. simulate_ddp_step applies it when bucket timings are reused and not
 // calibrated; run/estimate.cpp uses it to size what will actually run.
 struct BucketSamples {
   int64_t small_bytes = 0;
   int64_t large_bytes = 0;
+  bool verified = false;
 };
 std::optional<BucketSamples> bucket_extrapolation(const StepConfig& config, uint32_t ranks,
                                                   int64_t bytes);

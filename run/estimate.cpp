@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "models/collective_cost.hpp"
@@ -148,10 +149,12 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
   e.memory_parts.emplace_back("messages", messages * (kBytesPerMessage + kBytesPerTransfer));
 
   // The training step, as models/step_sim.cpp runs it. Every distinct bucket size either has its
-  // whole plan built (and kept to the end of the run) and simulated, or, where the step model's
-  // bucket_extrapolation rule says so, is timed from two sample plans (k1 and 2 k1 pipeline units,
-  // simulated once per run and dropped). Peak: the kept plans plus the largest live simulation
-  // (its plan if dropped afterwards, and its transfer records).
+  // whole plan built and simulated (kept to the end of the run where the buckets run live, dropped
+  // after its idle run where their times are reused), or, where the step model's
+  // bucket_extrapolation rule says so, is timed from sample plans (k1 and 2 k1 pipeline units, and
+  // 4 k1 for LL / LL128, which may double further; simulated once per protocol chunk and dropped).
+  // Peak: the kept plans plus the largest live simulation (its plan if dropped afterwards, and its
+  // transfer records).
   double step_bytes_moved = 0;
   double largest_rank_count = 0;
   if (scenario.workload) {
@@ -191,7 +194,7 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
     };
     double kept_plan_steps = 0;
     double largest_live = 0;  // bytes of the largest live simulation (records, dropped plan)
-    bool sampled = false;
+    std::set<double> sampled_chunks;  // the samples serve every size of the same chunk
     if (c.layout.model_parallel() || models::is_moe(c.model)) {
       // The closed form (models/parallelism.cpp) times each kind of collective once, all groups of
       // a kind at once on an idle copy of the fabric, and keeps each plan (one per op, group size
@@ -244,23 +247,28 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
           may_extrapolate ? models::bucket_extrapolation(c, ranks, bytes) : std::nullopt;
       if (samples) {
         e.extrapolated_buckets += 1;
-        if (sampled) continue;  // the two samples serve every extrapolated size
-        sampled = true;
-        const double small =
-            plan_size_of(static_cast<double>(samples->small_bytes), bucket_chunk(bytes)).transfers;
-        const double large =
-            plan_size_of(static_cast<double>(samples->large_bytes), bucket_chunk(bytes)).transfers;
-        e.transfers += small + large;
-        step_bytes_moved += 2.0 * static_cast<double>(samples->small_bytes + samples->large_bytes);
-        largest_live =
-            std::max(largest_live, large * (1.5 * kBytesPerPlanStep + kBytesPerTransfer));
+        if (!sampled_chunks.insert(bucket_chunk(bytes)).second) continue;
+        std::vector<double> sample_bytes{static_cast<double>(samples->small_bytes),
+                                         static_cast<double>(samples->large_bytes)};
+        if (samples->verified) sample_bytes.push_back(2.0 * sample_bytes.back());
+        for (const double b : sample_bytes) {
+          const double t = plan_size_of(b, bucket_chunk(bytes)).transfers;
+          e.transfers += t;
+          step_bytes_moved += 2.0 * b;
+          largest_live = std::max(largest_live, t * (1.5 * kBytesPerPlanStep + kBytesPerTransfer));
+        }
         continue;
       }
       const models::PlanSizeEstimate plan =
           plan_size_of(static_cast<double>(bytes), bucket_chunk(bytes));
       const double t = plan.transfers;
-      kept_plan_steps += plan.steps;
-      largest_live = std::max(largest_live, t * kBytesPerTransfer);
+      if (reuse) {
+        largest_live =
+            std::max(largest_live, plan.steps * kBytesPerPlanStep + t * kBytesPerTransfer);
+      } else {
+        kept_plan_steps += plan.steps;
+        largest_live = std::max(largest_live, t * kBytesPerTransfer);
+      }
       e.transfers += reuse ? t : t * count;
       step_bytes_moved += 2.0 * static_cast<double>(bytes) * (reuse ? 1 : count);
     }

@@ -409,7 +409,8 @@ const std::vector<ResultKey>& table() {
        "how big buckets were timed, when any was extrapolated (workload)", P::ExtrapolatedBuckets,
        [](const RunResult&) -> json {
          return "linear in pipeline chunks from idle runs of k1 = 4 ceil(log2 ranks) and 2 k1 "
-                "chunks";
+                "chunks (LL / LL128: k1, 2 k1, 4 k1, ... until the last two slopes agree within "
+                "0.5%)";
        }},
       {"bucket_timing.extrapolated_bucket_bytes", "", "B",
        "list of the extrapolated bucket sizes (workload)", P::ExtrapolatedBuckets,
