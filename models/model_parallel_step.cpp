@@ -222,6 +222,7 @@ class ModelParallelStepEngine final : public StepEngine {
       }
     }
     schedule_.clear();
+    communication_.clear();
     stage_end_.assign(p_, Time::zero());
     stages_left_ = p_;
     rank_backward_start_.assign(p_, Time::zero());
@@ -342,7 +343,9 @@ class ModelParallelStepEngine final : public StepEngine {
     waiting.swap(st.ep_waiting);
     const auto& groups = stage_ep_groups_[i];
     const auto ranks = static_cast<uint32_t>(groups.empty() ? 0 : groups.front().size());
-    auto resume = [this, i, waiting] {
+    const std::size_t slice = record(0, "ep_all_to_all", i, parts_.ep_bytes);
+    auto resume = [this, i, waiting, slice] {
+      close(slice);
       for (const uint32_t w : waiting) run_piece(i, w);
     };
     if (ranks < 2) {
@@ -384,7 +387,9 @@ class ModelParallelStepEngine final : public StepEngine {
   void send(uint32_t from, uint32_t to, uint32_t j, uint32_t u, bool forward) {
     const uint32_t rank_from = from % p_;
     const uint32_t rank_to = to % p_;
-    auto arrived = [this, to, j, u, forward, rank_to] {
+    const std::size_t slice = record(u, "pp_send", rank_from, parts_.p2p_bytes);
+    auto arrived = [this, to, j, u, forward, rank_to, slice] {
+      close(slice);
       (forward ? forward_in_ : backward_in_)[input_index(to, j, u)] = true;
       try_start(rank_to, u);
     };
@@ -429,7 +434,14 @@ class ModelParallelStepEngine final : public StepEngine {
       st.timings[comm.bucket].protocol =
           step_protocol(config_, op, algo, ranks, b.bucket.size.count());
     }
-    auto finished = [this, i, comm] { comm_done(i, comm); };
+    const char* kind = comm.gather                ? "dp_param_all_gather"
+                       : parts_.sharded_optimizer ? "dp_reduce_scatter"
+                                                  : "dp_all_reduce";
+    const std::size_t slice = record(0, kind, i, b.bucket.size.count());
+    auto finished = [this, i, comm, slice] {
+      close(slice);
+      comm_done(i, comm);
+    };
     if (ranks < 2) {
       queue().schedule_fn(now(), finished);
       return;
@@ -491,6 +503,7 @@ class ModelParallelStepEngine final : public StepEngine {
                 return a.stage != b.stage ? a.stage < b.stage : a.start < b.start;
               });
     r.pipeline_schedule = schedule_;
+    r.communication = communication_;
     // Exposed communication: what the step takes beyond the same schedule with no communication
     // (compute only, the bubble included) and the optimizer.
     std::vector<Time> vf(stages_total_);
@@ -532,6 +545,17 @@ class ModelParallelStepEngine final : public StepEngine {
       done_ = nullptr;
       done();
     }
+  }
+
+  // Starts a communication slice for the trace (unit 0's only): its index, or npos.
+  std::size_t record(uint32_t u, const char* kind, uint32_t stage, int64_t bytes) {
+    if (u != 0) return static_cast<std::size_t>(-1);
+    communication_.push_back(
+        CommunicationSlice{kind, stage, bytes, now() - step_start_, now() - step_start_});
+    return communication_.size() - 1;
+  }
+  void close(std::size_t slice) {
+    if (slice < communication_.size()) communication_[slice].end = now() - step_start_;
   }
 
   // Runs collective `c` on every group of `groups` at once (group g on communicator
@@ -591,6 +615,7 @@ class ModelParallelStepEngine final : public StepEngine {
   std::vector<bool> backward_in_;
   std::vector<Stage> stages_;
   std::vector<PipelineOperation> schedule_;
+  std::vector<CommunicationSlice> communication_;
   std::vector<Time> stage_end_;
   std::vector<Time> rank_backward_start_;
   std::vector<Time> rank_backward_end_;

@@ -232,6 +232,19 @@ struct ComputeSlice {
   Time end = Time::zero();
 };
 
+// One communication of the event-driven model-parallel step as it ran, on pipeline rank `stage`
+// (its first replica's; in lockstep every replica's at once): `kind` is pp_send (activations or
+// gradients to a neighbouring stage), ep_all_to_all, dp_all_reduce / dp_reduce_scatter (a
+// gradient bucket) or dp_param_all_gather (the distributed optimizer's), with its size per GPU
+// pair or group (nccl-tests' S).
+struct CommunicationSlice {
+  std::string kind;
+  uint32_t stage = 0;
+  int64_t bytes = 0;
+  Time start = Time::zero();
+  Time end = Time::zero();
+};
+
 struct BucketTiming {
   int64_t bytes = 0;
   NcclProtocol protocol = NcclProtocol::Simple;  // what its all-reduce ran (StepProtocols)
@@ -293,6 +306,8 @@ struct StepResult {
   // The 1F1B schedule of one step, operation by operation (models/pipeline_schedule.hpp), for
   // layouts with pipeline parallelism and no virtual stages; empty otherwise.
   std::vector<PipelineOperation> pipeline_schedule;
+  // The event-driven model-parallel step's communication by kind and stage (empty otherwise).
+  std::vector<CommunicationSlice> communication;
   Time pipeline_bubble = Time::zero();           // (m-1) t_max + sum of stage times - m t_max
   double bubble_fraction = 0;                    // bubble / (m t_max): (p-1)/m for equal stages
   Time tensor_parallel_comm = Time::zero();      // per step on one GPU, exposed (not overlapped)

@@ -94,6 +94,24 @@ nlohmann::json step_trace(const models::StepResult& step, std::size_t max_ranks,
                              {{"micro_batch", op.micro_batch}, {"chunk", op.chunk}}));
     }
   }
+  if (!step.communication.empty()) {
+    // The event-driven model-parallel step: a process with a track per communication kind and
+    // pipeline stage, each slice as it ran on the shared fabric.
+    const std::size_t pid = next_pid++;
+    events.push_back(metadata("process_name", pid, 0, "communication by kind"));
+    std::vector<std::string> tracks;  // "kind stage i", in order of first appearance
+    for (const models::CommunicationSlice& c : step.communication) {
+      const std::string track = c.kind + " stage " + std::to_string(c.stage);
+      auto it = std::find(tracks.begin(), tracks.end(), track);
+      if (it == tracks.end()) {
+        tracks.push_back(track);
+        it = std::prev(tracks.end());
+        events.push_back(metadata("thread_name", pid, static_cast<int>(tracks.size() - 1), track));
+      }
+      events.push_back(slice(c.kind, pid, static_cast<int>(it - tracks.begin()), c.start, c.end,
+                             {{"bytes", c.bytes}, {"stage", c.stage}}));
+    }
+  }
   if (!faults.empty()) {
     const std::size_t pid = next_pid;  // a process of its own, after the ranks
     events.push_back(metadata("process_name", pid, 0, "faults"));
