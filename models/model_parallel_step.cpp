@@ -496,6 +496,19 @@ class ModelParallelStepEngine final : public StepEngine {
     r.backward = rank_backward_end_[critical] - rank_backward_start_[critical];
     r.tail = stage_end_[critical] - rank_backward_end_[critical];
     r.buckets = stages_[critical].timings;
+    // Each bucket's time alone on the idle fabric (every group of the stage at once), which the
+    // fault report compares the live times with.
+    for (std::size_t k = 0; k < r.buckets.size(); ++k) {
+      const StageBucket& b = parts_.stage_buckets[critical][k];
+      const Groups& groups =
+          b.expert ? parts_.stage_expert_groups[critical] : parts_.stage_dense_groups[critical];
+      if (groups.empty() || groups.front().size() < 2) continue;
+      const CollectiveOp op =
+          parts_.sharded_optimizer ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
+      const CollectiveAlgo algo =
+          op == CollectiveOp::AllReduce ? parts_.dp_algorithm : CollectiveAlgo::Ring;
+      r.buckets[k].idle = timer_->time(op, algo, groups, b.bucket.size.count()).duration;
+    }
     r.sync = Time::zero();
     for (const BucketTiming& t : r.buckets) r.sync += t.end - t.start;
     std::sort(schedule_.begin(), schedule_.end(),
