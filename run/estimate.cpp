@@ -44,6 +44,12 @@ constexpr double kFlowRanksDoublingCost = 32768;
 constexpr double kAnalyticSecondsPerTransfer = 2e-6;
 constexpr double kPacketSecondsPerHop = 0.5e-6;   // ring-next-leaf-1024: 0.26 us idle, 2x slack
 constexpr double kSecondsPerFabricEntity = 2e-6;  // building the fabric and routing tables
+// The event-driven model-parallel step per transfer counted above (its records, runners and
+// schedule; flow fidelity). Measured on the dgxc Llama 3 70B recipe (TP 4 x PP 4 x CP 2 x VP 5,
+// 64 micro-batches, forced event_driven) at 64 and 256 GPUs and on llama-70b-3d.yaml: 0.68, 1.08
+// and 0.71 us and 131, 104 and 120 bytes per counted transfer (docs/training-step.md).
+constexpr double kEventDrivenFlowSecondsPerTransfer = 1.2e-6;
+constexpr double kEventDrivenBytesPerTransfer = 120;
 
 // Flow level: a transfer costs more when more flows share the fabric (each start and finish refills
 // the rates of the flows it touches). Fitted on the DDP tree step of ddp-70b-16k.yaml (README
@@ -157,6 +163,7 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
   // transfer records).
   double step_bytes_moved = 0;
   double largest_rank_count = 0;
+  double event_driven_transfers = 0;  // of e.transfers: the event-driven model-parallel step's
   if (scenario.workload) {
     models::StepConfig c = scenario.workload->step;
     c.gpus_per_host = scenario.fabric.host.gpus;
@@ -239,6 +246,34 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
       for (const auto& [bytes, count] : stage_sizes) {
         kind(l.tensor, dp * l.context, static_cast<double>(bytes), 1);
       }
+      // The event-driven model-parallel step (run/runner.cpp's choice) runs every pipeline send
+      // (one transfer per GPU pair), every bucket of every stage (all groups; the distributed
+      // optimizer's gathers too) and every expert all-to-all live in one simulation, whose
+      // transfer records it keeps.
+      const bool event_driven = scenario.workload->event_driven_layouts.value_or(!reuse) &&
+                                c.parallelism != models::DataParallelism::Fsdp;
+      if (event_driven) {
+        const double m = std::max<uint32_t>(1, c.grad_accumulation);
+        const double stages =
+            static_cast<double>(l.pipeline) * std::max<uint32_t>(1, l.virtual_pipeline);
+        double live = 2.0 * m * (stages - 1) * dp * l.context * l.tensor;
+        for (const auto& [bytes, count] : stage_sizes) {
+          const models::PlanSizeEstimate plan =
+              models::plan_size_estimate(c.algorithm, dp * l.context, static_cast<double>(bytes),
+                                         chunk, channels, scenario.fabric.host.gpus);
+          live += plan.transfers * l.tensor * count;  // RS + AG: an all-reduce's two halves
+        }
+        if (l.expert > 1) {
+          const models::PlanSizeEstimate a2a = models::plan_size_estimate(
+              models::CollectiveAlgo::Pairwise, l.expert, activation * c.model.experts_per_token,
+              chunk, channels, scenario.fabric.host.gpus);
+          live += a2a.transfers * 4.0 * m * c.model.layers * dp * l.context * l.tensor / l.expert;
+        }
+        e.transfers += live;
+        event_driven_transfers = live;
+        largest_live = std::max(largest_live, live * kEventDrivenBytesPerTransfer);
+        largest_rank_count = std::max(largest_rank_count, dp * model_parallel);
+      }
       sizes.clear();
       n = dp * model_parallel;
     }
@@ -296,7 +331,9 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
       break;
     }
     case Fidelity::Flow:
-      e.wall_s += e.transfers * flow_seconds_per_transfer(largest_rank_count);
+      e.wall_s +=
+          (e.transfers - event_driven_transfers) * flow_seconds_per_transfer(largest_rank_count) +
+          event_driven_transfers * kEventDrivenFlowSecondsPerTransfer;
       break;
     case Fidelity::Analytic:
       e.wall_s += e.transfers * kAnalyticSecondsPerTransfer;
