@@ -47,6 +47,11 @@ class ModelParallelStepEngine final : public StepEngine {
         stages_[i].gathers_left = parts_.stage_buckets[i].size();
       }
       pump(i);
+      // FSDP: the root unit (embedding, head) is gathered before the stage's first forward.
+      if (parts_.fsdp && parts_.fsdp_root_gather_bytes[i] > 0) {
+        stages_[i].root_gathered = false;
+        fsdp_issue(i, FsdpComm{CollectiveOp::AllGather, parts_.fsdp_root_gather_bytes[i], true});
+      }
     }
     for (uint32_t i = 0; i < p_; ++i)
       for (uint32_t u = 0; u < units_per_stage_; ++u) try_start(i, u);
@@ -68,6 +73,16 @@ class ModelParallelStepEngine final : public StepEngine {
     bool gather = false;  // distributed optimizer's parameter all-gather, else the bucket's sync
     std::size_t bucket = 0;
   };
+  // FSDP's collectives on one of a stage's two streams, one at a time, every group at once.
+  struct FsdpComm {
+    CollectiveOp op = CollectiveOp::AllGather;
+    int64_t bytes = 0;
+    bool root = false;
+  };
+  struct FsdpStream {
+    std::deque<FsdpComm> queue;
+    bool busy = false;
+  };
   struct Stage {
     std::deque<Comm> queue;
     bool busy = false;
@@ -81,6 +96,15 @@ class ModelParallelStepEngine final : public StepEngine {
     // Expert all-to-all barrier: units arrived, and those waiting.
     uint32_t ep_arrived = 0;
     std::vector<uint32_t> ep_waiting;
+    // FSDP: the all-gather and reduce-scatter streams, the running operation's unit gathers
+    // issued and finished, whether the root unit is gathered, and reduce-scatters not yet done.
+    FsdpStream gathers;
+    FsdpStream reduces;
+    uint32_t op_gathers_issued = 0;
+    uint32_t op_gathers_done = 0;
+    bool root_gathered = true;
+    bool waiting_for_gather = false;
+    uint32_t reduces_left = 0;
   };
   // Several runners of one collective (every group at once) and what to do when all are done.
   struct Job {
@@ -108,7 +132,12 @@ class ModelParallelStepEngine final : public StepEngine {
     dp_ = parts_.data_parallel;
     block_ = tp_ * cp_ * dp_;
     stages_total_ = p_ * v_;
-    units_per_stage_ = config_.model_parallel_lockstep ? 1 : cp_ * dp_;
+    units_per_stage_ = config_.model_parallel_lockstep || parts_.fsdp ? 1 : cp_ * dp_;
+    if (parts_.fsdp && !config_.model_parallel_lockstep) {
+      warnings_.push_back(
+          "lockstep_replicas: false is not modelled with FSDP (its gathers and reduce-scatters "
+          "span the replicas); the replicas of a stage advance together");
+    }
     order_ = pipeline_operation_order(p_, v_, m_);
     // Units: the ranks each stands for, their slowest multiplier and timed stragglers.
     const std::vector<double> multiplier = rank_compute_multipliers(config_, p_ * block_);
@@ -294,10 +323,17 @@ class ModelParallelStepEngine final : public StepEngine {
     unit.piece = 0;
     const auto [work, fixed] = op_work(s, op.forward);
     unit.nominal = scaled(work, unit.multiplier) + fixed;
+    if (parts_.fsdp) {
+      // The operation's first unit is gathered now (exposed); each later one while the unit
+      // before it computes (prefetch one ahead).
+      stages_[i].op_gathers_issued = 0;
+      stages_[i].op_gathers_done = 0;
+      fsdp_gather_unit(i, s, op.forward, 0);
+    }
     if (!op.forward && j + 1 == m_) {
       if (u == 0) rank_backward_start_[i] = std::max(rank_backward_start_[i], now());
       // Gradient buckets of this chunk become ready during its last backward.
-      for (std::size_t k = 0; k < bucket_chunk_[i].size(); ++k) {
+      for (std::size_t k = 0; k < dp_bucket_count(i) && k < bucket_chunk_[i].size(); ++k) {
         if (bucket_chunk_[i][k] != op.chunk) continue;
         const Time at = now() + scaled(unit.nominal, bucket_within_[i][k]);
         queue().schedule_fn(at, [this, i, k] { bucket_ready(i, k); });
@@ -312,6 +348,26 @@ class ModelParallelStepEngine final : public StepEngine {
     Unit& unit = units_[unit_index(i, u)];
     const PipelineOperation& op = order_[i][unit.next];
     const uint32_t s = op.virtual_stage(p_);
+    if (parts_.fsdp) {
+      // FSDP: unit `piece` (in forward order, reversed in backward) once it is gathered.
+      Stage& st = stages_[i];
+      if (st.op_gathers_done <= unit.piece || !st.root_gathered) {
+        st.waiting_for_gather = true;
+        return;
+      }
+      if (unit.piece + 1 < fsdp_units(s)) fsdp_gather_unit(i, s, op.forward, unit.piece + 1);
+      const uint32_t layers = fsdp_unit_layers(s, op.forward, unit.piece);
+      const bool head = s + 1 == stages_total_ &&
+                        (op.forward ? unit.piece + 1 == fsdp_units(s) : unit.piece == 0);
+      Time work = (op.forward ? parts_.dense_forward : parts_.dense_backward) * layers;
+      if (head) work += op.forward ? parts_.head_forward : parts_.head_backward;
+      const Time fixed = (op.forward ? parts_.tp_forward + parts_.cp_forward
+                                     : parts_.tp_backward + parts_.cp_backward) *
+                         static_cast<int64_t>(layers);
+      const Time end = std::max(compute_end(unit, work) + fixed, now());
+      queue().schedule_fn(end, [this, i, u] { piece_done(i, u); });
+      return;
+    }
     const auto [work, fixed] = op_work(s, op.forward);
     const auto pieces = static_cast<int64_t>(all_to_alls(s, op.forward)) + 1;
     const Time end = std::max(compute_end(unit, work / pieces) + fixed / pieces, now());
@@ -321,6 +377,23 @@ class ModelParallelStepEngine final : public StepEngine {
   void piece_done(uint32_t i, uint32_t u) {
     Unit& unit = units_[unit_index(i, u)];
     const PipelineOperation& op = order_[i][unit.next];
+    if (parts_.fsdp) {
+      const uint32_t s = op.virtual_stage(p_);
+      if (!op.forward) {
+        // The unit's gradients are reduce-scattered on their own stream.
+        ++stages_[i].reduces_left;
+        fsdp_issue(i, FsdpComm{CollectiveOp::ReduceScatter,
+                               parts_.fsdp_layer_reduce_bytes *
+                                   static_cast<int64_t>(fsdp_unit_layers(s, false, unit.piece)),
+                               false});
+      }
+      if (++unit.piece < fsdp_units(s)) {
+        run_piece(i, u);
+        return;
+      }
+      end_op(i, u);
+      return;
+    }
     if (unit.piece < all_to_alls(op.virtual_stage(p_), op.forward)) {
       ++unit.piece;
       arrive_all_to_all(i, u);
@@ -332,6 +405,79 @@ class ModelParallelStepEngine final : public StepEngine {
       return;
     }
     end_op(i, u);
+  }
+
+  // Data-parallel buckets the stage runs (none with FSDP, whose units carry the gradients).
+  std::size_t dp_bucket_count(uint32_t i) const {
+    return parts_.fsdp ? 0 : parts_.stage_buckets[i].size();
+  }
+  uint32_t fsdp_units(uint32_t s) const {
+    const uint32_t lpu = std::max<uint32_t>(1, parts_.fsdp_layers_per_unit);
+    return (parts_.virtual_stage_layers[s] + lpu - 1) / lpu;
+  }
+  // Blocks of the q-th unit an operation of virtual stage s runs (backward walks them in reverse).
+  uint32_t fsdp_unit_layers(uint32_t s, bool forward, uint32_t q) const {
+    const uint32_t lpu = std::max<uint32_t>(1, parts_.fsdp_layers_per_unit);
+    const uint32_t units = fsdp_units(s);
+    const uint32_t x = forward ? q : units - 1 - q;
+    return std::min(lpu, parts_.virtual_stage_layers[s] - x * lpu);
+  }
+  void fsdp_gather_unit(uint32_t i, uint32_t s, bool forward, uint32_t q) {
+    Stage& st = stages_[i];
+    if (q < st.op_gathers_issued) return;
+    st.op_gathers_issued = q + 1;
+    fsdp_issue(i, FsdpComm{CollectiveOp::AllGather,
+                           parts_.fsdp_layer_gather_bytes *
+                               static_cast<int64_t>(fsdp_unit_layers(s, forward, q)),
+                           false});
+  }
+  void fsdp_issue(uint32_t i, FsdpComm c) {
+    Stage& st = stages_[i];
+    FsdpStream& stream = c.op == CollectiveOp::AllGather ? st.gathers : st.reduces;
+    stream.queue.push_back(c);
+    fsdp_pump(i, stream);
+  }
+  void fsdp_pump(uint32_t i, FsdpStream& stream) {
+    if (stream.busy || stream.queue.empty()) return;
+    const FsdpComm c = stream.queue.front();
+    stream.queue.pop_front();
+    stream.busy = true;
+    const Groups& groups = parts_.stage_dense_groups[i];
+    const auto ranks = static_cast<uint32_t>(groups.empty() ? 0 : groups.front().size());
+    const std::size_t slice = record(
+        0, c.op == CollectiveOp::AllGather ? "fsdp_all_gather" : "fsdp_reduce_scatter", i, c.bytes);
+    auto finished = [this, i, c, &stream, slice] {
+      close(slice);
+      stream.busy = false;
+      fsdp_done(i, c);
+      fsdp_pump(i, stream);
+    };
+    if (ranks < 2 || c.bytes <= 0) {
+      queue().schedule_fn(now(), finished);
+      return;
+    }
+    const auto& collective = timer_->plan(c.op, CollectiveAlgo::Ring, ranks, c.bytes);
+    run_groups(collective, groups,
+               kDataCommunicators + (i * 2 + (c.op == CollectiveOp::AllGather ? 0 : 1)) *
+                                        static_cast<uint32_t>(groups.size()),
+               std::move(finished));
+  }
+  void fsdp_done(uint32_t i, FsdpComm c) {
+    Stage& st = stages_[i];
+    if (c.op == CollectiveOp::ReduceScatter) {
+      --st.reduces_left;
+      check_stage(i);
+      return;
+    }
+    if (c.root) {
+      st.root_gathered = true;
+    } else {
+      ++st.op_gathers_done;
+    }
+    if (st.waiting_for_gather) {
+      st.waiting_for_gather = false;
+      run_piece(i, 0);
+    }
   }
 
   void arrive_all_to_all(uint32_t i, uint32_t u) {
@@ -375,6 +521,10 @@ class ModelParallelStepEngine final : public StepEngine {
     if (!op.forward && s > 0) send(s, s - 1, op.micro_batch, u, false);
     unit.busy = false;
     ++unit.next;
+    if (unit.next == order_[i].size() && parts_.fsdp && parts_.fsdp_root_reduce_bytes[i] > 0) {
+      ++stages_[i].reduces_left;
+      fsdp_issue(i, FsdpComm{CollectiveOp::ReduceScatter, parts_.fsdp_root_reduce_bytes[i], true});
+    }
     if (unit.next == order_[i].size()) {
       ++stages_[i].units_done;
       check_stage(i);
@@ -472,8 +622,8 @@ class ModelParallelStepEngine final : public StepEngine {
 
   void check_stage(uint32_t i) {
     Stage& st = stages_[i];
-    if (st.done || st.units_done < units_per_stage_ ||
-        st.buckets_done < parts_.stage_buckets[i].size() || st.gathers_left > 0) {
+    if (st.done || st.units_done < units_per_stage_ || st.buckets_done < dp_bucket_count(i) ||
+        st.gathers_left > 0 || st.reduces_left > 0) {
       return;
     }
     st.done = true;
@@ -496,6 +646,7 @@ class ModelParallelStepEngine final : public StepEngine {
     r.backward = rank_backward_end_[critical] - rank_backward_start_[critical];
     r.tail = stage_end_[critical] - rank_backward_end_[critical];
     r.buckets = stages_[critical].timings;
+    r.buckets.resize(dp_bucket_count(critical));
     // Each bucket's time alone on the idle fabric (every group of the stage at once), which the
     // fault report compares the live times with.
     for (std::size_t k = 0; k < r.buckets.size(); ++k) {
@@ -644,8 +795,9 @@ class ModelParallelStepEngine final : public StepEngine {
 }  // namespace
 
 std::optional<std::string> model_parallel_step_refusal(const StepConfig& config) {
-  if (config.parallelism == DataParallelism::Fsdp) {
-    return "FSDP composed with model parallelism runs as the closed form";
+  if (config.parallelism == DataParallelism::Fsdp && config.fsdp.shard_degree != 0 &&
+      config.fsdp.shard_degree != config.rank_to_gpu.size()) {
+    return "HSDP composed with model parallelism is not modelled";
   }
   return std::nullopt;
 }

@@ -40,8 +40,17 @@
 // idle symmetric fabric and differ where replicas feel different contention (measured in
 // tests/models/test_model_parallel_step.cpp and docs/training-step.md).
 //
-// Not run by this engine (make_step_engine keeps the closed form for them): FSDP composed with
-// model parallelism.
+//   - FSDP (FULL_SHARD) composed with model parallelism, as torchtitan and Llama 3 run it: an
+//     operation runs its virtual stage's FSDP units in turn (backward in reverse), each once its
+//     all-gather over the stage's DP x CP groups has finished; the operation's first unit is
+//     gathered when the operation starts (exposed, as the closed form has it), each later one
+//     while the unit before it computes; after each backward unit its reduce-scatter runs on a
+//     second stream. The root unit (embedding, head) is gathered before the stage's first forward
+//     and reduce-scattered after its last backward. The stage's replicas always advance together
+//     here (its collectives span them).
+//
+// Not run by this engine (make_step_engine keeps the closed form): HSDP with model parallelism,
+// which the closed form refuses too.
 #include <memory>
 #include <optional>
 #include <string>

@@ -326,6 +326,19 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
     if (pp == 1) return embedding;
     return stage == 0 || stage + 1 == pp ? embedding / 2 : 0.0;
   };
+  if (parts != nullptr && fsdp) {
+    parts->fsdp = true;
+    parts->fsdp_layers_per_unit = static_cast<uint32_t>(lpu);
+    parts->fsdp_layer_gather_bytes =
+        static_cast<int64_t>(layer_shard_params) * config.fsdp.param_bytes;
+    parts->fsdp_layer_reduce_bytes =
+        static_cast<int64_t>(layer_shard_params) * config.fsdp.gradient_bytes;
+    for (uint32_t i = 0; i < pp; ++i) {
+      const auto root = static_cast<int64_t>(root_shard_params(i));
+      parts->fsdp_root_gather_bytes.push_back(root * config.fsdp.param_bytes);
+      parts->fsdp_root_reduce_bytes.push_back(root * config.fsdp.gradient_bytes);
+    }
+  }
   std::vector<Time> fsdp_fwd_extra(pp, Time::zero());    // per micro-batch
   std::vector<Time> fsdp_bwd_extra(pp, Time::zero());    // per micro-batch
   std::vector<Time> fsdp_tail(pp, Time::zero());         // reduce-scatters after the last backward

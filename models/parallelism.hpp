@@ -181,6 +181,16 @@ struct ParallelStepParts {
   bool sharded_optimizer = false;  // reduce-scatter + parameter all-gather (distributed optimizer)
   CollectiveAlgo dp_algorithm = CollectiveAlgo::Ring;
   double slowest_multiplier = 1.0;  // the closed form's (every stage at the slowest rank's pace)
+  // FSDP (FULL_SHARD) composed with model parallelism: units of fsdp_layers_per_unit blocks,
+  // gathered before each forward and backward and reduce-scattered after the backward over the
+  // stage's dense groups; bytes per block of one GPU's TP shard, and each pipeline rank's root
+  // unit (embedding on the first, head on the last), gathered once and reduced once per step.
+  bool fsdp = false;
+  uint32_t fsdp_layers_per_unit = 1;
+  int64_t fsdp_layer_gather_bytes = 0;
+  int64_t fsdp_layer_reduce_bytes = 0;
+  std::vector<int64_t> fsdp_root_gather_bytes;
+  std::vector<int64_t> fsdp_root_reduce_bytes;
 };
 
 // The closed-form step (see above). `config.rank_to_gpu` holds TP*CP*PP*DP ranks. `parts`, when

@@ -250,18 +250,30 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
       // (one transfer per GPU pair), every bucket of every stage (all groups; the distributed
       // optimizer's gathers too) and every expert all-to-all live in one simulation, whose
       // transfer records it keeps.
-      const bool event_driven = scenario.workload->event_driven_layouts.value_or(!reuse) &&
-                                c.parallelism != models::DataParallelism::Fsdp;
+      const bool fsdp = c.parallelism == models::DataParallelism::Fsdp;
+      const bool event_driven = scenario.workload->event_driven_layouts.value_or(!reuse);
       if (event_driven) {
         const double m = std::max<uint32_t>(1, c.grad_accumulation);
         const double stages =
             static_cast<double>(l.pipeline) * std::max<uint32_t>(1, l.virtual_pipeline);
         double live = 2.0 * m * (stages - 1) * dp * l.context * l.tensor;
-        for (const auto& [bytes, count] : stage_sizes) {
+        if (fsdp) {
+          // Per micro-batch every unit is gathered twice and reduce-scattered once (each half an
+          // all-reduce's transfers), over the DP x CP group of each TP rank.
+          const double lpu = std::max<uint32_t>(1, c.fsdp.layers_per_unit);
+          const double unit_bytes = static_cast<double>(models::layer_parameters(c.model)) /
+                                    l.tensor * lpu * static_cast<double>(c.fsdp.param_bytes);
           const models::PlanSizeEstimate plan =
-              models::plan_size_estimate(c.algorithm, dp * l.context, static_cast<double>(bytes),
+              models::plan_size_estimate(models::CollectiveAlgo::Ring, dp * l.context, unit_bytes,
                                          chunk, channels, scenario.fabric.host.gpus);
-          live += plan.transfers * l.tensor * count;  // RS + AG: an all-reduce's two halves
+          live += 1.5 * plan.transfers * l.tensor * m * std::ceil(c.model.layers / lpu);
+        } else {
+          for (const auto& [bytes, count] : stage_sizes) {
+            const models::PlanSizeEstimate plan =
+                models::plan_size_estimate(c.algorithm, dp * l.context, static_cast<double>(bytes),
+                                           chunk, channels, scenario.fabric.host.gpus);
+            live += plan.transfers * l.tensor * count;  // RS + AG: an all-reduce's two halves
+          }
         }
         if (l.expert > 1) {
           const models::PlanSizeEstimate a2a = models::plan_size_estimate(

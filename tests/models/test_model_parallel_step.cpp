@@ -179,10 +179,63 @@ TEST_CASE("model-parallel engine: expert all-to-alls run live and agree with the
   CHECK(event_step(spec, Fidelity::Analytic, no_ep).step > Time::ms(1));
 }
 
-TEST_CASE("model-parallel engine: FSDP with model parallelism stays with the closed form") {
-  StepConfig c = layout_config("llama2-13b", 32, ParallelLayout{.tensor = 8}, 1);
+TEST_CASE("model-parallel engine: FSDP with TP and PP agrees with the closed form") {
+  // The closed form times an all-gather and a reduce-scatter each alone on the idle fabric, and
+  // takes the reduce-scatters as hidden behind the gather-paced backward. Where communication
+  // hides behind compute (3.2 Tb/s links) or there is nothing to reduce-scatter, that holds and
+  // the two agree; at 400G the backward's gathers and reduce-scatters share the NICs, which the
+  // event-driven step sees and the closed form does not (measured +20.6 % for FSDP 4 x TP 8 and
+  // +44 % for the interleaved case below: the closed form is optimistic there).
+  struct Case {
+    const char* name;
+    ParallelLayout layout;
+    uint32_t m;
+  };
+  const Case cases[] = {
+      {"FSDP 4 x TP 8", ParallelLayout{.tensor = 8}, 2},
+      {"FSDP 4 x TP 2 x PP 4", ParallelLayout{.tensor = 2, .pipeline = 4}, 8},
+      {"FSDP 4 x TP 2 x PP 2 x VP 2",
+       ParallelLayout{.tensor = 2, .pipeline = 2, .virtual_pipeline = 2}, 8},
+  };
+  for (const auto& [gbps, gradient_bytes] : {std::pair{3200, 2}, std::pair{400, 0}}) {
+    const auto spec = step_fixtures::eight_gpu_hosts(4, Bandwidth::gbps(gbps));
+    for (const Case& k : cases) {
+      CAPTURE(k.name);
+      CAPTURE(gbps);
+      StepConfig c = layout_config("llama2-13b", 32, k.layout, k.m);
+      c.parallelism = DataParallelism::Fsdp;
+      c.fsdp.gradient_bytes = gradient_bytes;
+      const StepResult event = event_step(spec, Fidelity::Analytic, c);
+      const StepResult closed = simulate_parallel_step(spec, Fidelity::Analytic, c);
+      MESSAGE(k.name << " at " << gbps << "G: event-driven " << event.step.seconds() * 1e3
+                     << " ms, closed form " << closed.step.seconds() * 1e3 << " ms ("
+                     << relative(event.step, closed.step) * 100 << " %)");
+      CHECK(event.engine == "event_driven");
+      CHECK(std::abs(relative(event.step, closed.step)) <= 0.025);  // measured <= 1.9 %
+      CHECK(event.buckets.empty());
+      // Every unit's gathers (2 per micro-batch) and reduce-scatter (1) ran, on every stage.
+      int gathers = 0;
+      int scatters = 0;
+      for (const CommunicationSlice& sl : event.communication) {
+        gathers += sl.kind == "fsdp_all_gather" ? 1 : 0;
+        scatters += sl.kind == "fsdp_reduce_scatter" ? 1 : 0;
+      }
+      const int units = 40;  // llama2-13b: 40 blocks, one per unit, over all stages
+      const int roots = k.layout.pipeline > 1 ? 2 : 1;
+      CHECK(gathers == 2 * units * static_cast<int>(k.m) + roots);
+      CHECK(scatters == units * static_cast<int>(k.m) + (gradient_bytes > 0 ? roots : 0));
+    }
+  }
+  // Contended: gathers and reduce-scatters share the 400G NICs.
+  const auto spec = step_fixtures::eight_gpu_hosts(4);
+  StepConfig c = layout_config("llama2-13b", 32, ParallelLayout{.tensor = 8}, 2);
   c.parallelism = DataParallelism::Fsdp;
-  CHECK(model_parallel_step_refusal(c).has_value());
-  c.parallelism = DataParallelism::Ddp;
+  const StepResult event = event_step(spec, Fidelity::Analytic, c);
+  const StepResult closed = simulate_parallel_step(spec, Fidelity::Analytic, c);
+  CHECK(event.step.seconds() > 1.1 * closed.step.seconds());
+  // HSDP with model parallelism is the closed form's refusal too.
+  c.grad_accumulation = 1;
   CHECK_FALSE(model_parallel_step_refusal(c).has_value());
+  c.fsdp.shard_degree = 2;
+  CHECK(model_parallel_step_refusal(c).has_value());
 }
