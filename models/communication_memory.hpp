@@ -34,4 +34,14 @@ uint32_t nccl_connections_per_channel(CollectiveAlgo algo, uint32_t ranks);
 // NCCL's buffers on each GPU of one communicator: channels x connections x all three protocols.
 double nccl_communicator_buffer_bytes(CollectiveAlgo algo, uint32_t ranks, uint32_t channels);
 
+// Point-to-point over the network (pipeline sends, expert all-to-alls between hosts): NCCL's
+// shared p2p buffers (src/transport/net.cc sharedNetBuffersInit), one pool to send and one to
+// receive per GPU and communicator, each p2pnChannels x NCCL_SHARED_STEPS (16) x p2pChunkSize
+// (NCCL_P2P_NET_CHUNKSIZE, 128 KiB between nodes: src/init.cc), where p2pnChannels is the
+// communicator's channel count rounded up to a power of two (src/graph/paths.cc
+// ncclTopoComputeP2pChannels). NVLink p2p inside a host (src/transport/p2p.cc) is not counted.
+inline constexpr int64_t kNcclSharedSteps = 16;
+inline constexpr int64_t kNcclP2pNetChunkBytes = int64_t{1} << 17;
+double nccl_p2p_buffer_bytes(uint32_t channels);
+
 }  // namespace syncsim::models

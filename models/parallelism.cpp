@@ -635,6 +635,15 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
       nccl_communicator_buffer_bytes(CollectiveAlgo::Ring, tp, config.channels) +
       nccl_communicator_buffer_bytes(CollectiveAlgo::Ring, cp, config.channels) +
       nccl_communicator_buffer_bytes(dp_buffer_algo, dp * cp, config.channels);
+  // Point-to-point between hosts: the pipeline's sends (stages a TP x CP x DP block apart) and
+  // the expert all-to-alls when an EP group spans hosts (EP ranks are TP x CP apart).
+  const uint32_t per_host = std::max<uint32_t>(1, config.gpus_per_host);
+  if (pp > 1 && tp * cp * dp >= per_host) {
+    r.communication_memory_bytes += nccl_p2p_buffer_bytes(config.channels);
+  }
+  if (ep > 1 && ep * tp * cp > per_host) {
+    r.communication_memory_bytes += nccl_p2p_buffer_bytes(config.channels);
+  }
   r.memory_per_gpu_bytes = (is_moe(model) ? moe_state_bytes : state_bytes * params_gpu) + gathered +
                            r.communication_memory_bytes +
                            sbh * per_layer * rank_layers.front() * std::min(m, pp) * interleave;

@@ -68,7 +68,11 @@ TEST_CASE("step memory: DDP's buckets and NCCL's buffers, FSDP's groups, a TP x 
   CHECK(t.communication_memory_bytes == 16 * conn + 16 * conn);
   tp.layout.tensor = 1;
   tp.layout.context = 1;
-  tp.layout.pipeline = 4;  // PP's point-to-point buffers are not counted: the DP ring of 8 alone
+  // PP 4 x DP 8: the DP ring of 8, and the pipeline's network p2p pools (stages 8 GPUs, a host,
+  // apart): send and receive, 16 channels x 16 shared steps x 128 KiB each = 64 MiB.
+  tp.layout.pipeline = 4;
+  CHECK(nccl_p2p_buffer_bytes(16) == 2.0 * 16 * 16 * 131072);
+  CHECK(nccl_p2p_buffer_bytes(12) == nccl_p2p_buffer_bytes(16));  // rounded up to a power of 2
   CHECK(simulate_parallel_step(spec, Fidelity::Analytic, tp).communication_memory_bytes ==
-        16 * conn);
+        16 * conn + nccl_p2p_buffer_bytes(16));
 }
