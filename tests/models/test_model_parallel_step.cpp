@@ -197,7 +197,9 @@ TEST_CASE("model-parallel engine: FSDP with TP and PP agrees with the closed for
       {"FSDP 4 x TP 2 x PP 2 x VP 2",
        ParallelLayout{.tensor = 2, .pipeline = 2, .virtual_pipeline = 2}, 8},
   };
-  for (const auto& [gbps, gradient_bytes] : {std::pair{3200, 2}, std::pair{400, 0}}) {
+  for (const auto& setting : {std::pair{3200, 2}, std::pair{400, 0}}) {
+    const int gbps = setting.first;
+    const int64_t gradient_bytes = setting.second;
     const auto spec = step_fixtures::eight_gpu_hosts(4, Bandwidth::gbps(gbps));
     for (const Case& k : cases) {
       CAPTURE(k.name);
