@@ -333,6 +333,14 @@ check "estimate extrapolates the buckets the step extrapolates" python3 -c "impo
 if [ -z "${SYNCSIM_SANITIZED:-}" ]; then
   check "extrapolated-bucket estimate within 3x of peak RSS" ratio_ok "$tmp/est3.json"
 fi
+# The event-driven model-parallel step: its live transfers counted at their measured cost (within
+# 1.5x of the peak RSS; measured 1.0x).
+"$bin" run "$src/scenarios/llama-70b-3d.yaml" --set workload.step_engine=event_driven --json --quiet \
+  >"$tmp/est4.json" 2>/dev/null
+check "event-driven model-parallel step runs" grep -q '"engine": "event_driven"' "$tmp/est4.json"
+if [ -z "${SYNCSIM_SANITIZED:-}" ]; then
+  check "event-driven model-parallel estimate within 1.5x of peak RSS" python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['estimate']['memory_bytes']/d['peak_rss_bytes']; print('estimate/measured', round(r, 2)); sys.exit(0 if 1/1.5 <= r <= 1.5 else 1)" "$tmp/est4.json"
+fi
 "$bin" run "$src/scenarios/ddp-70b-16k.yaml" --set fabric.fat_tree.pods=1 --set fabric.fat_tree.leaves_per_pod=2 \
   --set workload.model=llama3-8b --verbose --quiet >/dev/null 2>"$tmp/verbose.err"
 check "--verbose prints the estimate" grep -q "^estimate: memory" "$tmp/verbose.err"
