@@ -23,6 +23,7 @@ using Groups = std::vector<std::vector<uint32_t>>;
 constexpr uint32_t kPipelineCommunicators = 0;
 constexpr uint32_t kExpertCommunicators = 16384;
 constexpr uint32_t kDataCommunicators = 32768;
+constexpr uint32_t kTensorCommunicators = 49152;
 
 class ModelParallelStepEngine final : public StepEngine {
  public:
@@ -199,9 +200,30 @@ class ModelParallelStepEngine final : public StepEngine {
       stage_ep_groups_[stage_of_gpu(g.front())].push_back(g);
     }
     if (tp_ > 1 && spans_hosts_of(tp_)) {
-      warnings_.push_back(
-          "tensor-parallel groups span hosts: their collectives are timed on an idle fabric and do "
-          "not load the shared one");
+      if (!parts_.fsdp && !config_.layout.tp_comm_overlap) {
+        // A TP group across hosts: its collectives run live, per block, as barriers inside the
+        // operation (every TP group of the stage at once).
+        tp_live_ = true;
+        tp_bytes_ = tp_activation_bytes(config_.model, config_.compute, config_.layout);
+        const auto [forward, backward] = tp_collectives_per_layer(config_.compute);
+        const int pairs = config_.layout.sequence_parallel ? 2 : 1;  // all-gather + reduce-scatter
+        tp_forward_per_layer_ = static_cast<uint32_t>(forward * pairs);
+        tp_backward_per_layer_ = static_cast<uint32_t>(backward * pairs);
+        stage_tp_groups_.assign(p_, {});
+        for (uint32_t i = 0; i < p_; ++i) {
+          for (uint32_t r = 0; r < cp_ * dp_; ++r) {
+            std::vector<uint32_t> g;
+            for (uint32_t t = 0; t < tp_; ++t) {
+              g.push_back(config_.rank_to_gpu[i * block_ + r * tp_ + t]);
+            }
+            stage_tp_groups_[i].push_back(std::move(g));
+          }
+        }
+      } else {
+        warnings_.push_back(
+            "tensor-parallel groups span hosts: with FSDP or tp_comm_overlap their collectives "
+            "are timed on an idle fabric and do not load the shared one");
+      }
     }
     if (cp_ > 1 && spans_hosts_of(tp_ * cp_)) {
       warnings_.push_back(
@@ -286,13 +308,19 @@ class ModelParallelStepEngine final : public StepEngine {
     Time compute = forward ? parts_.dense_forward * dense + parts_.moe_forward * moe_n
                            : parts_.dense_backward * dense + parts_.moe_backward * moe_n;
     if (s + 1 == stages_total_) compute += forward ? parts_.head_forward : parts_.head_backward;
-    const Time fixed = forward
-                           ? (parts_.tp_forward + parts_.cp_forward) * static_cast<int64_t>(n)
-                           : (parts_.tp_backward + parts_.cp_backward) * static_cast<int64_t>(n);
+    const Time tp = tp_live_ ? Time::zero() : (forward ? parts_.tp_forward : parts_.tp_backward);
+    const Time fixed =
+        (tp + (forward ? parts_.cp_forward : parts_.cp_backward)) * static_cast<int64_t>(n);
     return {compute, fixed};
   }
 
+  // The collectives an operation of virtual stage s waits for inside its compute: the live TP
+  // collectives of its blocks, or its MoE blocks' expert all-to-alls (EP with TP > 1 is refused).
   uint32_t all_to_alls(uint32_t s, bool forward) const {
+    if (tp_live_) {
+      return parts_.virtual_stage_layers[s] *
+             (forward ? tp_forward_per_layer_ : tp_backward_per_layer_);
+    }
     if (parts_.ep_bytes <= 0) return 0;
     const int per_layer = forward ? parts_.ep_forward_count : parts_.ep_backward_count;
     return parts_.virtual_stage_moe_layers[s] * static_cast<uint32_t>(per_layer);
@@ -396,7 +424,7 @@ class ModelParallelStepEngine final : public StepEngine {
     }
     if (unit.piece < all_to_alls(op.virtual_stage(p_), op.forward)) {
       ++unit.piece;
-      arrive_all_to_all(i, u);
+      arrive_all_to_all(i, u, unit.piece - 1);
       return;
     }
     // The stage's first forward ends no earlier than its parameter all-gathers.
@@ -480,13 +508,33 @@ class ModelParallelStepEngine final : public StepEngine {
     }
   }
 
-  void arrive_all_to_all(uint32_t i, uint32_t u) {
+  void arrive_all_to_all(uint32_t i, uint32_t u, uint32_t index) {
     Stage& st = stages_[i];
     st.ep_waiting.push_back(u);
     if (++st.ep_arrived < units_per_stage_) return;
     st.ep_arrived = 0;
     std::vector<uint32_t> waiting;
     waiting.swap(st.ep_waiting);
+    if (tp_live_) {
+      // Megatron's sequence parallelism: an all-gather, then (after the GEMMs) a reduce-scatter;
+      // without it all-reduces.
+      const CollectiveOp op = !config_.layout.sequence_parallel ? CollectiveOp::AllReduce
+                              : index % 2 == 0                  ? CollectiveOp::AllGather
+                                                                : CollectiveOp::ReduceScatter;
+      const char* kind = op == CollectiveOp::AllReduce   ? "tp_all_reduce"
+                         : op == CollectiveOp::AllGather ? "tp_all_gather"
+                                                         : "tp_reduce_scatter";
+      const std::size_t slice = record(0, kind, i, tp_bytes_);
+      auto resume = [this, i, waiting, slice] {
+        close(slice);
+        for (const uint32_t w : waiting) run_piece(i, w);
+      };
+      const auto& c = timer_->plan(op, CollectiveAlgo::Ring, tp_, tp_bytes_);
+      run_groups(c, stage_tp_groups_[i],
+                 kTensorCommunicators + i * static_cast<uint32_t>(stage_tp_groups_[i].size()),
+                 std::move(resume));
+      return;
+    }
     const auto& groups = stage_ep_groups_[i];
     const auto ranks = static_cast<uint32_t>(groups.empty() ? 0 : groups.front().size());
     const std::size_t slice = record(0, "ep_all_to_all", i, parts_.ep_bytes);
@@ -772,6 +820,12 @@ class ModelParallelStepEngine final : public StepEngine {
   std::vector<std::vector<uint32_t>> bucket_chunk_;
   std::vector<std::vector<double>> bucket_within_;
   std::vector<Groups> stage_ep_groups_;
+  // TP groups across hosts: their collectives run live (tp_live_), per stage every TP group.
+  bool tp_live_ = false;
+  std::vector<Groups> stage_tp_groups_;
+  int64_t tp_bytes_ = 0;
+  uint32_t tp_forward_per_layer_ = 0;
+  uint32_t tp_backward_per_layer_ = 0;
   std::vector<uint32_t> gpu_stage_;
   std::vector<std::string> warnings_;
   // Per step.

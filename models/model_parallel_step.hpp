@@ -13,7 +13,10 @@
 //   - Tensor-parallel collectives and the context-parallel K/V ring stay inside the compute stream
 //     at the closed form's exposed time per block, timed on an idle fabric (every group at once).
 //     With TP and CP groups inside a host (NVLink) nothing else crosses their links, so this is
-//     exact there; a TP or CP group that spans hosts does not load the shared fabric, and the step
+//     exact there. TP groups that span hosts run their collectives live instead, per block, as
+//     barriers inside the operation (every TP group of the stage at once; all-gather then
+//     reduce-scatter with sequence parallelism), unless FSDP or tp_comm_overlap is on; a CP group
+//     that spans hosts, or TP in those two cases, does not load the shared fabric, and the step
 //     warns.
 //   - Pipeline sends (activations forward, gradients back, p2p_bytes per micro-batch and GPU pair)
 //     run live once the sending operation ends; the receiving operation starts once its input

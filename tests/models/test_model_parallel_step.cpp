@@ -241,3 +241,32 @@ TEST_CASE("model-parallel engine: FSDP with TP and PP agrees with the closed for
   c.fsdp.shard_degree = 2;
   CHECK(model_parallel_step_refusal(c).has_value());
 }
+
+TEST_CASE("model-parallel engine: TP groups across hosts run their collectives live") {
+  // TP 16 over two hosts of 8: every block's TP collectives cross the NICs, so they run live as
+  // barriers inside the operations (every TP group of the stage at once), which on an idle fabric
+  // is what the closed form times.
+  const auto spec = step_fixtures::eight_gpu_hosts(4);
+  for (const bool sp : {false, true}) {
+    CAPTURE(sp);
+    StepConfig c = layout_config(
+        "llama2-13b", 32, ParallelLayout{.tensor = 16, .pipeline = 2, .sequence_parallel = sp}, 2);
+    const StepResult event = event_step(spec, Fidelity::Analytic, c);
+    const StepResult closed = simulate_parallel_step(spec, Fidelity::Analytic, c);
+    MESSAGE(std::string(sp ? "TP 16 x PP 2, sequence parallel" : "TP 16 x PP 2")
+            << ": event-driven " << event.step.seconds() * 1e3 << " ms, closed form "
+            << closed.step.seconds() * 1e3 << " ms (" << relative(event.step, closed.step) * 100
+            << " %)");
+    CHECK(std::abs(relative(event.step, closed.step)) <= 0.02);
+    int tp = 0;
+    for (const CommunicationSlice& sl : event.communication) {
+      tp += sl.kind.rfind("tp_", 0) == 0 ? 1 : 0;
+    }
+    // 40 blocks, 2 micro-batches, 2 collectives forward and 2 backward per block (each an
+    // all-gather and a reduce-scatter with sequence parallelism).
+    CHECK(tp == 40 * 2 * 4 * (sp ? 2 : 1));
+    bool warned = false;
+    for (const std::string& w : event.warnings) warned |= w.find("span hosts") != std::string::npos;
+    CHECK_FALSE(warned);
+  }
+}
