@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
-#include <list>
 #include <stdexcept>
 #include <utility>
 
+#include "models/group_collectives.hpp"
 #include "models/idle_collective_timer.hpp"
 #include "models/parallelism.hpp"
 #include "models/pipeline_schedule.hpp"
@@ -106,13 +106,6 @@ class ModelParallelStepEngine final : public StepEngine {
     bool root_gathered = true;
     bool waiting_for_gather = false;
     uint32_t reduces_left = 0;
-  };
-  // Several runners of one collective (every group at once) and what to do when all are done.
-  struct Job {
-    std::vector<std::unique_ptr<CollectiveRunner>> runners;
-    std::size_t left = 0;
-    std::function<void()> done;
-    std::list<std::unique_ptr<Job>>::iterator self;
   };
 
   Time now() const { return backend_.simulation().now(); }
@@ -770,37 +763,10 @@ class ModelParallelStepEngine final : public StepEngine {
     if (slice < communication_.size()) communication_[slice].end = now() - step_start_;
   }
 
-  // Runs collective `c` on every group of `groups` at once (group g on communicator
-  // first_communicator + g); `done` runs when all have finished.
+  // Every group of `groups` runs `c` at once (GroupCollectives).
   void run_groups(const IdleCollectiveTimer::Collective& c, const Groups& groups,
                   uint32_t first_communicator, std::function<void()> done) {
-    jobs_.push_back(std::make_unique<Job>());
-    Job* job = jobs_.back().get();
-    job->self = std::prev(jobs_.end());
-    job->left = groups.size();
-    job->done = std::move(done);
-    for (std::size_t g = 0; g < groups.size(); ++g) {
-      CollectiveRunOptions options = c.run;
-      options.communicator = (first_communicator + static_cast<uint32_t>(g)) % 65536;
-      job->runners.push_back(
-          std::make_unique<CollectiveRunner>(backend_, c.plan, groups[g], options));
-    }
-    for (auto& runner : job->runners) {
-      runner->start([this, job](const CollectiveResult&) {
-        if (--job->left > 0) return;
-        // Runs inside a runner's completion: retire the runners in a later event.
-        retired_.splice(retired_.end(), jobs_, job->self);
-        if (!retire_scheduled_) {
-          retire_scheduled_ = true;
-          queue().schedule_fn(now(), [this] {
-            retired_.clear();
-            retire_scheduled_ = false;
-          });
-        }
-        auto then = std::move(job->done);
-        then();
-      });
-    }
+    groups_.run(c.plan, c.run, groups, first_communicator, std::move(done));
   }
 
   TransferBackend& backend_;
@@ -841,9 +807,7 @@ class ModelParallelStepEngine final : public StepEngine {
   Time step_start_ = Time::zero();
   std::function<void()> done_;
   StepResult result_;
-  std::list<std::unique_ptr<Job>> jobs_;
-  std::list<std::unique_ptr<Job>> retired_;
-  bool retire_scheduled_ = false;
+  GroupCollectives groups_{backend_};
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "run/runner.hpp"
 #include "run/trace.hpp"
 #include "scenario/scenario_loader.hpp"
+#include "tests/scenario/scenario_text_fixtures.hpp"
 
 using namespace syncsim;
 
@@ -88,4 +89,16 @@ TEST_CASE("model-parallel trace: a track per communication kind and stage, slice
   CHECK(track_slices["dp_all_reduce stage 0"] >= 1);
   CHECK(track_slices["dp_all_reduce stage 1"] >= 1);
   CHECK(schedule_slices == 2 * 2 * 4);
+}
+
+TEST_CASE("model-parallel scenario: a bad step_engine or lockstep_replicas points at its key") {
+  const std::string bad_engine =
+      syncsim::testing::scenario_error_of(scenario_text(", step_engine: fast"), {}, "mp.yaml");
+  CHECK(bad_engine.find("mp.yaml:") == 0);
+  CHECK(bad_engine.find("workload.step_engine: expected auto, event_driven or closed_form") !=
+        std::string::npos);
+  const std::string bad_lockstep =
+      syncsim::testing::scenario_error_of(scenario_text(", lockstep_replicas: 3"), {}, "mp.yaml");
+  CHECK(bad_lockstep.find("mp.yaml:") == 0);
+  CHECK(bad_lockstep.find("workload.lockstep_replicas") != std::string::npos);
 }
