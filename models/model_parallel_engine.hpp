@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -16,6 +17,7 @@
 #include "models/idle_collective_timer.hpp"
 #include "models/parallelism.hpp"
 #include "models/pipeline_schedule.hpp"
+#include "models/processor_sharing.hpp"
 #include "models/step_engine.hpp"
 #include "sim/core/simulation.hpp"
 
@@ -27,7 +29,8 @@ class ModelParallelStepEngine final : public StepEngine {
                           const StepConfig& config)
       : backend_(backend), spec_(spec), fidelity_(fidelity), config_(config) {}
 
-  bool loads_fabric() const override { return true; }
+  // With idle-fabric timing its collectives take their durations from idle copies of the fabric.
+  bool loads_fabric() const override { return !config_.model_parallel_idle_fabric_timing; }
 
   void begin(std::function<void()> done) override;
 
@@ -42,6 +45,7 @@ class ModelParallelStepEngine final : public StepEngine {
   static constexpr uint32_t kExpertCommunicators = 16384;
   static constexpr uint32_t kDataCommunicators = 32768;
   static constexpr uint32_t kTensorCommunicators = 49152;
+  static constexpr uint32_t kContextCommunicators = 57344;
 
   struct Unit {
     std::size_t next = 0;  // index into the rank's operation order
@@ -117,7 +121,8 @@ class ModelParallelStepEngine final : public StepEngine {
   std::pair<Time, Time> op_work(uint32_t s, bool forward) const;
 
   // The collectives an operation of virtual stage s waits for inside its compute: the live TP
-  // collectives of its blocks, or its MoE blocks' expert all-to-alls (EP with TP > 1 is refused).
+  // collectives of its blocks, the live K/V ring of each block, or its MoE blocks' expert
+  // all-to-alls (EP with TP > 1 is refused).
   uint32_t barriers(uint32_t s, bool forward) const;
 
   // When compute of `work` (unscaled) started now on unit (i, u) ends.
@@ -142,6 +147,10 @@ class ModelParallelStepEngine final : public StepEngine {
   void fsdp_done(uint32_t i, FsdpComm c);
 
   void arrive_barrier(uint32_t i, uint32_t u, uint32_t index);
+  // A block's K/V ring beside its attention core, for the units waiting at the barrier: the
+  // all-gather (forward), then the gradients' reduce-scatter too (backward); they resume when
+  // both the ring and the slowest unit's attention are done.
+  void context_parallel_ring(uint32_t i, bool forward, std::vector<uint32_t> waiting);
 
   void end_op(uint32_t i, uint32_t u);
 
@@ -164,11 +173,11 @@ class ModelParallelStepEngine final : public StepEngine {
   std::size_t record(uint32_t u, const char* kind, uint32_t stage, int64_t bytes);
   void close(std::size_t slice);
 
-  // Every group of `groups` runs `c` at once (GroupCollectives).
+  // Every group of `groups` runs `c` at once: live on the fabric (GroupCollectives), or with
+  // idle-fabric timing for the call's duration on the idle fabric, shared with the collectives
+  // that overlap it on the same groups (one ProcessorSharing server per set of groups).
   void run_groups(const IdleCollectiveTimer::Collective& c, const Groups& groups,
-                  uint32_t first_communicator, std::function<void()> done) {
-    groups_.run(c.plan, c.run, groups, first_communicator, std::move(done));
-  }
+                  uint32_t first_communicator, std::function<void()> done);
 
   TransferBackend& backend_;
   const net::NetworkSpec& spec_;
@@ -190,6 +199,10 @@ class ModelParallelStepEngine final : public StepEngine {
   // TP groups across hosts: their collectives run live (tp_live_), per stage every TP group.
   bool tp_live_ = false;
   std::vector<Groups> stage_tp_groups_;
+  // CP groups across hosts: each block's K/V ring runs live beside its attention core (cp_live_),
+  // per stage every CP group.
+  bool cp_live_ = false;
+  std::vector<Groups> stage_cp_groups_;
   int64_t tp_bytes_ = 0;
   uint32_t tp_forward_per_layer_ = 0;
   uint32_t tp_backward_per_layer_ = 0;
@@ -209,6 +222,18 @@ class ModelParallelStepEngine final : public StepEngine {
   std::function<void()> done_;
   StepResult result_;
   GroupCollectives groups_{backend_};
+  // Idle-fabric timing: the duration of each distinct call (by its groups' server, op, algorithm
+  // and size), and one server per set of groups (keyed by the call's first group).
+  struct TimedCall {
+    std::size_t server = 0;
+    CollectiveOp op = CollectiveOp::AllReduce;
+    CollectiveAlgo algo = CollectiveAlgo::Ring;
+    int64_t bytes = 0;
+    auto operator<=>(const TimedCall&) const = default;
+  };
+  std::map<std::vector<uint32_t>, std::size_t> server_of_group_;
+  std::vector<std::unique_ptr<ProcessorSharing>> servers_;
+  std::map<TimedCall, Time> call_durations_;
 };
 
 }  // namespace syncsim::models

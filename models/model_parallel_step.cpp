@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 #include <utility>
 
@@ -142,9 +143,27 @@ void ModelParallelStepEngine::prepare() {
     }
   }
   if (cp_ > 1 && spans_hosts_of(tp_ * cp_)) {
-    warnings_.push_back(
-        "context-parallel groups span hosts: their K/V exchange is timed on an idle fabric and "
-        "does not load the shared one");
+    if (!parts_.fsdp && !tp_live_ && parts_.ep_bytes <= 0 && parts_.cp_ring_bytes > 0) {
+      // A CP group across hosts: each block's K/V ring runs live beside its attention core
+      // (every CP group of the stage at once), Megatron's ring attention.
+      cp_live_ = true;
+      stage_cp_groups_.assign(p_, {});
+      for (uint32_t i = 0; i < p_; ++i) {
+        for (uint32_t d = 0; d < dp_; ++d) {
+          for (uint32_t t = 0; t < tp_; ++t) {
+            std::vector<uint32_t> g;
+            for (uint32_t c = 0; c < cp_; ++c) {
+              g.push_back(config_.rank_to_gpu[i * block_ + (d * cp_ + c) * tp_ + t]);
+            }
+            stage_cp_groups_[i].push_back(std::move(g));
+          }
+        }
+      }
+    } else {
+      warnings_.push_back(
+          "context-parallel groups span hosts: with FSDP, expert parallelism or TP groups across "
+          "hosts their K/V exchange is timed on an idle fabric and does not load the shared one");
+    }
   }
   prepared_ = true;
 }
@@ -214,8 +233,8 @@ std::pair<Time, Time> ModelParallelStepEngine::op_work(uint32_t s, bool forward)
                          : parts_.dense_backward * dense + parts_.moe_backward * moe_n;
   if (s + 1 == stages_total_) compute += forward ? parts_.head_forward : parts_.head_backward;
   const Time tp = tp_live_ ? Time::zero() : (forward ? parts_.tp_forward : parts_.tp_backward);
-  const Time fixed =
-      (tp + (forward ? parts_.cp_forward : parts_.cp_backward)) * static_cast<int64_t>(n);
+  const Time cp = cp_live_ ? Time::zero() : (forward ? parts_.cp_forward : parts_.cp_backward);
+  const Time fixed = (tp + cp) * static_cast<int64_t>(n);
   return {compute, fixed};
 }
 
@@ -224,6 +243,7 @@ uint32_t ModelParallelStepEngine::barriers(uint32_t s, bool forward) const {
     return parts_.virtual_stage_layers[s] *
            (forward ? tp_forward_per_layer_ : tp_backward_per_layer_);
   }
+  if (cp_live_) return parts_.virtual_stage_layers[s];
   if (parts_.ep_bytes <= 0) return 0;
   const int per_layer = forward ? parts_.ep_forward_count : parts_.ep_backward_count;
   return parts_.virtual_stage_moe_layers[s] * static_cast<uint32_t>(per_layer);
@@ -297,6 +317,20 @@ void ModelParallelStepEngine::run_piece(uint32_t i, uint32_t u) {
     return;
   }
   const auto [work, fixed] = op_work(s, op.forward);
+  if (cp_live_) {
+    // Piece k < n: block k up to its attention core (which runs beside the K/V ring at the
+    // barrier); piece n: the head, on the last virtual stage.
+    const auto n = static_cast<int64_t>(parts_.virtual_stage_layers[s]);
+    const Time head = s + 1 == stages_total_
+                          ? (op.forward ? parts_.head_forward : parts_.head_backward)
+                          : Time::zero();
+    const Time attention = op.forward ? parts_.attention_forward : parts_.attention_backward;
+    const Time piece = unit.piece < n ? (work - head) / n - attention : head;
+    const Time piece_fixed = unit.piece < n ? fixed / n : Time::zero();
+    const Time end = std::max(compute_end(unit, piece) + piece_fixed, now());
+    queue().schedule_fn(end, [this, i, u] { piece_done(i, u); });
+    return;
+  }
   const auto pieces = static_cast<int64_t>(barriers(s, op.forward)) + 1;
   const Time end = std::max(compute_end(unit, work / pieces) + fixed / pieces, now());
   queue().schedule_fn(end, [this, i, u] { piece_done(i, u); });
@@ -342,6 +376,10 @@ void ModelParallelStepEngine::arrive_barrier(uint32_t i, uint32_t u, uint32_t in
   st.ep_arrived = 0;
   std::vector<uint32_t> waiting;
   waiting.swap(st.ep_waiting);
+  if (cp_live_) {
+    context_parallel_ring(i, order_[i][units_[unit_index(i, u)].next].forward, std::move(waiting));
+    return;
+  }
   if (tp_live_) {
     // Megatron's sequence parallelism: an all-gather, then (after the GEMMs) a reduce-scatter;
     // without it all-reduces.
@@ -377,6 +415,43 @@ void ModelParallelStepEngine::arrive_barrier(uint32_t i, uint32_t u, uint32_t in
       timer_->plan(CollectiveOp::AllToAll, CollectiveAlgo::Pairwise, ranks, parts_.ep_bytes);
   run_groups(c, groups, kExpertCommunicators + i * static_cast<uint32_t>(groups.size()),
              std::move(resume));
+}
+
+void ModelParallelStepEngine::context_parallel_ring(uint32_t i, bool forward,
+                                                    std::vector<uint32_t> waiting) {
+  // Two things to wait for: the ring (one or two collectives) and the attention core.
+  auto left = std::make_shared<int>(2);
+  auto resume = [this, i, waiting, left] {
+    if (--*left > 0) return;
+    for (const uint32_t w : waiting) run_piece(i, w);
+  };
+  const Time attention = forward ? parts_.attention_forward : parts_.attention_backward;
+  Time attention_end = now();
+  for (const uint32_t w : waiting) {
+    attention_end = std::max(attention_end, compute_end(units_[unit_index(i, w)], attention));
+  }
+  queue().schedule_fn(attention_end, resume);
+  const Groups& groups = stage_cp_groups_[i];
+  const auto communicator = kContextCommunicators + i * 2 * static_cast<uint32_t>(groups.size());
+  const std::size_t gather = record(0, "cp_all_gather", i, parts_.cp_ring_bytes);
+  const auto& ag =
+      timer_->plan(CollectiveOp::AllGather, CollectiveAlgo::Ring, cp_, parts_.cp_ring_bytes);
+  run_groups(ag, groups, communicator, [this, i, forward, gather, resume, communicator, &groups] {
+    close(gather);
+    if (forward) {
+      resume();
+      return;
+    }
+    // Backward: the K/V gradients travel back round the ring.
+    const std::size_t scatter = record(0, "cp_reduce_scatter", i, parts_.cp_ring_bytes);
+    const auto& rs =
+        timer_->plan(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, cp_, parts_.cp_ring_bytes);
+    run_groups(rs, groups, communicator + static_cast<uint32_t>(groups.size()),
+               [this, scatter, resume] {
+                 close(scatter);
+                 resume();
+               });
+  });
 }
 
 void ModelParallelStepEngine::end_op(uint32_t i, uint32_t u) {

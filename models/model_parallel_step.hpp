@@ -15,9 +15,14 @@
 //     With TP and CP groups inside a host (NVLink) nothing else crosses their links, so this is
 //     exact there. TP groups that span hosts run their collectives live instead, per block, as
 //     barriers inside the operation (every TP group of the stage at once; all-gather then
-//     reduce-scatter with sequence parallelism), unless FSDP or tp_comm_overlap is on; a CP group
-//     that spans hosts, or TP in those two cases, does not load the shared fabric, and the step
+//     reduce-scatter with sequence parallelism), unless FSDP or tp_comm_overlap is on. CP groups
+//     that span hosts run each block's K/V ring live beside its attention core (all-gather
+//     forward, then the gradients' reduce-scatter backward), unless FSDP, expert parallelism or
+//     TP across hosts is on. In those cases they do not load the shared fabric, and the step
 //     warns.
+//   - Collective timing (StepConfig::model_parallel_idle_fabric_timing): live by default; or each
+//     collective's idle-fabric duration shared among those that overlap on the same groups
+//     (models/model_parallel_timing.cpp), the rule that makes 16k GPUs tractable.
 //   - Pipeline sends (activations forward, gradients back, p2p_bytes per micro-batch and GPU pair)
 //     run live once the sending operation ends; the receiving operation starts once its input
 //     has arrived and its rank is free.

@@ -194,11 +194,14 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
     cp_fwd_exposed = std::max(Time::zero(), ag.duration - attention_fwd);
     cp_bwd_exposed = std::max(Time::zero(), ag.duration + rs.duration - attention_bwd);
     cp_bytes_per_gpu = 2 * ag.bytes_per_gpu + rs.bytes_per_gpu;
+    if (parts != nullptr) parts->cp_ring_bytes = shard * cp;
     add_row("cp_all_gather", shard * cp, ag.duration, 2 * layers * mb, ag.protocol);
     add_row("cp_reduce_scatter", shard * cp, rs.duration, layers * mb, rs.protocol);
   }
 
   if (parts != nullptr) {
+    parts->attention_forward = seconds(lc.attention_forward);
+    parts->attention_backward = seconds(lc.attention_backward);
     parts->tp_forward = tp_fwd;
     parts->tp_backward = tp_bwd;
     parts->cp_forward = cp_fwd_exposed;

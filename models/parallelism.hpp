@@ -164,6 +164,11 @@ struct ParallelStepParts {
   Time tp_backward = Time::zero();
   Time cp_forward = Time::zero();
   Time cp_backward = Time::zero();
+  // Context parallel: one block's attention core (what the K/V ring overlaps, unscaled) and the
+  // nccl-tests S of the ring's all-gather (and the gradients' reduce-scatter): CP K/V shards.
+  Time attention_forward = Time::zero();
+  Time attention_backward = Time::zero();
+  int64_t cp_ring_bytes = 0;
   // Pipeline sends: bytes per micro-batch and the GPU pairs (sender on stage 0, receiver on stage
   // 1, per (d, c, t)); stage i's pairs are these moved by i stage blocks.
   int64_t p2p_bytes = 0;

@@ -187,6 +187,12 @@ struct StepConfig {
   // The event-driven model-parallel engine's representative-rank rule: a stage's replicas advance
   // together (one operation stream per pipeline rank); false gives each replica its own stream.
   bool model_parallel_lockstep = true;
+  // The event-driven model-parallel engine's collectives: false runs every group's transfers live
+  // on the fabric; true takes each collective's duration from the idle fabric (every group of the
+  // call at once, one group per symmetry class at analytic fidelity: IdleCollectiveTimer) and
+  // shares it among the collectives that overlap on the same groups (ProcessorSharing). Nothing
+  // else may share the fabric then; it is what makes 16k-GPU layouts tractable event by event.
+  bool model_parallel_idle_fabric_timing = false;
   // Mixture of experts: each expert's buffer padded to capacity_factor times its balanced share of
   // the tokens (models/expert_parallel.hpp); unset: dropless, Megatron-Core's default.
   std::optional<double> capacity_factor;

@@ -252,7 +252,9 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
       // transfer records it keeps.
       const bool fsdp = c.parallelism == models::DataParallelism::Fsdp;
       const bool event_driven = scenario.workload->event_driven_layouts.value_or(!reuse);
-      if (event_driven) {
+      // With idle-fabric timing it times each distinct collective once on an idle fabric, as the
+      // closed form counted above does, and runs no transfer of its own.
+      if (event_driven && !c.model_parallel_idle_fabric_timing) {
         const double m = std::max<uint32_t>(1, c.grad_accumulation);
         const double stages =
             static_cast<double>(l.pipeline) * std::max<uint32_t>(1, l.virtual_pipeline);

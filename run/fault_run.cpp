@@ -209,6 +209,12 @@ void FaultRun::apply_to_step(models::StepConfig& step, std::vector<std::string>&
           "all-reduce runs live on the faulty fabric");
     }
   }
+  if (!network_.empty() && step.model_parallel_idle_fabric_timing) {
+    step.model_parallel_idle_fabric_timing = false;
+    warnings.push_back(
+        "faults: workload.collective_timing: idle_fabric is ignored: with network faults the "
+        "step's collectives run live on the faulty fabric");
+  }
 }
 
 std::vector<FaultOutcome> FaultRun::finish(const TransferBackend& backend,

@@ -185,6 +185,9 @@ std::vector<JobRun> run_jobs(const Scenario& scenario, const net::NetworkSpec& s
           "jobs." + std::to_string(i) + " (" + run.name + "): " +
           (run.engine == "closed_form"
                ? "its model-parallel step is a closed form timed on an idle fabric"
+           : j.config->model_parallel_idle_fabric_timing
+               ? "its collectives take idle-fabric durations (workload.collective_timing: "
+                 "idle_fabric)"
                : "its collectives reuse idle-fabric timings (workload.reuse_bucket_timings)") +
           ", so it neither loads the shared fabric nor feels the other jobs");
     }

@@ -436,6 +436,11 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     models::apply_nccl_step_setup(step, scenario.collective, r.step_channels);
     // Idle-fabric bucket timings are exact only when nothing else shares the fabric.
     step.reuse_bucket_timings = scenario.workload->reuse_bucket_timings.value_or(r.messages == 0);
+    if (step.model_parallel_idle_fabric_timing && r.messages > 0) {
+      r.warnings.push_back(
+          "workload.collective_timing: idle_fabric: the step's collectives take idle-fabric "
+          "durations and neither load the fabric nor see its background traffic");
+    }
     faults.apply_to_step(step, r.warnings);
     // Model-parallel layouts run event by event when their collectives run live (the fabric is
     // shared), as a closed form on the idle fabric otherwise, unless the scenario says.

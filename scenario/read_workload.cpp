@@ -209,7 +209,8 @@ WorkloadSpec read_workload(const Reader& in, const YAML::Node& node, const std::
                    "placement",
                    "bucket_timing",
                    "step_engine",
-                   "lockstep_replicas"});
+                   "lockstep_replicas",
+                   "collective_timing"});
   WorkloadSpec w;
   models::StepConfig& c = w.step;
 
@@ -412,6 +413,14 @@ WorkloadSpec read_workload(const Reader& in, const YAML::Node& node, const std::
       w.event_driven_layouts = false;
     } else if (engine != "auto") {
       in.fail(m.path_of("step_engine"), *v, "expected auto, event_driven or closed_form");
+    }
+  }
+  if (const YAML::Node* v = m.find("collective_timing")) {
+    const std::string timing = in.read_string(*v, m.path_of("collective_timing"));
+    if (timing == "idle_fabric") {
+      c.model_parallel_idle_fabric_timing = true;
+    } else if (timing != "live") {
+      in.fail(m.path_of("collective_timing"), *v, "expected live or idle_fabric");
     }
   }
   if (const YAML::Node* v = m.find("lockstep_replicas")) {
