@@ -87,4 +87,34 @@ void ModelParallelStepEngine::fsdp_done(uint32_t i, FsdpComm c) {
   }
 }
 
+void ModelParallelStepEngine::run_fsdp_stretch(uint32_t i, uint32_t u) {
+  Unit& unit = units_[unit_index(i, u)];
+  const PipelineOperation& op = order_[i][unit.next];
+  const uint32_t s = op.virtual_stage(p_);
+  const uint32_t layers = fsdp_unit_layers(s, op.forward, unit.piece);
+  const bool head =
+      s + 1 == stages_total_ && (op.forward ? unit.piece + 1 == fsdp_units(s) : unit.piece == 0);
+  Time work = (op.forward ? parts_.dense_forward : parts_.dense_backward) * layers;
+  if (head) work += op.forward ? parts_.head_forward : parts_.head_backward;
+  const Time tp = tp_live_ ? Time::zero() : (op.forward ? parts_.tp_forward : parts_.tp_backward);
+  const Time fixed =
+      (tp + (op.forward ? parts_.cp_forward : parts_.cp_backward)) * static_cast<int64_t>(layers);
+  const auto stretches = static_cast<int64_t>(fsdp_tp_barriers(layers, op.forward)) + 1;
+  const Time end = std::max(compute_end(unit, work / stretches) + fixed / stretches, now());
+  queue().schedule_fn(end, [this, i, u] { fsdp_stretch_done(i, u); });
+}
+
+void ModelParallelStepEngine::fsdp_stretch_done(uint32_t i, uint32_t u) {
+  Unit& unit = units_[unit_index(i, u)];
+  const PipelineOperation& op = order_[i][unit.next];
+  const uint32_t layers = fsdp_unit_layers(op.virtual_stage(p_), op.forward, unit.piece);
+  if (unit.sub_piece < fsdp_tp_barriers(layers, op.forward)) {
+    // The block's TP collective, live across hosts; the unit resumes in run_fsdp_stretch.
+    ++unit.sub_piece;
+    arrive_barrier(i, u, unit.sub_piece - 1);
+    return;
+  }
+  piece_done(i, u);
+}
+
 }  // namespace syncsim::models

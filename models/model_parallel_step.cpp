@@ -117,7 +117,7 @@ void ModelParallelStepEngine::prepare() {
     stage_ep_groups_[stage_of_gpu(g.front())].push_back(g);
   }
   if (tp_ > 1 && spans_hosts_of(tp_)) {
-    if (!parts_.fsdp && !config_.layout.tp_comm_overlap) {
+    if (!config_.layout.tp_comm_overlap) {
       // A TP group across hosts: its collectives run live, per block, as barriers inside the
       // operation (every TP group of the stage at once).
       tp_live_ = true;
@@ -138,8 +138,8 @@ void ModelParallelStepEngine::prepare() {
       }
     } else {
       warnings_.push_back(
-          "tensor-parallel groups span hosts: with FSDP or tp_comm_overlap their collectives "
-          "are timed on an idle fabric and do not load the shared one");
+          "tensor-parallel groups span hosts: with tp_comm_overlap their collectives are timed "
+          "on an idle fabric and do not load the shared one");
     }
   }
   if (cp_ > 1 && spans_hosts_of(tp_ * cp_)) {
@@ -304,16 +304,8 @@ void ModelParallelStepEngine::run_piece(uint32_t i, uint32_t u) {
       return;
     }
     if (unit.piece + 1 < fsdp_units(s)) fsdp_gather_unit(i, s, op.forward, unit.piece + 1);
-    const uint32_t layers = fsdp_unit_layers(s, op.forward, unit.piece);
-    const bool head =
-        s + 1 == stages_total_ && (op.forward ? unit.piece + 1 == fsdp_units(s) : unit.piece == 0);
-    Time work = (op.forward ? parts_.dense_forward : parts_.dense_backward) * layers;
-    if (head) work += op.forward ? parts_.head_forward : parts_.head_backward;
-    const Time fixed = (op.forward ? parts_.tp_forward + parts_.cp_forward
-                                   : parts_.tp_backward + parts_.cp_backward) *
-                       static_cast<int64_t>(layers);
-    const Time end = std::max(compute_end(unit, work) + fixed, now());
-    queue().schedule_fn(end, [this, i, u] { piece_done(i, u); });
+    unit.sub_piece = 0;
+    run_fsdp_stretch(i, u);
     return;
   }
   const auto [work, fixed] = op_work(s, op.forward);
@@ -392,7 +384,13 @@ void ModelParallelStepEngine::arrive_barrier(uint32_t i, uint32_t u, uint32_t in
     const std::size_t slice = record(0, kind, i, tp_bytes_);
     auto resume = [this, i, waiting, slice] {
       close(slice);
-      for (const uint32_t w : waiting) run_piece(i, w);
+      for (const uint32_t w : waiting) {
+        if (parts_.fsdp) {
+          run_fsdp_stretch(i, w);
+        } else {
+          run_piece(i, w);
+        }
+      }
     };
     const auto& c = timer_->plan(op, CollectiveAlgo::Ring, tp_, tp_bytes_);
     run_groups(c, stage_tp_groups_[i],

@@ -15,7 +15,8 @@
 //     With TP and CP groups inside a host (NVLink) nothing else crosses their links, so this is
 //     exact there. TP groups that span hosts run their collectives live instead, per block, as
 //     barriers inside the operation (every TP group of the stage at once; all-gather then
-//     reduce-scatter with sequence parallelism), unless FSDP or tp_comm_overlap is on. CP groups
+//     reduce-scatter with sequence parallelism; with FSDP inside each unit's compute), unless
+//     tp_comm_overlap is on. CP groups
 //     that span hosts run each block's K/V ring live beside its attention core (all-gather
 //     forward, then the gradients' reduce-scatter backward), unless FSDP, expert parallelism or
 //     TP across hosts is on. In those cases they do not load the shared fabric, and the step
