@@ -230,7 +230,32 @@ LayerCompute layer_compute(const TransformerShape& m, const GpuSpec& gpu, const 
   lc.attention_out_forward = attention_out;
   lc.mlp_up_forward = mlp_up;
   lc.mlp_down_forward = mlp_down;
+  lc.elementwise_forward = elementwise;
   return lc;
+}
+
+BlockOpClasses block_forward_classes(const LayerCompute& lc) {
+  BlockOpClasses c;
+  c.qkv = lc.qkv_forward;
+  c.attention = lc.attention_forward;
+  c.attention_out = lc.attention_out_forward;
+  c.mlp_up = lc.mlp_up_forward;
+  c.mlp_down = lc.mlp_down_forward;
+  c.elementwise = lc.elementwise_forward;
+  return c;
+}
+
+BlockOpClasses block_backward_classes(const LayerCompute& lc) {
+  BlockOpClasses c;
+  c.qkv = 2.0 * lc.qkv_forward;
+  c.attention = lc.attention_backward;
+  c.attention_out = 2.0 * lc.attention_out_forward;
+  c.mlp_up = 2.0 * lc.mlp_up_forward;
+  c.mlp_down = 2.0 * lc.mlp_down_forward;
+  c.elementwise = lc.elementwise_forward;
+  // What layer_backward holds beyond these: the recomputed forward work.
+  c.recompute = std::max(0.0, lc.layer_backward - c.total());
+  return c;
 }
 
 ComputeTimes compute_times(const TransformerShape& m, const GpuSpec& gpu, const ComputeParams& p) {

@@ -110,7 +110,30 @@ struct LayerCompute {
   double attention_out_forward = 0;
   double mlp_up_forward = 0;  // with SwiGLU the gate and up projections as one GEMM
   double mlp_down_forward = 0;
+  double elementwise_forward = 0;  // norms, residuals, activations at HBM bandwidth
 };
+
+// One block's compute by op class (seconds on one GPU per micro-batch): the four linear layers,
+// the attention core, the elementwise work, and in backward the recomputed forward work
+// (selective: the attention core; full: the whole block). Each direction sums to the block's
+// layer_forward / layer_backward.
+struct BlockOpClasses {
+  double qkv = 0;
+  double attention = 0;
+  double attention_out = 0;
+  double mlp_up = 0;
+  double mlp_down = 0;
+  double elementwise = 0;
+  double recompute = 0;
+  double total() const {
+    return qkv + attention + attention_out + mlp_up + mlp_down + elementwise + recompute;
+  }
+};
+BlockOpClasses block_forward_classes(const LayerCompute& lc);
+// Backward: each linear layer's input and weight gradients (twice its forward GEMM), the attention
+// core's backward, the elementwise passes once more.
+BlockOpClasses block_backward_classes(const LayerCompute& lc);
+
 LayerCompute layer_compute(const TransformerShape& model, const GpuSpec& gpu,
                            const ComputeParams& p, const ComputeSplit& split = {});
 

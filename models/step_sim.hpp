@@ -320,6 +320,10 @@ struct StepResult {
   Time context_parallel_exposed = Time::zero();  // K/V ring time not hidden by attention
   Time pipeline_p2p = Time::zero();              // activation sends on one stage's critical path
   Time expert_all_to_all = Time::zero();  // EP dispatch/combine all-to-alls per step, exposed
+  // One dense block's and the head's compute on one GPU of the step's layout (its TP / CP split),
+  // per micro-batch: the per-layer breakdown by op class (block_forward_classes). Set by the app.
+  std::optional<LayerCompute> layer_compute;
+  uint32_t layer_count = 0;  // transformer blocks of the model
 };
 
 // Shared by the step engines.

@@ -31,6 +31,7 @@ enum class ResultPresence : uint8_t {
   Chakra,               // the workload is a replayed Chakra trace (`workload.chakra`)
   Jobs,                 // the scenario runs several jobs (`jobs:`)
   Faults,               // the scenario has `faults:`
+  LayerBreakdown,       // a training step of a transformer (its per-layer breakdown)
 };
 
 struct ResultKey {

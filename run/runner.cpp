@@ -484,6 +484,13 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
       r.step = models::simulate_ddp_step(*backend, spec, scenario.fidelity, step);
     }
     r.step->gpu_memory_bytes = step.gpu.memory_bytes;
+    // The per-layer breakdown by op class: one dense block on one GPU of the layout.
+    r.step->layer_compute =
+        models::layer_compute(step.model, step.gpu, step.compute,
+                              models::ComputeSplit{std::max<uint32_t>(1, step.layout.tensor),
+                                                   std::max<uint32_t>(1, step.layout.context),
+                                                   step.layout.sequence_parallel});
+    r.step->layer_count = step.model.layers;
     for (const auto& w : r.step->warnings) r.warnings.push_back(w);
   } else if (scenario.observe) {
     // Time series need the packet network; other fidelities just run.

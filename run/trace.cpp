@@ -64,6 +64,29 @@ nlohmann::json step_trace(const models::StepResult& step, std::size_t max_ranks,
         }
       }
     }
+    if (r == 0 && step.layer_compute) {
+      // One block's compute by op class (the per-layer breakdown, unperturbed), drawn from the
+      // start of the forward and of the last micro-batch's backward.
+      constexpr int kOpClasses = 4;
+      events.push_back(metadata("thread_name", r, kOpClasses, "one block by op class"));
+      auto draw = [&](const models::BlockOpClasses& c, Time at, const char* direction) {
+        const std::pair<const char*, double> parts[] = {{"qkv", c.qkv},
+                                                        {"attention", c.attention},
+                                                        {"attention_out", c.attention_out},
+                                                        {"mlp_up", c.mlp_up},
+                                                        {"mlp_down", c.mlp_down},
+                                                        {"elementwise", c.elementwise},
+                                                        {"recompute", c.recompute}};
+        for (const auto& [name, seconds] : parts) {
+          if (seconds <= 0) continue;
+          const Time end = at + Time::from_seconds(seconds);
+          events.push_back(slice(std::string(direction) + " " + name, r, kOpClasses, at, end));
+          at = end;
+        }
+      };
+      draw(models::block_forward_classes(*step.layer_compute), Time::zero(), "forward");
+      draw(models::block_backward_classes(*step.layer_compute), bwd_start, "backward");
+    }
     for (std::size_t b = 0; b < step.buckets.size(); ++b) {
       const auto& bucket = step.buckets[b];
       events.push_back(slice("all_reduce bucket " + std::to_string(b), r, kComm, bucket.start,

@@ -142,3 +142,30 @@ TEST_CASE("step model: compute times give a plausible MFU for Llama 2 7B on H100
   full.recompute = Recompute::Full;
   CHECK(compute_times(s, h100, full).backward > t.backward);
 }
+
+TEST_CASE("per-layer breakdown: op classes sum to the block, recomputation in backward") {
+  const auto model = *syncsim::models::transformer_preset("llama3-8b");
+  const auto gpu = *syncsim::models::gpu_preset("h100");
+  for (const auto recompute :
+       {syncsim::models::Recompute::None, syncsim::models::Recompute::Selective,
+        syncsim::models::Recompute::Full}) {
+    CAPTURE(static_cast<int>(recompute));
+    syncsim::models::ComputeParams p;
+    p.micro_batch = 1;
+    p.recompute = recompute;
+    const syncsim::models::LayerCompute lc =
+        syncsim::models::layer_compute(model, gpu, p, {8, 1, true});
+    const auto forward = syncsim::models::block_forward_classes(lc);
+    const auto backward = syncsim::models::block_backward_classes(lc);
+    CHECK(forward.total() == doctest::Approx(lc.layer_forward).epsilon(1e-12));
+    CHECK(backward.total() == doctest::Approx(lc.layer_backward).epsilon(1e-12));
+    CHECK(forward.recompute == 0);
+    CHECK(forward.elementwise > 0);
+    CHECK(backward.mlp_up == doctest::Approx(2 * forward.mlp_up));
+    // What is recomputed: nothing, the attention core (Megatron's selective), or the whole block.
+    const double expected = recompute == syncsim::models::Recompute::None        ? 0.0
+                            : recompute == syncsim::models::Recompute::Selective ? forward.attention
+                                                                                 : lc.layer_forward;
+    CHECK(backward.recompute == doctest::Approx(expected).epsilon(1e-9));
+  }
+}

@@ -131,3 +131,37 @@ TEST_CASE("model-parallel scenario: collective_timing idle_fabric, and a bad val
   CHECK(warned);
   CHECK(shared.step->step == idle.step->step);
 }
+
+TEST_CASE("per-layer breakdown: in --json and on rank 0's op-class track of the trace") {
+  const app::RunResult r = run_text(scenario_text(""));
+  REQUIRE(r.step.has_value());
+  REQUIRE(r.step->layer_compute.has_value());
+  const nlohmann::json j = app::to_json(r);
+  REQUIRE(j.contains("layer_breakdown"));
+  const nlohmann::json& b = j["layer_breakdown"];
+  CHECK(b["layers"] == r.step->layer_count);
+  CHECK(b["forward"]["total"].get<double>() ==
+        doctest::Approx(r.step->layer_compute->layer_forward));
+  CHECK(b["backward"]["total"].get<double>() ==
+        doctest::Approx(r.step->layer_compute->layer_backward));
+  // The trace draws the same classes back to back on rank 0's "one block by op class" track.
+  const nlohmann::json trace = app::step_trace(*r.step, 8);
+  int tid = -1;
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == 0 &&
+        e["args"]["name"] == "one block by op class") {
+      tid = e["tid"].get<int>();
+    }
+  }
+  REQUIRE(tid >= 0);
+  double forward_us = 0;
+  int slices = 0;
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    if (e["ph"] != "X" || e["pid"] != 0 || e["tid"] != tid) continue;
+    ++slices;
+    if (e["name"].get<std::string>().rfind("forward ", 0) == 0)
+      forward_us += e["dur"].get<double>();
+  }
+  CHECK(slices >= 10);  // six forward classes, at least six backward ones
+  CHECK(forward_us * 1e-6 == doctest::Approx(b["forward"]["total"].get<double>()).epsilon(1e-6));
+}
