@@ -137,9 +137,14 @@ void ModelParallelStepEngine::prepare() {
         }
       }
     } else {
+      // Transformer Engine's userbuffers and PyTorch's async TP overlap TP communication with
+      // GEMMs only inside an NVLink domain (CUDA multicast / IPC handles;
+      // github.com/NVIDIA/TransformerEngine/issues/1071), so no real run overlaps TP over the
+      // network.
       warnings_.push_back(
-          "tensor-parallel groups span hosts: with tp_comm_overlap their collectives are timed "
-          "on an idle fabric and do not load the shared one");
+          "tensor-parallel groups span hosts with tp_comm_overlap, which Transformer Engine and "
+          "PyTorch's async TP run only inside an NVLink domain: the overlapped collectives are "
+          "timed on an idle fabric and do not load the shared one");
     }
   }
   if (cp_ > 1 && spans_hosts_of(tp_ * cp_)) {
