@@ -55,7 +55,7 @@ class ModelParallelStepEngine final : public StepEngine {
     Time op_start = Time::zero();
     Time nominal = Time::zero();  // the running operation's duration without stragglers/barriers
     uint32_t piece = 0;           // the running operation's compute piece
-    uint32_t sub_piece = 0;       // FSDP with live TP: the piece's stretch between TP barriers
+    uint32_t sub_piece = 0;       // FSDP with live TP / CP: the piece's stretch between barriers
   };
   struct Comm {
     bool gather = false;  // distributed optimizer's parameter all-gather, else the bucket's sync
@@ -137,12 +137,13 @@ class ModelParallelStepEngine final : public StepEngine {
 
   void piece_done(uint32_t i, uint32_t u);
 
-  // FSDP with TP groups across hosts: a unit's compute runs in stretches between its blocks' live
-  // TP collectives; the last stretch ends the piece.
+  // FSDP with TP or CP groups across hosts: a unit's compute runs in stretches between its
+  // blocks' live TP collectives or K/V rings; the last stretch ends the piece.
   void run_fsdp_stretch(uint32_t i, uint32_t u);
   void fsdp_stretch_done(uint32_t i, uint32_t u);
-  uint32_t fsdp_tp_barriers(uint32_t layers, bool forward) const {
-    return tp_live_ ? layers * (forward ? tp_forward_per_layer_ : tp_backward_per_layer_) : 0;
+  uint32_t fsdp_barriers(uint32_t layers, bool forward) const {
+    if (tp_live_) return layers * (forward ? tp_forward_per_layer_ : tp_backward_per_layer_);
+    return cp_live_ ? layers : 0;
   }
 
   // Data-parallel buckets the stage runs (none with FSDP, whose units carry the gradients).

@@ -97,19 +97,33 @@ void ModelParallelStepEngine::run_fsdp_stretch(uint32_t i, uint32_t u) {
   Time work = (op.forward ? parts_.dense_forward : parts_.dense_backward) * layers;
   if (head) work += op.forward ? parts_.head_forward : parts_.head_backward;
   const Time tp = tp_live_ ? Time::zero() : (op.forward ? parts_.tp_forward : parts_.tp_backward);
-  const Time fixed =
-      (tp + (op.forward ? parts_.cp_forward : parts_.cp_backward)) * static_cast<int64_t>(layers);
-  const auto stretches = static_cast<int64_t>(fsdp_tp_barriers(layers, op.forward)) + 1;
-  const Time end = std::max(compute_end(unit, work / stretches) + fixed / stretches, now());
-  queue().schedule_fn(end, [this, i, u] { fsdp_stretch_done(i, u); });
+  const Time cp = cp_live_ ? Time::zero() : (op.forward ? parts_.cp_forward : parts_.cp_backward);
+  const Time fixed = (tp + cp) * static_cast<int64_t>(layers);
+  Time end;
+  if (cp_live_) {
+    // Stretch k < layers: block k up to its attention core, which runs beside the K/V ring at
+    // the barrier; the last stretch: the head, where this unit holds it.
+    const auto n = static_cast<int64_t>(layers);
+    const Time head_work =
+        head ? (op.forward ? parts_.head_forward : parts_.head_backward) : Time::zero();
+    const Time attention = op.forward ? parts_.attention_forward : parts_.attention_backward;
+    const bool block = unit.sub_piece < layers;
+    end = compute_end(unit, block ? (work - head_work) / n - attention : head_work) +
+          (block ? fixed / n : Time::zero());
+  } else {
+    const auto stretches = static_cast<int64_t>(fsdp_barriers(layers, op.forward)) + 1;
+    end = compute_end(unit, work / stretches) + fixed / stretches;
+  }
+  queue().schedule_fn(std::max(end, now()), [this, i, u] { fsdp_stretch_done(i, u); });
 }
 
 void ModelParallelStepEngine::fsdp_stretch_done(uint32_t i, uint32_t u) {
   Unit& unit = units_[unit_index(i, u)];
   const PipelineOperation& op = order_[i][unit.next];
   const uint32_t layers = fsdp_unit_layers(op.virtual_stage(p_), op.forward, unit.piece);
-  if (unit.sub_piece < fsdp_tp_barriers(layers, op.forward)) {
-    // The block's TP collective, live across hosts; the unit resumes in run_fsdp_stretch.
+  if (unit.sub_piece < fsdp_barriers(layers, op.forward)) {
+    // The block's TP collective or K/V ring, live across hosts; the unit resumes in
+    // run_fsdp_stretch.
     ++unit.sub_piece;
     arrive_barrier(i, u, unit.sub_piece - 1);
     return;

@@ -148,7 +148,7 @@ void ModelParallelStepEngine::prepare() {
     }
   }
   if (cp_ > 1 && spans_hosts_of(tp_ * cp_)) {
-    if (!parts_.fsdp && !tp_live_ && parts_.ep_bytes <= 0 && parts_.cp_ring_bytes > 0) {
+    if (!tp_live_ && parts_.ep_bytes <= 0 && parts_.cp_ring_bytes > 0) {
       // A CP group across hosts: each block's K/V ring runs live beside its attention core
       // (every CP group of the stage at once), Megatron's ring attention.
       cp_live_ = true;
@@ -166,8 +166,8 @@ void ModelParallelStepEngine::prepare() {
       }
     } else {
       warnings_.push_back(
-          "context-parallel groups span hosts: with FSDP, expert parallelism or TP groups across "
-          "hosts their K/V exchange is timed on an idle fabric and does not load the shared one");
+          "context-parallel groups span hosts: with expert parallelism or TP groups across hosts "
+          "their K/V exchange is timed on an idle fabric and does not load the shared one");
     }
   }
   prepared_ = true;
@@ -426,7 +426,13 @@ void ModelParallelStepEngine::context_parallel_ring(uint32_t i, bool forward,
   auto left = std::make_shared<int>(2);
   auto resume = [this, i, waiting, left] {
     if (--*left > 0) return;
-    for (const uint32_t w : waiting) run_piece(i, w);
+    for (const uint32_t w : waiting) {
+      if (parts_.fsdp) {
+        run_fsdp_stretch(i, w);
+      } else {
+        run_piece(i, w);
+      }
+    }
   };
   const Time attention = forward ? parts_.attention_forward : parts_.attention_backward;
   Time attention_end = now();

@@ -112,10 +112,38 @@ TEST_CASE("model-parallel engine: a live K/V ring feels traffic on its links") {
   CHECK(loaded.step.seconds() > 1.03 * quiet.step.seconds());  // measured 1.047x
 }
 
-TEST_CASE("model-parallel engine: CP across hosts with FSDP stays idle-timed and says so") {
+TEST_CASE("model-parallel engine: FSDP with CP groups across hosts runs the K/V ring live") {
+  // FSDP 2 x TP 2 x CP 8 at 400G without gradient reduce-scatters (gradient_bytes 0, as the FSDP
+  // agreement tests): the ring runs live inside each FSDP unit's compute. With idle-fabric timing,
+  // where collectives over different groups do not meet, the engine is the closed form's
+  // arithmetic; live, the next unit's gather (over DP x CP) and the block's K/V ring (over CP)
+  // share the NICs, which neither the closed form nor the idle-fabric rule sees.
   const auto spec = step_fixtures::eight_gpu_hosts(4);
   StepConfig c = cp_config(2, 8, 1, 2);
   c.parallelism = DataParallelism::Fsdp;
+  c.fsdp.gradient_bytes = 0;
+  const StepResult live = event_step(spec, Fidelity::Analytic, c);
+  const StepResult closed = simulate_parallel_step(spec, Fidelity::Analytic, c);
+  c.model_parallel_idle_fabric_timing = true;
+  const StepResult idle = event_step(spec, Fidelity::Analytic, c);
+  MESSAGE("FSDP 2 x TP 2 x CP 8: live "
+          << live.step.seconds() * 1e3 << " ms, idle-fabric timing " << idle.step.seconds() * 1e3
+          << " ms, closed form " << closed.step.seconds() * 1e3 << " ms, closed-form CP "
+          << "exposed " << closed.context_parallel_exposed.seconds() * 1e3 << " ms");
+  CHECK_FALSE(warned_about_context(live));
+  CHECK(closed.context_parallel_exposed > Time::zero());
+  CHECK(std::abs(relative(idle.step, closed.step)) <= 0.025);
+  CHECK(live.step > idle.step);
+  int gathers = 0;
+  for (const CommunicationSlice& sl : live.communication) {
+    gathers += sl.kind == "cp_all_gather" ? 1 : 0;
+  }
+  CHECK(gathers == 40 * 2 * 2);
+}
+
+TEST_CASE("model-parallel engine: CP across hosts beside live TP stays idle-timed and says so") {
+  const auto spec = step_fixtures::eight_gpu_hosts(4);
+  const StepConfig c = cp_config(16, 2, 1, 2);  // TP 16 spans two hosts and runs live
   const StepResult event = event_step(spec, Fidelity::Analytic, c);
   CHECK(warned_about_context(event));
   for (const CommunicationSlice& sl : event.communication) CHECK(sl.kind.rfind("cp_", 0) != 0);
