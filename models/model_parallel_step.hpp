@@ -16,11 +16,10 @@
 //     exact there. TP groups that span hosts run their collectives live instead, per block, as
 //     barriers inside the operation (every TP group of the stage at once; all-gather then
 //     reduce-scatter with sequence parallelism; with FSDP inside each unit's compute), unless
-//     tp_comm_overlap is on. CP groups
-//     that span hosts run each block's K/V ring live beside its attention core (all-gather
-//     forward, then the gradients' reduce-scatter backward; with FSDP inside each unit's
-//     compute), unless expert parallelism or TP across hosts is on. In those cases they do not load the shared fabric, and the step
-//     warns.
+//     tp_comm_overlap is on. CP groups that span hosts run each block's K/V ring live beside its
+//     attention core (all-gather forward, then the gradients' reduce-scatter backward; with FSDP
+//     inside each unit's compute), unless expert parallelism or TP across hosts is on. In those
+//     cases they do not load the shared fabric, and the step warns.
 //   - Collective timing (StepConfig::model_parallel_idle_fabric_timing): live by default; or each
 //     collective's idle-fabric duration shared among those that overlap on the same groups
 //     (models/model_parallel_timing.cpp), the rule that makes 16k GPUs tractable.
