@@ -285,6 +285,10 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
         }
         e.transfers += live;
         event_driven_transfers = live;
+        e.cheaper.emplace_back(
+            "`workload.collective_timing: idle_fabric` times each collective of the event-driven "
+            "model-parallel step once on an idle fabric instead of running every transfer live "
+            "(docs/training-step.md gives the rule's error)");
         largest_live = std::max(largest_live, live * kEventDrivenBytesPerTransfer);
         largest_rank_count = std::max(largest_rank_count, dp * model_parallel);
       }
@@ -410,10 +414,17 @@ std::string to_text(const Estimate& e) {
 
 std::optional<std::string> refusal(const Estimate& e, std::optional<double> available) {
   if (!available || e.memory_bytes <= *available) return std::nullopt;
-  return "estimated memory " + gib(e.memory_bytes) + " exceeds the " + gib(*available) +
-         " available (MemAvailable in /proc/meminfo, or SYNCSIM_MEM_AVAILABLE); refusing to start "
-         "(--force runs it anyway, "
-         "--verbose shows the estimate)";
+  std::string why = "estimated memory " + gib(e.memory_bytes) + " exceeds the " + gib(*available) +
+                    " available (MemAvailable in /proc/meminfo, or SYNCSIM_MEM_AVAILABLE)";
+  // Name the largest part, and what would shrink it.
+  const auto largest =
+      std::max_element(e.memory_parts.begin(), e.memory_parts.end(),
+                       [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (largest != e.memory_parts.end()) {
+    why += "; the largest part is " + largest->first + " (" + gib(largest->second) + ")";
+  }
+  for (const std::string& c : e.cheaper) why += "; " + c;
+  return why + "; refusing to start (--force runs it anyway, --verbose shows the estimate)";
 }
 
 }  // namespace syncsim::app

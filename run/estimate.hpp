@@ -33,6 +33,9 @@ struct Estimate {
   // What makes up memory_bytes; "transfers" is the largest live simulation (its transfer records,
   // and for the extrapolation samples their plan, which is dropped after the run).
   std::vector<std::pair<std::string, double>> memory_parts;
+  // What would make the run smaller, where the estimate knows a cheaper mode of the same model
+  // (the refusal names it).
+  std::vector<std::string> cheaper;
 };
 
 // Throws topo::TopologyError for a fabric build_fabric would reject. `port_counters`: the run

@@ -94,3 +94,23 @@ TEST_CASE("estimate: per port x priority counters are counted when the run keeps
   flow.fidelity = Fidelity::Flow;
   CHECK(app::estimate_run(flow, true).memory_bytes == app::estimate_run(flow).memory_bytes);
 }
+
+TEST_CASE("estimate: a refusal names the largest part and the cheaper idle-fabric timing") {
+  // The 405B recipe event by event with every transfer live: too big for 8 GiB; the refusal says
+  // what is big and that idle-fabric timing would run it.
+  app::LoadOptions o;
+  o.overrides = {{"fabric.fat_tree.pods", "1"}, {"workload.step_engine", "event_driven"}};
+  const app::Scenario live =
+      app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/llama3-405b-16k.yaml", o);
+  const app::Estimate e = app::estimate_run(live);
+  const auto why = app::refusal(e, 8.0 * (1 << 30));
+  REQUIRE(why.has_value());
+  CHECK(why->find("the largest part is transfers") != std::string::npos);
+  CHECK(why->find("workload.collective_timing: idle_fabric") != std::string::npos);
+  o.overrides.emplace_back("workload.collective_timing", "idle_fabric");
+  const app::Estimate idle = app::estimate_run(
+      app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/llama3-405b-16k.yaml", o));
+  CHECK(idle.cheaper.empty());
+  CHECK(idle.memory_bytes < e.memory_bytes / 10);
+  CHECK_FALSE(app::refusal(idle, 8.0 * (1 << 30)).has_value());
+}
