@@ -48,10 +48,16 @@ void ModelParallelStepEngine::fsdp_pump(uint32_t i, FsdpStream& stream) {
   const FsdpComm c = stream.queue.front();
   stream.queue.pop_front();
   stream.busy = true;
-  const Groups& groups = parts_.stage_dense_groups[i];
+  // HSDP's all-reduces run over the replicate groups, the rest over the shard groups.
+  const bool replica = c.op == CollectiveOp::AllReduce;
+  const Groups& groups =
+      replica ? parts_.stage_fsdp_replica_groups[i] : parts_.stage_fsdp_shard_groups[i];
   const auto ranks = static_cast<uint32_t>(groups.empty() ? 0 : groups.front().size());
-  const std::size_t slice = record(
-      0, c.op == CollectiveOp::AllGather ? "fsdp_all_gather" : "fsdp_reduce_scatter", i, c.bytes);
+  const std::size_t slice = record(0,
+                                   c.op == CollectiveOp::AllGather   ? "fsdp_all_gather"
+                                   : c.op == CollectiveOp::AllReduce ? "fsdp_all_reduce"
+                                                                     : "fsdp_reduce_scatter",
+                                   i, c.bytes);
   auto finished = [this, i, c, &stream, slice] {
     close(slice);
     stream.busy = false;
@@ -62,16 +68,26 @@ void ModelParallelStepEngine::fsdp_pump(uint32_t i, FsdpStream& stream) {
     queue().schedule_fn(now(), finished);
     return;
   }
-  const auto& collective = timer_->plan(c.op, CollectiveAlgo::Ring, ranks, c.bytes);
+  const auto& collective =
+      timer_->plan(c.op, replica ? parts_.dp_algorithm : CollectiveAlgo::Ring, ranks, c.bytes);
+  const uint32_t kind = c.op == CollectiveOp::AllGather   ? 0
+                        : c.op == CollectiveOp::AllReduce ? 2
+                                                          : 1;
   run_groups(collective, groups,
-             kDataCommunicators + (i * 2 + (c.op == CollectiveOp::AllGather ? 0 : 1)) *
-                                      static_cast<uint32_t>(groups.size()),
+             kDataCommunicators + (i * 3 + kind) * static_cast<uint32_t>(groups.size()),
              std::move(finished));
 }
 
 void ModelParallelStepEngine::fsdp_done(uint32_t i, FsdpComm c) {
   Stage& st = stages_[i];
-  if (c.op == CollectiveOp::ReduceScatter) {
+  if (c.op == CollectiveOp::ReduceScatter && parts_.fsdp_replicas > 1) {
+    // HSDP: the reduce-scattered shard is all-reduced over its replicas, right behind it on the
+    // stream (PyTorch's HYBRID_SHARD); the gradients are done when that ends.
+    st.reduces.queue.push_front(
+        FsdpComm{CollectiveOp::AllReduce, c.bytes / parts_.fsdp_shard, c.root});
+    return;
+  }
+  if (c.op != CollectiveOp::AllGather) {
     --st.reduces_left;
     check_stage(i);
     return;

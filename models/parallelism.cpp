@@ -262,6 +262,27 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
     }
     return groups;
   };
+  // HSDP (fsdp.shard_degree): the DP x CP ranks j = d CP + c of a TP rank split into shard groups
+  // of `shard` consecutive ranks, and replicate groups of the ranks `shard` apart
+  // (torchtitan's dp_replicate x dp_shard mesh, PyTorch's HYBRID_SHARD): gathers and
+  // reduce-scatters run over a shard group, and each reduce-scattered shard is all-reduced over
+  // its replicate group right behind its reduce-scatter.
+  const uint32_t shard = config.fsdp.shard_degree == 0 ? dp * cp : config.fsdp.shard_degree;
+  const uint32_t replicas = std::max<uint32_t>(1, dp * cp / std::max<uint32_t>(1, shard));
+  auto fsdp_groups = [&](uint32_t stage, bool replicate) {
+    Groups groups;
+    for (uint32_t t = 0; t < tp; ++t) {
+      const uint32_t count = replicate ? shard : replicas;
+      for (uint32_t g = 0; g < count; ++g) {
+        groups.emplace_back();
+        for (uint32_t k = 0; k < (replicate ? replicas : shard); ++k) {
+          const uint32_t j = replicate ? k * shard + g : g * shard + k;
+          groups.back().push_back(gpu_of(t, j % cp, stage, j / cp));
+        }
+      }
+    }
+    return groups;
+  };
   const double layer_shard_params = static_cast<double>(layer_parameters(model)) / tp;
   const double lpu = std::max<uint32_t>(1, config.fsdp.layers_per_unit);
   // The root unit (input embedding on the first stage, output head and final norm on the last; one
@@ -271,9 +292,16 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
     if (pp == 1) return embedding;
     return stage == 0 || stage + 1 == pp ? embedding / 2 : 0.0;
   };
+  if (fsdp && replicas > 1) r.fsdp_shard_degree = shard;
   if (parts != nullptr && fsdp) {
     parts->fsdp = true;
+    parts->fsdp_replicas = replicas;
+    parts->fsdp_shard = shard;
     parts->fsdp_layers_per_unit = static_cast<uint32_t>(lpu);
+    for (uint32_t i = 0; i < pp; ++i) {
+      parts->stage_fsdp_shard_groups.push_back(fsdp_groups(i, false));
+      parts->stage_fsdp_replica_groups.push_back(replicas > 1 ? fsdp_groups(i, true) : Groups{});
+    }
     parts->fsdp_layer_gather_bytes =
         static_cast<int64_t>(layer_shard_params) * config.fsdp.param_bytes;
     parts->fsdp_layer_reduce_bytes =
@@ -294,13 +322,21 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
     const Time f_layer = scaled(seconds(lc.layer_forward), slowest) + tp_fwd + cp_fwd_exposed;
     const Time b_layer = scaled(seconds(lc.layer_backward), slowest) + tp_bwd + cp_bwd_exposed;
     for (uint32_t i = 0; i < pp; ++i) {
-      const Groups groups = dp_groups(i);
+      const Groups groups = fsdp_groups(i, false);
       const double units = std::ceil(rank_layers[i] / lpu);
       const auto unit_params = static_cast<int64_t>(lpu * layer_shard_params);
       const auto ag = timer.time(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups,
                                  unit_params * config.fsdp.param_bytes);
-      const auto rs = timer.time(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups,
-                                 unit_params * config.fsdp.gradient_bytes);
+      auto rs = timer.time(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups,
+                           unit_params * config.fsdp.gradient_bytes);
+      // HSDP: the shard's all-reduce over the replicas follows each reduce-scatter on its stream.
+      IdleCollectiveTimer::Timing ar;
+      if (replicas > 1) {
+        ar = timer.time(CollectiveOp::AllReduce, dp_algo, fsdp_groups(i, true),
+                        unit_params * config.fsdp.gradient_bytes / shard);
+        rs.duration += ar.duration;
+        rs.bytes_per_gpu += ar.bytes_per_gpu;
+      }
       const Time f_unit = f_layer * static_cast<int64_t>(lpu);
       const Time b_unit = b_layer * static_cast<int64_t>(lpu);
       const auto later = static_cast<int64_t>(units) - 1;
@@ -318,8 +354,14 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
       if (const auto root = static_cast<int64_t>(root_shard_params(i)); root > 0) {
         const auto rag = timer.time(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups,
                                     root * config.fsdp.param_bytes);
-        const auto rrs = timer.time(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups,
-                                    root * config.fsdp.gradient_bytes);
+        auto rrs = timer.time(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups,
+                              root * config.fsdp.gradient_bytes);
+        if (replicas > 1) {
+          const auto rar = timer.time(CollectiveOp::AllReduce, dp_algo, fsdp_groups(i, true),
+                                      root * config.fsdp.gradient_bytes / shard);
+          rrs.duration += rar.duration;
+          rrs.bytes_per_gpu += rar.bytes_per_gpu;
+        }
         fsdp_root_gather[i] = rag.duration;
         fsdp_tail[i] += rrs.duration;
         fsdp_busy[i] += rag.duration + rrs.duration;
@@ -329,8 +371,12 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
       if (i == 0) {
         add_row("fsdp_all_gather", unit_params * config.fsdp.param_bytes, ag.duration,
                 2 * static_cast<int64_t>(units) * mb, ag.protocol);
-        add_row("fsdp_reduce_scatter", unit_params * config.fsdp.gradient_bytes, rs.duration,
-                static_cast<int64_t>(units) * mb, rs.protocol);
+        add_row("fsdp_reduce_scatter", unit_params * config.fsdp.gradient_bytes,
+                rs.duration - ar.duration, static_cast<int64_t>(units) * mb, rs.protocol);
+        if (replicas > 1) {
+          add_row("fsdp_all_reduce", unit_params * config.fsdp.gradient_bytes / shard, ar.duration,
+                  static_cast<int64_t>(units) * mb, ar.protocol);
+        }
       }
     }
   }
@@ -563,10 +609,10 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
       vp > 1 ? 1.0 + static_cast<double>(pp - 1) / (static_cast<double>(pp) * vp) : 1.0;
   // 16 bytes per parameter: bf16 weights and gradients (2 + 2) and Adam's fp32 master weights,
   // first and second moments (12); the distributed optimizer keeps 1/d of the 12.
-  // FSDP shards all 16 over DP x CP and holds two gathered units (the current and the prefetched
-  // one) and one unit's unsharded gradients besides.
+  // FSDP shards all 16 over DP x CP (HSDP: over its shard group) and holds two gathered units (the
+  // current and the prefetched one) and one unit's unsharded gradients besides.
   const double state_bytes =
-      fsdp ? 16.0 / (dp * cp) : (sharded_optimizer ? 4.0 + 12.0 / (dp * cp) : 16.0);
+      fsdp ? 16.0 / shard : (sharded_optimizer ? 4.0 + 12.0 / (dp * cp) : 16.0);
   const double gathered =
       fsdp ? lpu * layer_shard_params *
                  static_cast<double>(2 * config.fsdp.param_bytes + config.fsdp.gradient_bytes)
@@ -579,7 +625,9 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   r.communication_memory_bytes =
       nccl_communicator_buffer_bytes(CollectiveAlgo::Ring, tp, config.channels) +
       nccl_communicator_buffer_bytes(CollectiveAlgo::Ring, cp, config.channels) +
-      nccl_communicator_buffer_bytes(dp_buffer_algo, dp * cp, config.channels);
+      nccl_communicator_buffer_bytes(dp_buffer_algo, fsdp ? shard : dp * cp, config.channels) +
+      (fsdp && replicas > 1 ? nccl_communicator_buffer_bytes(dp_algo, replicas, config.channels)
+                            : 0.0);
   // Point-to-point between hosts: the pipeline's sends (stages a TP x CP x DP block apart) and
   // the expert all-to-alls when an EP group spans hosts (EP ranks are TP x CP apart).
   const uint32_t per_host = std::max<uint32_t>(1, config.gpus_per_host);

@@ -196,6 +196,12 @@ struct ParallelStepParts {
   int64_t fsdp_layer_reduce_bytes = 0;
   std::vector<int64_t> fsdp_root_gather_bytes;
   std::vector<int64_t> fsdp_root_reduce_bytes;
+  // Per pipeline rank: FSDP's shard groups (its gathers and reduce-scatters; every DP x CP group
+  // without HSDP) and HSDP's replicate groups (the shards' all-reduces; empty without HSDP).
+  uint32_t fsdp_replicas = 1;
+  uint32_t fsdp_shard = 1;  // ranks per shard group
+  std::vector<Groups> stage_fsdp_shard_groups;
+  std::vector<Groups> stage_fsdp_replica_groups;
 };
 
 // The closed-form step (see above). `config.rank_to_gpu` holds TP*CP*PP*DP ranks. `parts`, when

@@ -169,9 +169,13 @@ std::string to_text(const RunResult& r) {
              (st.layout.sequence_parallel ? " (sequence parallel)" : "") +
              (st.layout.tp_comm_overlap ? " (TP comm overlap)" : "") +
              (st.layout.distributed_optimizer ? " (distributed optimizer)" : "") +
-             (st.fsdp_shard_degree > 0 && st.fsdp_shard_degree < st.data_parallel
+             // HSDP splits the DP x CP ranks that FSDP shards over.
+             (st.fsdp_shard_degree > 0 &&
+                      st.fsdp_shard_degree < st.data_parallel * std::max(1u, st.layout.context)
                   ? " (HSDP: shard {layout.fsdp_shard_degree} x replicate " +
-                        std::to_string(st.data_parallel / st.fsdp_shard_degree) + ")"
+                        std::to_string(st.data_parallel * std::max(1u, st.layout.context) /
+                                       st.fsdp_shard_degree) +
+                        ")"
                   : "") +
              ", engine {engine}");
     if (st.layout.model_parallel()) {

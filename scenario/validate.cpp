@@ -238,17 +238,14 @@ void check_workload(const Reader& in, const Scenario& scenario, const WorkloadSp
     }
   }
   if (const uint32_t shard = w.step.fsdp.shard_degree; shard > 0) {
-    const uint32_t replicas = ranks / std::max(1u, model_parallel);
-    if (model_parallel > 1) {
-      in.fail_path(join_path(path, "fsdp.shard_degree"),
-                   "HSDP (a shard degree) is modelled for FSDP without tensor, context or "
-                   "pipeline parallelism; expected no shard_degree with these, got " +
-                       std::to_string(shard));
-    }
+    // FSDP shards over each TP rank's DP x CP ranks; HSDP splits them into shard groups.
+    const uint32_t replicas = ranks / std::max(1u, model_parallel) * std::max(1u, lay.context);
     if (shard > replicas || replicas % shard != 0) {
       in.fail_path(join_path(path, "fsdp.shard_degree"),
                    "expected a divisor of the " + std::to_string(replicas) +
-                       " data-parallel ranks, got " + std::to_string(shard));
+                       (lay.context > 1 ? " data-parallel x context-parallel ranks, got "
+                                        : " data-parallel ranks, got ") +
+                       std::to_string(shard));
     }
   }
   if (w.step.perturbations.straggler && *w.step.perturbations.straggler >= ranks) {

@@ -206,7 +206,7 @@ TEST_CASE("run: global batch and tokens per step from every engine") {
   }
 }
 
-TEST_CASE("scenario: fsdp.shard_degree (HSDP) divides the data-parallel ranks, without TP/CP/PP") {
+TEST_CASE("scenario: fsdp.shard_degree (HSDP) divides the data-parallel ranks, with TP too") {
   // 32 GPUs. Line 11 holds the fsdp block.
   const auto s = app::load_scenario_text(
       scenario_with("  parallelism: fsdp\n  fsdp: {shard_degree: 8}\n"), "p.yaml");
@@ -216,10 +216,15 @@ TEST_CASE("scenario: fsdp.shard_degree (HSDP) divides the data-parallel ranks, w
                   "got 12") != std::string::npos);
   CHECK(error_of(scenario_with("  parallelism: fsdp\n  fsdp: {shard_degree: 0}\n"))
             .find("p.yaml:11:24: workload.fsdp.shard_degree") == 0);
-  CHECK(error_of(
-            scenario_with("  parallelism: fsdp\n  fsdp: {shard_degree: 2}\n  tensor_parallel: 2\n"))
-            .find("HSDP (a shard degree) is modelled for FSDP without tensor") !=
-        std::string::npos);
+  // With TP 2 the shard degree divides the 16 data-parallel ranks of each TP rank.
+  const auto tp = app::load_scenario_text(
+      scenario_with("  parallelism: fsdp\n  fsdp: {shard_degree: 4}\n  tensor_parallel: 2\n"),
+      "p.yaml");
+  CHECK(tp.workload->step.fsdp.shard_degree == 4);
+  CHECK(error_of(scenario_with(
+                     "  parallelism: fsdp\n  fsdp: {shard_degree: 32}\n  tensor_parallel: 2\n"))
+            .find("workload.fsdp.shard_degree: expected a divisor of the 16 data-parallel ranks, "
+                  "got 32") != std::string::npos);
   // The run reports it: the shard degree, and the replicas' all-reduces among the collectives.
   const auto j = app::to_json(app::run_scenario(s));
   CHECK(j["layout"]["fsdp_shard_degree"] == 8);
