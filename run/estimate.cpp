@@ -216,18 +216,31 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
                             std::max<uint32_t>(1, l.context);
       const double activation = tokens * c.model.hidden * 2.0;
       largest_rank_count = 0;
-      auto kind = [&](double groups, double group_ranks, double bytes, double copies) {
+      // At analytic fidelity the closed form's timer simulates one group per symmetry class
+      // (models/idle_collective_timer.hpp): groups inside a host are all one host's, so a kind
+      // whose groups fit in one host (TP, and TP x CP, groups of consecutive ranks) takes one
+      // group's time. Its memory is still counted for every group: the peak RSS of such runs
+      // (0.58 GB for the 405B recipe on 16k GPUs) holds more than the simulated groups' records.
+      const auto per_host = static_cast<double>(std::max<uint32_t>(1, scenario.fabric.host.gpus));
+      const bool symmetric = scenario.fidelity == Fidelity::Analytic &&
+                             c.time_symmetric_groups_once &&
+                             scenario.network.transport.kind == net::TransportKind::Roce;
+      auto kind = [&](double groups, double group_ranks, double bytes, double copies,
+                      double span = 0) {
         if (group_ranks <= 1 || bytes <= 0) return;
+        const double simulated = symmetric && span > 0 && span <= per_host ? 1.0 : groups;
         const models::PlanSizeEstimate plan = models::plan_size_estimate(
             c.algorithm, group_ranks, bytes, chunk, channels, scenario.fabric.host.gpus);
         kept_plan_steps += plan.steps * copies;
-        e.transfers += plan.transfers * groups * copies;
+        e.transfers += plan.transfers * simulated * copies;
         largest_live = std::max(largest_live, plan.transfers * groups * kBytesPerTransfer);
         step_bytes_moved += 2.0 * bytes * groups * group_ranks * copies;
         largest_rank_count = std::max(largest_rank_count, groups * group_ranks);
       };
-      kind(dp * l.pipeline * l.context, l.tensor, activation, l.sequence_parallel ? 2 : 1);
-      kind(dp * l.pipeline * l.tensor, l.context, activation / l.tensor, 2);
+      kind(dp * l.pipeline * l.context, l.tensor, activation, l.sequence_parallel ? 2 : 1,
+           l.tensor);
+      kind(dp * l.pipeline * l.tensor, l.context, activation / l.tensor, 2,
+           static_cast<double>(l.tensor) * l.context);
       kind(dp * l.context * l.tensor, l.pipeline > 1 ? 2 : 1, activation, 1);
       // Expert parallelism: the dispatch all-to-all (T k h 2 bytes) over every EP group.
       kind(dp * l.context * l.tensor * l.pipeline / l.expert, l.expert,
@@ -243,8 +256,29 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
         for (const auto& b : models::stage_gradient_buckets(c.model, c.ddp, scope))
           ++stage_sizes[b.bucket.size.count()];
       }
-      for (const auto& [bytes, count] : stage_sizes) {
-        kind(l.tensor, dp * l.context, static_cast<double>(bytes), 1);
+      const bool fsdp_closed = c.parallelism == models::DataParallelism::Fsdp;
+      if (fsdp_closed) {
+        // FSDP times no buckets: each distinct unit and root size's all-gather and reduce-scatter
+        // (together an all-reduce's transfers) over the shard groups, and with HSDP the shards'
+        // all-reduce over the replicate groups; a pipeline rank's calls repeat the first's.
+        const double group = dp * l.context;
+        const double shard = c.fsdp.shard_degree == 0 ? group : c.fsdp.shard_degree;
+        const double replicas = std::max(1.0, group / shard);
+        const double lpu = std::max<uint32_t>(1, c.fsdp.layers_per_unit);
+        std::set<double> unit_sizes{static_cast<double>(models::layer_parameters(c.model)) /
+                                    l.tensor * lpu};
+        const double embedding =
+            static_cast<double>(models::embedding_parameters(c.model)) / l.tensor;
+        unit_sizes.insert(l.pipeline > 1 ? embedding / 2 : embedding);
+        for (const double params : unit_sizes) {
+          const double bytes = params * static_cast<double>(c.fsdp.param_bytes);
+          kind(l.tensor * replicas, shard, bytes, 1);
+          if (replicas > 1) kind(l.tensor * shard, replicas, bytes / shard, 1);
+        }
+      } else {
+        for (const auto& [bytes, count] : stage_sizes) {
+          kind(l.tensor, dp * l.context, static_cast<double>(bytes), 1);
+        }
       }
       // The event-driven model-parallel step (run/runner.cpp's choice) runs every pipeline send
       // (one transfer per GPU pair), every bucket of every stage (all groups; the distributed
