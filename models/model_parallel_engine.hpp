@@ -160,7 +160,7 @@ class ModelParallelStepEngine final : public StepEngine {
   // A block's K/V ring beside its attention core, for the units waiting at the barrier: the
   // all-gather (forward), then the gradients' reduce-scatter too (backward); they resume when
   // both the ring and the slowest unit's attention are done.
-  void context_parallel_ring(uint32_t i, bool forward, std::vector<uint32_t> waiting);
+  void context_parallel_ring(uint32_t i, bool forward, const std::vector<uint32_t>& waiting);
 
   void end_op(uint32_t i, uint32_t u);
 

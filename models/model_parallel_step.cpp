@@ -374,7 +374,7 @@ void ModelParallelStepEngine::arrive_barrier(uint32_t i, uint32_t u, uint32_t in
   std::vector<uint32_t> waiting;
   waiting.swap(st.ep_waiting);
   if (cp_live_) {
-    context_parallel_ring(i, order_[i][units_[unit_index(i, u)].next].forward, std::move(waiting));
+    context_parallel_ring(i, order_[i][units_[unit_index(i, u)].next].forward, waiting);
     return;
   }
   if (tp_live_) {
@@ -421,7 +421,7 @@ void ModelParallelStepEngine::arrive_barrier(uint32_t i, uint32_t u, uint32_t in
 }
 
 void ModelParallelStepEngine::context_parallel_ring(uint32_t i, bool forward,
-                                                    std::vector<uint32_t> waiting) {
+                                                    const std::vector<uint32_t>& waiting) {
   // Two things to wait for: the ring (one or two collectives) and the attention core.
   auto left = std::make_shared<int>(2);
   auto resume = [this, i, waiting, left] {

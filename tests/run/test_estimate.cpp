@@ -107,7 +107,7 @@ TEST_CASE("estimate: a refusal names the largest part and the cheaper idle-fabri
   REQUIRE(why.has_value());
   CHECK(why->find("the largest part is transfers") != std::string::npos);
   CHECK(why->find("workload.collective_timing: idle_fabric") != std::string::npos);
-  o.overrides.emplace_back("workload.collective_timing", "idle_fabric");
+  o.overrides.push_back({"workload.collective_timing", "idle_fabric"});
   const app::Estimate idle = app::estimate_run(
       app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/llama3-405b-16k.yaml", o));
   CHECK(idle.cheaper.empty());
