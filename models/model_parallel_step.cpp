@@ -141,6 +141,11 @@ void ModelParallelStepEngine::prepare() {
           "are timed on an idle fabric and do not load the shared one");
     }
   }
+  barrier_plans_.clear();
+  for (uint32_t s = 0; s < stages_total_; ++s) {
+    barrier_plans_.push_back(barrier_plan(s, false));
+    barrier_plans_.push_back(barrier_plan(s, true));
+  }
   if (cp_ > 1 && spans_hosts_of(tp_ * cp_)) {
     warnings_.push_back(
         "context-parallel groups span hosts: their K/V exchange is timed on an idle fabric and "
@@ -214,19 +219,52 @@ std::pair<Time, Time> ModelParallelStepEngine::op_work(uint32_t s, bool forward)
                          : parts_.dense_backward * dense + parts_.moe_backward * moe_n;
   if (s + 1 == stages_total_) compute += forward ? parts_.head_forward : parts_.head_backward;
   const Time tp = tp_live_ ? Time::zero() : (forward ? parts_.tp_forward : parts_.tp_backward);
+  // EP x TP with TP inside a host: the dispatched tokens' TP gathers at idle-fabric time, as the
+  // TP collectives of the activations.
+  const Time ep_tp =
+      tp_live_ ? Time::zero() : (forward ? parts_.ep_tp_forward : parts_.ep_tp_backward);
   const Time fixed =
-      (tp + (forward ? parts_.cp_forward : parts_.cp_backward)) * static_cast<int64_t>(n);
+      (tp + (forward ? parts_.cp_forward : parts_.cp_backward)) * static_cast<int64_t>(n) +
+      ep_tp * moe_n;
   return {compute, fixed};
 }
 
-uint32_t ModelParallelStepEngine::barriers(uint32_t s, bool forward) const {
-  if (tp_live_) {
-    return parts_.virtual_stage_layers[s] *
-           (forward ? tp_forward_per_layer_ : tp_backward_per_layer_);
+std::vector<ModelParallelStepEngine::Barrier> ModelParallelStepEngine::barrier_plan(
+    uint32_t s, bool forward) const {
+  const uint32_t n = parts_.virtual_stage_layers[s];
+  const uint32_t moe = parts_.virtual_stage_moe_layers[s];
+  const uint32_t tp_per_layer =
+      tp_live_ ? (forward ? tp_forward_per_layer_ : tp_backward_per_layer_) : 0;
+  const int ep_per_layer =
+      parts_.ep_bytes > 0 ? (forward ? parts_.ep_forward_count : parts_.ep_backward_count) : 0;
+  const bool ep_tp_live = tp_live_ && parts_.ep_tp_bytes > 0;
+  std::vector<Barrier> plan;
+  // The stage's first n - moe blocks are dense (a model's dense layers come first).
+  for (uint32_t b = 0; b < n; ++b) {
+    const uint32_t block = forward ? b : n - 1 - b;
+    for (uint32_t k = 0; k < tp_per_layer; ++k) {
+      // Megatron's sequence parallelism: an all-gather, then (after the GEMMs) a reduce-scatter;
+      // without it all-reduces.
+      const CollectiveOp op = !config_.layout.sequence_parallel ? CollectiveOp::AllReduce
+                              : k % 2 == 0                      ? CollectiveOp::AllGather
+                                                                : CollectiveOp::ReduceScatter;
+      plan.push_back({BarrierKind::TensorActivations, op});
+    }
+    if (block < n - moe) continue;
+    // Dispatch all-to-all, the experts' TP all-gather, their reduce-scatter, combine all-to-all
+    // (backward: the gradients' all-to-all, then the reduce-scatter's conjugate all-gather, ...).
+    for (int k = 0; k < ep_per_layer; ++k) {
+      const bool dispatch = k % 2 == 0;
+      if (!dispatch && ep_tp_live) {
+        plan.push_back({BarrierKind::ExpertTensorScatter, CollectiveOp::ReduceScatter});
+      }
+      plan.push_back({BarrierKind::ExpertAllToAll, CollectiveOp::AllToAll});
+      if (dispatch && ep_tp_live) {
+        plan.push_back({BarrierKind::ExpertTensorGather, CollectiveOp::AllGather});
+      }
+    }
   }
-  if (parts_.ep_bytes <= 0) return 0;
-  const int per_layer = forward ? parts_.ep_forward_count : parts_.ep_backward_count;
-  return parts_.virtual_stage_moe_layers[s] * static_cast<uint32_t>(per_layer);
+  return plan;
 }
 
 Time ModelParallelStepEngine::compute_end(const Unit& unit, Time work) {
@@ -342,41 +380,60 @@ void ModelParallelStepEngine::arrive_barrier(uint32_t i, uint32_t u, uint32_t in
   st.ep_arrived = 0;
   std::vector<uint32_t> waiting;
   waiting.swap(st.ep_waiting);
-  if (tp_live_) {
-    // Megatron's sequence parallelism: an all-gather, then (after the GEMMs) a reduce-scatter;
-    // without it all-reduces.
-    const CollectiveOp op = !config_.layout.sequence_parallel ? CollectiveOp::AllReduce
-                            : index % 2 == 0                  ? CollectiveOp::AllGather
-                                                              : CollectiveOp::ReduceScatter;
-    const char* kind = op == CollectiveOp::AllReduce   ? "tp_all_reduce"
-                       : op == CollectiveOp::AllGather ? "tp_all_gather"
-                                                       : "tp_reduce_scatter";
-    const std::size_t slice = record(0, kind, i, tp_bytes_);
-    auto resume = [this, i, waiting, slice] {
-      close(slice);
-      for (const uint32_t w : waiting) run_piece(i, w);
-    };
-    const auto& c = timer_->plan(op, CollectiveAlgo::Ring, tp_, tp_bytes_);
-    run_groups(c, stage_tp_groups_[i],
-               kTensorCommunicators + i * static_cast<uint32_t>(stage_tp_groups_[i].size()),
-               std::move(resume));
-    return;
+  const PipelineOperation& op = order_[i][units_[unit_index(i, u)].next];
+  const Barrier& b = barrier_plans_[op.virtual_stage(p_) * 2 + (op.forward ? 1 : 0)][index];
+  const auto tp_communicators =
+      kTensorCommunicators +
+      i * static_cast<uint32_t>(stage_tp_groups_.empty() ? 0 : stage_tp_groups_[i].size());
+  switch (b.kind) {
+    case BarrierKind::TensorActivations: {
+      const char* kind = b.op == CollectiveOp::AllReduce   ? "tp_all_reduce"
+                         : b.op == CollectiveOp::AllGather ? "tp_all_gather"
+                                                           : "tp_reduce_scatter";
+      run_barrier(i, kind, tp_bytes_, timer_->plan(b.op, CollectiveAlgo::Ring, tp_, tp_bytes_),
+                  stage_tp_groups_[i], tp_communicators, std::move(waiting));
+      return;
+    }
+    case BarrierKind::ExpertTensorGather:
+    case BarrierKind::ExpertTensorScatter: {
+      // The same TP groups as the activations' (Megatron's expert TP groups equal the dense ones
+      // when expert_tensor_parallel_size = TP).
+      const char* kind =
+          b.kind == BarrierKind::ExpertTensorGather ? "ep_tp_all_gather" : "ep_tp_reduce_scatter";
+      run_barrier(i, kind, parts_.ep_tp_bytes,
+                  timer_->plan(b.op, CollectiveAlgo::Ring, tp_, parts_.ep_tp_bytes),
+                  stage_tp_groups_[i], tp_communicators, std::move(waiting));
+      return;
+    }
+    case BarrierKind::ExpertAllToAll:
+      break;
   }
   const auto& groups = stage_ep_groups_[i];
   const auto ranks = static_cast<uint32_t>(groups.empty() ? 0 : groups.front().size());
-  const std::size_t slice = record(0, "ep_all_to_all", i, parts_.ep_bytes);
-  auto resume = [this, i, waiting, slice] {
+  if (ranks < 2) {
+    const std::size_t slice = record(0, "ep_all_to_all", i, parts_.ep_bytes);
+    queue().schedule_fn(now(), [this, i, waiting, slice] {
+      close(slice);
+      for (const uint32_t w : waiting) run_piece(i, w);
+    });
+    return;
+  }
+  run_barrier(
+      i, "ep_all_to_all", parts_.ep_bytes,
+      timer_->plan(CollectiveOp::AllToAll, CollectiveAlgo::Pairwise, ranks, parts_.ep_bytes),
+      groups, kExpertCommunicators + i * static_cast<uint32_t>(groups.size()), std::move(waiting));
+}
+
+void ModelParallelStepEngine::run_barrier(uint32_t i, const char* kind, int64_t bytes,
+                                          const IdleCollectiveTimer::Collective& c,
+                                          const Groups& groups, uint32_t first_communicator,
+                                          std::vector<uint32_t> waiting) {
+  const std::size_t slice = record(0, kind, i, bytes);
+  auto resume = [this, i, waiting = std::move(waiting), slice] {
     close(slice);
     for (const uint32_t w : waiting) run_piece(i, w);
   };
-  if (ranks < 2) {
-    queue().schedule_fn(now(), resume);
-    return;
-  }
-  const auto& c =
-      timer_->plan(CollectiveOp::AllToAll, CollectiveAlgo::Pairwise, ranks, parts_.ep_bytes);
-  run_groups(c, groups, kExpertCommunicators + i * static_cast<uint32_t>(groups.size()),
-             std::move(resume));
+  run_groups(c, groups, first_communicator, std::move(resume));
 }
 
 void ModelParallelStepEngine::end_op(uint32_t i, uint32_t u) {

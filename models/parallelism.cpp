@@ -130,7 +130,7 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   Time tp_fwd = Time::zero();
   Time tp_bwd = Time::zero();
   int64_t tp_bytes_per_gpu = 0;  // one micro-batch, one block
-  if (tp > 1) {
+  auto tp_groups = [&] {
     Groups groups;
     for (uint32_t d = 0; d < dp; ++d)
       for (uint32_t p = 0; p < pp; ++p)
@@ -138,6 +138,10 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
           groups.emplace_back();
           for (uint32_t t = 0; t < tp; ++t) groups.back().push_back(gpu_of(t, c, p, d));
         }
+    return groups;
+  };
+  if (tp > 1) {
+    const Groups groups = tp_groups();
     const int64_t per_layer = tp_fwd_count + tp_bwd_count;
     if (lay.sequence_parallel) {
       const auto ag = timer.time(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups, act);
@@ -225,7 +229,10 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   // Expert parallelism: dispatch and combine all-to-alls over every EP group at once, exposed.
   Time ep_fwd = Time::zero();
   Time ep_bwd = Time::zero();
-  int64_t ep_bytes_per_gpu = 0;  // one micro-batch, one MoE layer
+  int64_t ep_bytes_per_gpu = 0;   // one micro-batch, one MoE layer
+  Time ep_tp_fwd = Time::zero();  // EP x TP: the dispatched tokens' gathers and scatters
+  Time ep_tp_bwd = Time::zero();
+  int64_t ep_tp_bytes_per_gpu = 0;
   const uint32_t moe_layers = *std::max_element(rank_moe_layers.begin(), rank_moe_layers.end());
   if (ep > 1) {
     Groups groups = expert_parallel_rank_groups(lay, dp);
@@ -243,6 +250,31 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
       parts->ep_forward_count = fwd_count;
       parts->ep_backward_count = bwd_count;
       parts->ep_groups = groups;
+    }
+    // EP x TP: each all-to-all has its all-gather (dispatch) or reduce-scatter (combine) of the
+    // dispatched tokens over the TP group (models/expert_parallel.hpp), every TP group at once.
+    if (const int64_t gathered =
+            ep_tensor_gather_bytes(model, config.compute, lay, config.capacity_factor);
+        gathered > 0) {
+      const Groups groups_tp = tp_groups();
+      const auto ag =
+          timer.time(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups_tp, gathered);
+      const auto rs =
+          timer.time(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups_tp, gathered);
+      // One all-gather and one reduce-scatter per dispatch + combine pair.
+      const int fwd_pairs = fwd_count / 2;
+      const int bwd_pairs = bwd_count / 2;
+      ep_tp_fwd = (ag.duration + rs.duration) * fwd_pairs;
+      ep_tp_bwd = (ag.duration + rs.duration) * bwd_pairs;
+      ep_tp_bytes_per_gpu = (ag.bytes_per_gpu + rs.bytes_per_gpu) * (fwd_pairs + bwd_pairs);
+      const int64_t rows = int64_t{fwd_pairs + bwd_pairs} * moe_layers * mb;
+      add_row("ep_tp_all_gather", gathered, ag.duration, rows, ag.protocol);
+      add_row("ep_tp_reduce_scatter", gathered, rs.duration, rows, rs.protocol);
+      if (parts != nullptr) {
+        parts->ep_tp_bytes = gathered;
+        parts->ep_tp_forward = ep_tp_fwd;
+        parts->ep_tp_backward = ep_tp_bwd;
+      }
     }
   }
 
@@ -354,9 +386,9 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
     const int64_t fwd_receives = vpi - (i == 0 ? 1 : 0);
     const int64_t bwd_receives = vpi - (last ? 1 : 0);
     stage_fwd[i] = compute_f + (tp_fwd + cp_fwd_exposed) * n + p2p * fwd_receives +
-                   fsdp_fwd_extra[i] + ep_fwd * nm;
+                   fsdp_fwd_extra[i] + (ep_fwd + ep_tp_fwd) * nm;
     stage_bwd[i] = compute_b + (tp_bwd + cp_bwd_exposed) * n + p2p * bwd_receives +
-                   fsdp_bwd_extra[i] + ep_bwd * nm;
+                   fsdp_bwd_extra[i] + (ep_bwd + ep_tp_bwd) * nm;
     stage_total[i] = stage_fwd[i] + stage_bwd[i];
   }
   const PipelineTime pipe = pipeline_1f1b(stage_total, m, vp);
@@ -504,7 +536,8 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   r.backward = b.backward;
   r.sync = fsdp ? fsdp_busy[critical] : b.sync_total;
   r.tail = b.tail;
-  r.tensor_parallel_comm = (tp_fwd + tp_bwd) * layers * mb;
+  r.tensor_parallel_comm =
+      (tp_fwd + tp_bwd) * layers * mb + (ep_tp_fwd + ep_tp_bwd) * moe_layers * mb;
   r.context_parallel_exposed = (cp_fwd_exposed + cp_bwd_exposed) * layers * mb;
   r.pipeline_p2p = pp > 1 ? p2p * (2 * mb * vpi) : Time::zero();
   r.expert_all_to_all = (ep_fwd + ep_bwd) * moe_layers * mb;
@@ -514,7 +547,7 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
                    r.context_parallel_exposed + r.pipeline_p2p + r.expert_all_to_all;
   r.bytes_per_gpu = dp_bytes_per_gpu +
                     (tp_bytes_per_gpu * layers + cp_bytes_per_gpu * layers) * mb +
-                    p2p_bytes_per_gpu + ep_bytes_per_gpu * moe_layers * mb;
+                    p2p_bytes_per_gpu + (ep_bytes_per_gpu + ep_tp_bytes_per_gpu) * moe_layers * mb;
 
   // The critical stage's buckets on its communication stream.
   const Time bwd_start = b.forward;
