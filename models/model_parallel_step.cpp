@@ -220,12 +220,16 @@ std::pair<Time, Time> ModelParallelStepEngine::op_work(uint32_t s, bool forward)
   if (s + 1 == stages_total_) compute += forward ? parts_.head_forward : parts_.head_backward;
   const Time tp = tp_live_ ? Time::zero() : (forward ? parts_.tp_forward : parts_.tp_backward);
   // EP x TP with TP inside a host: the dispatched tokens' TP gathers at idle-fabric time, as the
-  // TP collectives of the activations.
+  // TP collectives of the activations, and an MoE block's own TP collectives (without shared
+  // experts, the attention's only).
   const Time ep_tp =
       tp_live_ ? Time::zero() : (forward ? parts_.ep_tp_forward : parts_.ep_tp_backward);
+  const Time tp_moe_saved = tp_live_ ? Time::zero()
+                                     : (forward ? parts_.tp_forward - parts_.tp_moe_forward
+                                                : parts_.tp_backward - parts_.tp_moe_backward);
   const Time fixed =
       (tp + (forward ? parts_.cp_forward : parts_.cp_backward)) * static_cast<int64_t>(n) +
-      ep_tp * moe_n;
+      (ep_tp - tp_moe_saved) * moe_n;
   return {compute, fixed};
 }
 
@@ -242,7 +246,11 @@ std::vector<ModelParallelStepEngine::Barrier> ModelParallelStepEngine::barrier_p
   // The stage's first n - moe blocks are dense (a model's dense layers come first).
   for (uint32_t b = 0; b < n; ++b) {
     const uint32_t block = forward ? b : n - 1 - b;
-    for (uint32_t k = 0; k < tp_per_layer; ++k) {
+    const bool moe_block = block >= n - moe;
+    // An MoE block without its MLP's TP pair (EP x TP, no shared experts): the attention's half.
+    const uint32_t tp_collectives =
+        moe_block && !parts_.moe_block_mlp_tp ? tp_per_layer / 2 : tp_per_layer;
+    for (uint32_t k = 0; k < tp_collectives; ++k) {
       // Megatron's sequence parallelism: an all-gather, then (after the GEMMs) a reduce-scatter;
       // without it all-reduces.
       const CollectiveOp op = !config_.layout.sequence_parallel ? CollectiveOp::AllReduce
@@ -250,7 +258,7 @@ std::vector<ModelParallelStepEngine::Barrier> ModelParallelStepEngine::barrier_p
                                                                 : CollectiveOp::ReduceScatter;
       plan.push_back({BarrierKind::TensorActivations, op});
     }
-    if (block < n - moe) continue;
+    if (!moe_block) continue;
     // Dispatch all-to-all, the experts' TP all-gather, their reduce-scatter, combine all-to-all
     // (backward: the gradients' all-to-all, then the reduce-scatter's conjugate all-gather, ...).
     for (int k = 0; k < ep_per_layer; ++k) {

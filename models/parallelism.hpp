@@ -164,6 +164,11 @@ struct ParallelStepParts {
   // Exposed TP collectives and K/V ring per block, timed on the idle fabric (every group at once).
   Time tp_forward = Time::zero();
   Time tp_backward = Time::zero();
+  // ... and an MoE block's: the same, less the MLP's pair under EP x TP without shared experts
+  // (moe_block_mlp_tp false; models/expert_parallel.hpp).
+  Time tp_moe_forward = Time::zero();
+  Time tp_moe_backward = Time::zero();
+  bool moe_block_mlp_tp = true;
   Time cp_forward = Time::zero();
   Time cp_backward = Time::zero();
   // Pipeline sends: bytes per micro-batch and the GPU pairs (sender on stage 0, receiver on stage

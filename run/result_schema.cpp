@@ -483,7 +483,8 @@ const std::vector<ResultKey>& table() {
        collectives},
       {"collectives[].kind", "", "-",
        "collective kind (FSDP all-gathers and reduce-scatters; closed-form TP/CP/PP/DP "
-       "rows, `ep_all_to_all` for expert parallelism)",
+       "rows, `ep_all_to_all` for expert parallelism, `ep_tp_all_gather` / "
+       "`ep_tp_reduce_scatter` for the dispatched tokens over TP with EP x TP)",
        P::Workload, nullptr},
       {"collectives[].unit", "", "-",
        "FSDP unit (0 = the root unit, 1.. blocks in forward order; -1: not applicable)",

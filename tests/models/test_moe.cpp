@@ -263,19 +263,32 @@ TEST_CASE("moe: EP x TP dispatches T / TP tokens and gathers them over TP (close
   const double nvlink = step_fixtures::eight_gpu_host_params(4, Bandwidth::gbps(400))
                             .links.nvlink.bandwidth.bytes_per_second();
   CHECK(ag->end.seconds() >= 0.5 * static_cast<double>(gathered) / nvlink);
-  // Exposed: the TP communication is the dense pairs on every block plus the experts' gathers.
+  // Mixtral has no shared experts: an MoE block's TP collectives of the activations are the
+  // attention's all-gather and reduce-scatter (one pair forward, one backward), its MLP's pair
+  // replaced by the dispatched tokens' gather and scatter.
+  CHECK(tp_ag->count == 2 * 32 * 2);
+  CHECK(tp_rs->count == 2 * 32 * 2);
+  // Exposed: all of them.
   CHECK(r.tensor_parallel_comm ==
-        (tp_ag->end + tp_rs->end) * (4 * 32 * 2) + (ag->end + rs->end) * (2 * 32 * 2));
+        (tp_ag->end + tp_rs->end) * (2 * 32 * 2) + (ag->end + rs->end) * (2 * 32 * 2));
   CHECK(r.expert_all_to_all == a2a->end * a2a->count);
   // Each GPU sends 7/8 of the dispatched bytes per all-to-all and half of the gathered buffer per
-  // all-gather or reduce-scatter.
-  const int64_t ep_bytes = dispatched / 8 * 7 * 4 + gathered / 2 * 4;
+  // all-gather or reduce-scatter, and half of the activations per MLP TP collective it no longer
+  // runs.
+  const int64_t act = 1LL * 4096 * 4096 * 2;
+  const int64_t ep_bytes = dispatched / 8 * 7 * 4 + gathered / 2 * 4 - act / 2 * 4;
   const StepResult no_ep = [&] {
     StepConfig d = c;
     d.layout.expert = 1;
     return simulate_parallel_step(spec, Fidelity::Analytic, d);
   }();
   CHECK(step_fixtures::collective_row(no_ep, "ep_tp_all_gather") == nullptr);
+  // With a shared expert (a TP-sharded MLP on every token) the MoE block keeps its MLP's pair.
+  StepConfig shared = c;
+  shared.model.shared_experts = 1;
+  const StepResult with_shared = simulate_parallel_step(spec, Fidelity::Analytic, shared);
+  REQUIRE(step_fixtures::collective_row(with_shared, "tp_all_gather") != nullptr);
+  CHECK(step_fixtures::collective_row(with_shared, "tp_all_gather")->count == 4 * 32 * 2);
   // Besides the expert collectives, EP 8 changes only the gradient collectives' bytes.
   const int64_t dp_change = r.bytes_per_gpu - no_ep.bytes_per_gpu - ep_bytes * 32 * 2;
   CHECK(dp_change < 0);  // the experts' gradients reduce over 2-rank groups instead of 16
