@@ -507,7 +507,8 @@ const std::vector<ResultKey>& table() {
        "bubble / (micro-batches x slowest stage), Megatron's definition (model "
        "parallelism)",
        P::ModelParallel, [](const RunResult& r) -> json { return step(r).bubble_fraction; }},
-      {"tp_comm_s", "tp_comm_s", "s", "exposed tensor-parallel communication (model parallelism)",
+      {"tp_comm_s", "tp_comm_s", "s", "exposed tensor-parallel communication (model parallelism; with EP x TP the "
+       "dispatched tokens' TP all-gathers and reduce-scatters too)",
        P::ModelParallel,
        [](const RunResult& r) -> json { return step(r).tensor_parallel_comm.seconds(); }},
       {"cp_exposed_s", "cp_exposed_s", "s",
