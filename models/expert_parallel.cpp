@@ -35,12 +35,15 @@ void check_expert_layout(const TransformerShape& m, const ParallelLayout& l,
         std::to_string(data_parallel) + " x " + std::to_string(std::max<uint32_t>(1, l.context)) +
         " = " + std::to_string(replicas) + "), got " + std::to_string(ep));
   }
-  if (l.tensor > 1) {
+  // Megatron-Core refuses to train MoE layers under tensor parallelism without sequence
+  // parallelism (MoELayer.forward, megatron/core/transformer/moe/moe_layer.py): the all-to-all
+  // dispatcher splits the tokens over TP and gathers them back after the all-to-all.
+  if (l.tensor > 1 && !l.sequence_parallel) {
     throw std::invalid_argument(
-        "expected tensor_parallel 1 with expert_parallel > 1 (expert parallelism with tensor "
-        "parallelism, where Megatron also gathers the dispatched tokens over TP, is not "
-        "modelled), got tensor_parallel " +
-        std::to_string(l.tensor));
+        "expected sequence_parallel: true with tensor_parallel " + std::to_string(l.tensor) +
+        " and expert_parallel " + std::to_string(ep) +
+        " (Megatron-Core trains MoE layers under tensor parallelism only with sequence "
+        "parallelism), got sequence_parallel: false");
   }
 }
 
@@ -87,13 +90,38 @@ std::vector<std::vector<uint32_t>> expert_data_parallel_rank_groups(const Parall
   return groups;
 }
 
-int64_t ep_all_to_all_bytes(const TransformerShape& m, const ComputeParams& c,
-                            const ParallelLayout& l, std::optional<double> capacity_factor) {
-  const int64_t tokens =
-      c.micro_batch * static_cast<int64_t>(m.sequence / std::max<uint32_t>(1, l.context));
+namespace {
+
+// T k h 2 f: the routed copies of T tokens, in bf16, padded to capacity.
+int64_t routed_token_bytes(int64_t tokens, const TransformerShape& m,
+                           std::optional<double> capacity_factor) {
   const int64_t bytes = tokens * m.experts_per_token * m.hidden * 2;
   if (!capacity_factor) return bytes;
   return static_cast<int64_t>(static_cast<double>(bytes) * *capacity_factor);
+}
+
+int64_t context_tokens(const TransformerShape& m, const ComputeParams& c, const ParallelLayout& l) {
+  return c.micro_batch * static_cast<int64_t>(m.sequence / std::max<uint32_t>(1, l.context));
+}
+
+}  // namespace
+
+int64_t ep_all_to_all_bytes(const TransformerShape& m, const ComputeParams& c,
+                            const ParallelLayout& l, std::optional<double> capacity_factor) {
+  // With TP > 1 (sequence parallel, which check_expert_layout requires) each TP rank dispatches
+  // its own T / TP tokens (MoEAlltoAllTokenDispatcher.token_dispatch: all_to_all over ep_group of
+  // the tokens permuted on this rank).
+  return routed_token_bytes(context_tokens(m, c, l) / std::max<uint32_t>(1, l.tensor), m,
+                            capacity_factor);
+}
+
+int64_t ep_tensor_gather_bytes(const TransformerShape& m, const ComputeParams& c,
+                               const ParallelLayout& l, std::optional<double> capacity_factor) {
+  if (std::max<uint32_t>(1, l.tensor) == 1 || std::max<uint32_t>(1, l.expert) == 1) return 0;
+  // MoEAlltoAllTokenDispatcher.dispatch_postprocess: gather_from_sequence_parallel_region over
+  // tp_group of the tokens the all-to-all brought; each of the TP ranks contributes its
+  // T / TP k h 2 f (balanced routing), so the gathered buffer is T k h 2 f.
+  return routed_token_bytes(context_tokens(m, c, l), m, capacity_factor);
 }
 
 std::pair<int, int> ep_all_to_alls_per_layer(const ComputeParams& c) {
@@ -118,10 +146,16 @@ LayerCompute moe_layer_compute(const TransformerShape& m, const GpuSpec& gpu,
   const DType dtype = p.dtype;
   const DType other = p.dtype == DType::Fp8 ? DType::Bf16 : p.dtype;
 
-  const double router = gemm_seconds(gpu, other, tokens, m.experts, h);
+  // EP x TP (sequence parallel): the router and the first permutation see this TP rank's T / TP
+  // tokens (the hidden states stay sequence-split until the dispatcher's all-gather over TP after
+  // the all-to-all); the routed experts then get every token of the TP group, so their rows are
+  // as without TP and their width is moe_ffn / TP. EP 1 keeps the model it had (the router on T).
+  const double local_tokens = ep > 1 && t > 1 ? tokens / t : tokens;
+  const double router = gemm_seconds(gpu, other, local_tokens, m.experts, h);
   double up = 0;
   double down = 0;
   if (m.shared_experts > 0) {
+    // Shared experts are a TP-sharded MLP on the gathered T tokens (SharedExpertMLP).
     up += gemm_seconds(gpu, dtype, tokens, m.shared_experts * up_width / t, h);
     down += gemm_seconds(gpu, dtype, tokens, h, m.shared_experts * width / t);
   }
@@ -132,8 +166,9 @@ LayerCompute moe_layer_compute(const TransformerShape& m, const GpuSpec& gpu,
   up += local * gemm_seconds(gpu, dtype, rows, up_width / t, h) - grouped_launches;
   down += local * gemm_seconds(gpu, dtype, rows, h, width / t) - grouped_launches;
   // Permutation before dispatch and unpermutation after combine: each reads and writes the
-  // T k (f) routed copies of the tokens.
-  const double permute = 2 * 2.0 * tokens * k * f * h * 2.0 / gpu.hbm_bytes_per_s;
+  // routed copies of the rank's tokens (T k f, or T / TP k f under EP x TP). Sorting the gathered
+  // tokens by local expert (sort_chunks_by_idxs) is not counted, as without TP.
+  const double permute = 2 * 2.0 * local_tokens * k * f * h * 2.0 / gpu.hbm_bytes_per_s;
 
   const double dense_mlp = lc.mlp_up_forward + lc.mlp_down_forward;
   const double moe_gemms = router + up + down;

@@ -121,10 +121,30 @@ class ModelParallelStepEngine final : public StepEngine {
   // The compute of one operation of virtual stage s (unscaled) and its fixed exposed TP / CP time.
   std::pair<Time, Time> op_work(uint32_t s, bool forward) const;
 
-  // The collectives an operation of virtual stage s waits for inside its compute: the live TP
-  // collectives of its blocks, the live K/V ring of each block, or its MoE blocks' expert
-  // all-to-alls (EP with TP > 1 is refused).
-  uint32_t barriers(uint32_t s, bool forward) const;
+  // A collective an operation waits for inside its compute, every group of the stage at once: a
+  // TP collective of the activations (live when TP groups span hosts), an expert all-to-all,
+  // under EP x TP the all-gather / reduce-scatter over TP of the dispatched tokens (live with the
+  // TP collectives, else at idle-fabric time in the operation's fixed time), or a block's K/V
+  // ring beside its attention core (CP groups across hosts).
+  enum class BarrierKind {
+    TensorActivations,
+    ExpertAllToAll,
+    ExpertTensorGather,
+    ExpertTensorScatter,
+    ContextRing
+  };
+  struct Barrier {
+    BarrierKind kind = BarrierKind::ExpertAllToAll;
+    CollectiveOp op = CollectiveOp::AllToAll;
+  };
+  // The barriers of an operation of virtual stage s in the order it meets them, block by block
+  // (backward walks the blocks in reverse): per block its TP collectives when live, then for a
+  // MoE block each dispatch all-to-all, its TP all-gather when live, the TP reduce-scatter and
+  // the combine all-to-all.
+  std::vector<Barrier> barrier_plan(uint32_t s, bool forward) const;
+  uint32_t barriers(uint32_t s, bool forward) const {
+    return static_cast<uint32_t>(barrier_plans_[s * 2 + (forward ? 1 : 0)].size());
+  }
 
   // When compute of `work` (unscaled) started now on unit (i, u) ends.
   Time compute_end(const Unit& unit, Time work);
@@ -132,7 +152,7 @@ class ModelParallelStepEngine final : public StepEngine {
   void try_start(uint32_t i, uint32_t u);
 
   // Runs the current operation's next compute piece: the operation is cut into equal pieces
-  // around its barriers (expert all-to-alls, or TP collectives across hosts).
+  // around its barriers (expert all-to-alls and their TP gathers, TP collectives across hosts).
   void run_piece(uint32_t i, uint32_t u);
 
   void piece_done(uint32_t i, uint32_t u);
@@ -161,6 +181,10 @@ class ModelParallelStepEngine final : public StepEngine {
   // all-gather (forward), then the gradients' reduce-scatter too (backward); they resume when
   // both the ring and the slowest unit's attention are done.
   void context_parallel_ring(uint32_t i, bool forward, const std::vector<uint32_t>& waiting);
+  // Every group of `groups` runs barrier collective `c`; then the waiting units go on.
+  void run_barrier(uint32_t i, const char* kind, int64_t bytes,
+                   const IdleCollectiveTimer::Collective& c, const Groups& groups,
+                   uint32_t first_communicator, std::vector<uint32_t> waiting);
 
   void end_op(uint32_t i, uint32_t u);
 
@@ -206,6 +230,7 @@ class ModelParallelStepEngine final : public StepEngine {
   std::vector<std::vector<uint32_t>> bucket_chunk_;
   std::vector<std::vector<double>> bucket_within_;
   std::vector<Groups> stage_ep_groups_;
+  std::vector<std::vector<Barrier>> barrier_plans_;  // per virtual stage: backward, forward
   // TP groups across hosts: their collectives run live (tp_live_), per stage every TP group.
   bool tp_live_ = false;
   std::vector<Groups> stage_tp_groups_;

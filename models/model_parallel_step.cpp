@@ -170,6 +170,12 @@ void ModelParallelStepEngine::prepare() {
           "their K/V exchange is timed on an idle fabric and does not load the shared one");
     }
   }
+  // The barriers of every operation, once the live TP and CP collectives are known.
+  barrier_plans_.clear();
+  for (uint32_t s = 0; s < stages_total_; ++s) {
+    barrier_plans_.push_back(barrier_plan(s, false));
+    barrier_plans_.push_back(barrier_plan(s, true));
+  }
   prepared_ = true;
 }
 
@@ -239,19 +245,63 @@ std::pair<Time, Time> ModelParallelStepEngine::op_work(uint32_t s, bool forward)
   if (s + 1 == stages_total_) compute += forward ? parts_.head_forward : parts_.head_backward;
   const Time tp = tp_live_ ? Time::zero() : (forward ? parts_.tp_forward : parts_.tp_backward);
   const Time cp = cp_live_ ? Time::zero() : (forward ? parts_.cp_forward : parts_.cp_backward);
-  const Time fixed = (tp + cp) * static_cast<int64_t>(n);
+  // EP x TP with TP inside a host: the dispatched tokens' TP gathers at idle-fabric time, as the
+  // TP collectives of the activations, and an MoE block's own TP collectives (without shared
+  // experts, the attention's only).
+  const Time ep_tp =
+      tp_live_ ? Time::zero() : (forward ? parts_.ep_tp_forward : parts_.ep_tp_backward);
+  const Time tp_moe_saved = tp_live_ ? Time::zero()
+                                     : (forward ? parts_.tp_forward - parts_.tp_moe_forward
+                                                : parts_.tp_backward - parts_.tp_moe_backward);
+  const Time fixed = (tp + cp) * static_cast<int64_t>(n) + (ep_tp - tp_moe_saved) * moe_n;
   return {compute, fixed};
 }
 
-uint32_t ModelParallelStepEngine::barriers(uint32_t s, bool forward) const {
-  if (tp_live_) {
-    return parts_.virtual_stage_layers[s] *
-           (forward ? tp_forward_per_layer_ : tp_backward_per_layer_);
+std::vector<ModelParallelStepEngine::Barrier> ModelParallelStepEngine::barrier_plan(
+    uint32_t s, bool forward) const {
+  const uint32_t n = parts_.virtual_stage_layers[s];
+  const uint32_t moe = parts_.virtual_stage_moe_layers[s];
+  const uint32_t tp_per_layer =
+      tp_live_ ? (forward ? tp_forward_per_layer_ : tp_backward_per_layer_) : 0;
+  const int ep_per_layer =
+      parts_.ep_bytes > 0 ? (forward ? parts_.ep_forward_count : parts_.ep_backward_count) : 0;
+  const bool ep_tp_live = tp_live_ && parts_.ep_tp_bytes > 0;
+  std::vector<Barrier> plan;
+  if (cp_live_) {
+    // One K/V ring per block (CP runs live only without live TP or expert parallelism).
+    plan.assign(n, Barrier{BarrierKind::ContextRing, CollectiveOp::AllGather});
+    return plan;
   }
-  if (cp_live_) return parts_.virtual_stage_layers[s];
-  if (parts_.ep_bytes <= 0) return 0;
-  const int per_layer = forward ? parts_.ep_forward_count : parts_.ep_backward_count;
-  return parts_.virtual_stage_moe_layers[s] * static_cast<uint32_t>(per_layer);
+  // The stage's first n - moe blocks are dense (a model's dense layers come first).
+  for (uint32_t b = 0; b < n; ++b) {
+    const uint32_t block = forward ? b : n - 1 - b;
+    const bool moe_block = block >= n - moe;
+    // An MoE block without its MLP's TP pair (EP x TP, no shared experts): the attention's half.
+    const uint32_t tp_collectives =
+        moe_block && !parts_.moe_block_mlp_tp ? tp_per_layer / 2 : tp_per_layer;
+    for (uint32_t k = 0; k < tp_collectives; ++k) {
+      // Megatron's sequence parallelism: an all-gather, then (after the GEMMs) a reduce-scatter;
+      // without it all-reduces.
+      const CollectiveOp op = !config_.layout.sequence_parallel ? CollectiveOp::AllReduce
+                              : k % 2 == 0                      ? CollectiveOp::AllGather
+                                                                : CollectiveOp::ReduceScatter;
+      plan.push_back({BarrierKind::TensorActivations, op});
+    }
+    if (!moe_block) continue;
+    // Dispatch all-to-all, the experts' TP all-gather, their reduce-scatter, combine all-to-all
+    // (backward: the gradients' all-to-all, then the reduce-scatter's conjugate all-gather, ...).
+    for (int k = 0; k < ep_per_layer; ++k) {
+      const bool dispatch = k % 2 == 0;
+      if (!dispatch && ep_tp_live) {
+        plan.push_back({BarrierKind::ExpertTensorScatter, CollectiveOp::ReduceScatter});
+      }
+      plan.push_back({BarrierKind::ExpertAllToAll, CollectiveOp::AllToAll});
+      if (dispatch && ep_tp_live) {
+        plan.push_back({BarrierKind::ExpertTensorGather, CollectiveOp::AllGather});
+      }
+    }
+  }
+  return plan;
 }
 
 Time ModelParallelStepEngine::compute_end(const Unit& unit, Time work) {
@@ -373,51 +423,70 @@ void ModelParallelStepEngine::arrive_barrier(uint32_t i, uint32_t u, uint32_t in
   st.ep_arrived = 0;
   std::vector<uint32_t> waiting;
   waiting.swap(st.ep_waiting);
-  if (cp_live_) {
-    context_parallel_ring(i, order_[i][units_[unit_index(i, u)].next].forward, waiting);
-    return;
-  }
-  if (tp_live_) {
-    // Megatron's sequence parallelism: an all-gather, then (after the GEMMs) a reduce-scatter;
-    // without it all-reduces.
-    const CollectiveOp op = !config_.layout.sequence_parallel ? CollectiveOp::AllReduce
-                            : index % 2 == 0                  ? CollectiveOp::AllGather
-                                                              : CollectiveOp::ReduceScatter;
-    const char* kind = op == CollectiveOp::AllReduce   ? "tp_all_reduce"
-                       : op == CollectiveOp::AllGather ? "tp_all_gather"
-                                                       : "tp_reduce_scatter";
-    const std::size_t slice = record(0, kind, i, tp_bytes_);
-    auto resume = [this, i, waiting, slice] {
-      close(slice);
-      for (const uint32_t w : waiting) {
-        if (parts_.fsdp) {
-          run_fsdp_stretch(i, w);
-        } else {
-          run_piece(i, w);
-        }
-      }
-    };
-    const auto& c = timer_->plan(op, CollectiveAlgo::Ring, tp_, tp_bytes_);
-    run_groups(c, stage_tp_groups_[i],
-               kTensorCommunicators + i * static_cast<uint32_t>(stage_tp_groups_[i].size()),
-               std::move(resume));
-    return;
+  const PipelineOperation& op = order_[i][units_[unit_index(i, u)].next];
+  const Barrier& b = barrier_plans_[op.virtual_stage(p_) * 2 + (op.forward ? 1 : 0)][index];
+  const auto tp_communicators =
+      kTensorCommunicators +
+      i * static_cast<uint32_t>(stage_tp_groups_.empty() ? 0 : stage_tp_groups_[i].size());
+  switch (b.kind) {
+    case BarrierKind::TensorActivations: {
+      const char* kind = b.op == CollectiveOp::AllReduce   ? "tp_all_reduce"
+                         : b.op == CollectiveOp::AllGather ? "tp_all_gather"
+                                                           : "tp_reduce_scatter";
+      run_barrier(i, kind, tp_bytes_, timer_->plan(b.op, CollectiveAlgo::Ring, tp_, tp_bytes_),
+                  stage_tp_groups_[i], tp_communicators, std::move(waiting));
+      return;
+    }
+    case BarrierKind::ExpertTensorGather:
+    case BarrierKind::ExpertTensorScatter: {
+      // The same TP groups as the activations' (Megatron's expert TP groups equal the dense ones
+      // when expert_tensor_parallel_size = TP).
+      const char* kind =
+          b.kind == BarrierKind::ExpertTensorGather ? "ep_tp_all_gather" : "ep_tp_reduce_scatter";
+      run_barrier(i, kind, parts_.ep_tp_bytes,
+                  timer_->plan(b.op, CollectiveAlgo::Ring, tp_, parts_.ep_tp_bytes),
+                  stage_tp_groups_[i], tp_communicators, std::move(waiting));
+      return;
+    }
+    case BarrierKind::ContextRing:
+      context_parallel_ring(i, op.forward, waiting);
+      return;
+    case BarrierKind::ExpertAllToAll:
+      break;
   }
   const auto& groups = stage_ep_groups_[i];
   const auto ranks = static_cast<uint32_t>(groups.empty() ? 0 : groups.front().size());
-  const std::size_t slice = record(0, "ep_all_to_all", i, parts_.ep_bytes);
-  auto resume = [this, i, waiting, slice] {
-    close(slice);
-    for (const uint32_t w : waiting) run_piece(i, w);
-  };
   if (ranks < 2) {
-    queue().schedule_fn(now(), resume);
+    const std::size_t slice = record(0, "ep_all_to_all", i, parts_.ep_bytes);
+    queue().schedule_fn(now(), [this, i, waiting, slice] {
+      close(slice);
+      for (const uint32_t w : waiting) run_piece(i, w);
+    });
     return;
   }
-  const auto& c =
-      timer_->plan(CollectiveOp::AllToAll, CollectiveAlgo::Pairwise, ranks, parts_.ep_bytes);
-  run_groups(c, groups, kExpertCommunicators + i * static_cast<uint32_t>(groups.size()),
-             std::move(resume));
+  run_barrier(
+      i, "ep_all_to_all", parts_.ep_bytes,
+      timer_->plan(CollectiveOp::AllToAll, CollectiveAlgo::Pairwise, ranks, parts_.ep_bytes),
+      groups, kExpertCommunicators + i * static_cast<uint32_t>(groups.size()), std::move(waiting));
+}
+
+void ModelParallelStepEngine::run_barrier(uint32_t i, const char* kind, int64_t bytes,
+                                          const IdleCollectiveTimer::Collective& c,
+                                          const Groups& groups, uint32_t first_communicator,
+                                          std::vector<uint32_t> waiting) {
+  const std::size_t slice = record(0, kind, i, bytes);
+  auto resume = [this, i, waiting = std::move(waiting), slice] {
+    close(slice);
+    for (const uint32_t w : waiting) {
+      // FSDP runs its units' compute in stretches between the barriers.
+      if (parts_.fsdp) {
+        run_fsdp_stretch(i, w);
+      } else {
+        run_piece(i, w);
+      }
+    }
+  };
+  run_groups(c, groups, first_communicator, std::move(resume));
 }
 
 void ModelParallelStepEngine::context_parallel_ring(uint32_t i, bool forward,

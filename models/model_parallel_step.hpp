@@ -28,7 +28,10 @@
 //     has arrived and its rank is free.
 //   - Expert-parallel dispatch and combine all-to-alls run live inside the operation: a MoE
 //     block's compute is cut into equal pieces around its all-to-alls, each all-to-all a barrier
-//     over the stage's EP groups.
+//     over the stage's EP groups. With TP > 1 (EP x TP, models/expert_parallel.hpp) each
+//     all-to-all has its all-gather or reduce-scatter of the dispatched tokens over the TP
+//     groups: live barriers beside the TP collectives when TP groups span hosts, else inside the
+//     compute stream at the closed form's idle-fabric time, as the TP collectives are.
 //   - Data-parallel gradients: the rank's buckets become ready during its last micro-batch's
 //     backward (the closed form's ready fractions, spread over the last micro-batch's chunks with
 //     virtual stages) and run one at a time on the stage's communication stream, every group of

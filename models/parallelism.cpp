@@ -124,13 +124,28 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
         CollectiveTiming{kind, -1, bytes, Time::zero(), Time::zero(), duration, count, protocol});
   };
 
+  // The busiest pipeline rank's MoE layers.
+  const uint32_t moe_layers = *std::max_element(rank_moe_layers.begin(), rank_moe_layers.end());
+  // EP x TP: an MoE block without shared experts runs the attention's TP all-gather and
+  // reduce-scatter only; its MLP's pair is replaced by the dispatched tokens' gather and scatter
+  // over TP (the router sees the sequence-split tokens; MoELayer.forward,
+  // megatron/core/transformer/moe/moe_layer.py). With shared experts their TP-sharded MLP keeps
+  // the pair (SharedExpertMLP gathers its input and reduce-scatters its output over TP). EP 1
+  // keeps the dense block's collectives, as it did.
+  const bool moe_block_mlp_tp = !(ep > 1 && tp > 1 && model.shared_experts == 0);
   // Tensor parallel: every TP group at once.
   const int64_t act = tp_activation_bytes(model, config.compute, lay);
   const auto [tp_fwd_count, tp_bwd_count] = tp_collectives_per_layer(config.compute);
   Time tp_fwd = Time::zero();
   Time tp_bwd = Time::zero();
   int64_t tp_bytes_per_gpu = 0;  // one micro-batch, one block
-  if (tp > 1) {
+  // What an MoE block's TP collectives take less than a dense block's (its MLP pair, when it has
+  // none: above), per micro-batch.
+  Time tp_moe_saved_fwd = Time::zero();
+  Time tp_moe_saved_bwd = Time::zero();
+  int64_t tp_moe_saved_bytes = 0;
+  int64_t tp_moe_saved_count = 0;  // collectives of each kind
+  auto tp_groups = [&] {
     Groups groups;
     for (uint32_t d = 0; d < dp; ++d)
       for (uint32_t p = 0; p < pp; ++p)
@@ -138,6 +153,10 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
           groups.emplace_back();
           for (uint32_t t = 0; t < tp; ++t) groups.back().push_back(gpu_of(t, c, p, d));
         }
+    return groups;
+  };
+  if (tp > 1) {
+    const Groups groups = tp_groups();
     const int64_t per_layer = tp_fwd_count + tp_bwd_count;
     if (lay.sequence_parallel) {
       const auto ag = timer.time(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups, act);
@@ -155,8 +174,28 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
         if (config.compute.recompute == Recompute::Full) tp_bwd += tp_fwd;
       }
       tp_bytes_per_gpu = (ag.bytes_per_gpu + rs.bytes_per_gpu) * per_layer;
-      add_row("tp_all_gather", act, ag.duration, per_layer * layers * mb, ag.protocol);
-      add_row("tp_reduce_scatter", act, rs.duration, per_layer * layers * mb, rs.protocol);
+      if (!moe_block_mlp_tp) {
+        // The MLP's all-gather (with the MLP up) and reduce-scatter (with the MLP down), in
+        // forward and their conjugates in backward: half of each direction's pairs.
+        tp_moe_saved_fwd = (ag.duration + rs.duration) * (tp_fwd_count / 2);
+        tp_moe_saved_bwd = (ag.duration + rs.duration) * (tp_bwd_count / 2);
+        if (lay.tp_comm_overlap) {
+          auto left = [&](Time comm, double gemm_s) {
+            return overlapped_exposure(comm, scaled(seconds(gemm_s), slowest), tp);
+          };
+          tp_moe_saved_fwd =
+              left(ag.duration, lc.mlp_up_forward) + left(rs.duration, lc.mlp_down_forward);
+          tp_moe_saved_bwd =
+              left(ag.duration, lc.mlp_down_forward) + left(rs.duration, lc.mlp_up_forward);
+          if (config.compute.recompute == Recompute::Full) tp_moe_saved_bwd += tp_moe_saved_fwd;
+        }
+        tp_moe_saved_bytes = tp_bytes_per_gpu / 2;
+        tp_moe_saved_count = per_layer / 2 * moe_layers * mb;
+      }
+      add_row("tp_all_gather", act, ag.duration, per_layer * layers * mb - tp_moe_saved_count,
+              ag.protocol);
+      add_row("tp_reduce_scatter", act, rs.duration, per_layer * layers * mb - tp_moe_saved_count,
+              rs.protocol);
     } else {
       const auto ar = timer.time(CollectiveOp::AllReduce, CollectiveAlgo::Ring, groups, act);
       tp_fwd = ar.duration * tp_fwd_count;
@@ -204,6 +243,9 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
     parts->attention_backward = seconds(lc.attention_backward);
     parts->tp_forward = tp_fwd;
     parts->tp_backward = tp_bwd;
+    parts->tp_moe_forward = tp_fwd - tp_moe_saved_fwd;
+    parts->tp_moe_backward = tp_bwd - tp_moe_saved_bwd;
+    parts->moe_block_mlp_tp = moe_block_mlp_tp;
     parts->cp_forward = cp_fwd_exposed;
     parts->cp_backward = cp_bwd_exposed;
   }
@@ -228,8 +270,10 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   // Expert parallelism: dispatch and combine all-to-alls over every EP group at once, exposed.
   Time ep_fwd = Time::zero();
   Time ep_bwd = Time::zero();
-  int64_t ep_bytes_per_gpu = 0;  // one micro-batch, one MoE layer
-  const uint32_t moe_layers = *std::max_element(rank_moe_layers.begin(), rank_moe_layers.end());
+  int64_t ep_bytes_per_gpu = 0;   // one micro-batch, one MoE layer
+  Time ep_tp_fwd = Time::zero();  // EP x TP: the dispatched tokens' gathers and scatters
+  Time ep_tp_bwd = Time::zero();
+  int64_t ep_tp_bytes_per_gpu = 0;
   if (ep > 1) {
     Groups groups = expert_parallel_rank_groups(lay, dp);
     for (auto& g : groups)
@@ -246,6 +290,31 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
       parts->ep_forward_count = fwd_count;
       parts->ep_backward_count = bwd_count;
       parts->ep_groups = groups;
+    }
+    // EP x TP: each all-to-all has its all-gather (dispatch) or reduce-scatter (combine) of the
+    // dispatched tokens over the TP group (models/expert_parallel.hpp), every TP group at once.
+    if (const int64_t gathered =
+            ep_tensor_gather_bytes(model, config.compute, lay, config.capacity_factor);
+        gathered > 0) {
+      const Groups groups_tp = tp_groups();
+      const auto ag =
+          timer.time(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups_tp, gathered);
+      const auto rs =
+          timer.time(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups_tp, gathered);
+      // One all-gather and one reduce-scatter per dispatch + combine pair.
+      const int fwd_pairs = fwd_count / 2;
+      const int bwd_pairs = bwd_count / 2;
+      ep_tp_fwd = (ag.duration + rs.duration) * fwd_pairs;
+      ep_tp_bwd = (ag.duration + rs.duration) * bwd_pairs;
+      ep_tp_bytes_per_gpu = (ag.bytes_per_gpu + rs.bytes_per_gpu) * (fwd_pairs + bwd_pairs);
+      const int64_t rows = int64_t{fwd_pairs + bwd_pairs} * moe_layers * mb;
+      add_row("ep_tp_all_gather", gathered, ag.duration, rows, ag.protocol);
+      add_row("ep_tp_reduce_scatter", gathered, rs.duration, rows, rs.protocol);
+      if (parts != nullptr) {
+        parts->ep_tp_bytes = gathered;
+        parts->ep_tp_forward = ep_tp_fwd;
+        parts->ep_tp_backward = ep_tp_bwd;
+      }
     }
   }
 
@@ -403,9 +472,9 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
     const int64_t fwd_receives = vpi - (i == 0 ? 1 : 0);
     const int64_t bwd_receives = vpi - (last ? 1 : 0);
     stage_fwd[i] = compute_f + (tp_fwd + cp_fwd_exposed) * n + p2p * fwd_receives +
-                   fsdp_fwd_extra[i] + ep_fwd * nm;
+                   fsdp_fwd_extra[i] + (ep_fwd + ep_tp_fwd - tp_moe_saved_fwd) * nm;
     stage_bwd[i] = compute_b + (tp_bwd + cp_bwd_exposed) * n + p2p * bwd_receives +
-                   fsdp_bwd_extra[i] + ep_bwd * nm;
+                   fsdp_bwd_extra[i] + (ep_bwd + ep_tp_bwd - tp_moe_saved_bwd) * nm;
     stage_total[i] = stage_fwd[i] + stage_bwd[i];
   }
   const PipelineTime pipe = pipeline_1f1b(stage_total, m, vp);
@@ -553,7 +622,9 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
   r.backward = b.backward;
   r.sync = fsdp ? fsdp_busy[critical] : b.sync_total;
   r.tail = b.tail;
-  r.tensor_parallel_comm = (tp_fwd + tp_bwd) * layers * mb;
+  r.tensor_parallel_comm =
+      (tp_fwd + tp_bwd) * layers * mb +
+      (ep_tp_fwd + ep_tp_bwd - tp_moe_saved_fwd - tp_moe_saved_bwd) * moe_layers * mb;
   r.context_parallel_exposed = (cp_fwd_exposed + cp_bwd_exposed) * layers * mb;
   r.pipeline_p2p = pp > 1 ? p2p * (2 * mb * vpi) : Time::zero();
   r.expert_all_to_all = (ep_fwd + ep_bwd) * moe_layers * mb;
@@ -563,7 +634,8 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
                    r.context_parallel_exposed + r.pipeline_p2p + r.expert_all_to_all;
   r.bytes_per_gpu = dp_bytes_per_gpu +
                     (tp_bytes_per_gpu * layers + cp_bytes_per_gpu * layers) * mb +
-                    p2p_bytes_per_gpu + ep_bytes_per_gpu * moe_layers * mb;
+                    p2p_bytes_per_gpu +
+                    (ep_bytes_per_gpu + ep_tp_bytes_per_gpu - tp_moe_saved_bytes) * moe_layers * mb;
 
   // The critical stage's buckets on its communication stream.
   const Time bwd_start = b.forward;

@@ -93,8 +93,10 @@
 // engine's closed form within 3 % (tested); the event-driven FSDP engine runs that case.
 //
 // Mixture of experts (models/expert_parallel.hpp): MoE blocks take their own compute time, each
-// adds its expert-parallel dispatch and combine all-to-alls (exposed) per micro-batch, and the
-// routed experts' gradients reduce over the expert-data-parallel group (DP x CP / EP ranks).
+// adds its expert-parallel dispatch and combine all-to-alls (exposed) per micro-batch, with
+// TP > 1 also the all-gather and reduce-scatter of the dispatched tokens over the TP group
+// (exposed, counted in the TP communication), and the routed experts' gradients reduce over the
+// expert-data-parallel group (DP x CP / EP ranks).
 //
 // Perturbations: the slowest rank's compute multiplier applies to every stage (the step is
 // synchronous). Not modelled: the interleaved schedule's point-to-point overlap, CP communication
@@ -162,6 +164,11 @@ struct ParallelStepParts {
   // Exposed TP collectives and K/V ring per block, timed on the idle fabric (every group at once).
   Time tp_forward = Time::zero();
   Time tp_backward = Time::zero();
+  // ... and an MoE block's: the same, less the MLP's pair under EP x TP without shared experts
+  // (moe_block_mlp_tp false; models/expert_parallel.hpp).
+  Time tp_moe_forward = Time::zero();
+  Time tp_moe_backward = Time::zero();
+  bool moe_block_mlp_tp = true;
   Time cp_forward = Time::zero();
   Time cp_backward = Time::zero();
   // Context parallel: one block's attention core (what the K/V ring overlaps, unscaled) and the
@@ -178,6 +185,11 @@ struct ParallelStepParts {
   int ep_forward_count = 0;
   int ep_backward_count = 0;
   Groups ep_groups;
+  // EP x TP: bytes of the all-gather (or reduce-scatter) over TP of the dispatched tokens, one
+  // per all-to-all, and their time per MoE block at idle-fabric pace (forward, backward).
+  int64_t ep_tp_bytes = 0;
+  Time ep_tp_forward = Time::zero();
+  Time ep_tp_backward = Time::zero();
   // Data parallel, per pipeline rank: its gradient buckets in ready order, and the groups their
   // collectives run over (the dense groups, or for experts the expert-data-parallel groups).
   std::vector<std::vector<StageBucket>> stage_buckets;

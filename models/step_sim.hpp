@@ -240,7 +240,9 @@ struct ComputeSlice {
 
 // One communication of the event-driven model-parallel step as it ran, on pipeline rank `stage`
 // (its first replica's; in lockstep every replica's at once): `kind` is pp_send (activations or
-// gradients to a neighbouring stage), ep_all_to_all, dp_all_reduce / dp_reduce_scatter (a
+// gradients to a neighbouring stage), ep_all_to_all, ep_tp_all_gather / ep_tp_reduce_scatter (the
+// dispatched tokens over TP under EP x TP, when TP spans hosts), tp_all_gather /
+// tp_reduce_scatter / tp_all_reduce (TP across hosts), dp_all_reduce / dp_reduce_scatter (a
 // gradient bucket) or dp_param_all_gather (the distributed optimizer's), with its size per GPU
 // pair or group (nccl-tests' S).
 struct CommunicationSlice {

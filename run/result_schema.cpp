@@ -517,7 +517,8 @@ const std::vector<ResultKey>& table() {
        collectives},
       {"collectives[].kind", "", "-",
        "collective kind (FSDP all-gathers and reduce-scatters; closed-form TP/CP/PP/DP "
-       "rows, `ep_all_to_all` for expert parallelism)",
+       "rows, `ep_all_to_all` for expert parallelism, `ep_tp_all_gather` / "
+       "`ep_tp_reduce_scatter` for the dispatched tokens over TP with EP x TP)",
        P::Workload, nullptr},
       {"collectives[].unit", "", "-",
        "FSDP unit (0 = the root unit, 1.. blocks in forward order; -1: not applicable)",
@@ -540,7 +541,8 @@ const std::vector<ResultKey>& table() {
        "bubble / (micro-batches x slowest stage), Megatron's definition (model "
        "parallelism)",
        P::ModelParallel, [](const RunResult& r) -> json { return step(r).bubble_fraction; }},
-      {"tp_comm_s", "tp_comm_s", "s", "exposed tensor-parallel communication (model parallelism)",
+      {"tp_comm_s", "tp_comm_s", "s", "exposed tensor-parallel communication (model parallelism; with EP x TP the "
+       "dispatched tokens' TP all-gathers and reduce-scatters too)",
        P::ModelParallel,
        [](const RunResult& r) -> json { return step(r).tensor_parallel_comm.seconds(); }},
       {"cp_exposed_s", "cp_exposed_s", "s",

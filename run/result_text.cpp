@@ -1,6 +1,7 @@
 // The text summary of a run. Every value it prints comes from the result schema
 // (run/result_schema.hpp) through a `{path}` placeholder and is formatted by the key's unit, so
 // the text cannot show a number the JSON does not have.
+#include <algorithm>
 #include <cstdint>
 #include <iomanip>
 #include <nlohmann/json.hpp>
@@ -187,10 +188,14 @@ std::string to_text(const RunResult& r) {
                         " apart; rank r on the fabric's r-th GPU");
       if (st.layout.expert > 1) {
         const uint64_t ep = st.layout.expert;
-        // TP is 1 with EP > 1 (models/expert_parallel.hpp), so DP x CP ranks are consecutive.
-        line("", "EP groups of " + std::to_string(ep) +
-                     " consecutive ranks (carved out of DP x CP), expert-data-parallel peers " +
-                     std::to_string(ep) + " apart");
+        const uint64_t tp = std::max<uint64_t>(1, st.layout.tensor);
+        // DP x CP ranks are TP apart (models/expert_parallel.hpp): EP groups join ranks of the
+        // same TP rank.
+        const std::string members =
+            tp == 1 ? " consecutive ranks" : " ranks " + std::to_string(tp) + " apart";
+        line("", "EP groups of " + std::to_string(ep) + members +
+                     " (carved out of DP x CP), expert-data-parallel peers " +
+                     std::to_string(ep * tp) + " apart");
       }
       line("parallel",
            "TP collectives {tp_comm_s}, CP exposed {cp_exposed_s}, PP sends {pp_p2p_s}, "

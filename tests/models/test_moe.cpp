@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 
+#include "models/communication_memory.hpp"
 #include "models/expert_parallel.hpp"
 #include "models/idle_collective_timer.hpp"
 #include "models/parallelism.hpp"
@@ -210,4 +211,137 @@ TEST_CASE("moe: deterministic") {
   const StepResult dropless = simulate_parallel_step(spec, Fidelity::Analytic, c);
   CHECK(dropless.expert_all_to_all < a.expert_all_to_all);
   CHECK(dropless.forward < a.forward);
+}
+
+TEST_CASE("moe: EP x TP dispatches T / TP tokens and gathers them over TP (closed form)") {
+  // Mixtral EP 8 x TP 2 x DP 16 with sequence parallelism on four 8-GPU hosts: each rank holds
+  // T / TP = 2048 of the 4096 tokens, dispatches their top-2 copies over its EP group (ranks of
+  // the same TP rank, 2 apart), and all-gathers the received tokens over its TP pair.
+  const auto spec = step_fixtures::eight_gpu_hosts(4);
+  StepConfig c = mixtral(32);
+  c.layout.tensor = 2;
+  c.layout.sequence_parallel = true;
+  c.layout.expert = 8;
+  const int64_t dispatched = 1LL * 2048 * 2 * 4096 * 2;  // T / TP k h 2
+  const int64_t gathered = 1LL * 4096 * 2 * 4096 * 2;    // T k h 2: TP pieces of the above
+  CHECK(ep_all_to_all_bytes(c.model, c.compute, c.layout, std::nullopt) == dispatched);
+  CHECK(ep_tensor_gather_bytes(c.model, c.compute, c.layout, std::nullopt) == gathered);
+  CHECK(ep_tensor_gather_bytes(c.model, c.compute, c.layout, 1.25) == gathered * 5 / 4);
+  const auto ep_groups = expert_parallel_rank_groups(c.layout, 16);
+  REQUIRE(ep_groups.size() == 2 * 2);  // per TP rank, two groups of the 16 DP ranks
+  CHECK(ep_groups[0] == std::vector<uint32_t>{0, 2, 4, 6, 8, 10, 12, 14});
+  CHECK(ep_groups[2] == std::vector<uint32_t>{1, 3, 5, 7, 9, 11, 13, 15});
+
+  const StepResult r = simulate_parallel_step(spec, Fidelity::Analytic, c);
+  const CollectiveTiming* a2a = step_fixtures::collective_row(r, "ep_all_to_all");
+  const CollectiveTiming* ag = step_fixtures::collective_row(r, "ep_tp_all_gather");
+  const CollectiveTiming* rs = step_fixtures::collective_row(r, "ep_tp_reduce_scatter");
+  const CollectiveTiming* tp_ag = step_fixtures::collective_row(r, "tp_all_gather");
+  const CollectiveTiming* tp_rs = step_fixtures::collective_row(r, "tp_reduce_scatter");
+  REQUIRE(a2a != nullptr);
+  REQUIRE(ag != nullptr);
+  REQUIRE(rs != nullptr);
+  REQUIRE(tp_ag != nullptr);
+  REQUIRE(tp_rs != nullptr);
+  CHECK(a2a->bytes == dispatched);
+  CHECK(ag->bytes == gathered);
+  CHECK(rs->bytes == gathered);
+  // One all-gather (after dispatch) and one reduce-scatter (before combine) per direction, on 32
+  // MoE layers and 2 micro-batches.
+  CHECK(a2a->count == 4 * 32 * 2);
+  CHECK(ag->count == 2 * 32 * 2);
+  CHECK(rs->count == 2 * 32 * 2);
+  // Timed on the idle fabric with every TP pair at once, as the dense TP collectives.
+  IdleCollectiveTimer timer(spec, Fidelity::Analytic, c);
+  std::vector<std::vector<uint32_t>> pairs;
+  for (uint32_t g = 0; g < 16; ++g) pairs.push_back({2 * g, 2 * g + 1});
+  CHECK(ag->end ==
+        timer.time(CollectiveOp::AllGather, CollectiveAlgo::Ring, pairs, gathered).duration);
+  CHECK(rs->end ==
+        timer.time(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, pairs, gathered).duration);
+  // A ring all-gather over 2 ranks moves half of S out of each GPU, over NVLink here.
+  const double nvlink = step_fixtures::eight_gpu_host_params(4, Bandwidth::gbps(400))
+                            .links.nvlink.bandwidth.bytes_per_second();
+  CHECK(ag->end.seconds() >= 0.5 * static_cast<double>(gathered) / nvlink);
+  // Mixtral has no shared experts: an MoE block's TP collectives of the activations are the
+  // attention's all-gather and reduce-scatter (one pair forward, one backward), its MLP's pair
+  // replaced by the dispatched tokens' gather and scatter.
+  CHECK(tp_ag->count == 2 * 32 * 2);
+  CHECK(tp_rs->count == 2 * 32 * 2);
+  // Exposed: all of them.
+  CHECK(r.tensor_parallel_comm ==
+        (tp_ag->end + tp_rs->end) * (2 * 32 * 2) + (ag->end + rs->end) * (2 * 32 * 2));
+  CHECK(r.expert_all_to_all == a2a->end * a2a->count);
+  // Each GPU sends 7/8 of the dispatched bytes per all-to-all and half of the gathered buffer per
+  // all-gather or reduce-scatter, and half of the activations per MLP TP collective it no longer
+  // runs.
+  const int64_t act = 1LL * 4096 * 4096 * 2;
+  const int64_t ep_bytes = dispatched / 8 * 7 * 4 + gathered / 2 * 4 - act / 2 * 4;
+  const StepResult no_ep = [&] {
+    StepConfig d = c;
+    d.layout.expert = 1;
+    return simulate_parallel_step(spec, Fidelity::Analytic, d);
+  }();
+  CHECK(step_fixtures::collective_row(no_ep, "ep_tp_all_gather") == nullptr);
+  // With a shared expert (a TP-sharded MLP on every token) the MoE block keeps its MLP's pair.
+  StepConfig shared = c;
+  shared.model.shared_experts = 1;
+  const StepResult with_shared = simulate_parallel_step(spec, Fidelity::Analytic, shared);
+  REQUIRE(step_fixtures::collective_row(with_shared, "tp_all_gather") != nullptr);
+  CHECK(step_fixtures::collective_row(with_shared, "tp_all_gather")->count == 4 * 32 * 2);
+  // Besides the expert collectives, EP 8 changes only the gradient collectives' bytes.
+  const int64_t dp_change = r.bytes_per_gpu - no_ep.bytes_per_gpu - ep_bytes * 32 * 2;
+  CHECK(dp_change < 0);  // the experts' gradients reduce over 2-rank groups instead of 16
+}
+
+TEST_CASE("moe: EP x TP compute and memory by hand") {
+  StepConfig c = mixtral(32);
+  c.layout.tensor = 2;
+  c.layout.sequence_parallel = true;
+  c.layout.expert = 8;
+  const ComputeSplit split{2, 1, true};
+  const LayerCompute dense = layer_compute(c.model, c.gpu, c.compute, split);
+  const LayerCompute moe = moe_layer_compute(c.model, c.gpu, c.compute, split, 8, std::nullopt);
+  // By hand: T = 4096 tokens, T / TP = 2048 on the rank; one local expert (8 / EP 8) gets the EP
+  // group's 8 x 2048 x 2 token copies of its TP rank, gathered over TP: 8192 rows, the SwiGLU up
+  // (gate and up) 2 x 14336 / 2 wide and the down 14336 / 2 deep; the router a 2048 x 8 x 4096
+  // GEMM (bf16); the permutations read and write 2048 x 2 x 4096 x 2 bytes twice.
+  const double up = gemm_seconds(c.gpu, c.compute.dtype, 8192, 14336, 4096);
+  const double down = gemm_seconds(c.gpu, c.compute.dtype, 8192, 4096, 7168);
+  const double router = gemm_seconds(c.gpu, DType::Bf16, 2048, 8, 4096);
+  const double permute = 2 * 2.0 * 2048 * 2 * 4096 * 2 / c.gpu.hbm_bytes_per_s;
+  CHECK(moe.mlp_up_forward == doctest::Approx(up).epsilon(1e-12));
+  CHECK(moe.mlp_down_forward == doctest::Approx(down).epsilon(1e-12));
+  const double forward = dense.layer_forward - dense.mlp_up_forward - dense.mlp_down_forward +
+                         router + up + down + permute;
+  CHECK(moe.layer_forward == doctest::Approx(forward).epsilon(1e-12));
+  // Memory: the routed experts are sharded by EP and by TP. Against EP 1 (each GPU all 8 experts'
+  // TP halves), EP 8 keeps 1/8 of them: 16 bytes (weights, gradients, Adam) per parameter saved,
+  // less NCCL's point-to-point buffers, as the EP groups (16 ranks' span) cross two hosts.
+  const auto spec = step_fixtures::eight_gpu_hosts(4);
+  const StepResult ep8 = simulate_parallel_step(spec, Fidelity::Analytic, c);
+  c.layout.expert = 1;
+  const StepResult ep1 = simulate_parallel_step(spec, Fidelity::Analytic, c);
+  const double experts_tp_shard = 32.0 * 8 * static_cast<double>(expert_parameters(c.model)) / 2;
+  CHECK(ep1.memory_per_gpu_bytes - ep8.memory_per_gpu_bytes ==
+        doctest::Approx(16.0 * experts_tp_shard * 7 / 8 - nccl_p2p_buffer_bytes(c.channels))
+            .epsilon(1e-9));
+}
+
+TEST_CASE("moe: EP x TP needs sequence parallelism") {
+  const TransformerShape mx = *transformer_preset("mixtral-8x7b");
+  ParallelLayout l;
+  l.tensor = 2;
+  l.expert = 8;
+  CHECK_THROWS_WITH_AS(check_expert_layout(mx, l, 16),
+                       "expected sequence_parallel: true with tensor_parallel 2 and "
+                       "expert_parallel 8 (Megatron-Core trains MoE layers under tensor "
+                       "parallelism only with sequence parallelism), got sequence_parallel: false",
+                       std::invalid_argument);
+  l.sequence_parallel = true;
+  CHECK_NOTHROW(check_expert_layout(mx, l, 16));
+  // TP 1 needs nothing more.
+  l.tensor = 1;
+  l.sequence_parallel = false;
+  CHECK_NOTHROW(check_expert_layout(mx, l, 16));
 }

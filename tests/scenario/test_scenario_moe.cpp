@@ -52,6 +52,15 @@ workload:
   CHECK(custom.workload->step.model.dense_layers == 1);
 }
 
+TEST_CASE("scenario: expert parallelism with tensor parallelism is read") {
+  const Scenario s = load_scenario_text(
+      kBase + "  tensor_parallel: 2\n  sequence_parallel: true\n  expert_parallel: 8\n", "t.yaml");
+  REQUIRE(s.workload);
+  CHECK(s.workload->step.layout.tensor == 2);
+  CHECK(s.workload->step.layout.expert == 8);
+  CHECK(s.workload->step.layout.sequence_parallel);
+}
+
 TEST_CASE("scenario: expert-parallel layout errors name workload.expert_parallel") {
   // Experts not divisible by EP.
   CHECK(scenario_error_of(kBase + "  expert_parallel: 3\n") ==
@@ -61,10 +70,12 @@ TEST_CASE("scenario: expert-parallel layout errors name workload.expert_parallel
   CHECK(scenario_error_of(kBase + "  data_parallel: 4\n  expert_parallel: 8\n") ==
         "t.yaml:9:20: workload.expert_parallel: expected an expert-parallel degree dividing "
         "data_parallel x context_parallel (4 x 1 = 4), got 8");
-  // EP with TP.
-  CHECK(scenario_error_of(kBase + "  tensor_parallel: 2\n  expert_parallel: 8\n")
-            .starts_with("t.yaml:9:20: workload.expert_parallel: expected tensor_parallel 1 with "
-                         "expert_parallel > 1"));
+  // EP with TP needs sequence parallelism (Megatron-Core's MoELayer refuses MoE under TP
+  // without it).
+  CHECK(scenario_error_of(kBase + "  tensor_parallel: 2\n  expert_parallel: 8\n") ==
+        "t.yaml:9:20: workload.expert_parallel: expected sequence_parallel: true with "
+        "tensor_parallel 2 and expert_parallel 8 (Megatron-Core trains MoE layers under tensor "
+        "parallelism only with sequence parallelism), got sequence_parallel: false");
   // EP on a dense model.
   CHECK(scenario_error_of(text_with(kBase, "mixtral-8x7b", "llama3-8b") + "  expert_parallel: 2\n")
             .starts_with("t.yaml:8:20: workload.expert_parallel: expected a mixture-of-experts "
