@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "model_parallel_fixtures.hpp"
 #include "models/model_parallel_step.hpp"
 #include "models/parallelism.hpp"
 #include "models/traffic_injector.hpp"
@@ -14,28 +15,17 @@
 
 using namespace syncsim;
 using namespace syncsim::models;
+using namespace syncsim::model_parallel_fixtures;
 
 namespace {
 
 StepConfig cp_config(uint32_t tensor, uint32_t context, uint32_t pipeline, uint32_t m) {
-  StepConfig c = step_fixtures::step_config("llama2-13b", 32);
-  c.layout = ParallelLayout{
-      .tensor = tensor, .context = context, .pipeline = pipeline, .sequence_parallel = true};
-  c.gpus_per_host = 8;
-  c.grad_accumulation = m;
-  return c;
+  return layout_config(
+      "llama2-13b", 32,
+      ParallelLayout{
+          .tensor = tensor, .context = context, .pipeline = pipeline, .sequence_parallel = true},
+      m);
 }
-
-StepResult event_step(const net::NetworkSpec& spec, Fidelity fidelity, const StepConfig& c,
-                      const std::vector<MessageSpec>& background = {}) {
-  Simulation sim(c.seed);
-  auto backend = make_backend(fidelity, sim, spec);
-  std::unique_ptr<TrafficInjector> traffic;
-  if (!background.empty()) traffic = std::make_unique<TrafficInjector>(*backend, background);
-  return simulate_model_parallel_step(*backend, spec, fidelity, c);
-}
-
-double relative(Time a, Time b) { return (a.seconds() - b.seconds()) / b.seconds(); }
 
 bool warned_about_context(const StepResult& r) {
   for (const std::string& w : r.warnings) {

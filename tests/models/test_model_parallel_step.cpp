@@ -4,6 +4,7 @@
 // all-to-alls run live, determinism.
 #include <doctest/doctest.h>
 
+#include "model_parallel_fixtures.hpp"
 #include "models/model_parallel_step.hpp"
 #include "models/parallelism.hpp"
 #include "models/traffic_injector.hpp"
@@ -12,29 +13,7 @@
 
 using namespace syncsim;
 using namespace syncsim::models;
-
-namespace {
-
-StepConfig layout_config(const char* model, uint32_t ranks, ParallelLayout layout, uint32_t m) {
-  StepConfig c = step_fixtures::step_config(model, ranks);
-  c.layout = layout;
-  c.gpus_per_host = 8;
-  c.grad_accumulation = m;
-  return c;
-}
-
-StepResult event_step(const net::NetworkSpec& spec, Fidelity fidelity, const StepConfig& c,
-                      const std::vector<MessageSpec>& background = {}) {
-  Simulation sim(c.seed);
-  auto backend = make_backend(fidelity, sim, spec);
-  std::unique_ptr<TrafficInjector> traffic;
-  if (!background.empty()) traffic = std::make_unique<TrafficInjector>(*backend, background);
-  return simulate_model_parallel_step(*backend, spec, fidelity, c);
-}
-
-double relative(Time a, Time b) { return (a.seconds() - b.seconds()) / b.seconds(); }
-
-}  // namespace
+using namespace syncsim::model_parallel_fixtures;
 
 TEST_CASE("model-parallel engine: agrees with the closed form on an idle fabric") {
   const auto spec = step_fixtures::eight_gpu_hosts(4);

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "model_parallel_fixtures.hpp"
 #include "models/model_parallel_step.hpp"
 #include "models/parallelism.hpp"
 #include "models/processor_sharing.hpp"
@@ -13,26 +14,7 @@
 
 using namespace syncsim;
 using namespace syncsim::models;
-
-namespace {
-
-StepConfig layout_config(const char* model, uint32_t ranks, ParallelLayout layout, uint32_t m) {
-  StepConfig c = step_fixtures::step_config(model, ranks);
-  c.layout = layout;
-  c.gpus_per_host = 8;
-  c.grad_accumulation = m;
-  return c;
-}
-
-StepResult event_step(const net::NetworkSpec& spec, Fidelity fidelity, const StepConfig& c) {
-  Simulation sim(c.seed);
-  auto backend = make_backend(fidelity, sim, spec);
-  return simulate_model_parallel_step(*backend, spec, fidelity, c);
-}
-
-double relative(Time a, Time b) { return (a.seconds() - b.seconds()) / b.seconds(); }
-
-}  // namespace
+using namespace syncsim::model_parallel_fixtures;
 
 TEST_CASE("processor sharing: a job alone takes its work, overlapping jobs share the server") {
   Simulation sim(1);
