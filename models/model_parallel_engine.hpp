@@ -44,6 +44,7 @@ class ModelParallelStepEngine final : public StepEngine {
   static constexpr uint32_t kPipelineCommunicators = 0;
   static constexpr uint32_t kExpertCommunicators = 16384;
   static constexpr uint32_t kDataCommunicators = 32768;
+  static constexpr uint32_t kReplicaCommunicators = 40960;  // HSDP's replicate groups
   static constexpr uint32_t kTensorCommunicators = 49152;
   static constexpr uint32_t kContextCommunicators = 57344;
 

@@ -70,12 +70,13 @@ void ModelParallelStepEngine::fsdp_pump(uint32_t i, FsdpStream& stream) {
   }
   const auto& collective =
       timer_->plan(c.op, replica ? parts_.dp_algorithm : CollectiveAlgo::Ring, ranks, c.bytes);
-  const uint32_t kind = c.op == CollectiveOp::AllGather   ? 0
-                        : c.op == CollectiveOp::AllReduce ? 2
-                                                          : 1;
-  run_groups(collective, groups,
-             kDataCommunicators + (i * 3 + kind) * static_cast<uint32_t>(groups.size()),
-             std::move(finished));
+  // Communicators: stage i's gathers 2i and reduce-scatters 2i + 1 (times the groups), HSDP's
+  // all-reduces a range of their own.
+  const uint32_t first =
+      replica ? kReplicaCommunicators + i * static_cast<uint32_t>(groups.size())
+              : kDataCommunicators + (i * 2 + (c.op == CollectiveOp::AllGather ? 0 : 1)) *
+                                         static_cast<uint32_t>(groups.size());
+  run_groups(collective, groups, first, std::move(finished));
 }
 
 void ModelParallelStepEngine::fsdp_done(uint32_t i, FsdpComm c) {
