@@ -1,8 +1,10 @@
 #pragma once
 // The event-driven model-parallel step's engine (models/model_parallel_step.hpp says what it
-// models). Internal to its three sources: model_parallel_step.cpp (the schedule, sends, barriers
-// and data-parallel buckets), model_parallel_fsdp.cpp (FSDP's unit gathers and reduce-scatters)
-// and model_parallel_result.cpp (the step's result and the trace's communication slices).
+// models). Internal to its sources: model_parallel_step.cpp (the schedule, sends and data-parallel
+// buckets), model_parallel_barriers.cpp (the collectives inside an operation),
+// model_parallel_fsdp.cpp (FSDP's unit gathers and reduce-scatters), model_parallel_timing.cpp
+// (live or idle-fabric collectives) and model_parallel_result.cpp (the step's result and the
+// trace's communication slices).
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -178,6 +180,8 @@ class ModelParallelStepEngine final : public StepEngine {
   void fsdp_done(uint32_t i, FsdpComm c);
 
   void arrive_barrier(uint32_t i, uint32_t u, uint32_t index);
+  // A unit waiting at a barrier goes on: its next FSDP stretch, or its next compute piece.
+  void resume_unit(uint32_t i, uint32_t u);
   // A block's K/V ring beside its attention core, for the units waiting at the barrier: the
   // all-gather (forward), then the gradients' reduce-scatter too (backward); they resume when
   // both the ring and the slowest unit's attention are done.
