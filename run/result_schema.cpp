@@ -402,40 +402,6 @@ const std::vector<ResultKey>& table() {
       {"step_shares.pipeline_bubble", "", "-", "idle pipeline slots (workload)", P::Workload,
        nullptr},
       {"step_shares.optimizer", "", "-", "the optimizer step (workload)", P::Workload, nullptr},
-      {"layer_breakdown", "", "-",
-       "one dense block's compute on one GPU per micro-batch, by op class (`forward`, `backward`: "
-       "qkv, attention, attention_out, mlp_up, mlp_down, elementwise, recompute, total, in s), "
-       "the head's (`head_forward_s`, `head_backward_s`) and `layers` (workload)",
-       P::LayerBreakdown,
-       [](const RunResult& r) -> json {
-         const models::LayerCompute& lc = *step(r).layer_compute;
-         auto classes = [](const models::BlockOpClasses& c) {
-           return json{{"qkv", c.qkv},
-                       {"attention", c.attention},
-                       {"attention_out", c.attention_out},
-                       {"mlp_up", c.mlp_up},
-                       {"mlp_down", c.mlp_down},
-                       {"elementwise", c.elementwise},
-                       {"recompute", c.recompute},
-                       {"total", c.total()}};
-         };
-         return json{{"forward", classes(models::block_forward_classes(lc))},
-                     {"backward", classes(models::block_backward_classes(lc))},
-                     {"head_forward_s", lc.head_forward},
-                     {"head_backward_s", lc.head_backward},
-                     {"layers", step(r).layer_count}};
-       }},
-      {"layer_breakdown.forward", "", "s", "the block's forward by op class (workload)",
-       P::LayerBreakdown, nullptr},
-      {"layer_breakdown.backward", "", "s",
-       "the block's backward by op class, recomputation included (workload)", P::LayerBreakdown,
-       nullptr},
-      {"layer_breakdown.head_forward_s", "", "s", "the output head's forward (workload)",
-       P::LayerBreakdown, nullptr},
-      {"layer_breakdown.head_backward_s", "", "s", "the output head's backward (workload)",
-       P::LayerBreakdown, nullptr},
-      {"layer_breakdown.layers", "", "count", "transformer blocks (workload)", P::LayerBreakdown,
-       nullptr},
       {"bucket_allreduce_model", "bucket_allreduce_model", "-",
        "`simulated`, or the calibration profile that timed the DDP buckets (workload)", P::Workload,
        [](const RunResult& r) -> json { return r.bucket_allreduce_model; }},
@@ -579,6 +545,12 @@ const std::vector<ResultKey>& table() {
     const auto deadlock = std::find_if(
         base.begin(), base.end(), [](const ResultKey& k) { return k.path == "deadlock.detected"; });
     base.insert(deadlock, fault_keys.begin(), fault_keys.end());
+    // The per-layer breakdown's keys (result_schema_layers.cpp) follow the step's shares.
+    const std::span<const ResultKey> layers = layer_breakdown_result_keys();
+    const auto after_shares = std::find_if(base.begin(), base.end(), [](const ResultKey& k) {
+      return k.path == "bucket_allreduce_model";
+    });
+    base.insert(after_shares, layers.begin(), layers.end());
     // A Chakra replay's keys (result_schema_chakra.cpp) close the table.
     const std::span<const ResultKey> chakra = chakra_result_keys();
     base.insert(base.end(), chakra.begin(), chakra.end());
