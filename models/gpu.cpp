@@ -14,6 +14,8 @@ std::vector<GpuSpec> presets() {
   // 132 (Hopper whitepaper), B200 148 (Blackwell datasheet). NCCL's per-link rates: see gpu.hpp.
   // PCIe: A100 Gen4, H100/H200 Gen5 (datasheets); B200 Gen5 on the GPU-NIC path, as the
   // ConnectX-7 NICs of HGX B200 systems are PCIe Gen5 x16 devices.
+  // GEMM ceilings: the MAMF table (gpu.hpp). H200 (the same GH100 at the same clocks) takes
+  // H100's fraction and GB200 B200's: no MAMF of their own is published there.
   return {
       GpuSpec{.name = "a100",
               .bf16_tflops = 312,
@@ -29,7 +31,8 @@ std::vector<GpuSpec> presets() {
               .nvswitch_sharp = false,
               .compute_capability = 80,
               .sm_count = 108,
-              .pcie_generation = 4},
+              .pcie_generation = 4,
+              .max_gemm_efficiency = 271.2 / 312},
       GpuSpec{.name = "h100",
               .bf16_tflops = 989,
               .fp16_tflops = 989,
@@ -44,7 +47,8 @@ std::vector<GpuSpec> presets() {
               .nvswitch_sharp = true,
               .compute_capability = 90,
               .sm_count = 132,
-              .pcie_generation = 5},
+              .pcie_generation = 5,
+              .max_gemm_efficiency = 794.5 / 989},
       GpuSpec{.name = "h200",
               .bf16_tflops = 989,
               .fp16_tflops = 989,
@@ -59,7 +63,8 @@ std::vector<GpuSpec> presets() {
               .nvswitch_sharp = true,
               .compute_capability = 90,
               .sm_count = 132,
-              .pcie_generation = 5},
+              .pcie_generation = 5,
+              .max_gemm_efficiency = 794.5 / 989},
       GpuSpec{.name = "b200",
               .bf16_tflops = 2250,
               .fp16_tflops = 2250,
@@ -74,7 +79,8 @@ std::vector<GpuSpec> presets() {
               .nvswitch_sharp = true,
               .compute_capability = 100,
               .sm_count = 148,
-              .pcie_generation = 5},
+              .pcie_generation = 5,
+              .max_gemm_efficiency = 1745.0 / 2250},
       // One GPU of a GB200 NVL72 rack (NVIDIA GB200 NVL72 datasheet, per rack / 72, dense =
       // sparse / 2: BF16 2.5, FP8 5, TF32 1.25 PFLOP/s; HBM3e 576 TB/s and 13.4 TB). Its 72 GPUs
       // share one NVLink domain through the NVLink switch trays: model a rack as one host of 72
@@ -93,11 +99,14 @@ std::vector<GpuSpec> presets() {
               .nvswitch_sharp = true,
               .compute_capability = 100,
               .sm_count = 148,
-              .pcie_generation = 5},
+              .pcie_generation = 5,
+              .max_gemm_efficiency = 1745.0 / 2250},
   };
 }
 
 constexpr double kTile = 128.0;
+// Split-K chunks no shallower than this (gemm_seconds).
+constexpr double kMinSplitDepth = 1024.0;
 // Presets without an SM count (a calibrated GPU keeps its preset's): H100 SXM's.
 constexpr double kDefaultSms = 132.0;
 
@@ -138,10 +147,15 @@ double gemm_seconds(const GpuSpec& gpu, DType dtype, double m, double n, double 
   const double flops = 2.0 * m * n * k;
   const double tiles = std::ceil(m / kTile) * std::ceil(n / kTile);
   const double sms = gpu.sm_count > 0 ? gpu.sm_count : kDefaultSms;
-  const double waves = std::ceil(tiles / sms);
-  const double wave_efficiency = tiles / (waves * sms);
+  const double splits =
+      std::max(1.0, std::min(std::floor(sms / tiles), std::floor(k / kMinSplitDepth)));
+  const double units = tiles * splits;
+  const double waves = std::ceil(units / sms);
+  const double wave_efficiency = units / (waves * sms);
+  const double unit_depth = k / splits;
+  const double depth_efficiency = unit_depth / (unit_depth + kTile);
   const double element_bytes = dtype == DType::Fp8 ? 1.0 : dtype == DType::Tf32 ? 4.0 : 2.0;
-  double efficiency = gpu.max_gemm_efficiency * wave_efficiency;
+  double efficiency = gpu.max_gemm_efficiency * wave_efficiency * depth_efficiency;
   if (gpu.gemm_intensity_half > 0) {
     const double intensity = flops / ((m * k + k * n + m * n) * element_bytes);
     efficiency = gpu.max_gemm_efficiency * intensity / (intensity + gpu.gemm_intensity_half);

@@ -32,10 +32,12 @@ struct GpuSpec {
   uint32_t sm_count = 0;            // streaming multiprocessors (datasheet / whitepaper)
   // PCIe generation of the GPU-NIC path (x16), which NCCL's search rates (nccl_channels.hpp).
   uint32_t pcie_generation = 0;
-  // Fraction of peak a large, well-shaped GEMM reaches (cuBLAS on big square-ish shapes). The
-  // default 0.75 is a typical published figure for H100/A100 BF16 GEMMs at 8k x 8k x 8k; replace it
-  // with a calibration profile's measurement when one exists.
-  double max_gemm_efficiency = 0.75;
+  // Fraction of the dense peak the best-shaped GEMM reaches: the Maximum Achievable Matmul FLOPS
+  // (MAMF) of stas00/ml-engineering's comparison table (compute/accelerator/README.md, BF16, a
+  // sweep of shapes for the fastest): A100 SXM 271.2 of 312 TFLOPS (0.869), H100 SXM 794.5 of 989
+  // (0.803), B200 about 1745 of 2250 (0.776). Each preset sets its own (gpu.cpp); a calibration
+  // profile's measurement replaces it. The shape model of gemm_seconds takes it from there.
+  double max_gemm_efficiency = 0.803;
   double kernel_launch_s = 4e-6;  // per kernel, CUDA launch + tail
   // From a calibration profile's GEMM fit: when > 0, a GEMM's efficiency is
   // max_gemm_efficiency * I / (I + gemm_intensity_half), I = 2mnk / ((mk + kn + mn) * bytes per
@@ -60,9 +62,16 @@ std::vector<std::string> gpu_preset_names();
 double peak_flops(const GpuSpec& gpu, DType dtype);
 
 // Time of one GEMM (m x k) * (k x n) on this GPU: a roofline of compute at max_gemm_efficiency and
-// memory traffic of the three matrices, whichever is slower, with the efficiency reduced for small
-// shapes by wave quantization (tiles of 128 x 128 over the SMs' worth of work) and one launch.
-// Approximate by design; a calibration profile's fit (gemm_intensity_half) replaces the shape term.
+// memory traffic of the three matrices, whichever is slower, plus one launch. The compute side
+// loses efficiency on shapes that do not fill the GPU, as cuBLAS's tiled kernels do:
+// - wave quantization: 128 x 128 output tiles over the SMs, the last wave partly idle;
+// - split-K: when the tiles do not fill the SMs and k is deep, k is split into chunks of at least
+//   1024 so that tiles x splits work units run at once (cuBLAS's split-K / stream-K kernels);
+// - k depth: each work unit's pipeline fill and epilogue cost about one more 128-deep k step,
+//   k / (k + 128) of the peak.
+// Checked against XLA's measured sm_90 BF16 table (tests/models/test_gemm_model.cpp): 15 % mean
+// |error| over 25 shapes from 256 to 4096, within 10 % where m, n >= 2048 and k >= 1024. A
+// calibration profile's fit (gemm_intensity_half) replaces the shape terms.
 double gemm_seconds(const GpuSpec& gpu, DType dtype, double m, double n, double k);
 
 }  // namespace syncsim::models

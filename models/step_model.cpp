@@ -152,6 +152,9 @@ LayerCompute layer_compute(const TransformerShape& m, const GpuSpec& gpu, const 
   const DType linear_dtype = p.dtype;
   const DType other_dtype = p.dtype == DType::Fp8 ? DType::Bf16 : p.dtype;
 
+  // Megatron fuses the Q, K, V projections into one GEMM and SwiGLU's gate and up projections
+  // into another; PyTorch models (torchtitan's Llama) run them as separate linear layers.
+  const bool separate_projections = p.kernels != KernelFusion::Fused;
   double qkv = 0;
   double attention_out = 0;
   if (is_mla(m)) {
@@ -169,41 +172,46 @@ LayerCompute layer_compute(const TransformerShape& m, const GpuSpec& gpu, const 
                        kv_rank);
     attention_out = gemm_seconds(gpu, linear_dtype, tokens, h, heads * m.v_head_dim / t);
   } else {
-    qkv = gemm_seconds(gpu, linear_dtype, tokens, (h + 2 * kv) / t, h);
+    qkv = separate_projections ? gemm_seconds(gpu, linear_dtype, tokens, h / t, h) +
+                                     2 * gemm_seconds(gpu, linear_dtype, tokens, kv / t, h)
+                               : gemm_seconds(gpu, linear_dtype, tokens, (h + 2 * kv) / t, h);
     attention_out = gemm_seconds(gpu, linear_dtype, tokens, h, h / t);
   }
-  const double mlp_up = m.mlp == MlpKind::SwiGlu
-                            ? gemm_seconds(gpu, linear_dtype, tokens, 2 * ffn / t, h)
-                            : gemm_seconds(gpu, linear_dtype, tokens, ffn / t, h);
+  const double mlp_up =
+      m.mlp != MlpKind::SwiGlu ? gemm_seconds(gpu, linear_dtype, tokens, ffn / t, h)
+      : separate_projections   ? 2 * gemm_seconds(gpu, linear_dtype, tokens, ffn / t, h)
+                               : gemm_seconds(gpu, linear_dtype, tokens, 2 * ffn / t, h);
   const double mlp_down = gemm_seconds(gpu, linear_dtype, tokens, h, ffn / t);
   const double block_gemms = qkv + attention_out + mlp_up + mlp_down;
-  // Scores (queries x s per head) and the weighted sum of values, batched over micro-batch x heads.
-  // Every shape here is a decoder-only language model with a causal mask, and flash attention
-  // skips the key tiles above the diagonal: of the s x s scores it computes the lower triangle
-  // plus the diagonal tiles, (1 + tile / s) / 2 of them (FlashAttention-2/3's 128-wide key tiles;
-  // Dao 2023, Shah et al. 2024). Context parallelism splits the sequence into 2 CP chunks and
-  // gives rank i chunks i and 2 CP - 1 - i (Transformer Engine's load balancing), so each rank
-  // keeps 1/CP of that work: the queries / CP of the GEMMs below.
-  constexpr double kAttentionKeyTile = 128.0;
-  const double causal_share = std::min(
-      1.0, (1.0 + kAttentionKeyTile / std::max(1.0, static_cast<double>(m.sequence))) / 2.0);
+  // Every shape here is a decoder-only language model with a causal mask. FlashAttention's FLOP
+  // count: 4 b h s_q s_k d forward, halved under the mask (MLA: the query/key and value widths
+  // differ, 2 b h s_q s_k (d_qk + d_v)), 2.5 times that backward (benchmarks/
+  // benchmark_flash_attention.py in Dao-AILab/flash-attention). Context parallelism splits the
+  // sequence into 2 CP chunks and gives rank i chunks i and 2 CP - 1 - i (Transformer Engine's
+  // load balancing), so each rank keeps 1/CP of that work: its s / CP queries against all s keys.
+  const double forward_flops =
+      is_mla(m) ? 2.0 * batch_heads * queries * m.sequence * (qk_head_dim(m) + v_head_dim(m)) / 2.0
+                : 4.0 * batch_heads * queries * m.sequence * head_dim / 2.0;
   double attention = 0;
   double attention_backward = 0;
   if (gpu.attention_tflops > 0) {
-    // A measured flash-attention rate (a profiler trace's calls with shapes): FlashAttention's own
-    // FLOP count, 4 b h s_q s_k d forward, halved under the causal mask, and 2.5 times that
-    // backward (benchmarks/benchmark_flash_attention.py in Dao-AILab/flash-attention), each one
-    // kernel.
-    // (MLA: the query/key and value widths differ, 2 b h s_q s_k (d_qk + d_v).)
-    const double forward_flops =
-        is_mla(m)
-            ? 2.0 * batch_heads * queries * m.sequence * (qk_head_dim(m) + v_head_dim(m)) / 2.0
-            : 4.0 * batch_heads * queries * m.sequence * head_dim / 2.0;
+    // A measured flash-attention rate (a profiler trace's calls with shapes), one kernel each way.
     attention = forward_flops / (gpu.attention_tflops * 1e12) + gpu.kernel_launch_s;
     attention_backward = 2.5 * forward_flops / (gpu.attention_tflops * 1e12) + gpu.kernel_launch_s;
+  } else if (p.attention_kernel != AttentionKernel::Unfused) {
+    const double keys = m.sequence;
+    attention = forward_flops / attention_flops_per_s(gpu, p.attention_kernel, false, keys) +
+                gpu.kernel_launch_s;
+    attention_backward =
+        2.5 * forward_flops / attention_flops_per_s(gpu, p.attention_kernel, true, keys) +
+        gpu.kernel_launch_s;
   } else {
-    // Scores over the query/key width, weighted values over the value width (both head_dim
-    // unless MLA).
+    // Unfused: the scores (queries x s per head) and the weighted sum of values as batched GEMMs
+    // over micro-batch x heads, over the causal mask's lower triangle plus its 128-wide diagonal
+    // tiles, (1 + tile / s) / 2 of the s x s scores.
+    constexpr double kAttentionKeyTile = 128.0;
+    const double causal_share = std::min(
+        1.0, (1.0 + kAttentionKeyTile / std::max(1.0, static_cast<double>(m.sequence))) / 2.0);
     const double qk_dim = is_mla(m) ? qk_head_dim(m) : head_dim;
     const double v_dim = is_mla(m) ? v_head_dim(m) : head_dim;
     attention =
@@ -212,25 +220,30 @@ LayerCompute layer_compute(const TransformerShape& m, const GpuSpec& gpu, const 
                         2 * (batch_heads - 1) * gpu.kernel_launch_s);  // batched: one launch each
     attention_backward = 2.0 * attention;                              // two GEMMs per forward one
   }
-  const double elementwise = p.elementwise_passes_per_layer * tokens * h * 2.0 /
-                             gpu.hbm_bytes_per_s / (split.sequence_parallel ? t : 1.0);
+  const MemoryBoundPass pointwise =
+      block_memory_bound(m, p.kernels, p.dtype == DType::Fp8, tokens, t, split.sequence_parallel);
+  const double elementwise = pointwise.forward.seconds(gpu);
+  const double elementwise_backward = pointwise.backward.seconds(gpu);
   const double block = block_gemms + attention + elementwise;
+  const MemoryBoundPass head_pointwise =
+      head_memory_bound(m, p.kernels, tokens, t, split.sequence_parallel);
   const double logits = gemm_seconds(gpu, other_dtype, tokens, m.vocab / t, h);
 
   LayerCompute lc;
   lc.layer_forward = block;
   lc.attention_forward = attention;
-  lc.layer_backward = 2.0 * block_gemms + attention_backward + elementwise;
+  lc.layer_backward = 2.0 * block_gemms + attention_backward + elementwise_backward;
   lc.attention_backward = attention_backward;
   if (p.recompute == Recompute::Full) lc.layer_backward += block;
   if (p.recompute == Recompute::Selective) lc.layer_backward += attention;
-  lc.head_forward = logits;
-  lc.head_backward = 2.0 * logits;
+  lc.head_forward = logits + head_pointwise.forward.seconds(gpu);
+  lc.head_backward = 2.0 * logits + head_pointwise.backward.seconds(gpu);
   lc.qkv_forward = qkv;
   lc.attention_out_forward = attention_out;
   lc.mlp_up_forward = mlp_up;
   lc.mlp_down_forward = mlp_down;
   lc.elementwise_forward = elementwise;
+  lc.elementwise_backward = elementwise_backward;
   return lc;
 }
 
@@ -252,7 +265,7 @@ BlockOpClasses block_backward_classes(const LayerCompute& lc) {
   c.attention_out = 2.0 * lc.attention_out_forward;
   c.mlp_up = 2.0 * lc.mlp_up_forward;
   c.mlp_down = 2.0 * lc.mlp_down_forward;
-  c.elementwise = lc.elementwise_forward;
+  c.elementwise = lc.elementwise_backward;
   // What layer_backward holds beyond these: the recomputed forward work.
   c.recompute = std::max(0.0, lc.layer_backward - c.total());
   return c;

@@ -12,7 +12,9 @@
 #include <functional>
 #include <vector>
 
+#include "models/attention_kernels.hpp"
 #include "models/gpu.hpp"
+#include "models/memory_bound_kernels.hpp"
 #include "models/transformer.hpp"
 #include "sim/core/units.hpp"
 
@@ -75,9 +77,11 @@ struct ComputeParams {
   int64_t micro_batch = 1;  // sequences per GPU per micro-batch
   DType dtype = DType::Bf16;
   Recompute recompute = Recompute::None;
-  // Passes over the activations (B x s x h x 2 bytes) per block for norms, residuals, activations
-  // and dropout: bandwidth-bound work that the GEMM roofline does not see.
-  double elementwise_passes_per_layer = 16;
+  // The framework's kernels: how its pointwise work is fused (models/memory_bound_kernels.hpp)
+  // and which attention kernel it runs (models/attention_kernels.hpp). Megatron-Core with
+  // Transformer Engine by default; scenario files of PyTorch recipes say eager or compiled.
+  KernelFusion kernels = KernelFusion::Fused;
+  AttentionKernel attention_kernel = AttentionKernel::Cudnn;
 };
 
 // How one GPU's share of a block shrinks under tensor and context parallelism (Megatron-LM):
@@ -110,7 +114,8 @@ struct LayerCompute {
   double attention_out_forward = 0;
   double mlp_up_forward = 0;  // with SwiGLU the gate and up projections as one GEMM
   double mlp_down_forward = 0;
-  double elementwise_forward = 0;  // norms, residuals, activations at HBM bandwidth
+  double elementwise_forward = 0;   // norms, residuals, activations, casts at HBM bandwidth
+  double elementwise_backward = 0;  // ... their backward (part of layer_backward)
 };
 
 // One block's compute by op class (seconds on one GPU per micro-batch): the four linear layers,
@@ -131,7 +136,7 @@ struct BlockOpClasses {
 };
 BlockOpClasses block_forward_classes(const LayerCompute& lc);
 // Backward: each linear layer's input and weight gradients (twice its forward GEMM), the attention
-// core's backward, the elementwise passes once more.
+// core's backward, the pointwise ops' backward.
 BlockOpClasses block_backward_classes(const LayerCompute& lc);
 
 LayerCompute layer_compute(const TransformerShape& model, const GpuSpec& gpu,
@@ -142,9 +147,11 @@ struct ComputeTimes {
   Time backward = Time::zero();  // one micro-batch, including recomputation
 };
 
-// Per-block GEMMs (QKV, attention output, MLP) through gemm_seconds, attention scores and values as
-// two batched GEMMs per head, the logits GEMM, and elementwise passes at HBM bandwidth. Backward is
-// twice the forward GEMMs (input and weight gradients) plus the recomputed forward when asked.
+// Per-block GEMMs (QKV, attention output, MLP) through gemm_seconds, attention through its fused
+// kernel's published rate (or two batched GEMMs per head when unfused), the logits GEMM, and the
+// memory-bound ops op by op at HBM bandwidth with a launch each. Backward is twice the forward
+// GEMMs (input and weight gradients), attention's backward, the pointwise ops' backward, plus the
+// recomputed forward when asked.
 // Equals layers x layer_compute(...).layer_* + head_* (one GPU, no model parallelism).
 ComputeTimes compute_times(const TransformerShape& model, const GpuSpec& gpu,
                            const ComputeParams& p);

@@ -210,7 +210,9 @@ WorkloadSpec read_workload(const Reader& in, const YAML::Node& node, const std::
                    "bucket_timing",
                    "step_engine",
                    "lockstep_replicas",
-                   "collective_timing"});
+                   "collective_timing",
+                   "kernels",
+                   "attention_kernel"});
   WorkloadSpec w;
   models::StepConfig& c = w.step;
 
@@ -332,6 +334,29 @@ WorkloadSpec read_workload(const Reader& in, const YAML::Node& node, const std::
                                                                 {"fp8", models::DType::Fp8}});
     if (models::peak_flops(c.gpu, c.compute.dtype) <= 0) {
       in.fail(m.path_of("dtype"), *v, "expected a dtype this GPU supports, got one it does not");
+    }
+  }
+  if (const YAML::Node* v = m.find("kernels")) {
+    c.compute.kernels = in.read_enum(*v, m.path_of("kernels"),
+                                     std::vector<std::pair<std::string_view, models::KernelFusion>>{
+                                         {"fused", models::KernelFusion::Fused},
+                                         {"compiled", models::KernelFusion::Compiled},
+                                         {"eager", models::KernelFusion::Eager}});
+  }
+  if (const YAML::Node* v = m.find("attention_kernel")) {
+    c.compute.attention_kernel =
+        in.read_enum(*v, m.path_of("attention_kernel"),
+                     std::vector<std::pair<std::string_view, models::AttentionKernel>>{
+                         {"cudnn", models::AttentionKernel::Cudnn},
+                         {"flash2", models::AttentionKernel::Flash2},
+                         {"flash3", models::AttentionKernel::Flash3},
+                         {"unfused", models::AttentionKernel::Unfused}});
+    if (c.compute.attention_kernel == models::AttentionKernel::Flash3 &&
+        c.gpu.compute_capability != 90) {
+      in.fail(m.path_of("attention_kernel"), *v,
+              "expected a kernel this GPU runs (FlashAttention-3 is for Hopper, compute "
+              "capability 9.0), got flash3 on " +
+                  c.gpu.name);
     }
   }
   if (const YAML::Node* v = m.find("ddp")) {

@@ -186,6 +186,7 @@ TEST_CASE(
   const auto h100 = *gpu_preset("h100");
   ComputeParams p;
   p.micro_batch = 1;
+  p.attention_kernel = AttentionKernel::Unfused;  // the GEMM path, checked by hand below
   const LayerCompute bf16 = layer_compute(s, h100, p);
   // The batched score and value GEMMs of a full (unmasked) attention, by hand ...
   const double head_dim = static_cast<double>(s.hidden) / s.heads;
@@ -212,9 +213,11 @@ TEST_CASE(
     CHECK(f < 0.6 * b);  // twice the peak, less the launch and the memory-bound edge
     CHECK(f > 0.4 * b);
   }
+  // ... and the FP8 casts of the linear layers' inputs are memory-bound work of their own.
+  CHECK(fp8.elementwise_forward > bf16.elementwise_forward);
   CHECK(fp8.layer_forward - bf16.layer_forward ==
         doctest::Approx((fp8.qkv_forward + fp8.attention_out_forward + fp8.mlp_up_forward +
-                         fp8.mlp_down_forward) -
+                         fp8.mlp_down_forward + fp8.elementwise_forward) -
                         (bf16.qkv_forward + bf16.attention_out_forward + bf16.mlp_up_forward +
-                         bf16.mlp_down_forward)));
+                         bf16.mlp_down_forward + bf16.elementwise_forward)));
 }

@@ -165,3 +165,27 @@ TEST_CASE("per-layer breakdown: in --json and on rank 0's op-class track of the 
   CHECK(slices >= 10);  // six forward classes, at least six backward ones
   CHECK(forward_us * 1e-6 == doctest::Approx(b["forward"]["total"].get<double>()).epsilon(1e-6));
 }
+
+TEST_CASE(
+    "workload.kernels and workload.attention_kernel: slower kernels, longer steps; bad values") {
+  const app::RunResult fused = run_text(scenario_text(", kernels: fused, attention_kernel: cudnn"));
+  const app::RunResult eager =
+      run_text(scenario_text(", kernels: eager, attention_kernel: flash2"));
+  REQUIRE(fused.step.has_value());
+  REQUIRE(eager.step.has_value());
+  CHECK(eager.step->step > fused.step->step);
+  CHECK(eager.step->layer_compute->elementwise_forward >
+        2 * fused.step->layer_compute->elementwise_forward);
+  const std::string bad_fusion =
+      syncsim::testing::scenario_error_of(scenario_text(", kernels: jit"), {}, "mp.yaml");
+  CHECK(bad_fusion.find("mp.yaml:") == 0);
+  CHECK(bad_fusion.find("workload.kernels: expected one of: fused, compiled, eager") !=
+        std::string::npos);
+  // FlashAttention-3 runs on Hopper only.
+  std::string a100 = scenario_text(", attention_kernel: flash3");
+  a100.replace(a100.find("gpu: h100"), 9, "gpu: a100");
+  const std::string bad_kernel = syncsim::testing::scenario_error_of(a100, {}, "mp.yaml");
+  CHECK(bad_kernel.find("mp.yaml:") == 0);
+  CHECK(bad_kernel.find("workload.attention_kernel: expected a kernel this GPU runs") !=
+        std::string::npos);
+}
