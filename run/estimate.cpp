@@ -27,7 +27,9 @@ namespace syncsim::app {
 namespace {
 
 // Measured on the reference scenarios (Release, x86-64; see docs/scale.md).
-constexpr double kProcessBase = 8e6;          // binary, allocator, YAML
+// The process: binary, allocator, YAML. Peak RSS of the smallest shipped scenarios (incast-*,
+// pfc-deadlock, headroom-too-small: 11-12 MiB, `ci` build at 9f44512).
+constexpr double kProcessBase = 12e6;
 constexpr double kBytesPerNode = 160;         // NodeSpec with its name, node_ports vector
 constexpr double kBytesPerLink = 120;         // LinkSpec + two directed ports (PortInfo, ids)
 constexpr double kBytesPerRoutingEntry = 1;   // uint8 hop distance
@@ -44,6 +46,9 @@ constexpr double kFlowRanksDoublingCost = 32768;
 constexpr double kAnalyticSecondsPerTransfer = 2e-6;
 constexpr double kPacketSecondsPerHop = 0.5e-6;   // ring-next-leaf-1024: 0.26 us idle, 2x slack
 constexpr double kSecondsPerFabricEntity = 2e-6;  // building the fabric and routing tables
+// Starting the process and reading the scenario: the whole run of the smallest shipped scenarios
+// (gb200-nvl72, pfc-deadlock, incast-*: 0.02-0.05 s, `ci` build at 9f44512).
+constexpr double kProcessSeconds = 0.03;
 // The event-driven model-parallel step per transfer counted above (its records, runners and
 // schedule; flow fidelity). Measured on the dgxc Llama 3 70B recipe (TP 4 x PP 4 x CP 2 x VP 5,
 // 64 micro-batches, forced event_driven) at 64 and 256 GPUs and on llama-70b-3d.yaml: 0.68, 1.08
@@ -51,12 +56,21 @@ constexpr double kSecondsPerFabricEntity = 2e-6;  // building the fabric and rou
 constexpr double kEventDrivenFlowSecondsPerTransfer = 1.2e-6;
 constexpr double kEventDrivenBytesPerTransfer = 120;
 
-// Flow level: a transfer costs more when more flows share the fabric (each start and finish refills
-// the rates of the flows it touches). Fitted on the DDP tree step of ddp-70b-16k.yaml (README
-// "Scale", one loaded core): measured 5.1, 3.1, 3.7 and ~12 us per transfer at 1k, 4k, 16k and 64k
-// ranks; this line gives 3.6, 3.9, 5.3 and 10.5 us.
-double flow_seconds_per_transfer(double concurrent_ranks) {
-  return kFlowSecondsPerTransferBase * (1.0 + concurrent_ranks / kFlowRanksDoublingCost);
+// Flow level, tree all-reduces: a transfer costs more when more flows share the fabric (each start
+// and finish refills the rates of the flows it touches). Fitted on the DDP tree step of
+// ddp-70b-16k.yaml (README "Scale", one loaded core): measured 5.1, 3.1, 3.7 and ~12 us per
+// transfer at 1k, 4k, 16k and 64k ranks; this line gives 3.6, 3.9, 5.3 and 10.5 us.
+// Rings and the other algorithms: the cost grows faster with the ranks that run at once (all groups
+// of a kind share the fabric in the model-parallel closed form). Fitted on shipped ring runs at
+// flow fidelity (`ci` build at 9f44512, whole process / estimated transfers): the built-in default
+// (128 ranks) 0.51 us, ib-ndr-superpod (256) 0.78, torchtitan-70b-256 0.69, moe-deepseek-256 1.2,
+// and the 405B DGX Cloud layout at 2048 GPUs (test_estimate_scale.cpp) 4.7 us; this line gives
+// 0.42, 0.71, 0.71, 0.71 and 4.7. Beyond 2048 ranks it is an extrapolation.
+constexpr double kFlowSecondsPerRingTransfer = 0.13e-6;
+constexpr double kFlowRingRanksDoublingCost = 58;
+double flow_seconds_per_transfer(double concurrent_ranks, bool tree) {
+  return tree ? kFlowSecondsPerTransferBase * (1.0 + concurrent_ranks / kFlowRanksDoublingCost)
+              : kFlowSecondsPerRingTransfer * (1.0 + concurrent_ranks / kFlowRingRanksDoublingCost);
 }
 
 double traffic_messages(const models::TrafficSpec& t, double gpus) {
@@ -164,6 +178,8 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
   double step_bytes_moved = 0;
   double largest_rank_count = 0;
   double event_driven_transfers = 0;  // of e.transfers: the event-driven model-parallel step's
+  const bool tree_collectives =
+      scenario.workload && scenario.workload->step.algorithm == models::CollectiveAlgo::Tree;
   if (scenario.workload) {
     models::StepConfig c = scenario.workload->step;
     c.gpus_per_host = scenario.fabric.host.gpus;
@@ -372,8 +388,8 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
   for (const auto& [name, bytes] : e.memory_parts) e.memory_bytes += bytes;
 
   // Time: building the fabric, then the work of the fidelity.
-  e.wall_s =
-      (nodes + links + static_cast<double>(size.routing_entries) / 64) * kSecondsPerFabricEntity;
+  e.wall_s = kProcessSeconds + (nodes + links + static_cast<double>(size.routing_entries) / 64) *
+                                   kSecondsPerFabricEntity;
   switch (scenario.fidelity) {
     case Fidelity::Packet: {
       // Every payload MTU crosses ~4 links (NIC, leaf, spine, leaf) on average.
@@ -383,9 +399,9 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
       break;
     }
     case Fidelity::Flow:
-      e.wall_s +=
-          (e.transfers - event_driven_transfers) * flow_seconds_per_transfer(largest_rank_count) +
-          event_driven_transfers * kEventDrivenFlowSecondsPerTransfer;
+      e.wall_s += (e.transfers - event_driven_transfers) *
+                      flow_seconds_per_transfer(largest_rank_count, tree_collectives) +
+                  event_driven_transfers * kEventDrivenFlowSecondsPerTransfer;
       break;
     case Fidelity::Analytic:
       e.wall_s += e.transfers * kAnalyticSecondsPerTransfer;
