@@ -60,17 +60,21 @@ constexpr double kEventDrivenBytesPerTransfer = 120;
 // and finish refills the rates of the flows it touches). Fitted on the DDP tree step of
 // ddp-70b-16k.yaml (README "Scale", one loaded core): measured 5.1, 3.1, 3.7 and ~12 us per
 // transfer at 1k, 4k, 16k and 64k ranks; this line gives 3.6, 3.9, 5.3 and 10.5 us.
-// Rings and the other algorithms: the cost grows faster with the ranks that run at once (all groups
-// of a kind share the fabric in the model-parallel closed form). Fitted on shipped ring runs at
-// flow fidelity (`ci` build at 9f44512, whole process / estimated transfers): the built-in default
-// (128 ranks) 0.51 us, ib-ndr-superpod (256) 0.78, torchtitan-70b-256 0.69, moe-deepseek-256 1.2,
-// and the 405B DGX Cloud layout at 2048 GPUs (test_estimate_scale.cpp) 4.7 us; this line gives
-// 0.42, 0.71, 0.71, 0.71 and 4.7. Beyond 2048 ranks it is an extrapolation.
+// Rings and the other algorithms: at most a few hundred ranks about 0.7 us per transfer, growing
+// fast with the ranks that run at once beyond (all groups of a kind share the fabric in the
+// model-parallel closed form). Measured on shipped ring runs at flow fidelity (`ci` build at
+// 9f44512, whole process / estimated transfers): fsdp-llama-70b 0.69 us, the built-in default
+// (128 ranks) 0.51, ib-ndr-superpod (256) 0.78, torchtitan-70b-256 0.69, moe-deepseek-256 1.2,
+// and the 405B DGX Cloud layout at 2048 GPUs (test_estimate_scale.cpp) 4.7 us; this rule gives
+// 0.7, 0.7, 0.71, 0.71, 0.71 and 4.7. Beyond 2048 ranks it is an extrapolation.
+constexpr double kFlowSecondsPerRingTransferFloor = 0.7e-6;
 constexpr double kFlowSecondsPerRingTransfer = 0.13e-6;
 constexpr double kFlowRingRanksDoublingCost = 58;
 double flow_seconds_per_transfer(double concurrent_ranks, bool tree) {
   return tree ? kFlowSecondsPerTransferBase * (1.0 + concurrent_ranks / kFlowRanksDoublingCost)
-              : kFlowSecondsPerRingTransfer * (1.0 + concurrent_ranks / kFlowRingRanksDoublingCost);
+              : std::max(kFlowSecondsPerRingTransferFloor,
+                         kFlowSecondsPerRingTransfer *
+                             (1.0 + concurrent_ranks / kFlowRingRanksDoublingCost));
 }
 
 double traffic_messages(const models::TrafficSpec& t, double gpus) {
