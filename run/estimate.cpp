@@ -68,6 +68,10 @@ constexpr double kEventDrivenBytesPerTransfer = 120;
 // and the 405B DGX Cloud layout at 2048 GPUs (test_estimate_scale.cpp) 4.7 us; this rule gives
 // 0.7, 0.7, 0.71, 0.71, 0.71 and 4.7. Beyond 2048 ranks it is an extrapolation.
 constexpr double kFlowSecondsPerRingTransferFloor = 0.7e-6;
+// Plain FSDP's all-gathers and reduce-scatters at flow fidelity, per transfer of their timed plans
+// (whole process / counted transfers): the built-in default at 32, 64, 128 and 256 GPUs measured
+// 1.9, 2.6, 2.3 and 2.0 us (`ci` build at 314a28f).
+constexpr double kFlowSecondsPerFsdpTransfer = 2.2e-6;
 constexpr double kFlowSecondsPerRingTransfer = 0.13e-6;
 constexpr double kFlowRingRanksDoublingCost = 58;
 double flow_seconds_per_transfer(double concurrent_ranks, bool tree) {
@@ -182,6 +186,7 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
   double step_bytes_moved = 0;
   double largest_rank_count = 0;
   double event_driven_transfers = 0;  // of e.transfers: the event-driven model-parallel step's
+  double fsdp_transfers = 0;          // of e.transfers: plain FSDP's timed gathers and scatters
   const bool tree_collectives =
       scenario.workload && scenario.workload->step.algorithm == models::CollectiveAlgo::Tree;
   if (scenario.workload) {
@@ -349,6 +354,31 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
       sizes.clear();
       n = dp * model_parallel;
     }
+    if (c.parallelism == models::DataParallelism::Fsdp && !c.layout.model_parallel() &&
+        !models::is_moe(c.model)) {
+      // Plain FSDP times no DDP bucket: its idle-fabric timer (models/fsdp.cpp) times and keeps
+      // the plan of each distinct all-gather and reduce-scatter, the block units' and the root's
+      // (embedding, head and final norm), over the shard group; an all-gather and a
+      // reduce-scatter of one size are together an all-reduce plan's steps and transfers.
+      sizes.clear();
+      const double shard = c.fsdp.shard_degree == 0 ? n : c.fsdp.shard_degree;
+      const double lpu = std::max<uint32_t>(1, c.fsdp.layers_per_unit);
+      const double param_bytes = static_cast<double>(c.fsdp.param_bytes);
+      const double root = static_cast<double>(models::total_parameters(c.model)) -
+                          static_cast<double>(models::layer_parameters(c.model)) * c.model.layers;
+      for (const double params :
+           std::set<double>{static_cast<double>(models::layer_parameters(c.model)) * lpu, root}) {
+        const double bytes = params * param_bytes;
+        const models::PlanSizeEstimate plan = models::plan_size_estimate(
+            c.algorithm, shard, bytes, chunk, channels, scenario.fabric.host.gpus);
+        kept_plan_steps += plan.steps;
+        e.transfers += plan.transfers;
+        fsdp_transfers += plan.transfers;
+        largest_live = std::max(largest_live, plan.transfers * kBytesPerTransfer);
+        step_bytes_moved += 2.0 * bytes;
+      }
+      largest_rank_count = shard;
+    }
     for (const auto& [bytes, count] : sizes) {
       const std::optional<models::BucketSamples> samples =
           may_extrapolate ? models::bucket_extrapolation(c, ranks, bytes) : std::nullopt;
@@ -403,8 +433,9 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
       break;
     }
     case Fidelity::Flow:
-      e.wall_s += (e.transfers - event_driven_transfers) *
+      e.wall_s += (e.transfers - event_driven_transfers - fsdp_transfers) *
                       flow_seconds_per_transfer(largest_rank_count, tree_collectives) +
+                  fsdp_transfers * kFlowSecondsPerFsdpTransfer +
                   event_driven_transfers * kEventDrivenFlowSecondsPerTransfer;
       break;
     case Fidelity::Analytic:
