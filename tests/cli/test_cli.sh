@@ -341,6 +341,13 @@ check "event-driven model-parallel step runs" grep -q '"engine": "event_driven"'
 if [ -z "${SYNCSIM_SANITIZED:-}" ]; then
   check "event-driven model-parallel estimate within 1.5x of peak RSS" python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['estimate']['memory_bytes']/d['peak_rss_bytes']; print('estimate/measured', round(r, 2)); sys.exit(0 if 1/1.5 <= r <= 1.5 else 1)" "$tmp/est4.json"
 fi
+# Plain FSDP (the built-in default on 64 GPUs): sized by the plans its timer keeps, within 1.5x of
+# the peak RSS (measured 1.10x; 0.72x at 128 GPUs). Wall estimates are benchmarks, not tests
+# (docs/performance.md).
+"$bin" run --set fabric.rail_optimized.hosts_per_group=8 --json --quiet >"$tmp/est5.json" 2>/dev/null
+if [ -z "${SYNCSIM_SANITIZED:-}" ]; then
+  check "FSDP estimate within 1.5x of peak RSS" python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['estimate']['memory_bytes']/d['peak_rss_bytes']; print('estimate/measured', round(r, 2)); sys.exit(0 if 1/1.5 <= r <= 1.5 else 1)" "$tmp/est5.json"
+fi
 "$bin" run "$src/scenarios/ddp-70b-16k.yaml" --set fabric.fat_tree.pods=1 --set fabric.fat_tree.leaves_per_pod=2 \
   --set workload.model=llama3-8b --verbose --quiet >/dev/null 2>"$tmp/verbose.err"
 check "--verbose prints the estimate" grep -q "^estimate: memory" "$tmp/verbose.err"
