@@ -297,35 +297,6 @@ const std::vector<ResultKey>& table() {
        P::Always, nullptr},
       {"link_tiers[].max_utilisation", "", "-", "the busiest port's utilisation", P::Always,
        nullptr},
-      {"estimate", "", "-", "the pre-run estimate (`syncsim run` only; below)", P::Estimate,
-       [](const RunResult& r) -> json { return to_json(*r.estimate); }},
-      {"estimate.memory_bytes", "", "B", "pre-run memory estimate", P::Estimate, nullptr},
-      {"estimate.wall_s", "", "s", "pre-run wall-time estimate", P::Estimate, nullptr},
-      {"estimate.transfers", "", "count", "transfers the estimate expects to simulate", P::Estimate,
-       nullptr},
-      {"estimate.packet_hops", "", "count", "packet hops the estimate expects (packet fidelity)",
-       P::Estimate, nullptr},
-      {"estimate.extrapolated_buckets", "", "count",
-       "bucket sizes the estimate expects to be extrapolated", P::Estimate, nullptr},
-      {"estimate.sim_time_s", "", "s",
-       "expected simulated time (a DDP step: the closed form at NIC bandwidth)", P::Estimate,
-       nullptr},
-      {"estimate.memory_parts.process", "", "B", "memory estimate: the process itself", P::Estimate,
-       nullptr},
-      {"estimate.memory_parts.fabric", "", "B", "memory estimate: fabric nodes and cables",
-       P::Estimate, nullptr},
-      {"estimate.memory_parts.routing", "", "B", "memory estimate: routing tables", P::Estimate,
-       nullptr},
-      {"estimate.memory_parts.backend", "", "B", "memory estimate: per-port backend state",
-       P::Estimate, nullptr},
-      {"estimate.memory_parts.messages", "", "B", "memory estimate: traffic messages", P::Estimate,
-       nullptr},
-      {"estimate.memory_parts.plans", "", "B", "memory estimate: collective plans kept (workload)",
-       P::Estimate, nullptr},
-      {"estimate.memory_parts.transfers", "", "B", "memory estimate: transfer records (workload)",
-       P::Estimate, nullptr},
-      {"estimate.memory_parts.ranks", "", "B", "memory estimate: per-rank state (workload)",
-       P::Estimate, nullptr},
       {"nccl.channels", "nccl_channels", "count",
        "NCCL channels of the step's collectives (workload)", P::Workload,
        [](const RunResult& r) -> json { return r.step_channels.channels; }},
@@ -551,6 +522,11 @@ const std::vector<ResultKey>& table() {
       return k.path == "bucket_allreduce_model";
     });
     base.insert(after_shares, layers.begin(), layers.end());
+    // The pre-run estimate's keys (result_schema_estimate.cpp) stand before NCCL's channels.
+    const std::span<const ResultKey> estimate = estimate_result_keys();
+    const auto channels = std::find_if(
+        base.begin(), base.end(), [](const ResultKey& k) { return k.path == "nccl.channels"; });
+    base.insert(channels, estimate.begin(), estimate.end());
     // A Chakra replay's keys (result_schema_chakra.cpp) close the table.
     const std::span<const ResultKey> chakra = chakra_result_keys();
     base.insert(base.end(), chakra.begin(), chakra.end());

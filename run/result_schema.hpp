@@ -59,6 +59,8 @@ std::span<const ResultKey> faults_result_keys();
 std::span<const ResultKey> jobs_result_keys();
 // The per-layer compute breakdown's keys (result_schema_layers.cpp), after the step's shares.
 std::span<const ResultKey> layer_breakdown_result_keys();
+// The pre-run estimate's keys (result_schema_estimate.cpp), before NCCL's channels.
+std::span<const ResultKey> estimate_result_keys();
 
 // Whether `key` belongs in the output of `r`.
 bool result_key_present(const ResultKey& key, const RunResult& r);
