@@ -44,4 +44,27 @@ inline constexpr int64_t kNcclSharedSteps = 16;
 inline constexpr int64_t kNcclP2pNetChunkBytes = int64_t{1} << 17;
 double nccl_p2p_buffer_bytes(uint32_t channels);
 
+// The communicators of a model-parallel layout (Megatron order, models/parallelism.hpp) as one
+// GPU holds them.
+struct LayoutCommunicators {
+  uint32_t tensor = 1;
+  uint32_t context = 1;
+  uint32_t pipeline = 1;
+  uint32_t data = 1;
+  uint32_t expert = 1;
+  uint32_t fsdp_shard = 0;         // FSDP: the shard group's ranks; 0: not FSDP
+  uint32_t fsdp_replicas = 1;      // HSDP's replicate groups (1: FULL_SHARD)
+  bool sharded_optimizer = false;  // Megatron's distributed optimizer
+  CollectiveAlgo data_algorithm = CollectiveAlgo::Ring;  // the DP x CP all-reduce's
+  uint32_t gpus_per_host = 1;
+  uint32_t channels = 1;
+};
+
+// NCCL's buffers of such a layout on each GPU: the TP and CP groups' rings and the DP x CP group's
+// all-reduce algorithm (rings for FSDP's and the distributed optimizer's gathers and scatters;
+// HSDP's replicate all-reduce beside them); the shared p2p buffers when the pipeline's sends
+// (stages a TP x CP x DP block apart) or an EP group's all-to-alls (EP ranks TP x CP apart) cross
+// hosts. Megatron's DDP reduces its contiguous gradient buffer in place, so no bucket copy.
+double layout_communication_buffer_bytes(const LayoutCommunicators& l);
+
 }  // namespace syncsim::models

@@ -689,26 +689,18 @@ StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelit
       fsdp ? lpu * layer_shard_params *
                  static_cast<double>(2 * config.fsdp.param_bytes + config.fsdp.gradient_bytes)
            : 0.0;
-  // NCCL's buffers (models/communication_memory.hpp): the TP and CP groups' rings and the DP x CP
-  // group's all-reduce algorithm (rings for FSDP's and the distributed optimizer's gathers and
-  // scatters); point-to-point buffers (PP's sends, EP's all-to-all) are not counted. Megatron's
-  // DDP reduces its contiguous gradient buffer in place, so no bucket copy.
-  const CollectiveAlgo dp_buffer_algo = fsdp || sharded_optimizer ? CollectiveAlgo::Ring : dp_algo;
   r.communication_memory_bytes =
-      nccl_communicator_buffer_bytes(CollectiveAlgo::Ring, tp, config.channels) +
-      nccl_communicator_buffer_bytes(CollectiveAlgo::Ring, cp, config.channels) +
-      nccl_communicator_buffer_bytes(dp_buffer_algo, fsdp ? shard : dp * cp, config.channels) +
-      (fsdp && replicas > 1 ? nccl_communicator_buffer_bytes(dp_algo, replicas, config.channels)
-                            : 0.0);
-  // Point-to-point between hosts: the pipeline's sends (stages a TP x CP x DP block apart) and
-  // the expert all-to-alls when an EP group spans hosts (EP ranks are TP x CP apart).
-  const uint32_t per_host = std::max<uint32_t>(1, config.gpus_per_host);
-  if (pp > 1 && tp * cp * dp >= per_host) {
-    r.communication_memory_bytes += nccl_p2p_buffer_bytes(config.channels);
-  }
-  if (ep > 1 && ep * tp * cp > per_host) {
-    r.communication_memory_bytes += nccl_p2p_buffer_bytes(config.channels);
-  }
+      layout_communication_buffer_bytes(LayoutCommunicators{.tensor = tp,
+                                                            .context = cp,
+                                                            .pipeline = pp,
+                                                            .data = dp,
+                                                            .expert = ep,
+                                                            .fsdp_shard = fsdp ? shard : 0,
+                                                            .fsdp_replicas = fsdp ? replicas : 1,
+                                                            .sharded_optimizer = sharded_optimizer,
+                                                            .data_algorithm = dp_algo,
+                                                            .gpus_per_host = config.gpus_per_host,
+                                                            .channels = config.channels});
   r.memory_per_gpu_bytes = (is_moe(model) ? moe_state_bytes : state_bytes * params_gpu) + gathered +
                            r.communication_memory_bytes +
                            sbh * per_layer * rank_layers.front() * std::min(m, pp) * interleave;
