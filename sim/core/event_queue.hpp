@@ -1,21 +1,22 @@
 #pragma once
 // The discrete-event core: events ordered by (time, insertion sequence), so events at the same
-// instant run in the order they were scheduled and every run is deterministic. Pending events live
-// in a 4-ary min-heap plus a few sorted runs: most events are scheduled a fixed delay ahead (a
-// link's serialization or propagation, a transfer's duration, a step latency), so they arrive in
-// increasing order within a few streams; appending such an event to a run whose last key is
-// smaller is O(1), and the next event is the least of the heap's top and the runs' fronts. The
-// order is the same total order either way.
+// instant run in the order they were scheduled and every run is deterministic.
+//
+// Pending events are keys in a calendar queue (calendar_queue.hpp): O(1) per event where a heap
+// takes O(log n), in exactly the same order.
 //
 // Targets implement one virtual `on_event(kind, arg)`; an entry is a fixed-size POD, so
-// steady-state scheduling allocates nothing (the heap vector only grows to its high-water mark).
-// Cancellation is lazy: an event may carry a CancelToken, and bumping the token's generation makes
-// every pending event that captured the old generation a no-op when it surfaces. Rare, irregular
-// work (traffic start times, completion callbacks) can use the closure slow path `schedule_fn`.
+// steady-state scheduling allocates nothing (buckets and heaps only grow to their high-water
+// marks). Cancellation is lazy: an event may carry a CancelToken, and bumping the
+// token's generation makes every pending event that captured the old generation a no-op when it
+// surfaces. Rare, irregular work (traffic start times, completion callbacks) can use the closure
+// slow path `schedule_fn`.
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <vector>
 
+#include "sim/core/calendar_queue.hpp"
 #include "sim/core/units.hpp"
 
 namespace syncsim {
@@ -38,8 +39,8 @@ class EventQueue {
   EventQueue& operator=(const EventQueue&) = delete;
 
   Time now() const { return now_; }
-  bool empty() const { return heap_.empty() && run_count_ == 0; }
-  std::size_t pending() const { return heap_.size() + run_count_; }
+  bool empty() const { return calendar_.empty(); }
+  std::size_t pending() const { return calendar_.size(); }
   uint64_t executed() const { return executed_; }
   uint64_t cancelled() const { return cancelled_; }
 
@@ -62,20 +63,19 @@ class EventQueue {
 
   // Jumps the insertion sequence forward so tests can cross the 2^32 renumbering point.
   void advance_sequence_for_testing(uint64_t next) { next_seq_ = next; }
+  // The calendar's bucket width as log2 of picoseconds (tests of the adaptation).
+  uint32_t bucket_width_log2() const { return calendar_.bucket_width_log2(); }
 
   void reserve(std::size_t n) {
-    heap_.reserve(n);
     payloads_.reserve(n);
     free_slots_.reserve(n);
   }
 
  private:
-  // The heap holds 16-byte keys only (four children share one cache line); what to run lives in a
-  // slab slot named by the key's low 32 bits. The high 32 bits are the insertion sequence, so
-  // comparing `order` compares sequence numbers. Before the sequence wraps, pending events are
-  // renumbered in order (once per 2^32 events), which keeps ordering exact forever.
-  // ((time << 64) | (sequence << 32) | slot) as one unsigned 128-bit number: one compare orders by
-  // time, then sequence, and the selection below compiles to conditional moves, not branches.
+  // A key is ((time << 64) | (sequence << 32) | slot) as one unsigned 128-bit number: one compare
+  // orders by time, then sequence. What to run lives in a slab slot named by the low 32 bits.
+  // Before the sequence wraps, pending events are renumbered in order (once per 2^32 events),
+  // which keeps ordering exact forever.
   using Key = uint128;
   static Key make_key(int64_t time_ps, uint64_t order) {
     return (static_cast<Key>(static_cast<uint64_t>(time_ps)) << 64) | order;
@@ -89,21 +89,8 @@ class EventQueue {
     uint32_t kind;
     uint32_t generation;
   };
-  // A sorted run: keys[head..] ascending. Popped from the front; the consumed prefix is dropped
-  // when it outgrows the rest (amortised O(1), no allocation once grown).
-  struct Run {
-    std::vector<Key> keys;
-    std::size_t head = 0;
-    bool empty() const { return head == keys.size(); }
-  };
-  static constexpr std::size_t kRuns = 4;
-  void push(Key k);
-  void heap_push(Key k);
-  Key heap_pop();
-  // Index of the run holding the least key (kRuns when the heap's top is least or all are empty).
-  std::size_t least_source() const;
-  bool dispatch_next(int64_t until_ps);
   void renumber();
+  bool dispatch_next(int64_t until_ps);
 
   class ClosureRunner : public EventTarget {
    public:
@@ -114,9 +101,7 @@ class EventQueue {
     EventQueue& queue_;
   };
 
-  std::vector<Key> heap_;
-  Run runs_[kRuns];
-  std::size_t run_count_ = 0;  // keys in runs_
+  CalendarQueue calendar_;
   std::vector<Payload> payloads_;
   std::vector<uint32_t> free_slots_;
   Time now_ = Time::zero();

@@ -1,5 +1,7 @@
 #include "sim/net/egress_port.hpp"
 
+#include <bit>
+
 #include "sim/core/check.hpp"
 #include "sim/net/nic.hpp"
 #include "sim/net/switch.hpp"
@@ -50,6 +52,7 @@ void EgressPort::enqueue(PacketRef packet) {
   note_depth(p.priority);
   ctx_.note_queue_depth(queued_bytes_);
   queues_[p.priority].push(packet);
+  queued_mask_ = static_cast<uint8_t>(queued_mask_ | (1U << p.priority));
   if (in_service_ == kNoPacket) start_next();
 }
 
@@ -82,17 +85,17 @@ void EgressPort::start_next() {
   if (!control_.empty()) {
     next = control_.pop();
   } else {
-    uint32_t ready = 0;
+    // The classes with packets waiting and not paused, visited by their bits (usually one).
+    uint32_t ready = static_cast<uint32_t>(queued_mask_ & ~paused_mask_);
     std::array<uint32_t, kMaxPriorities> head_wire{};
     const auto header = static_cast<uint32_t>(header_.count());
-    for (uint32_t prio = 0; prio < priorities_; ++prio) {
-      if (queues_[prio].empty() || ((static_cast<uint32_t>(paused_mask_) >> prio) & 1U) != 0) {
-        continue;
-      }
+    for (uint32_t bits = ready; bits != 0; bits &= bits - 1) {
+      const auto prio = static_cast<uint32_t>(std::countr_zero(bits));
       head_wire[prio] = ctx_.packet(queues_[prio].front()).payload_bytes + header;
       // InfiniBand: the head packet waits until its VL has credits for all of it.
-      if (ib_.enabled && !ib_.can_send(static_cast<uint8_t>(prio), head_wire[prio])) continue;
-      ready |= 1U << prio;
+      if (ib_.enabled && !ib_.can_send(static_cast<uint8_t>(prio), head_wire[prio])) {
+        ready &= ~(1U << prio);
+      }
     }
     // An in-switch engine's packet goes when it is the engine's turn or nothing else is ready.
     // With link credits (NVLink) it waits for them like the port's own FIFOs.
@@ -109,6 +112,7 @@ void EgressPort::start_next() {
       internal_turn_ = true;
       const auto prio = static_cast<uint32_t>(chosen);
       next = queues_[prio].pop();
+      if (queues_[prio].empty()) queued_mask_ = static_cast<uint8_t>(queued_mask_ & ~(1U << prio));
       Packet& p = ctx_.packet(next);
       // Dequeue marking sees the FIFO including the departing packet.
       if (ecn_enabled_ && !ecn_on_enqueue_ && p.kind == PacketKind::Data &&

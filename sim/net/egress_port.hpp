@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/core/event_queue.hpp"
+#include "sim/core/ring_queue.hpp"
 #include "sim/core/rng.hpp"
 #include "sim/net/ecn.hpp"
 #include "sim/net/ets_scheduler.hpp"
@@ -20,7 +21,6 @@
 #include "sim/net/net_context.hpp"
 #include "sim/net/pfc.hpp"
 #include "sim/net/port_counters.hpp"
-#include "sim/net/ring_queue.hpp"
 
 namespace syncsim::net {
 
@@ -170,6 +170,7 @@ class EgressPort final : public EventTarget {
   SharedBufferMmu* mmu_;     // the owning switch's buffer; null on a NIC
   Nic* source_;              // the owning NIC; null on a switch
   uint8_t paused_mask_ = 0;  // bit p: priority p paused by the peer
+  uint8_t queued_mask_ = 0;  // bit p: queues_[p] holds packets
   uint8_t storm_mask_ = 0;   // bit p: priority p in a PFC watchdog storm period
   bool ecn_enabled_ = false;
   bool ecn_on_enqueue_ = false;

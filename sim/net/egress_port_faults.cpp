@@ -24,6 +24,7 @@ void EgressPort::go_down() {
       drop_buffered(r, DropReason::LinkDown);
     }
   }
+  queued_mask_ = 0;
   while (!internal_.empty()) {
     const PacketRef r = internal_.pop();
     const int64_t wire = ctx_.packet(r).payload_bytes + header_.count();

@@ -43,12 +43,8 @@ EtsScheduler::EtsScheduler(const EtsParams& params, uint32_t classes, uint32_t a
   }
 }
 
-int EtsScheduler::pick(uint32_t ready,
-                       const std::array<uint32_t, kMaxPriorities>& head_wire_bytes) {
-  if (ready == 0) return -1;
-  if (const uint32_t strict = ready & strict_mask_; strict != 0) {
-    return static_cast<int>(std::bit_width(strict)) - 1;  // the highest strict class
-  }
+int EtsScheduler::pick_weighted(uint32_t ready,
+                                const std::array<uint32_t, kMaxPriorities>& head_wire_bytes) {
   const uint32_t weighted = ready & weighted_mask_;
   if (weighted == 0) {
     // Only classes without a weight: what the weighted ones leave, higher class first.

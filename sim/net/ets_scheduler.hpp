@@ -9,6 +9,7 @@
 // Pure and allocation-free: pick() reads which classes may send and their head packets' sizes and
 // updates a few fixed arrays; the port owns the FIFOs.
 #include <array>
+#include <bit>
 #include <cstdint>
 
 #include "sim/core/field_error.hpp"
@@ -49,12 +50,20 @@ class EtsScheduler {
   // The class to serve next among `ready` (bit c: class c has a packet and is not paused), given
   // the wire size of each class's head packet; -1 when `ready` is empty. Serving the returned class
   // is assumed (its deficit is charged).
-  int pick(uint32_t ready, const std::array<uint32_t, kMaxPriorities>& head_wire_bytes);
+  int pick(uint32_t ready, const std::array<uint32_t, kMaxPriorities>& head_wire_bytes) {
+    if (ready == 0) return -1;
+    if (const uint32_t strict = ready & strict_mask_; strict != 0) {
+      return static_cast<int>(std::bit_width(strict)) - 1;  // the highest strict class
+    }
+    return pick_weighted(ready, head_wire_bytes);
+  }
 
   uint32_t strict_mask() const { return strict_mask_; }
   uint32_t weighted_mask() const { return weighted_mask_; }
 
  private:
+  // pick() among classes none of which is strict.
+  int pick_weighted(uint32_t ready, const std::array<uint32_t, kMaxPriorities>& head_wire_bytes);
   uint32_t classes_ = kMaxPriorities;
   uint32_t strict_mask_ = (1U << kMaxPriorities) - 1;  // default: plain strict priority
   uint32_t weighted_mask_ = 0;                         // classes with a positive weight

@@ -6,9 +6,9 @@
 #include <utility>
 
 #include "sim/core/event_queue.hpp"
+#include "sim/core/ring_queue.hpp"
 #include "sim/net/link_impairment.hpp"
 #include "sim/net/net_context.hpp"
-#include "sim/net/ring_queue.hpp"
 
 namespace syncsim::net {
 

@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "sim/core/event_queue.hpp"
+#include "sim/core/ring_queue.hpp"
 #include "sim/net/link.hpp"
 #include "sim/net/net_context.hpp"
 #include "sim/net/network_spec.hpp"
-#include "sim/net/ring_queue.hpp"
 
 namespace syncsim::net {
 

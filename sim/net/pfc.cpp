@@ -162,6 +162,7 @@ void EgressPort::watchdog_fire(uint8_t priority) {
       queued_bytes_ -= wire;
       drop_buffered(r);
     }
+    queued_mask_ = static_cast<uint8_t>(queued_mask_ & ~bit);
   }
   kick();
 }

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace syncsim::net {
+namespace syncsim {
 
 template <typename T>
 class RingQueue {
@@ -40,4 +40,4 @@ class RingQueue {
   std::size_t size_ = 0;
 };
 
-}  // namespace syncsim::net
+}  // namespace syncsim

@@ -1,0 +1,269 @@
+#include "sim/core/calendar_queue.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <utility>
+
+namespace syncsim {
+
+namespace {
+constexpr std::size_t kArity = 4;
+// Distinct times in a bucket up to which it is ordered by counting (order_current).
+constexpr std::size_t kMaxInstants = 1024;
+}  // namespace
+
+void CalendarQueue::push(Key k) {
+  ++size_;
+  const int64_t bucket = bucket_of(k);
+  if (bucket < current_) {
+    heap_push(early_, k);
+    return;
+  }
+  if (bucket != current_) {
+    file(k);
+    return;
+  }
+  // The current bucket stays ordered from head_ on; a new key usually goes last.
+  if (head_ >= 1024 && head_ * 2 >= current_keys_.size()) {
+    current_keys_.erase(current_keys_.begin(),
+                        current_keys_.begin() + static_cast<std::ptrdiff_t>(head_));
+    head_ = 0;
+  }
+  if (current_keys_.size() == head_ || current_keys_.back() < k) {
+    current_keys_.push_back(k);
+  } else {
+    current_keys_.insert(std::upper_bound(current_keys_.begin() + static_cast<std::ptrdiff_t>(head_),
+                                          current_keys_.end(), k),
+                         k);
+  }
+}
+
+void CalendarQueue::file(Key k) {
+  const int64_t bucket = bucket_of(k);
+  if (static_cast<uint64_t>(bucket - current_) < kBuckets) {
+    append(slot_of(bucket), k);
+  } else {
+    heap_push(overflow_, k);
+  }
+}
+
+void CalendarQueue::append(std::size_t slot, Key k) {
+  Bucket& b = buckets_[slot];
+  if (b.tail == kNoChunk || chunks_[b.tail].count == kChunkKeys) {
+    uint32_t fresh;
+    if (free_chunk_ != kNoChunk) {
+      fresh = free_chunk_;
+      free_chunk_ = chunks_[fresh].next;
+    } else {
+      fresh = static_cast<uint32_t>(chunks_.size());
+      chunks_.emplace_back();
+    }
+    chunks_[fresh].next = kNoChunk;
+    chunks_[fresh].count = 0;
+    if (b.tail == kNoChunk) {
+      b.head = fresh;
+      occupied_[slot >> 6] |= uint64_t{1} << (slot & 63);
+      occupied_words_ |= uint64_t{1} << (slot >> 6);
+    } else {
+      chunks_[b.tail].next = fresh;
+    }
+    b.tail = fresh;
+  }
+  Chunk& c = chunks_[b.tail];
+  c.keys[c.count++] = k;
+}
+
+void CalendarQueue::take_bucket(std::size_t slot, std::vector<Key>& out) {
+  Bucket& b = buckets_[slot];
+  for (uint32_t c = b.head; c != kNoChunk;) {
+    Chunk& chunk = chunks_[c];
+    out.insert(out.end(), chunk.keys.begin(), chunk.keys.begin() + chunk.count);
+    const uint32_t next = chunk.next;
+    chunk.next = free_chunk_;
+    free_chunk_ = c;
+    c = next;
+  }
+  b = Bucket{};
+  occupied_[slot >> 6] &= ~(uint64_t{1} << (slot & 63));
+  if (occupied_[slot >> 6] == 0) occupied_words_ &= ~(uint64_t{1} << (slot >> 6));
+}
+
+std::size_t CalendarQueue::occupied_from(std::size_t from) const {
+  if (from >= kBuckets) return kBuckets;
+  std::size_t word = from >> 6;
+  const uint64_t bits = occupied_[word] & (~uint64_t{0} << (from & 63));
+  if (bits != 0) return (word << 6) | static_cast<std::size_t>(std::countr_zero(bits));
+  if (word + 1 == kWords) return kBuckets;
+  const uint64_t words = occupied_words_ & (~uint64_t{0} << (word + 1));
+  if (words == 0) return kBuckets;
+  word = static_cast<std::size_t>(std::countr_zero(words));
+  return (word << 6) | static_cast<std::size_t>(std::countr_zero(occupied_[word]));
+}
+
+void CalendarQueue::settle() {
+  // The next occupied bucket in ring order, else the overflow's least key.
+  const std::size_t current_slot = slot_of(current_);
+  std::size_t next = occupied_from(current_slot + 1);
+  if (next == kBuckets) next = occupied_from(0);
+  if (next != kBuckets) {
+    current_ += static_cast<int64_t>((next - current_slot) & kBucketMask);
+  } else {
+    current_ = bucket_of(overflow_.front());
+  }
+  // The window moved: bring in the overflow's keys that now fall inside it. They come out in
+  // order, before any key is appended to the buckets they land in.
+  while (!overflow_.empty() &&
+         static_cast<uint64_t>(bucket_of(overflow_.front()) - current_) < kBuckets) {
+    file(heap_pop(overflow_));
+  }
+  load_current();
+}
+
+void CalendarQueue::load_current() {
+  current_keys_.clear();
+  head_ = 0;
+  const std::size_t slot = slot_of(current_);
+  if (buckets_[slot].head == kNoChunk) return;
+  take_bucket(slot, current_keys_);
+  order_current();
+}
+
+void CalendarQueue::order_current() {
+  std::vector<Key>& keys = current_keys_;
+  if (std::is_sorted(keys.begin(), keys.end())) return;  // one time's keys, or in order already
+  instant_times_.clear();
+  instant_counts_.clear();
+  for (const Key k : keys) {
+    const int64_t t = time_of(k);
+    if (!instant_times_.empty() && instant_times_.back() == t) {
+      ++instant_counts_.back();
+      continue;
+    }
+    const auto at = std::lower_bound(instant_times_.begin(), instant_times_.end(), t);
+    const auto i = at - instant_times_.begin();
+    if (at != instant_times_.end() && *at == t) {
+      ++instant_counts_[static_cast<std::size_t>(i)];
+      continue;
+    }
+    if (instant_times_.size() == kMaxInstants) {
+      std::sort(keys.begin(), keys.end());
+      return;
+    }
+    instant_times_.insert(at, t);
+    instant_counts_.insert(instant_counts_.begin() + i, 1u);
+  }
+  uint32_t offset = 0;
+  for (uint32_t& count : instant_counts_) offset += std::exchange(count, offset);
+  scratch_.resize(keys.size());
+  std::size_t last = 0;
+  for (const Key k : keys) {
+    const int64_t t = time_of(k);
+    if (instant_times_[last] != t) {
+      last = static_cast<std::size_t>(
+          std::lower_bound(instant_times_.begin(), instant_times_.end(), t) -
+          instant_times_.begin());
+    }
+    scratch_[instant_counts_[last]++] = k;
+  }
+  keys.swap(scratch_);
+}
+
+void CalendarQueue::end_sample(int64_t time_ps) {
+  const int64_t span = time_ps - sample_start_ps_;
+  const uint64_t times = sample_times_;
+  sample_pops_ = 0;
+  sample_times_ = 0;
+  sample_start_ps_ = time_ps;
+  if (span <= 0 || times == 0) return;
+  // About three distinct times per bucket at the rate just seen. Keys of one time share a bucket
+  // whatever its width.
+  const uint64_t width = static_cast<uint64_t>(span) / times * 3;
+  const uint32_t target = width <= 1 ? 0u : static_cast<uint32_t>(std::bit_width(width)) - 1;
+  const bool off_by_more_than_two = target > shift_ + 1 || target + 1 < shift_;
+  if (off_by_more_than_two && size_ <= 4 * pops_since_refile_) refile(target, time_ps);
+}
+
+void CalendarQueue::drain(std::vector<Key>& out, int64_t now_ps) {
+  out.insert(out.end(), current_keys_.begin() + static_cast<std::ptrdiff_t>(head_),
+             current_keys_.end());
+  current_keys_.clear();
+  head_ = 0;
+  for (std::size_t slot = occupied_from(0); slot != kBuckets; slot = occupied_from(slot + 1)) {
+    take_bucket(slot, out);
+  }
+  out.insert(out.end(), overflow_.begin(), overflow_.end());
+  overflow_.clear();
+  out.insert(out.end(), early_.begin(), early_.end());
+  early_.clear();
+  size_ = 0;
+  current_ = now_ps >> shift_;
+}
+
+void CalendarQueue::refile(uint32_t shift, int64_t now_ps) {
+  std::vector<Key> all;
+  all.swap(scratch_);
+  all.clear();
+  drain(all, now_ps);
+  // Sorted, so that each bucket is filed in increasing order within a time (order_current).
+  std::sort(all.begin(), all.end());
+  shift_ = shift;
+  current_ = now_ps >> shift_;
+  for (const Key k : all) file(k);
+  size_ = all.size();
+  load_current();
+  all.swap(scratch_);
+  pops_since_refile_ = 0;
+}
+
+void CalendarQueue::heap_push(std::vector<Key>& heap, Key k) {
+  heap.push_back(k);
+  std::size_t i = heap.size() - 1;
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / kArity;
+    if (!(k < heap[parent])) break;
+    heap[i] = heap[parent];
+    i = parent;
+  }
+  heap[i] = k;
+}
+
+CalendarQueue::Key CalendarQueue::heap_pop(std::vector<Key>& heap) {
+  const Key top = heap.front();
+  const Key last = heap.back();
+  heap.pop_back();
+  const std::size_t n = heap.size();
+  if (n == 0) return top;
+  // Floyd's variant: walk the hole down to a leaf along the smallest children, then sift the last
+  // element up from there; it usually belongs near the bottom, so this saves comparisons.
+  std::size_t i = 0;
+  for (;;) {
+    const std::size_t first = i * kArity + 1;
+    if (first + kArity <= n) {
+      const Key* c = &heap[first];
+      const std::size_t a = c[1] < c[0] ? 1 : 0;
+      const std::size_t b = c[3] < c[2] ? 3 : 2;
+      const std::size_t best = first + (c[b] < c[a] ? b : a);
+      heap[i] = heap[best];
+      i = best;
+    } else if (first < n) {
+      std::size_t best = first;
+      for (std::size_t k = first + 1; k < n; ++k) {
+        if (heap[k] < heap[best]) best = k;
+      }
+      heap[i] = heap[best];
+      i = best;
+    } else {
+      break;
+    }
+  }
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / kArity;
+    if (!(last < heap[parent])) break;
+    heap[i] = heap[parent];
+    i = parent;
+  }
+  heap[i] = last;
+  return top;
+}
+
+}  // namespace syncsim

@@ -1,0 +1,217 @@
+// The event queue's calendar (calendar_queue.hpp) against a plain reference priority queue: the
+// same total order (time, then insertion), whatever mix of fixed delays and random delays the
+// events are scheduled with, at time scales from picoseconds to seconds (the bucket width adapts),
+// across the 2^32 sequence renumbering, with look-aheads and with cancellations.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <queue>
+#include <random>
+#include <tuple>
+#include <vector>
+
+#include "sim/core/simulation.hpp"
+
+using namespace syncsim;
+
+namespace {
+
+// Each executed event schedules up to three more: after fixed delays (streams that the runs take)
+// and after a random one (the heap's), decided by the event's id alone, so two queues that order
+// events the same way produce the same trace.
+struct Action {
+  int64_t delay_ps = 0;
+  uint64_t id = 0;
+};
+std::vector<Action> children_of(uint64_t id, uint64_t limit, int64_t scale = 1) {
+  std::vector<Action> out;
+  std::mt19937_64 rng(id * 0x9E3779B97F4A7C15ull + 7);
+  const int64_t fixed[] = {0, 1000 * scale, 2500 * scale, 40000 * scale};
+  const uint64_t count = 1 + rng() % 3;
+  for (uint64_t k = 0; k < count; ++k) {
+    const uint64_t child = id * 3 + k + 1;
+    if (child >= limit) break;
+    const bool random_delay = rng() % 4 == 0;
+    const int64_t delay =
+        random_delay ? static_cast<int64_t>(rng() % 100000) * scale : fixed[rng() % 4];
+    out.push_back(Action{delay, child});
+  }
+  return out;
+}
+
+struct Recorder final : EventTarget {
+  EventQueue* q = nullptr;
+  std::vector<uint64_t> seen;
+  std::vector<int64_t> times;
+  void on_event(uint32_t /*kind*/, uint64_t arg) override {
+    seen.push_back(arg);
+    times.push_back(q->now().picoseconds());
+  }
+};
+
+struct Tracer final : EventTarget {
+  EventQueue* q = nullptr;
+  uint64_t limit = 0;
+  int64_t scale = 1;
+  std::vector<std::pair<int64_t, uint64_t>> trace;
+  void on_event(uint32_t /*kind*/, uint64_t id) override {
+    trace.emplace_back(q->now().picoseconds(), id);
+    for (const Action& a : children_of(id, limit, scale))
+      q->schedule(q->now() + Time::ps(a.delay_ps), this, 0, a.id);
+  }
+};
+
+// The reference: a binary heap of (time, insertion number, id).
+std::vector<std::pair<int64_t, uint64_t>> reference_trace(const std::vector<uint64_t>& roots,
+                                                          uint64_t limit, int64_t scale = 1) {
+  using Entry = std::tuple<int64_t, uint64_t, uint64_t>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> pq;
+  uint64_t seq = 0;
+  for (uint64_t r : roots) pq.emplace(0, seq++, r);
+  std::vector<std::pair<int64_t, uint64_t>> trace;
+  while (!pq.empty()) {
+    const auto [t, s, id] = pq.top();
+    pq.pop();
+    trace.emplace_back(t, id);
+    for (const Action& a : children_of(id, limit, scale)) pq.emplace(t + a.delay_ps, seq++, a.id);
+  }
+  return trace;
+}
+
+}  // namespace
+
+TEST_CASE("event queue order: same order as a reference heap for mixed fixed and random delays") {
+  const uint64_t limit = 200000;
+  EventQueue q;
+  Tracer t;
+  t.q = &q;
+  t.limit = limit;
+  std::vector<uint64_t> starts;
+  for (uint64_t i = 0; i < 64; ++i) starts.push_back(i);
+  for (uint64_t s : starts) q.schedule(Time::zero(), &t, 0, s);
+  q.run();
+  const auto expected = reference_trace(starts, limit);
+  REQUIRE(t.trace.size() == expected.size());
+  CHECK(t.trace.size() > 1000);
+  CHECK(t.trace == expected);
+  CHECK(q.empty());
+  CHECK(q.pending() == 0);
+}
+
+TEST_CASE("event queue order: order survives renumbering with events pending") {
+  EventQueue q;
+  Tracer t;
+  t.q = &q;
+  t.limit = 50000;
+  for (uint64_t s = 0; s < 32; ++s) q.schedule(Time::zero(), &t, 0, s);
+  // Run a while, then jump the sequence to just below the renumbering point with events pending
+  // in the buckets and the overflow; the remaining order must still match the reference.
+  for (int i = 0; i < 500; ++i) REQUIRE(q.step());
+  REQUIRE(q.pending() > 10);
+  q.advance_sequence_for_testing((uint64_t{1} << 32) - 5);
+  q.run();
+  std::vector<uint64_t> starts;
+  for (uint64_t s = 0; s < 32; ++s) starts.push_back(s);
+  CHECK(t.trace == reference_trace(starts, t.limit));
+}
+
+TEST_CASE("event queue order: cancelled events are skipped, run(until) stops in time") {
+  EventQueue q;
+  struct Sink final : EventTarget {
+    std::vector<uint64_t> seen;
+    void on_event(uint32_t /*kind*/, uint64_t arg) override { seen.push_back(arg); }
+  } sink;
+  CancelToken token;
+  for (uint64_t i = 0; i < 10; ++i) {
+    q.schedule(Time::ns(static_cast<int64_t>(i)), &sink, 0, i, i % 2 == 0 ? &token : nullptr);
+  }
+  token.cancel_pending();
+  CHECK(q.run(Time::ns(6)) == 3);  // 1, 3, 5 live up to 6 ns
+  CHECK(sink.seen == std::vector<uint64_t>{1, 3, 5});
+  CHECK(q.pending() == 3);  // 7 and the cancelled 8 remain, plus 9
+  q.run();
+  CHECK(sink.seen == std::vector<uint64_t>{1, 3, 5, 7, 9});
+  CHECK(q.cancelled() == 5);
+}
+
+TEST_CASE("event queue order: the bucket width follows the time scale, the order does not") {
+  // The same event tree at picosecond and at millisecond spacing: the same order as the reference
+  // at both, with bucket widths some twenty powers of two apart.
+  uint32_t fine = 0;
+  uint32_t coarse = 0;
+  for (const int64_t scale : {int64_t{1}, int64_t{1'000'000}}) {
+    CAPTURE(scale);
+    EventQueue q;
+    Tracer t;
+    t.q = &q;
+    t.limit = 300000;
+    t.scale = scale;
+    std::vector<uint64_t> starts;
+    for (uint64_t i = 0; i < 256; ++i) starts.push_back(i);
+    for (uint64_t s : starts) q.schedule(Time::zero(), &t, 0, s);
+    q.run();
+    CHECK(t.trace == reference_trace(starts, t.limit, scale));
+    (scale == 1 ? fine : coarse) = q.bucket_width_log2();
+  }
+  CHECK(fine <= 12);
+  CHECK(coarse >= fine + 15);
+}
+
+TEST_CASE("event queue order: events scheduled behind a look-ahead run first") {
+  // run(until) looks at the next event (at 10 us) without running it; events scheduled after that
+  // at earlier times must still run before it, in time order.
+  EventQueue q;
+  Recorder r;
+  r.q = &q;
+  q.schedule(Time::us(10), &r, 0, 1);
+  CHECK(q.run(Time::us(1)) == 0);
+  q.schedule(Time::us(2), &r, 0, 2);
+  q.schedule(Time::ns(1500), &r, 0, 3);
+  q.schedule(Time::us(2), &r, 0, 4);
+  CHECK(q.run() == 4);
+  CHECK(r.seen == std::vector<uint64_t>{3, 2, 4, 1});
+  CHECK(r.times == std::vector<int64_t>{1'500'000, 2'000'000, 2'000'000, 10'000'000});
+}
+
+TEST_CASE("event queue order: thousands of events at a few instants and at many") {
+  // Synchronised senders put thousands of events at a handful of instants into one bucket (ordered
+  // by counting); beyond a thousand distinct instants in a bucket the queue sorts instead, which
+  // takes buckets widened by a run at millisecond spacing first.
+  struct Chain final : EventTarget {
+    EventQueue* q = nullptr;
+    int left = 0;
+    void on_event(uint32_t /*kind*/, uint64_t /*arg*/) override {
+      if (--left > 0) q->schedule(q->now() + Time::ms(1), this, 0);
+    }
+  };
+  for (const int64_t spread_ps : {int64_t{5}, int64_t{3'000'000}}) {
+    CAPTURE(spread_ps);
+    EventQueue q;
+    Chain chain;
+    chain.q = &q;
+    chain.left = spread_ps > 5 ? 20000 : 0;
+    if (chain.left > 0) q.schedule(Time::zero(), &chain, 0);
+    q.run();
+    if (spread_ps > 5) REQUIRE(q.bucket_width_log2() > 22);  // buckets wider than 3 us
+    Recorder r;
+    r.q = &q;
+    std::mt19937_64 rng(static_cast<uint64_t>(spread_ps));
+    const int64_t base = q.now().picoseconds();
+    std::vector<std::pair<int64_t, uint64_t>> expected;
+    for (uint64_t i = 0; i < 20000; ++i) {
+      const int64_t t = base + static_cast<int64_t>(rng() % static_cast<uint64_t>(spread_ps));
+      q.schedule(Time::ps(t), &r, 0, i);
+      expected.emplace_back(t, i);
+    }
+    std::stable_sort(expected.begin(), expected.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    q.run();
+    REQUIRE(r.seen.size() == expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      if (r.seen[i] != expected[i].second || r.times[i] != expected[i].first) {
+        FAIL("order differs at event " << i);
+      }
+    }
+  }
+}
