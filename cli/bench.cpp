@@ -1,8 +1,13 @@
 #include "cli/bench.hpp"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 
 #include "run/runner.hpp"
@@ -62,13 +67,25 @@ double peak_rss_mib() {
   return 0.0;
 }
 
-ScenarioBenchResult bench_scenario(const std::string& file, int repetitions) {
-  ScenarioBenchResult best;
-  best.file = file;
-  best.wall_s = 1e300;
+namespace {
+
+// What a case's child process hands back through its pipe.
+struct CaseFigures {
+  double wall_s = 1e300;
+  uint64_t packet_hops = 0;
+  uint64_t events = 0;
+  double peak_rss_mib = 0;
+  char error[512] = {};
+};
+
+CaseFigures run_case(const std::string& file, const std::vector<std::string>& overrides,
+                     int repetitions) {
+  CaseFigures best;
+  LoadOptions options;
+  for (const std::string& o : overrides) options.overrides.push_back(parse_override(o));
   for (int i = 0; i < repetitions; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    const Scenario s = load_scenario_file(file);
+    const Scenario s = load_scenario_file(file, options);
     const RunResult r = run_scenario(s);
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -78,9 +95,55 @@ ScenarioBenchResult bench_scenario(const std::string& file, int repetitions) {
       best.events = r.events;
     }
   }
+  best.peak_rss_mib = peak_rss_mib();
+  return best;
+}
+
+}  // namespace
+
+ScenarioBenchResult bench_scenario(const std::string& file,
+                                   const std::vector<std::string>& overrides, int repetitions) {
+  // Each case runs in a child process of its own, so that its peak RSS is its own and not the
+  // high-water mark of the cases before it (the allocator keeps what they freed).
+  int fds[2];
+  if (pipe(fds) != 0) throw std::runtime_error("bench: cannot create a pipe");
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("bench: cannot fork");
+  if (pid == 0) {
+    close(fds[0]);
+    CaseFigures figures;
+    try {
+      figures = run_case(file, overrides, repetitions);
+    } catch (const std::exception& e) {
+      std::snprintf(figures.error, sizeof figures.error, "%s", e.what());
+    }
+    const ssize_t written = write(fds[1], &figures, sizeof figures);
+    _exit(written == static_cast<ssize_t>(sizeof figures) ? 0 : 1);
+  }
+  close(fds[1]);
+  CaseFigures figures;
+  std::size_t got = 0;
+  auto* bytes = reinterpret_cast<char*>(&figures);
+  while (got < sizeof figures) {
+    const ssize_t n = read(fds[0], bytes + got, sizeof figures - got);
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (got != sizeof figures)
+    throw std::runtime_error("bench: the case " + file + " did not finish");
+  if (figures.error[0] != '\0') throw std::runtime_error(figures.error);
+  ScenarioBenchResult best;
+  best.file = file;
+  best.overrides = overrides;
+  best.wall_s = figures.wall_s;
+  best.packet_hops = figures.packet_hops;
+  best.events = figures.events;
   best.packet_hops_per_s = static_cast<double>(best.packet_hops) / best.wall_s;
   best.events_per_s = static_cast<double>(best.events) / best.wall_s;
-  best.peak_rss_mib = peak_rss_mib();
+  best.peak_rss_mib = figures.peak_rss_mib;
   return best;
 }
 

@@ -18,15 +18,17 @@ HoldBenchResult bench_hold(std::size_t pending, uint64_t events, uint64_t seed);
 
 struct ScenarioBenchResult {
   std::string file;
-  double wall_s = 0;  // load + build + simulate, best of the repetitions
+  std::vector<std::string> overrides;  // `--set` style, applied to the file
+  double wall_s = 0;                   // load + build + simulate, best of the repetitions
   uint64_t packet_hops = 0;
   double packet_hops_per_s = 0;
   uint64_t events = 0;
   double events_per_s = 0;
-  double peak_rss_mib = 0;  // process high-water mark after this run (monotone across runs)
+  double peak_rss_mib = 0;  // the case's own high-water mark (it runs in a child process)
 };
 
-ScenarioBenchResult bench_scenario(const std::string& file, int repetitions);
+ScenarioBenchResult bench_scenario(const std::string& file,
+                                   const std::vector<std::string>& overrides, int repetitions);
 
 // Peak resident set size of this process so far, from /proc/self/status (VmHWM); 0 if unknown.
 double peak_rss_mib();

@@ -47,6 +47,11 @@ class CalendarQueue {
     if (head_ == current_keys_.size()) settle();
     return current_keys_[head_];
   }
+  // The key `ahead` places after the current bucket's front, if the bucket holds one (a hint for
+  // prefetching: it need not be the next least key).
+  const Key* upcoming(std::size_t ahead) const {
+    return head_ + ahead < current_keys_.size() ? &current_keys_[head_ + ahead] : nullptr;
+  }
   // Removes least().
   void pop() {
     --size_;

@@ -351,6 +351,19 @@ fi
 "$bin" run "$src/scenarios/ddp-70b-16k.yaml" --set fabric.fat_tree.pods=1 --set fabric.fat_tree.leaves_per_pod=2 \
   --set workload.model=llama3-8b --verbose --quiet >/dev/null 2>"$tmp/verbose.err"
 check "--verbose prints the estimate" grep -q "^estimate: memory" "$tmp/verbose.err"
+# bench: every reference case runs and reports; one ACK per data packet adds ACK hops.
+if [ -z "${SYNCSIM_SANITIZED:-}" ]; then
+  "$bin" bench --hold-events 100000 --repetitions 1 --json >"$tmp/bench.json" 2>/dev/null
+  check "bench reports the five reference cases with their hops" python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))['scenarios']
+names = ['ring-next-leaf-128', 'ring-next-leaf-1024', 'ring-next-leaf-128 ack_every=1',
+         'ring-next-leaf-1024 ack_every=1', 'ring-next-leaf-128-dcqcn']
+assert sorted(d) == sorted(names), sorted(d)
+assert all(d[n]['packet_hops'] > 1_000_000 and d[n]['peak_rss_mib'] > 0 for n in names)
+assert d['ring-next-leaf-128 ack_every=1']['packet_hops'] > 1.5 * d['ring-next-leaf-128']['packet_hops']
+" "$tmp/bench.json"
+fi
 # Compute noise against scale: the noisy-minus-clean step gap grows from 8 to 128 ranks.
 "$bin" sweep "$src/scenarios/noise-scaling.yaml" --no-wall --quiet >"$tmp/noise.csv" 2>/dev/null
 check "noise-scaling sweeps 10 points" test "$(wc -l <"$tmp/noise.csv")" -eq 11

@@ -53,6 +53,10 @@ TEST_CASE("run: every scenario in scenarios/ conserves bytes" * doctest::test_su
     if (file.find("moe-deepseek-256.yaml") != std::string::npos) {
       small.overrides = {{"fidelity", "analytic"}};
     }
+    // 8,192 hosts at packet level: ~30 s with its 2 MB messages, 0.5 s with one packet each.
+    if (file.find("permutation-8k.yaml") != std::string::npos) {
+      small.overrides = {{"traffic.0.size", "4096B"}};
+    }
     if (file.find("capacity-70b-4k.yaml") != std::string::npos) {
       small.overrides = {{"fabric.spine_leaf.leaves", "2"}, {"workload.model", "llama3-8b"}};
     }
