@@ -32,9 +32,10 @@ void CalendarQueue::push(Key k) {
   if (current_keys_.size() == head_ || current_keys_.back() < k) {
     current_keys_.push_back(k);
   } else {
-    current_keys_.insert(std::upper_bound(current_keys_.begin() + static_cast<std::ptrdiff_t>(head_),
-                                          current_keys_.end(), k),
-                         k);
+    current_keys_.insert(
+        std::upper_bound(current_keys_.begin() + static_cast<std::ptrdiff_t>(head_),
+                         current_keys_.end(), k),
+        k);
   }
 }
 
