@@ -26,6 +26,11 @@ namespace syncsim::app {
 
 namespace {
 
+// A fat tree's pod count (k pods when given as k-ary).
+uint32_t fat_tree_pods(const topo::FabricParams& fabric) {
+  return fabric.fat_tree.k ? *fabric.fat_tree.k : fabric.fat_tree.pods;
+}
+
 // Measured on the reference scenarios (Release, x86-64; see docs/scale.md).
 // The process: binary, allocator, YAML. Peak RSS of the smallest shipped scenarios (incast-*,
 // pfc-deadlock, headroom-too-small: 11-12 MiB, `ci` build at 9f44512).
@@ -44,8 +49,9 @@ constexpr double kBytesPerRank = 80;      // per-rank step state (multipliers, t
 constexpr double kFlowSecondsPerTransferBase = 3.5e-6;
 constexpr double kFlowRanksDoublingCost = 32768;
 constexpr double kAnalyticSecondsPerTransfer = 2e-6;
-constexpr double kPacketSecondsPerHop = 0.5e-6;   // ring-next-leaf-1024: 0.26 us idle, 2x slack
-constexpr double kSecondsPerFabricEntity = 2e-6;  // building the fabric and routing tables
+constexpr double kPacketSecondsPerHop = 0.25e-6;       // per hop while the port state fits in cache
+constexpr double kPacketCacheBytes = 8.0 * (1 << 20);  // port state beyond which hops slow down
+constexpr double kSecondsPerFabricEntity = 2e-6;       // building the fabric and routing tables
 // Starting the process and reading the scenario: the whole run of the smallest shipped scenarios
 // (gb200-nvl72, pfc-deadlock, incast-*: 0.02-0.05 s, `ci` build at 9f44512).
 constexpr double kProcessSeconds = 0.03;
@@ -430,10 +436,23 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
                                    kSecondsPerFabricEntity;
   switch (scenario.fidelity) {
     case Fidelity::Packet: {
-      // Every payload MTU crosses ~4 links (NIC, leaf, spine, leaf) on average.
+      // A payload MTU crosses two links per switch tier it climbs, up and down: 4 in a two-tier
+      // fabric (NIC, leaf, spine, leaf), 6 across a fat tree's pods; RoCE's coalesced ACKs come
+      // back the same way.
       const double mtu = static_cast<double>(scenario.fabric.links.host.mtu.count());
-      e.packet_hops = (message_bytes + step_bytes_moved) / std::max(1.0, mtu) * 4.0;
-      e.wall_s += e.packet_hops * kPacketSecondsPerHop;
+      const bool three_tier =
+          scenario.fabric.kind == topo::TopologyKind::FatTree && fat_tree_pods(scenario.fabric) > 1;
+      const double hops_per_packet = three_tier ? 6.0 : 4.0;
+      const double ack_share = scenario.network.transport.kind == net::TransportKind::Roce
+                                   ? 1.0 / std::max(1u, scenario.network.transport.gbn.ack_every)
+                                   : 0.0;
+      e.packet_hops = (message_bytes + step_bytes_moved) / std::max(1.0, mtu) * hops_per_packet *
+                      (1.0 + ack_share);
+      // A hop costs more as the fabric's state outgrows the caches (ports, queues, MMU counters):
+      // measured 0.16 us at 128 hosts (1.5 MB of port state), 0.27 us at 1024 (12 MB), 0.95 us at
+      // 8,192 (147 MB), docs/performance.md.
+      const double state_ratio = ports * kPacketBytesPerPort / kPacketCacheBytes;
+      e.wall_s += e.packet_hops * kPacketSecondsPerHop * std::sqrt(std::max(1.0, state_ratio));
       break;
     }
     case Fidelity::Flow:
