@@ -140,7 +140,7 @@ for f in "$src"/scenarios/*.yaml; do
     capacity-70b-4k.yaml) small=(--set fabric.spine_leaf.leaves=2) ;;
     capacity-gpus.yaml) small=(--set fabric.spine_leaf.leaves=2 --set workload.data_parallel=64) ;;
     llama3-405b-16k.yaml) small=(--set fabric.fat_tree.pods=1) ;;  # 16k GPUs: minutes, 1024: 1 s
-    all-to-all-burst-16k.yaml) small=(--set fabric.fat_tree.pods=2) ;;
+    all-to-all-burst-16k.yaml) small=(--set fabric.fat_tree.pods=5) ;;  # 2 or 4 pods: shifts wrap to 0
     permutation-8k.yaml) small=(--set traffic.0.size=4096B) ;;
     multi-job.yaml) small=(--set 'jobs.0.workload.model={preset: gpt3-1.3b, layers: 2}' \
                            --set 'jobs.1.workload.model={preset: gpt3-1.3b, layers: 2}') ;;
