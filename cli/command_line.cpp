@@ -1,6 +1,7 @@
 #include "cli/command_line.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <ostream>
 
@@ -52,6 +53,16 @@ CommandLine parse_command_line_or_throw(const std::vector<std::string>& args,
   po::store(parsed, cl.values);
   po::notify(cl.values);
   return cl;
+}
+
+unsigned parse_positive_count(const std::string& flag, const std::string& value) {
+  unsigned n = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (ec != std::errc() || end != value.data() + value.size() || n == 0 || n > 1024) {
+    throw UsageError("--" + flag + ": expected a positive integer (at most 1024), found \"" +
+                     value + "\"");
+  }
+  return n;
 }
 
 void print_help(std::ostream& out, const std::string& usage,

@@ -73,6 +73,10 @@ CommandLine parse_command_line(const std::vector<std::string>& args,
   }
 }
 
+// A flag's positive count (--threads N); UsageError "--FLAG: expected a positive integer, found
+// "V"" otherwise (also beyond 1024, more threads than any machine here runs usefully).
+unsigned parse_positive_count(const std::string& flag, const std::string& value);
+
 // `usage` (the command's synopsis and prose) then the generated option table.
 void print_help(std::ostream& out, const std::string& usage,
                 const po::options_description& options);

@@ -37,6 +37,9 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       "exit 2 instead of printing the result when the workload's layout does not fit the GPU's "
       "memory (memory_per_gpu_bytes > gpu_memory_bytes; without it a warning says so)")(
       "quiet,q", "no progress line on a terminal")(
+      "threads", po::value<std::string>()->value_name("N"),
+      "run a DDP step's private idle-fabric simulations (its buckets' timings) on N "
+      "threads (default 1); results are identical for any N, peak memory grows with it")(
       "timeseries", po::value<std::string>(),
       "write queue depth, pause state and per-flow rate time series as CSV files into this folder "
       "(packet fidelity; scenario `observe:` picks ports and interval)")(
@@ -80,7 +83,9 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     throw UsageError("--chakra-out needs a scenario with a DDP workload (a training step)");
   }
   // Estimate before anything is built; refuse what would not fit rather than be OOM-killed.
-  const Estimate estimate = estimate_run(scenario, cl.has("counters"));
+  const uint32_t threads =
+      cl.has("threads") ? parse_positive_count("threads", cl.get<std::string>("threads")) : 1;
+  const Estimate estimate = estimate_run(scenario, cl.has("counters"), threads);
   if (cl.has("verbose")) err << to_text(estimate);
   if (!cl.has("force")) {
     if (const auto why = refusal(estimate, available_memory_bytes())) {
@@ -89,6 +94,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     }
   }
   RunOptions run_options;
+  run_options.threads = threads;
   run_options.progress = !cl.has("quiet") && stderr_is_terminal();
   run_options.estimated_wall_s = estimate.wall_s;
   run_options.expected_sim_s = estimate.sim_time_s;

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -16,6 +17,7 @@
 #include "models/communication_memory.hpp"
 #include "models/step_engine.hpp"
 #include "sim/backends/make_backend.hpp"
+#include "sim/core/parallel_for.hpp"
 #include "sim/core/rng.hpp"
 #include "sim/core/simulation.hpp"
 
@@ -238,6 +240,8 @@ class DdpStepEngine final : public StepEngine {
   }
 
   void begin(std::function<void()> done) override {
+    if (config_.threads > 1 && !prefetched_) prefetch_idle_runs();
+    prefetched_ = true;
     done_ = std::move(done);
     t0_ = backend_.simulation().now();
     r_ = StepResult{};
@@ -416,6 +420,66 @@ class DdpStepEngine final : public StepEngine {
     config_.on_progress(p);
   }
 
+  // The idle-fabric simulations the step's distinct bucket sizes need (whole buckets, or the first
+  // samples of their extrapolation), run at once on config_.threads threads before the step;
+  // idle_run() then finds them. Each is a private simulation seeded alike and each key is tasked
+  // by the first bucket that needs it, as idle_run() would, so every result is the same for any
+  // thread count. What the samples decide later (LL / LL128 samples past 4 k1 while the slope has
+  // not settled, a whole bucket when it never does) still runs in idle_run(), one at a time.
+  void prefetch_idle_runs() {
+    if (n_ < 2 || config_.calibrated_allreduce) return;
+    struct Task {
+      std::optional<SampleKey> sample;  // a sample of the extrapolation, or else the whole bucket
+      int64_t bytes = 0;                // the bucket's (whole runs)
+      int64_t chunks = 0;               // the plan's bytes over its chunk: the cost, to sort by
+      PlanOptions options;
+      CollectiveRunOptions run;
+      CollectiveResult result;
+    };
+    std::vector<Task> tasks;
+    std::set<SampleKey> sampled;
+    std::set<int64_t> whole;
+    for (const GradientBucket& b : buckets_) {
+      const int64_t bytes = b.size.count();
+      if (idle_.contains(bytes) || whole.contains(bytes)) continue;
+      const NcclProtocol proto = bucket_protocol(config_, n_, bytes);
+      CollectiveRunOptions run;
+      const PlanOptions bucket = allreduce_options(config_, n_, bytes, proto, &run);
+      const int64_t chunk = std::max<int64_t>(1, bucket.chunk_bytes);
+      const std::optional<Extrapolation> e =
+          extrapolation_for(config_, n_, bytes, bucket.chunk_bytes, proto);
+      if (!e) {
+        whole.insert(bytes);
+        tasks.push_back(Task{std::nullopt, bytes, ceil_div(bytes, chunk), bucket, run, {}});
+        continue;
+      }
+      for (int64_t units : {e->k1, 2 * e->k1, 4 * e->k1}) {
+        if (units == 4 * e->k1 && !e->verified) break;
+        const SampleKey key{proto, bucket.chunk_bytes, units};
+        if (samples_.contains(key) || !sampled.insert(key).second) continue;
+        PlanOptions o = allreduce_options(config_, n_, units * e->unit, proto);
+        o.chunk_bytes = bucket.chunk_bytes;
+        tasks.push_back(Task{key, 0, ceil_div(units * e->unit, chunk), o, run, {}});
+      }
+    }
+    // Longest first (the pool takes tasks in order); ties keep the buckets' order.
+    std::stable_sort(tasks.begin(), tasks.end(),
+                     [](const Task& a, const Task& b) { return a.chunks > b.chunks; });
+    parallel_for(tasks.size(), config_.threads, [&](std::size_t i) {
+      Simulation sim(config_.seed);
+      auto fresh = make_backend(fidelity_, sim, spec_);
+      tasks[i].result =
+          run_collective(*fresh, build_plan(tasks[i].options), config_.rank_to_gpu, tasks[i].run);
+    });
+    for (Task& t : tasks) {
+      if (t.sample) {
+        samples_.emplace(*t.sample, t.result);
+      } else {
+        prefetched_whole_.emplace(t.bytes, t.result);
+      }
+    }
+  }
+
   // A bucket size's all-reduce on an idle copy of the fabric: (duration, bytes sent by all ranks).
   const std::pair<Time, int64_t>& idle_run(int64_t bytes) {
     auto it = idle_.find(bytes);
@@ -494,6 +558,9 @@ class DdpStepEngine final : public StepEngine {
             c1.duration() + Time::ps(std::llround(slope * static_cast<double>(bytes - small)));
         value = {t, per_byte * bytes};
         extrapolated_.push_back(bytes);
+      } else if (auto done = prefetched_whole_.find(bytes); done != prefetched_whole_.end()) {
+        value = {done->second.duration(), done->second.bytes_sent};
+        prefetched_whole_.erase(done);
       } else if (loads_fabric()) {
         const BucketCollective& b = plan_for(bytes);  // the live bucket runs it too
         const CollectiveResult c = run_idle(b.plan, b.run);
@@ -523,6 +590,9 @@ class DdpStepEngine final : public StepEngine {
   using SampleKey = std::tuple<NcclProtocol, int64_t, int64_t>;
   std::map<SampleKey, CollectiveResult> samples_;
   std::vector<int64_t> extrapolated_;
+  // Whole buckets' idle runs from prefetch_idle_runs(), until idle_run() takes them.
+  std::map<int64_t, CollectiveResult> prefetched_whole_;
+  bool prefetched_ = false;
   // The step running: its begin, compute (relative to it) and buckets (absolute while it runs).
   std::function<void()> done_;
   Time t0_ = Time::zero();

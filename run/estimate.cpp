@@ -6,10 +6,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include "models/collective_cost.hpp"
 #include "models/expert_parallel.hpp"
@@ -141,6 +143,30 @@ double expected_ddp_step_s(const models::StepConfig& c, double n, const topo::Fa
   return models::closed_form_step(in, 0, 1, 1).step.seconds();
 }
 
+// Independent simulations on `threads` threads as models/step_sim.cpp schedules them: longest
+// first, each to the thread free first (wall in transfers, proportional to their time at one
+// fidelity), and the largest ones' memory together (the worst case of those running at once).
+struct ParallelRuns {
+  double saved_transfers = 0;  // the runs' sum less the longest thread's
+  double live_bytes = 0;
+};
+ParallelRuns parallel_runs(std::vector<std::pair<double, double>> runs, uint32_t threads) {
+  std::sort(runs.begin(), runs.end(), std::greater<>());
+  std::vector<double> load(std::min<std::size_t>(threads, runs.size()), 0.0);
+  double sum = 0;
+  for (const auto& [transfers, bytes] : runs) {
+    *std::min_element(load.begin(), load.end()) += transfers;
+    sum += transfers;
+  }
+  std::vector<double> live;
+  for (const auto& run : runs) live.push_back(run.second);
+  std::sort(live.begin(), live.end(), std::greater<>());
+  ParallelRuns r;
+  r.saved_transfers = sum - *std::max_element(load.begin(), load.end());
+  for (std::size_t i = 0; i < load.size(); ++i) r.live_bytes += live[i];
+  return r;
+}
+
 std::string gib(double bytes) {
   std::ostringstream out;
   out.precision(bytes >= 10.0 * (1 << 30) ? 0 : 2);
@@ -154,7 +180,7 @@ namespace {
 void add_jobs(const Scenario& scenario, bool port_counters, Estimate& e);
 }  // namespace
 
-Estimate estimate_run(const Scenario& scenario, bool port_counters) {
+Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t threads) {
   const topo::FabricSize size = topo::fabric_size(scenario.fabric);
   Estimate e;
   const auto nodes = static_cast<double>(size.nodes);
@@ -197,6 +223,9 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
   double largest_rank_count = 0;
   double event_driven_transfers = 0;  // of e.transfers: the event-driven model-parallel step's
   double fsdp_transfers = 0;          // of e.transfers: plain FSDP's timed gathers and scatters
+  // Of e.transfers: what the DDP step's idle-fabric simulations save on `threads` threads (their
+  // sum less the longest thread's share).
+  double parallel_saved_transfers = 0;
   const bool tree_collectives =
       scenario.workload && scenario.workload->step.algorithm == models::CollectiveAlgo::Tree;
   if (scenario.workload) {
@@ -237,6 +266,9 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
     double kept_plan_steps = 0;
     double largest_live = 0;  // bytes of the largest live simulation (records, dropped plan)
     std::set<double> sampled_chunks;  // the samples serve every size of the same chunk
+    // The idle-fabric simulations of the reused path, (transfers, live bytes) each: with --threads
+    // they run at once (models/step_sim.cpp, prefetch_idle_runs).
+    std::vector<std::pair<double, double>> idle_runs;
     if (c.layout.model_parallel() || models::is_moe(c.model)) {
       // The closed form (models/parallelism.cpp) times each kind of collective once, all groups of
       // a kind at once on an idle copy of the fabric, and keeps each plan (one per op, group size
@@ -402,7 +434,8 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
           const double t = plan_size_of(b, bucket_chunk(bytes)).transfers;
           e.transfers += t;
           step_bytes_moved += 2.0 * b;
-          largest_live = std::max(largest_live, t * (1.5 * kBytesPerPlanStep + kBytesPerTransfer));
+          idle_runs.emplace_back(t, t * (1.5 * kBytesPerPlanStep + kBytesPerTransfer));
+          largest_live = std::max(largest_live, idle_runs.back().second);
         }
         continue;
       }
@@ -410,14 +443,19 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
           plan_size_of(static_cast<double>(bytes), bucket_chunk(bytes));
       const double t = plan.transfers;
       if (reuse) {
-        largest_live =
-            std::max(largest_live, plan.steps * kBytesPerPlanStep + t * kBytesPerTransfer);
+        idle_runs.emplace_back(t, plan.steps * kBytesPerPlanStep + t * kBytesPerTransfer);
+        largest_live = std::max(largest_live, idle_runs.back().second);
       } else {
         kept_plan_steps += plan.steps;
         largest_live = std::max(largest_live, t * kBytesPerTransfer);
       }
       e.transfers += reuse ? t : t * count;
       step_bytes_moved += 2.0 * static_cast<double>(bytes) * (reuse ? 1 : count);
+    }
+    if (threads > 1 && idle_runs.size() > 1) {
+      const ParallelRuns at_once = parallel_runs(idle_runs, threads);
+      parallel_saved_transfers = at_once.saved_transfers;
+      largest_live = std::max(largest_live, at_once.live_bytes);
     }
     if (!c.layout.model_parallel()) step_bytes_moved *= n;
     if (c.parallelism == models::DataParallelism::Ddp && !c.layout.model_parallel()) {
@@ -456,13 +494,14 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters) {
       break;
     }
     case Fidelity::Flow:
-      e.wall_s += (e.transfers - event_driven_transfers - fsdp_transfers) *
-                      flow_seconds_per_transfer(largest_rank_count, tree_collectives) +
-                  fsdp_transfers * kFlowSecondsPerFsdpTransfer +
-                  event_driven_transfers * kEventDrivenFlowSecondsPerTransfer;
+      e.wall_s +=
+          (e.transfers - event_driven_transfers - fsdp_transfers - parallel_saved_transfers) *
+              flow_seconds_per_transfer(largest_rank_count, tree_collectives) +
+          fsdp_transfers * kFlowSecondsPerFsdpTransfer +
+          event_driven_transfers * kEventDrivenFlowSecondsPerTransfer;
       break;
     case Fidelity::Analytic:
-      e.wall_s += e.transfers * kAnalyticSecondsPerTransfer;
+      e.wall_s += (e.transfers - parallel_saved_transfers) * kAnalyticSecondsPerTransfer;
       break;
   }
   if (!scenario.jobs.empty()) add_jobs(scenario, port_counters, e);

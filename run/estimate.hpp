@@ -40,7 +40,9 @@ struct Estimate {
 
 // Throws topo::TopologyError for a fabric build_fabric would reject. `port_counters`: the run
 // keeps per port x priority counters (`run --counters`, every sweep point; packet fidelity).
-Estimate estimate_run(const Scenario& scenario, bool port_counters = false);
+// `threads`: `run --threads`, the DDP step's idle-fabric simulations at once (their wall is the
+// schedule's longest thread, their memory the largest ones running together).
+Estimate estimate_run(const Scenario& scenario, bool port_counters = false, uint32_t threads = 1);
 
 // /proc/meminfo MemAvailable in bytes (or the environment's SYNCSIM_MEM_AVAILABLE, bytes, when set:
 // a stand-in for tests); nullopt where it cannot be read.

@@ -293,6 +293,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     }
     step.gpus_per_host = scenario.fabric.host.gpus;
     step.seed = scenario.seed;
+    step.threads = options.threads;
     step.on_progress = step_progress_hook(progress, options.on_step_progress);
     // NCCL's channels over the job's ranks, and per collective the protocol NCCL picks (or the
     // pinned collective.protocol) with its latencies and chunk (scenario `collective:` knobs).

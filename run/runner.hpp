@@ -169,6 +169,9 @@ struct RunOptions {
   double expected_sim_s = 0;    // from run/estimate.hpp: the progress line's simulated-time total
   // Collect per port x priority counters (packet fidelity; about 1 KiB per port and priority).
   bool port_counters = false;
+  // Threads for the training step's private idle-fabric simulations (models::StepConfig::threads);
+  // results are the same for any count.
+  uint32_t threads = 1;
   // Called on the simulating thread as a DDP step advances (models::StepProgress: a few calls per
   // bucket), besides the progress line; the Python module's progress callback. Results are the
   // same with or without it.

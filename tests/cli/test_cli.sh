@@ -52,6 +52,10 @@ check "--strict-memory refuses a layout that does not fit: exit 2" test $? -eq 2
 check "--strict-memory says why, nothing on stdout" bash -c "grep -q 'does not fit the GPU.s memory (--strict-memory): about 181.2 GB per GPU, the GPU has 80.0 GB' '$tmp/err' && ! test -s '$tmp/ddp2.txt'"
 "$bin" run --set workload.parallelism=ddp --json >"$tmp/ddp.json" 2>/dev/null
 check "--json: fits_memory false, bound_by and step_shares summing to 1" python3 -c "import json,sys; d=json.load(open(sys.argv[1])); s=d['step_shares']; sys.exit(0 if d['fits_memory'] is False and d['bound_by'] == 'compute' and abs(sum(s.values()) - 1) < 1e-9 and d['gpu_memory_bytes'] == 80e9 else 1)" "$tmp/ddp.json"
+"$bin" run --set workload.parallelism=ddp --json --threads 2 >"$tmp/ddp-threads.json" 2>/dev/null
+check "--threads 2: the DDP step's JSON equals one thread's (wall, memory and the estimate aside)" python3 -c "import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); drop=lambda d: {k: v for k, v in d.items() if k not in ('wall_s', 'peak_rss_bytes', 'estimate')}; sys.exit(0 if drop(a) == drop(b) and b['estimate']['wall_s'] < a['estimate']['wall_s'] else 1)" "$tmp/ddp.json" "$tmp/ddp-threads.json"
+"$bin" run --threads 0 >/dev/null 2>"$tmp/err"
+check "--threads 0 exits 2 and says what it expects" bash -c "test $? -eq 2 && grep -q -- '--threads: expected a positive integer' '$tmp/err'"
 
 # Lossy transports: incast-tcp.yaml retransmits and reports it.
 "$bin" run "$src/scenarios/incast-tcp.yaml" --json >"$tmp/tcp.json" 2>"$tmp/err"

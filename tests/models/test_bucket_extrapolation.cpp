@@ -236,3 +236,44 @@ TEST_CASE("bucket extrapolation: mode names") {
   CHECK(to_string(BucketTimingMode::Extrapolate) == "extrapolate");
   CHECK_THROWS_AS(parse_bucket_timing("fast"), std::invalid_argument);
 }
+
+// The idle-fabric runs on threads (StepConfig::threads): whole buckets and the first samples run at
+// once, each a private simulation, so the step is the same bit for bit for any thread count, with
+// bucket timings reused or the buckets run live, Simple and LL128 extrapolations and exact buckets.
+TEST_CASE("bucket timing on threads: bit-identical to one thread") {
+  const auto spec = fabric(64);
+  const StepConfig simple = config_for(64, CollectiveAlgo::Tree, 1 << 20, Bytes(128 << 20), 4);
+  const StepConfig ll128 =
+      pinned_protocol(64, CollectiveAlgo::Tree, NcclProtocol::LL128, 2, Bytes(40 << 20), 2);
+  struct Case {
+    const StepConfig& base;
+    BucketTimingMode mode;
+    bool reuse;
+  };
+  const Case cases[] = {{simple, BucketTimingMode::Extrapolate, true},
+                        {simple, BucketTimingMode::Extrapolate, false},
+                        {simple, BucketTimingMode::Exact, true},
+                        {ll128, BucketTimingMode::Extrapolate, true}};
+  for (const auto& [base, mode, reuse] : cases) {
+    CAPTURE(static_cast<int>(mode));
+    CAPTURE(reuse);
+    StepConfig c = base;
+    c.reuse_bucket_timings = reuse;
+    const StepResult one = run(spec, Fidelity::Flow, c, mode);
+    c.threads = 3;
+    const StepResult three = run(spec, Fidelity::Flow, c, mode);
+    CHECK(three.step == one.step);
+    CHECK(three.closed_form_step == one.closed_form_step);
+    CHECK(three.bytes_per_gpu == one.bytes_per_gpu);
+    CHECK(three.extrapolated_bucket_sizes == one.extrapolated_bucket_sizes);
+    CHECK(three.warnings == one.warnings);
+    REQUIRE(three.buckets.size() == one.buckets.size());
+    REQUIRE(one.buckets.size() >= 2);
+    for (std::size_t i = 0; i < one.buckets.size(); ++i) {
+      CHECK(three.buckets[i].start == one.buckets[i].start);
+      CHECK(three.buckets[i].end == one.buckets[i].end);
+      CHECK(three.buckets[i].idle == one.buckets[i].idle);
+    }
+    if (mode == BucketTimingMode::Extrapolate) CHECK_FALSE(one.extrapolated_bucket_sizes.empty());
+  }
+}

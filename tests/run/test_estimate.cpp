@@ -114,3 +114,17 @@ TEST_CASE("estimate: a refusal names the largest part and the cheaper idle-fabri
   CHECK(idle.memory_bytes < e.memory_bytes / 10);
   CHECK_FALSE(app::refusal(idle, 8.0 * (1 << 30)).has_value());
 }
+
+TEST_CASE("estimate: --threads shortens the DDP step's idle runs, and holds more of them at once") {
+  // 1,024 GPUs: Simple buckets by extrapolation (two samples), LL128 and small buckets whole.
+  const app::Scenario s = load({{"fabric.fat_tree.pods", "1"}});
+  const app::Estimate one = app::estimate_run(s);
+  const app::Estimate two = app::estimate_run(s, false, 2);
+  const app::Estimate many = app::estimate_run(s, false, 64);
+  CHECK(two.transfers == one.transfers);  // the same work
+  CHECK(two.wall_s < one.wall_s);
+  CHECK(two.wall_s > one.wall_s / 2);  // no better than a perfect split
+  CHECK(many.wall_s <= two.wall_s);
+  CHECK(two.memory_bytes > one.memory_bytes);
+  CHECK(many.memory_bytes >= two.memory_bytes);
+}
