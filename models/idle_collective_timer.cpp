@@ -8,6 +8,7 @@
 
 #include "models/collective_runner.hpp"
 #include "sim/backends/make_backend.hpp"
+#include "sim/core/parallel_for.hpp"
 #include "sim/core/simulation.hpp"
 
 namespace syncsim::models {
@@ -111,7 +112,14 @@ std::vector<IdleCollectiveTimer::Timing> IdleCollectiveTimer::simulate(Collectiv
                                                                        const Groups& groups,
                                                                        int64_t bytes) {
   const auto ranks = static_cast<uint32_t>(groups.front().size());
-  const Collective& collective = plan(op, algo, ranks, bytes);
+  std::vector<Timing> out = run_groups(plan(op, algo, ranks, bytes), groups);
+  simulated_groups_ += groups.size();
+  return out;
+}
+
+std::vector<IdleCollectiveTimer::Timing> IdleCollectiveTimer::run_groups(
+    const Collective& collective, const Groups& groups) const {
+  const auto ranks = static_cast<uint32_t>(groups.front().size());
   const CollectivePlan& p = collective.plan;
   Simulation sim(config_.seed);
   auto backend = make_backend(fidelity_, sim, spec_);
@@ -125,7 +133,6 @@ std::vector<IdleCollectiveTimer::Timing> IdleCollectiveTimer::simulate(Collectiv
     runners.back()->start();
   }
   sim.queue().run();
-  simulated_groups_ += groups.size();
   std::vector<Timing> out;
   out.reserve(runners.size());
   for (const auto& runner : runners) {
@@ -159,6 +166,7 @@ const IdleCollectiveTimer::Timing& IdleCollectiveTimer::time(CollectiveOp op, Co
     for (const auto& g : groups) append_gpus(key, g);
   }
   if (auto it = timings_.find(key); it != timings_.end()) return it->second;
+  if (recording_ && recorded_calls_.contains(key)) return recorded_placeholder_;
 
   Timing timing;
   const auto ranks = groups.empty() ? 0u : static_cast<uint32_t>(groups.front().size());
@@ -177,7 +185,10 @@ const IdleCollectiveTimer::Timing& IdleCollectiveTimer::time(CollectiveOp op, Co
         std::string k = key_of(op, algo, bytes);
         append_gpus(k, c);
         group_keys.push_back(k);
-        if (group_timings_.contains(k) || !pending.insert(k).second) continue;
+        if (group_timings_.contains(k) || recorded_groups_.contains(k) ||
+            !pending.insert(k).second) {
+          continue;
+        }
         std::size_t b = 0;
         for (; b < batches.size(); ++b) {
           if (std::none_of(c.begin(), c.end(), [&](uint32_t gpu) { return batch_used[b][gpu]; }))
@@ -192,6 +203,20 @@ const IdleCollectiveTimer::Timing& IdleCollectiveTimer::time(CollectiveOp op, Co
         batches[b].push_back(c);
         batch_keys[b].push_back(std::move(k));
       }
+      if (recording_) {
+        for (std::size_t b = 0; b < batches.size(); ++b) {
+          recorded_groups_.insert(batch_keys[b].begin(), batch_keys[b].end());
+          recorded_runs_.push_back(
+              RecordedRun{op, algo, std::move(batches[b]), bytes, std::move(batch_keys[b]), {}});
+        }
+        const bool all_timed =
+            std::all_of(group_keys.begin(), group_keys.end(),
+                        [&](const std::string& k) { return group_timings_.contains(k); });
+        if (!all_timed) {
+          recorded_calls_.insert(key);
+          return recorded_placeholder_;
+        }
+      }
       for (std::size_t b = 0; b < batches.size(); ++b) {
         const std::vector<Timing> t = simulate(op, algo, batches[b], bytes);
         for (std::size_t i = 0; i < t.size(); ++i) group_timings_.emplace(batch_keys[b][i], t[i]);
@@ -201,12 +226,60 @@ const IdleCollectiveTimer::Timing& IdleCollectiveTimer::time(CollectiveOp op, Co
       }
       timing.bytes_per_gpu = group_timings_.at(group_keys.front()).bytes_per_gpu;
     } else {
-      const std::vector<Timing> t = simulate(op, algo, groups, bytes);
+      if (recording_) {
+        recorded_runs_.push_back(RecordedRun{op, algo, groups, bytes, {}, key});
+        recorded_calls_.insert(key);
+        return recorded_placeholder_;
+      }
+      std::vector<Timing> t;
+      if (auto done = recorded_call_timings_.find(key); done != recorded_call_timings_.end()) {
+        t = std::move(done->second);
+        recorded_call_timings_.erase(done);
+      } else {
+        t = simulate(op, algo, groups, bytes);
+      }
       for (const Timing& x : t) timing.duration = std::max(timing.duration, x.duration);
       timing.bytes_per_gpu = t.front().bytes_per_gpu;
     }
   }
   return timings_.emplace(key, timing).first->second;
+}
+
+void IdleCollectiveTimer::run_recorded(unsigned threads) {
+  recording_ = false;
+  // Plans first, on this thread (plan() fills a map); the runs then only read them.
+  std::vector<const Collective*> collectives;
+  std::vector<std::size_t> order;
+  std::vector<double> cost;
+  for (const RecordedRun& run : recorded_runs_) {
+    const auto ranks = static_cast<uint32_t>(run.groups.front().size());
+    collectives.push_back(&plan(run.op, run.algo, ranks, run.bytes));
+    cost.push_back(static_cast<double>(collectives.back()->plan.steps.size()) *
+                   static_cast<double>(run.groups.size()));
+    order.push_back(order.size());
+  }
+  // The longest first (parallel_for takes them in order); ties keep the recorded order.
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
+  std::vector<std::vector<Timing>> results(recorded_runs_.size());
+  parallel_for(order.size(), threads, [&](std::size_t i) {
+    const std::size_t r = order[i];
+    results[r] = run_groups(*collectives[r], recorded_runs_[r].groups);
+  });
+  for (std::size_t r = 0; r < recorded_runs_.size(); ++r) {
+    RecordedRun& run = recorded_runs_[r];
+    simulated_groups_ += run.groups.size();
+    if (run.group_keys.empty()) {
+      recorded_call_timings_.emplace(std::move(run.call_key), std::move(results[r]));
+      continue;
+    }
+    for (std::size_t i = 0; i < results[r].size(); ++i) {
+      group_timings_.emplace(run.group_keys[i], results[r][i]);
+    }
+  }
+  recorded_runs_.clear();
+  recorded_calls_.clear();
+  recorded_groups_.clear();
 }
 
 }  // namespace syncsim::models

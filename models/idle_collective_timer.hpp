@@ -2,6 +2,7 @@
 // Times the collectives of the closed-form step engines on idle copies of the fabric.
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,11 +56,31 @@ class IdleCollectiveTimer {
   // Groups simulated so far (a group timed once for its whole symmetry class counts once).
   uint64_t simulated_groups() const { return simulated_groups_; }
 
+  // Two passes for threads (StepConfig::threads): while recording, time() notes the simulations a
+  // call needs and returns a zero timing for it; run_recorded() runs every noted simulation at
+  // once on `threads` threads, after which time() answers each call as it would have one call at
+  // a time: the simulations are private and their batches formed in the same order, so results
+  // are identical for any thread count.
+  void start_recording() { recording_ = true; }
+  void run_recorded(unsigned threads);
+
  private:
   using Groups = std::vector<std::vector<uint32_t>>;
   // Runs `groups` together on one idle fabric: each group's duration and bytes per GPU.
   std::vector<Timing> simulate(CollectiveOp op, CollectiveAlgo algo, const Groups& groups,
                                int64_t bytes);
+  // The same for a plan already made; touches nothing of the timer's (run_recorded's threads).
+  std::vector<Timing> run_groups(const Collective& collective, const Groups& groups) const;
+  // A simulation noted while recording: its groups, and where its timings go (one group per
+  // class: group_keys, in order; else the whole call: call_key).
+  struct RecordedRun {
+    CollectiveOp op;
+    CollectiveAlgo algo;
+    Groups groups;
+    int64_t bytes;
+    std::vector<std::string> group_keys;
+    std::string call_key;
+  };
   // The GPUs of `gpus` moved down by the largest multiple of the translation period that keeps
   // them on the fabric (every GPU inside one host: moved to host 0).
   std::vector<uint32_t> canonical(const std::vector<uint32_t>& gpus, bool whole_hosts_only) const;
@@ -74,6 +95,12 @@ class IdleCollectiveTimer {
   std::map<std::string, Timing> group_timings_;  // by one canonical group's key
   uint64_t simulated_groups_ = 0;
   bool host_major_ = false;  // GPU g is local GPU g % n of host g / n
+  bool recording_ = false;
+  Timing recorded_placeholder_;  // what time() answers while recording
+  std::vector<RecordedRun> recorded_runs_;
+  std::set<std::string> recorded_calls_;   // calls noted (their key)
+  std::set<std::string> recorded_groups_;  // canonical groups noted (their key)
+  std::map<std::string, std::vector<Timing>> recorded_call_timings_;  // run, not yet taken
 };
 
 }  // namespace syncsim::models

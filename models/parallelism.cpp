@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -25,8 +24,8 @@ using Groups = std::vector<std::vector<uint32_t>>;
 // the order of simulate_parallel_step (later ones read earlier ones' times).
 class ClosedFormStep {
  public:
-  ClosedFormStep(const net::NetworkSpec& spec, Fidelity fidelity, const StepConfig& config,
-                 ParallelStepParts* parts);
+  // `timer` times the collectives (it may be recording: idle_collective_timer.hpp).
+  ClosedFormStep(const StepConfig& config, ParallelStepParts* parts, IdleCollectiveTimer& timer);
   StepResult run();
 
  private:
@@ -73,7 +72,7 @@ class ClosedFormStep {
   int64_t vpi_;
   uint32_t layers_;  // the busiest pipeline rank's: per-step counts are reported for it
   uint32_t ep_ = 1;
-  std::optional<IdleCollectiveTimer> timer_;  // made once the layout has been checked
+  IdleCollectiveTimer& timer_;
   LayerCompute lc_;
   LayerCompute lc_moe_;
   std::vector<uint32_t> rank_moe_layers_;
@@ -167,9 +166,9 @@ uint32_t megatron_rank(const ParallelLayout& l, uint32_t data_parallel, uint32_t
 
 namespace {
 
-ClosedFormStep::ClosedFormStep(const net::NetworkSpec& spec, Fidelity fidelity,
-                               const StepConfig& config, ParallelStepParts* parts)
-    : config_(config), parts_(parts), lay_(config.layout), model_(config.model) {
+ClosedFormStep::ClosedFormStep(const StepConfig& config, ParallelStepParts* parts,
+                               IdleCollectiveTimer& timer)
+    : config_(config), parts_(parts), lay_(config.layout), model_(config.model), timer_(timer) {
   tp_ = std::max<uint32_t>(1, lay_.tensor);
   cp_ = std::max<uint32_t>(1, lay_.context);
   pp_ = std::max<uint32_t>(1, lay_.pipeline);
@@ -205,7 +204,6 @@ ClosedFormStep::ClosedFormStep(const net::NetworkSpec& spec, Fidelity fidelity,
     throw std::invalid_argument("FSDP with a mixture-of-experts model is not modelled");
   }
   r_.layout.expert = ep_;
-  timer_.emplace(spec, fidelity, config);
   const ComputeSplit split{tp_, cp_, lay_.sequence_parallel};
   lc_ = layer_compute(model_, config.gpu, config.compute, split);
   lc_moe_ = is_moe(model_) ? moe_layer_compute(model_, config.gpu, config.compute, split, ep_,
@@ -326,15 +324,15 @@ void ClosedFormStep::time_tensor_parallel() {
   const Groups groups = tp_groups();
   const int64_t per_layer = tp_fwd_count + tp_bwd_count;
   if (!lay_.sequence_parallel) {
-    const auto ar = timer_->time(CollectiveOp::AllReduce, CollectiveAlgo::Ring, groups, act);
+    const auto ar = timer_.time(CollectiveOp::AllReduce, CollectiveAlgo::Ring, groups, act);
     tp_fwd_ = ar.duration * tp_fwd_count;
     tp_bwd_ = ar.duration * tp_bwd_count;
     tp_bytes_per_gpu_ = ar.bytes_per_gpu * per_layer;
     add_row("tp_all_reduce", act, ar.duration, per_layer * layers_ * mb_, ar.protocol);
     return;
   }
-  const auto ag = timer_->time(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups, act);
-  const auto rs = timer_->time(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups, act);
+  const auto ag = timer_.time(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups, act);
+  const auto rs = timer_.time(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups, act);
   tp_fwd_ = (ag.duration + rs.duration) * tp_fwd_count;
   tp_bwd_ = (ag.duration + rs.duration) * tp_bwd_count;
   auto left = [&](Time comm, double gemm_s) {
@@ -389,9 +387,9 @@ void ClosedFormStep::time_context_parallel() {
                                : 2 * head_dim;
   const int64_t shard =
       config_.compute.micro_batch * (model_.sequence / cp_) * kv_heads * kv_width * 2;
-  const auto ag = timer_->time(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups, shard * cp_);
+  const auto ag = timer_.time(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups, shard * cp_);
   const auto rs =
-      timer_->time(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups, shard * cp_);
+      timer_.time(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups, shard * cp_);
   const Time attention_fwd = scaled(seconds(lc_.attention_forward), slowest_);
   const Time attention_bwd = scaled(seconds(lc_.attention_backward), slowest_);
   cp_fwd_exposed_ = std::max(Time::zero(), ag.duration - attention_fwd);
@@ -411,7 +409,7 @@ void ClosedFormStep::time_pipeline_sends() {
   for (uint32_t d = 0; d < dp_; ++d)
     for (uint32_t c = 0; c < cp_; ++c)
       for (uint32_t t = 0; t < tp_; ++t) pairs.push_back({gpu_of(t, c, 0, d), gpu_of(t, c, 1, d)});
-  const auto s = timer_->time(CollectiveOp::SendRecv, CollectiveAlgo::Pairwise, pairs, p2p_bytes);
+  const auto s = timer_.time(CollectiveOp::SendRecv, CollectiveAlgo::Pairwise, pairs, p2p_bytes);
   p2p_ = s.duration;
   // A middle stage sends activations and gradients once per chunk and micro-batch.
   p2p_bytes_per_gpu_ = 2 * p2p_bytes * mb_ * vpi_;
@@ -426,7 +424,7 @@ void ClosedFormStep::time_expert_parallel() {
   for (auto& g : groups)
     for (uint32_t& rank : g) rank = config_.rank_to_gpu[rank];
   const int64_t bytes = ep_all_to_all_bytes(model_, config_.compute, lay_, config_.capacity_factor);
-  const auto a2a = timer_->time(CollectiveOp::AllToAll, CollectiveAlgo::Pairwise, groups, bytes);
+  const auto a2a = timer_.time(CollectiveOp::AllToAll, CollectiveAlgo::Pairwise, groups, bytes);
   const auto [fwd_count, bwd_count] = ep_all_to_alls_per_layer(config_.compute);
   ep_fwd_ = a2a.duration * fwd_count;
   ep_bwd_ = a2a.duration * bwd_count;
@@ -444,9 +442,9 @@ void ClosedFormStep::time_expert_parallel() {
       ep_tensor_gather_bytes(model_, config_.compute, lay_, config_.capacity_factor);
   if (gathered <= 0) return;
   const Groups groups_tp = tp_groups();
-  const auto ag = timer_->time(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups_tp, gathered);
+  const auto ag = timer_.time(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups_tp, gathered);
   const auto rs =
-      timer_->time(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups_tp, gathered);
+      timer_.time(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups_tp, gathered);
   // One all-gather and one reduce-scatter per dispatch + combine pair.
   const int fwd_pairs = fwd_count / 2;
   const int bwd_pairs = bwd_count / 2;
@@ -505,15 +503,15 @@ void ClosedFormStep::time_fsdp() {
     const Groups groups = fsdp_groups(i, false);
     const double units = std::ceil(rank_layers_[i] / lpu_);
     const auto unit_params = static_cast<int64_t>(lpu_ * layer_shard_params_);
-    const auto ag = timer_->time(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups,
-                                 unit_params * param_bytes);
-    auto rs = timer_->time(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups,
-                           unit_params * gradient_bytes);
+    const auto ag = timer_.time(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups,
+                                unit_params * param_bytes);
+    auto rs = timer_.time(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups,
+                          unit_params * gradient_bytes);
     // HSDP: the shard's all-reduce over the replicas follows each reduce-scatter on its stream.
     IdleCollectiveTimer::Timing ar;
     if (replicas_ > 1) {
-      ar = timer_->time(CollectiveOp::AllReduce, dp_algo_, fsdp_groups(i, true),
-                        unit_params * gradient_bytes / shard_);
+      ar = timer_.time(CollectiveOp::AllReduce, dp_algo_, fsdp_groups(i, true),
+                       unit_params * gradient_bytes / shard_);
       rs.duration += ar.duration;
       rs.bytes_per_gpu += ar.bytes_per_gpu;
     }
@@ -533,12 +531,12 @@ void ClosedFormStep::time_fsdp() {
     fsdp_busy_[i] = (ag.duration * 2 + rs.duration) * (static_cast<int64_t>(units) * mb_);
     if (const auto root = static_cast<int64_t>(root_shard_params(i)); root > 0) {
       const auto rag =
-          timer_->time(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups, root * param_bytes);
-      auto rrs = timer_->time(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups,
-                              root * gradient_bytes);
+          timer_.time(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups, root * param_bytes);
+      auto rrs = timer_.time(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups,
+                             root * gradient_bytes);
       if (replicas_ > 1) {
-        const auto rar = timer_->time(CollectiveOp::AllReduce, dp_algo_, fsdp_groups(i, true),
-                                      root * gradient_bytes / shard_);
+        const auto rar = timer_.time(CollectiveOp::AllReduce, dp_algo_, fsdp_groups(i, true),
+                                     root * gradient_bytes / shard_);
         rrs.duration += rar.duration;
         rrs.bytes_per_gpu += rar.bytes_per_gpu;
       }
@@ -666,15 +664,14 @@ void ClosedFormStep::time_gradient_sync(Time pipeline_total) {
       if (sharded_optimizer_) {
         // Gradients reduce-scattered behind backward; the updated parameters (as many bytes: the
         // buckets are in the gradients' dtype, bf16 like the parameters) all-gathered later.
-        const auto rs = timer_->time(CollectiveOp::ReduceScatter, dp_ring, groups, b.size.count());
-        const auto ag = timer_->time(CollectiveOp::AllGather, dp_ring, groups, b.size.count());
+        const auto rs = timer_.time(CollectiveOp::ReduceScatter, dp_ring, groups, b.size.count());
+        const auto ag = timer_.time(CollectiveOp::AllGather, dp_ring, groups, b.size.count());
         stage_sync_[i].push_back(rs.duration);
         stage_protocols_[i].push_back(rs.protocol);
         param_gather += ag.duration;
         stage_bytes += rs.bytes_per_gpu + ag.bytes_per_gpu;
       } else {
-        const auto& timing =
-            timer_->time(CollectiveOp::AllReduce, dp_algo_, groups, b.size.count());
+        const auto& timing = timer_.time(CollectiveOp::AllReduce, dp_algo_, groups, b.size.count());
         stage_sync_[i].push_back(timing.duration);
         stage_protocols_[i].push_back(timing.protocol);
         stage_bytes += timing.bytes_per_gpu;
@@ -826,7 +823,14 @@ void ClosedFormStep::estimate_memory() {
 
 StepResult simulate_parallel_step(const net::NetworkSpec& spec, Fidelity fidelity,
                                   const StepConfig& config, ParallelStepParts* parts) {
-  return ClosedFormStep(spec, fidelity, config, parts).run();
+  IdleCollectiveTimer timer(spec, fidelity, config);
+  if (config.threads > 1) {
+    // A first pass notes every collective the step times; the timer then runs them all at once.
+    timer.start_recording();
+    ClosedFormStep(config, nullptr, timer).run();
+    timer.run_recorded(config.threads);
+  }
+  return ClosedFormStep(config, parts, timer).run();
 }
 
 }  // namespace syncsim::models

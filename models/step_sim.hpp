@@ -156,8 +156,9 @@ struct StepConfig {
   StepProtocols protocols;
   Perturbations perturbations;
   uint64_t seed = 1;
-  // Threads for the step's private idle-fabric simulations (the DDP buckets' timings): each is a
-  // simulation of its own, so results are identical for any count; peak memory grows with it.
+  // Threads for the step's private idle-fabric simulations (the DDP buckets' timings, the closed
+  // forms' collectives: IdleCollectiveTimer): each is a simulation of its own, so results are
+  // identical for any count; peak memory grows with it.
   uint32_t threads = 1;
   // Time each distinct bucket size once on an idle copy of the fabric and reuse it. Exact when the
   // bucket collectives are the only traffic (they run one at a time on one stream, so each starts

@@ -135,3 +135,50 @@ TEST_CASE("idle timer: a 3D-parallel FSDP step is identical with and without the
     CHECK(fast.collectives[i].bytes == every.collectives[i].bytes);
   }
 }
+
+// StepConfig::threads: a first pass notes the step's collectives, the timer runs them at once, the
+// second pass reads them. Every field comes out as on one thread, with and without the symmetry
+// rule and at flow fidelity (every group as placed).
+TEST_CASE("idle timer: the closed form on threads is identical to one thread") {
+  const auto spec = two_pod_fat_tree();
+  StepConfig fsdp = config_for("llama2-13b", 64, ParallelLayout{.tensor = 8, .pipeline = 2});
+  fsdp.parallelism = DataParallelism::Fsdp;
+  fsdp.layout.sequence_parallel = true;
+  fsdp.grad_accumulation = 4;
+  StepConfig placed = fsdp;
+  placed.time_symmetric_groups_once = false;
+  StepConfig ddp = config_for("llama2-13b", 64, ParallelLayout{.tensor = 4, .pipeline = 2});
+  ddp.layout.distributed_optimizer = true;
+  struct Case {
+    StepConfig config;
+    Fidelity fidelity;
+  };
+  for (const Case& k : {Case{fsdp, Fidelity::Analytic}, Case{placed, Fidelity::Analytic},
+                        Case{ddp, Fidelity::Flow}}) {
+    CAPTURE(static_cast<int>(k.fidelity));
+    StepConfig c = k.config;
+    const StepResult one = simulate_parallel_step(spec, k.fidelity, c);
+    c.threads = 3;
+    const StepResult three = simulate_parallel_step(spec, k.fidelity, c);
+    CHECK(three.step == one.step);
+    CHECK(three.exposed_comm == one.exposed_comm);
+    CHECK(three.sync == one.sync);
+    CHECK(three.tail == one.tail);
+    CHECK(three.bytes_per_gpu == one.bytes_per_gpu);
+    CHECK(three.memory_per_gpu_bytes == one.memory_per_gpu_bytes);
+    CHECK(three.warnings == one.warnings);
+    REQUIRE(three.collectives.size() == one.collectives.size());
+    REQUIRE(one.collectives.size() >= 2);
+    for (std::size_t i = 0; i < one.collectives.size(); ++i) {
+      CAPTURE(one.collectives[i].kind);
+      CHECK(three.collectives[i].kind == one.collectives[i].kind);
+      CHECK(three.collectives[i].end == one.collectives[i].end);
+      CHECK(three.collectives[i].count == one.collectives[i].count);
+      CHECK(three.collectives[i].protocol == one.collectives[i].protocol);
+    }
+    REQUIRE(three.buckets.size() == one.buckets.size());
+    for (std::size_t i = 0; i < one.buckets.size(); ++i) {
+      CHECK(three.buckets[i].end == one.buckets[i].end);
+    }
+  }
+}
