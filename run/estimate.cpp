@@ -266,8 +266,9 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
     double kept_plan_steps = 0;
     double largest_live = 0;  // bytes of the largest live simulation (records, dropped plan)
     std::set<double> sampled_chunks;  // the samples serve every size of the same chunk
-    // The idle-fabric simulations of the reused path, (transfers, live bytes) each: with --threads
-    // they run at once (models/step_sim.cpp, prefetch_idle_runs).
+    // The idle-fabric simulations, (transfers, live bytes) each, of the DDP step's reused path or
+    // of the closed form: with --threads they run at once (models/step_sim.cpp,
+    // prefetch_idle_runs; IdleCollectiveTimer::run_recorded).
     std::vector<std::pair<double, double>> idle_runs;
     if (c.layout.model_parallel() || models::is_moe(c.model)) {
       // The closed form (models/parallelism.cpp) times each kind of collective once, all groups of
@@ -292,6 +293,8 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
       const bool symmetric = scenario.fidelity == Fidelity::Analytic &&
                              c.time_symmetric_groups_once &&
                              scenario.network.transport.kind == net::TransportKind::Roce;
+      // One entry per simulation (transfers, live bytes): the closed form runs them on --threads.
+      std::vector<std::pair<double, double>> closed_form_runs;
       auto kind = [&](double groups, double group_ranks, double bytes, double copies,
                       double span = 0) {
         if (group_ranks <= 1 || bytes <= 0) return;
@@ -301,6 +304,10 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
         kept_plan_steps += plan.steps * copies;
         e.transfers += plan.transfers * simulated * copies;
         largest_live = std::max(largest_live, plan.transfers * groups * kBytesPerTransfer);
+        for (double k = 0; k < copies; ++k) {
+          closed_form_runs.emplace_back(plan.transfers * simulated,
+                                        plan.transfers * groups * kBytesPerTransfer);
+        }
         step_bytes_moved += 2.0 * bytes * groups * group_ranks * copies;
         largest_rank_count = std::max(largest_rank_count, groups * group_ranks);
       };
@@ -353,6 +360,7 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
       // transfer records it keeps.
       const bool fsdp = c.parallelism == models::DataParallelism::Fsdp;
       const bool event_driven = scenario.workload->event_driven_layouts.value_or(!reuse);
+      if (!event_driven) idle_runs = std::move(closed_form_runs);
       // With idle-fabric timing it times each distinct collective once on an idle fabric, as the
       // closed form counted above does, and runs no transfer of its own.
       if (event_driven && !c.model_parallel_idle_fabric_timing) {

@@ -127,4 +127,13 @@ TEST_CASE("estimate: --threads shortens the DDP step's idle runs, and holds more
   CHECK(many.wall_s <= two.wall_s);
   CHECK(two.memory_bytes > one.memory_bytes);
   CHECK(many.memory_bytes >= two.memory_bytes);
+  // The closed form of a model-parallel layout: its collectives' simulations run at once too.
+  app::LoadOptions o;
+  o.overrides = {{"fabric.fat_tree.pods", "1"}};
+  const app::Scenario layout =
+      app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/llama3-405b-16k.yaml", o);
+  const app::Estimate layout_one = app::estimate_run(layout);
+  const app::Estimate layout_two = app::estimate_run(layout, false, 2);
+  CHECK(layout_two.wall_s < layout_one.wall_s);
+  CHECK(layout_two.memory_bytes > layout_one.memory_bytes);
 }
