@@ -226,6 +226,7 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
   // Of e.transfers: what the DDP step's idle-fabric simulations save on `threads` threads (their
   // sum less the longest thread's share).
   double parallel_saved_transfers = 0;
+  double fsdp_saved_transfers = 0;  // the same of fsdp_transfers
   const bool tree_collectives =
       scenario.workload && scenario.workload->step.algorithm == models::CollectiveAlgo::Tree;
   if (scenario.workload) {
@@ -425,6 +426,9 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
         e.transfers += plan.transfers;
         fsdp_transfers += plan.transfers;
         largest_live = std::max(largest_live, plan.transfers * kBytesPerTransfer);
+        // Its all-gather and its reduce-scatter are two simulations, each half the transfers.
+        idle_runs.insert(idle_runs.end(), 2,
+                         {plan.transfers / 2, plan.transfers / 2 * kBytesPerTransfer});
         step_bytes_moved += 2.0 * bytes;
       }
       largest_rank_count = shard;
@@ -462,7 +466,9 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
     }
     if (threads > 1 && idle_runs.size() > 1) {
       const ParallelRuns at_once = parallel_runs(idle_runs, threads);
-      parallel_saved_transfers = at_once.saved_transfers;
+      // Plain FSDP's are its timed gathers and scatters, on their own per-transfer cost.
+      (fsdp_transfers > 0 ? fsdp_saved_transfers : parallel_saved_transfers) =
+          at_once.saved_transfers;
       largest_live = std::max(largest_live, at_once.live_bytes);
     }
     if (!c.layout.model_parallel()) step_bytes_moved *= n;
@@ -505,11 +511,12 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
       e.wall_s +=
           (e.transfers - event_driven_transfers - fsdp_transfers - parallel_saved_transfers) *
               flow_seconds_per_transfer(largest_rank_count, tree_collectives) +
-          fsdp_transfers * kFlowSecondsPerFsdpTransfer +
+          (fsdp_transfers - fsdp_saved_transfers) * kFlowSecondsPerFsdpTransfer +
           event_driven_transfers * kEventDrivenFlowSecondsPerTransfer;
       break;
     case Fidelity::Analytic:
-      e.wall_s += (e.transfers - parallel_saved_transfers) * kAnalyticSecondsPerTransfer;
+      e.wall_s += (e.transfers - parallel_saved_transfers - fsdp_saved_transfers) *
+                  kAnalyticSecondsPerTransfer;
       break;
   }
   if (!scenario.jobs.empty()) add_jobs(scenario, port_counters, e);
