@@ -75,24 +75,28 @@ struct CaseFigures {
   uint64_t packet_hops = 0;
   uint64_t events = 0;
   double peak_rss_mib = 0;
+  double step_s = 0;
   char error[512] = {};
 };
 
 CaseFigures run_case(const std::string& file, const std::vector<std::string>& overrides,
-                     int repetitions) {
+                     int repetitions, uint32_t threads) {
   CaseFigures best;
   LoadOptions options;
   for (const std::string& o : overrides) options.overrides.push_back(parse_override(o));
   for (int i = 0; i < repetitions; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     const Scenario s = load_scenario_file(file, options);
-    const RunResult r = run_scenario(s);
+    RunOptions run_options;
+    run_options.threads = threads;
+    const RunResult r = run_scenario(s, run_options);
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (wall < best.wall_s) {
       best.wall_s = wall;
       best.packet_hops = r.counters.packet_hops;
       best.events = r.events;
+      best.step_s = r.step ? r.step->step.seconds() : 0.0;
     }
   }
   best.peak_rss_mib = peak_rss_mib();
@@ -102,7 +106,8 @@ CaseFigures run_case(const std::string& file, const std::vector<std::string>& ov
 }  // namespace
 
 ScenarioBenchResult bench_scenario(const std::string& file,
-                                   const std::vector<std::string>& overrides, int repetitions) {
+                                   const std::vector<std::string>& overrides, int repetitions,
+                                   uint32_t threads) {
   // Each case runs in a child process of its own, so that its peak RSS is its own and not the
   // high-water mark of the cases before it (the allocator keeps what they freed).
   int fds[2];
@@ -113,7 +118,7 @@ ScenarioBenchResult bench_scenario(const std::string& file,
     close(fds[0]);
     CaseFigures figures;
     try {
-      figures = run_case(file, overrides, repetitions);
+      figures = run_case(file, overrides, repetitions, threads);
     } catch (const std::exception& e) {
       std::snprintf(figures.error, sizeof figures.error, "%s", e.what());
     }
@@ -144,6 +149,7 @@ ScenarioBenchResult bench_scenario(const std::string& file,
   best.packet_hops_per_s = static_cast<double>(best.packet_hops) / best.wall_s;
   best.events_per_s = static_cast<double>(best.events) / best.wall_s;
   best.peak_rss_mib = figures.peak_rss_mib;
+  best.step_s = figures.step_s;
   return best;
 }
 

@@ -25,10 +25,13 @@ struct ScenarioBenchResult {
   uint64_t events = 0;
   double events_per_s = 0;
   double peak_rss_mib = 0;  // the case's own high-water mark (it runs in a child process)
+  double step_s = 0;        // the training step's time (workload scenarios), to compare runs
 };
 
+// `threads`: `run --threads`, the step's private idle-fabric simulations at once.
 ScenarioBenchResult bench_scenario(const std::string& file,
-                                   const std::vector<std::string>& overrides, int repetitions);
+                                   const std::vector<std::string>& overrides, int repetitions,
+                                   uint32_t threads = 1);
 
 // Peak resident set size of this process so far, from /proc/self/status (VmHWM); 0 if unknown.
 double peak_rss_mib();

@@ -2,6 +2,9 @@
 #include <filesystem>
 #include <iomanip>
 #include <ostream>
+#include <stdexcept>
+#include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -28,12 +31,15 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out) {
   po::options_description opts("syncsim bench [options]");
   opts.add_options()("help,h", "show this help")(
       "scenarios", po::value<std::string>(),
-      "folder holding ring-next-leaf-128.yaml, ring-next-leaf-1024.yaml and "
-      "ring-next-leaf-128-dcqcn.yaml (default: the scenarios/ directory of the source tree)")(
-      "hold-events", po::value<uint64_t>()->default_value(20'000'000), "events in the hold model")(
-      "hold-pending", po::value<std::size_t>()->default_value(4096),
-      "pending events in the hold model")("repetitions", po::value<int>()->default_value(3),
-                                          "runs per scenario; the best is reported")(
+      "folder holding ring-next-leaf-128.yaml, ring-next-leaf-1024.yaml, "
+      "ring-next-leaf-128-dcqcn.yaml and default.yaml (default: the scenarios/ directory of the "
+      "source tree)")("hold-events", po::value<uint64_t>()->default_value(20'000'000),
+                      "events in the hold model")("hold-pending",
+                                                  po::value<std::size_t>()->default_value(4096),
+                                                  "pending events in the hold model")(
+      "repetitions", po::value<int>()->default_value(3), "runs per scenario; the best is reported")(
+      "threads", po::value<std::string>()->value_name("N"),
+      "threads of the threads case (run --threads; default: the machine's cores, at least 2)")(
       "json", "print one JSON object");
   const CommandLine cl = parse_command_line(args, opts);
   const po::variables_map& vm = cl.values;
@@ -91,6 +97,35 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out) {
           << r.events_per_s / 1e6 << " M events/s, peak RSS " << std::setprecision(1)
           << r.peak_rss_mib << " MiB\n";
     }
+  }
+  // The threads case: a DDP step (the default scenario's, 64 GPUs, as DDP) on one thread and on
+  // N (`run --threads`): its private idle-fabric simulations at once. The step must come out the
+  // same; the bench fails otherwise.
+  const unsigned threads = cl.has("threads")
+                               ? parse_positive_count("threads", cl.get<std::string>("threads"))
+                               : std::max(2U, std::thread::hardware_concurrency());
+  const std::vector<std::string> ddp = {"workload.parallelism=ddp"};
+  const auto one = bench_scenario(dir + "/default.yaml", ddp, reps, 1);
+  const auto many = bench_scenario(dir + "/default.yaml", ddp, reps, threads);
+  if (many.step_s != one.step_s) {
+    throw std::logic_error("bench: the DDP step on " + std::to_string(threads) +
+                           " threads differs from one thread's");
+  }
+  report["threads"] = {{"file", "default.yaml"},
+                       {"overrides", ddp},
+                       {"threads", threads},
+                       {"wall_1_thread_s", one.wall_s},
+                       {"wall_s", many.wall_s},
+                       {"speedup", one.wall_s / many.wall_s},
+                       {"peak_rss_mib_1_thread", one.peak_rss_mib},
+                       {"peak_rss_mib", many.peak_rss_mib},
+                       {"step_s", many.step_s}};
+  if (!json) {
+    out << std::fixed << std::setprecision(3) << "default.yaml as DDP, " << threads
+        << " threads: " << many.wall_s << " s against " << one.wall_s << " s on one (best of "
+        << reps << "), speed-up " << std::setprecision(2) << one.wall_s / many.wall_s
+        << ", peak RSS " << std::setprecision(1) << many.peak_rss_mib << " MiB against "
+        << one.peak_rss_mib << " MiB, the same step\n";
   }
   if (json) out << report.dump(2) << "\n";
   return 0;

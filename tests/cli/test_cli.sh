@@ -359,7 +359,7 @@ fi
 check "--verbose prints the estimate" grep -q "^estimate: memory" "$tmp/verbose.err"
 # bench: every reference case runs and reports; one ACK per data packet adds ACK hops.
 if [ -z "${SYNCSIM_SANITIZED:-}" ]; then
-  "$bin" bench --hold-events 100000 --repetitions 1 --json >"$tmp/bench.json" 2>/dev/null
+  "$bin" bench --hold-events 100000 --repetitions 1 --threads 2 --json >"$tmp/bench.json" 2>/dev/null
   check "bench reports the five reference cases with their hops" python3 -c "
 import json, sys
 d = json.load(open(sys.argv[1]))['scenarios']
@@ -368,6 +368,12 @@ names = ['ring-next-leaf-128', 'ring-next-leaf-1024', 'ring-next-leaf-128 ack_ev
 assert sorted(d) == sorted(names), sorted(d)
 assert all(d[n]['packet_hops'] > 1_000_000 and d[n]['peak_rss_mib'] > 0 for n in names)
 assert d['ring-next-leaf-128 ack_every=1']['packet_hops'] > 1.5 * d['ring-next-leaf-128']['packet_hops']
+" "$tmp/bench.json"
+  check "bench's threads case: the DDP step on 2 threads, its walls and speed-up" python3 -c "
+import json, sys
+t = json.load(open(sys.argv[1]))['threads']
+assert t['threads'] == 2 and t['step_s'] > 0, t
+assert t['wall_s'] > 0 and t['wall_1_thread_s'] > 0 and t['speedup'] == t['wall_1_thread_s'] / t['wall_s'], t
 " "$tmp/bench.json"
 fi
 # Compute noise against scale: the noisy-minus-clean step gap grows from 8 to 128 ranks.
