@@ -3,6 +3,7 @@
 // transfer records hold hundreds of MB that are written once; with 4 KiB pages the first-touch page
 // faults took about half of the run's time. Most distributions ship THP in "madvise" mode, where a
 // region gets 2 MiB pages only when asked. A hint: no effect where unsupported.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -31,6 +32,13 @@ void reserve_huge(std::vector<T>& v, std::size_t capacity) {
   v.reserve(capacity);
   if (v.capacity() * sizeof(T) >= (std::size_t{4} << 20))
     advise_huge_pages(v.data(), v.capacity() * sizeof(T));
+}
+
+// reserve_huge() for a vector that keeps growing by hints: at least twice its capacity when the
+// hint exceeds it, so n hints cost O(total) copying like push_back, not O(n x total).
+template <typename T>
+void reserve_geometric(std::vector<T>& v, std::size_t capacity) {
+  if (capacity > v.capacity()) reserve_huge(v, std::max(capacity, 2 * v.capacity()));
 }
 
 }  // namespace syncsim
