@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "run/runner.hpp"
 #include "sim/net/port_counters.hpp"
 #include "topologies/fabric_builder.hpp"
+#include "topologies/path_length.hpp"
 
 namespace syncsim::app {
 
@@ -51,12 +53,14 @@ constexpr double kBytesPerRank = 80;      // per-rank step state (multipliers, t
 constexpr double kFlowSecondsPerTransferBase = 3.5e-6;
 constexpr double kFlowRanksDoublingCost = 32768;
 constexpr double kAnalyticSecondsPerTransfer = 2e-6;
-constexpr double kPacketSecondsPerHop = 0.25e-6;       // per hop while the port state fits in cache
+// Per hop while the port state fits in cache: since the calendar queue 0.11 us (the 16-rank
+// 256 MiB ring of load-balancing.yaml's report) to 0.16 us (ring-next-leaf-128) on an idle core.
+constexpr double kPacketSecondsPerHop = 0.18e-6;
 constexpr double kPacketCacheBytes = 8.0 * (1 << 20);  // port state beyond which hops slow down
 constexpr double kSecondsPerFabricEntity = 2e-6;       // building the fabric and routing tables
 // Starting the process and reading the scenario: the whole run of the smallest shipped scenarios
-// (gb200-nvl72, pfc-deadlock, incast-*: 0.02-0.05 s, `ci` build at 9f44512).
-constexpr double kProcessSeconds = 0.03;
+// (gb200-nvl72, pfc-deadlock: 0.01 s, incast-*: 0.02-0.03 s, `ci` build at 095f8ab).
+constexpr double kProcessSeconds = 0.015;
 // The event-driven model-parallel step per transfer counted above (its records, runners and
 // schedule; flow fidelity). Measured on the dgxc Llama 3 70B recipe (TP 4 x PP 4 x CP 2 x VP 5,
 // 64 micro-batches, forced event_driven) at 64 and 256 GPUs and on llama-70b-3d.yaml: 0.68, 1.08
@@ -167,6 +171,39 @@ ParallelRuns parallel_runs(std::vector<std::pair<double, double>> runs, uint32_t
   return r;
 }
 
+// Traffic entries expanded message by message for their packets' links at most this many
+// messages (the all-to-all of 16k GPUs would be 268 M).
+constexpr double kMessagesExpandedAtMost = 1 << 20;
+
+// Payload bytes x links crossed of the scenario's background traffic, expanded as the run
+// expands it (GPUs host-major); nullopt where it cannot be expanded (the run reports why).
+std::optional<double> traffic_link_bytes(const Scenario& scenario, uint32_t gpus) {
+  std::vector<uint32_t> host_of_rank(gpus);
+  const uint32_t per_host = std::max<uint32_t>(1, scenario.fabric.host.gpus);
+  for (uint32_t g = 0; g < gpus; ++g) host_of_rank[g] = g / per_host;
+  std::vector<models::MessageSpec> messages;
+  try {
+    messages = models::expand_traffic(scenario.traffic, host_of_rank, scenario.seed);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  double sum = 0;
+  for (const models::MessageSpec& m : messages) {
+    sum += static_cast<double>(m.size.count()) *
+           topo::links_between_gpus(scenario.fabric, m.src_gpu, m.dst_gpu);
+  }
+  return sum;
+}
+
+// The mean links between consecutive ranks of a ring over the first `ranks` GPUs.
+double ring_links(const topo::FabricParams& fabric, double ranks) {
+  if (ranks < 2) return 0;
+  const auto n = static_cast<uint64_t>(ranks);
+  double sum = 0;
+  for (uint64_t r = 0; r < n; ++r) sum += topo::links_between_gpus(fabric, r, (r + 1) % n);
+  return sum / static_cast<double>(n);
+}
+
 std::string gib(double bytes) {
   std::ostringstream out;
   out.precision(bytes >= 10.0 * (1 << 30) ? 0 : 2);
@@ -209,6 +246,12 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
     messages += traffic_messages(t, gpus);
     message_bytes += traffic_bytes(t, gpus);
   }
+  // Packet fidelity: the links each message's packets cross, from its endpoints where expanding
+  // the traffic is cheap (nullopt: count by the fabric's depth).
+  const std::optional<double> message_link_bytes =
+      scenario.fidelity == Fidelity::Packet && messages <= kMessagesExpandedAtMost
+          ? traffic_link_bytes(scenario, static_cast<uint32_t>(size.gpus))
+          : std::nullopt;
   e.transfers += messages;
   e.memory_parts.emplace_back("messages", messages * (kBytesPerMessage + kBytesPerTransfer));
 
@@ -265,6 +308,7 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
                                         scenario.fabric.host.gpus);
     };
     double kept_plan_steps = 0;
+    double kept_records = 0;  // bytes of the live buckets' transfer records
     double largest_live = 0;  // bytes of the largest live simulation (records, dropped plan)
     std::set<double> sampled_chunks;  // the samples serve every size of the same chunk
     // The idle-fabric simulations, (transfers, live bytes) each, of the DDP step's reused path or
@@ -460,6 +504,8 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
       } else {
         kept_plan_steps += plan.steps;
         largest_live = std::max(largest_live, t * kBytesPerTransfer);
+        // The live buckets' transfer records stay with the run's backend to its end.
+        kept_records += t * count * kBytesPerTransfer;
       }
       e.transfers += reuse ? t : t * count;
       step_bytes_moved += 2.0 * static_cast<double>(bytes) * (reuse ? 1 : count);
@@ -477,8 +523,34 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
     }
     e.memory_parts.emplace_back("plans", kept_plan_steps * kBytesPerPlanStep);
     e.memory_parts.emplace_back("transfers", largest_live);
+    if (kept_records > 0) e.memory_parts.emplace_back("records", kept_records);
     e.memory_parts.emplace_back("ranks",
                                 n * kBytesPerRank + static_cast<double>(buckets.size()) * 64);
+  }
+
+  // The `report:` collectives (run_report_collectives, run/collective_cmd.cpp): an all_reduce of
+  // each size over the job's ranks on an idle copy of the fabric after the run, planned as a ring
+  // here whatever NCCL picks (both move about 2 S per GPU).
+  double report_bytes_moved = 0;
+  double report_ranks = 0;
+  if (scenario.report) {
+    const double n = scenario.workload && scenario.workload->data_parallel > 0
+                         ? scenario.workload->data_parallel
+                         : gpus;
+    const auto ranks = static_cast<uint32_t>(std::min(n, 4.0e9));
+    models::StepConfig c;
+    c.gpus_per_host = scenario.fabric.host.gpus;
+    models::apply_nccl_step_setup(c, scenario.collective, scenario_nccl_channels(scenario, ranks));
+    for (const int64_t bytes :
+         {scenario.report->allreduce_small_bytes, scenario.report->allreduce_large_bytes}) {
+      const models::PlanSizeEstimate plan =
+          models::plan_size_estimate(models::CollectiveAlgo::Ring, n, static_cast<double>(bytes),
+                                     static_cast<double>(c.chunk_bytes),
+                                     std::max<uint32_t>(1, c.channels), scenario.fabric.host.gpus);
+      e.transfers += plan.transfers;
+      report_bytes_moved += 2.0 * static_cast<double>(bytes) * n;
+    }
+    report_ranks = n;
   }
 
   for (const auto& [name, bytes] : e.memory_parts) e.memory_bytes += bytes;
@@ -498,8 +570,17 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
       const double ack_share = scenario.network.transport.kind == net::TransportKind::Roce
                                    ? 1.0 / std::max(1u, scenario.network.transport.gbn.ack_every)
                                    : 0.0;
-      e.packet_hops = (message_bytes + step_bytes_moved) / std::max(1.0, mtu) * hops_per_packet *
-                      (1.0 + ack_share);
+      // Rings (a ring step's buckets, the report's all_reduces) hop between consecutive ranks,
+      // mostly inside a host or under one leaf.
+      const bool ring_step = scenario.workload &&
+                             scenario.workload->step.algorithm == models::CollectiveAlgo::Ring &&
+                             !scenario.workload->step.layout.model_parallel();
+      const double step_links =
+          ring_step ? ring_links(scenario.fabric, largest_rank_count) : hops_per_packet;
+      e.packet_hops = (message_link_bytes.value_or(message_bytes * hops_per_packet) +
+                       step_bytes_moved * step_links +
+                       report_bytes_moved * ring_links(scenario.fabric, report_ranks)) /
+                      std::max(1.0, mtu) * (1.0 + ack_share);
       // A hop costs more as the fabric's state outgrows the caches (ports, queues, MMU counters):
       // measured 0.16 us at 128 hosts (1.5 MB of port state), 0.27 us at 1024 (12 MB), 0.95 us at
       // 8,192 (147 MB), docs/performance.md.
