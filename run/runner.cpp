@@ -271,6 +271,12 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   r.warnings = scenario.load_warnings;
   r.warnings.insert(r.warnings.end(), fault_warnings.begin(), fault_warnings.end());
   r.messages = messages.size();
+  if (options.threads > 1 && (scenario.chakra || !scenario.workload || !scenario.jobs.empty())) {
+    r.warnings.push_back(
+        "threads: " + std::to_string(options.threads) +
+        " were asked for, but only a `workload:` step's private idle-fabric simulations run on "
+        "threads; this run (traffic, jobs or a Chakra replay) uses one");
+  }
   models::TrafficInjector injector(*backend, std::move(messages));
   if (scenario.chakra) {
     run_chakra_workload(scenario, *backend, r);

@@ -56,6 +56,8 @@ check "--json: fits_memory false, bound_by and step_shares summing to 1" python3
 check "--threads 2: the DDP step's JSON equals one thread's (wall, memory and the estimate aside)" python3 -c "import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); drop=lambda d: {k: v for k, v in d.items() if k not in ('wall_s', 'peak_rss_bytes', 'estimate')}; sys.exit(0 if drop(a) == drop(b) and b['estimate']['wall_s'] < a['estimate']['wall_s'] else 1)" "$tmp/ddp.json" "$tmp/ddp-threads.json"
 "$bin" run --threads 0 >/dev/null 2>"$tmp/err"
 check "--threads 0 exits 2 and says what it expects" bash -c "test $? -eq 2 && grep -q -- '--threads: expected a positive integer' '$tmp/err'"
+"$bin" run "$src/scenarios/ring-shift-8gpu.yaml" --threads 2 --json --set traffic.0.size=64KiB >"$tmp/threads-traffic.json" 2>/dev/null
+check "--threads on a traffic-only run warns that it has no effect" grep -q "threads: 2 were asked for" "$tmp/threads-traffic.json"
 
 # Lossy transports: incast-tcp.yaml retransmits and reports it.
 "$bin" run "$src/scenarios/incast-tcp.yaml" --json >"$tmp/tcp.json" 2>"$tmp/err"
