@@ -254,10 +254,12 @@ TEST_CASE("bucket timing on threads: bit-identical to one thread") {
                         {simple, BucketTimingMode::Extrapolate, false},
                         {simple, BucketTimingMode::Exact, true},
                         {ll128, BucketTimingMode::Extrapolate, true}};
-  for (const auto& [base, mode, reuse] : cases) {
+  for (const Case& k : cases) {
+    const BucketTimingMode mode = k.mode;  // CAPTURE is a lambda: clang 14 cannot capture bindings
+    const bool reuse = k.reuse;
     CAPTURE(static_cast<int>(mode));
     CAPTURE(reuse);
-    StepConfig c = base;
+    StepConfig c = k.base;
     c.reuse_bucket_timings = reuse;
     const StepResult one = run(spec, Fidelity::Flow, c, mode);
     c.threads = 3;
