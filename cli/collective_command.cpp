@@ -50,7 +50,9 @@ int collective_command(const std::vector<std::string>& args, std::ostream& out) 
       "delay before every transfer, e.g. 2us (default 0: the protocol's NVLink/network latencies)")(
       "hbm", po::value<std::string>()->default_value(kDefaultCollectiveHbm),
       "GPU memory bandwidth for reductions (3 bytes of traffic per byte reduced); 0 = free")(
-      "json", "print the rows as JSON");
+      "threads", po::value<std::string>()->value_name("N"),
+      "simulate N sizes at once (default 1); each is a simulation of its own, so the rows are the "
+      "same for any N, and peak memory grows with it")("json", "print the rows as JSON");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   const CommandLine cl = parse_command_line(args, opts, pos);
@@ -91,6 +93,9 @@ int collective_command(const std::vector<std::string>& args, std::ostream& out) 
     }
     o.nccl_model = model == "nccl";
     o.root = vm["root"].as<uint32_t>();
+    if (cl.has("threads")) {
+      o.threads = parse_positive_count("threads", cl.get<std::string>("threads"));
+    }
     o.run.step_latency = parse_time(vm["step-latency"].as<std::string>());
     const std::string hbm = vm["hbm"].as<std::string>();
     o.run.hbm_bytes_per_s = hbm == "0" ? 0.0 : parse_bandwidth(hbm).bytes_per_second();

@@ -13,6 +13,7 @@
 #include "sim/backends/analytic_backend.hpp"
 #include "sim/backends/make_backend.hpp"
 #include "sim/backends/packet_backend.hpp"
+#include "sim/core/parallel_for.hpp"
 #include "topologies/fabric_builder.hpp"
 
 namespace syncsim::app {
@@ -122,8 +123,14 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
         "syncsim " + fidelity + " GPU " + std::to_string(rank_to_gpu[r])));
   }
 
-  for (const int64_t size : collective_sweep_sizes(o)) {
-    const int64_t bytes = nccl_tests_size(o.op, n, size);
+  // One row per size, each a simulation of its own: run on o.threads threads into their slots,
+  // then appended in size order (and the header's validation cleared if any size skipped it).
+  const std::vector<int64_t> sizes = collective_sweep_sizes(o);
+  std::vector<NcclTestsRow> rows(sizes.size());
+  std::vector<char> unverified(sizes.size(), 0);
+  parallel_for(sizes.size(), o.threads, [&](std::size_t index) {
+    NcclTestsRow& out = rows[index];
+    const int64_t bytes = nccl_tests_size(o.op, n, sizes[index]);
     // The (algorithm, protocol) for this size: fixed ones as given, auto ones by NCCL's cost model
     // (the algorithm among ring/tree, the protocol for the chosen algorithm's row).
     const CollectiveAlgo algo = algo_fixed ? fixed_algo : models::nccl_choose(cost, bytes).algo;
@@ -146,7 +153,7 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
             "NIC per GPU) and collnet_chain (all_reduce), not " +
             std::string(to_string(algo)) + " " + std::string(to_string(o.op)));
       }
-      sweep.rows.push_back(make_row(o.op, n, bytes, t, static_cast<int>(o.root), 0));
+      out = make_row(o.op, n, bytes, t, static_cast<int>(o.root), 0);
     } else {
       models::NcclCollective c;
       c.op = o.op;
@@ -184,7 +191,7 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
       if (counters <= double{1 << 26}) {
         wrong = models::verify_plan(plan).ok ? 0 : 1;
       } else {
-        h.validation = 0;
+        unverified[index] = 1;
       }
       const auto wall_start = std::chrono::steady_clock::now();
       Simulation sim(scenario.seed);
@@ -192,17 +199,21 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
       backend->keep_finished_records(false);  // only the result and counters are read
       backend->count_port_bytes(true);
       const auto result = models::run_collective(*backend, plan, rank_to_gpu, setup.run);
-      sweep.rows.push_back(make_row(o.op, n, bytes, result.duration().microseconds(),
-                                    static_cast<int>(o.root), wrong));
-      NcclTestsRow& row = sweep.rows.back();
+      out = make_row(o.op, n, bytes, result.duration().microseconds(), static_cast<int>(o.root),
+                     wrong);
+      NcclTestsRow& row = out;
       row.sim_events = sim.queue().executed();
       row.sim_packet_hops = backend->counters().packet_hops;
       row.link_load = busiest_tier(tier_loads(spec, backend->port_bytes()));
       row.sim_wall_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     }
-    sweep.rows.back().algorithm = std::string(to_string(algo));
-    sweep.rows.back().protocol = std::string(to_string(proto));
+    out.algorithm = std::string(to_string(algo));
+    out.protocol = std::string(to_string(proto));
+  });
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (unverified[i] != 0) h.validation = 0;
+    sweep.rows.push_back(std::move(rows[i]));
   }
   return sweep;
 }

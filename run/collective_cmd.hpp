@@ -52,6 +52,9 @@ struct CollectiveSweepOptions {
   // Reduction bandwidth and priority; the latencies and wire factor come from the protocol, and
   // step_latency, when non-zero, replaces the protocol's per-step latencies.
   models::CollectiveRunOptions run;
+  // Sizes simulated at once on this many threads (`collective --threads`): each size is a
+  // simulation of its own, so the rows are the same for any count.
+  uint32_t threads = 1;
 };
 
 struct CollectiveSweep {
