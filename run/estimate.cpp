@@ -1,7 +1,5 @@
 #include "run/estimate.hpp"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -21,10 +19,10 @@
 #include "models/step_model.hpp"
 #include "models/step_protocols.hpp"
 #include "models/step_sim.hpp"
+#include "run/estimate_traffic.hpp"
 #include "run/runner.hpp"
 #include "sim/net/port_counters.hpp"
 #include "topologies/fabric_builder.hpp"
-#include "topologies/path_length.hpp"
 
 namespace syncsim::app {
 
@@ -94,28 +92,6 @@ double flow_seconds_per_transfer(double concurrent_ranks, bool tree) {
                              (1.0 + concurrent_ranks / kFlowRingRanksDoublingCost));
 }
 
-double traffic_messages(const models::TrafficSpec& t, double gpus) {
-  switch (t.pattern) {
-    case models::TrafficPattern::Explicit:
-      return static_cast<double>(t.messages.size());
-    case models::TrafficPattern::Incast:
-      return t.senders;
-    case models::TrafficPattern::AllToAll:
-      return gpus * (gpus - 1);
-    default:
-      return gpus;
-  }
-}
-
-double traffic_bytes(const models::TrafficSpec& t, double gpus) {
-  if (t.pattern != models::TrafficPattern::Explicit) {
-    return traffic_messages(t, gpus) * static_cast<double>(t.size.count());
-  }
-  double sum = 0;
-  for (const auto& m : t.messages) sum += static_cast<double>(m.size.count());
-  return sum;
-}
-
 // The closed form (models/step_model.hpp) on unperturbed compute, with each bucket's all-reduce at
 // the bandwidth bound 2 (n-1)/n S / B, B the bus bandwidth of a node (its NICs, NCCL's channels
 // spread over all of them; NVLink when the ranks fit in one host), times the tree's measured factor
@@ -170,46 +146,6 @@ ParallelRuns parallel_runs(std::vector<std::pair<double, double>> runs, uint32_t
   r.saved_transfers = sum - *std::max_element(load.begin(), load.end());
   for (std::size_t i = 0; i < load.size(); ++i) r.live_bytes += live[i];
   return r;
-}
-
-// Traffic entries expanded message by message for their packets' links at most this many
-// messages (the all-to-all of 16k GPUs would be 268 M).
-constexpr double kMessagesExpandedAtMost = 1 << 20;
-
-// Payload bytes x links crossed of the scenario's background traffic, expanded as the run
-// expands it (GPUs host-major); nullopt where it cannot be expanded (the run reports why).
-std::optional<double> traffic_link_bytes(const Scenario& scenario, uint32_t gpus) {
-  std::vector<uint32_t> host_of_rank(gpus);
-  const uint32_t per_host = std::max<uint32_t>(1, scenario.fabric.host.gpus);
-  for (uint32_t g = 0; g < gpus; ++g) host_of_rank[g] = g / per_host;
-  std::vector<models::MessageSpec> messages;
-  try {
-    messages = models::expand_traffic(scenario.traffic, host_of_rank, scenario.seed);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  double sum = 0;
-  for (const models::MessageSpec& m : messages) {
-    sum += static_cast<double>(m.size.count()) *
-           topo::links_between_gpus(scenario.fabric, m.src_gpu, m.dst_gpu);
-  }
-  return sum;
-}
-
-// The mean links between consecutive ranks of a ring over the first `ranks` GPUs.
-double ring_links(const topo::FabricParams& fabric, double ranks) {
-  if (ranks < 2) return 0;
-  const auto n = static_cast<uint64_t>(ranks);
-  double sum = 0;
-  for (uint64_t r = 0; r < n; ++r) sum += topo::links_between_gpus(fabric, r, (r + 1) % n);
-  return sum / static_cast<double>(n);
-}
-
-std::string gib(double bytes) {
-  std::ostringstream out;
-  out.precision(bytes >= 10.0 * (1 << 30) ? 0 : 2);
-  out << std::fixed << bytes / static_cast<double>(1 << 30) << " GiB";
-  return out.str();
 }
 
 }  // namespace
@@ -613,8 +549,8 @@ namespace {
 // times its steps (twice with compare_alone, which reruns each job alone). All jobs run in one
 // simulation that keeps every transfer's record to the end. Measured on scenarios/multi-job.yaml
 // (`ci` build at 7ba10ee): without compare_alone 4.8 s and 256 MiB peak for 3.0 M counted
-// transfers, 1.6 us and 85 B each; with it 51 s and 336 MiB for 6.0 M, so each job's rerun alone
-// costs about ten times more per transfer, which is not understood (the estimate is 0.2x there).
+// transfers, 1.6 us and 85 B each. With it 51 s there: the records were reallocated once per
+// collective (fixed at 095f8ab); since then 6.8-10.4 s and 314-321 MiB for 6.0 M, 1.1-1.7 us.
 constexpr double kJobSecondsPerTransfer = 1.6e-6;
 void add_jobs(const Scenario& scenario, bool port_counters, Estimate& e) {
   const topo::FabricSize size = topo::fabric_size(scenario.fabric);
@@ -647,72 +583,5 @@ void add_jobs(const Scenario& scenario, bool port_counters, Estimate& e) {
 }
 
 }  // namespace
-
-std::optional<double> available_memory_bytes() {
-  // A stand-in machine size, so tests can exercise refusals and --force without a huge scenario.
-  if (const char* forced = std::getenv("SYNCSIM_MEM_AVAILABLE");
-      forced != nullptr && *forced != '\0') {
-    char* end = nullptr;
-    const double bytes = std::strtod(forced, &end);
-    if (end != forced && *end == '\0' && bytes > 0) return bytes;
-  }
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  double value = 0;
-  std::string unit;
-  while (in >> key >> value >> unit) {
-    if (key == "MemAvailable:") return value * 1024.0;
-  }
-  return std::nullopt;
-}
-
-double peak_rss_bytes() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) * 1024.0;  // Linux reports KiB
-}
-
-nlohmann::json to_json(const Estimate& e) {
-  nlohmann::json parts = nlohmann::json::object();
-  for (const auto& [name, bytes] : e.memory_parts) parts[name] = bytes;
-  return {{"memory_bytes", e.memory_bytes},
-          {"wall_s", e.wall_s},
-          {"transfers", e.transfers},
-          {"packet_hops", e.packet_hops},
-          {"extrapolated_buckets", e.extrapolated_buckets},
-          {"sim_time_s", e.sim_time_s},
-          {"memory_parts", parts}};
-}
-
-std::string to_text(const Estimate& e) {
-  std::ostringstream out;
-  out << "estimate: memory " << gib(e.memory_bytes) << " (";
-  bool first = true;
-  for (const auto& [name, bytes] : e.memory_parts) {
-    if (bytes < 1e6) continue;
-    out << (first ? "" : ", ") << name << " " << gib(bytes);
-    first = false;
-  }
-  out.precision(3);
-  out << "), wall " << e.wall_s << " s, " << e.transfers << " transfers";
-  if (e.packet_hops > 0) out << ", " << e.packet_hops << " packet hops";
-  out << "\n";
-  return out.str();
-}
-
-std::optional<std::string> refusal(const Estimate& e, std::optional<double> available) {
-  if (!available || e.memory_bytes <= *available) return std::nullopt;
-  std::string why = "estimated memory " + gib(e.memory_bytes) + " exceeds the " + gib(*available) +
-                    " available (MemAvailable in /proc/meminfo, or SYNCSIM_MEM_AVAILABLE)";
-  // Name the largest part, and what would shrink it.
-  const auto largest =
-      std::max_element(e.memory_parts.begin(), e.memory_parts.end(),
-                       [](const auto& a, const auto& b) { return a.second < b.second; });
-  if (largest != e.memory_parts.end()) {
-    why += "; the largest part is " + largest->first + " (" + gib(largest->second) + ")";
-  }
-  for (const std::string& c : e.cheaper) why += "; " + c;
-  return why + "; refusing to start (--force runs it anyway, --verbose shows the estimate)";
-}
 
 }  // namespace syncsim::app

@@ -1,0 +1,27 @@
+#pragma once
+// The run estimate's traffic: how many messages and bytes a `traffic:` entry makes, and how many
+// links their packets cross (run/estimate.cpp counts packet hops with them).
+#include <optional>
+
+#include "models/traffic.hpp"
+#include "scenario/scenario.hpp"
+#include "topologies/fabric_params.hpp"
+
+namespace syncsim::app {
+
+// Messages and payload bytes of one entry on `gpus` GPUs, without expanding it.
+double traffic_messages(const models::TrafficSpec& t, double gpus);
+double traffic_bytes(const models::TrafficSpec& t, double gpus);
+
+// Traffic expanded message by message for its packets' links at most this many messages (the
+// all-to-all of 16k GPUs would be 268 M).
+inline constexpr double kMessagesExpandedAtMost = 1 << 20;
+
+// Payload bytes x links crossed of the scenario's background traffic, expanded as the run expands
+// it (GPUs host-major); nullopt where it cannot be expanded (the run reports why).
+std::optional<double> traffic_link_bytes(const Scenario& scenario, uint32_t gpus);
+
+// The mean links between consecutive ranks of a ring over the first `ranks` GPUs.
+double ring_links(const topo::FabricParams& fabric, double ranks);
+
+}  // namespace syncsim::app
