@@ -1,13 +1,12 @@
 #include "calibration/bounded_least_squares.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
 #include <stdexcept>
-#include <thread>
 
 #include <Eigen/Dense>
+
+#include "sim/core/parallel_for.hpp"
 
 namespace syncsim::calibration {
 
@@ -32,29 +31,7 @@ std::vector<std::vector<double>> evaluate_each(
     const std::function<std::vector<double>(const std::vector<double>&)>& f,
     std::span<const std::vector<double>> xs, unsigned threads) {
   std::vector<std::vector<double>> out(xs.size());
-  const std::size_t workers = std::min<std::size_t>(std::max(1u, threads), xs.size());
-  if (workers <= 1) {
-    for (std::size_t i = 0; i < xs.size(); ++i) out[i] = f(xs[i]);
-    return out;
-  }
-  std::atomic<std::size_t> next{0};
-  std::vector<std::exception_ptr> errors(workers);
-  {
-    std::vector<std::jthread> pool;
-    pool.reserve(workers);
-    for (std::size_t w = 0; w < workers; ++w) {
-      pool.emplace_back([&, w] {
-        try {
-          for (std::size_t i = next++; i < xs.size(); i = next++) out[i] = f(xs[i]);
-        } catch (...) {
-          errors[w] = std::current_exception();
-        }
-      });
-    }
-  }
-  for (const std::exception_ptr& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+  parallel_for(xs.size(), threads, [&](std::size_t i) { out[i] = f(xs[i]); });
   return out;
 }
 
