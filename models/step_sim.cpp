@@ -1,7 +1,6 @@
 #include "models/step_sim.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -13,6 +12,7 @@
 #include <tuple>
 #include <utility>
 
+#include "models/bucket_extrapolation.hpp"
 #include "models/collective_cost.hpp"
 #include "models/communication_memory.hpp"
 #include "models/step_engine.hpp"
@@ -22,6 +22,15 @@
 #include "sim/core/simulation.hpp"
 
 namespace syncsim::models {
+
+using bucket_timing::allreduce_options;
+using bucket_timing::bucket_protocol;
+using bucket_timing::ceil_div;
+using bucket_timing::Extrapolation;
+using bucket_timing::extrapolation_for;
+using bucket_timing::kSettledSlope;
+using bucket_timing::kVerifiedMinSampleUnits;
+using bucket_timing::sample_units;
 
 namespace {
 
@@ -88,131 +97,7 @@ class StepDriver {
   std::unique_ptr<CollectiveRunner> retired_;
 };
 
-// The extrapolation of one bucket size (BucketTimingMode::Extrapolate): its pipeline unit, its
-// units and the first sample's units.
-struct Extrapolation {
-  int64_t unit = 0;   // bytes per pipeline unit
-  int64_t units = 0;  // the bucket's, rounded up
-  int64_t k1 = 0;     // units of the smaller sample
-  // LL / LL128: the samples double from k1 until the line through the last two has settled
-  // (settled_slope), within the bucket's own cost.
-  bool verified = false;
-  int64_t small() const { return k1 * unit; }
-  int64_t large() const { return 2 * k1 * unit; }
-};
-
-// k1: pipeline units in the smaller sample, k2 = 2 k1 in the larger. An ideal pipeline is affine
-// in its chunk count from the first chunk on, but until the first chunk has gone up and down the
-// tree (2 depth chunk times) fewer flows share the links, so early chunks go faster than in steady
-// state, and the slope between two short runs underestimates the real per-chunk time. Measured on
-// the 256-GPU fat-tree (ddp-70b-16k.yaml, tree, flow): 2.1 GB bucket error -19% at k1 = 4 (=
-// depth/2), -6.7% at 8, -0.4% at 32 (4 depth), -0.16% at 64, -0.04% at 120. k1 = 4 depth, with
-// depth = ceil(log2 ranks) (for a ring, the number of chunks per segment needs no such margin, but
-// we keep the same rule).
-int64_t sample_units(uint32_t ranks) { return 4 * static_cast<int64_t>(std::bit_width(ranks - 1)); }
-
-// LL and LL128 move small chunks (LL 32 KiB; LL128 576,000 B, which NCCL halves for trees down to
-// 36,000 B) with per-hop latencies larger than a chunk's time on the wire, so their fill lasts
-// depth x (latency + chunk time) / chunk time chunk times, several times Simple's, and k1 = 4 depth
-// does not cover it. Measured (tests/models/test_bucket_extrapolation.cpp, 64-rank tree, LL128 on
-// 2 channels, analytic): the time is affine at 3.12 us a unit up to ~50 units, then at 6.24 us
-// (the two channels' chunks meet in a shared connection's queue), so a line through 24 and 48
-// units missed a 744-unit bucket by -46%. Their samples therefore double, k1, 2 k1, 4 k1, ...,
-// until the slopes of the last two intervals agree within kSettledSlope, and the line goes
-// through the last two samples; where the samples would cost more units than the bucket itself
-// before that, the bucket is simulated whole. The first three must fit in the bucket: 7 k1 units.
-constexpr double kSettledSlope = 0.005;
-constexpr int64_t kVerifiedMinSampleUnits = 7;  // k1 + 2 k1 + 4 k1, in k1
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// The plan options of the step's all-reduce of `bytes` with protocol `proto`; `run` (if given)
-// receives the run options that go with them.
-PlanOptions allreduce_options(const StepConfig& config, uint32_t n, int64_t bytes,
-                              NcclProtocol proto, CollectiveRunOptions* run = nullptr) {
-  PlanOptions o;
-  o.op = CollectiveOp::AllReduce;
-  o.algo = config.algorithm;
-  o.ranks = n;
-  o.bytes = bytes;
-  o.channels = config.channels;
-  o.gpus_per_host = config.gpus_per_host;
-  o.nics_per_host = config.nics_per_host;
-  const CollectiveRunOptions options = shape_step_collective(config, proto, o);
-  if (run != nullptr) *run = options;
-  // NCCL's CollNet chunk for this bucket's size (the ring's slice would leave a 25 MB bucket a
-  // handful of rounds, and the tree's hops little to pipeline).
-  if (is_collnet(config.algorithm)) set_step_collnet_options(o, config, bytes);
-  return o;
-}
-
-NcclProtocol bucket_protocol(const StepConfig& config, uint32_t n, int64_t bytes) {
-  return step_protocol(config, CollectiveOp::AllReduce, config.algorithm, n, bytes);
-}
-
-// `chunk`: the chunk of the bucket's plan (its protocol's, `proto`).
-std::optional<Extrapolation> extrapolation_for(const StepConfig& config, uint32_t n, int64_t bytes,
-                                               int64_t chunk, NcclProtocol proto) {
-  if (config.bucket_timing == BucketTimingMode::Exact || chunk <= 0 || n < 2) return std::nullopt;
-  int64_t unit = 0;  // bytes per pipeline unit
-  int64_t transfers_per_unit = 0;
-  const auto edges = static_cast<int64_t>(n - 1);
-  if (config.algorithm == CollectiveAlgo::Tree) {
-    const auto trees = static_cast<int64_t>(config.channels);  // one tree per channel
-    unit = trees * chunk;                                      // one chunk in each
-    transfers_per_unit = trees * 2 * edges;                    // each: up and down every edge
-  } else if (config.algorithm == CollectiveAlgo::Ring) {
-    const auto segments = static_cast<int64_t>(config.channels) * n;
-    unit = segments * chunk;                    // one chunk per segment of every channel
-    transfers_per_unit = segments * 2 * edges;  // each segment: 2(n-1) hops
-  } else {
-    return std::nullopt;
-  }
-  const int64_t units = ceil_div(bytes, unit);
-  const int64_t k1 = sample_units(n);
-  const bool verified = proto != NcclProtocol::Simple;
-  // Below k2 units the samples cost as much as the bucket. It also bounds the error of a partial
-  // last chunk: the plan cuts S into ceil(S / unit) equal pieces, slightly smaller than a chunk,
-  // each paying the full per-step latency, which a line in bytes misses by up to (latency share of
-  // a chunk's time) / units (measured: -2.6% for a ring bucket of 28.01 units, 32 ranks).
-  if (units < (verified ? kVerifiedMinSampleUnits : 2) * k1) return std::nullopt;
-  if (config.bucket_timing == BucketTimingMode::Auto &&
-      units * transfers_per_unit < config.extrapolate_min_transfers) {
-    return std::nullopt;
-  }
-  return Extrapolation{unit, units, k1, verified};
-}
-
 }  // namespace
-
-std::optional<BucketSamples> bucket_extrapolation(const StepConfig& config, uint32_t ranks,
-                                                  int64_t bytes) {
-  const NcclProtocol proto = bucket_protocol(config, ranks, bytes);
-  const PlanOptions o = allreduce_options(config, ranks, bytes, proto);
-  const std::optional<Extrapolation> e =
-      extrapolation_for(config, ranks, bytes, o.chunk_bytes, proto);
-  if (!e) return std::nullopt;
-  return BucketSamples{e->small(), e->large(), e->verified};
-}
-
-std::string_view to_string(BucketTimingMode t) {
-  switch (t) {
-    case BucketTimingMode::Exact:
-      return "exact";
-    case BucketTimingMode::Extrapolate:
-      return "extrapolate";
-    case BucketTimingMode::Auto:
-      return "auto";
-  }
-  return "auto";
-}
-
-BucketTimingMode parse_bucket_timing(std::string_view text) {
-  if (text == "exact") return BucketTimingMode::Exact;
-  if (text == "extrapolate") return BucketTimingMode::Extrapolate;
-  if (text == "auto") return BucketTimingMode::Auto;
-  throw std::invalid_argument("expected exact, extrapolate or auto");
-}
 
 namespace {
 
