@@ -76,6 +76,8 @@ struct CaseFigures {
   uint64_t events = 0;
   double peak_rss_mib = 0;
   double step_s = 0;
+  double sim_time_s = 0;
+  uint32_t partitions = 1;
   char error[512] = {};
 };
 
@@ -97,6 +99,8 @@ CaseFigures run_case(const std::string& file, const std::vector<std::string>& ov
       best.packet_hops = r.counters.packet_hops;
       best.events = r.events;
       best.step_s = r.step ? r.step->step.seconds() : 0.0;
+      best.sim_time_s = r.sim_time_s;
+      best.partitions = r.partitions;
     }
   }
   best.peak_rss_mib = peak_rss_mib();
@@ -150,6 +154,8 @@ ScenarioBenchResult bench_scenario(const std::string& file,
   best.events_per_s = static_cast<double>(best.events) / best.wall_s;
   best.peak_rss_mib = figures.peak_rss_mib;
   best.step_s = figures.step_s;
+  best.sim_time_s = figures.sim_time_s;
+  best.partitions = figures.partitions;
   return best;
 }
 

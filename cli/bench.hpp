@@ -26,9 +26,12 @@ struct ScenarioBenchResult {
   double events_per_s = 0;
   double peak_rss_mib = 0;  // the case's own high-water mark (it runs in a child process)
   double step_s = 0;        // the training step's time (workload scenarios), to compare runs
+  double sim_time_s = 0;    // simulated time at the end, to compare runs
+  uint32_t partitions = 1;  // a packet-level traffic run's partitions (run --threads)
 };
 
-// `threads`: `run --threads`, the step's private idle-fabric simulations at once.
+// `threads`: `run --threads`, the step's private idle-fabric simulations or a packet-level
+// traffic run's partitions at once.
 ScenarioBenchResult bench_scenario(const std::string& file,
                                    const std::vector<std::string>& overrides, int repetitions,
                                    uint32_t threads = 1);

@@ -127,6 +127,34 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out) {
         << ", peak RSS " << std::setprecision(1) << many.peak_rss_mib << " MiB against "
         << one.peak_rss_mib << " MiB, the same step\n";
   }
+  // The packet threads case: ring-next-leaf-1024 as shipped, its fabric's partitions in windows
+  // on one thread and on N (`run --threads` on traffic). The run must come out the same.
+  const auto packet_one = bench_scenario(dir + "/ring-next-leaf-1024.yaml", {}, reps, 1);
+  const auto packet_many = bench_scenario(dir + "/ring-next-leaf-1024.yaml", {}, reps, threads);
+  if (packet_many.sim_time_s != packet_one.sim_time_s ||
+      packet_many.packet_hops != packet_one.packet_hops ||
+      packet_many.events != packet_one.events) {
+    throw std::logic_error("bench: ring-next-leaf-1024 on " + std::to_string(threads) +
+                           " threads differs from one thread's");
+  }
+  report["packet_threads"] = {{"file", "ring-next-leaf-1024.yaml"},
+                              {"threads", threads},
+                              {"partitions", packet_many.partitions},
+                              {"wall_1_thread_s", packet_one.wall_s},
+                              {"wall_s", packet_many.wall_s},
+                              {"speedup", packet_one.wall_s / packet_many.wall_s},
+                              {"packet_hops", packet_many.packet_hops},
+                              {"packet_hops_per_s", packet_many.packet_hops_per_s},
+                              {"peak_rss_mib_1_thread", packet_one.peak_rss_mib},
+                              {"peak_rss_mib", packet_many.peak_rss_mib}};
+  if (!json) {
+    out << std::fixed << std::setprecision(3) << "ring-next-leaf-1024 in " << packet_many.partitions
+        << " partitions, " << threads << " threads: " << packet_many.wall_s << " s against "
+        << packet_one.wall_s << " s on one (best of " << reps << "), speed-up "
+        << std::setprecision(2) << packet_one.wall_s / packet_many.wall_s << ", "
+        << packet_many.packet_hops_per_s / 1e6 << " M hops/s, peak RSS " << std::setprecision(1)
+        << packet_many.peak_rss_mib << " MiB, the same run\n";
+  }
   if (json) out << report.dump(2) << "\n";
   return 0;
 }

@@ -263,6 +263,15 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   for (const net::GpuAttachment& g : spec.gpus) host_of_rank.push_back(g.host);
   auto messages = models::expand_traffic(scenario.traffic, host_of_rank, scenario.seed);
 
+  // Traffic alone is known in advance (no completion starts a transfer): at packet level the fabric
+  // runs as partitions in windows, on --threads threads (sim/net/partition_windows.hpp). Time
+  // series sample the network as one; faults act on it as one.
+  const bool traffic_only = !scenario.chakra && scenario.jobs.empty() && !scenario.workload;
+  if (scenario.fidelity == Fidelity::Packet && traffic_only && !scenario.observe &&
+      faults.empty()) {
+    spec.execution.partitioned = true;
+    spec.execution.threads = options.threads;
+  }
   Simulation sim(scenario.seed);
   std::unique_ptr<TransferBackend> backend = make_backend(scenario.fidelity, sim, spec);
   backend->count_port_bytes(true);  // link_tiers: bytes per egress port, hence per tier
@@ -271,11 +280,21 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   r.warnings = scenario.load_warnings;
   r.warnings.insert(r.warnings.end(), fault_warnings.begin(), fault_warnings.end());
   r.messages = messages.size();
-  if (options.threads > 1 && (scenario.chakra || !scenario.workload || !scenario.jobs.empty())) {
+  const BackendExecution execution = backend->execution();
+  if (options.threads > 1 && spec.execution.partitioned && execution.partitions < 2) {
     r.warnings.push_back(
         "threads: " + std::to_string(options.threads) +
-        " were asked for, but only a `workload:` step's private idle-fabric simulations run on "
-        "threads; this run (traffic, jobs or a Chakra replay) uses one");
+        " were asked for, but this packet-level run has one partition: " + execution.refusal);
+  } else if (options.threads > 1 && traffic_only && !spec.execution.partitioned) {
+    r.warnings.push_back(
+        "threads: " + std::to_string(options.threads) +
+        " were asked for, but traffic runs on threads only at packet fidelity, without "
+        "`observe:` or `faults:`; this run uses one");
+  } else if (options.threads > 1 && (scenario.chakra || !scenario.jobs.empty())) {
+    r.warnings.push_back(
+        "threads: " + std::to_string(options.threads) +
+        " were asked for, but only a `workload:` step's private idle-fabric simulations and "
+        "packet-level traffic run on threads; this run (jobs or a Chakra replay) uses one");
   }
   models::TrafficInjector injector(*backend, std::move(messages));
   if (scenario.chakra) {
@@ -394,7 +413,10 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   r.seed = scenario.seed;
   r.fidelity = scenario.fidelity;
   r.sim_time_s = sim.now().seconds();
-  r.events = sim.queue().executed();
+  const BackendExecution ran = backend->execution();
+  r.events = sim.queue().executed() + ran.partition_events;
+  r.partitions = ran.partitions;
+  r.windows = ran.windows;
   r.counters = backend->counters();
   r.gpus = static_cast<uint32_t>(spec.gpus.size());
   r.hosts = spec.hosts;

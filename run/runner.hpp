@@ -83,6 +83,10 @@ struct RunResult {
   double sim_time_s = 0;  // time of the last event (last completion)
   double wall_s = 0;      // host wall-clock time of set-up and simulation
   uint64_t events = 0;
+  // A packet-level traffic run's partitions and windows (sim/net/partition_windows.hpp): 1 and 0
+  // when the network ran as one queue.
+  uint32_t partitions = 1;
+  uint64_t windows = 0;
   BackendCounters counters;
   uint64_t messages = 0;
   uint64_t messages_completed = 0;

@@ -13,6 +13,11 @@ class PacketBackend final : public TransferBackend, private net::FlowCompletionH
   PacketBackend(Simulation& sim, const net::NetworkSpec& spec);
   Fidelity fidelity() const override { return Fidelity::Packet; }
   net::NetworkCounters counters() const override { return network_.counters(); }
+  BackendExecution execution() const override {
+    return BackendExecution{network_.partitions() == 0 ? 1U : network_.partitions(),
+                            network_.partition_windows(), network_.partition_events(),
+                            network_.partition_threads(), network_.partition_refusal()};
+  }
   void observe(BackendObserver& observer) const override { observer.on_packet_network(network_); }
   const net::Network& network() const { return network_; }
   bool schedule_faults(const std::vector<net::NetFault>& faults,

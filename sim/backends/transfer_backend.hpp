@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -41,6 +42,17 @@ struct TransferRecord {
 
 using TransferCallback = std::function<void(TransferId, const TransferRecord&)>;
 
+// How a backend's network ran (sim/net/partition_windows.hpp): the partitions of a windowed
+// packet-level run and the windows they ran in, the events inside them (not on the simulation's
+// own queue), the threads, and why a run that asked for partitions ran as one queue.
+struct BackendExecution {
+  uint32_t partitions = 1;
+  uint64_t windows = 0;
+  uint64_t partition_events = 0;
+  unsigned threads = 1;
+  std::string refusal;
+};
+
 // Network-wide counters in one shape for every backend (sim/net/network_counters.hpp). Fields a
 // backend cannot observe stay zero and are documented as such by that backend.
 using BackendCounters = net::NetworkCounters;
@@ -73,6 +85,8 @@ class TransferBackend {
 
   virtual Fidelity fidelity() const = 0;
   virtual net::NetworkCounters counters() const = 0;
+  // One partition, no windows, unless a packet network ran windowed.
+  virtual BackendExecution execution() const { return {}; }
   // Shows the backend's model to `observer` through the hooks its fidelity has (see
   // BackendObserver); the default shows nothing.
   virtual void observe(BackendObserver& /*observer*/) const {}

@@ -109,6 +109,17 @@ bool EventQueue::has_live_events() {
   return false;
 }
 
+Time EventQueue::next_event_time() {
+  if (!has_live_events()) return Time::max();
+  return Time::ps(time_of(calendar_.least()));
+}
+
+void EventQueue::advance_to(Time t) {
+  if (t <= now_) return;
+  SIM_CHECK(next_event_time() >= t, "the clock was moved past a pending event");
+  now_ = t;
+}
+
 bool EventQueue::step() { return dispatch_next(Time::max().picoseconds()); }
 
 uint64_t EventQueue::run(Time until) {

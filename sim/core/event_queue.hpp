@@ -58,6 +58,13 @@ class EventQueue {
   bool has_live_events();
   // Runs exactly one live event if there is one; returns false when the queue is empty.
   bool step();
+  // The time of the next live event (cancelled ones ahead of it are discarded), Time::max() when
+  // none is pending.
+  Time next_event_time();
+  // Moves the clock forward to `t` without running anything; requires that no live event before
+  // `t` is pending (a partition of a windowed run, sim/net/partition_windows.hpp, is brought to the
+  // window's end so that what is scheduled from outside it starts there).
+  void advance_to(Time t);
   // Makes run() return after the event in progress.
   void stop() { stop_requested_ = true; }
 

@@ -48,6 +48,13 @@ struct FlowRecord {
   int64_t lb_last_sent_ps = 0;
 };
 
+// A flow's last byte arrived in a partition of a windowed run (partition_windows.hpp): its record
+// is complete, and the completion handler is told at the window's end, at `finish_ps`.
+struct DeferredCompletion {
+  int64_t finish_ps = 0;
+  FlowId flow = kNoFlow;
+};
+
 class FlowCompletionHandler {
  public:
   virtual ~FlowCompletionHandler() = default;

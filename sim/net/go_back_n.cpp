@@ -24,14 +24,15 @@ void GoBackN::place(PacketRef packet, FlowId id, uint32_t seq, uint32_t payload)
   std::vector<uint64_t>& bits = gbn_[index_of(id)].placed;
   if (is_placed(bits, seq)) {
     // A duplicate (the sender went back over PSNs placed already): tell it where we stand.
-    ctx_.counters.bytes_discarded += payload;
-    ctx_.pool.release(packet);
+    const NetContext& at = dst_ctx(id);
+    at.counters.bytes_discarded += payload;
+    at.pool.release(packet);
     ack(id, state(id).rcv_nxt);
     return;
   }
   bits[seq / 64] |= uint64_t{1} << (seq % 64);
   // Never the message's last byte: rcv_nxt is still missing, so this cannot complete the flow.
-  ctx_.deliver(packet);
+  dst_ctx(id).deliver(packet);
 }
 
 bool GoBackN::can_send(FlowId id) const {
@@ -39,11 +40,11 @@ bool GoBackN::can_send(FlowId id) const {
   return s.nxt < s.packets && !gbn_[index_of(id)].failed;
 }
 
-void GoBackN::retried(GoBackNFlowState& g) {
+void GoBackN::retried(FlowId id, GoBackNFlowState& g) {
   if (!g.lossless || g.failed) return;
   if (++g.retries > params_.lossless_retry_count) {
     g.failed = true;
-    ++ctx_.counters.rc_retry_exceeded;
+    ++src_ctx(id).counters.rc_retry_exceeded;
   }
 }
 
@@ -54,14 +55,14 @@ int64_t GoBackN::rto_ps(FlowId id) const {
                                      : params_.timeout.picoseconds();
 }
 
-void GoBackN::on_timeout(FlowId id, ReliableFlowState& /*s*/) { retried(gbn_[index_of(id)]); }
+void GoBackN::on_timeout(FlowId id, ReliableFlowState& /*s*/) { retried(id, gbn_[index_of(id)]); }
 
-void GoBackN::on_ack(PacketRef packet) {
-  const Packet& p = ctx_.packet(packet);
+void GoBackN::on_ack(const NetContext& at, PacketRef packet) {
+  const Packet& p = at.packet(packet);
   const FlowId id = p.flow;
   const uint32_t ack_seq = p.seq;
   const bool nak = p.kind == PacketKind::Nak;
-  ctx_.pool.release(packet);
+  at.pool.release(packet);
   acknowledged(id, ack_seq, nak);
 }
 
@@ -78,7 +79,7 @@ void GoBackN::acknowledged(FlowId id, uint32_t ack_seq, bool nak) {
     // Go-back-N: resend from the PSN the receiver expects.
     s.nxt = std::max(ack_seq, s.una);
     rewound(id, s);
-    retried(g);
+    retried(id, g);
   }
   update_listing(id, s);
 }
@@ -104,8 +105,8 @@ void GoBackN::on_data_lost(const Packet& packet) {
   }
 }
 
-void GoBackN::on_data(PacketRef packet) {
-  const Packet& p = ctx_.packet(packet);
+void GoBackN::on_data(const NetContext& at, PacketRef packet) {
+  const Packet& p = at.packet(packet);
   const FlowId id = p.flow;
   const uint32_t seq = p.seq;
   const bool ce = p.ecn_ce;
@@ -114,7 +115,7 @@ void GoBackN::on_data(PacketRef packet) {
   ReliableFlowState& s = state(id);
   GoBackNFlowState& g = gbn_[index_of(id)];
   if (ce && pacing_ != nullptr) pacing_->notify(id);
-  if (seq > s.rcv_nxt) ++ctx_.counters.out_of_order_packets;
+  if (seq > s.rcv_nxt) ++at.counters.out_of_order_packets;
   if (seq > s.rcv_nxt && params_.out_of_order) {
     place(packet, id, seq, payload);
     return;
@@ -129,9 +130,9 @@ void GoBackN::on_data(PacketRef packet) {
     g.nak_sent = false;
     if (g.loss_at_ps != INT64_MAX && s.rcv_nxt > g.loss_high) {
       // Every packet lost since the recovery began has now arrived.
-      const int64_t took = ctx_.now().picoseconds() - g.loss_at_ps;
+      const int64_t took = at.now().picoseconds() - g.loss_at_ps;
       g.loss_at_ps = INT64_MAX;
-      NetworkCounters& c = ctx_.counters;
+      NetworkCounters& c = at.counters;
       ++c.rc_recoveries;
       c.rc_recovery_time_ps += took;
       c.rc_recovery_max_ps = std::max(c.rc_recovery_max_ps, took);
@@ -141,12 +142,12 @@ void GoBackN::on_data(PacketRef packet) {
     if (ack_now) g.since_ack = 0;
     const uint32_t expected = s.rcv_nxt;
     // deliver() may complete the message, and its callback start new flows.
-    ctx_.deliver(packet);
+    at.deliver(packet);
     if (ack_now) ack(id, expected);
     return;
   }
-  ctx_.counters.bytes_discarded += payload;
-  ctx_.pool.release(packet);
+  at.counters.bytes_discarded += payload;
+  at.pool.release(packet);
   if (seq > s.rcv_nxt) {
     // Out of order: a packet before it was lost. One NAK per gap; the rest are discarded.
     if (!g.nak_sent) {

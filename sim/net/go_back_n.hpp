@@ -36,8 +36,8 @@ class GoBackN final : public ReliableTransport, public DataLossListener {
           const GoBackNParams& params, uint8_t lossless_mask)
       : ReliableTransport(ctx, nics, pacing), params_(params), lossless_mask_(lossless_mask) {}
   bool can_send(FlowId id) const override;
-  void on_data(PacketRef packet) override;
-  void on_ack(PacketRef packet) override;
+  void on_data(const NetContext& at, PacketRef packet) override;
+  void on_ack(const NetContext& at, PacketRef packet) override;
   void on_data_lost(const Packet& packet) override;
 
  private:
@@ -51,7 +51,7 @@ class GoBackN final : public ReliableTransport, public DataLossListener {
   // The receiver: an ACK on the wire, or (lossless) straight to the sender.
   void ack(FlowId id, uint32_t expected);
   // A lossless queue pair retries once more; past the retry count it fails.
-  void retried(GoBackNFlowState& g);
+  void retried(FlowId id, GoBackNFlowState& g);
   // Out-of-order placement: a PSN past rcv_nxt arrived; places it unless it is a duplicate.
   void place(PacketRef packet, FlowId id, uint32_t seq, uint32_t payload);
 

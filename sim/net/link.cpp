@@ -13,16 +13,32 @@ bool Link::transmit(PacketRef packet) {
     ctx_.drop(packet, DropReason::LinkLoss);
     return false;
   }
+  if (outbox_ != nullptr) {
+    outbox_->push_back(RemoteArrival{arrival.picoseconds(), this, ctx_.packet(packet)});
+    ctx_.pool.release(packet);
+    return true;
+  }
   const bool was_idle = in_flight_.empty();
   in_flight_.push(InFlight{arrival.picoseconds(), packet});
   if (was_idle) ctx_.queue.schedule(arrival, this, 0, 0, &arrival_token_);
   return true;
 }
 
+void Link::accept(const RemoteArrival& arrival) {
+  const PacketRef packet = arrival_ctx_->pool.allocate();
+  arrival_ctx_->pool[packet] = arrival.packet;
+  const bool was_idle = in_flight_.empty();
+  in_flight_.push(InFlight{arrival.arrival_ps, packet});
+  if (was_idle) {
+    arrival_ctx_->queue.schedule(Time::ps(arrival.arrival_ps), this, 0, 0, &arrival_token_);
+  }
+}
+
 void Link::on_event(uint32_t /*kind*/, uint64_t /*arg*/) {
   const InFlight head = in_flight_.pop();
   if (!in_flight_.empty()) {
-    ctx_.queue.schedule(Time::ps(in_flight_.front().arrival_ps), this, 0, 0, &arrival_token_);
+    arrival_ctx_->queue.schedule(Time::ps(in_flight_.front().arrival_ps), this, 0, 0,
+                                 &arrival_token_);
   }
   peer_->receive(head.packet, peer_in_port_);
 }

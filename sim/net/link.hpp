@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "sim/core/event_queue.hpp"
 #include "sim/core/ring_queue.hpp"
@@ -19,13 +20,31 @@ class Node {
   virtual void receive(PacketRef packet, uint32_t in_port) = 0;
 };
 
+class Link;
+
+// A packet on its way into another partition of a windowed run (partition_windows.hpp): a copy,
+// since each partition has a packet pool of its own.
+struct RemoteArrival {
+  int64_t arrival_ps;
+  Link* link;
+  Packet packet;
+};
+
 class Link final : public EventTarget {
  public:
   Link(const NetContext& ctx, Time delay, Node* peer, uint32_t peer_in_port)
-      : ctx_(ctx), delay_(delay), peer_(peer), peer_in_port_(peer_in_port) {}
+      : ctx_(ctx), arrival_ctx_(&ctx), delay_(delay), peer_(peer), peer_in_port_(peer_in_port) {}
   // Puts a packet on the wire; false when the link's impairment lost it (dropped and counted).
   bool transmit(PacketRef packet);
   void on_event(uint32_t kind, uint64_t arg) override;
+  // A link into another partition: transmit() posts each packet to `outbox` and frees it here;
+  // the receiving partition, whose context is `arrival_ctx`, takes it in with accept() at the
+  // window's end (no sooner than the link's delay after it left, so never late).
+  void set_remote(std::vector<RemoteArrival>* outbox, const NetContext* arrival_ctx) {
+    outbox_ = outbox;
+    arrival_ctx_ = arrival_ctx;
+  }
+  void accept(const RemoteArrival& arrival);
   Time delay() const { return delay_; }
   // Faults (network_faults.hpp): a link going down loses every packet on the wire and every one
   // handed to it until it comes back up.
@@ -42,7 +61,9 @@ class Link final : public EventTarget {
     int64_t arrival_ps;
     PacketRef packet;
   };
-  const NetContext& ctx_;
+  const NetContext& ctx_;                         // the sending side's
+  const NetContext* arrival_ctx_;                 // the receiving side's (the same, unless remote)
+  std::vector<RemoteArrival>* outbox_ = nullptr;  // set for a link into another partition
   Time delay_;
   Node* peer_;
   uint32_t peer_in_port_;

@@ -32,8 +32,11 @@ void NetContext::deliver(PacketRef packet) const {
     f.done = true;
     f.finish = now();
     ++counters.flows_completed;
-    if (FlowCompletionHandler* handler = flows.completion_handler())
+    if (deferred_completions != nullptr) {
+      deferred_completions->push_back(DeferredCompletion{f.finish.picoseconds(), id});
+    } else if (FlowCompletionHandler* handler = flows.completion_handler()) {
       handler->on_flow_complete(id, f);
+    }
   }
 }
 

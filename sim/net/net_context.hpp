@@ -53,6 +53,9 @@ struct NetContext {
   // The persistent queue pairs' send queues (send_queue.hpp): the source NIC lists a queue pair's
   // next message when the previous one has sent its last new packet.
   SendQueueTable* send_queues = nullptr;
+  // A partition of a windowed run (partition_windows.hpp): completions wait here for the window's
+  // end instead of calling the handler from inside the partition; null otherwise.
+  std::vector<DeferredCompletion>* deferred_completions = nullptr;
 
   Time now() const { return queue.now(); }
   Packet& packet(PacketRef r) const { return pool[r]; }

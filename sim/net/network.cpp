@@ -61,13 +61,25 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
     ctx_.loss_listener = gbn.get();
     transport_ = std::move(gbn);
   }
+  node_ctx_.assign(n, &ctx_);
+  if (spec.execution.partitioned) {
+    partition_refusal_ = net::partition_refusal(spec);
+    if (partition_refusal_.empty()) {
+      const FabricPartition plan = partition_fabric(spec);
+      if (plan.count > 1) {
+        build_partitions(plan);
+      } else {
+        partition_refusal_ = "the fabric has fewer than two leaf switches to split it at";
+      }
+    }
+  }
   for (NodeId id = 0; id < n; ++id) {
     if (spec.nodes[id].kind == NodeKind::Switch) {
       // NVLink is credit-based and lossless by itself: PFC and ECN are for the Ethernet switches.
       const bool ethernet = spec.nodes[id].role != SwitchRole::NvSwitch;
       SwitchParams params = spec.switch_params;
       if (!ethernet) params.buffer = nvswitch_buffer(spec, routing_, id);
-      auto sw = std::make_unique<Switch>(ctx_, id, params, routing_.ports_of(id),
+      auto sw = std::make_unique<Switch>(ctx_of(id), id, params, routing_.ports_of(id),
                                          switch_pfc_config(pfc, routing_, id, ethernet),
                                          pfc.pause_quanta);
       std::vector<uint32_t> headers;
@@ -80,8 +92,8 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
       switches_[id] = sw.get();
       nodes_.push_back(std::move(sw));
     } else {
-      auto nic = std::make_unique<Nic>(ctx_, id, spec.nic_params(id), priorities, pfc.lossless_mask,
-                                       pacing(), transport_.get());
+      auto nic = std::make_unique<Nic>(ctx_of(id), id, spec.nic_params(id), priorities,
+                                       pfc.lossless_mask, pacing(), transport_.get());
       const PortId nic_port = routing_.ports_of(id).front();
       if ((ib && ib_port(spec, routing_, nic_port)) ||
           nvlink_credit_port(spec, routing_, nic_port)) {
@@ -96,10 +108,17 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
   port_ptrs_.reserve(ports.size());
   for (PortId p = 0; p < ports.size(); ++p) {
     const PortInfo& info = ports[p];
-    ports_.push_back(std::make_unique<EgressPort>(ctx_, routing_.link_of(p), priorities,
-                                                  nodes_[info.peer].get(), info.peer_local_index,
-                                                  switches_[info.owner], nics_[info.owner]));
+    ports_.push_back(std::make_unique<EgressPort>(
+        ctx_of(info.owner), routing_.link_of(p), priorities, nodes_[info.peer].get(),
+        info.peer_local_index, switches_[info.owner], nics_[info.owner]));
     port_ptrs_.push_back(ports_.back().get());
+    if (!partitions_.empty()) {
+      const uint32_t from = partition_of_[info.owner];
+      const uint32_t to = partition_of_[info.peer];
+      if (from != to) {
+        ports_.back()->link().set_remote(&partitions_[from]->outbox[to], partition_ctx_[to].get());
+      }
+    }
     if (spec.port_counters) ports_.back()->enable_counters();
     const bool ethernet_switch =
         switches_[info.owner] != nullptr && spec.nodes[info.owner].role != SwitchRole::NvSwitch;
@@ -167,9 +186,73 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
     }
   }
   findings_ = check_configuration(spec, routing_, switches_);
+  if (!partitions_.empty()) {
+    windows_ = std::make_unique<PartitionWindows>(sim.queue(), partitions_, partition_lookahead_,
+                                                  flows_, spec.execution.threads);
+  }
 }
 
 Network::~Network() = default;
+
+std::string partition_refusal(const NetworkSpec& spec) {
+  // Each of these acts across the fabric other than by packets on links: a windowed run would
+  // need it split (state per side, events posted between partitions) first.
+  if (spec.link_layer == LinkLayer::Infiniband) {
+    return "InfiniBand credits travel back to the sender as events, not packets";
+  }
+  if (spec.pfc.enabled) return "PFC (the deadlock detector and RC recovery act fabric-wide)";
+  if (spec.any_dcqcn()) return "DCQCN (its per-queue-pair state is shared by both ends)";
+  if (spec.transport.kind == TransportKind::Tcp)
+    return "TCP (its connections are shared by both ends)";
+  if (spec.load_balancing.mode != LoadBalancing::Ecmp) return "per-packet load balancing";
+  if (spec.impairments.active()) return "link impairments";
+  // NVLink SHARP engines stay inside their host, hence inside its partition; a SHARP engine's
+  // aggregation spans the fabric.
+  if (!spec.sharp_engines.empty()) return "SHARP aggregation engines";
+  return {};
+}
+
+void Network::build_partitions(const FabricPartition& plan) {
+  partition_of_ = plan.of_node;
+  partition_lookahead_ = plan.lookahead;
+  for (uint32_t i = 0; i < plan.count; ++i) {
+    partitions_.push_back(std::make_unique<Partition>(plan.count));
+    Partition& p = *partitions_.back();
+    auto ctx = std::make_unique<NetContext>(NetContext{p.queue, p.pool, p.counters, routing_,
+                                                       route_arena_, port_ptrs_, flows_, nullptr});
+    ctx->lossless_mask = ctx_.lossless_mask;
+    ctx->send_queues = ctx_.send_queues;
+    ctx->loss_listener = ctx_.loss_listener;
+    ctx->deferred_completions = &p.completions;
+    partition_ctx_.push_back(std::move(ctx));
+  }
+  for (NodeId id = 0; id < node_ctx_.size(); ++id) {
+    node_ctx_[id] = partition_ctx_[partition_of_[id]].get();
+  }
+  if (transport_) transport_->set_node_contexts(&node_ctx_);
+}
+
+NetworkCounters Network::counters() const {
+  NetworkCounters total = counters_;
+  for (const auto& p : partitions_) add_counters(total, p->counters);
+  return total;
+}
+
+std::size_t Network::packets_in_flight() const {
+  std::size_t live = pool_.live();
+  for (const auto& p : partitions_) live += p->pool.live();
+  return live;
+}
+
+std::size_t Network::packet_pool_capacity() const {
+  std::size_t capacity = pool_.capacity();
+  for (const auto& p : partitions_) capacity += p->pool.capacity();
+  return capacity;
+}
+
+uint64_t Network::partition_events() const { return windows_ ? windows_->events() : 0; }
+uint64_t Network::partition_windows() const { return windows_ ? windows_->windows() : 0; }
+unsigned Network::partition_threads() const { return windows_ ? windows_->threads() : 1; }
 
 bool Network::needs_transport(const FlowRecord& f) const {
   if (transport_ == nullptr) return false;
@@ -190,6 +273,11 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority,
   SIM_CHECK(size.count() > 0, "a flow must carry at least one byte");
   SIM_CHECK(nics_[src] != nullptr && nics_[dst] != nullptr, "flows run between NICs");
   SIM_CHECK(priority < spec_.switch_params.priorities, "flow priority above the class count");
+  if (windows_) {
+    // Every partition's clock to now, and a window from now for what starts here.
+    windows_->bring_to_now();
+    windows_->wake();
+  }
   FlowRecord f;
   f.src = src;
   f.dst = dst;

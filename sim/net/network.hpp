@@ -12,17 +12,20 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "sim/core/simulation.hpp"
 #include "sim/net/configuration_check.hpp"
 #include "sim/net/deadlock.hpp"
+#include "sim/net/fabric_partition.hpp"
 #include "sim/net/fault.hpp"
 #include "sim/net/flow_table.hpp"
 #include "sim/net/net_context.hpp"
 #include "sim/net/network_counters.hpp"
 #include "sim/net/network_spec.hpp"
 #include "sim/net/packet.hpp"
+#include "sim/net/partition_windows.hpp"
 #include "sim/net/routing.hpp"
 #include "sim/net/send_queue.hpp"
 
@@ -78,7 +81,8 @@ class Network {
   // A flow's current sending rate: the DCQCN rate, or its NIC's line rate without DCQCN; 0 once the
   // flow has sent everything.
   double flow_rate_bps(FlowId id) const;
-  const NetworkCounters& counters() const { return counters_; }
+  // Summed over the partitions of a windowed run.
+  NetworkCounters counters() const;
   const Routing& routing() const { return routing_; }
   // The persistent queue pairs' send queues (FlowRecord::send_queue indexes them).
   const SendQueueTable& send_queues() const { return send_queues_; }
@@ -89,8 +93,8 @@ class Network {
   // InfiniBand congestion control; null unless it runs.
   const IbCongestionControl* ib_congestion_control() const { return ib_cc_.get(); }
   const NetworkSpec& spec() const { return spec_; }
-  std::size_t packets_in_flight() const { return pool_.live(); }
-  std::size_t packet_pool_capacity() const { return pool_.capacity(); }
+  std::size_t packets_in_flight() const;
+  std::size_t packet_pool_capacity() const;
   const Switch* switch_at(NodeId id) const { return switches_[id]; }
   const EgressPort& port(PortId id) const { return *port_ptrs_[id]; }
   std::size_t port_count() const { return ports_.size(); }
@@ -101,6 +105,15 @@ class Network {
   // Timed faults (network_faults.hpp), applied on this network's event queue at their times.
   void schedule_faults(std::vector<NetFault> faults, const FaultParams& params);
 
+  // Windowed execution (partition_windows.hpp; NetworkSpec::execution): the partitions the fabric
+  // runs as (1: one queue), why a run that asked for partitions runs as one (empty when it does not
+  // or when it got them), the events run inside the partitions and the windows.
+  uint32_t partitions() const { return static_cast<uint32_t>(partitions_.size()); }
+  const std::string& partition_refusal() const { return partition_refusal_; }
+  uint64_t partition_events() const;
+  uint64_t partition_windows() const;
+  unsigned partition_threads() const;
+
  private:
   friend class FaultInjector;
   // After a routing convergence: every flow not yet done takes the route the repaired tables give
@@ -109,6 +122,10 @@ class Network {
   void reroute_flows();
   // Whether a new flow gets reliable-transport state (lossy inter-host RoCE with go-back-N, TCP).
   bool needs_transport(const FlowRecord& f) const;
+  // Windowed execution: a context, queue, pool and counters per partition (build_partitions); the
+  // context a node's components use.
+  void build_partitions(const FabricPartition& plan);
+  const NetContext& ctx_of(NodeId id) const { return *node_ctx_[id]; }
 
   Simulation& sim_;
   const NetworkSpec& spec_;
@@ -133,6 +150,18 @@ class Network {
   std::unique_ptr<LoadBalancer> balancer_;  // null under ECMP
   std::vector<ConfigurationFinding> findings_;
   std::unique_ptr<FaultInjector> faults_;  // null without timed faults
+  // Windowed execution: empty (and node_ctx_ all &ctx_) when the network runs as one queue.
+  std::vector<std::unique_ptr<Partition>> partitions_;
+  std::vector<std::unique_ptr<NetContext>> partition_ctx_;
+  std::vector<uint32_t> partition_of_;  // by NodeId
+  std::vector<const NetContext*> node_ctx_;
+  std::unique_ptr<PartitionWindows> windows_;
+  Time partition_lookahead_ = Time::max();
+  std::string partition_refusal_;
 };
+
+// Why a fabric that asks for windowed execution runs as one queue: the first mechanism it models
+// that acts across partitions other than by packets on links; empty when none does.
+std::string partition_refusal(const NetworkSpec& spec);
 
 }  // namespace syncsim::net

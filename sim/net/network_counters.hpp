@@ -62,4 +62,7 @@ struct NetworkCounters {
   }
 };
 
+// Adds the counts of `part` (one partition of a windowed run) to `total`; the maxima stay maxima.
+void add_counters(NetworkCounters& total, const NetworkCounters& part);
+
 }  // namespace syncsim::net

@@ -86,6 +86,7 @@ void FaultInjector::storm(const NetFault& f, bool on) {
 void Network::schedule_faults(std::vector<NetFault> faults, const FaultParams& params) {
   SIM_CHECK(faults_ == nullptr, "faults are scheduled once per network");
   if (faults.empty()) return;
+  SIM_CHECK(partitions_.empty(), "timed faults need the network as one queue, not partitioned");
   faults_ = std::make_unique<FaultInjector>(*this, std::move(faults), params);
 }
 

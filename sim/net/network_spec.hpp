@@ -324,6 +324,15 @@ struct NetworkSpec {
   // Per port x priority operator counters (port_counters.hpp); packet level, off by default (about
   // 1 KiB per port and priority).
   bool port_counters = false;
+  // How a packet-level run executes, not what it models: `partitioned` runs the fabric's partitions
+  // in windows (partition_windows.hpp) on `threads` threads, with the same results for any
+  // `threads`. Only for callers whose transfers are all known in advance (no completion callback
+  // starts one): `syncsim run` sets it for traffic. The network still runs as one queue where a
+  // mechanism it models would cross partitions (Network::partition_refusal).
+  struct Execution {
+    bool partitioned = false;
+    uint32_t threads = 1;
+  } execution;
   // Static route overrides (e.g. after a link failure, or a misconfiguration): flows from NIC `src`
   // to NIC `dst` pass through the switches `via` in order (each a switch with NICs attached), on
   // shortest paths between them. Such routes may go down and up again and close a buffer cycle.

@@ -173,7 +173,7 @@ void Nic::receive(PacketRef packet, uint32_t in_port) {
     return;
   }
   if (p.kind == PacketKind::Ack || p.kind == PacketKind::Nak) {
-    transport_->on_ack(packet);
+    transport_->on_ack(ctx_, packet);
     return;
   }
   SIM_CHECK(p.kind == PacketKind::Data, "unexpected control packet at a NIC");
@@ -187,7 +187,7 @@ void Nic::receive(PacketRef packet, uint32_t in_port) {
 void Nic::consume(PacketRef packet) {
   const Packet& p = ctx_.packet(packet);
   if (ctx_.flows[p.flow].transport_state != kNoTransportState) {
-    transport_->on_data(packet);
+    transport_->on_data(ctx_, packet);
     return;
   }
   // DCQCN notification point: an ECN-marked data packet makes the destination send a CNP to the

@@ -70,9 +70,10 @@ PacketRef ReliableTransport::next_packet(FlowId id) {
   const int64_t offset = static_cast<int64_t>(seq) * f.mtu_bytes;
   const int64_t payload = std::min<int64_t>(f.mtu_bytes, f.size_bytes - offset);
   SIM_CHECK(payload > 0, "a reliable flow sent a PSN past its end");
-  const PacketRef ref = ctx_.new_packet(id, f.route_begin, static_cast<uint32_t>(payload),
-                                        f.priority, PacketKind::Data, false);
-  ctx_.packet(ref).seq = seq;
+  const NetContext& at = src_ctx(id);
+  const PacketRef ref = at.new_packet(id, f.route_begin, static_cast<uint32_t>(payload), f.priority,
+                                      PacketKind::Data, false);
+  at.packet(ref).seq = seq;
   f.sent_bytes = std::min<int64_t>(f.size_bytes, static_cast<int64_t>(s.nxt) * f.mtu_bytes);
   return ref;
 }
@@ -81,8 +82,9 @@ bool ReliableTransport::on_sent(FlowId id, uint32_t seq, uint32_t payload) {
   ReliableFlowState& s = state(id);
   bool last_new = false;
   if (seq < s.high) {
-    ++ctx_.counters.retransmitted_packets;
-    ctx_.counters.retransmitted_bytes += payload;
+    NetworkCounters& c = src_ctx(id).counters;
+    ++c.retransmitted_packets;
+    c.retransmitted_bytes += payload;
   } else {
     s.high = seq + 1;
     last_new = s.high == s.packets;
@@ -99,11 +101,12 @@ bool ReliableTransport::admit(FlowId id) {
 
 void ReliableTransport::arm_timer(FlowId id, ReliableFlowState& s) {
   if (s.parked) return;
-  s.rto_deadline_ps = ctx_.now().picoseconds() + rto_ps(id);
+  const NetContext& at = src_ctx(id);
+  s.rto_deadline_ps = at.now().picoseconds() + rto_ps(id);
   if (s.timer_pending) return;  // the pending event re-arms itself at the new deadline
   s.timer_pending = true;
-  ctx_.queue.schedule(Time::ps(s.rto_deadline_ps), nics_[ctx_.flows[id].src], Nic::kRetransmitTimer,
-                      id, &s.timer_token);
+  at.queue.schedule(Time::ps(s.rto_deadline_ps), nics_[ctx_.flows[id].src], Nic::kRetransmitTimer,
+                    id, &s.timer_token);
 }
 
 void ReliableTransport::restart_timer(FlowId id, ReliableFlowState& s, bool outstanding) {
@@ -138,14 +141,15 @@ void ReliableTransport::on_timer(FlowId id) {
   ReliableFlowState& s = state(id);
   s.timer_pending = false;
   if (s.una >= s.packets || s.rto_deadline_ps == INT64_MAX) return;
-  if (ctx_.now().picoseconds() < s.rto_deadline_ps) {
+  const NetContext& at = src_ctx(id);
+  if (at.now().picoseconds() < s.rto_deadline_ps) {
     s.timer_pending = true;
-    ctx_.queue.schedule(Time::ps(s.rto_deadline_ps), nics_[ctx_.flows[id].src],
-                        Nic::kRetransmitTimer, id, &s.timer_token);
+    at.queue.schedule(Time::ps(s.rto_deadline_ps), nics_[ctx_.flows[id].src], Nic::kRetransmitTimer,
+                      id, &s.timer_token);
     return;
   }
   // Nothing came back in time: resend from the oldest unacknowledged PSN.
-  ++ctx_.counters.timeouts;
+  ++at.counters.timeouts;
   on_timeout(id, s);
   s.nxt = s.una;
   rewound(id, s);
@@ -156,12 +160,13 @@ void ReliableTransport::on_timer(FlowId id) {
 
 void ReliableTransport::send_control(FlowId id, PacketKind kind, uint32_t seq, bool ece) {
   const ReliableFlowState& s = state(id);
-  EgressPort& first = ctx_.egress(ctx_.routes[s.ack_route_begin]);
+  const NetContext& at = dst_ctx(id);
+  EgressPort& first = at.egress(at.routes[s.ack_route_begin]);
   // ACKs share the data's class (and its losses).
-  const PacketRef ref = ctx_.new_packet(id, s.ack_route_begin, control_frame_payload(first),
-                                        ctx_.flows[id].priority, kind, ece);
-  ctx_.packet(ref).seq = seq;
-  ++(kind == PacketKind::Nak ? ctx_.counters.naks : ctx_.counters.acks);
+  const PacketRef ref = at.new_packet(id, s.ack_route_begin, control_frame_payload(first),
+                                      ctx_.flows[id].priority, kind, ece);
+  at.packet(ref).seq = seq;
+  ++(kind == PacketKind::Nak ? at.counters.naks : at.counters.acks);
   first.enqueue(ref);
 }
 

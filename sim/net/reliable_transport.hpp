@@ -45,6 +45,10 @@ class ReliableTransport {
   ReliableTransport(const ReliableTransport&) = delete;
   ReliableTransport& operator=(const ReliableTransport&) = delete;
 
+  // A windowed run (partition_windows.hpp): the context of each node's partition, by NodeId; the
+  // sender's side then works in its source NIC's partition and the receiver's in its destination
+  // NIC's. Unset: every node's context is the one given at construction.
+  void set_node_contexts(const std::vector<const NetContext*>* by_node) { node_ctx_ = by_node; }
   // Gives flow `id` its state (FlowRecord::transport_state) and its reverse route.
   void add_flow(FlowId id);
   // Source NIC: the flow's next data packet (a new PSN or a retransmission); moves its sent_bytes.
@@ -59,9 +63,10 @@ class ReliableTransport {
   bool admit(FlowId id);
   // The source NIC unlisted the flow after its last allowed packet.
   void unlisted(FlowId id) { state(id).in_active = false; }
-  // Destination NIC: a data packet of a reliable flow; source NIC: an ACK or NAK.
-  virtual void on_data(PacketRef packet) = 0;
-  virtual void on_ack(PacketRef packet) = 0;
+  // Destination NIC: a data packet of a reliable flow; source NIC: an ACK or NAK. `at`: the
+  // receiving NIC's context, whose pool holds the packet.
+  virtual void on_data(const NetContext& at, PacketRef packet) = 0;
+  virtual void on_ack(const NetContext& at, PacketRef packet) = 0;
   // The flow's retransmission timer (Nic::kRetransmitTimer).
   void on_timer(FlowId id);
   // Link faults (network_faults.hpp). The flow's data route changed: its ACKs take the reverse of
@@ -73,6 +78,13 @@ class ReliableTransport {
   void unpark(FlowId id);
 
  protected:
+  // The context where the flow's sender (source NIC) or receiver (destination NIC) works.
+  const NetContext& src_ctx(FlowId id) const {
+    return node_ctx_ == nullptr ? ctx_ : *(*node_ctx_)[ctx_.flows[id].src];
+  }
+  const NetContext& dst_ctx(FlowId id) const {
+    return node_ctx_ == nullptr ? ctx_ : *(*node_ctx_)[ctx_.flows[id].dst];
+  }
   ReliableFlowState& state(FlowId id) { return flows_[ctx_.flows[id].transport_state]; }
   const ReliableFlowState& state(FlowId id) const { return flows_[ctx_.flows[id].transport_state]; }
   uint32_t index_of(FlowId id) const { return ctx_.flows[id].transport_state; }
@@ -100,6 +112,7 @@ class ReliableTransport {
   void send_control(FlowId id, PacketKind kind, uint32_t seq, bool ece);
 
   const NetContext& ctx_;
+  const std::vector<const NetContext*>* node_ctx_ = nullptr;
   const std::vector<Nic*>& nics_;
   NicPacing* pacing_;
 

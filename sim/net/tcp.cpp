@@ -119,7 +119,7 @@ void Tcp::after_rewind(FlowId id) {
   relist_others(c, kAllMessages);
 }
 
-void Tcp::on_ack(PacketRef packet) {
+void Tcp::on_ack(const NetContext& /*at*/, PacketRef packet) {
   const Packet& p = ctx_.packet(packet);
   const FlowId id = p.flow;
   const uint32_t ack = p.seq;
@@ -210,7 +210,7 @@ void Tcp::on_ack(PacketRef packet) {
   if (!c.messages.empty()) relist_others(c, id);
 }
 
-void Tcp::on_data(PacketRef packet) {
+void Tcp::on_data(const NetContext& /*at*/, PacketRef packet) {
   const Packet& p = ctx_.packet(packet);
   const FlowId id = p.flow;
   const uint32_t seq = p.seq;

@@ -32,8 +32,9 @@ class Tcp final : public ReliableTransport {
       const TcpParams& params)
       : ReliableTransport(ctx, nics, pacing), params_(params) {}
   bool can_send(FlowId id) const override;
-  void on_data(PacketRef packet) override;
-  void on_ack(PacketRef packet) override;
+  // TCP runs on one partition only (network.cpp): `at` is its context.
+  void on_data(const NetContext& at, PacketRef packet) override;
+  void on_ack(const NetContext& at, PacketRef packet) override;
   // The connection a flow's message is on, for tests and traces.
   const TcpConnection& connection_of(FlowId id) const { return connections_[tcp(id).connection]; }
   // Packets in flight (sent, not acknowledged) over all the connection's unfinished messages,

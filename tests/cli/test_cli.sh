@@ -56,8 +56,13 @@ check "--json: fits_memory false, bound_by and step_shares summing to 1" python3
 check "--threads 2: the DDP step's JSON equals one thread's (wall, memory and the estimate aside)" python3 -c "import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); drop=lambda d: {k: v for k, v in d.items() if k not in ('wall_s', 'peak_rss_bytes', 'estimate')}; sys.exit(0 if drop(a) == drop(b) and b['estimate']['wall_s'] < a['estimate']['wall_s'] else 1)" "$tmp/ddp.json" "$tmp/ddp-threads.json"
 "$bin" run --threads 0 >/dev/null 2>"$tmp/err"
 check "--threads 0 exits 2 and says what it expects" bash -c "test $? -eq 2 && grep -q -- '--threads: expected a positive integer' '$tmp/err'"
+"$bin" run "$src/scenarios/ring-shift-8gpu.yaml" --json --set traffic.0.size=64KiB >"$tmp/traffic.json" 2>/dev/null
 "$bin" run "$src/scenarios/ring-shift-8gpu.yaml" --threads 2 --json --set traffic.0.size=64KiB >"$tmp/threads-traffic.json" 2>/dev/null
-check "--threads on a traffic-only run warns that it has no effect" grep -q "threads: 2 were asked for" "$tmp/threads-traffic.json"
+check "--threads 2 on packet-level traffic: partitions in windows, the JSON equal to one thread's" python3 -c "import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); drop=lambda d: {k: v for k, v in d.items() if k not in ('wall_s', 'peak_rss_bytes', 'estimate')}; sys.exit(0 if drop(a) == drop(b) and a['partitions'] > 1 and a['windows'] > 0 and not b['warnings'] else 1)" "$tmp/traffic.json" "$tmp/threads-traffic.json"
+"$bin" run "$src/scenarios/ring-shift-8gpu.yaml" --threads 2 --json --set traffic.0.size=64KiB --set fabric.switch.pfc.enabled=true >"$tmp/threads-pfc.json" 2>/dev/null
+check "--threads on a packet run with PFC warns that it runs as one partition, and why" grep -q "threads: 2 were asked for, but this packet-level run has one partition: PFC" "$tmp/threads-pfc.json"
+"$bin" run "$src/scenarios/ring-shift-8gpu.yaml" --threads 2 --json --set traffic.0.size=64KiB --set fidelity=flow >"$tmp/threads-flow.json" 2>/dev/null
+check "--threads on flow-level traffic warns that it has no effect" grep -q "threads: 2 were asked for, but traffic runs on threads only at packet fidelity" "$tmp/threads-flow.json"
 
 # Lossy transports: incast-tcp.yaml retransmits and reports it.
 "$bin" run "$src/scenarios/incast-tcp.yaml" --json >"$tmp/tcp.json" 2>"$tmp/err"
@@ -378,6 +383,12 @@ import json, sys
 t = json.load(open(sys.argv[1]))['threads']
 assert t['threads'] == 2 and t['step_s'] > 0, t
 assert t['wall_s'] > 0 and t['wall_1_thread_s'] > 0 and t['speedup'] == t['wall_1_thread_s'] / t['wall_s'], t
+" "$tmp/bench.json"
+  check "bench's packet threads case: ring-next-leaf-1024's partitions on 2 threads, the same run" python3 -c "
+import json, sys
+t = json.load(open(sys.argv[1]))['packet_threads']
+assert t['threads'] == 2 and t['partitions'] == 32 and t['packet_hops'] > 2_000_000, t
+assert t['speedup'] == t['wall_1_thread_s'] / t['wall_s'] and t['peak_rss_mib'] > 0, t
 " "$tmp/bench.json"
 fi
 # Compute noise against scale: the noisy-minus-clean step gap grows from 8 to 128 ranks.

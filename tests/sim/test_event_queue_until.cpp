@@ -1,4 +1,5 @@
-// run(until) must stop at `until` even when a cancelled event sits at the front of the queue.
+// run(until) must stop at `until` even when a cancelled event sits at the front of the queue; the
+// next live time and moving an idle clock (windowed runs).
 #include <doctest/doctest.h>
 
 #include <vector>
@@ -45,4 +46,23 @@ TEST_CASE("event queue: has_live_events discards cancelled events and sees live 
   CHECK(q.has_live_events());
   q.run();
   CHECK(r.seen == std::vector<uint32_t>{1, 2});
+}
+
+TEST_CASE("event queue: next_event_time skips cancelled events; advance_to moves an idle clock") {
+  EventQueue q;
+  CHECK(q.next_event_time() == Time::max());
+  CancelToken token;
+  Recorder target;
+  q.schedule(Time::ns(5), &target, 0, 0, &token);
+  q.schedule(Time::ns(9), &target, 0);
+  token.cancel_pending();
+  CHECK(q.next_event_time() == Time::ns(9));
+  q.advance_to(Time::ns(8));
+  CHECK(q.now() == Time::ns(8));
+  q.advance_to(Time::ns(3));  // never backwards
+  CHECK(q.now() == Time::ns(8));
+  // Past a pending event: refused.
+  CHECK_THROWS(q.advance_to(Time::ns(10)));
+  q.schedule(Time::ns(8), &target, 0);  // at the new now
+  CHECK(q.run() == 2);
 }

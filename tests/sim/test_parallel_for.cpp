@@ -1,12 +1,15 @@
-// parallel_for: every task once, whatever the thread count, and the lowest failing task's error.
+// parallel_for and WorkerPool: every task once, whatever the thread count, and the lowest failing
+// task's error.
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "sim/core/parallel_for.hpp"
+#include "sim/core/worker_pool.hpp"
 
 using syncsim::parallel_for;
 
@@ -45,4 +48,27 @@ TEST_CASE("parallel_for: the lowest failing index's exception, after every task 
       for (int r : runs) CHECK(r == 1);
     }
   }
+}
+
+TEST_CASE("worker pool: every index once per round, over many rounds, lowest failing index") {
+  syncsim::WorkerPool pool(3);
+  CHECK(pool.threads() == 3);
+  std::vector<int> hits(37, 0);
+  for (int round = 0; round < 500; ++round) {
+    pool.run(hits.size(), [&](std::size_t i) { ++hits[i]; });
+  }
+  for (const int h : hits) CHECK(h == 500);
+  CHECK_THROWS_WITH(pool.run(10,
+                             [](std::size_t i) {
+                               if (i == 4 || i == 7) throw std::runtime_error(std::to_string(i));
+                             }),
+                    "4");
+  // Still usable after a round threw.
+  int total = 0;
+  std::mutex m;
+  pool.run(5, [&](std::size_t i) {
+    std::lock_guard lock(m);
+    total += static_cast<int>(i);
+  });
+  CHECK(total == 10);
 }

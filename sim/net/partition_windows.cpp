@@ -1,0 +1,109 @@
+#include "sim/net/partition_windows.hpp"
+
+#include <algorithm>
+
+#include "sim/core/check.hpp"
+
+namespace syncsim::net {
+
+PartitionWindows::PartitionWindows(EventQueue& global,
+                                   std::vector<std::unique_ptr<Partition>>& partitions,
+                                   Time lookahead, const FlowTable& flows, unsigned threads)
+    : global_(global),
+      parts_(partitions),
+      lookahead_ps_(lookahead.picoseconds()),
+      flows_(flows),
+      workers_(
+          std::max(1U, std::min<unsigned>(threads, static_cast<unsigned>(partitions.size())))) {
+  SIM_CHECK(lookahead_ps_ > 0, "a windowed run needs a positive lookahead");
+}
+
+void PartitionWindows::bring_to_now() {
+  const Time now = global_.now();
+  for (auto& p : parts_) p->queue.advance_to(now);
+}
+
+void PartitionWindows::wake() { schedule_window(global_.now().picoseconds()); }
+
+void PartitionWindows::schedule_window(int64_t at_ps) {
+  if (window_at_ps_ <= at_ps) return;  // an earlier (or the same) window is pending already
+  window_token_.cancel_pending();
+  window_at_ps_ = at_ps;
+  global_.schedule(Time::ps(at_ps), this, kWindow, 0, &window_token_);
+}
+
+void PartitionWindows::on_event(uint32_t kind, uint64_t arg) {
+  if (kind == kWindow) {
+    window();
+  } else if (kind == kCompletion) {
+    const auto id = static_cast<FlowId>(arg);
+    if (FlowCompletionHandler* handler = flows_.completion_handler()) {
+      handler->on_flow_complete(id, flows_[id]);
+    }
+  }
+  // kClock: nothing to do; it brings the simulation's clock to the partitions' last event.
+}
+
+void PartitionWindows::window() {
+  window_at_ps_ = INT64_MAX;
+  const int64_t start = global_.now().picoseconds();
+  // Up to the lookahead, and never past the next event outside the partitions.
+  const int64_t next_global = global_.next_event_time().picoseconds();
+  const int64_t end =
+      std::min(next_global, start > INT64_MAX - lookahead_ps_ ? INT64_MAX : start + lookahead_ps_);
+  if (end > start) run_window(end);
+
+  // The flows completed in the window, to their callbacks at their finish times: in time order,
+  // ties by partition and, within one, in the order they completed.
+  due_.clear();
+  for (auto& p : parts_) {
+    due_.insert(due_.end(), p->completions.begin(), p->completions.end());
+    p->completions.clear();
+  }
+  std::stable_sort(due_.begin(), due_.end(),
+                   [](const DeferredCompletion& a, const DeferredCompletion& b) {
+                     return a.finish_ps < b.finish_ps;
+                   });
+  for (const DeferredCompletion& d : due_) {
+    global_.schedule(Time::ps(d.finish_ps), this, kCompletion, d.flow);
+  }
+
+  int64_t next = INT64_MAX;
+  int64_t last = start;
+  for (auto& p : parts_) {
+    next = std::min(next, p->queue.next_event_time().picoseconds());
+    last = std::max(last, p->last_event_ps);
+  }
+  if (next != INT64_MAX) {
+    schedule_window(next);
+  } else if (last > start) {
+    // Idle until something starts a flow: the simulation's clock ends where the partitions did.
+    global_.schedule(Time::ps(last), this, kClock);
+  }
+}
+
+void PartitionWindows::run_window(int64_t end_ps) {
+  ++windows_;
+  const Time last_inside = Time::ps(end_ps - 1);
+  workers_.run(parts_.size(), [&](std::size_t i) {
+    Partition& p = *parts_[i];
+    if (p.queue.run(last_inside) > 0) p.last_event_ps = p.queue.now().picoseconds();
+    p.queue.advance_to(Time::ps(end_ps));
+  });
+  // The packets that crossed into each partition, by sending partition in index order.
+  workers_.run(parts_.size(), [&](std::size_t i) {
+    for (auto& sender : parts_) {
+      std::vector<RemoteArrival>& box = sender->outbox[i];
+      for (const RemoteArrival& a : box) a.link->accept(a);
+      box.clear();
+    }
+  });
+}
+
+uint64_t PartitionWindows::events() const {
+  uint64_t n = 0;
+  for (const auto& p : parts_) n += p->queue.executed();
+  return n;
+}
+
+}  // namespace syncsim::net

@@ -1,0 +1,81 @@
+#pragma once
+// Windowed execution of a partitioned packet network: a conservative parallel discrete-event run
+// (Chandy-Misra-Bryant style, with synchronous windows as in YAWNS). The fabric is cut into
+// partitions (fabric_partition.hpp), each with its own event queue, packet pool and counters. No
+// event in one partition can touch another sooner than the lookahead L, the smallest delay of a
+// link between partitions, so the partitions run the window [s, s + L) side by side, and only at
+// its end do the packets that crossed between them enter their receivers' queues.
+//
+// The order of simultaneous events, the rule that makes every result independent of the thread
+// count: inside a partition, events at one instant run in the order that partition scheduled them;
+// packets from other partitions are scheduled at the end of the window in which they were sent,
+// after everything the receiving partition scheduled itself in that window, taken by sending
+// partition in index order and, from one sender, in the order sent. Partitions are fixed by the
+// fabric, so that order is the same on any number of threads (and differs from a one-queue run's
+// only in the order of events at the same picosecond).
+//
+// Everything outside the partitions (the traffic's start times, completion callbacks, samplers)
+// stays on the simulation's own queue. A window never runs past the next such event, and every
+// partition's clock is at that event's time when it runs, so starting a flow from it is starting
+// it "now" everywhere. A flow completed inside a window is reported on the simulation's queue at
+// its finish time once the window is over; the callback may not start flows (that would be in the
+// partitions' past): the network is partitioned only for runs whose transfers are all known in
+// advance (NetworkSpec::partitioned).
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "sim/core/event_queue.hpp"
+#include "sim/core/worker_pool.hpp"
+#include "sim/net/flow_table.hpp"
+#include "sim/net/link.hpp"
+#include "sim/net/network_counters.hpp"
+#include "sim/net/packet.hpp"
+
+namespace syncsim::net {
+
+// One part of the fabric: its clock and events, packet pool and counters, the packets it sent into
+// each other partition during the window, and the flows completed in it.
+struct Partition {
+  explicit Partition(uint32_t partitions) : outbox(partitions) {}
+  EventQueue queue;
+  PacketPool pool;
+  NetworkCounters counters;
+  std::vector<std::vector<RemoteArrival>> outbox;  // by receiving partition
+  std::vector<DeferredCompletion> completions;
+  int64_t last_event_ps = 0;  // the latest event it has run
+};
+
+class PartitionWindows final : public EventTarget {
+ public:
+  PartitionWindows(EventQueue& global, std::vector<std::unique_ptr<Partition>>& partitions,
+                   Time lookahead, const FlowTable& flows, unsigned threads);
+  // Before something is scheduled in a partition from the simulation's queue (a flow starts):
+  // every partition's clock moves to the global clock (they have nothing pending before it).
+  void bring_to_now();
+  // After that: a window runs from now.
+  void wake();
+  void on_event(uint32_t kind, uint64_t arg) override;
+
+  uint64_t events() const;  // events run inside the partitions
+  uint64_t windows() const { return windows_; }
+  unsigned threads() const { return workers_.threads(); }
+
+ private:
+  enum EventKind : uint32_t { kWindow = 0, kCompletion = 1, kClock = 2 };
+  void window();
+  void run_window(int64_t end_ps);
+  void schedule_window(int64_t at_ps);
+
+  EventQueue& global_;
+  std::vector<std::unique_ptr<Partition>>& parts_;
+  int64_t lookahead_ps_;
+  const FlowTable& flows_;
+  WorkerPool workers_;
+  CancelToken window_token_;
+  int64_t window_at_ps_ = INT64_MAX;  // the pending window's start, INT64_MAX when none
+  uint64_t windows_ = 0;
+  std::vector<DeferredCompletion> due_;
+};
+
+}  // namespace syncsim::net

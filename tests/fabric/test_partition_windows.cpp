@@ -1,0 +1,162 @@
+// Windowed execution of a partitioned packet network (sim/net/partition_windows.hpp,
+// sim/net/fabric_partition.hpp): the partition rule, results identical for every thread count,
+// conservation with drops and retransmissions crossing partitions, and the runs that stay on one
+// queue.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <set>
+#include <vector>
+
+#include "sim/backends/packet_backend.hpp"
+#include "sim/net/fabric_partition.hpp"
+#include "spine_leaf_fixture.hpp"
+#include "topologies/fabric_builder.hpp"
+
+using namespace syncsim;
+
+namespace {
+
+struct Outcome {
+  std::vector<int64_t> finish_ps;  // by transfer
+  net::NetworkCounters counters;
+  uint32_t partitions = 0;
+  uint64_t windows = 0;
+  double sim_time_s = 0;
+};
+
+// Every host sends `size` to the host `shift` places on, all at t = 0, and two more messages start
+// later (a start between windows); `threads` run the partitions when `partitioned`.
+Outcome run_shift(net::NetworkSpec spec, bool partitioned, unsigned threads, Bytes size,
+                  uint32_t shift) {
+  spec.execution.partitioned = partitioned;
+  spec.execution.threads = threads;
+  Simulation sim(7);
+  PacketBackend b(sim, spec);
+  const auto n = static_cast<uint32_t>(spec.gpus.size());
+  for (uint32_t g = 0; g < n; ++g) b.start(TransferRequest{g, (g + shift) % n, size, 0});
+  sim.queue().schedule_fn(Time::us(37), [&] {
+    b.start(TransferRequest{0, n - 1, Bytes{300'000}, 0});
+    b.start(TransferRequest{n - 1, 1, Bytes{50'000}, 0});
+  });
+  sim.queue().run();
+  Outcome o;
+  for (const TransferRecord& r : b.transfers()) {
+    REQUIRE(r.done);
+    o.finish_ps.push_back(r.finish.picoseconds());
+  }
+  o.counters = b.counters();
+  o.partitions = b.execution().partitions;
+  o.windows = b.execution().windows;
+  o.sim_time_s = sim.now().seconds();
+  return o;
+}
+
+void check_same(const Outcome& a, const Outcome& b) {
+  CHECK(a.finish_ps == b.finish_ps);
+  CHECK(a.partitions == b.partitions);
+  CHECK(a.windows == b.windows);
+  CHECK(a.sim_time_s == b.sim_time_s);
+  const net::NetworkCounters& x = a.counters;
+  const net::NetworkCounters& y = b.counters;
+  CHECK(x.packet_hops == y.packet_hops);
+  CHECK(x.bytes_injected == y.bytes_injected);
+  CHECK(x.bytes_delivered == y.bytes_delivered);
+  CHECK(x.bytes_dropped == y.bytes_dropped);
+  CHECK(x.bytes_discarded == y.bytes_discarded);
+  CHECK(x.max_queue_bytes == y.max_queue_bytes);
+  CHECK(x.retransmitted_packets == y.retransmitted_packets);
+  CHECK(x.timeouts == y.timeouts);
+  CHECK(x.naks == y.naks);
+  CHECK(x.acks == y.acks);
+  CHECK(x.packets_dropped == y.packets_dropped);
+}
+
+}  // namespace
+
+TEST_CASE("fabric partition: leaves in runs, hosts with their leaf, spines spread") {
+  const auto spec = topo::build_fabric(testing::spine_leaf_100g(4, 2, 2));
+  const net::FabricPartition p = net::partition_fabric(spec);
+  REQUIRE(p.count == 4);
+  CHECK(p.lookahead == Time::us(1));
+  std::set<uint32_t> spine_parts;
+  std::vector<uint32_t> leaf_parts;
+  for (net::NodeId id = 0; id < spec.nodes.size(); ++id) {
+    const net::NodeSpec& node = spec.nodes[id];
+    REQUIRE(p.of_node[id] < p.count);
+    if (node.role == net::SwitchRole::Leaf) leaf_parts.push_back(p.of_node[id]);
+    if (node.role == net::SwitchRole::Spine) spine_parts.insert(p.of_node[id]);
+    if (node.kind == net::NodeKind::Nic) {
+      // A host's NIC is in its leaf's partition.
+      CHECK(p.of_node[id] == p.of_node[spec.attachment_of_nic[id]]);
+    }
+  }
+  CHECK(leaf_parts == std::vector<uint32_t>{0, 1, 2, 3});
+  CHECK(spine_parts.size() == 2);  // round robin: not both in one partition
+
+  // At most two partitions: consecutive leaves share one.
+  const net::FabricPartition two = net::partition_fabric(spec, 2);
+  REQUIRE(two.count == 2);
+  std::vector<uint32_t> grouped;
+  for (net::NodeId id = 0; id < spec.nodes.size(); ++id) {
+    if (spec.nodes[id].role == net::SwitchRole::Leaf) grouped.push_back(two.of_node[id]);
+  }
+  CHECK(grouped == std::vector<uint32_t>{0, 0, 1, 1});
+
+  // One leaf: nothing to split.
+  const auto one_leaf = topo::build_fabric(testing::spine_leaf_100g(1, 4, 1));
+  CHECK(net::partition_fabric(one_leaf).count == 1);
+}
+
+TEST_CASE("windowed run: the same on 1, 2 and 3 threads, and conserved") {
+  // Shallow buffers: ECMP collisions drop packets, go-back-N NAKs and retransmits them across
+  // partitions, and ACKs cross back.
+  auto spec = topo::build_fabric(testing::spine_leaf_100g(4, 3, 2, Bytes{256 << 10}));
+  spec.transport.gbn.timeout = Time::us(200);
+  const Bytes size{1'500'000};
+  const Outcome one = run_shift(spec, true, 1, size, 3);
+  REQUIRE(one.partitions == 4);
+  CHECK(one.windows > 10);
+  const net::NetworkCounters& c = one.counters;
+  CHECK(c.bytes_dropped > 0);
+  CHECK(c.retransmitted_packets > 0);
+  CHECK(c.bytes_delivered == 12 * size.count() + 350'000);
+  CHECK(c.bytes_injected == c.bytes_delivered + c.bytes_dropped + c.bytes_discarded);
+  CHECK(c.flows_completed == 14);
+  for (const unsigned threads : {2U, 3U}) {
+    CAPTURE(threads);
+    check_same(one, run_shift(spec, true, threads, size, 3));
+  }
+}
+
+TEST_CASE("windowed run: agrees with the one-queue run where no two events tie") {
+  // One flow per leaf pair and no collisions: nothing happens at the same picosecond in two
+  // places that could be ordered differently, so the partitioned run is the one-queue run.
+  const auto spec = topo::build_fabric(testing::spine_leaf_100g(4, 1, 4));
+  const Outcome windowed = run_shift(spec, true, 2, Bytes{2'000'000}, 1);
+  const Outcome single = run_shift(spec, false, 1, Bytes{2'000'000}, 1);
+  REQUIRE(windowed.partitions == 4);
+  CHECK(single.partitions == 1);
+  CHECK(single.windows == 0);
+  CHECK(windowed.finish_ps == single.finish_ps);
+  CHECK(windowed.sim_time_s == single.sim_time_s);
+  CHECK(windowed.counters.packet_hops == single.counters.packet_hops);
+  CHECK(windowed.counters.acks == single.counters.acks);
+}
+
+TEST_CASE("windowed run: mechanisms that act across partitions keep one queue, and say why") {
+  auto spec = topo::build_fabric(testing::spine_leaf_100g(4, 1, 2));
+  spec.execution.partitioned = true;
+  spec.pfc.enabled = true;
+  CHECK(net::partition_refusal(spec).find("PFC") != std::string::npos);
+  Simulation sim(1);
+  PacketBackend b(sim, spec);
+  CHECK(b.execution().partitions == 1);
+  CHECK(b.execution().refusal.find("PFC") != std::string::npos);
+
+  spec.pfc.enabled = false;
+  spec.transport.kind = net::TransportKind::Tcp;
+  CHECK(net::partition_refusal(spec).find("TCP") != std::string::npos);
+  spec.transport.kind = net::TransportKind::Roce;
+  CHECK(net::partition_refusal(spec).empty());
+}
