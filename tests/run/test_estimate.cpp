@@ -137,3 +137,26 @@ TEST_CASE("estimate: --threads shortens the DDP step's idle runs, and holds more
   CHECK(layout_two.wall_s < layout_one.wall_s);
   CHECK(layout_two.memory_bytes > layout_one.memory_bytes);
 }
+
+TEST_CASE(
+    "estimate: --threads shortens a packet-level traffic run that is partitioned, not others") {
+  const auto file = [](const char* name,
+                       const std::vector<std::pair<std::string, std::string>>& set) {
+    app::LoadOptions o;
+    for (const auto& [path, value] : set) o.overrides.push_back({path, value});
+    return app::load_scenario_file(std::string(SYNCSIM_SOURCE_DIR) + "/scenarios/" + name, o);
+  };
+  // 32 leaves: 32 partitions, so 2 threads both work.
+  const app::Scenario ring = file("ring-next-leaf-1024.yaml", {});
+  const double one = app::estimate_run(ring).wall_s;
+  const double two = app::estimate_run(ring, false, 2).wall_s;
+  CHECK(two < one);
+  CHECK(two > one / 2);
+  // PFC keeps the run on one queue (net::partition_refusal): no gain.
+  const app::Scenario pfc =
+      file("ring-next-leaf-1024.yaml", {{"fabric.switch.pfc.enabled", "true"}});
+  CHECK(app::estimate_run(pfc, false, 2).wall_s == app::estimate_run(pfc).wall_s);
+  // Flow fidelity: no partitions either.
+  const app::Scenario flow = file("ring-next-leaf-1024.yaml", {{"fidelity", "flow"}});
+  CHECK(app::estimate_run(flow, false, 2).wall_s == app::estimate_run(flow).wall_s);
+}
