@@ -19,7 +19,7 @@ class WorkerPool {
  public:
   // `threads` counts the calling thread: 1 starts none and runs every round inline.
   explicit WorkerPool(unsigned threads) {
-    for (unsigned t = 1; t < threads; ++t) workers_.emplace_back([this] { serve(); });
+    for (unsigned t = 1; t < threads; ++t) workers_.emplace_back([this, t] { serve(t); });
   }
   ~WorkerPool() {
     {
@@ -37,9 +37,10 @@ class WorkerPool {
 
   // fn(i) for every i in [0, count), on every thread of the pool (the caller's among them), tasks
   // taken in index order; returns once all have run. The exception of the lowest index that threw
-  // is rethrown then.
+  // is rethrown then. `pinned`: thread k (the caller is 0) runs the indices i with i % threads() ==
+  // k, every round the same, so that what task i touches stays in one core's caches.
   template <typename Fn>
-  void run(std::size_t count, const Fn& fn) {
+  void run(std::size_t count, const Fn& fn, bool pinned = false) {
     if (workers_.empty() || count <= 1) {
       for (std::size_t i = 0; i < count; ++i) fn(i);
       return;
@@ -48,6 +49,7 @@ class WorkerPool {
     task_ = &fn;
     call_ = [](const void* f, std::size_t i) { (*static_cast<const Fn*>(f))(i); };
     count_ = count;
+    pinned_ = pinned;
     next_.store(0, std::memory_order_relaxed);
     busy_.store(static_cast<unsigned>(workers_.size()));
     {
@@ -55,7 +57,7 @@ class WorkerPool {
       round_.fetch_add(1);
     }
     if (sleepers_.load() > 0) start_.notify_all();
-    work();
+    work(0);
     // Rounds are short (a window of a packet run: tens of microseconds): wait by spinning first,
     // as a sleep and wake-up costs about as much as the round.
     if (!spin_until([this] { return busy_.load() == 0; })) {
@@ -82,17 +84,24 @@ class WorkerPool {
     }
     return ready();
   }
-  void work() {
+  void work(std::size_t thread) {
+    if (pinned_) {
+      for (std::size_t i = thread; i < count_; i += workers_.size() + 1) call(i);
+      return;
+    }
     for (std::size_t i = next_.fetch_add(1, std::memory_order_relaxed); i < count_;
          i = next_.fetch_add(1, std::memory_order_relaxed)) {
-      try {
-        call_(task_, i);
-      } catch (...) {
-        errors_[i] = std::current_exception();
-      }
+      call(i);
     }
   }
-  void serve() {
+  void call(std::size_t i) {
+    try {
+      call_(task_, i);
+    } catch (...) {
+      errors_[i] = std::current_exception();
+    }
+  }
+  void serve(std::size_t thread) {
     uint64_t seen = 0;
     for (;;) {
       if (!spin_until([&] { return round_.load() != seen; })) {
@@ -103,7 +112,7 @@ class WorkerPool {
       }
       seen = round_.load();
       if (stopping_) return;
-      work();
+      work(thread);
       // The last one out wakes the caller if it went to sleep (it checks busy_ after saying so).
       if (busy_.fetch_sub(1) == 1 && caller_waiting_.load()) {
         { std::lock_guard lock(mutex_); }
@@ -125,6 +134,7 @@ class WorkerPool {
   const void* task_ = nullptr;
   void (*call_)(const void*, std::size_t) = nullptr;
   std::size_t count_ = 0;
+  bool pinned_ = false;
   std::atomic<std::size_t> next_{0};
   std::vector<std::exception_ptr> errors_;
 };

@@ -16,18 +16,21 @@ bool is_placed(const std::vector<uint64_t>& bits, uint32_t seq) {
 void GoBackN::init_flow(FlowId id, const ReliableFlowState& s) {
   GoBackNFlowState g;
   g.lossless = ((static_cast<uint32_t>(lossless_mask_) >> ctx_.flows[id].priority) & 1U) != 0;
-  if (params_.out_of_order) g.placed.assign((std::size_t{s.packets} + 63) / 64, 0);
-  gbn_.push_back(std::move(g));
+  GoBackNReceiverState r;
+  r.lossless = g.lossless;
+  if (params_.out_of_order) r.placed.assign((std::size_t{s.packets} + 63) / 64, 0);
+  gbn_.push_back(g);
+  gbn_receivers_.push_back(std::move(r));
 }
 
 void GoBackN::place(PacketRef packet, FlowId id, uint32_t seq, uint32_t payload) {
-  std::vector<uint64_t>& bits = gbn_[index_of(id)].placed;
+  std::vector<uint64_t>& bits = gbn_receivers_[index_of(id)].placed;
   if (is_placed(bits, seq)) {
     // A duplicate (the sender went back over PSNs placed already): tell it where we stand.
     const NetContext& at = dst_ctx(id);
     at.counters.bytes_discarded += payload;
     at.pool.release(packet);
-    ack(id, state(id).rcv_nxt);
+    ack(id, receiver(id).rcv_nxt);
     return;
   }
   bits[seq / 64] |= uint64_t{1} << (seq % 64);
@@ -85,7 +88,7 @@ void GoBackN::acknowledged(FlowId id, uint32_t ack_seq, bool nak) {
 }
 
 void GoBackN::ack(FlowId id, uint32_t expected) {
-  if (gbn_[index_of(id)].lossless) {
+  if (gbn_receivers_[index_of(id)].lossless) {
     acknowledged(id, expected, false);
   } else {
     send_control(id, PacketKind::Ack, expected, false);
@@ -95,8 +98,8 @@ void GoBackN::ack(FlowId id, uint32_t expected) {
 void GoBackN::on_data_lost(const Packet& packet) {
   const FlowRecord& f = ctx_.flows[packet.flow];
   if (f.transport_state == kNoTransportState) return;
-  GoBackNFlowState& g = gbn_[f.transport_state];
-  if (!g.lossless || packet.seq < state(packet.flow).rcv_nxt) return;
+  GoBackNReceiverState& g = gbn_receivers_[f.transport_state];
+  if (!g.lossless || packet.seq < receiver(packet.flow).rcv_nxt) return;
   if (g.loss_at_ps == INT64_MAX) {
     g.loss_at_ps = ctx_.now().picoseconds();
     g.loss_high = packet.seq;
@@ -112,8 +115,8 @@ void GoBackN::on_data(const NetContext& at, PacketRef packet) {
   const bool ce = p.ecn_ce;
   // notify() allocates a CNP and may grow the packet pool: read `p` only before it.
   const uint32_t payload = p.payload_bytes;
-  ReliableFlowState& s = state(id);
-  GoBackNFlowState& g = gbn_[index_of(id)];
+  ReliableReceiverState& s = receiver(id);
+  GoBackNReceiverState& g = gbn_receivers_[index_of(id)];
   if (ce && pacing_ != nullptr) pacing_->notify(id);
   if (seq > s.rcv_nxt) ++at.counters.out_of_order_packets;
   if (seq > s.rcv_nxt && params_.out_of_order) {

@@ -16,15 +16,21 @@
 
 namespace syncsim::net {
 
+// The sender's side of a go-back-N flow.
 struct GoBackNFlowState {
-  uint32_t since_ack = 0;  // receiver: in-order packets since the last ACK
-  bool nak_sent = false;   // receiver: a NAK for rcv_nxt is outstanding
-  bool lossless = false;   // a PFC-protected class: ACKs are not put on the wire (transport.hpp)
+  bool lossless = false;  // a PFC-protected class: ACKs are not put on the wire (transport.hpp)
+  uint32_t retries = 0;   // lossless: retries since the last progress
+  bool failed = false;    // lossless: the retry count ran out (the QP's error state)
+};
+
+// The receiver's side, apart from the sender's (ReliableReceiverState says why).
+struct GoBackNReceiverState {
+  uint32_t since_ack = 0;  // in-order packets since the last ACK
+  bool nak_sent = false;   // a NAK for rcv_nxt is outstanding
+  bool lossless = false;   // the sender's `lossless`, copied
   // An open RC recovery (lossless): when its first packet was lost, and the highest PSN lost since.
   int64_t loss_at_ps = INT64_MAX;
   uint32_t loss_high = 0;
-  uint32_t retries = 0;  // lossless: retries since the last progress
-  bool failed = false;   // lossless: the retry count ran out (the QP's error state)
   // Out-of-order placement: bit k set once PSN k is placed (empty without it).
   std::vector<uint64_t> placed;
 };
@@ -58,6 +64,7 @@ class GoBackN final : public ReliableTransport, public DataLossListener {
   const GoBackNParams& params_;
   uint8_t lossless_mask_;
   std::deque<GoBackNFlowState> gbn_;  // by transport state index, beside the shared state
+  std::deque<GoBackNReceiverState> gbn_receivers_;
 };
 
 }  // namespace syncsim::net

@@ -14,7 +14,8 @@ bool Link::transmit(PacketRef packet) {
     return false;
   }
   if (outbox_ != nullptr) {
-    outbox_->push_back(RemoteArrival{arrival.picoseconds(), this, ctx_.packet(packet)});
+    outbox_->buffers[outbox_->filling].push_back(
+        RemoteArrival{arrival.picoseconds(), far_end_, ctx_.packet(packet)});
     ctx_.pool.release(packet);
     return true;
   }
@@ -25,20 +26,19 @@ bool Link::transmit(PacketRef packet) {
 }
 
 void Link::accept(const RemoteArrival& arrival) {
-  const PacketRef packet = arrival_ctx_->pool.allocate();
-  arrival_ctx_->pool[packet] = arrival.packet;
+  const PacketRef packet = ctx_.pool.allocate();
+  ctx_.pool[packet] = arrival.packet;
   const bool was_idle = in_flight_.empty();
   in_flight_.push(InFlight{arrival.arrival_ps, packet});
   if (was_idle) {
-    arrival_ctx_->queue.schedule(Time::ps(arrival.arrival_ps), this, 0, 0, &arrival_token_);
+    ctx_.queue.schedule(Time::ps(arrival.arrival_ps), this, 0, 0, &arrival_token_);
   }
 }
 
 void Link::on_event(uint32_t /*kind*/, uint64_t /*arg*/) {
   const InFlight head = in_flight_.pop();
   if (!in_flight_.empty()) {
-    arrival_ctx_->queue.schedule(Time::ps(in_flight_.front().arrival_ps), this, 0, 0,
-                                 &arrival_token_);
+    ctx_.queue.schedule(Time::ps(in_flight_.front().arrival_ps), this, 0, 0, &arrival_token_);
   }
   peer_->receive(head.packet, peer_in_port_);
 }

@@ -1,6 +1,7 @@
 #pragma once
 // One direction of a cable: owns the propagation delay. Packets in flight sit in a FIFO with their
 // arrival times; only the head has an event pending. Delivers to the peer Node's receive().
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -30,20 +31,29 @@ struct RemoteArrival {
   Packet packet;
 };
 
+// What one partition sends another, double-buffered: the links fill one buffer during a window
+// while the receiver takes in the other, filled in the window before.
+struct RemoteOutbox {
+  std::array<std::vector<RemoteArrival>, 2> buffers;
+  uint32_t filling = 0;
+};
+
 class Link final : public EventTarget {
  public:
   Link(const NetContext& ctx, Time delay, Node* peer, uint32_t peer_in_port)
-      : ctx_(ctx), arrival_ctx_(&ctx), delay_(delay), peer_(peer), peer_in_port_(peer_in_port) {}
+      : ctx_(ctx), delay_(delay), peer_(peer), peer_in_port_(peer_in_port) {}
   // Puts a packet on the wire; false when the link's impairment lost it (dropped and counted).
   bool transmit(PacketRef packet);
   void on_event(uint32_t kind, uint64_t arg) override;
   // A link into another partition: transmit() posts each packet to `outbox` and frees it here;
-  // the receiving partition, whose context is `arrival_ctx`, takes it in with accept() at the
-  // window's end (no sooner than the link's delay after it left, so never late).
-  void set_remote(std::vector<RemoteArrival>* outbox, const NetContext* arrival_ctx) {
+  // `far_end`, a Link of the same cable built with the receiving partition's context (and kept in
+  // its memory, so that the two threads never write one cache line), takes it in with accept()
+  // after the window (no sooner than the link's delay after it left, so never late).
+  void set_remote(RemoteOutbox* outbox, Link* far_end) {
     outbox_ = outbox;
-    arrival_ctx_ = arrival_ctx;
+    far_end_ = far_end;
   }
+  // The far end of a remote link: a packet posted to it arrives at `arrival.arrival_ps`.
   void accept(const RemoteArrival& arrival);
   Time delay() const { return delay_; }
   // Faults (network_faults.hpp): a link going down loses every packet on the wire and every one
@@ -61,9 +71,9 @@ class Link final : public EventTarget {
     int64_t arrival_ps;
     PacketRef packet;
   };
-  const NetContext& ctx_;                         // the sending side's
-  const NetContext* arrival_ctx_;                 // the receiving side's (the same, unless remote)
-  std::vector<RemoteArrival>* outbox_ = nullptr;  // set for a link into another partition
+  const NetContext& ctx_;           // the sending side's
+  RemoteOutbox* outbox_ = nullptr;  // set for a link into another partition, with its far end
+  Link* far_end_ = nullptr;
   Time delay_;
   Node* peer_;
   uint32_t peer_in_port_;

@@ -116,7 +116,10 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
       const uint32_t from = partition_of_[info.owner];
       const uint32_t to = partition_of_[info.peer];
       if (from != to) {
-        ports_.back()->link().set_remote(&partitions_[from]->outbox[to], partition_ctx_[to].get());
+        Link& far_end =
+            partitions_[to]->far_ends.emplace_back(*partition_ctx_[to], routing_.link_of(p).delay,
+                                                   nodes_[info.peer].get(), info.peer_local_index);
+        ports_.back()->link().set_remote(&partitions_[from]->outbox[to], &far_end);
       }
     }
     if (spec.port_counters) ports_.back()->enable_counters();

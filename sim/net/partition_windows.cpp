@@ -20,7 +20,30 @@ PartitionWindows::PartitionWindows(EventQueue& global,
 
 void PartitionWindows::bring_to_now() {
   const Time now = global_.now();
-  for (auto& p : parts_) p->queue.advance_to(now);
+  const bool arrivals = arrivals_pending();
+  for (std::size_t i = 0; i < parts_.size(); ++i) {
+    if (arrivals) take_in(i);
+    parts_[i]->queue.advance_to(now);
+  }
+}
+
+bool PartitionWindows::arrivals_pending() const {
+  for (const auto& p : parts_) {
+    if (p->next_posted_ps != INT64_MAX) return true;
+  }
+  return false;
+}
+
+void PartitionWindows::take_in(std::size_t i) {
+  for (auto& sender : parts_) {
+    std::vector<RemoteArrival>& box = sender->outbox[i].buffers[filled_];
+    for (const RemoteArrival& a : box) a.link->accept(a);
+    box.clear();
+  }
+  // Taken in by every partition in turn: nothing is left posted once the last one has.
+  if (i + 1 == parts_.size()) {
+    for (auto& p : parts_) p->next_posted_ps = INT64_MAX;
+  }
 }
 
 void PartitionWindows::wake() { schedule_window(global_.now().picoseconds()); }
@@ -51,7 +74,12 @@ void PartitionWindows::window() {
   const int64_t next_global = global_.next_event_time().picoseconds();
   const int64_t end =
       std::min(next_global, start > INT64_MAX - lookahead_ps_ ? INT64_MAX : start + lookahead_ps_);
-  if (end > start) run_window(end);
+  if (end > start) {
+    run_window(end);
+  } else {
+    // Something outside the partitions runs first at this instant: what is pending now.
+    for (auto& p : parts_) p->next_event_ps = p->queue.next_event_time().picoseconds();
+  }
 
   // The flows completed in the window, to their callbacks at their finish times: in time order,
   // ties by partition and, within one, in the order they completed.
@@ -71,7 +99,7 @@ void PartitionWindows::window() {
   int64_t next = INT64_MAX;
   int64_t last = start;
   for (auto& p : parts_) {
-    next = std::min(next, p->queue.next_event_time().picoseconds());
+    next = std::min({next, p->next_event_ps, p->next_posted_ps});
     last = std::max(last, p->last_event_ps);
   }
   if (next != INT64_MAX) {
@@ -84,20 +112,34 @@ void PartitionWindows::window() {
 
 void PartitionWindows::run_window(int64_t end_ps) {
   ++windows_;
+  const uint32_t taking = filled_;
+  const uint32_t filling = 1 - taking;
+  for (auto& p : parts_) {
+    for (RemoteOutbox& box : p->outbox) box.filling = filling;
+  }
   const Time last_inside = Time::ps(end_ps - 1);
-  workers_.run(parts_.size(), [&](std::size_t i) {
-    Partition& p = *parts_[i];
-    if (p.queue.run(last_inside) > 0) p.last_event_ps = p.queue.now().picoseconds();
-    p.queue.advance_to(Time::ps(end_ps));
-  });
-  // The packets that crossed into each partition, by sending partition in index order.
-  workers_.run(parts_.size(), [&](std::size_t i) {
-    for (auto& sender : parts_) {
-      std::vector<RemoteArrival>& box = sender->outbox[i];
-      for (const RemoteArrival& a : box) a.link->accept(a);
-      box.clear();
-    }
-  });
+  workers_.run(
+      parts_.size(),
+      [&](std::size_t i) {
+        Partition& p = *parts_[i];
+        // What the others sent it in the window before, by sending partition in index order.
+        for (auto& sender : parts_) {
+          std::vector<RemoteArrival>& box = sender->outbox[i].buffers[taking];
+          for (const RemoteArrival& a : box) a.link->accept(a);
+          box.clear();
+        }
+        if (p.queue.run(last_inside) > 0) p.last_event_ps = p.queue.now().picoseconds();
+        p.queue.advance_to(Time::ps(end_ps));
+        p.next_event_ps = p.queue.next_event_time().picoseconds();
+        int64_t posted = INT64_MAX;
+        for (const RemoteOutbox& box : p.outbox) {
+          for (const RemoteArrival& a : box.buffers[filling])
+            posted = std::min(posted, a.arrival_ps);
+        }
+        p.next_posted_ps = posted;
+      },
+      /*pinned=*/true);
+  filled_ = filling;
 }
 
 uint64_t PartitionWindows::events() const {

@@ -8,11 +8,13 @@
 //
 // The order of simultaneous events, the rule that makes every result independent of the thread
 // count: inside a partition, events at one instant run in the order that partition scheduled them;
-// packets from other partitions are scheduled at the end of the window in which they were sent,
-// after everything the receiving partition scheduled itself in that window, taken by sending
-// partition in index order and, from one sender, in the order sent. Partitions are fixed by the
-// fabric, so that order is the same on any number of threads (and differs from a one-queue run's
-// only in the order of events at the same picosecond).
+// packets from other partitions are scheduled after the window in which they were sent (after
+// everything the receiving partition scheduled itself in that window, before anything it schedules
+// later), taken by sending partition in index order and, from one sender, in the order sent.
+// Partitions are fixed by the fabric, so that order is the same on any number of threads (and
+// differs from a one-queue run's only in the order of events at the same picosecond). One barrier
+// per window: each partition takes in what was sent to it in the window before as it starts the
+// next (or, before something starts a flow between windows, all do at once).
 //
 // Everything outside the partitions (the traffic's start times, completion callbacks, samplers)
 // stays on the simulation's own queue. A window never runs past the next such event, and every
@@ -22,6 +24,7 @@
 // partitions' past): the network is partitioned only for runs whose transfers are all known in
 // advance (NetworkSpec::partitioned).
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -41,9 +44,13 @@ struct Partition {
   EventQueue queue;
   PacketPool pool;
   NetworkCounters counters;
-  std::vector<std::vector<RemoteArrival>> outbox;  // by receiving partition
+  std::vector<RemoteOutbox> outbox;  // by receiving partition
+  std::deque<Link> far_ends;         // the receiving ends of links from other partitions
   std::vector<DeferredCompletion> completions;
   int64_t last_event_ps = 0;  // the latest event it has run
+  // After a window: its next event and the earliest arrival it posted (INT64_MAX: none).
+  int64_t next_event_ps = INT64_MAX;
+  int64_t next_posted_ps = INT64_MAX;
 };
 
 class PartitionWindows final : public EventTarget {
@@ -66,6 +73,9 @@ class PartitionWindows final : public EventTarget {
   void window();
   void run_window(int64_t end_ps);
   void schedule_window(int64_t at_ps);
+  // Partition `i` takes in what the others posted to it in the last window that ran.
+  void take_in(std::size_t i);
+  bool arrivals_pending() const;
 
   EventQueue& global_;
   std::vector<std::unique_ptr<Partition>>& parts_;
@@ -75,6 +85,8 @@ class PartitionWindows final : public EventTarget {
   CancelToken window_token_;
   int64_t window_at_ps_ = INT64_MAX;  // the pending window's start, INT64_MAX when none
   uint64_t windows_ = 0;
+  uint32_t filled_ =
+      1;  // the outbox buffer the last window filled (none yet: take_in finds 1 empty)
   std::vector<DeferredCompletion> due_;
 };
 

@@ -17,7 +17,7 @@ uint32_t ReliableTransport::reverse_route(const FlowRecord& f) const {
 }
 
 void ReliableTransport::rerouted(FlowId id) {
-  state(id).ack_route_begin = reverse_route(ctx_.flows[id]);
+  receiver(id).ack_route_begin = reverse_route(ctx_.flows[id]);
 }
 
 void ReliableTransport::park(FlowId id) {
@@ -56,11 +56,14 @@ void ReliableTransport::add_flow(FlowId id) {
   // (24 bits) wraps across its messages (send_queue.hpp).
   SIM_CHECK(packets < static_cast<int64_t>(kNoSeq), "message too large for 32-bit PSNs");
   s.packets = static_cast<uint32_t>(packets);
-  s.ack_route_begin = reverse_route(f);
+  ReliableReceiverState r;
+  r.packets = s.packets;
+  r.ack_route_begin = reverse_route(f);
   s.in_active = !f.queued;
   f.transport_state = static_cast<uint32_t>(flows_.size());
   init_flow(id, s);
   flows_.push_back(s);
+  receivers_.push_back(r);
 }
 
 PacketRef ReliableTransport::next_packet(FlowId id) {
@@ -159,11 +162,11 @@ void ReliableTransport::on_timer(FlowId id) {
 }
 
 void ReliableTransport::send_control(FlowId id, PacketKind kind, uint32_t seq, bool ece) {
-  const ReliableFlowState& s = state(id);
+  const ReliableReceiverState& r = receiver(id);
   const NetContext& at = dst_ctx(id);
-  EgressPort& first = at.egress(at.routes[s.ack_route_begin]);
+  EgressPort& first = at.egress(at.routes[r.ack_route_begin]);
   // ACKs share the data's class (and its losses).
-  const PacketRef ref = at.new_packet(id, s.ack_route_begin, control_frame_payload(first),
+  const PacketRef ref = at.new_packet(id, r.ack_route_begin, control_frame_payload(first),
                                       ctx_.flows[id].priority, kind, ece);
   at.packet(ref).seq = seq;
   ++(kind == PacketKind::Nak ? at.counters.naks : at.counters.acks);

@@ -19,10 +19,9 @@ class Nic;
 
 inline constexpr uint32_t kNoSeq = UINT32_MAX;
 
+// The sender's side of a flow (its source NIC's).
 struct ReliableFlowState {
-  uint32_t packets = 0;          // packets of the message (PSNs 0 .. packets-1)
-  uint32_t ack_route_begin = 0;  // reverse route (dst -> src) in the route arena
-  // Sender.
+  uint32_t packets = 0;        // packets of the message (PSNs 0 .. packets-1)
   uint32_t una = 0;            // oldest PSN not cumulatively acknowledged
   uint32_t nxt = 0;            // next PSN to send (rewound by NAK / timeout)
   uint32_t high = 0;           // one past the highest PSN ever sent: below it is a retransmission
@@ -31,8 +30,15 @@ struct ReliableFlowState {
   bool parked = false;         // no route (network_faults.hpp): not listed, no timer
   int64_t rto_deadline_ps = INT64_MAX;  // INT64_MAX: nothing outstanding, no timeout armed
   CancelToken timer_token{};  // cancels the pending RTO event once everything is acknowledged
-  // Receiver.
-  uint32_t rcv_nxt = 0;  // next in-order PSN expected
+};
+
+// The receiver's side (its destination NIC's), kept apart: in a windowed run
+// (partition_windows.hpp) the two ends work on different threads, and state one writes per packet
+// must not share a cache line with state the other reads. Hence its own copy of the packet count.
+struct ReliableReceiverState {
+  uint32_t rcv_nxt = 0;          // next in-order PSN expected
+  uint32_t packets = 0;          // packets of the message
+  uint32_t ack_route_begin = 0;  // reverse route (dst -> src) in the route arena
 };
 
 class ReliableTransport {
@@ -86,6 +92,7 @@ class ReliableTransport {
     return node_ctx_ == nullptr ? ctx_ : *(*node_ctx_)[ctx_.flows[id].dst];
   }
   ReliableFlowState& state(FlowId id) { return flows_[ctx_.flows[id].transport_state]; }
+  ReliableReceiverState& receiver(FlowId id) { return receivers_[ctx_.flows[id].transport_state]; }
   const ReliableFlowState& state(FlowId id) const { return flows_[ctx_.flows[id].transport_state]; }
   uint32_t index_of(FlowId id) const { return ctx_.flows[id].transport_state; }
   // Per-mechanism hooks: the flow's own state is created, the PSN to send, the retransmission
@@ -118,6 +125,7 @@ class ReliableTransport {
 
  private:
   std::deque<ReliableFlowState> flows_;  // a deque: completion callbacks add flows mid-handler
+  std::deque<ReliableReceiverState> receivers_;
 };
 
 }  // namespace syncsim::net

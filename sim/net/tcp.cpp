@@ -216,7 +216,7 @@ void Tcp::on_data(const NetContext& /*at*/, PacketRef packet) {
   const uint32_t seq = p.seq;
   const bool ce = p.ecn_ce;
   const uint32_t payload = p.payload_bytes;
-  ReliableFlowState& s = state(id);
+  ReliableReceiverState& s = receiver(id);
   TcpFlowState& t = tcp(id);
   // One cumulative ACK per segment, echoing its CE mark (DCTCP's exact ECE feedback).
   if (seq < s.rcv_nxt || t.received[seq]) {
