@@ -47,8 +47,12 @@ constexpr double kPacketBytesPerPort = 3000;  // egress queues per priority, MMU
 constexpr double kAnalyticBytesPerPort = 16;
 constexpr double kBytesPerPlanStep = 64;  // PlanStep 32 B, dependency CSR, runner state
 constexpr double kBytesPerTransfer = 60;  // TransferRecord, callback slot, flow state
-constexpr double kBytesPerMessage = 40;   // MessageSpec in the injector
-constexpr double kBytesPerRank = 80;      // per-rank step state (multipliers, times)
+// Packet fidelity: what the network keeps of every flow to the end of its simulation: the flow
+// record (192 B, sim/net/flow_table.hpp) in a vector that grows by doubling, go-back-N's sender
+// and receiver state (~110 B) and the route and reverse route in the arena (~50 B).
+constexpr double kPacketBytesPerFlow = 400;
+constexpr double kBytesPerMessage = 40;  // MessageSpec in the injector
+constexpr double kBytesPerRank = 80;     // per-rank step state (multipliers, times)
 // Wall time per unit of work (one loaded core; an idle core is ~2x faster).
 constexpr double kFlowSecondsPerTransferBase = 3.5e-6;
 constexpr double kFlowRanksDoublingCost = 32768;
@@ -199,6 +203,9 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
   const auto links = static_cast<double>(size.links);
   const double ports = 2.0 * links;
   const auto gpus = static_cast<double>(size.gpus);
+  // A transfer's record, and at packet fidelity its flow in the network.
+  const double bytes_per_transfer =
+      kBytesPerTransfer + (scenario.fidelity == Fidelity::Packet ? kPacketBytesPerFlow : 0.0);
   e.memory_parts.emplace_back("process", kProcessBase);
   e.memory_parts.emplace_back("fabric", nodes * kBytesPerNode + links * kBytesPerLink);
   e.memory_parts.emplace_back("routing",
@@ -228,7 +235,7 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
           ? traffic_link_bytes(scenario, static_cast<uint32_t>(size.gpus))
           : std::nullopt;
   e.transfers += messages;
-  e.memory_parts.emplace_back("messages", messages * (kBytesPerMessage + kBytesPerTransfer));
+  e.memory_parts.emplace_back("messages", messages * (kBytesPerMessage + bytes_per_transfer));
 
   // The training step, as models/step_sim.cpp runs it. Every distinct bucket size either has its
   // whole plan built and simulated (kept to the end of the run where the buckets run live, dropped
@@ -323,10 +330,10 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
             c.algorithm, group_ranks, bytes, chunk, channels, scenario.fabric.host.gpus);
         kept_plan_steps += plan.steps * copies;
         e.transfers += plan.transfers * simulated * copies;
-        largest_live = std::max(largest_live, plan.transfers * groups * kBytesPerTransfer);
+        largest_live = std::max(largest_live, plan.transfers * groups * bytes_per_transfer);
         for (double k = 0; k < copies; ++k) {
           closed_form_runs.emplace_back(plan.transfers * simulated,
-                                        plan.transfers * groups * kBytesPerTransfer);
+                                        plan.transfers * groups * bytes_per_transfer);
         }
         step_bytes_moved += 2.0 * bytes * groups * group_ranks * copies;
         largest_rank_count = std::max(largest_rank_count, groups * group_ranks);
@@ -444,10 +451,10 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
         kept_plan_steps += plan.steps;
         e.transfers += plan.transfers;
         fsdp_transfers += plan.transfers;
-        largest_live = std::max(largest_live, plan.transfers * kBytesPerTransfer);
+        largest_live = std::max(largest_live, plan.transfers * bytes_per_transfer);
         // Its all-gather and its reduce-scatter are two simulations, each half the transfers.
         idle_runs.insert(idle_runs.end(), 2,
-                         {plan.transfers / 2, plan.transfers / 2 * kBytesPerTransfer});
+                         {plan.transfers / 2, plan.transfers / 2 * bytes_per_transfer});
         step_bytes_moved += 2.0 * bytes;
       }
       largest_rank_count = shard;
@@ -465,7 +472,7 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
           const double t = plan_size_of(b, bucket_chunk(bytes)).transfers;
           e.transfers += t;
           step_bytes_moved += 2.0 * b;
-          idle_runs.emplace_back(t, t * (1.5 * kBytesPerPlanStep + kBytesPerTransfer));
+          idle_runs.emplace_back(t, t * (1.5 * kBytesPerPlanStep + bytes_per_transfer));
           largest_live = std::max(largest_live, idle_runs.back().second);
         }
         continue;
@@ -474,13 +481,13 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
           plan_size_of(static_cast<double>(bytes), bucket_chunk(bytes));
       const double t = plan.transfers;
       if (reuse) {
-        idle_runs.emplace_back(t, plan.steps * kBytesPerPlanStep + t * kBytesPerTransfer);
+        idle_runs.emplace_back(t, plan.steps * kBytesPerPlanStep + t * bytes_per_transfer);
         largest_live = std::max(largest_live, idle_runs.back().second);
       } else {
         kept_plan_steps += plan.steps;
-        largest_live = std::max(largest_live, t * kBytesPerTransfer);
+        largest_live = std::max(largest_live, t * bytes_per_transfer);
         // The live buckets' transfer records stay with the run's backend to its end.
-        kept_records += t * count * kBytesPerTransfer;
+        kept_records += t * count * bytes_per_transfer;
       }
       e.transfers += reuse ? t : t * count;
       step_bytes_moved += 2.0 * static_cast<double>(bytes) * (reuse ? 1 : count);
