@@ -234,6 +234,7 @@ std::string to_text(const RunResult& r) {
        "{fabric.gpus} GPUs on {fabric.hosts} hosts, {fabric.switches} switches, {fabric.links} "
        "links");
   line("simulated", "{sim_time_s} in {wall_s} wall, {events} events, {packet_hops} packet hops");
+  if (r.partitions > 1) line("", "fabric run as {partitions} partitions in {windows} windows");
   // Message lines describe `traffic:`; a workload-only run has none to report.
   const bool has_messages = r.messages > 0;
   if (has_messages) {
