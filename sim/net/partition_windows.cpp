@@ -34,12 +34,17 @@ bool PartitionWindows::arrivals_pending() const {
   return false;
 }
 
-void PartitionWindows::take_in(std::size_t i) {
+void PartitionWindows::accept_posted(std::size_t i, uint32_t buffer) {
+  // By sending partition in index order, from each in the order sent.
   for (auto& sender : parts_) {
-    std::vector<RemoteArrival>& box = sender->outbox[i].buffers[filled_];
+    std::vector<RemoteArrival>& box = sender->outbox[i].buffers[buffer];
     for (const RemoteArrival& a : box) a.link->accept(a);
     box.clear();
   }
+}
+
+void PartitionWindows::take_in(std::size_t i) {
+  accept_posted(i, filled_);
   // Taken in by every partition in turn: nothing is left posted once the last one has.
   if (i + 1 == parts_.size()) {
     for (auto& p : parts_) p->next_posted_ps = INT64_MAX;
@@ -122,12 +127,7 @@ void PartitionWindows::run_window(int64_t end_ps) {
       parts_.size(),
       [&](std::size_t i) {
         Partition& p = *parts_[i];
-        // What the others sent it in the window before, by sending partition in index order.
-        for (auto& sender : parts_) {
-          std::vector<RemoteArrival>& box = sender->outbox[i].buffers[taking];
-          for (const RemoteArrival& a : box) a.link->accept(a);
-          box.clear();
-        }
+        accept_posted(i, taking);  // what the others sent it in the window before
         if (p.queue.run(last_inside) > 0) p.last_event_ps = p.queue.now().picoseconds();
         p.queue.advance_to(Time::ps(end_ps));
         p.next_event_ps = p.queue.next_event_time().picoseconds();

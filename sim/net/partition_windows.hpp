@@ -75,6 +75,8 @@ class PartitionWindows final : public EventTarget {
   void schedule_window(int64_t at_ps);
   // Partition `i` takes in what the others posted to it in the last window that ran.
   void take_in(std::size_t i);
+  // Partition `i` takes in the packets in the others' outbox buffer `buffer` for it.
+  void accept_posted(std::size_t i, uint32_t buffer);
   bool arrivals_pending() const;
 
   EventQueue& global_;
