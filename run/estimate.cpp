@@ -21,8 +21,6 @@
 #include "models/step_sim.hpp"
 #include "run/estimate_traffic.hpp"
 #include "run/runner.hpp"
-#include "sim/net/fabric_partition.hpp"
-#include "sim/net/network.hpp"
 #include "sim/net/port_counters.hpp"
 #include "topologies/fabric_builder.hpp"
 
@@ -158,42 +156,6 @@ ParallelRuns parallel_runs(std::vector<std::pair<double, double>> runs, uint32_t
 
 namespace {
 void add_jobs(const Scenario& scenario, bool port_counters, Estimate& e);
-}  // namespace
-
-namespace {
-
-// A packet-level traffic run's partitions on `threads` threads (sim/net/partition_windows.hpp):
-// runs as run_scenario partitions it, min(threads, partitions) at a measured efficiency (2 threads
-// on the 2-core VM: ring-next-leaf-1024 1.45x, permutation-8k 1.95x); 1 where it runs on one queue.
-constexpr double kPartitionThreadEfficiency = 0.85;
-double packet_thread_speedup(const Scenario& scenario, const topo::FabricSize& size,
-                             uint32_t threads) {
-  if (threads <= 1 || scenario.fidelity != Fidelity::Packet || scenario.workload ||
-      scenario.chakra || !scenario.jobs.empty() || scenario.observe || !scenario.faults.empty()) {
-    return 1.0;
-  }
-  // The fields net::partition_refusal reads, as scenario_network sets them.
-  net::NetworkSpec mechanisms;
-  mechanisms.pfc = scenario.network.pfc;
-  mechanisms.nic = scenario.network.nic;
-  for (const NicOverrideSpec& o : scenario.network.nic_overrides) {
-    mechanisms.nic_variants.push_back(o.nic);
-  }
-  mechanisms.transport = scenario.network.transport;
-  mechanisms.impairments = scenario.network.impairments;
-  mechanisms.link_layer = scenario.network.link_layer;
-  mechanisms.load_balancing = scenario.fabric.load_balancing;
-  if (scenario.fabric.sharp.enabled) mechanisms.sharp_engines.emplace_back();
-  if (!net::partition_refusal(mechanisms).empty()) return 1.0;
-  // Leaves with hosts: the routing table holds one row per attachment leaf and switch.
-  const uint64_t leaves = size.switches > 0 ? size.routing_entries / size.switches : 0;
-  const double partitions =
-      static_cast<double>(std::min<uint64_t>(leaves, net::kMaxFabricPartitions));
-  if (partitions < 2) return 1.0;
-  return std::max(1.0,
-                  std::min(static_cast<double>(threads), partitions) * kPartitionThreadEfficiency);
-}
-
 }  // namespace
 
 Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t threads) {

@@ -1,10 +1,12 @@
 #pragma once
 // The run estimate's traffic: how many messages and bytes a `traffic:` entry makes, and how many
 // links their packets cross (run/estimate.cpp counts packet hops with them).
+#include <cstdint>
 #include <optional>
 
 #include "models/traffic.hpp"
 #include "scenario/scenario.hpp"
+#include "topologies/fabric_builder.hpp"
 #include "topologies/fabric_params.hpp"
 
 namespace syncsim::app {
@@ -23,5 +25,11 @@ std::optional<double> traffic_link_bytes(const Scenario& scenario, uint32_t gpus
 
 // The mean links between consecutive ranks of a ring over the first `ranks` GPUs.
 double ring_links(const topo::FabricParams& fabric, double ranks);
+
+// How much faster `threads` threads run a packet-level traffic run than one: its fabric's
+// partitions at once (sim/net/partition_windows.hpp), min(threads, partitions) at a measured
+// efficiency; 1 where the run keeps one queue (as run_scenario decides, net::partition_refusal).
+double packet_thread_speedup(const Scenario& scenario, const topo::FabricSize& size,
+                             uint32_t threads);
 
 }  // namespace syncsim::app

@@ -189,6 +189,10 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {})
 // `syncsim collective` (and the step model's private timing runs, which copy the spec) all see the
 // same one.
 net::NetworkSpec scenario_network(const Scenario& scenario);
+// What scenario_network sets on the built fabric beyond its shape (PFC, ECN, ETS, NICs and their
+// overrides, transport, impairments, link layer, routing algorithm, flow-level correction); on a
+// spec without nodes (the estimate's), the NIC overrides are listed but placed on no NIC.
+void set_network_behaviour(const Scenario& scenario, net::NetworkSpec& spec);
 
 // NCCL's channels for a collective over `ranks` ranks of the scenario's fabric, ranks filling hosts
 // in order (models/nccl_channels.hpp): the node shape from fabric.host and the NIC and NVLink

@@ -37,6 +37,12 @@ net::NetworkSpec scenario_network(const Scenario& scenario) {
     fabric.links.core.delay = fabric.links.core.delay + l;
   }
   net::NetworkSpec spec = topo::build_fabric(fabric);
+  set_network_behaviour(scenario, spec);
+  resolve_route_overrides(scenario, spec);
+  return spec;
+}
+
+void set_network_behaviour(const Scenario& scenario, net::NetworkSpec& spec) {
   spec.pfc = scenario.network.pfc;
   spec.ecn = scenario.network.ecn;
   spec.ets = scenario.network.ets;
@@ -59,8 +65,6 @@ net::NetworkSpec scenario_network(const Scenario& scenario) {
   spec.infiniband = scenario.network.infiniband;
   spec.routing_algorithm = scenario.network.routing_algorithm();
   spec.flow_cc = scenario.flow_cc;
-  resolve_route_overrides(scenario, spec);
-  return spec;
 }
 
 }  // namespace syncsim::app

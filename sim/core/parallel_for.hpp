@@ -3,11 +3,9 @@
 // caller gathers does not depend on the thread count or on which thread ran what: the runs that
 // use it (the step model's private idle-fabric simulations) are bit-identical for every --threads.
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
-#include <exception>
-#include <thread>
-#include <vector>
+
+#include "sim/core/worker_pool.hpp"
 
 namespace syncsim {
 
@@ -21,26 +19,8 @@ void parallel_for(std::size_t count, unsigned threads, const Fn& fn) {
     for (std::size_t i = 0; i < count; ++i) fn(i);
     return;
   }
-  std::atomic<std::size_t> next{0};
-  std::vector<std::exception_ptr> errors(count);
-  auto work = [&] {
-    for (std::size_t i = next++; i < count; i = next++) {
-      try {
-        fn(i);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  {
-    std::vector<std::jthread> pool;
-    pool.reserve(workers - 1);
-    for (std::size_t w = 1; w < workers; ++w) pool.emplace_back(work);
-    work();
-  }
-  for (const std::exception_ptr& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+  WorkerPool pool(static_cast<unsigned>(workers));
+  pool.run(count, fn);
 }
 
 }  // namespace syncsim
