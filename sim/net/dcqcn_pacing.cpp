@@ -20,6 +20,7 @@ void DcqcnPacing::add_flow(FlowId id, Bandwidth line_rate, bool persistent,
   if (qp == UINT32_MAX) {
     qp = static_cast<uint32_t>(qps_.size());
     DcqcnQpState& d = qps_.emplace_back();
+    last_cnp_ps_.push_back(INT64_MIN);
     d.src = ctx_.flows[id].src;
     d.params = d.src < params_of_.size() ? params_of_[d.src] : nullptr;
     // Without DCQCN at the source the default controller is never limited: no pacing.
@@ -30,7 +31,8 @@ void DcqcnPacing::add_flow(FlowId id, Bandwidth line_rate, bool persistent,
   }
   SIM_CHECK(qps_[qp].src == ctx_.flows[id].src, "a queue pair belongs to one source NIC");
   qp_of_flow_.push_back(qp);
-  cnp_route_of_flow_.push_back(UINT32_MAX);
+  // A windowed run lays the CNP route out now, from the simulation's thread.
+  cnp_route_of_flow_.push_back(node_ctx_ != nullptr ? reverse_route(id) : UINT32_MAX);
   DcqcnQpState& d = qps_[qp];
   if (d.sending_flows++ == 0) {
     catch_up(qp);
@@ -41,10 +43,19 @@ void DcqcnPacing::add_flow(FlowId id, Bandwidth line_rate, bool persistent,
   flow_stats_.push_back({.cnps = 0, .rate_cuts = 0, .min_rate_bps = start_rate});
 }
 
+uint32_t DcqcnPacing::reverse_route(FlowId id) const {
+  const FlowRecord& f = ctx_.flows[id];
+  std::vector<PortId>& routes = ctx_.routes;
+  // The reverse of the data path: port 2i and 2i+1 are the two directions of link i.
+  const auto begin = static_cast<uint32_t>(routes.size());
+  for (uint32_t h = f.route_hops; h-- > 0;) routes.push_back(routes[f.route_begin + h] ^ 1U);
+  return begin;
+}
+
 void DcqcnPacing::catch_up(uint32_t qp) {
   DcqcnQpState& d = qps_[qp];
   if (!d.rc.limited() || d.timer_due_ps == INT64_MIN) return;
-  const int64_t now = ctx_.now().picoseconds();
+  const int64_t now = ctx_of(d.src).now().picoseconds();
   const int64_t period = d.params->rate_period.picoseconds();
   bool changed = false;
   // Each missed expiry is one increase event; a QP back at line rate stops counting. Bounded by
@@ -62,15 +73,16 @@ void DcqcnPacing::arm_timer(uint32_t qp, int64_t due_ps) {
   d.timer_due_ps = due_ps;
   d.rate_timer.cancel_pending();
   d.timer_armed = true;
-  ctx_.queue.schedule(Time::ps(std::max(due_ps, ctx_.now().picoseconds())), nics_[d.src],
-                      Nic::kRateTimer, qp, &d.rate_timer);
+  const NetContext& at = ctx_of(d.src);
+  at.queue.schedule(Time::ps(std::max(due_ps, at.now().picoseconds())), nics_[d.src],
+                    Nic::kRateTimer, qp, &d.rate_timer);
 }
 
 void DcqcnPacing::on_sent(FlowId id, uint32_t wire_bytes, uint32_t payload) {
   const uint32_t qp = qp_of_flow_[id];
   DcqcnQpState& d = qps_[qp];
   const FlowRecord& f = ctx_.flows[id];
-  const int64_t now = ctx_.now().picoseconds();
+  const int64_t now = ctx_of(d.src).now().picoseconds();
   if (f.sent_bytes == f.size_bytes && --d.sending_flows == 0) {
     // Nothing left to pace: the timer's missed expiries are applied when the QP sends again.
     d.rate_timer.cancel_pending();
@@ -90,28 +102,22 @@ void DcqcnPacing::on_sent(FlowId id, uint32_t wire_bytes, uint32_t payload) {
 }
 
 void DcqcnPacing::notify(FlowId id) {
-  DcqcnQpState& d = qps_[qp_of_flow_[id]];
+  int64_t& last_cnp = last_cnp_ps_[qp_of_flow_[id]];
   const FlowRecord& f = ctx_.flows[id];
   // The notification point is the destination NIC's: without DCQCN there it sends no CNP.
   const DcqcnParams* np = f.dst < params_of_.size() ? params_of_[f.dst] : nullptr;
   if (np == nullptr) return;
-  const int64_t t = ctx_.now().picoseconds();
-  if (d.last_cnp_ps != INT64_MIN && t - d.last_cnp_ps < np->cnp_interval.picoseconds()) {
-    return;
-  }
-  d.last_cnp_ps = t;
-  std::vector<PortId>& routes = ctx_.routes;
+  const NetContext& at = ctx_of(f.dst);
+  const int64_t t = at.now().picoseconds();
+  if (last_cnp != INT64_MIN && t - last_cnp < np->cnp_interval.picoseconds()) return;
+  last_cnp = t;
   uint32_t& begin = cnp_route_of_flow_[id];
-  if (begin == UINT32_MAX) {
-    // The reverse of the data path: port 2i and 2i+1 are the two directions of link i.
-    begin = static_cast<uint32_t>(routes.size());
-    for (uint32_t h = f.route_hops; h-- > 0;) routes.push_back(routes[f.route_begin + h] ^ 1U);
-  }
-  EgressPort& first = ctx_.egress(routes[begin]);
+  if (begin == UINT32_MAX) begin = reverse_route(id);
+  EgressPort& first = at.egress(at.routes[begin]);
   // The highest class, ahead of data (ConnectX uses a dedicated CNP priority).
-  const PacketRef ref = ctx_.new_packet(id, begin, control_frame_payload(first), cnp_priority_,
-                                        PacketKind::Cnp, false);
-  ++ctx_.counters.cnps;
+  const PacketRef ref =
+      at.new_packet(id, begin, control_frame_payload(first), cnp_priority_, PacketKind::Cnp, false);
+  ++at.counters.cnps;
   ++flow_stats_[id].cnps;
   first.enqueue(ref);
 }
@@ -124,14 +130,15 @@ void DcqcnPacing::on_cnp(FlowId id) {
   if (d.params == nullptr) return;  // the source NIC runs no DCQCN
   if (d.sending_flows == 0 && !d.persistent) return;
   if (d.sending_flows == 0) catch_up(qp);
-  if (!d.rc.on_cnp(ctx_.now())) return;
-  ++ctx_.counters.rate_cuts;
+  const NetContext& at = ctx_of(d.src);
+  if (!d.rc.on_cnp(at.now())) return;
+  ++at.counters.rate_cuts;
   DcqcnFlowStats& stats = flow_stats_[id];
   ++stats.rate_cuts;
   stats.min_rate_bps = std::min(stats.min_rate_bps, d.rc.rate_bps());
   repace(qp);
   // A cut restarts the rate-increase timer (scheduled only while the QP has a flow sending).
-  const int64_t due = ctx_.now().picoseconds() + d.params->rate_period.picoseconds();
+  const int64_t due = at.now().picoseconds() + d.params->rate_period.picoseconds();
   if (d.sending_flows > 0) {
     arm_timer(qp, due);
   } else {
@@ -162,7 +169,7 @@ void DcqcnPacing::repace(uint32_t qp) {
   const bool earlier = next < d.next_send_ps;
   d.next_send_ps = next;
   if (earlier && d.sending_flows > 0) {
-    nics_[d.src]->pacing_moved(std::max(next, ctx_.now().picoseconds()));
+    nics_[d.src]->pacing_moved(std::max(next, ctx_of(d.src).now().picoseconds()));
   }
 }
 

@@ -13,6 +13,11 @@
 // applied when its next flow starts (or stop once it is back at line rate), so an idle QP costs no
 // events. The NICs share one DcqcnPacing; it exists only when DCQCN is on. Its rate timers are
 // events of the source NIC (Nic::kRateTimer, argument the QP index).
+//
+// In a windowed run (partition_windows.hpp) the reaction point works in the source NIC's partition
+// and the notification point in the destination NIC's; each writes only its own side's state (the
+// last CNP time is kept apart from the rest of the QP), and the CNPs' reverse routes are laid out
+// when the flow starts, since the route arena may not grow from inside a partition.
 #include <cstdint>
 #include <deque>
 #include <unordered_map>
@@ -36,7 +41,6 @@ struct DcqcnQpState {
   CancelToken rate_timer;               // pending while a flow of the QP is sending and it is paced
   int64_t timer_due_ps = INT64_MIN;     // when the next timer expiry is (or was) due
   bool timer_armed = false;             // rate_timer has an event pending
-  int64_t last_cnp_ps = INT64_MIN;      // notification point: last CNP sent for this QP
   uint32_t sending_flows = 0;           // flows of the QP with bytes left to send
   NodeId src = kNoNode;                 // the source NIC (owner of the rate timer)
   bool persistent = false;              // outlives its flows (else made for one flow)
@@ -64,6 +68,9 @@ class DcqcnPacing final : public NicPacing {
   // caller's queue-pair number when the flow is a message on a persistent QP (flows naming the
   // same number share its state), else a fresh QP is made for it.
   void add_flow(FlowId id, Bandwidth line_rate, bool persistent, uint32_t persistent_qp) override;
+  // A windowed run: the context of each node's partition, by NodeId (unset: the one given at
+  // construction for all).
+  void set_node_contexts(const std::vector<const NetContext*>* by_node) { node_ctx_ = by_node; }
   const DcqcnQpState& qp_of(FlowId id) const { return qps_[qp_of_flow_[id]]; }
   int64_t next_send_ps(FlowId id) const override { return qps_[qp_of_flow_[id]].next_send_ps; }
   double rate_bps(FlowId id) const override { return qp_of(id).rc.rate_bps(); }
@@ -88,12 +95,22 @@ class DcqcnPacing final : public NicPacing {
   void arm_timer(uint32_t qp, int64_t due_ps);
   // Applies the timer expiries a QP without sending flows missed up to now.
   void catch_up(uint32_t qp);
+  // The context where node `node` works (its partition's in a windowed run).
+  const NetContext& ctx_of(NodeId node) const {
+    return node_ctx_ == nullptr ? ctx_ : *(*node_ctx_)[node];
+  }
+  // The reverse of the flow's data route, appended to the route arena; returns where it begins.
+  uint32_t reverse_route(FlowId id) const;
 
   const NetContext& ctx_;
+  const std::vector<const NetContext*>* node_ctx_ = nullptr;
   std::vector<const DcqcnParams*> params_of_;  // by NodeId
   uint8_t cnp_priority_;
   const std::vector<Nic*>& nics_;
   std::deque<DcqcnQpState> qps_;  // a deque: the rate timers' tokens must not move
+  // Notification point, by QP: when its last CNP was sent (INT64_MIN: none); the destination's
+  // state, apart from the source's.
+  std::deque<int64_t> last_cnp_ps_;
   std::vector<uint32_t> qp_of_flow_;
   std::vector<uint32_t> cnp_route_of_flow_;  // the reverse route (dst -> src), built on first CNP
   std::vector<DcqcnFlowStats> flow_stats_;   // by flow id

@@ -19,6 +19,29 @@ void DeadlockDetector::on_resume() {
   pending_ = false;
 }
 
+void DeadlockDetector::after_window() {
+  int64_t first = INT64_MAX;
+  for (PartitionPauseTally& t : tallies_) {
+    paused_queues_ += t.net_paused;
+    first = std::min(first, t.first_pause_ps);
+    t.net_paused = 0;
+    t.first_pause_ps = INT64_MAX;
+  }
+  if (paused_queues_ <= 0) {
+    if (pending_) {
+      token_.cancel_pending();
+      pending_ = false;
+    }
+    return;
+  }
+  if (first == INT64_MAX || pending_ || report_.detected) return;
+  pending_ = true;
+  // A detection time shorter than the lookahead makes the check see the fabric at the window's end,
+  // a little later than it was due.
+  const int64_t due = std::max(first + detection_.picoseconds(), ctx_.now().picoseconds());
+  ctx_.queue.schedule(Time::ps(due), this, 0, 0, &token_);
+}
+
 void DeadlockDetector::on_event(uint32_t /*kind*/, uint64_t /*arg*/) {
   pending_ = false;
   const Time now = ctx_.now();
@@ -93,8 +116,9 @@ bool DeadlockDetector::find_cycle(Time now, DeadlockReport& out) {
           const EgressPort& rp = ctx_.egress(r);
           bool feeds = false;
           const auto& fifo = rp.fifo(pr);
+          const NetContext& pool_ctx = node_ctx_ == nullptr ? ctx_ : *(*node_ctx_)[peer];
           for (std::size_t i = 0; i < fifo.size() && !feeds; ++i) {
-            feeds = ctx_.packet(fifo.at(i)).ingress_port == in_port;
+            feeds = pool_ctx.packet(fifo.at(i)).ingress_port == in_port;
           }
           if (!feeds) continue;
           const auto vi = static_cast<std::size_t>(v);

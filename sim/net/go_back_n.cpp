@@ -89,22 +89,51 @@ void GoBackN::acknowledged(FlowId id, uint32_t ack_seq, bool nak) {
 
 void GoBackN::ack(FlowId id, uint32_t expected) {
   if (gbn_receivers_[index_of(id)].lossless) {
-    acknowledged(id, expected, false);
+    const NetContext& from = dst_ctx(id);
+    const NetContext& to = src_ctx(id);
+    if (&from == &to) {
+      acknowledged(id, expected, false);
+    } else {
+      from.post(to, from.now() + from.lookahead, this, kOffWireAck, flow_and_seq(id, expected));
+    }
   } else {
     send_control(id, PacketKind::Ack, expected, false);
   }
 }
 
-void GoBackN::on_data_lost(const Packet& packet) {
+void GoBackN::on_data_lost(const NetContext& at, const Packet& packet) {
   const FlowRecord& f = ctx_.flows[packet.flow];
   if (f.transport_state == kNoTransportState) return;
-  GoBackNReceiverState& g = gbn_receivers_[f.transport_state];
-  if (!g.lossless || packet.seq < receiver(packet.flow).rcv_nxt) return;
-  if (g.loss_at_ps == INT64_MAX) {
-    g.loss_at_ps = ctx_.now().picoseconds();
-    g.loss_high = packet.seq;
+  // The sender's copy of the flag: the receiver's state may be another partition's.
+  if (!gbn_[f.transport_state].lossless) return;
+  const NetContext& to = dst_ctx(packet.flow);
+  if (&at == &to) {
+    note_loss(packet.flow, packet.seq, at.now().picoseconds());
   } else {
-    g.loss_high = std::max(g.loss_high, packet.seq);
+    at.post(to, at.now() + at.lookahead, this, kLossNotice, flow_and_seq(packet.flow, packet.seq));
+  }
+}
+
+void GoBackN::note_loss(FlowId id, uint32_t seq, int64_t lost_ps) {
+  GoBackNReceiverState& g = gbn_receivers_[index_of(id)];
+  if (seq < receiver(id).rcv_nxt) return;
+  if (g.loss_at_ps == INT64_MAX) {
+    g.loss_at_ps = lost_ps;
+    g.loss_high = seq;
+  } else {
+    g.loss_high = std::max(g.loss_high, seq);
+  }
+}
+
+void GoBackN::on_event(uint32_t kind, uint64_t arg) {
+  const auto id = static_cast<FlowId>(arg >> 32);
+  const auto seq = static_cast<uint32_t>(arg);
+  if (kind == kOffWireAck) {
+    acknowledged(id, seq, false);
+  } else {
+    // Posted exactly one lookahead after the loss.
+    const NetContext& at = dst_ctx(id);
+    note_loss(id, seq, at.now().picoseconds() - at.lookahead.picoseconds());
   }
 }
 

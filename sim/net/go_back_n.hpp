@@ -7,6 +7,13 @@
 // PSNs. On a lossless class the same queue pair recovers the rare loss (RC recovery, with the RC
 // ACK timeout); its ACKs are not put on the wire, and each recovery is timed. With `out_of_order`
 // the receiver places PSNs past a gap instead of discarding them (transport.hpp).
+//
+// In a windowed run (partition_windows.hpp) the two ends of a flow may work in different
+// partitions. There a lossless queue pair's off-wire ACK reaches the sender one lookahead after the
+// receiver sent it (at once where both ends share a partition), and a lost packet's notice (which
+// opens the timed RC recovery) reaches the receiver one lookahead after the loss, timed from the
+// loss itself. Neither changes what is delivered when: the ACK only moves the sender's timer,
+// and the notice arrives before any retransmission can.
 #include <cstdint>
 #include <deque>
 #include <vector>
@@ -35,7 +42,7 @@ struct GoBackNReceiverState {
   std::vector<uint64_t> placed;
 };
 
-class GoBackN final : public ReliableTransport, public DataLossListener {
+class GoBackN final : public ReliableTransport, public DataLossListener, public EventTarget {
  public:
   // `lossless_mask`: the PFC-protected classes (0 when PFC is off).
   GoBackN(const NetContext& ctx, const std::vector<Nic*>& nics, NicPacing* pacing,
@@ -44,7 +51,9 @@ class GoBackN final : public ReliableTransport, public DataLossListener {
   bool can_send(FlowId id) const override;
   void on_data(const NetContext& at, PacketRef packet) override;
   void on_ack(const NetContext& at, PacketRef packet) override;
-  void on_data_lost(const Packet& packet) override;
+  void on_data_lost(const NetContext& at, const Packet& packet) override;
+  // The off-wire ACK and the loss notice, posted between partitions.
+  void on_event(uint32_t kind, uint64_t arg) override;
 
  private:
   void init_flow(FlowId id, const ReliableFlowState& s) override;
@@ -56,10 +65,18 @@ class GoBackN final : public ReliableTransport, public DataLossListener {
   void acknowledged(FlowId id, uint32_t ack, bool nak);
   // The receiver: an ACK on the wire, or (lossless) straight to the sender.
   void ack(FlowId id, uint32_t expected);
+  // The receiver's side of a lost data packet (PSN `seq`) lost at `lost_ps`: opens or widens an RC
+  // recovery.
+  void note_loss(FlowId id, uint32_t seq, int64_t lost_ps);
   // A lossless queue pair retries once more; past the retry count it fails.
   void retried(FlowId id, GoBackNFlowState& g);
   // Out-of-order placement: a PSN past rcv_nxt arrived; places it unless it is a duplicate.
   void place(PacketRef packet, FlowId id, uint32_t seq, uint32_t payload);
+
+  enum PostedKind : uint32_t { kOffWireAck = 0, kLossNotice = 1 };
+  static uint64_t flow_and_seq(FlowId id, uint32_t seq) {
+    return (static_cast<uint64_t>(id) << 32) | seq;
+  }
 
   const GoBackNParams& params_;
   uint8_t lossless_mask_;

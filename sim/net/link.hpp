@@ -1,7 +1,6 @@
 #pragma once
 // One direction of a cable: owns the propagation delay. Packets in flight sit in a FIFO with their
 // arrival times; only the head has an event pending. Delivers to the peer Node's receive().
-#include <array>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -11,6 +10,7 @@
 #include "sim/core/ring_queue.hpp"
 #include "sim/net/link_impairment.hpp"
 #include "sim/net/net_context.hpp"
+#include "sim/net/remote_outbox.hpp"
 
 namespace syncsim::net {
 
@@ -19,23 +19,6 @@ class Node {
  public:
   virtual ~Node() = default;
   virtual void receive(PacketRef packet, uint32_t in_port) = 0;
-};
-
-class Link;
-
-// A packet on its way into another partition of a windowed run (partition_windows.hpp): a copy,
-// since each partition has a packet pool of its own.
-struct RemoteArrival {
-  int64_t arrival_ps;
-  Link* link;
-  Packet packet;
-};
-
-// What one partition sends another, double-buffered: the links fill one buffer during a window
-// while the receiver takes in the other, filled in the window before.
-struct RemoteOutbox {
-  std::array<std::vector<RemoteArrival>, 2> buffers;
-  uint32_t filling = 0;
 };
 
 class Link final : public EventTarget {

@@ -14,10 +14,22 @@ void NetContext::drop(PacketRef packet, DropReason reason) const {
       ++counters.lossless_packets_lost;
       counters.lossless_bytes_lost += p.payload_bytes;
     }
-    if (loss_listener != nullptr) loss_listener->on_data_lost(p);
+    if (loss_listener != nullptr) loss_listener->on_data_lost(*this, p);
   }
   ++counters.packets_dropped[static_cast<std::size_t>(reason)];
   pool.release(packet);
+}
+
+void NetContext::post(const NetContext& to, Time at, EventTarget* target, uint32_t kind,
+                      uint64_t arg) const {
+  if (&to == this) {
+    queue.schedule(at, target, kind, arg);
+    return;
+  }
+  SIM_CHECK(outboxes != nullptr && at >= now() + lookahead,
+            "an event posted to another partition must lie a lookahead ahead");
+  RemoteOutbox& box = (*outboxes)[to.partition];
+  box.events[box.filling].push_back(PostedEvent{at.picoseconds(), target, arg, kind});
 }
 
 void NetContext::deliver(PacketRef packet) const {

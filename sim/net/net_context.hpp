@@ -11,6 +11,7 @@
 #include "sim/net/flow_table.hpp"
 #include "sim/net/network_counters.hpp"
 #include "sim/net/packet.hpp"
+#include "sim/net/remote_outbox.hpp"
 #include "sim/net/routing.hpp"
 
 namespace syncsim::net {
@@ -28,11 +29,12 @@ class PauseListener {
 };
 
 // Told of every data packet dropped, before it goes back to the pool (the reliable transport times
-// RC recoveries from it).
+// RC recoveries from it); `at` is the context where it was dropped.
+struct NetContext;
 class DataLossListener {
  public:
   virtual ~DataLossListener() = default;
-  virtual void on_data_lost(const Packet& packet) = 0;
+  virtual void on_data_lost(const NetContext& at, const Packet& packet) = 0;
 };
 
 struct NetContext {
@@ -56,6 +58,11 @@ struct NetContext {
   // A partition of a windowed run (partition_windows.hpp): completions wait here for the window's
   // end instead of calling the handler from inside the partition; null otherwise.
   std::vector<DeferredCompletion>* deferred_completions = nullptr;
+  // A partition of a windowed run: its index, what it sends each other partition (by receiving
+  // partition) and the run's lookahead; unset (null, 0) otherwise.
+  std::vector<RemoteOutbox>* outboxes = nullptr;
+  uint32_t partition = 0;
+  Time lookahead = Time::zero();
 
   Time now() const { return queue.now(); }
   Packet& packet(PacketRef r) const { return pool[r]; }
@@ -101,6 +108,10 @@ struct NetContext {
   void note_resume() const {
     if (pause_listener != nullptr) pause_listener->on_resume();
   }
+  // Runs target->on_event(kind, arg) at `at` where `to` works: scheduled now when `to` is this very
+  // context, else posted to `to`'s partition, which takes it in after the window; `at` must then
+  // lie at least the lookahead ahead (so it can never be in that partition's past).
+  void post(const NetContext& to, Time at, EventTarget* target, uint32_t kind, uint64_t arg) const;
   // Counts a packet lost in the network and returns it to the pool.
   void drop(PacketRef packet, DropReason reason) const;
   // Credits a data packet's payload to its flow and returns it to the pool; the flow's last byte

@@ -178,6 +178,12 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
     deadlock_ = std::make_unique<DeadlockDetector>(ctx_, switches_, priorities,
                                                    pfc.deadlock_detection_time);
     ctx_.pause_listener = deadlock_.get();
+    // A windowed run: each partition notes its pauses, and the detector takes them in after each
+    // window (its checks run between windows, on the whole fabric).
+    for (std::size_t i = 0; i < partition_ctx_.size(); ++i) {
+      partition_ctx_[i]->pause_listener = deadlock_->partition_tally(*partition_ctx_[i]);
+    }
+    if (!partitions_.empty()) deadlock_->set_node_contexts(&node_ctx_);
   }
   if (spec.impairments.active()) {
     const uint8_t lossless = !spec.impairments.loss_on_lossless ? lossless_mask : uint8_t{0};
@@ -192,6 +198,7 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
   if (!partitions_.empty()) {
     windows_ = std::make_unique<PartitionWindows>(sim.queue(), partitions_, partition_lookahead_,
                                                   flows_, spec.execution.threads);
+    if (deadlock_) windows_->set_window_listener(deadlock_.get());
   }
 }
 
@@ -199,12 +206,11 @@ Network::~Network() = default;
 
 std::string partition_refusal(const NetworkSpec& spec) {
   // Each of these acts across the fabric other than by packets on links: a windowed run would
-  // need it split (state per side, events posted between partitions) first.
+  // need it split (state per side, events posted between partitions) first, as PFC's deadlock
+  // detector, go-back-N's RC recovery and DCQCN are.
   if (spec.link_layer == LinkLayer::Infiniband) {
     return "InfiniBand credits travel back to the sender as events, not packets";
   }
-  if (spec.pfc.enabled) return "PFC (the deadlock detector and RC recovery act fabric-wide)";
-  if (spec.any_dcqcn()) return "DCQCN (its per-queue-pair state is shared by both ends)";
   if (spec.transport.kind == TransportKind::Tcp)
     return "TCP (its connections are shared by both ends)";
   if (spec.load_balancing.mode != LoadBalancing::Ecmp) return "per-packet load balancing";
@@ -227,12 +233,16 @@ void Network::build_partitions(const FabricPartition& plan) {
     ctx->send_queues = ctx_.send_queues;
     ctx->loss_listener = ctx_.loss_listener;
     ctx->deferred_completions = &p.completions;
+    ctx->outboxes = &p.outbox;
+    ctx->partition = i;
+    ctx->lookahead = plan.lookahead;
     partition_ctx_.push_back(std::move(ctx));
   }
   for (NodeId id = 0; id < node_ctx_.size(); ++id) {
     node_ctx_[id] = partition_ctx_[partition_of_[id]].get();
   }
   if (transport_) transport_->set_node_contexts(&node_ctx_);
+  if (dcqcn_) dcqcn_->set_node_contexts(&node_ctx_);
 }
 
 NetworkCounters Network::counters() const {

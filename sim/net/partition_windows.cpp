@@ -36,10 +36,16 @@ bool PartitionWindows::arrivals_pending() const {
 
 void PartitionWindows::accept_posted(std::size_t i, uint32_t buffer) {
   // By sending partition in index order, from each in the order sent.
+  // Packets first, then posted events.
+  EventQueue& queue = parts_[i]->queue;
   for (auto& sender : parts_) {
-    std::vector<RemoteArrival>& box = sender->outbox[i].buffers[buffer];
-    for (const RemoteArrival& a : box) a.link->accept(a);
-    box.clear();
+    RemoteOutbox& box = sender->outbox[i];
+    for (const RemoteArrival& a : box.buffers[buffer]) a.link->accept(a);
+    box.buffers[buffer].clear();
+    for (const PostedEvent& e : box.events[buffer]) {
+      queue.schedule(Time::ps(e.at_ps), e.target, e.kind, e.arg);
+    }
+    box.events[buffer].clear();
   }
 }
 
@@ -81,6 +87,7 @@ void PartitionWindows::window() {
       std::min(next_global, start > INT64_MAX - lookahead_ps_ ? INT64_MAX : start + lookahead_ps_);
   if (end > start) {
     run_window(end);
+    if (listener_ != nullptr) listener_->after_window();
   } else {
     // Something outside the partitions runs first at this instant: what is pending now.
     for (auto& p : parts_) p->next_event_ps = p->queue.next_event_time().picoseconds();
@@ -135,6 +142,7 @@ void PartitionWindows::run_window(int64_t end_ps) {
         for (const RemoteOutbox& box : p.outbox) {
           for (const RemoteArrival& a : box.buffers[filling])
             posted = std::min(posted, a.arrival_ps);
+          for (const PostedEvent& e : box.events[filling]) posted = std::min(posted, e.at_ps);
         }
         p.next_posted_ps = posted;
       },

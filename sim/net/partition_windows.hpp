@@ -8,9 +8,10 @@
 //
 // The order of simultaneous events, the rule that makes every result independent of the thread
 // count: inside a partition, events at one instant run in the order that partition scheduled them;
-// packets from other partitions are scheduled after the window in which they were sent (after
-// everything the receiving partition scheduled itself in that window, before anything it schedules
-// later), taken by sending partition in index order and, from one sender, in the order sent.
+// packets and posted events (remote_outbox.hpp) from other partitions are scheduled after the
+// window in which they were sent (after everything the receiving partition scheduled itself in that
+// window, before anything it schedules later), taken by sending partition in index order and, from
+// one sender, packets first, each kind in the order sent.
 // Partitions are fixed by the fabric, so that order is the same on any number of threads (and
 // differs from a one-queue run's only in the order of events at the same picosecond). One barrier
 // per window: each partition takes in what was sent to it in the window before as it starts the
@@ -53,6 +54,14 @@ struct Partition {
   int64_t next_posted_ps = INT64_MAX;
 };
 
+// Told after each window, on the simulation's thread, while no partition runs: what acts on the
+// whole fabric (the PFC deadlock detector) takes in what the partitions noted during the window.
+class WindowListener {
+ public:
+  virtual ~WindowListener() = default;
+  virtual void after_window() = 0;
+};
+
 class PartitionWindows final : public EventTarget {
  public:
   PartitionWindows(EventQueue& global, std::vector<std::unique_ptr<Partition>>& partitions,
@@ -63,6 +72,7 @@ class PartitionWindows final : public EventTarget {
   // After that: a window runs from now.
   void wake();
   void on_event(uint32_t kind, uint64_t arg) override;
+  void set_window_listener(WindowListener* listener) { listener_ = listener; }
 
   uint64_t events() const;  // events run inside the partitions
   uint64_t windows() const { return windows_; }
@@ -90,6 +100,7 @@ class PartitionWindows final : public EventTarget {
   uint32_t filled_ =
       1;  // the outbox buffer the last window filled (none yet: take_in finds 1 empty)
   std::vector<DeferredCompletion> due_;
+  WindowListener* listener_ = nullptr;
 };
 
 }  // namespace syncsim::net

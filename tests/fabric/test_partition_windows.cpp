@@ -144,19 +144,125 @@ TEST_CASE("windowed run: agrees with the one-queue run where no two events tie")
   CHECK(windowed.counters.acks == single.counters.acks);
 }
 
+namespace {
+
+// Lossless RoCE as operators run it, on 4 leaves of 3 hosts: PFC on priority 3, ECN at the
+// defaults, DCQCN at the NICs. Hosts 1..11 send to host 0 (an incast across every partition) while
+// each host also sends to the host 4 places on; a second wave starts between windows.
+Outcome run_lossless(net::NetworkSpec spec, bool partitioned, unsigned threads) {
+  spec.pfc.enabled = true;
+  spec.ecn.enabled = true;
+  spec.nic.dcqcn.enabled = true;
+  spec.execution.partitioned = partitioned;
+  spec.execution.threads = threads;
+  Simulation sim(11);
+  PacketBackend b(sim, spec);
+  const auto n = static_cast<uint32_t>(spec.gpus.size());
+  constexpr uint8_t kLossless = 3;
+  for (uint32_t g = 1; g < n; ++g) b.start(TransferRequest{g, 0, Bytes{400'000}, kLossless});
+  for (uint32_t g = 0; g < n; ++g) {
+    b.start(TransferRequest{g, (g + 4) % n, Bytes{700'000}, kLossless});
+  }
+  sim.queue().schedule_fn(Time::us(90), [&] {
+    for (uint32_t g = 2; g < n; g += 3) b.start(TransferRequest{g, 1, Bytes{200'000}, kLossless});
+  });
+  sim.queue().run();
+  Outcome o;
+  for (const TransferRecord& r : b.transfers()) {
+    REQUIRE(r.done);
+    o.finish_ps.push_back(r.finish.picoseconds());
+  }
+  o.counters = b.counters();
+  o.partitions = b.execution().partitions;
+  o.windows = b.execution().windows;
+  o.sim_time_s = sim.now().seconds();
+  return o;
+}
+
+void check_same_lossless(const Outcome& a, const Outcome& b) {
+  check_same(a, b);
+  CHECK(a.counters.pause_frames == b.counters.pause_frames);
+  CHECK(a.counters.nic_pause_frames == b.counters.nic_pause_frames);
+  CHECK(a.counters.cnps == b.counters.cnps);
+  CHECK(a.counters.rate_cuts == b.counters.rate_cuts);
+  CHECK(a.counters.ecn_marks == b.counters.ecn_marks);
+  CHECK(a.counters.rc_recoveries == b.counters.rc_recoveries);
+  CHECK(a.counters.rc_recovery_time_ps == b.counters.rc_recovery_time_ps);
+}
+
+}  // namespace
+
+TEST_CASE("windowed run: PFC, ECN and DCQCN across partitions, the same on 1, 2 and 3 threads") {
+  const auto spec = topo::build_fabric(testing::spine_leaf_100g(4, 3, 2, Bytes{2 << 20}));
+  const Outcome one = run_lossless(spec, true, 1);
+  REQUIRE(one.partitions == 4);
+  const net::NetworkCounters& c = one.counters;
+  // Pauses, marks and CNPs all happen, and go between partitions (every leaf sends to leaf 0).
+  CHECK(c.pause_frames > 0);
+  CHECK(c.ecn_marks > 0);
+  CHECK(c.cnps > 0);
+  CHECK(c.rate_cuts > 0);
+  // Lossless: nothing dropped, every byte delivered.
+  CHECK(c.bytes_dropped == 0);
+  CHECK(c.bytes_delivered == 11 * 400'000 + 12 * 700'000 + 4 * 200'000);
+  for (const unsigned threads : {2U, 3U}) {
+    CAPTURE(threads);
+    check_same_lossless(one, run_lossless(spec, true, threads));
+  }
+  // Against one queue: only events at one picosecond in two partitions may be ordered differently,
+  // but under random ECN marking that reorders marks, cuts and pauses, and single flows end up
+  // far apart (as with another seed: seeds 11, 12 and 13 of the one-queue run give mean FCTs of
+  // 326, 351 and 345 us and maxima of 686, 1095 and 1405 us). So the aggregates are compared, with
+  // the seed's spread as the tolerance.
+  const Outcome single = run_lossless(spec, false, 1);
+  CHECK(single.partitions == 1);
+  CHECK(single.counters.bytes_delivered == c.bytes_delivered);
+  CHECK(single.counters.bytes_dropped == 0);
+  const auto mean_finish = [](const Outcome& o) {
+    double sum = 0;
+    for (const int64_t f : o.finish_ps) sum += static_cast<double>(f);
+    return sum / static_cast<double>(o.finish_ps.size());
+  };
+  CHECK(mean_finish(one) == doctest::Approx(mean_finish(single)).epsilon(0.1));
+  CHECK(static_cast<double>(c.rate_cuts) ==
+        doctest::Approx(static_cast<double>(single.counters.rate_cuts)).epsilon(0.2));
+  CHECK(static_cast<double>(c.pause_frames) ==
+        doctest::Approx(static_cast<double>(single.counters.pause_frames)).epsilon(0.2));
+}
+
+TEST_CASE("windowed run: lossless losses recover across partitions, the same on 1 and 2 threads") {
+  // Headroom far too small: lossless packets overflow it and are dropped at ingress, go-back-N's
+  // RC recovery resends them (its loss notice crosses to the receiver's partition, its off-wire
+  // ACKs back to the sender's).
+  auto spec = topo::build_fabric(testing::spine_leaf_100g(4, 3, 2, Bytes{2 << 20}));
+  spec.pfc.headroom_auto = false;
+  spec.pfc.headroom = Bytes{5'000};
+  spec.transport.gbn.lossless_timeout = Time::us(300);
+  const Outcome one = run_lossless(spec, true, 1);
+  REQUIRE(one.partitions == 4);
+  const net::NetworkCounters& c = one.counters;
+  CHECK(c.bytes_dropped > 0);
+  CHECK(c.rc_recoveries > 0);
+  CHECK(c.rc_recovery_time_ps > 0);
+  CHECK(c.bytes_delivered == 11 * 400'000 + 12 * 700'000 + 4 * 200'000);
+  CHECK(c.bytes_injected == c.bytes_delivered + c.bytes_dropped + c.bytes_discarded);
+  check_same_lossless(one, run_lossless(spec, true, 2));
+}
+
 TEST_CASE("windowed run: mechanisms that act across partitions keep one queue, and say why") {
   auto spec = topo::build_fabric(testing::spine_leaf_100g(4, 1, 2));
   spec.execution.partitioned = true;
-  spec.pfc.enabled = true;
-  CHECK(net::partition_refusal(spec).find("PFC") != std::string::npos);
+  spec.transport.kind = net::TransportKind::Tcp;
+  CHECK(net::partition_refusal(spec).find("TCP") != std::string::npos);
   Simulation sim(1);
   PacketBackend b(sim, spec);
   CHECK(b.execution().partitions == 1);
-  CHECK(b.execution().refusal.find("PFC") != std::string::npos);
+  CHECK(b.execution().refusal.find("TCP") != std::string::npos);
 
-  spec.pfc.enabled = false;
-  spec.transport.kind = net::TransportKind::Tcp;
-  CHECK(net::partition_refusal(spec).find("TCP") != std::string::npos);
   spec.transport.kind = net::TransportKind::Roce;
+  CHECK(net::partition_refusal(spec).empty());
+  // PFC and DCQCN are split by side and partition: they run partitioned.
+  spec.pfc.enabled = true;
+  spec.nic.dcqcn.enabled = true;
   CHECK(net::partition_refusal(spec).empty());
 }
