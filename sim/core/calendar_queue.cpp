@@ -39,6 +39,15 @@ void CalendarQueue::push(Key k) {
   }
 }
 
+void CalendarQueue::push_any_order(Key k) {
+  const int64_t bucket = bucket_of(k);
+  // The early heap, the overflow heap and the current bucket keep full order by themselves.
+  if (bucket > current_ && static_cast<uint64_t>(bucket - current_) < kBuckets) {
+    any_order_[slot_of(bucket)] = true;
+  }
+  push(k);
+}
+
 void CalendarQueue::file(Key k) {
   const int64_t bucket = bucket_of(k);
   if (static_cast<uint64_t>(bucket - current_) < kBuckets) {
@@ -126,7 +135,12 @@ void CalendarQueue::load_current() {
   const std::size_t slot = slot_of(current_);
   if (buckets_[slot].head == kNoChunk) return;
   take_bucket(slot, current_keys_);
-  order_current();
+  if (any_order_[slot]) {
+    any_order_[slot] = false;
+    std::sort(current_keys_.begin(), current_keys_.end());
+  } else {
+    order_current();
+  }
 }
 
 void CalendarQueue::order_current() {
@@ -192,6 +206,7 @@ void CalendarQueue::drain(std::vector<Key>& out, int64_t now_ps) {
   for (std::size_t slot = occupied_from(0); slot != kBuckets; slot = occupied_from(slot + 1)) {
     take_bucket(slot, out);
   }
+  any_order_.fill(false);
   out.insert(out.end(), overflow_.begin(), overflow_.end());
   overflow_.clear();
   out.insert(out.end(), early_.begin(), early_.end());

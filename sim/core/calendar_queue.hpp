@@ -41,6 +41,9 @@ class CalendarQueue {
   std::size_t size() const { return size_; }
   // Adds a key no earlier than the last popped one. Keys of one time must come in increasing order.
   void push(Key k);
+  // The same for a key that may come before keys of its time pushed already (EventQueue's
+  // schedule_as_of): its bucket is then ordered by a full sort.
+  void push_any_order(Key k);
   // The least key; requires !empty(). May move the current bucket on (a look-ahead).
   Key least() {
     if (!early_.empty()) return early_.front();
@@ -127,6 +130,7 @@ class CalendarQueue {
   uint32_t shift_ = 10;                      // bucket width 2^shift ps
   int64_t current_ = 0;                      // absolute number of the current bucket
   std::vector<Key> current_keys_;            // its keys, ordered from head_ on
+  std::array<bool, kBuckets> any_order_{};   // a bucket holds keys pushed out of order
   std::size_t head_ = 0;
   std::vector<Key> overflow_;  // 4-ary min-heap of keys at or beyond current_ + kBuckets
   std::vector<Key> early_;     // 4-ary min-heap of keys before the current bucket

@@ -16,19 +16,41 @@ EventQueue::EventQueue() { reserve(1024); }
 void EventQueue::schedule(Time at, EventTarget* target, uint32_t kind, uint64_t arg,
                           const CancelToken* token) {
   SIM_CHECK(at >= now_, "an event was scheduled in the past");
-  uint32_t slot;
-  if (!free_slots_.empty()) {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  } else {
-    SIM_CHECK(payloads_.size() < UINT32_MAX, "more than 2^32 pending events");
-    slot = static_cast<uint32_t>(payloads_.size());
-    payloads_.emplace_back();
-  }
-  payloads_[slot] = Payload{target, arg, token, kind, token != nullptr ? token->generation : 0u};
-  if (next_seq_ == kSequenceLimit) renumber();
-  const Key k = make_key(at.picoseconds(), (next_seq_++ << 32) | slot);
+  const uint32_t slot = take_slot(target, kind, arg, token);
+  if (next_seq_ >= kSequenceLimit) renumber();
+  const Key k = make_key(at.picoseconds(), (next_seq_ << 32) | slot);
+  next_seq_ += 2;
   calendar_.push(k);
+}
+
+void EventQueue::schedule_as_of(Time at, Time scheduled_at, EventTarget* target, uint32_t kind,
+                                uint64_t arg, const CancelToken* token) {
+  SIM_CHECK(at >= now_, "an event was scheduled in the past");
+  SIM_CHECK(history_on_, "schedule_as_of needs keep_clock_history()");
+  const uint32_t slot = take_slot(target, kind, arg, token);
+  if (next_seq_ >= kSequenceLimit) renumber();
+  // The first sequence number taken after the clock passed `scheduled_at` (the next one when it
+  // has not passed it: the event is as if scheduled now).
+  const auto first = clock_moves_.begin() + static_cast<std::ptrdiff_t>(first_move_);
+  const auto moved = std::upper_bound(
+      first, clock_moves_.end(), scheduled_at.picoseconds(),
+      [](int64_t t, const ClockMove& m) { return t < m.to_ps; });
+  const uint64_t after = moved == clock_moves_.end() ? next_seq_ : moved->next_seq;
+  // Below it, and odd: never equal to a scheduled event's (even) number. Keys of one time may now
+  // come out of order, which the calendar is told.
+  const uint64_t seq = after == 0 ? 0 : after - 1;
+  calendar_.push_any_order(make_key(at.picoseconds(), (seq << 32) | slot));
+}
+
+void EventQueue::forget_clock_history_before(Time t) {
+  while (first_move_ < clock_moves_.size() && clock_moves_[first_move_].to_ps < t.picoseconds()) {
+    ++first_move_;
+  }
+  if (first_move_ >= 4096 && first_move_ * 2 >= clock_moves_.size()) {
+    clock_moves_.erase(clock_moves_.begin(),
+                       clock_moves_.begin() + static_cast<std::ptrdiff_t>(first_move_));
+    first_move_ = 0;
+  }
 }
 
 void EventQueue::renumber() {
@@ -37,11 +59,15 @@ void EventQueue::renumber() {
   calendar_.drain(keys, now_.picoseconds());
   std::sort(keys.begin(), keys.end());
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    const Key k = make_key(time_of(keys[i]),
-                           (static_cast<uint64_t>(i) << 32) | (order_of(keys[i]) & 0xFFFF'FFFFu));
+    const Key k = make_key(time_of(keys[i]), (static_cast<uint64_t>(2 * i) << 32) |
+                                                 (order_of(keys[i]) & 0xFFFF'FFFFu));
     calendar_.push(k);
   }
-  next_seq_ = keys.size();
+  next_seq_ = 2 * keys.size();
+  // The recorded sequence numbers are void: events posted from now on are ordered as if
+  // scheduled when they are taken in, until the clock has moved again (once per 2^31 events).
+  clock_moves_.clear();
+  first_move_ = 0;
 }
 
 void EventQueue::schedule_fn(Time at, std::function<void()> fn) {
@@ -88,6 +114,7 @@ bool EventQueue::dispatch_next(int64_t until_ps) {
       continue;
     }
     SIM_CHECK(time_of(k) >= now_.picoseconds(), "simulated time went backwards");
+    note_clock_move(time_of(k));
     now_ = Time::ps(time_of(k));
     ++executed_;
     e.target->on_event(e.kind, e.arg);
@@ -117,6 +144,7 @@ Time EventQueue::next_event_time() {
 void EventQueue::advance_to(Time t) {
   if (t <= now_) return;
   SIM_CHECK(next_event_time() >= t, "the clock was moved past a pending event");
+  note_clock_move(t.picoseconds());
   now_ = t;
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "sim/core/calendar_queue.hpp"
+#include "sim/core/check.hpp"
 #include "sim/core/units.hpp"
 
 namespace syncsim {
@@ -47,6 +48,17 @@ class EventQueue {
   // Schedules target->on_event(kind, arg) at absolute time `at` (never earlier than now()).
   void schedule(Time at, EventTarget* target, uint32_t kind, uint64_t arg = 0,
                 const CancelToken* token = nullptr);
+  // An event from another partition of a windowed run (sim/net/partition_windows.hpp), scheduled
+  // as if at `scheduled_at`, a time this queue's clock has passed since keep_clock_history(): among
+  // the events of time `at` it runs after those scheduled while the clock was at or before
+  // `scheduled_at` and before those scheduled later, as one queue for the whole run would have
+  // ordered it (events scheduled at the very same picosecond aside).
+  void schedule_as_of(Time at, Time scheduled_at, EventTarget* target, uint32_t kind,
+                      uint64_t arg = 0, const CancelToken* token = nullptr);
+  // Starts recording when the clock moves (schedule_as_of needs it).
+  void keep_clock_history() { history_on_ = true; }
+  // Drops what schedule_as_of will no longer be asked about: the clock's moves up to `t`.
+  void forget_clock_history_before(Time t);
   // Slow path for rare events: stores the closure in a reusable slot.
   void schedule_fn(Time at, std::function<void()> fn);
 
@@ -98,6 +110,23 @@ class EventQueue {
   };
   void renumber();
   bool dispatch_next(int64_t until_ps);
+  // A payload slot for a new event (inline: the scheduling hot path).
+  uint32_t take_slot(EventTarget* target, uint32_t kind, uint64_t arg, const CancelToken* token) {
+    uint32_t slot;
+    if (!free_slots_.empty()) {
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+    } else {
+      SIM_CHECK(payloads_.size() < UINT32_MAX, "more than 2^32 pending events");
+      slot = static_cast<uint32_t>(payloads_.size());
+      payloads_.emplace_back();
+    }
+    payloads_[slot] = Payload{target, arg, token, kind, token != nullptr ? token->generation : 0u};
+    return slot;
+  }
+  void note_clock_move(int64_t to_ps) {
+    if (history_on_ && to_ps != now_.picoseconds()) clock_moves_.push_back({to_ps, next_seq_});
+  }
 
   class ClosureRunner : public EventTarget {
    public:
@@ -116,6 +145,15 @@ class EventQueue {
   uint64_t executed_ = 0;
   uint64_t cancelled_ = 0;
   bool stop_requested_ = false;
+  // Sequence numbers go up by two: scheduled events take even ones, and schedule_as_of the odd one
+  // just below the first even number taken after the clock passed its time.
+  struct ClockMove {
+    int64_t to_ps;      // the clock moved to this time...
+    uint64_t next_seq;  // ...when this was the next sequence number
+  };
+  bool history_on_ = false;
+  std::vector<ClockMove> clock_moves_;
+  std::size_t first_move_ = 0;  // clock_moves_ before it are forgotten
   std::vector<std::function<void()>> closures_;
   std::vector<uint32_t> free_closures_;
   ClosureRunner closure_runner_{*this};

@@ -1,5 +1,7 @@
 #include "sim/net/link.hpp"
 
+#include <algorithm>
+
 namespace syncsim::net {
 
 bool Link::transmit(PacketRef packet) {
@@ -31,8 +33,15 @@ void Link::accept(const RemoteArrival& arrival) {
   const bool was_idle = in_flight_.empty();
   in_flight_.push(InFlight{arrival.arrival_ps, packet});
   if (was_idle) {
-    ctx_.queue.schedule(Time::ps(arrival.arrival_ps), this, 0, 0, &arrival_token_);
+    // Ordered among the events of its time as one queue would have: its arrival was scheduled when
+    // it left the sender, or, had the packet before it still been on the wire then, when that one
+    // arrived (only the head of a link has its arrival pending).
+    const int64_t sent_ps = arrival.arrival_ps - delay_.picoseconds();
+    const int64_t scheduled_ps = std::max(sent_ps, last_arrival_ps_);
+    ctx_.queue.schedule_as_of(Time::ps(arrival.arrival_ps), Time::ps(scheduled_ps), this, 0, 0,
+                              &arrival_token_);
   }
+  last_arrival_ps_ = arrival.arrival_ps;
 }
 
 void Link::on_event(uint32_t /*kind*/, uint64_t /*arg*/) {

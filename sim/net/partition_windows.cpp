@@ -16,6 +16,7 @@ PartitionWindows::PartitionWindows(EventQueue& global,
       workers_(
           std::max(1U, std::min<unsigned>(threads, static_cast<unsigned>(partitions.size())))) {
   SIM_CHECK(lookahead_ps_ > 0, "a windowed run needs a positive lookahead");
+  for (auto& p : parts_) p->queue.keep_clock_history();
 }
 
 void PartitionWindows::bring_to_now() {
@@ -36,14 +37,16 @@ bool PartitionWindows::arrivals_pending() const {
 
 void PartitionWindows::accept_posted(std::size_t i, uint32_t buffer) {
   // By sending partition in index order, from each in the order sent.
-  // Packets first, then posted events.
+  // Packets first, then posted events. Nothing in the buffer was sent before the window that
+  // filled it began, so the clock's earlier moves are of no more use.
   EventQueue& queue = parts_[i]->queue;
+  queue.forget_clock_history_before(Time::ps(buffer_window_start_ps_[buffer]));
   for (auto& sender : parts_) {
     RemoteOutbox& box = sender->outbox[i];
     for (const RemoteArrival& a : box.buffers[buffer]) a.link->accept(a);
     box.buffers[buffer].clear();
     for (const PostedEvent& e : box.events[buffer]) {
-      queue.schedule(Time::ps(e.at_ps), e.target, e.kind, e.arg);
+      queue.schedule_as_of(Time::ps(e.at_ps), Time::ps(e.sent_ps), e.target, e.kind, e.arg);
     }
     box.events[buffer].clear();
   }
@@ -129,6 +132,7 @@ void PartitionWindows::run_window(int64_t end_ps) {
   for (auto& p : parts_) {
     for (RemoteOutbox& box : p->outbox) box.filling = filling;
   }
+  buffer_window_start_ps_[filling] = global_.now().picoseconds();
   const Time last_inside = Time::ps(end_ps - 1);
   workers_.run(
       parts_.size(),

@@ -7,15 +7,19 @@
 // its end do the packets that crossed between them enter their receivers' queues.
 //
 // The order of simultaneous events, the rule that makes every result independent of the thread
-// count: inside a partition, events at one instant run in the order that partition scheduled them;
-// packets and posted events (remote_outbox.hpp) from other partitions are scheduled after the
-// window in which they were sent (after everything the receiving partition scheduled itself in that
-// window, before anything it schedules later), taken by sending partition in index order and, from
-// one sender, packets first, each kind in the order sent.
-// Partitions are fixed by the fabric, so that order is the same on any number of threads (and
-// differs from a one-queue run's only in the order of events at the same picosecond). One barrier
-// per window: each partition takes in what was sent to it in the window before as it starts the
-// next (or, before something starts a flow between windows, all do at once).
+// count and keeps it close to a one-queue run's: one queue runs the events of one instant in the
+// order they were scheduled. Inside a partition that holds as it is. A packet or posted event
+// (remote_outbox.hpp) from another partition is taken in after the window in which it was sent,
+// and scheduled as of the time it was sent (EventQueue::schedule_as_of; a packet arriving behind
+// another on its link, as of that one's arrival): among the receiver's events of its instant it
+// runs after those the receiver scheduled at or before that time and before those it scheduled
+// later, as in one queue. Of events scheduled at the very same picosecond the receiver's own run
+// first, then the others' in the order of the event slots the receiver gave them (taken in by
+// sending partition in index order, from one sender in the order sent). Partitions are fixed by
+// the fabric, so that order is the same on any number of threads, and differs from a one-queue
+// run's only between events scheduled at the same picosecond in two partitions. One barrier per
+// window: each partition takes in what was sent to it in the window before as it starts the next
+// (or, before something starts a flow between windows, all do at once).
 //
 // Everything outside the partitions (the traffic's start times, completion callbacks, samplers)
 // stays on the simulation's own queue. A window never runs past the next such event, and every
@@ -24,6 +28,7 @@
 // its finish time once the window is over; the callback may not start flows (that would be in the
 // partitions' past): the network is partitioned only for runs whose transfers are all known in
 // advance (NetworkSpec::partitioned).
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -101,6 +106,8 @@ class PartitionWindows final : public EventTarget {
       1;  // the outbox buffer the last window filled (none yet: take_in finds 1 empty)
   std::vector<DeferredCompletion> due_;
   WindowListener* listener_ = nullptr;
+  // When the window that filled each outbox buffer began.
+  std::array<int64_t, 2> buffer_window_start_ps_{0, 0};
 };
 
 }  // namespace syncsim::net

@@ -25,9 +25,10 @@ struct RemoteArrival {
   Packet packet;
 };
 
-// target->on_event(kind, arg) to run at `at_ps` in the receiving partition.
+// target->on_event(kind, arg) to run at `at_ps` in the receiving partition, posted at `sent_ps`.
 struct PostedEvent {
   int64_t at_ps;
+  int64_t sent_ps;
   EventTarget* target;
   uint64_t arg;
   uint32_t kind;
