@@ -32,9 +32,8 @@ void EventQueue::schedule_as_of(Time at, Time scheduled_at, EventTarget* target,
   // The first sequence number taken after the clock passed `scheduled_at` (the next one when it
   // has not passed it: the event is as if scheduled now).
   const auto first = clock_moves_.begin() + static_cast<std::ptrdiff_t>(first_move_);
-  const auto moved = std::upper_bound(
-      first, clock_moves_.end(), scheduled_at.picoseconds(),
-      [](int64_t t, const ClockMove& m) { return t < m.to_ps; });
+  const auto moved = std::upper_bound(first, clock_moves_.end(), scheduled_at.picoseconds(),
+                                      [](int64_t t, const ClockMove& m) { return t < m.to_ps; });
   const uint64_t after = moved == clock_moves_.end() ? next_seq_ : moved->next_seq;
   // Below it, and odd: never equal to a scheduled event's (even) number. Keys of one time may now
   // come out of order, which the calendar is told.

@@ -57,7 +57,7 @@ class EventQueue {
                       uint64_t arg = 0, const CancelToken* token = nullptr);
   // Starts recording when the clock moves (schedule_as_of needs it).
   void keep_clock_history() { history_on_ = true; }
-  // Drops what schedule_as_of will no longer be asked about: the clock's moves up to `t`.
+  // Drops what schedule_as_of will no longer be asked about: the clock's moves to times before `t`.
   void forget_clock_history_before(Time t);
   // Slow path for rare events: stores the closure in a reusable slot.
   void schedule_fn(Time at, std::function<void()> fn);

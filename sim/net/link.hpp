@@ -62,7 +62,7 @@ class Link final : public EventTarget {
   uint32_t peer_in_port_;
   RingQueue<InFlight> in_flight_;
   std::unique_ptr<LinkImpairment> impairment_;
-  CancelToken arrival_token_;  // the head's arrival, cancelled when the link goes down
+  CancelToken arrival_token_;            // the head's arrival, cancelled when the link goes down
   int64_t last_arrival_ps_ = INT64_MIN;  // the far end of a remote link: its last packet's arrival
   bool down_ = false;
 };

@@ -215,3 +215,64 @@ TEST_CASE("event queue order: thousands of events at a few instants and at many"
     }
   }
 }
+
+namespace {
+// Records the kind of each event it runs.
+struct KindRecorder : EventTarget {
+  std::vector<uint32_t> order;
+  void on_event(uint32_t kind, uint64_t /*arg*/) override { order.push_back(kind); }
+};
+}  // namespace
+
+TEST_CASE("event queue order: schedule_as_of places an event by when it was scheduled") {
+  // At each of three instants (10 ns and 3 us in the calendar's ring, 10 ms beyond it),
+  // events 1 and 3 are scheduled at t = 0 and t = 5 ns; 2 and 4 are posted later as if scheduled at
+  // 3 ns and at 5 ns: one queue would have run 1, 2, 3, 4 (4 after 3, scheduled at the same
+  // picosecond, which a posted event never precedes).
+  for (const int64_t at_ps : {int64_t{10'000}, int64_t{3'000'000}, int64_t{10'000'000'000}}) {
+    CAPTURE(at_ps);
+    EventQueue q;
+    q.keep_clock_history();
+    KindRecorder r;
+    KindRecorder tick;
+    q.schedule(Time::ps(at_ps), &r, 1);
+    q.schedule(Time::ns(5), &tick, 0);
+    // Pending at 8 ns all along: the calendar's current bucket stops there, so events 3, 4 and 2
+    // go into their instant's bucket (or, at 10 ms, the overflow heap), 4 and 2 behind 3.
+    q.schedule(Time::ns(8), &tick, 0);
+    q.run(Time::ns(5));
+    q.schedule(Time::ps(at_ps), &r, 3);
+    q.schedule(Time::ns(7), &tick, 0);
+    q.run(Time::ns(7));
+    q.schedule_as_of(Time::ps(at_ps), Time::ns(5), &r, 4);
+    q.schedule_as_of(Time::ps(at_ps), Time::ns(3), &r, 2);
+    // Scheduled now, after all of them.
+    q.schedule(Time::ps(at_ps), &r, 5);
+    q.run();
+    CHECK(r.order == std::vector<uint32_t>{1, 2, 3, 4, 5});
+  }
+}
+
+TEST_CASE("event queue order: schedule_as_of across renumbering and a forgotten history") {
+  EventQueue q;
+  q.keep_clock_history();
+  KindRecorder r;
+  KindRecorder tick;
+  q.schedule(Time::us(1), &r, 1);
+  q.schedule(Time::ns(1), &tick, 0);
+  q.run(Time::ns(1));
+  // Renumbering voids the record: what is posted next is as if scheduled now (after event 1).
+  q.advance_sequence_for_testing((uint64_t{1} << 32) - 1);
+  q.schedule(Time::us(1), &r, 2);  // takes the last number; the next one renumbers
+  q.schedule_as_of(Time::us(1), Time::zero(), &r, 3);
+  q.schedule(Time::ns(2), &tick, 0);
+  q.run(Time::ns(2));
+  // After the clock moved again: as of 1 ns (before the move to 2 ns), so ahead of event 4.
+  q.schedule(Time::us(1), &r, 5);
+  q.schedule_as_of(Time::us(1), Time::ns(1), &r, 4);
+  q.forget_clock_history_before(Time::ns(3));
+  // Forgotten: as if scheduled now.
+  q.schedule_as_of(Time::us(1), Time::ns(1), &r, 6);
+  q.run();
+  CHECK(r.order == std::vector<uint32_t>{1, 2, 3, 4, 5, 6});
+}
