@@ -175,7 +175,7 @@ void EgressPort::on_event(uint32_t kind, uint64_t arg) {
       ++counters_[done_priority].drops[static_cast<std::size_t>(why)];
     }
     // Lost on the wire: IB's credit resynchronisation gives this port its credits back.
-    if (ib_.enabled) ib_credit_return(done_priority, done_wire);
+    if (ib_.enabled) ib_credit_return(done_priority, done_wire, ctx_);
   }
   // The RESUME above may have gone out of this very port (a route that turns back over its ingress
   // link) and started it already.

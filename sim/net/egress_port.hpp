@@ -82,8 +82,9 @@ class EgressPort final : public EventTarget {
   // A switch port whose switch returns IB credits upstream when a packet leaves through it.
   void enable_ib_credit_release() { ib_release_ = true; }
   // The receiver freed `wire_bytes` of SL `sl`: the credits reach this (sending) port one link
-  // delay from now.
-  void ib_credit_return(uint8_t sl, int64_t wire_bytes);
+  // delay from now. `from`: the receiver's context (in a windowed run the credits are posted from
+  // its partition to this port's).
+  void ib_credit_return(uint8_t sl, int64_t wire_bytes, const NetContext& from);
   const IbCreditState& ib_credits() const { return ib_; }
 
   // Per-priority operator counters (port_counters.hpp), allocated here once; null until enabled.

@@ -17,12 +17,23 @@ void IbCongestionControl::add_flow(FlowId id, Bandwidth line_rate, bool /*persis
   f.cc = IbCcti(params_);
   f.line_rate = line_rate;
   f.next_send_ps = ctx_.now().picoseconds();
+  // A windowed run lays the BECN route out now, from the simulation's thread.
+  if (node_ctx_ != nullptr) f.becn_route = reverse_route(id);
+}
+
+uint32_t IbCongestionControl::reverse_route(FlowId id) const {
+  const FlowRecord& rec = ctx_.flows[id];
+  std::vector<PortId>& routes = ctx_.routes;
+  // The reverse of the data path: port 2i and 2i+1 are the two directions of link i.
+  const auto begin = static_cast<uint32_t>(routes.size());
+  for (uint32_t h = rec.route_hops; h-- > 0;) routes.push_back(routes[rec.route_begin + h] ^ 1U);
+  return begin;
 }
 
 void IbCongestionControl::on_sent(FlowId id, uint32_t wire_bytes, uint32_t /*payload*/) {
   FlowState& f = flows_[id];
-  const int64_t end =
-      ctx_.now().picoseconds() + f.line_rate.tx_time(Bytes{wire_bytes}).picoseconds();
+  const int64_t end = ctx_of(ctx_.flows[id].src).now().picoseconds() +
+                      f.line_rate.tx_time(Bytes{wire_bytes}).picoseconds();
   f.last_end_ps = end;
   f.last_wire_bytes = wire_bytes;
   // CCTI at its minimum with an empty table entry: the port's serialization is the pacing.
@@ -31,17 +42,12 @@ void IbCongestionControl::on_sent(FlowId id, uint32_t wire_bytes, uint32_t /*pay
 
 void IbCongestionControl::notify(FlowId id) {
   FlowState& f = flows_[id];
-  const FlowRecord& rec = ctx_.flows[id];
-  std::vector<PortId>& routes = ctx_.routes;
-  if (f.becn_route == UINT32_MAX) {
-    // The reverse of the data path: port 2i and 2i+1 are the two directions of link i.
-    f.becn_route = static_cast<uint32_t>(routes.size());
-    for (uint32_t h = rec.route_hops; h-- > 0;) routes.push_back(routes[rec.route_begin + h] ^ 1U);
-  }
-  EgressPort& first = ctx_.egress(routes[f.becn_route]);
-  const PacketRef ref = ctx_.new_packet(id, f.becn_route, control_frame_payload(first),
-                                        becn_priority_, PacketKind::Cnp, false);
-  ++ctx_.counters.cnps;
+  if (f.becn_route == UINT32_MAX) f.becn_route = reverse_route(id);
+  const NetContext& at = ctx_of(ctx_.flows[id].dst);
+  EgressPort& first = at.egress(at.routes[f.becn_route]);
+  const PacketRef ref = at.new_packet(id, f.becn_route, control_frame_payload(first),
+                                      becn_priority_, PacketKind::Cnp, false);
+  ++at.counters.cnps;
   first.enqueue(ref);
 }
 
@@ -51,7 +57,7 @@ void IbCongestionControl::on_cnp(FlowId id) {
   if (rec.sent_bytes >= rec.size_bytes) return;  // nothing left to slow down
   f.cc.on_becn();
   f.max_ccti = std::max(f.max_ccti, f.cc.index());
-  ++ctx_.counters.rate_cuts;
+  ++ctx_of(rec.src).counters.rate_cuts;
   repace(id);
   if (!f.timer_armed && f.cc.above_min()) arm_timer(id);
 }
@@ -59,8 +65,9 @@ void IbCongestionControl::on_cnp(FlowId id) {
 void IbCongestionControl::arm_timer(FlowId id) {
   FlowState& f = flows_[id];
   f.timer_armed = true;
-  ctx_.queue.schedule(ctx_.now() + params_.ccti_timer, nics_[ctx_.flows[id].src], Nic::kRateTimer,
-                      id, &f.timer);
+  const NodeId src = ctx_.flows[id].src;
+  const NetContext& at = ctx_of(src);
+  at.queue.schedule(at.now() + params_.ccti_timer, nics_[src], Nic::kRateTimer, id, &f.timer);
 }
 
 void IbCongestionControl::on_rate_timer(uint32_t flow) {
@@ -81,7 +88,7 @@ void IbCongestionControl::repace(FlowId id) {
   f.next_send_ps = next;
   const FlowRecord& rec = ctx_.flows[id];
   if (earlier && rec.sent_bytes < rec.size_bytes) {
-    nics_[rec.src]->pacing_moved(std::max(next, ctx_.now().picoseconds()));
+    nics_[rec.src]->pacing_moved(std::max(next, ctx_of(rec.src).now().picoseconds()));
   }
 }
 

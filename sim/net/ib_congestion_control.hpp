@@ -62,6 +62,10 @@ class IbCongestionControl final : public NicPacing {
       : ctx_(ctx), params_(params), becn_priority_(becn_priority), nics_(nics) {}
 
   void add_flow(FlowId id, Bandwidth line_rate, bool persistent, uint32_t queue_pair) override;
+  // A windowed run (partition_windows.hpp): the context of each node's partition, by NodeId. The
+  // source's side then works in its NIC's partition, BECNs are sent from the destination's, and
+  // their routes are laid out when the flow starts.
+  void set_node_contexts(const std::vector<const NetContext*>* by_node) { node_ctx_ = by_node; }
   int64_t next_send_ps(FlowId id) const override { return flows_[id].next_send_ps; }
   void on_sent(FlowId id, uint32_t wire_bytes, uint32_t payload) override;
   void notify(FlowId id) override;
@@ -86,10 +90,16 @@ class IbCongestionControl final : public NicPacing {
     bool timer_armed = false;
   };
   void arm_timer(FlowId id);
+  const NetContext& ctx_of(NodeId node) const {
+    return node_ctx_ == nullptr ? ctx_ : *(*node_ctx_)[node];
+  }
+  // The reverse of the flow's data route, appended to the route arena; returns where it begins.
+  uint32_t reverse_route(FlowId id) const;
   // The delay changed: the gap after the flow's last packet is re-timed.
   void repace(FlowId id);
 
   const NetContext& ctx_;
+  const std::vector<const NetContext*>* node_ctx_ = nullptr;
   const IbCongestionControlParams& params_;
   uint8_t becn_priority_;
   const std::vector<Nic*>& nics_;

@@ -75,10 +75,11 @@ void EgressPort::take_ib_credits(const Packet& p) {
   SIM_CHECK(held >= 0, "InfiniBand credits went negative: a packet started without credits");
 }
 
-void EgressPort::ib_credit_return(uint8_t sl, int64_t wire_bytes) {
+void EgressPort::ib_credit_return(uint8_t sl, int64_t wire_bytes, const NetContext& from) {
   const uint64_t vl = ib_.vl_of[sl];
   const auto blocks = static_cast<uint64_t>(ib_credit_blocks(wire_bytes));
-  ctx_.queue.schedule(ctx_.now() + link_.delay(), this, kCreditReturn, (vl << 32) | blocks);
+  // A link between two partitions is at least the lookahead long.
+  from.post(ctx_, from.now() + link_.delay(), this, kCreditReturn, (vl << 32) | blocks);
 }
 
 void EgressPort::on_credit_return(uint64_t arg) {
@@ -95,12 +96,12 @@ void Switch::return_ib_credits(uint32_t in_port, uint8_t sl, int64_t wire_bytes)
   // The sender on this link is the peer's port in the other direction (routing.hpp: ports 2i and
   // 2i + 1 are the two directions of link i).
   EgressPort& upstream = ctx_.egress(ports_[in_port] ^ 1U);
-  if (upstream.ib_credits().enabled) upstream.ib_credit_return(sl, wire_bytes);
+  if (upstream.ib_credits().enabled) upstream.ib_credit_return(sl, wire_bytes, ctx_);
 }
 
 void Nic::return_ib_credits(const Packet& p) {
   EgressPort& upstream = ctx_.egress(port_ ^ 1U);
-  upstream.ib_credit_return(p.priority, p.payload_bytes + upstream.header().count());
+  upstream.ib_credit_return(p.priority, p.payload_bytes + upstream.header().count(), ctx_);
 }
 
 }  // namespace syncsim::net

@@ -207,10 +207,7 @@ Network::~Network() = default;
 std::string partition_refusal(const NetworkSpec& spec) {
   // Each of these acts across the fabric other than by packets on links: a windowed run would
   // need it split (state per side, events posted between partitions) first, as PFC's deadlock
-  // detector, go-back-N's RC recovery and DCQCN are.
-  if (spec.link_layer == LinkLayer::Infiniband) {
-    return "InfiniBand credits travel back to the sender as events, not packets";
-  }
+  // detector, go-back-N's RC recovery, DCQCN, InfiniBand's credits and congestion control are.
   if (spec.transport.kind == TransportKind::Tcp)
     return "TCP (its connections are shared by both ends)";
   if (spec.load_balancing.mode != LoadBalancing::Ecmp) return "per-packet load balancing";
@@ -243,6 +240,7 @@ void Network::build_partitions(const FabricPartition& plan) {
   }
   if (transport_) transport_->set_node_contexts(&node_ctx_);
   if (dcqcn_) dcqcn_->set_node_contexts(&node_ctx_);
+  if (ib_cc_) ib_cc_->set_node_contexts(&node_ctx_);
 }
 
 NetworkCounters Network::counters() const {
