@@ -13,8 +13,8 @@ FieldErrors LoadBalancingParams::check() const {
   return errors;
 }
 
-uint16_t LoadBalancer::next_entropy(FlowRecord& f) const {
-  const int64_t now = ctx_.now().picoseconds();
+uint16_t LoadBalancer::next_entropy(FlowRecord& f, Time at) const {
+  const int64_t now = at.picoseconds();
   switch (params_.mode) {
     case LoadBalancing::PacketSpray:
       return static_cast<uint16_t>(f.lb_packets++);

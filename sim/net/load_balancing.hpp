@@ -24,9 +24,12 @@ class LoadBalancer {
   LoadBalancer(const NetContext& ctx, const LoadBalancingParams& params)
       : ctx_(ctx), params_(params) {}
 
-  // The entropy of flow `f`'s next data packet, leaving its NIC now (advances the flow's state).
-  uint16_t next_entropy(FlowRecord& f) const;
-  // The egress port switch `at` sends data packet `p` out of (its hop already advanced).
+  // The entropy of flow `f`'s next data packet, leaving its NIC at `now` (advances the flow's
+  // state; the NIC's clock, which in a windowed run is its partition's).
+  uint16_t next_entropy(FlowRecord& f, Time now) const;
+  // The egress port switch `at` sends data packet `p` out of (its hop already advanced). Reads
+  // only the flow's fixed fields, the routing and switch `at`'s own ports, so a windowed run's
+  // partitions share one balancer.
   PortId next_hop(const Packet& p, NodeId at) const;
 
  private:

@@ -79,7 +79,9 @@ PacketRef Nic::pull(uint8_t paused_mask) {
   const int64_t payload = std::min<int64_t>(f.mtu_bytes, f.size_bytes - f.sent_bytes);
   const PacketRef ref = ctx_.new_packet(id, f.route_begin, static_cast<uint32_t>(payload),
                                         f.priority, PacketKind::Data, false);
-  if (ctx_.balancer != nullptr) ctx_.packet(ref).entropy = ctx_.balancer->next_entropy(f);
+  if (ctx_.balancer != nullptr) {
+    ctx_.packet(ref).entropy = ctx_.balancer->next_entropy(f, ctx_.now());
+  }
   f.sent_bytes += payload;
   account_injected(id, ctx_.packet(ref));
   const bool last = f.sent_bytes == f.size_bytes;
@@ -98,7 +100,7 @@ PacketRef Nic::pull(uint8_t paused_mask) {
 PacketRef Nic::pull_reliable(FlowId id) {
   const PacketRef ref = transport_->next_packet(id);
   if (ctx_.balancer != nullptr)
-    ctx_.packet(ref).entropy = ctx_.balancer->next_entropy(ctx_.flows[id]);
+    ctx_.packet(ref).entropy = ctx_.balancer->next_entropy(ctx_.flows[id], ctx_.now());
   const Packet& p = ctx_.packet(ref);
   account_injected(id, p);
   const bool last_new = transport_->on_sent(id, p.seq, p.payload_bytes);

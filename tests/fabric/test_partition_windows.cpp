@@ -311,4 +311,9 @@ TEST_CASE("windowed run: mechanisms that act across partitions keep one queue, a
   CHECK(net::partition_refusal(spec).empty());
   spec.link_layer = net::LinkLayer::Infiniband;
   CHECK(net::partition_refusal(spec).empty());
+  spec.load_balancing.mode = net::LoadBalancing::PacketSpray;
+  CHECK(net::partition_refusal(spec).find("load balancing") != std::string::npos);
+  spec.load_balancing.mode = net::LoadBalancing::Ecmp;
+  spec.impairments.loss_probability = 1e-4;
+  CHECK(net::partition_refusal(spec).find("impairments") != std::string::npos);
 }
