@@ -32,7 +32,8 @@ void DcqcnPacing::add_flow(FlowId id, Bandwidth line_rate, bool persistent,
   SIM_CHECK(qps_[qp].src == ctx_.flows[id].src, "a queue pair belongs to one source NIC");
   qp_of_flow_.push_back(qp);
   // A windowed run lays the CNP route out now, from the simulation's thread.
-  cnp_route_of_flow_.push_back(node_ctx_ != nullptr ? reverse_route(id) : UINT32_MAX);
+  cnp_route_of_flow_.push_back(node_ctx_ != nullptr ? ctx_.append_reverse_route(ctx_.flows[id])
+                                                    : UINT32_MAX);
   DcqcnQpState& d = qps_[qp];
   if (d.sending_flows++ == 0) {
     catch_up(qp);
@@ -41,15 +42,6 @@ void DcqcnPacing::add_flow(FlowId id, Bandwidth line_rate, bool persistent,
   const double start_rate =
       d.params != nullptr ? d.rc.rate_bps() : static_cast<double>(line_rate.bits_per_second());
   flow_stats_.push_back({.cnps = 0, .rate_cuts = 0, .min_rate_bps = start_rate});
-}
-
-uint32_t DcqcnPacing::reverse_route(FlowId id) const {
-  const FlowRecord& f = ctx_.flows[id];
-  std::vector<PortId>& routes = ctx_.routes;
-  // The reverse of the data path: port 2i and 2i+1 are the two directions of link i.
-  const auto begin = static_cast<uint32_t>(routes.size());
-  for (uint32_t h = f.route_hops; h-- > 0;) routes.push_back(routes[f.route_begin + h] ^ 1U);
-  return begin;
 }
 
 void DcqcnPacing::catch_up(uint32_t qp) {
@@ -112,7 +104,7 @@ void DcqcnPacing::notify(FlowId id) {
   if (last_cnp != INT64_MIN && t - last_cnp < np->cnp_interval.picoseconds()) return;
   last_cnp = t;
   uint32_t& begin = cnp_route_of_flow_[id];
-  if (begin == UINT32_MAX) begin = reverse_route(id);
+  if (begin == UINT32_MAX) begin = ctx_.append_reverse_route(ctx_.flows[id]);
   EgressPort& first = at.egress(at.routes[begin]);
   // The highest class, ahead of data (ConnectX uses a dedicated CNP priority).
   const PacketRef ref =

@@ -99,8 +99,6 @@ class DcqcnPacing final : public NicPacing {
   const NetContext& ctx_of(NodeId node) const {
     return node_ctx_ == nullptr ? ctx_ : *(*node_ctx_)[node];
   }
-  // The reverse of the flow's data route, appended to the route arena; returns where it begins.
-  uint32_t reverse_route(FlowId id) const;
 
   const NetContext& ctx_;
   const std::vector<const NetContext*>* node_ctx_ = nullptr;

@@ -18,16 +18,7 @@ void IbCongestionControl::add_flow(FlowId id, Bandwidth line_rate, bool /*persis
   f.line_rate = line_rate;
   f.next_send_ps = ctx_.now().picoseconds();
   // A windowed run lays the BECN route out now, from the simulation's thread.
-  if (node_ctx_ != nullptr) f.becn_route = reverse_route(id);
-}
-
-uint32_t IbCongestionControl::reverse_route(FlowId id) const {
-  const FlowRecord& rec = ctx_.flows[id];
-  std::vector<PortId>& routes = ctx_.routes;
-  // The reverse of the data path: port 2i and 2i+1 are the two directions of link i.
-  const auto begin = static_cast<uint32_t>(routes.size());
-  for (uint32_t h = rec.route_hops; h-- > 0;) routes.push_back(routes[rec.route_begin + h] ^ 1U);
-  return begin;
+  if (node_ctx_ != nullptr) f.becn_route = ctx_.append_reverse_route(ctx_.flows[id]);
 }
 
 void IbCongestionControl::on_sent(FlowId id, uint32_t wire_bytes, uint32_t /*payload*/) {
@@ -42,7 +33,7 @@ void IbCongestionControl::on_sent(FlowId id, uint32_t wire_bytes, uint32_t /*pay
 
 void IbCongestionControl::notify(FlowId id) {
   FlowState& f = flows_[id];
-  if (f.becn_route == UINT32_MAX) f.becn_route = reverse_route(id);
+  if (f.becn_route == UINT32_MAX) f.becn_route = ctx_.append_reverse_route(ctx_.flows[id]);
   const NetContext& at = ctx_of(ctx_.flows[id].dst);
   EgressPort& first = at.egress(at.routes[f.becn_route]);
   const PacketRef ref = at.new_packet(id, f.becn_route, control_frame_payload(first),

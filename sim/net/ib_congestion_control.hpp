@@ -93,8 +93,6 @@ class IbCongestionControl final : public NicPacing {
   const NetContext& ctx_of(NodeId node) const {
     return node_ctx_ == nullptr ? ctx_ : *(*node_ctx_)[node];
   }
-  // The reverse of the flow's data route, appended to the route arena; returns where it begins.
-  uint32_t reverse_route(FlowId id) const;
   // The delay changed: the gap after the flow's last packet is re-timed.
   void repace(FlowId id);
 

@@ -20,6 +20,13 @@ void NetContext::drop(PacketRef packet, DropReason reason) const {
   pool.release(packet);
 }
 
+uint32_t NetContext::append_reverse_route(const FlowRecord& f) const {
+  const auto begin = static_cast<uint32_t>(routes.size());
+  // Ports 2i and 2i + 1 are the two directions of link i (routing.hpp).
+  for (uint32_t h = f.route_hops; h-- > 0;) routes.push_back(routes[f.route_begin + h] ^ 1U);
+  return begin;
+}
+
 void NetContext::post(const NetContext& to, Time at, EventTarget* target, uint32_t kind,
                       uint64_t arg) const {
   if (&to == this) {

@@ -108,6 +108,9 @@ struct NetContext {
   void note_resume() const {
     if (pause_listener != nullptr) pause_listener->on_resume();
   }
+  // Appends the reverse of flow `f`'s data route to the route arena and returns where it begins:
+  // ACKs, NAKs, CNPs and BECNs go back on it.
+  uint32_t append_reverse_route(const FlowRecord& f) const;
   // Runs target->on_event(kind, arg) at `at` where `to` works: scheduled now when `to` is this very
   // context, else posted to `to`'s partition, which takes it in after the window; `at` must then
   // lie at least the lookahead ahead (so it can never be in that partition's past).

@@ -8,16 +8,8 @@
 
 namespace syncsim::net {
 
-uint32_t ReliableTransport::reverse_route(const FlowRecord& f) const {
-  std::vector<PortId>& routes = ctx_.routes;
-  const auto begin = static_cast<uint32_t>(routes.size());
-  // The reverse of the data path: ports 2i and 2i+1 are the two directions of link i.
-  for (uint32_t h = f.route_hops; h-- > 0;) routes.push_back(routes[f.route_begin + h] ^ 1U);
-  return begin;
-}
-
 void ReliableTransport::rerouted(FlowId id) {
-  receiver(id).ack_route_begin = reverse_route(ctx_.flows[id]);
+  receiver(id).ack_route_begin = ctx_.append_reverse_route(ctx_.flows[id]);
 }
 
 void ReliableTransport::park(FlowId id) {
@@ -58,7 +50,7 @@ void ReliableTransport::add_flow(FlowId id) {
   s.packets = static_cast<uint32_t>(packets);
   ReliableReceiverState r;
   r.packets = s.packets;
-  r.ack_route_begin = reverse_route(f);
+  r.ack_route_begin = ctx_.append_reverse_route(f);
   s.in_active = !f.queued;
   f.transport_state = static_cast<uint32_t>(flows_.size());
   init_flow(id, s);

@@ -106,8 +106,6 @@ class ReliableTransport {
   virtual void after_rewind(FlowId /*id*/) {}
 
   void arm_timer(FlowId id, ReliableFlowState& s);
-  // Appends the reverse of the flow's data route to the route arena; returns where it begins.
-  uint32_t reverse_route(const FlowRecord& f) const;
   // After an ACK covered new PSNs: re-arm the timer while something is outstanding, drop it once
   // everything is acknowledged.
   void restart_timer(FlowId id, ReliableFlowState& s, bool outstanding);

@@ -57,7 +57,8 @@ struct GoBackNParams {
   // overflow, PFC watchdog flush, a link going down) is recovered by the same go-back-N: a NAK on
   // the next out-of-order PSN, else the local ACK timeout. The ACKs of lossless queue pairs are not
   // put on the wire (one per ack_every packets, ~0.1 % of the reverse link; left out so that loss-
-  // free lossless results are unchanged): the sender sees the receiver's progress as it happens.
+  // free lossless results are unchanged): the sender sees the receiver's progress as it happens
+  // (a windowed run: one lookahead later across partitions, go_back_n.hpp).
   bool lossless = true;
   // NCCL sets the QP's timeout to NCCL_IB_TIMEOUT = 20 by default: 4.096 us x 2^20 = 4.295 s, with
   // NCCL_IB_RETRY_CNT = 7 retries (src/transport/net_ib/connect.cc, NCCL at 5067397c): a lossless
