@@ -26,6 +26,20 @@ struct Outcome {
   double sim_time_s = 0;
 };
 
+// A finished run: every transfer done, its finish times and the network's figures.
+Outcome outcome_of(const PacketBackend& b, const Simulation& sim) {
+  Outcome o;
+  for (const TransferRecord& r : b.transfers()) {
+    REQUIRE(r.done);
+    o.finish_ps.push_back(r.finish.picoseconds());
+  }
+  o.counters = b.counters();
+  o.partitions = b.execution().partitions;
+  o.windows = b.execution().windows;
+  o.sim_time_s = sim.now().seconds();
+  return o;
+}
+
 // Every host sends `size` to the host `shift` places on, all at t = 0, and two more messages start
 // later (a start between windows); `threads` run the partitions when `partitioned`.
 Outcome run_shift(net::NetworkSpec spec, bool partitioned, unsigned threads, Bytes size,
@@ -41,16 +55,7 @@ Outcome run_shift(net::NetworkSpec spec, bool partitioned, unsigned threads, Byt
     b.start(TransferRequest{n - 1, 1, Bytes{50'000}, 0});
   });
   sim.queue().run();
-  Outcome o;
-  for (const TransferRecord& r : b.transfers()) {
-    REQUIRE(r.done);
-    o.finish_ps.push_back(r.finish.picoseconds());
-  }
-  o.counters = b.counters();
-  o.partitions = b.execution().partitions;
-  o.windows = b.execution().windows;
-  o.sim_time_s = sim.now().seconds();
-  return o;
+  return outcome_of(b, sim);
 }
 
 void check_same(const Outcome& a, const Outcome& b) {
@@ -166,16 +171,7 @@ Outcome run_incast(net::NetworkSpec spec, bool partitioned, unsigned threads) {
     for (uint32_t g = 2; g < n; g += 3) b.start(TransferRequest{g, 1, Bytes{200'000}, kLossless});
   });
   sim.queue().run();
-  Outcome o;
-  for (const TransferRecord& r : b.transfers()) {
-    REQUIRE(r.done);
-    o.finish_ps.push_back(r.finish.picoseconds());
-  }
-  o.counters = b.counters();
-  o.partitions = b.execution().partitions;
-  o.windows = b.execution().windows;
-  o.sim_time_s = sim.now().seconds();
-  return o;
+  return outcome_of(b, sim);
 }
 
 Outcome run_lossless(net::NetworkSpec spec, bool partitioned, unsigned threads) {
