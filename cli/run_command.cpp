@@ -86,7 +86,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   // Estimate before anything is built; refuse what would not fit rather than be OOM-killed.
   const uint32_t threads =
       cl.has("threads") ? parse_positive_count("threads", cl.get<std::string>("threads")) : 1;
-  const Estimate estimate = estimate_run(scenario, cl.has("counters"), threads);
+  const Estimate estimate = estimate_run(scenario, {cl.has("counters"), threads, cl.has("json")});
   if (cl.has("verbose")) err << to_text(estimate);
   if (!cl.has("force")) {
     if (const auto why = refusal(estimate, available_memory_bytes())) {

@@ -183,8 +183,15 @@ struct PlanSizeEstimate {
   double transfers = 0;
   double steps = 0;  // transfers plus the reductions after the reducing half of them
 };
+// A ring's cut of a one-piece segment into NCCL's slices (PlanOptions::min_pieces and
+// min_piece_bytes); the default cuts nothing.
+struct RingSlicing {
+  uint32_t min_pieces = 1;
+  int64_t min_piece_bytes = 0;
+};
 PlanSizeEstimate plan_size_estimate(CollectiveAlgo algo, double ranks, double bytes,
-                                    double chunk_bytes, double channels, double gpus_per_host);
+                                    double chunk_bytes, double channels, double gpus_per_host,
+                                    RingSlicing slicing = {});
 
 // Result of the symbolic check; `error` is empty when the plan is correct.
 struct PlanCheck {

@@ -12,7 +12,7 @@ namespace {
 double ceil_div(double a, double b) { return b <= 0 ? a : std::ceil(a / b); }
 
 double allreduce_transfers(CollectiveAlgo algo, double n, double bytes, double chunk,
-                           double channels, double gpus_per_host) {
+                           double channels, double gpus_per_host, RingSlicing slicing) {
   if (n <= 1) return 0;
   switch (algo) {
     case CollectiveAlgo::Tree:
@@ -74,17 +74,28 @@ double allreduce_transfers(CollectiveAlgo algo, double n, double bytes, double c
     case CollectiveAlgo::Pairwise:
       break;
   }
-  // channels rings of n positions, 2 (n-1) steps each, one transfer per segment piece.
+  // channels rings of n positions, 2 (n-1) steps each, one transfer per segment piece; a segment
+  // of one piece is cut into NCCL's slices when each keeps min_piece_bytes (the ring builder's
+  // rule, on channel 0's first segment, which holds the remainder bytes).
   const double per_step = bytes / (channels * n);
-  return channels * 2.0 * (n - 1) * n * ceil_div(per_step, chunk);
+  double pieces = ceil_div(per_step, chunk);
+  const double first_segment = std::ceil(per_step);
+  if (pieces == 1 && slicing.min_pieces > 1 &&
+      first_segment >= static_cast<double>(slicing.min_pieces) *
+                           static_cast<double>(std::max<int64_t>(1, slicing.min_piece_bytes))) {
+    pieces = slicing.min_pieces;
+  }
+  return channels * 2.0 * (n - 1) * n * pieces;
 }
 
 }  // namespace
 
 PlanSizeEstimate plan_size_estimate(CollectiveAlgo algo, double ranks, double bytes,
-                                    double chunk_bytes, double channels, double gpus_per_host) {
+                                    double chunk_bytes, double channels, double gpus_per_host,
+                                    RingSlicing slicing) {
   PlanSizeEstimate e;
-  e.transfers = allreduce_transfers(algo, ranks, bytes, chunk_bytes, channels, gpus_per_host);
+  e.transfers =
+      allreduce_transfers(algo, ranks, bytes, chunk_bytes, channels, gpus_per_host, slicing);
   // Every algorithm's all-reduce reduces in one of its two halves (reduce-scatter, tree up, fold
   // in and halving), and every reducing transfer is followed by its Reduce step.
   e.steps = 1.5 * e.transfers;

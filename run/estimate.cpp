@@ -12,6 +12,7 @@
 #include <sstream>
 #include <vector>
 
+#include "models/chakra_graph.hpp"
 #include "models/collective_cost.hpp"
 #include "models/expert_parallel.hpp"
 #include "models/nccl_setup.hpp"
@@ -43,8 +44,11 @@ constexpr double kBytesPerRoutingEntry = 1;   // uint8 hop distance
 constexpr double kFlowBytesPerPort = 64;      // flows_on_ vector, capacity, scratch
 constexpr double kPacketBytesPerPort = 3000;  // egress queues per priority, MMU counters, link ring
 constexpr double kAnalyticBytesPerPort = 16;
-constexpr double kBytesPerPlanStep = 64;  // PlanStep 32 B, dependency CSR, runner state
-constexpr double kBytesPerTransfer = 60;  // TransferRecord, callback slot, flow state
+// massif on link-speed-400g-vs-800g.yaml's 1.05 GB ring bucket (1.56 M steps, 1.04 M transfers,
+// `ci` build): a step 48 B (PlanStep 32 B and the builder's dependency lists), a transfer 88 B
+// (its TransferRecord 48 B and the runner's per-transfer counters, indices and times).
+constexpr double kBytesPerPlanStep = 48;
+constexpr double kBytesPerTransfer = 88;
 // Packet fidelity: what the network keeps of every flow to the end of its simulation: the flow
 // record (192 B, sim/net/flow_table.hpp) in a vector that grows by doubling, go-back-N's sender
 // and receiver state (~110 B) and the route and reverse route in the arena (~50 B).
@@ -66,7 +70,8 @@ constexpr double kProcessSeconds = 0.015;
 // The event-driven model-parallel step per transfer counted above (its records, runners and
 // schedule; flow fidelity). Measured on the dgxc Llama 3 70B recipe (TP 4 x PP 4 x CP 2 x VP 5,
 // 64 micro-batches, forced event_driven) at 64 and 256 GPUs and on llama-70b-3d.yaml: 0.68, 1.08
-// and 0.71 us and 131, 104 and 120 bytes per counted transfer (docs/training-step.md).
+// and 0.71 us and 131, 104 and 120 bytes per counted transfer (docs/training-step.md). Counted
+// with the rings unsliced (plan_size_estimate's default), as these constants were fitted.
 constexpr double kEventDrivenFlowSecondsPerTransfer = 1.2e-6;
 constexpr double kEventDrivenBytesPerTransfer = 120;
 
@@ -158,7 +163,9 @@ namespace {
 void add_jobs(const Scenario& scenario, bool port_counters, Estimate& e);
 }  // namespace
 
-Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t threads) {
+Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) {
+  const bool port_counters = options.port_counters;
+  const uint32_t threads = options.threads;
   const topo::FabricSize size = topo::fabric_size(scenario.fabric);
   Estimate e;
   const auto nodes = static_cast<double>(size.nodes);
@@ -199,6 +206,10 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
   e.transfers += messages;
   e.memory_parts.emplace_back("messages", messages * (kBytesPerMessage + bytes_per_transfer));
 
+  // Transfers of the run's own network (the flows its result lists): the messages and the live
+  // buckets, not the private idle-fabric simulations.
+  double live_network_transfers = 0;
+
   // The training step, as models/step_sim.cpp runs it. Every distinct bucket size either has its
   // whole plan built and simulated (kept to the end of the run where the buckets run live, dropped
   // after its idle run where their times are reused), or, where the step model's
@@ -235,8 +246,9 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
     const bool may_extrapolate = reuse && !(scenario.collective_calibration &&
                                             scenario.collective_calibration->lines_are_the_model());
     const double channels = std::max<uint32_t>(1, c.channels);
-    // A bucket's plan runs with the chunk of the protocol NCCL picks for its size (StepProtocols).
-    auto bucket_chunk = [&](int64_t bytes) {
+    // A bucket's plan runs with the chunk (and ring slicing) of the protocol NCCL picks for its
+    // size (StepProtocols).
+    auto bucket_shape = [&](int64_t bytes) {
       models::PlanOptions o;
       o.algo = c.algorithm;
       o.ranks = ranks;
@@ -245,11 +257,34 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
       o.gpus_per_host = c.gpus_per_host;
       models::shape_step_collective(c, models::step_protocol(c, o.op, c.algorithm, ranks, bytes),
                                     o);
-      return static_cast<double>(o.chunk_bytes);
+      return o;
     };
-    auto plan_size_of = [&](double bytes, double bucket_chunk_bytes) {
-      return models::plan_size_estimate(c.algorithm, n, bytes, bucket_chunk_bytes, channels,
-                                        scenario.fabric.host.gpus);
+    // The all-reduce-shaped plan of `bytes` over `group` ranks with the chunk and slicing that
+    // `op` runs with at that size.
+    auto shaped_plan = [&](models::CollectiveOp op, double group, double bytes) {
+      models::PlanOptions o;
+      o.op = op;
+      o.algo = c.algorithm;
+      o.ranks = static_cast<uint32_t>(std::min(group, 4.0e9));
+      o.bytes = static_cast<int64_t>(bytes);
+      o.channels = c.channels;
+      o.gpus_per_host = c.gpus_per_host;
+      models::shape_step_collective(c, models::step_protocol(c, op, c.algorithm, o.ranks, o.bytes),
+                                    o);
+      return models::plan_size_estimate(
+          c.algorithm, group, bytes, static_cast<double>(o.chunk_bytes), channels,
+          scenario.fabric.host.gpus, {o.min_pieces, o.min_piece_bytes});
+    };
+    auto bucket_chunk = [&](int64_t bytes) {
+      return static_cast<double>(bucket_shape(bytes).chunk_bytes);
+    };
+    // The plan of `bytes` cut as the bucket of `bucket_bytes` is (a sample runs its bucket's
+    // chunk and slicing).
+    auto plan_size_of = [&](double bytes, int64_t bucket_bytes) {
+      const models::PlanOptions o = bucket_shape(bucket_bytes);
+      return models::plan_size_estimate(c.algorithm, n, bytes, static_cast<double>(o.chunk_bytes),
+                                        channels, scenario.fabric.host.gpus,
+                                        {o.min_pieces, o.min_piece_bytes});
     };
     double kept_plan_steps = 0;
     double kept_records = 0;  // bytes of the live buckets' transfer records
@@ -288,8 +323,8 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
                       double span = 0) {
         if (group_ranks <= 1 || bytes <= 0) return;
         const double simulated = symmetric && span > 0 && span <= per_host ? 1.0 : groups;
-        const models::PlanSizeEstimate plan = models::plan_size_estimate(
-            c.algorithm, group_ranks, bytes, chunk, channels, scenario.fabric.host.gpus);
+        const models::PlanSizeEstimate plan =
+            shaped_plan(models::CollectiveOp::AllReduce, group_ranks, bytes);
         kept_plan_steps += plan.steps * copies;
         e.transfers += plan.transfers * simulated * copies;
         largest_live = std::max(largest_live, plan.transfers * groups * bytes_per_transfer);
@@ -408,8 +443,15 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
       for (const double params :
            std::set<double>{static_cast<double>(models::layer_parameters(c.model)) * lpu, root}) {
         const double bytes = params * param_bytes;
-        const models::PlanSizeEstimate plan = models::plan_size_estimate(
-            c.algorithm, shard, bytes, chunk, channels, scenario.fabric.host.gpus);
+        // Each half cut as the timer cuts it: the chunk and slicing of the protocol NCCL picks
+        // for that collective and size.
+        models::PlanSizeEstimate plan;
+        for (const models::CollectiveOp op :
+             {models::CollectiveOp::AllGather, models::CollectiveOp::ReduceScatter}) {
+          const models::PlanSizeEstimate half = shaped_plan(op, shard, bytes);
+          plan.transfers += half.transfers / 2;
+          plan.steps += half.steps / 2;
+        }
         kept_plan_steps += plan.steps;
         e.transfers += plan.transfers;
         fsdp_transfers += plan.transfers;
@@ -431,7 +473,7 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
                                          static_cast<double>(samples->large_bytes)};
         if (samples->verified) sample_bytes.push_back(2.0 * sample_bytes.back());
         for (const double b : sample_bytes) {
-          const double t = plan_size_of(b, bucket_chunk(bytes)).transfers;
+          const double t = plan_size_of(b, bytes).transfers;
           e.transfers += t;
           step_bytes_moved += 2.0 * b;
           idle_runs.emplace_back(t, t * (1.5 * kBytesPerPlanStep + bytes_per_transfer));
@@ -439,8 +481,7 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
         }
         continue;
       }
-      const models::PlanSizeEstimate plan =
-          plan_size_of(static_cast<double>(bytes), bucket_chunk(bytes));
+      const models::PlanSizeEstimate plan = plan_size_of(static_cast<double>(bytes), bytes);
       const double t = plan.transfers;
       if (reuse) {
         idle_runs.emplace_back(t, plan.steps * kBytesPerPlanStep + t * bytes_per_transfer);
@@ -450,6 +491,7 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
         largest_live = std::max(largest_live, t * bytes_per_transfer);
         // The live buckets' transfer records stay with the run's backend to its end.
         kept_records += t * count * bytes_per_transfer;
+        live_network_transfers += t * count;
       }
       e.transfers += reuse ? t : t * count;
       step_bytes_moved += 2.0 * static_cast<double>(bytes) * (reuse ? 1 : count);
@@ -472,6 +514,48 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
                                 n * kBytesPerRank + static_cast<double>(buckets.size()) * 64);
   }
 
+  // `workload.chakra`: the trace's collectives, as the replay (run/chakra_run.cpp) plans them,
+  // each on its protocol's chunk; every runner and its records stay to the end of the replay.
+  // Groups are counted as all of the trace's ranks (an upper bound for smaller process groups);
+  // a send or receive is one transfer.
+  if (scenario.chakra && !scenario.chakra->trace.ranks.empty()) {
+    const ChakraWorkloadSpec& chakra = *scenario.chakra;
+    models::StepConfig c;
+    c.gpus_per_host = scenario.fabric.host.gpus;
+    c.nics_per_host = scenario.fabric.host.nics;
+    c.algorithm = scenario.collective.algorithm.value_or(models::CollectiveAlgo::Ring);
+    models::apply_nccl_step_setup(c, scenario.collective,
+                                  scenario_nccl_channels(scenario, chakra.ranks));
+    double transfers = 0;
+    for (const models::ChakraNode& node : chakra.trace.ranks.front().nodes) {
+      if (node.kind == models::ChakraNodeKind::Send) transfers += 1;
+      if (node.kind != models::ChakraNodeKind::Collective || node.barrier || node.bytes <= 0) {
+        continue;
+      }
+      const bool pairwise =
+          node.op == models::CollectiveOp::SendRecv || node.op == models::CollectiveOp::AllToAll;
+      models::PlanOptions o;
+      o.op = node.op;
+      o.algo = pairwise ? models::CollectiveAlgo::Pairwise : c.algorithm;
+      o.ranks = chakra.ranks;
+      o.bytes = node.bytes;
+      o.channels = c.channels;
+      models::shape_step_collective(
+          c, models::step_protocol(c, node.op, o.algo, o.ranks, node.bytes), o);
+      const models::PlanSizeEstimate plan = models::plan_size_estimate(
+          o.algo, chakra.ranks, static_cast<double>(node.bytes), static_cast<double>(o.chunk_bytes),
+          std::max<uint32_t>(1, c.channels), scenario.fabric.host.gpus,
+          {o.min_pieces, o.min_piece_bytes});
+      // An all-gather or reduce-scatter is one half of the all-reduce plan counted.
+      const bool half = node.op == models::CollectiveOp::AllGather ||
+                        node.op == models::CollectiveOp::ReduceScatter;
+      transfers += half ? plan.transfers / 2 : plan.transfers;
+    }
+    e.transfers += transfers;
+    e.memory_parts.emplace_back("chakra",
+                                transfers * (1.5 * kBytesPerPlanStep + bytes_per_transfer));
+  }
+
   // The `report:` collectives (run_report_collectives, run/collective_cmd.cpp): an all_reduce of
   // each size over the job's ranks on an idle copy of the fabric after the run, planned as a ring
   // here whatever NCCL picks (both move about 2 S per GPU).
@@ -487,16 +571,37 @@ Estimate estimate_run(const Scenario& scenario, bool port_counters, uint32_t thr
     models::apply_nccl_step_setup(c, scenario.collective, scenario_nccl_channels(scenario, ranks));
     for (const int64_t bytes :
          {scenario.report->allreduce_small_bytes, scenario.report->allreduce_large_bytes}) {
-      const models::PlanSizeEstimate plan =
-          models::plan_size_estimate(models::CollectiveAlgo::Ring, n, static_cast<double>(bytes),
-                                     static_cast<double>(c.chunk_bytes),
-                                     std::max<uint32_t>(1, c.channels), scenario.fabric.host.gpus);
+      const models::PlanSizeEstimate plan = models::plan_size_estimate(
+          models::CollectiveAlgo::Ring, n, static_cast<double>(bytes),
+          static_cast<double>(c.chunk_bytes), std::max<uint32_t>(1, c.channels),
+          scenario.fabric.host.gpus, {c.ring_min_pieces, c.ring_min_piece_bytes});
       e.transfers += plan.transfers;
       report_bytes_moved += 2.0 * static_cast<double>(bytes) * n;
     }
     report_ranks = n;
   }
 
+  if (scenario.fidelity == Fidelity::Packet) {
+    // Packets live in the pools from when a NIC sends them until they are delivered: at the peak,
+    // those waiting in switch buffers (a NIC holds one at a time). Without congestion control the
+    // senders inject at line rate and collisions queue a share of all that was sent: at the peak
+    // about all of the injected packets on permutation-8k and all-to-all-burst-16k (1 GiB
+    // buffers, no drops), 0.3 on ring-next-leaf-128, none on ring-shift-8gpu (massif and peak
+    // RSS, `ci` build). Counted as a third of what is sent, at most what the switches' buffers
+    // hold: within 1.5x of the peak RSS on all of them. Each costs its pool slot (32 B), its slot
+    // in a FIFO and on the free list, and the outbox copy where it crosses partitions: about 40 B.
+    const double mtu = std::max(1.0, static_cast<double>(scenario.fabric.links.host.mtu.count()));
+    const double buffers = static_cast<double>(size.switches) *
+                           static_cast<double>(scenario.fabric.switch_params.buffer.count());
+    const double sent = message_bytes + step_bytes_moved + report_bytes_moved;
+    e.memory_parts.emplace_back("packets", std::min(sent, buffers) / 3.0 / mtu * 40.0);
+  }
+  if (options.json_output && scenario.fidelity == Fidelity::Packet) {
+    // `--json`: the document lists every flow (`flow_rates.flows`, with its path), about 1.2 KB a
+    // flow as nlohmann::json objects (roce-vs-ib: peak RSS 25 MiB as text, 41 MiB with --json,
+    // 13,448 flows); built after the run, added here as an upper bound.
+    e.memory_parts.emplace_back("json output", (messages + live_network_transfers) * 1200.0);
+  }
   for (const auto& [name, bytes] : e.memory_parts) e.memory_bytes += bytes;
 
   // Time: building the fabric, then the work of the fidelity.
@@ -560,6 +665,9 @@ namespace {
 // transfers, 1.6 us and 85 B each. With it 51 s there: the records were reallocated once per
 // collective (fixed at 095f8ab); since then 6.8-10.4 s and 314-321 MiB for 6.0 M, 1.1-1.7 us.
 constexpr double kJobSecondsPerTransfer = 1.6e-6;
+// Per counted transfer, the whole process less its base (fitted, as the time: 60 B gives 360 MiB
+// against 315 MiB of peak RSS on multi-job.yaml, `ci` build, 2026-12-05).
+constexpr double kJobBytesPerTransfer = 60;
 void add_jobs(const Scenario& scenario, bool port_counters, Estimate& e) {
   const topo::FabricSize size = topo::fabric_size(scenario.fabric);
   double free_gpus = static_cast<double>(size.gpus);
@@ -586,8 +694,8 @@ void add_jobs(const Scenario& scenario, bool port_counters, Estimate& e) {
   }
   e.transfers += transfers;
   e.wall_s += transfers * kJobSecondsPerTransfer;
-  e.memory_parts.emplace_back("transfers", transfers * kBytesPerTransfer);
-  e.memory_bytes += transfers * kBytesPerTransfer;
+  e.memory_parts.emplace_back("transfers", transfers * kJobBytesPerTransfer);
+  e.memory_bytes += transfers * kJobBytesPerTransfer;
 }
 
 }  // namespace

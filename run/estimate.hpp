@@ -8,7 +8,7 @@
 // together), or, for buckets that models::bucket_extrapolation says are extrapolated, the two
 // sample plans (run once, dropped), plus the transfer records of the largest live simulation.
 // Per-item costs are measured constants (see estimate.cpp); the CLI test checks the estimate
-// against the measured peak RSS on a few scenarios (within 3x), tests/run/test_estimate_scale.cpp
+// against the measured peak RSS on a few scenarios (within 1.5x), tests/run/test_estimate_scale.cpp
 // against the scale measurements of docs/scale.md (within 2x).
 #include <cstdint>
 #include <optional>
@@ -38,11 +38,25 @@ struct Estimate {
   std::vector<std::string> cheaper;
 };
 
-// Throws topo::TopologyError for a fabric build_fabric would reject. `port_counters`: the run
-// keeps per port x priority counters (`run --counters`, every sweep point; packet fidelity).
-// `threads`: `run --threads`, the DDP step's idle-fabric simulations at once (their wall is the
-// schedule's longest thread, their memory the largest ones running together).
-Estimate estimate_run(const Scenario& scenario, bool port_counters = false, uint32_t threads = 1);
+// How the run is asked for, where it changes its cost.
+struct EstimateOptions {
+  // The run keeps per port x priority counters (`run --counters`, every sweep point; packet
+  // fidelity).
+  bool port_counters = false;
+  // `run --threads`: the DDP step's idle-fabric simulations at once (their wall is the schedule's
+  // longest thread, their memory the largest ones running together), a packet run's partitions.
+  uint32_t threads = 1;
+  // `run --json`: the result document is built whole in memory (at packet fidelity one object per
+  // flow in `flow_rates`).
+  bool json_output = false;
+};
+
+// Throws topo::TopologyError for a fabric build_fabric would reject.
+Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options);
+inline Estimate estimate_run(const Scenario& scenario, bool port_counters = false,
+                             uint32_t threads = 1) {
+  return estimate_run(scenario, EstimateOptions{port_counters, threads, false});
+}
 
 // /proc/meminfo MemAvailable in bytes (or the environment's SYNCSIM_MEM_AVAILABLE, bytes, when set:
 // a stand-in for tests); nullopt where it cannot be read.

@@ -330,19 +330,37 @@ start=$(date +%s)
 check "1M-GPU packet scenario is refused with exit 2" test $? -eq 2
 check "refusal names the estimate" grep -q "estimated memory .* GiB exceeds the .* available" "$tmp/err"
 check "refusal is quick" test $(( $(date +%s) - start )) -le 10
-# ...and the estimate is within 3x of the measured peak RSS (flow and packet fidelity).
-ratio_ok() {  # ratio_ok JSON: estimate.memory_bytes / peak_rss_bytes in [1/3, 3]
-  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['estimate']['memory_bytes']/d['peak_rss_bytes']; print(sys.argv[1], 'estimate/measured', round(r, 2)); sys.exit(0 if 1/3 <= r <= 3 else 1)" "$1"
+# ...and the estimate is within 1.5x of the measured peak RSS (flow and packet fidelity).
+ratio_ok() {  # ratio_ok JSON: estimate.memory_bytes / peak_rss_bytes in [1/1.5, 1.5]
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['estimate']['memory_bytes']/d['peak_rss_bytes']; print(sys.argv[1], 'estimate/measured', round(r, 2)); sys.exit(0 if 1/1.5 <= r <= 1.5 else 1)" "$1"
+}
+# The same against the whole process's peak, --json document included (the JSON's own
+# peak_rss_bytes is taken before the document is built): runs `syncsim run ARGS... --json`.
+whole_ratio_ok() {
+  python3 - "$bin" "$@" <<'PY'
+import json, resource, subprocess, sys
+out = subprocess.run([sys.argv[1], "run", *sys.argv[2:], "--json", "--quiet"], capture_output=True, check=True)
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024.0  # Linux: KiB
+r = json.loads(out.stdout)["estimate"]["memory_bytes"] / peak
+print(sys.argv[2], "estimate/whole-process peak", round(r, 2))
+sys.exit(0 if 1 / 1.5 <= r <= 1.5 else 1)
+PY
 }
 "$bin" run "$src/scenarios/ddp-70b-16k.yaml" --set fabric.fat_tree.pods=1 --set fabric.fat_tree.leaves_per_pod=4 \
   --set workload.model=llama3-8b --json --quiet >"$tmp/est1.json" 2>/dev/null
 check "estimate json keys" grep -q '"estimate"' "$tmp/est1.json"
 if [ -z "${SYNCSIM_SANITIZED:-}" ]; then  # ASan's shadow memory inflates the RSS
-  check "flow estimate within 3x of peak RSS" ratio_ok "$tmp/est1.json"
+  check "flow estimate within 1.5x of peak RSS" ratio_ok "$tmp/est1.json"
 fi
 "$bin" run "$src/scenarios/ring-next-leaf-1024.yaml" --json --quiet >"$tmp/est2.json" 2>/dev/null
 if [ -z "${SYNCSIM_SANITIZED:-}" ]; then
-  check "packet estimate within 3x of peak RSS" ratio_ok "$tmp/est2.json"
+  check "packet estimate within 1.5x of peak RSS" ratio_ok "$tmp/est2.json"
+  # A packet-level DDP step whose --json lists 13,448 flows (measured 0.88x), and a Chakra replay
+  # whose trace's collectives are planned (0.97x).
+  check "packet step with --json: estimate within 1.5x of the whole process" \
+    whole_ratio_ok "$src/scenarios/roce-vs-ib.yaml"
+  check "Chakra replay: estimate within 1.5x of the whole process" \
+    whole_ratio_ok "$src/scenarios/chakra-replay-8.yaml"
 fi
 # Extrapolated buckets: the estimate sizes the samples that run (the same decision as the step): at
 # 256 ranks the 2.1 GB and 940 MB buckets (NCCL tree units of 16 channels x 512 KiB).
@@ -350,7 +368,7 @@ fi
   --set workload.bucket_timing=extrapolate --json --quiet >"$tmp/est3.json" 2>/dev/null
 check "estimate extrapolates the buckets the step extrapolates" python3 -c "import json,sys; d=json.load(open(sys.argv[1])); n=len(d['bucket_timing']['extrapolated_bucket_bytes']); sys.exit(0 if n == 2 and d['estimate']['extrapolated_buckets'] == n else 1)" "$tmp/est3.json"
 if [ -z "${SYNCSIM_SANITIZED:-}" ]; then
-  check "extrapolated-bucket estimate within 3x of peak RSS" ratio_ok "$tmp/est3.json"
+  check "extrapolated-bucket estimate within 1.5x of peak RSS" ratio_ok "$tmp/est3.json"
 fi
 # The event-driven model-parallel step: its live transfers counted at their measured cost (within
 # 1.5x of the peak RSS; measured 1.0x).

@@ -89,3 +89,54 @@ TEST_CASE(
     CHECK(estimate(c).transfers <= planned + c.channels * per_piece);
   }
 }
+
+TEST_CASE("plan_size_estimate counts NCCL's ring slices: one-piece segments cut in min_pieces") {
+  // NCCL cuts a ring chunk into SlicePerChunk = 2 slices (prims_simple.h) while each keeps
+  // min_piece_bytes; the builder follows (PlanOptions::min_pieces), and so must the estimate:
+  // the 1.05 GB bucket of link-speed-400g-vs-800g.yaml (128 ranks, 16 channels, 1 MiB chunks) has
+  // 513 KB segments, two slices each, and was counted at half its plan.
+  struct SlicedCase {
+    uint32_t ranks;
+    int64_t bytes;
+    int64_t chunk;
+    uint32_t channels;
+    uint32_t min_pieces;
+    int64_t min_piece_bytes;
+    double pieces;  // per segment, as the builder cuts it
+  };
+  const SlicedCase cases[] = {
+      {8, 8 * 4 * 1000, 1000, 4, 2, 100, 2},     // whole-chunk segments of 1000 B: two slices
+      {8, 8 * 4 * 1000, 4000, 4, 2, 100, 2},     // segments under one chunk: still two slices
+      {8, 8 * 4 * 150, 4000, 4, 2, 100, 1},      // 150 B segments: a slice would be under 100 B
+      {8, 8 * 4 * 200, 4000, 4, 2, 100, 2},      // 200 B: exactly two slices of 100 B
+      {8, 8 * 4 * 5000, 1000, 4, 2, 100, 5},     // five pieces already: no cut
+      {16, 16 * 2 * 3000, 1 << 20, 2, 2, 1, 2},  // min_piece_bytes 1
+  };
+  for (const SlicedCase& s : cases) {
+    CAPTURE(s.ranks);
+    CAPTURE(s.bytes);
+    CAPTURE(s.chunk);
+    PlanOptions o;
+    o.op = CollectiveOp::AllReduce;
+    o.algo = CollectiveAlgo::Ring;
+    o.ranks = s.ranks;
+    o.bytes = s.bytes;
+    o.chunk_bytes = s.chunk;
+    o.channels = s.channels;
+    o.gpus_per_host = 8;
+    o.min_pieces = s.min_pieces;
+    o.min_piece_bytes = s.min_piece_bytes;
+    const CollectivePlan plan = build_plan(o);
+    const PlanSizeEstimate e = plan_size_estimate(
+        CollectiveAlgo::Ring, s.ranks, static_cast<double>(s.bytes), static_cast<double>(s.chunk),
+        s.channels, 8, RingSlicing{s.min_pieces, s.min_piece_bytes});
+    CHECK(e.transfers == static_cast<double>(plan.transfer_count()));
+    CHECK(e.steps == static_cast<double>(plan.steps.size()));
+    CHECK(e.transfers == s.channels * 2.0 * (s.ranks - 1) * s.ranks * s.pieces);
+    // Without the slicing the estimate is the builder's plan without it.
+    o.min_pieces = 1;
+    CHECK(plan_size_estimate(CollectiveAlgo::Ring, s.ranks, static_cast<double>(s.bytes),
+                             static_cast<double>(s.chunk), s.channels, 8)
+              .transfers == static_cast<double>(build_plan(o).transfer_count()));
+  }
+}
