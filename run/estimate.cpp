@@ -12,7 +12,6 @@
 #include <sstream>
 #include <vector>
 
-#include "models/chakra_graph.hpp"
 #include "models/collective_cost.hpp"
 #include "models/expert_parallel.hpp"
 #include "models/nccl_setup.hpp"
@@ -20,6 +19,7 @@
 #include "models/step_model.hpp"
 #include "models/step_protocols.hpp"
 #include "models/step_sim.hpp"
+#include "run/estimate_jobs.hpp"
 #include "run/estimate_traffic.hpp"
 #include "run/runner.hpp"
 #include "sim/net/port_counters.hpp"
@@ -157,10 +157,6 @@ ParallelRuns parallel_runs(std::vector<std::pair<double, double>> runs, uint32_t
   return r;
 }
 
-}  // namespace
-
-namespace {
-void add_jobs(const Scenario& scenario, bool port_counters, Estimate& e);
 }  // namespace
 
 Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) {
@@ -514,43 +510,9 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
                                 n * kBytesPerRank + static_cast<double>(buckets.size()) * 64);
   }
 
-  // `workload.chakra`: the trace's collectives, as the replay (run/chakra_run.cpp) plans them,
-  // each on its protocol's chunk; every runner and its records stay to the end of the replay.
-  // Groups are counted as all of the trace's ranks (an upper bound for smaller process groups);
-  // a send or receive is one transfer.
-  if (scenario.chakra && !scenario.chakra->trace.ranks.empty()) {
-    const ChakraWorkloadSpec& chakra = *scenario.chakra;
-    models::StepConfig c;
-    c.gpus_per_host = scenario.fabric.host.gpus;
-    c.nics_per_host = scenario.fabric.host.nics;
-    c.algorithm = scenario.collective.algorithm.value_or(models::CollectiveAlgo::Ring);
-    models::apply_nccl_step_setup(c, scenario.collective,
-                                  scenario_nccl_channels(scenario, chakra.ranks));
-    double transfers = 0;
-    for (const models::ChakraNode& node : chakra.trace.ranks.front().nodes) {
-      if (node.kind == models::ChakraNodeKind::Send) transfers += 1;
-      if (node.kind != models::ChakraNodeKind::Collective || node.barrier || node.bytes <= 0) {
-        continue;
-      }
-      const bool pairwise =
-          node.op == models::CollectiveOp::SendRecv || node.op == models::CollectiveOp::AllToAll;
-      models::PlanOptions o;
-      o.op = node.op;
-      o.algo = pairwise ? models::CollectiveAlgo::Pairwise : c.algorithm;
-      o.ranks = chakra.ranks;
-      o.bytes = node.bytes;
-      o.channels = c.channels;
-      models::shape_step_collective(
-          c, models::step_protocol(c, node.op, o.algo, o.ranks, node.bytes), o);
-      const models::PlanSizeEstimate plan = models::plan_size_estimate(
-          o.algo, chakra.ranks, static_cast<double>(node.bytes), static_cast<double>(o.chunk_bytes),
-          std::max<uint32_t>(1, c.channels), scenario.fabric.host.gpus,
-          {o.min_pieces, o.min_piece_bytes});
-      // An all-gather or reduce-scatter is one half of the all-reduce plan counted.
-      const bool half = node.op == models::CollectiveOp::AllGather ||
-                        node.op == models::CollectiveOp::ReduceScatter;
-      transfers += half ? plan.transfers / 2 : plan.transfers;
-    }
+  // `workload.chakra`: every runner and its records stay to the end of the replay.
+  if (scenario.chakra) {
+    const double transfers = chakra_transfers(scenario);
     e.transfers += transfers;
     e.memory_parts.emplace_back("chakra",
                                 transfers * (1.5 * kBytesPerPlanStep + bytes_per_transfer));
@@ -581,27 +543,8 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
     report_ranks = n;
   }
 
-  if (scenario.fidelity == Fidelity::Packet) {
-    // Packets live in the pools from when a NIC sends them until they are delivered: at the peak,
-    // those waiting in switch buffers (a NIC holds one at a time). Without congestion control the
-    // senders inject at line rate and collisions queue a share of all that was sent: at the peak
-    // about all of the injected packets on permutation-8k and all-to-all-burst-16k (1 GiB
-    // buffers, no drops), 0.3 on ring-next-leaf-128, none on ring-shift-8gpu (massif and peak
-    // RSS, `ci` build). Counted as a third of what is sent, at most what the switches' buffers
-    // hold: within 1.5x of the peak RSS on all of them. Each costs its pool slot (32 B), its slot
-    // in a FIFO and on the free list, and the outbox copy where it crosses partitions: about 40 B.
-    const double mtu = std::max(1.0, static_cast<double>(scenario.fabric.links.host.mtu.count()));
-    const double buffers = static_cast<double>(size.switches) *
-                           static_cast<double>(scenario.fabric.switch_params.buffer.count());
-    const double sent = message_bytes + step_bytes_moved + report_bytes_moved;
-    e.memory_parts.emplace_back("packets", std::min(sent, buffers) / 3.0 / mtu * 40.0);
-  }
-  if (options.json_output && scenario.fidelity == Fidelity::Packet) {
-    // `--json`: the document lists every flow (`flow_rates.flows`, with its path), about 1.2 KB a
-    // flow as nlohmann::json objects (roce-vs-ib: peak RSS 25 MiB as text, 41 MiB with --json,
-    // 13,448 flows); built after the run, added here as an upper bound.
-    e.memory_parts.emplace_back("json output", (messages + live_network_transfers) * 1200.0);
-  }
+  add_packet_memory(scenario, size, message_bytes + step_bytes_moved + report_bytes_moved,
+                    messages + live_network_transfers, options.json_output, e);
   for (const auto& [name, bytes] : e.memory_parts) e.memory_bytes += bytes;
 
   // Time: building the fabric, then the work of the fidelity.
@@ -653,51 +596,5 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
   if (!scenario.jobs.empty()) add_jobs(scenario, port_counters, e);
   return e;
 }
-
-namespace {
-
-// `jobs:` (run/multi_job.hpp): each job's transfers are counted as a scenario of its own on the
-// same fabric would count them (its ranks: its hosts' GPUs, its data_parallel x model parallelism,
-// or the GPUs left to it; its buckets live, as reuse_bucket_timings defaults to false for a job),
-// times its steps (twice with compare_alone, which reruns each job alone). All jobs run in one
-// simulation that keeps every transfer's record to the end. Measured on scenarios/multi-job.yaml
-// (`ci` build at 7ba10ee): without compare_alone 4.8 s and 256 MiB peak for 3.0 M counted
-// transfers, 1.6 us and 85 B each. With it 51 s there: the records were reallocated once per
-// collective (fixed at 095f8ab); since then 6.8-10.4 s and 314-321 MiB for 6.0 M, 1.1-1.7 us.
-constexpr double kJobSecondsPerTransfer = 1.6e-6;
-// Per counted transfer, the whole process less its base (fitted, as the time: 60 B gives 360 MiB
-// against 315 MiB of peak RSS on multi-job.yaml, `ci` build, 2026-12-05).
-constexpr double kJobBytesPerTransfer = 60;
-void add_jobs(const Scenario& scenario, bool port_counters, Estimate& e) {
-  const topo::FabricSize size = topo::fabric_size(scenario.fabric);
-  double free_gpus = static_cast<double>(size.gpus);
-  const double gpus_per_host = std::max<uint32_t>(1, scenario.fabric.host.gpus);
-  double transfers = 0;
-  for (const JobSpec& job : scenario.jobs) {
-    Scenario alone = scenario;
-    alone.jobs.clear();
-    alone.traffic.clear();
-    alone.workload = job.workload;
-    const models::ParallelLayout& l = job.workload.step.layout;
-    const double mp = static_cast<double>(l.tensor) * l.context * l.pipeline;
-    double ranks = job.workload.data_parallel * mp;
-    if (ranks == 0) {
-      ranks = job.hosts.empty() ? free_gpus : static_cast<double>(job.hosts.size()) * gpus_per_host;
-    }
-    ranks = std::max(1.0, std::min(ranks, free_gpus));
-    free_gpus -= ranks;
-    alone.workload->data_parallel = static_cast<uint32_t>(std::max(1.0, std::floor(ranks / mp)));
-    if (!alone.workload->reuse_bucket_timings) alone.workload->reuse_bucket_timings = false;
-    const Estimate j = estimate_run(alone, port_counters);
-    const double runs = (scenario.compare_alone ? 2.0 : 1.0) * std::max<uint32_t>(1, job.steps);
-    transfers += runs * j.transfers;
-  }
-  e.transfers += transfers;
-  e.wall_s += transfers * kJobSecondsPerTransfer;
-  e.memory_parts.emplace_back("transfers", transfers * kJobBytesPerTransfer);
-  e.memory_bytes += transfers * kJobBytesPerTransfer;
-}
-
-}  // namespace
 
 }  // namespace syncsim::app

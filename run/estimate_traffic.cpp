@@ -87,4 +87,28 @@ double packet_thread_speedup(const Scenario& scenario, const topo::FabricSize& s
                   std::min(static_cast<double>(threads), partitions) * kPartitionThreadEfficiency);
 }
 
+void add_packet_memory(const Scenario& scenario, const topo::FabricSize& size, double sent,
+                       double listed_flows, bool json_output, Estimate& e) {
+  if (scenario.fidelity == Fidelity::Packet) {
+    // Packets live in the pools from when a NIC sends them until they are delivered: at the peak,
+    // those waiting in switch buffers (a NIC holds one at a time). Without congestion control the
+    // senders inject at line rate and collisions queue a share of all that was sent: at the peak
+    // about all of the injected packets on permutation-8k and all-to-all-burst-16k (1 GiB
+    // buffers, no drops), 0.3 on ring-next-leaf-128, none on ring-shift-8gpu (massif and peak
+    // RSS, `ci` build). Counted as a third of what is sent, at most what the switches' buffers
+    // hold: within 1.5x of the peak RSS on all of them. Each costs its pool slot (32 B), its slot
+    // in a FIFO and on the free list, and the outbox copy where it crosses partitions: about 40 B.
+    const double mtu = std::max(1.0, static_cast<double>(scenario.fabric.links.host.mtu.count()));
+    const double buffers = static_cast<double>(size.switches) *
+                           static_cast<double>(scenario.fabric.switch_params.buffer.count());
+    e.memory_parts.emplace_back("packets", std::min(sent, buffers) / 3.0 / mtu * 40.0);
+  }
+  if (json_output && scenario.fidelity == Fidelity::Packet) {
+    // `--json`: the document lists every flow (`flow_rates.flows`, with its path), about 1.2 KB a
+    // flow as nlohmann::json objects (roce-vs-ib: peak RSS 25 MiB as text, 41 MiB with --json,
+    // 13,448 flows); built after the run, added here as an upper bound.
+    e.memory_parts.emplace_back("json output", listed_flows * 1200.0);
+  }
+}
+
 }  // namespace syncsim::app

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "models/traffic.hpp"
+#include "run/estimate.hpp"
 #include "scenario/scenario.hpp"
 #include "topologies/fabric_builder.hpp"
 #include "topologies/fabric_params.hpp"
@@ -31,5 +32,10 @@ double ring_links(const topo::FabricParams& fabric, double ranks);
 // efficiency; 1 where the run keeps one queue (as run_scenario decides, net::partition_refusal).
 double packet_thread_speedup(const Scenario& scenario, const topo::FabricSize& size,
                              uint32_t threads);
+
+// Packet fidelity: the packets in flight at the peak (of `sent` bytes) and, with `json_output`, the
+// result document's list of `listed_flows` flows, as parts of `e.memory_parts`.
+void add_packet_memory(const Scenario& scenario, const topo::FabricSize& size, double sent,
+                       double listed_flows, bool json_output, Estimate& e);
 
 }  // namespace syncsim::app
