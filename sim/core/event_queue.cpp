@@ -1,6 +1,7 @@
 #include "sim/core/event_queue.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <utility>
 
 #include "sim/core/check.hpp"
@@ -39,6 +40,15 @@ void EventQueue::schedule_as_of(Time at, Time scheduled_at, EventTarget* target,
   // come out of order, which the calendar is told.
   const uint64_t seq = after == 0 ? 0 : after - 1;
   calendar_.push_any_order(make_key(at.picoseconds(), (seq << 32) | slot));
+}
+
+void EventQueue::order_next_slots(std::size_t events) {
+  // take_slot pops from the back: the `events` there, largest first, come out smallest first, and
+  // slots past the free list's end are new and larger still.
+  const std::size_t n = std::min(events, free_slots_.size());
+  if (n < 2) return;
+  const auto from = free_slots_.end() - static_cast<std::ptrdiff_t>(n);
+  std::sort(from, free_slots_.end(), std::greater<>());
 }
 
 void EventQueue::forget_clock_history_before(Time t) {

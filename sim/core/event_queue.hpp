@@ -57,6 +57,10 @@ class EventQueue {
                       uint64_t arg = 0, const CancelToken* token = nullptr);
   // Starts recording when the clock moves (schedule_as_of needs it).
   void keep_clock_history() { history_on_ = true; }
+  // Before a batch of at most `events` schedule_as_of calls: events of one time and one `as of`
+  // time then run in the order the batch scheduled them (they tie on the rest of their key, and
+  // the next `events` slots are handed out in increasing order).
+  void order_next_slots(std::size_t events);
   // Drops what schedule_as_of will no longer be asked about: the clock's moves to times before `t`.
   void forget_clock_history_before(Time t);
   // Slow path for rare events: stores the closure in a reusable slot.

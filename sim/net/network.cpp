@@ -208,10 +208,10 @@ std::string partition_refusal(const NetworkSpec& spec) {
   // Each of these acts across the fabric other than by packets on links: a windowed run would
   // need it split (state per side, events posted between partitions) first, as PFC's deadlock
   // detector, go-back-N's RC recovery, DCQCN, InfiniBand's credits and congestion control are.
-  if (spec.transport.kind == TransportKind::Tcp)
-    return "TCP (its connections are shared by both ends)";
-  // Spraying gives a windowed run more drops than one queue (5 of 5 sizes of the same traffic,
-  // +1 % to +70 % of the bytes dropped) for a reason not yet found: one queue until it is.
+  // TCP needs nothing of the kind: its ACKs are packets, a connection's window is its sender's.
+  // Spraying gives a windowed run more retransmissions than one queue (load-balancing.yaml with an
+  // in-order receiver: +5 % spraying, +62 % adaptive routing) for a reason not yet found: one
+  // queue until it is.
   if (spec.load_balancing.mode != LoadBalancing::Ecmp) return "per-packet load balancing";
   if (spec.impairments.active()) return "link impairments";
   // NVLink SHARP engines stay inside their host, hence inside its partition; a SHARP engine's

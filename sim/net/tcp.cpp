@@ -23,7 +23,7 @@ void Tcp::init_flow(FlowId id, const ReliableFlowState& s) {
   c.messages.push_back(id);
   TcpFlowState& t = tcp_.emplace_back();
   t.connection = index;
-  t.received.assign(s.packets, false);
+  received_.emplace_back(s.packets, false);
 }
 
 uint64_t Tcp::count_in_flight(const TcpConnection& c) const {
@@ -73,7 +73,7 @@ void Tcp::relist_others(const TcpConnection& c, FlowId id) {
 uint32_t Tcp::take_seq(FlowId id, ReliableFlowState& s) {
   TcpFlowState& t = tcp(id);
   TcpConnection& c = connections_[t.connection];
-  c.last_send_ps = ctx_.now().picoseconds();
+  c.last_send_ps = src_ctx(id).now().picoseconds();
   if (t.retx == kNoSeq) {
     const uint32_t seq = s.nxt++;
     ++c.in_flight;
@@ -119,12 +119,12 @@ void Tcp::after_rewind(FlowId id) {
   relist_others(c, kAllMessages);
 }
 
-void Tcp::on_ack(const NetContext& /*at*/, PacketRef packet) {
-  const Packet& p = ctx_.packet(packet);
+void Tcp::on_ack(const NetContext& at, PacketRef packet) {
+  const Packet& p = at.packet(packet);
   const FlowId id = p.flow;
   const uint32_t ack = p.seq;
   const bool ece = p.ecn_ce;
-  ctx_.pool.release(packet);
+  at.pool.release(packet);
   ReliableFlowState& s = state(id);
   TcpFlowState& t = tcp(id);
   TcpConnection& c = connections_[t.connection];
@@ -166,7 +166,7 @@ void Tcp::on_ack(const NetContext& /*at*/, PacketRef packet) {
   } else if (ack == s.una && s.una < s.nxt) {
     ++t.dupacks;
     if (t.dupacks == 3 && !t.in_recovery) {
-      ++ctx_.counters.fast_retransmits;
+      ++at.counters.fast_retransmits;
       if (c.recovering == 0) {
         // One cut per loss episode of the connection: a message that finds another one
         // recovering resends its hole without cutting again.
@@ -210,25 +210,26 @@ void Tcp::on_ack(const NetContext& /*at*/, PacketRef packet) {
   if (!c.messages.empty()) relist_others(c, id);
 }
 
-void Tcp::on_data(const NetContext& /*at*/, PacketRef packet) {
-  const Packet& p = ctx_.packet(packet);
+void Tcp::on_data(const NetContext& at, PacketRef packet) {
+  const Packet& p = at.packet(packet);
   const FlowId id = p.flow;
   const uint32_t seq = p.seq;
   const bool ce = p.ecn_ce;
   const uint32_t payload = p.payload_bytes;
   ReliableReceiverState& s = receiver(id);
-  TcpFlowState& t = tcp(id);
+  std::vector<bool>& received = received_[index_of(id)];
   // One cumulative ACK per segment, echoing its CE mark (DCTCP's exact ECE feedback).
-  if (seq < s.rcv_nxt || t.received[seq]) {
-    ctx_.counters.bytes_discarded += payload;
-    ctx_.pool.release(packet);
+  if (seq < s.rcv_nxt || received[seq]) {
+    at.counters.bytes_discarded += payload;
+    at.pool.release(packet);
     send_control(id, PacketKind::Ack, s.rcv_nxt, ce);
     return;
   }
-  t.received[seq] = true;
-  while (s.rcv_nxt < s.packets && t.received[s.rcv_nxt]) ++s.rcv_nxt;
+  received[seq] = true;
+  while (s.rcv_nxt < s.packets && received[s.rcv_nxt]) ++s.rcv_nxt;
   const uint32_t expected = s.rcv_nxt;
-  ctx_.deliver(packet);  // may start new flows (completion callback)
+  // May start new flows (a completion callback; in a windowed run, after the window).
+  at.deliver(packet);
   send_control(id, PacketKind::Ack, expected, ce);
 }
 

@@ -15,15 +15,16 @@
 
 namespace syncsim::net {
 
-// One message's state: its sequence space and loss recovery (the window is its connection's).
+// One message's sender state: its loss recovery (the window is its connection's). The receiver's
+// out-of-order segments are kept apart (Tcp::received_): in a windowed run the two ends work in two
+// partitions, on two threads.
 struct TcpFlowState {
   uint32_t retx = kNoSeq;  // one segment to retransmit before new data
   uint32_t backoff = 0;    // RTO doubles per consecutive timeout
   uint32_t dupacks = 0;
   bool in_recovery = false;
-  uint32_t recover = 0;          // NewReno: recovery ends when this PSN is acknowledged
-  uint32_t connection = 0;       // index in the connection table
-  std::vector<bool> received{};  // receiver: out-of-order segments held
+  uint32_t recover = 0;     // NewReno: recovery ends when this PSN is acknowledged
+  uint32_t connection = 0;  // index in the connection table
 };
 
 class Tcp final : public ReliableTransport {
@@ -32,7 +33,9 @@ class Tcp final : public ReliableTransport {
       const TcpParams& params)
       : ReliableTransport(ctx, nics, pacing), params_(params) {}
   bool can_send(FlowId id) const override;
-  // TCP runs on one partition only (network.cpp): `at` is its context.
+  // `at`: the receiving NIC's context (the destination's for data, the source's for ACKs). A
+  // connection's state is the sender's alone (its messages share one source NIC), the received
+  // segments the receiver's, so a windowed run may put the two ends in two partitions.
   void on_data(const NetContext& at, PacketRef packet) override;
   void on_ack(const NetContext& at, PacketRef packet) override;
   // The connection a flow's message is on, for tests and traces.
@@ -61,7 +64,8 @@ class Tcp final : public ReliableTransport {
   void relist_others(const TcpConnection& c, FlowId id);
 
   const TcpParams& params_;
-  std::deque<TcpFlowState> tcp_;  // by transport state index, beside the shared state
+  std::deque<TcpFlowState> tcp_;            // by transport state index, beside the shared state
+  std::deque<std::vector<bool>> received_;  // receiver: out-of-order segments held, same index
   TcpConnectionTable connections_;
 };
 

@@ -153,12 +153,16 @@ TEST_CASE(
   const double two = app::estimate_run(ring, false, 2).wall_s;
   CHECK(two < one);
   CHECK(two > one / 2);
-  // PFC runs partitioned too; TCP keeps the run on one queue (net::partition_refusal): no gain.
+  // PFC and TCP run partitioned too; per-packet load balancing keeps the run on one queue
+  // (net::partition_refusal): no gain.
   const app::Scenario pfc =
       file("ring-next-leaf-1024.yaml", {{"fabric.switch.pfc.enabled", "true"}});
   CHECK(app::estimate_run(pfc, false, 2).wall_s < app::estimate_run(pfc).wall_s);
   const app::Scenario tcp = file("ring-next-leaf-1024.yaml", {{"fabric.transport.kind", "tcp"}});
-  CHECK(app::estimate_run(tcp, false, 2).wall_s == app::estimate_run(tcp).wall_s);
+  CHECK(app::estimate_run(tcp, false, 2).wall_s < app::estimate_run(tcp).wall_s);
+  const app::Scenario spray =
+      file("ring-next-leaf-1024.yaml", {{"fabric.load_balancing", "packet_spray"}});
+  CHECK(app::estimate_run(spray, false, 2).wall_s == app::estimate_run(spray).wall_s);
   // Flow fidelity: no partitions either.
   const app::Scenario flow = file("ring-next-leaf-1024.yaml", {{"fidelity", "flow"}});
   CHECK(app::estimate_run(flow, false, 2).wall_s == app::estimate_run(flow).wall_s);

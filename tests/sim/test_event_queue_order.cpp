@@ -276,3 +276,26 @@ TEST_CASE("event queue order: schedule_as_of across renumbering and a forgotten 
   q.run();
   CHECK(r.order == std::vector<uint32_t>{1, 2, 3, 4, 5, 6});
 }
+
+TEST_CASE("event queue order: a batch posted as of one time runs in the order posted") {
+  // Events posted for one instant as of one time tie on time and sequence number; only their
+  // payload slots tell them apart. Slots freed in a scrambled order (events at 1..8 ns scheduled
+  // out of order) would hand them out as the free list has them; order_next_slots makes the batch
+  // run as posted, with and without free slots enough for all of it.
+  for (const std::size_t posted : {std::size_t{5}, std::size_t{12}}) {
+    CAPTURE(posted);
+    EventQueue q;
+    q.keep_clock_history();
+    KindRecorder r;
+    KindRecorder tick;
+    for (const int64_t ns : {3, 7, 1, 8, 2, 6, 4, 5}) q.schedule(Time::ns(ns), &tick, 0);
+    q.schedule(Time::ns(20), &tick, 0);  // keeps the clock history open past 8 ns
+    q.run(Time::ns(9));
+    q.order_next_slots(posted);
+    for (uint32_t k = 1; k <= posted; ++k) q.schedule_as_of(Time::us(1), Time::ns(9), &r, k);
+    q.run();
+    std::vector<uint32_t> expected(posted);
+    for (uint32_t k = 0; k < posted; ++k) expected[k] = k + 1;
+    CHECK(r.order == expected);
+  }
+}
