@@ -16,8 +16,8 @@ bool Link::transmit(PacketRef packet) {
     return false;
   }
   if (outbox_ != nullptr) {
-    outbox_->buffers[outbox_->filling].push_back(
-        RemoteArrival{arrival.picoseconds(), far_end_, ctx_.packet(packet)});
+    outbox_->buffers[outbox_->filling].push_back(RemoteArrival{
+        arrival.picoseconds(), ctx_.now().picoseconds(), far_end_, ctx_.packet(packet)});
     ctx_.pool.release(packet);
     return true;
   }
@@ -36,8 +36,7 @@ void Link::accept(const RemoteArrival& arrival) {
     // Ordered among the events of its time as one queue would have: its arrival was scheduled when
     // it left the sender, or, had the packet before it still been on the wire then, when that one
     // arrived (only the head of a link has its arrival pending).
-    const int64_t sent_ps = arrival.arrival_ps - delay_.picoseconds();
-    const int64_t scheduled_ps = std::max(sent_ps, last_arrival_ps_);
+    const int64_t scheduled_ps = std::max(arrival.sent_ps, last_arrival_ps_);
     ctx_.queue.schedule_as_of(Time::ps(arrival.arrival_ps), Time::ps(scheduled_ps), this, 0, 0,
                               &arrival_token_);
   }

@@ -213,7 +213,13 @@ std::string partition_refusal(const NetworkSpec& spec) {
   // in-order receiver: +5 % spraying, +62 % adaptive routing) for a reason not yet found: one
   // queue until it is.
   if (spec.load_balancing.mode != LoadBalancing::Ecmp) return "per-packet load balancing";
-  if (spec.impairments.active()) return "link impairments";
+  // Random loss draws from each link's own stream in its sender's partition, and exponential
+  // jitter only lengthens a link's delay; normal jitter can shorten it below the lookahead.
+  const ImpairmentParams& imp = spec.impairments;
+  if (imp.active() && imp.jitter == JitterDistribution::Normal &&
+      (imp.jitter_stddev > Time::zero() || imp.jitter_stddev_fraction > 0.0)) {
+    return "normal link jitter (it can shorten a link's delay below the lookahead)";
+  }
   // NVLink SHARP engines stay inside their host, hence inside its partition; a SHARP engine's
   // aggregation spans the fabric.
   if (!spec.sharp_engines.empty()) return "SHARP aggregation engines";

@@ -17,10 +17,12 @@ namespace syncsim::net {
 class Link;
 
 // A packet on its way into another partition: a copy, since each partition has a packet pool of
-// its own. It arrives at `arrival_ps` at the far end `link` (a Link of the same cable built with
-// the receiving partition's context).
+// its own. It left at `sent_ps` and arrives at `arrival_ps` at the far end `link` (a Link of the
+// same cable built with the receiving partition's context): the link's delay later, or more where
+// the link's impairment adds jitter.
 struct RemoteArrival {
   int64_t arrival_ps;
+  int64_t sent_ps;
   Link* link;
   Packet packet;
 };
