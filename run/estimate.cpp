@@ -19,6 +19,8 @@
 #include "models/step_model.hpp"
 #include "models/step_protocols.hpp"
 #include "models/step_sim.hpp"
+#include "run/estimate_buckets.hpp"
+#include "run/estimate_costs.hpp"
 #include "run/estimate_jobs.hpp"
 #include "run/estimate_traffic.hpp"
 #include "run/runner.hpp"
@@ -32,73 +34,6 @@ namespace {
 // A fat tree's pod count (k pods when given as k-ary).
 uint32_t fat_tree_pods(const topo::FabricParams& fabric) {
   return fabric.fat_tree.k ? *fabric.fat_tree.k : fabric.fat_tree.pods;
-}
-
-// Measured on the reference scenarios (Release, x86-64; see docs/scale.md).
-// The process: binary, allocator, YAML. Peak RSS of the smallest shipped scenarios (incast-*,
-// pfc-deadlock, headroom-too-small: 11-12 MiB, `ci` build at 9f44512).
-constexpr double kProcessBase = 12e6;
-constexpr double kBytesPerNode = 160;         // NodeSpec with its name, node_ports vector
-constexpr double kBytesPerLink = 120;         // LinkSpec + two directed ports (PortInfo, ids)
-constexpr double kBytesPerRoutingEntry = 1;   // uint8 hop distance
-constexpr double kFlowBytesPerPort = 64;      // flows_on_ vector, capacity, scratch
-constexpr double kPacketBytesPerPort = 3000;  // egress queues per priority, MMU counters, link ring
-constexpr double kAnalyticBytesPerPort = 16;
-// massif on link-speed-400g-vs-800g.yaml's 1.05 GB ring bucket (1.56 M steps, 1.04 M transfers,
-// `ci` build): a step 48 B (PlanStep 32 B and the builder's dependency lists), a transfer 88 B
-// (its TransferRecord 48 B and the runner's per-transfer counters, indices and times).
-constexpr double kBytesPerPlanStep = 48;
-constexpr double kBytesPerTransfer = 88;
-// Packet fidelity: what the network keeps of every flow to the end of its simulation: the flow
-// record (192 B, sim/net/flow_table.hpp) in a vector that grows by doubling, go-back-N's sender
-// and receiver state (~110 B) and the route and reverse route in the arena (~50 B).
-constexpr double kPacketBytesPerFlow = 400;
-constexpr double kBytesPerMessage = 40;  // MessageSpec in the injector
-constexpr double kBytesPerRank = 80;     // per-rank step state (multipliers, times)
-// Wall time per unit of work (one loaded core; an idle core is ~2x faster).
-constexpr double kFlowSecondsPerTransferBase = 3.5e-6;
-constexpr double kFlowRanksDoublingCost = 32768;
-constexpr double kAnalyticSecondsPerTransfer = 2e-6;
-// Per hop while the port state fits in cache: since the calendar queue 0.11 us (the 16-rank
-// 256 MiB ring of load-balancing.yaml's report) to 0.16 us (ring-next-leaf-128) on an idle core.
-constexpr double kPacketSecondsPerHop = 0.18e-6;
-constexpr double kPacketCacheBytes = 8.0 * (1 << 20);  // port state beyond which hops slow down
-constexpr double kSecondsPerFabricEntity = 2e-6;       // building the fabric and routing tables
-// Starting the process and reading the scenario: the whole run of the smallest shipped scenarios
-// (gb200-nvl72, pfc-deadlock: 0.01 s, incast-*: 0.02-0.03 s, `ci` build at 095f8ab).
-constexpr double kProcessSeconds = 0.015;
-// The event-driven model-parallel step per transfer counted above (its records, runners and
-// schedule; flow fidelity). Measured on the dgxc Llama 3 70B recipe (TP 4 x PP 4 x CP 2 x VP 5,
-// 64 micro-batches, forced event_driven) at 64 and 256 GPUs and on llama-70b-3d.yaml: 0.68, 1.08
-// and 0.71 us and 131, 104 and 120 bytes per counted transfer (docs/training-step.md). Counted
-// with the rings unsliced (plan_size_estimate's default), as these constants were fitted.
-constexpr double kEventDrivenFlowSecondsPerTransfer = 1.2e-6;
-constexpr double kEventDrivenBytesPerTransfer = 120;
-
-// Flow level, tree all-reduces: a transfer costs more when more flows share the fabric (each start
-// and finish refills the rates of the flows it touches). Fitted on the DDP tree step of
-// ddp-70b-16k.yaml (README "Scale", one loaded core): measured 5.1, 3.1, 3.7 and ~12 us per
-// transfer at 1k, 4k, 16k and 64k ranks; this line gives 3.6, 3.9, 5.3 and 10.5 us.
-// Rings and the other algorithms: at most a few hundred ranks about 0.7 us per transfer, growing
-// fast with the ranks that run at once beyond (all groups of a kind share the fabric in the
-// model-parallel closed form). Measured on shipped ring runs at flow fidelity (`ci` build at
-// 9f44512, whole process / estimated transfers): fsdp-llama-70b 0.69 us, the built-in default
-// (128 ranks) 0.51, ib-ndr-superpod (256) 0.78, torchtitan-70b-256 0.69, moe-deepseek-256 1.2,
-// and the 405B DGX Cloud layout at 2048 GPUs (test_estimate_scale.cpp) 4.7 us; this rule gives
-// 0.7, 0.7, 0.71, 0.71, 0.71 and 4.7. Beyond 2048 ranks it is an extrapolation.
-constexpr double kFlowSecondsPerRingTransferFloor = 0.7e-6;
-// Plain FSDP's all-gathers and reduce-scatters at flow fidelity, per transfer of their timed plans
-// (whole process / counted transfers): the built-in default at 32, 64, 128 and 256 GPUs measured
-// 1.9, 2.6, 2.3 and 2.0 us (`ci` build at 314a28f); since the calendar queue the default 1.9 us,
-// fsdp-llama-70b 1.0 us and ib-ndr-superpod 1.2 us (at f1b9b32): their geometric middle.
-constexpr double kFlowSecondsPerFsdpTransfer = 1.4e-6;
-constexpr double kFlowSecondsPerRingTransfer = 0.13e-6;
-constexpr double kFlowRingRanksDoublingCost = 58;
-double flow_seconds_per_transfer(double concurrent_ranks, bool tree) {
-  return tree ? kFlowSecondsPerTransferBase * (1.0 + concurrent_ranks / kFlowRanksDoublingCost)
-              : std::max(kFlowSecondsPerRingTransferFloor,
-                         kFlowSecondsPerRingTransfer *
-                             (1.0 + concurrent_ranks / kFlowRingRanksDoublingCost));
 }
 
 // The closed form (models/step_model.hpp) on unperturbed compute, with each bucket's all-reduce at
@@ -315,20 +250,27 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
                              scenario.network.transport.kind == net::TransportKind::Roce;
       // One entry per simulation (transfers, live bytes): the closed form runs them on --threads.
       std::vector<std::pair<double, double>> closed_form_runs;
+      // `op`: an all-reduce, or one of its halves (a reduce-scatter or an all-gather: half its
+      // transfers, on the chunk and slicing of that op's own protocol).
+      // `plan_kept`: false where an earlier call timed the same plan on other groups (the timer
+      // keeps one plan per op, group size and bytes).
       auto kind = [&](double groups, double group_ranks, double bytes, double copies,
-                      double span = 0) {
+                      double span = 0, models::CollectiveOp op = models::CollectiveOp::AllReduce,
+                      bool plan_kept = true) {
         if (group_ranks <= 1 || bytes <= 0) return;
         const double simulated = symmetric && span > 0 && span <= per_host ? 1.0 : groups;
-        const models::PlanSizeEstimate plan =
-            shaped_plan(models::CollectiveOp::AllReduce, group_ranks, bytes);
-        kept_plan_steps += plan.steps * copies;
+        const double share = op == models::CollectiveOp::AllReduce ? 1.0 : 0.5;
+        models::PlanSizeEstimate plan = shaped_plan(op, group_ranks, bytes);
+        plan.transfers *= share;
+        plan.steps *= share;
+        if (plan_kept) kept_plan_steps += plan.steps * copies;
         e.transfers += plan.transfers * simulated * copies;
         largest_live = std::max(largest_live, plan.transfers * groups * bytes_per_transfer);
         for (double k = 0; k < copies; ++k) {
           closed_form_runs.emplace_back(plan.transfers * simulated,
                                         plan.transfers * groups * bytes_per_transfer);
         }
-        step_bytes_moved += 2.0 * bytes * groups * group_ranks * copies;
+        step_bytes_moved += 2.0 * share * bytes * groups * group_ranks * copies;
         largest_rank_count = std::max(largest_rank_count, groups * group_ranks);
       };
       kind(dp * l.pipeline * l.context, l.tensor, activation, l.sequence_parallel ? 2 : 1,
@@ -339,17 +281,7 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
       // Expert parallelism: the dispatch all-to-all (T k h 2 bytes) over every EP group.
       kind(dp * l.context * l.tensor * l.pipeline / l.expert, l.expert,
            activation * c.model.experts_per_token, 1);
-      std::map<int64_t, int> stage_sizes;
-      const std::vector<uint32_t> rank_layers = models::pipeline_rank_layers(l, c.model.layers);
-      for (uint32_t i = 0; i < rank_layers.size(); ++i) {
-        const models::BucketScope scope{.layers = rank_layers[i],
-                                        .input_embedding = i == 0,
-                                        .output_head = i + 1 == rank_layers.size(),
-                                        .tensor_parallel = l.tensor,
-                                        .expert_parallel = l.expert};
-        for (const auto& b : models::stage_gradient_buckets(c.model, c.ddp, scope))
-          ++stage_sizes[b.bucket.size.count()];
-      }
+      const StageBuckets stage = stage_buckets(c, dp, symmetric);
       const bool fsdp_closed = c.parallelism == models::DataParallelism::Fsdp;
       if (fsdp_closed) {
         // FSDP times no buckets: each distinct unit and root size's all-gather and reduce-scatter
@@ -369,9 +301,19 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
           kind(l.tensor * replicas, shard, bytes, 1);
           if (replicas > 1) kind(l.tensor * shard, replicas, bytes / shard, 1);
         }
+      } else if (l.distributed_optimizer && dp * l.context > 1) {
+        // The distributed optimizer reduce-scatters each bucket and all-gathers the updated
+        // parameters (models/closed_form_data_parallel.cpp), each on its own op's protocol.
+        for (const TimedBucket& b : stage.timed) {
+          for (const auto op :
+               {models::CollectiveOp::ReduceScatter, models::CollectiveOp::AllGather}) {
+            kind(b.groups, b.group_ranks, static_cast<double>(b.bytes), 1, 0, op, b.first);
+          }
+        }
       } else {
-        for (const auto& [bytes, count] : stage_sizes) {
-          kind(l.tensor, dp * l.context, static_cast<double>(bytes), 1);
+        for (const TimedBucket& b : stage.timed) {
+          kind(b.groups, b.group_ranks, static_cast<double>(b.bytes), 1, 0,
+               models::CollectiveOp::AllReduce, b.first);
         }
       }
       // The event-driven model-parallel step (run/runner.cpp's choice) runs every pipeline send
@@ -399,7 +341,7 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
                                          chunk, channels, scenario.fabric.host.gpus);
           live += 1.5 * plan.transfers * l.tensor * m * std::ceil(c.model.layers / lpu);
         } else {
-          for (const auto& [bytes, count] : stage_sizes) {
+          for (const auto& [bytes, count] : stage.count_by_size) {
             const models::PlanSizeEstimate plan =
                 models::plan_size_estimate(c.algorithm, dp * l.context, static_cast<double>(bytes),
                                            chunk, channels, scenario.fabric.host.gpus);
