@@ -42,6 +42,18 @@ void EventQueue::schedule_as_of(Time at, Time scheduled_at, EventTarget* target,
   calendar_.push_any_order(make_key(at.picoseconds(), (seq << 32) | slot));
 }
 
+void EventQueue::schedule_at_mark(Time at, uint64_t mark, EventTarget* target, uint32_t kind,
+                                  uint64_t arg, const CancelToken* token) {
+  SIM_CHECK(at >= now_, "an event was scheduled in the past");
+  const uint32_t slot = take_slot(target, kind, arg, token);
+  const uint64_t renumbers_before = renumbers_;
+  if (next_seq_ >= kSequenceLimit) renumber();
+  // The mark's own number; a renumbering here voids it (the caller checks for earlier ones): then
+  // as if scheduled now.
+  const uint64_t seq = renumbers_ == renumbers_before ? mark : (next_seq_ == 0 ? 0 : next_seq_ - 1);
+  calendar_.push_any_order(make_key(at.picoseconds(), (seq << 32) | slot));
+}
+
 void EventQueue::order_next_slots(std::size_t events) {
   // take_slot pops from the back: the `events` there, largest first, come out smallest first, and
   // slots past the free list's end are new and larger still.
@@ -63,6 +75,7 @@ void EventQueue::forget_clock_history_before(Time t) {
 }
 
 void EventQueue::renumber() {
+  ++renumbers_;
   std::vector<Key> keys;
   keys.reserve(calendar_.size());
   calendar_.drain(keys, now_.picoseconds());

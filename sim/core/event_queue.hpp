@@ -57,6 +57,19 @@ class EventQueue {
                       uint64_t arg = 0, const CancelToken* token = nullptr);
   // Starts recording when the clock moves (schedule_as_of needs it).
   void keep_clock_history() { history_on_ = true; }
+  // Takes the sequence number an event scheduled at this point would get, for schedule_at_mark:
+  // the place, among the events of any one time, of an event the running one could have scheduled
+  // here. Valid while renumber_count() stays what it was.
+  uint64_t take_sequence_mark() {
+    const uint64_t mark = next_seq_;
+    next_seq_ += 2;
+    return mark;
+  }
+  uint64_t renumber_count() const { return renumbers_; }
+  // An event from another partition given the place `mark` (take_sequence_mark): among the events
+  // of time `at` it runs exactly where an event scheduled at that point would have run.
+  void schedule_at_mark(Time at, uint64_t mark, EventTarget* target, uint32_t kind,
+                        uint64_t arg = 0, const CancelToken* token = nullptr);
   // Before a batch of at most `events` schedule_as_of calls: events of one time and one `as of`
   // time then run in the order the batch scheduled them (they tie on the rest of their key, and
   // the next `events` slots are handed out in increasing order).
@@ -146,6 +159,7 @@ class EventQueue {
   std::vector<uint32_t> free_slots_;
   Time now_ = Time::zero();
   uint64_t next_seq_ = 0;
+  uint64_t renumbers_ = 0;
   uint64_t executed_ = 0;
   uint64_t cancelled_ = 0;
   bool stop_requested_ = false;

@@ -36,9 +36,17 @@ void Link::accept(const RemoteArrival& arrival) {
     // Ordered among the events of its time as one queue would have: its arrival was scheduled when
     // it left the sender, or, had the packet before it still been on the wire then, when that one
     // arrived (only the head of a link has its arrival pending).
-    const int64_t scheduled_ps = std::max(arrival.sent_ps, last_arrival_ps_);
-    ctx_.queue.schedule_as_of(Time::ps(arrival.arrival_ps), Time::ps(scheduled_ps), this, 0, 0,
-                              &arrival_token_);
+    if (arrival.sent_ps < last_arrival_ps_ && idle_renumbers_ == ctx_.queue.renumber_count()) {
+      // The packet before it was still on the wire when it left and has arrived since: one queue
+      // scheduled this arrival inside that one's arrival event. Taken in while that one was still
+      // on the wire, it is scheduled there by on_event; taken in later, it gets that place here.
+      ctx_.queue.schedule_at_mark(Time::ps(arrival.arrival_ps), idle_mark_, this, 0, 0,
+                                  &arrival_token_);
+    } else {
+      const int64_t scheduled_ps = std::max(arrival.sent_ps, last_arrival_ps_);
+      ctx_.queue.schedule_as_of(Time::ps(arrival.arrival_ps), Time::ps(scheduled_ps), this, 0, 0,
+                                &arrival_token_);
+    }
   }
   last_arrival_ps_ = arrival.arrival_ps;
 }
@@ -47,6 +55,9 @@ void Link::on_event(uint32_t /*kind*/, uint64_t /*arg*/) {
   const InFlight head = in_flight_.pop();
   if (!in_flight_.empty()) {
     ctx_.queue.schedule(Time::ps(in_flight_.front().arrival_ps), this, 0, 0, &arrival_token_);
+  } else if (marks_idle_) {
+    idle_mark_ = ctx_.queue.take_sequence_mark();
+    idle_renumbers_ = ctx_.queue.renumber_count();
   }
   peer_->receive(head.packet, peer_in_port_);
 }

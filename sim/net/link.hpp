@@ -35,6 +35,7 @@ class Link final : public EventTarget {
   void set_remote(RemoteOutbox* outbox, Link* far_end) {
     outbox_ = outbox;
     far_end_ = far_end;
+    far_end->marks_idle_ = true;
   }
   // The far end of a remote link: a packet posted to it arrives at `arrival.arrival_ps`.
   void accept(const RemoteArrival& arrival);
@@ -64,6 +65,13 @@ class Link final : public EventTarget {
   std::unique_ptr<LinkImpairment> impairment_;
   CancelToken arrival_token_;            // the head's arrival, cancelled when the link goes down
   int64_t last_arrival_ps_ = INT64_MIN;  // the far end of a remote link: its last packet's arrival
+  // The far end of a remote link: the place in its queue's order where it last went idle (its last
+  // packet's arrival event, before that packet went on; EventQueue::take_sequence_mark) and the
+  // queue's renumbering count then. A packet that left while that one was still on the wire had
+  // its arrival scheduled right there on one queue, whichever window it is taken in.
+  bool marks_idle_ = false;
+  uint64_t idle_mark_ = 0;
+  uint64_t idle_renumbers_ = 0;
   bool down_ = false;
 };
 
