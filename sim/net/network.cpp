@@ -204,6 +204,11 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
 
 Network::~Network() = default;
 
+void Network::pause_windows_after(Time t) const {
+  if (!windows_) return;
+  windows_->set_window_limit(t == Time::max() ? INT64_MAX : t.picoseconds() + 1);
+}
+
 std::string partition_refusal(const NetworkSpec& spec) {
   // Each of these acts across the fabric other than by packets on links: a windowed run would
   // need it split (state per side, events posted between partitions) first, as PFC's deadlock

@@ -113,6 +113,12 @@ class Network {
   uint64_t partition_events() const;
   uint64_t partition_windows() const;
   unsigned partition_threads() const;
+  // A time series' sample times: the partitions' windows stop after `t` (every event at or before
+  // it run, none after), so that what is read there is the whole fabric's state as of `t`. It moves
+  // only where the engine pauses, not what it computes (where windows end changes no result):
+  // const, as running the simulation is to an observer holding the network. Time::max(): no bound.
+  // A no-op on one queue.
+  void pause_windows_after(Time t) const;
 
  private:
   friend class FaultInjector;

@@ -98,7 +98,8 @@ void PartitionWindows::window() {
   // Up to the lookahead, and never past the next event outside the partitions.
   const int64_t next_global = global_.next_event_time().picoseconds();
   const int64_t end =
-      std::min(next_global, start > INT64_MAX - lookahead_ps_ ? INT64_MAX : start + lookahead_ps_);
+      std::min({next_global, start > INT64_MAX - lookahead_ps_ ? INT64_MAX : start + lookahead_ps_,
+                std::max(limit_ps_, start + 1)});
   if (end > start) {
     run_window(end);
     if (listener_ != nullptr) listener_->after_window();

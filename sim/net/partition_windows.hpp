@@ -78,6 +78,10 @@ class PartitionWindows final : public EventTarget {
   void wake();
   void on_event(uint32_t kind, uint64_t arg) override;
   void set_window_listener(WindowListener* listener) { listener_ = listener; }
+  // Windows end no later than `end_ps` (exclusive) until told otherwise, so that the simulation's
+  // run up to end_ps - 1 leaves every partition there and a time series reads them all as of one
+  // time (INT64_MAX: no bound). Where windows end changes no result (Link::accept).
+  void set_window_limit(int64_t end_ps) { limit_ps_ = end_ps; }
 
   uint64_t events() const;  // events run inside the partitions
   uint64_t windows() const { return windows_; }
@@ -101,6 +105,7 @@ class PartitionWindows final : public EventTarget {
   WorkerPool workers_;
   CancelToken window_token_;
   int64_t window_at_ps_ = INT64_MAX;  // the pending window's start, INT64_MAX when none
+  int64_t limit_ps_ = INT64_MAX;      // set_window_limit
   uint64_t windows_ = 0;
   uint32_t filled_ =
       1;  // the outbox buffer the last window filled (none yet: take_in finds 1 empty)

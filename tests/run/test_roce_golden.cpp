@@ -26,9 +26,13 @@ nlohmann::json run_file(const std::string& name, std::vector<app::Override> over
 }  // namespace
 
 TEST_CASE("roce golden: the default link layer gives the figures of the commit before InfiniBand") {
+  // Since `observe:` runs partitioned (3 partitions here), the events count the windows, and the
+  // run ends 0.5 us later (the last lossless off-wire ACK reaches its sender one lookahead late;
+  // docs/performance.md); the rest is b7871bb's. On one queue: 176,370 events, 6.757118246 ms.
   const nlohmann::json dcqcn = run_file("incast-dcqcn.yaml");
-  CHECK(dcqcn["events"] == 176370);
-  CHECK(dcqcn["sim_time_s"].get<double>() == 0.006757118246);
+  CHECK(dcqcn["partitions"] == 3);
+  CHECK(dcqcn["events"] == 189075);
+  CHECK(dcqcn["sim_time_s"].get<double>() == 0.006757618246);
   CHECK(dcqcn["messages"]["fct_s"]["mean"].get<double>() == 0.005957171151529412);
   CHECK(dcqcn["pfc"]["pause_frames"] == 960);
   CHECK(dcqcn["cnps"] == 3512);
