@@ -14,6 +14,7 @@
 
 #include "models/collective_cost.hpp"
 #include "models/expert_parallel.hpp"
+#include "models/fsdp.hpp"
 #include "models/nccl_setup.hpp"
 #include "models/parallelism.hpp"
 #include "models/step_model.hpp"
@@ -179,32 +180,32 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
     const double channels = std::max<uint32_t>(1, c.channels);
     // A bucket's plan runs with the chunk (and ring slicing) of the protocol NCCL picks for its
     // size (StepProtocols).
-    auto bucket_shape = [&](int64_t bytes) {
-      models::PlanOptions o;
-      o.algo = c.algorithm;
-      o.ranks = ranks;
-      o.bytes = bytes;
-      o.channels = c.channels;
-      o.gpus_per_host = c.gpus_per_host;
-      models::shape_step_collective(c, models::step_protocol(c, o.op, c.algorithm, ranks, bytes),
-                                    o);
-      return o;
-    };
-    // The all-reduce-shaped plan of `bytes` over `group` ranks with the chunk and slicing that
-    // `op` runs with at that size.
-    auto shaped_plan = [&](models::CollectiveOp op, double group, double bytes) {
+    // How `op` of `bytes` over `group` ranks runs with `algo`: the chunk (and ring slicing) of the
+    // protocol NCCL picks for it (StepProtocols).
+    auto shape = [&](models::CollectiveOp op, models::CollectiveAlgo algo, double group,
+                     double bytes) {
       models::PlanOptions o;
       o.op = op;
-      o.algo = c.algorithm;
+      o.algo = algo;
       o.ranks = static_cast<uint32_t>(std::min(group, 4.0e9));
       o.bytes = static_cast<int64_t>(bytes);
       o.channels = c.channels;
       o.gpus_per_host = c.gpus_per_host;
-      models::shape_step_collective(c, models::step_protocol(c, op, c.algorithm, o.ranks, o.bytes),
-                                    o);
-      return models::plan_size_estimate(
-          c.algorithm, group, bytes, static_cast<double>(o.chunk_bytes), channels,
-          scenario.fabric.host.gpus, {o.min_pieces, o.min_piece_bytes});
+      models::shape_step_collective(c, models::step_protocol(c, op, algo, o.ranks, o.bytes), o);
+      return o;
+    };
+    // A bucket's all-reduce.
+    auto bucket_shape = [&](int64_t bytes) {
+      return shape(models::CollectiveOp::AllReduce, c.algorithm, ranks, static_cast<double>(bytes));
+    };
+    // The all-reduce-shaped plan of `bytes` over `group` ranks with the chunk and slicing that
+    // `op` runs with at that size.
+    auto shaped_plan = [&](models::CollectiveOp op, models::CollectiveAlgo algo, double group,
+                           double bytes) {
+      const models::PlanOptions o = shape(op, algo, group, bytes);
+      return models::plan_size_estimate(algo, group, bytes, static_cast<double>(o.chunk_bytes),
+                                        channels, scenario.fabric.host.gpus,
+                                        {o.min_pieces, o.min_piece_bytes});
     };
     auto bucket_chunk = [&](int64_t bytes) {
       return static_cast<double>(bucket_shape(bytes).chunk_bytes);
@@ -260,7 +261,11 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
         if (group_ranks <= 1 || bytes <= 0) return;
         const double simulated = symmetric && span > 0 && span <= per_host ? 1.0 : groups;
         const double share = op == models::CollectiveOp::AllReduce ? 1.0 : 0.5;
-        models::PlanSizeEstimate plan = shaped_plan(op, group_ranks, bytes);
+        // The distributed optimizer's halves run as rings whatever the step's all-reduce
+        // algorithm (models/closed_form_data_parallel.cpp).
+        const models::CollectiveAlgo algo =
+            op == models::CollectiveOp::AllReduce ? c.algorithm : models::CollectiveAlgo::Ring;
+        models::PlanSizeEstimate plan = shaped_plan(op, algo, group_ranks, bytes);
         plan.transfers *= share;
         plan.steps *= share;
         if (plan_kept) kept_plan_steps += plan.steps * copies;
@@ -386,7 +391,8 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
         models::PlanSizeEstimate plan;
         for (const models::CollectiveOp op :
              {models::CollectiveOp::AllGather, models::CollectiveOp::ReduceScatter}) {
-          const models::PlanSizeEstimate half = shaped_plan(op, shard, bytes);
+          const models::PlanSizeEstimate half =
+              shaped_plan(op, models::fsdp_gather_algorithm(c.algorithm), shard, bytes);
           plan.transfers += half.transfers / 2;
           plan.steps += half.steps / 2;
         }
