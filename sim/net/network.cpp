@@ -214,11 +214,8 @@ std::string partition_refusal(const NetworkSpec& spec) {
   // need it split (state per side, events posted between partitions) first, as PFC's deadlock
   // detector, go-back-N's RC recovery, DCQCN, InfiniBand's credits and congestion control are.
   // TCP needs nothing of the kind: its ACKs are packets, a connection's window is its sender's.
-  // Spraying gave a windowed run more retransmissions than one queue (load-balancing.yaml with an
-  // in-order receiver: +5 % spraying, +62 % adaptive routing, measured before packets taken in
-  // late kept their one-queue place, Link::accept) for a reason not yet found: one queue until it
-  // is re-measured and explained.
-  if (spec.load_balancing.mode != LoadBalancing::Ecmp) return "per-packet load balancing";
+  // Neither does per-packet load balancing: a packet's entropy is set by its sender NIC, and a
+  // switch picks among its own ports, reading only its own queues (load_balancing.hpp).
   // Random loss draws from each link's own stream in its sender's partition, and exponential
   // jitter only lengthens a link's delay; normal jitter can shorten it below the lookahead.
   const ImpairmentParams& imp = spec.impairments;

@@ -153,7 +153,7 @@ TEST_CASE(
   const double two = app::estimate_run(ring, false, 2).wall_s;
   CHECK(two < one);
   CHECK(two > one / 2);
-  // PFC and TCP run partitioned too; per-packet load balancing keeps the run on one queue
+  // PFC, TCP and spraying run partitioned too; normal link jitter keeps the run on one queue
   // (net::partition_refusal): no gain.
   const app::Scenario pfc =
       file("ring-next-leaf-1024.yaml", {{"fabric.switch.pfc.enabled", "true"}});
@@ -162,7 +162,15 @@ TEST_CASE(
   CHECK(app::estimate_run(tcp, false, 2).wall_s < app::estimate_run(tcp).wall_s);
   const app::Scenario spray =
       file("ring-next-leaf-1024.yaml", {{"fabric.load_balancing", "packet_spray"}});
-  CHECK(app::estimate_run(spray, false, 2).wall_s == app::estimate_run(spray).wall_s);
+  CHECK(app::estimate_run(spray, false, 2).wall_s < app::estimate_run(spray).wall_s);
+  const app::Scenario jitter =
+      file("ring-next-leaf-1024.yaml", {{"fabric.impairments.jitter.distribution", "normal"},
+                                        {"fabric.impairments.jitter.stddev_fraction", "0.05"}});
+  CHECK(app::estimate_run(jitter, false, 2).wall_s == app::estimate_run(jitter).wall_s);
+  // Time series stop the windows at their samples but keep the partitions.
+  const app::Scenario observed = file("incast-dcqcn.yaml", {});
+  REQUIRE(observed.observe);
+  CHECK(app::estimate_run(observed, false, 2).wall_s < app::estimate_run(observed).wall_s);
   // Flow fidelity: no partitions either.
   const app::Scenario flow = file("ring-next-leaf-1024.yaml", {{"fidelity", "flow"}});
   CHECK(app::estimate_run(flow, false, 2).wall_s == app::estimate_run(flow).wall_s);
