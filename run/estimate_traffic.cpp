@@ -76,7 +76,6 @@ double packet_thread_speedup(const Scenario& scenario, const topo::FabricSize& s
   net::NetworkSpec mechanisms;
   set_network_behaviour(scenario, mechanisms);
   mechanisms.load_balancing = scenario.fabric.load_balancing;
-  if (scenario.fabric.sharp.enabled) mechanisms.sharp_engines.emplace_back();
   if (!net::partition_refusal(mechanisms).empty()) return 1.0;
   // Leaves with hosts: the routing table holds one row per attachment leaf and switch.
   const uint64_t leaves = size.switches > 0 ? size.routing_entries / size.switches : 0;

@@ -223,9 +223,9 @@ std::string partition_refusal(const NetworkSpec& spec) {
       (imp.jitter_stddev > Time::zero() || imp.jitter_stddev_fraction > 0.0)) {
     return "normal link jitter (it can shorten a link's delay below the lookahead)";
   }
-  // NVLink SHARP engines stay inside their host, hence inside its partition; a SHARP engine's
-  // aggregation spans the fabric.
-  if (!spec.sharp_engines.empty()) return "SHARP aggregation engines";
+  // In-switch engines (NVLink SHARP, InfiniBand SHARP) are endpoints on their switch, numbered
+  // after it, so they join its partition (fabric_partition.cpp) over their zero-delay link; only
+  // collectives reduce through them, and those keep one queue (run_scenario).
   return {};
 }
 

@@ -475,3 +475,24 @@ TEST_CASE("windowed run: per-packet load balancing, the same on 1, 2 and 3 threa
     CHECK(single.counters.retransmitted_packets == one.counters.retransmitted_packets);
   }
 }
+
+TEST_CASE("windowed run: a SHARP fabric's engines join their switches' partitions") {
+  // Every fabric switch has an aggregation engine on a zero-delay link; traffic never reduces
+  // through them, so the run is the same as without them, partitioned as the leaves are.
+  topo::FabricParams params = testing::spine_leaf_100g(4, 3, 2, Bytes{256 << 10});
+  params.sharp.enabled = true;
+  auto spec = topo::build_fabric(params);
+  REQUIRE(spec.sharp_engines.size() == 6);
+  CHECK(net::partition_refusal(spec).empty());
+  const net::FabricPartition plan = net::partition_fabric(spec);
+  CHECK(plan.count == 4);
+  CHECK(plan.lookahead == Time::us(1));
+  for (std::size_t k = 0; k < spec.sharp_engines.size(); ++k) {
+    CHECK(plan.of_node[spec.sharp_engines[k].nic] == plan.of_node[spec.sharp_engine_switch[k]]);
+  }
+  spec.transport.gbn.timeout = Time::us(200);
+  const Outcome one = check_shift_on_threads(spec);
+  auto plain = topo::build_fabric(testing::spine_leaf_100g(4, 3, 2, Bytes{256 << 10}));
+  plain.transport.gbn.timeout = Time::us(200);
+  check_same(one, run_shift(plain, true, 1, kShiftSize, 3));
+}
