@@ -521,11 +521,12 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
                        step_bytes_moved * step_links +
                        report_bytes_moved * ring_links(scenario.fabric, report_ranks)) /
                       std::max(1.0, mtu) * (1.0 + ack_share);
-      // A hop costs more as the fabric's state outgrows the caches (ports, queues, MMU counters):
-      // measured 0.16 us at 128 hosts (1.5 MB of port state), 0.27 us at 1024 (12 MB), 0.95 us at
-      // 8,192 (147 MB), docs/performance.md.
-      const double state_ratio = ports * kPacketBytesPerPort / kPacketCacheBytes;
-      e.wall_s += e.packet_hops * kPacketSecondsPerHop * std::sqrt(std::max(1.0, state_ratio)) /
+      // A hop costs more as the fabric's state grows, and with link jitter drawn per hop.
+      const net::ImpairmentParams& imp = scenario.network.impairments;
+      const bool jitter = imp.jitter != net::JitterDistribution::None &&
+                          (imp.jitter_mean > Time::zero() || imp.jitter_stddev > Time::zero() ||
+                           imp.jitter_mean_fraction > 0.0 || imp.jitter_stddev_fraction > 0.0);
+      e.wall_s += e.packet_hops * packet_seconds_per_hop(ports * kPacketBytesPerPort, jitter) /
                   packet_thread_speedup(scenario, size, threads);
       break;
     }

@@ -3,6 +3,7 @@
 // packet hop, each measured on the shipped scenarios (the commits and commands are named with
 // them; docs/performance.md keeps the tables).
 #include <algorithm>
+#include <cmath>
 
 namespace syncsim::app {
 
@@ -32,11 +33,28 @@ inline constexpr double kBytesPerRank = 80;     // per-rank step state (multipli
 inline constexpr double kFlowSecondsPerTransferBase = 3.5e-6;
 inline constexpr double kFlowRanksDoublingCost = 32768;
 inline constexpr double kAnalyticSecondsPerTransfer = 2e-6;
-// Per hop while the port state fits in cache: since the calendar queue 0.11 us (the 16-rank
-// 256 MiB ring of load-balancing.yaml's report) to 0.16 us (ring-next-leaf-128) on an idle core.
-inline constexpr double kPacketSecondsPerHop = 0.18e-6;
+// Per packet hop, by the fabric's port state (queues, MMU counters, link rings: kPacketBytesPerPort
+// a port). Measured as user time over the hops the run made (a temporary counter in Link::transmit;
+// `ci` build at 9a9f5fc, 2026-12-05, the 2-core VM otherwise idle): 0.09-0.13 us on the 16-host
+// fabrics (0.14-0.19 MB: load-balancing, roce-vs-ib, interconnect-matrix, ring-shift-8gpu 0.11 at
+// 2.0 MB), 0.17-0.18 us at 128 hosts (ring-next-leaf-128, 1.5 MB, 8 partitions), 0.27 us at 1024
+// (12 MB, 32 partitions), 0.63 us at 8,192 (permutation-8k, 147 MB, 64 partitions: 15.9 s for
+// about 25 M hops at 48039d7). A gentle rise while the state fits in cache, a steeper one beyond:
+// 0.11, 0.18, 0.29 and 0.80 us at those sizes.
+inline constexpr double kPacketSecondsPerHop = 0.18e-6;  // at the reference state
+inline constexpr double kPacketReferenceStateBytes = 1.5e6;
 inline constexpr double kPacketCacheBytes =
-    8.0 * (1 << 20);                                     // port state beyond which hops slow down
+    8.0 * (1 << 20);  // port state beyond which hops slow down
+// Normal or exponential link jitter: two uniforms and a logarithm per hop, and the link's FIFO.
+// jitter-efficiency.yaml (normal, 5 % of the delay) runs its 2.34 M hops in 0.55 s of user time,
+// 0.31 s without impairments: 0.10 us per hop.
+inline constexpr double kPacketSecondsPerJitteredHop = 0.10e-6;
+inline double packet_seconds_per_hop(double port_state_bytes, bool jitter) {
+  const double in_cache =
+      std::pow(std::min(port_state_bytes, kPacketCacheBytes) / kPacketReferenceStateBytes, 0.2);
+  const double beyond = std::pow(std::max(1.0, port_state_bytes / kPacketCacheBytes), 0.4);
+  return kPacketSecondsPerHop * in_cache * beyond + (jitter ? kPacketSecondsPerJitteredHop : 0.0);
+}
 inline constexpr double kSecondsPerFabricEntity = 2e-6;  // building the fabric and routing tables
 // Starting the process and reading the scenario: the whole run of the smallest shipped scenarios
 // (gb200-nvl72, pfc-deadlock: 0.01 s, incast-*: 0.02-0.03 s, `ci` build at 095f8ab).

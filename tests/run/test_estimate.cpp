@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "run/estimate.hpp"
+#include "run/estimate_costs.hpp"
 #include "run/progress.hpp"
 #include "run/runner.hpp"
 #include "scenario/scenario_loader.hpp"
@@ -221,4 +222,23 @@ TEST_CASE("estimate: packets in flight are bounded by the buffers; --json adds i
   const app::Estimate f = app::estimate_run(flow, app::EstimateOptions{false, 1, true});
   CHECK(part(f, "packets") == 0);
   CHECK(part(f, "json output") == 0);
+}
+
+TEST_CASE("estimate: a packet hop costs what the runs measured, by the fabric's port state") {
+  // User time over the hops each run made (docs/performance.md, "Packet hops by the fabric's size
+  // and by jitter"): 0.09-0.13 us on 16 hosts, 0.17-0.18 us at 128, 0.27 us at 1,024, 0.63 us at
+  // 8,192; within 1.3x of each.
+  const auto us = [](double state_bytes, bool jitter = false) {
+    return app::packet_seconds_per_hop(state_bytes, jitter) * 1e6;
+  };
+  CHECK(us(0.144e6) > 0.09 / 1.3);
+  CHECK(us(0.144e6) < 0.13 * 1.3);
+  CHECK(us(1.536e6) == doctest::Approx(0.175).epsilon(0.3));
+  CHECK(us(12.3e6) == doctest::Approx(0.27).epsilon(0.3));
+  CHECK(us(147e6) == doctest::Approx(0.63).epsilon(0.3));
+  // Rising with the state; jitter-efficiency's normal jitter: 0.24 us against 0.13 without.
+  CHECK(us(0.1e6) < us(1e6));
+  CHECK(us(1e6) < us(10e6));
+  CHECK(us(10e6) < us(100e6));
+  CHECK(us(0.12e6, true) == doctest::Approx(0.237).epsilon(0.3));
 }
