@@ -72,11 +72,14 @@ double packet_thread_speedup(const Scenario& scenario, const topo::FabricSize& s
       scenario.chakra || !scenario.jobs.empty() || !scenario.faults.empty()) {
     return 1.0;
   }
-  // The mechanisms the fabric would run, without building it.
-  net::NetworkSpec mechanisms;
-  set_network_behaviour(scenario, mechanisms);
-  mechanisms.load_balancing = scenario.fabric.load_balancing;
-  if (!net::partition_refusal(mechanisms).empty()) return 1.0;
+  // No lookahead where normal link jitter can cut a link between leaves to zero delay
+  // (fabric_partition.hpp).
+  const net::ImpairmentParams& jitter = scenario.network.impairments;
+  if (jitter.least_delay(scenario.fabric.links.fabric) <= Time::zero()) return 1.0;
+  if (scenario.fabric.kind == topo::TopologyKind::FatTree &&
+      jitter.least_delay(scenario.fabric.links.core) <= Time::zero()) {
+    return 1.0;
+  }
   // Leaves with hosts: the routing table holds one row per attachment leaf and switch.
   const uint64_t leaves = size.switches > 0 ? size.routing_entries / size.switches : 0;
   const double partitions =

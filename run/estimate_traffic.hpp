@@ -29,7 +29,7 @@ double ring_links(const topo::FabricParams& fabric, double ranks);
 
 // How much faster `threads` threads run a packet-level traffic run than one: its fabric's
 // partitions at once (sim/net/partition_windows.hpp), min(threads, partitions) at a measured
-// efficiency; 1 where the run keeps one queue (as run_scenario decides, net::partition_refusal).
+// efficiency; 1 where the run keeps one queue (as run_scenario decides; fabric_partition.hpp).
 double packet_thread_speedup(const Scenario& scenario, const topo::FabricSize& size,
                              uint32_t threads);
 

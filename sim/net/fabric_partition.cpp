@@ -1,15 +1,17 @@
 #include "sim/net/fabric_partition.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace syncsim::net {
 
 namespace {
 constexpr uint32_t kUnassigned = UINT32_MAX;
 
-FabricPartition single(const NetworkSpec& spec) {
+FabricPartition single(const NetworkSpec& spec, std::string why) {
   FabricPartition one;
   one.of_node.assign(spec.nodes.size(), 0);
+  one.why_one = std::move(why);
   return one;
 }
 }  // namespace
@@ -24,7 +26,7 @@ FabricPartition partition_fabric(const NetworkSpec& spec, uint32_t max_partition
   }
   const auto count =
       static_cast<uint32_t>(std::min<std::size_t>(std::max(1U, max_partitions), leaves.size()));
-  if (count < 2) return single(spec);
+  if (count < 2) return single(spec, "the fabric has fewer than two leaf switches to split it at");
 
   FabricPartition part;
   part.count = count;
@@ -77,10 +79,17 @@ FabricPartition partition_fabric(const NetworkSpec& spec, uint32_t max_partition
   }
   for (const LinkSpec& l : spec.links) {
     if (part.of_node[l.a] != part.of_node[l.b]) {
-      part.lookahead = std::min(part.lookahead, spec.link_classes[l.link_class].delay);
+      part.lookahead =
+          std::min(part.lookahead, spec.impairments.least_delay(spec.link_classes[l.link_class]));
     }
   }
-  if (part.lookahead <= Time::zero()) return single(spec);
+  if (part.lookahead <= Time::zero()) {
+    return single(spec, spec.impairments.jitter == JitterDistribution::Normal
+                            ? "normal link jitter can cut a link between leaves to zero delay "
+                              "(its mean less 6 standard deviations reaches minus the link's "
+                              "delay), so there is no lookahead"
+                            : "a link between leaves has no delay, so there is no lookahead");
+  }
   return part;
 }
 

@@ -7,9 +7,12 @@
 // leaves (leaf j of L goes to partition j * P / L); a host's nodes (NICs, NVLink ports, NVSwitch)
 // go with the leaf its first NIC hangs off; any other switch (spine, core) goes with its
 // neighbours when they all share one partition (a fat tree's aggregation switches, when a pod is
-// one partition), else round robin over the partitions. The lookahead is the smallest propagation
-// delay of a link between two partitions: no event in one partition can touch another sooner.
+// one partition), else round robin over the partitions. The lookahead is the smallest delay a
+// packet can take on a link between two partitions (its propagation delay, less what normal link
+// jitter can take off it: ImpairmentParams::least_delay): no event in one partition can touch
+// another sooner.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "sim/core/units.hpp"
@@ -21,6 +24,7 @@ struct FabricPartition {
   uint32_t count = 1;
   std::vector<uint32_t> of_node;  // by NodeId
   Time lookahead = Time::max();   // the smallest delay of a link between two partitions
+  std::string why_one;            // with count 1: why the fabric is not split
 };
 
 // The cap on partitions: enough for a 64-core machine, few enough that a window's bookkeeping per

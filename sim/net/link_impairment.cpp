@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "sim/core/simulation.hpp"
 #include "sim/net/network_spec.hpp"
@@ -31,21 +33,39 @@ FieldErrors ImpairmentParams::check() const {
   return errors;
 }
 
+bool ImpairmentParams::impairs(const LinkParams& link) const {
+  return link_classes.empty()
+             ? link.name != "nvlink"
+             : std::find(link_classes.begin(), link_classes.end(), link.name) != link_classes.end();
+}
+
+namespace {
+// The mean and standard deviation of the extra delay on a link of class `link`, in picoseconds.
+std::pair<double, double> jitter_moments(const ImpairmentParams& imp, const LinkParams& link) {
+  const auto delay = static_cast<double>(link.delay.picoseconds());
+  return {
+      static_cast<double>(imp.jitter_mean.picoseconds()) + imp.jitter_mean_fraction * delay,
+      static_cast<double>(imp.jitter_stddev.picoseconds()) + imp.jitter_stddev_fraction * delay};
+}
+}  // namespace
+
+Time ImpairmentParams::least_delay(const LinkParams& link) const {
+  if (!impairs(link) || jitter != JitterDistribution::Normal) return link.delay;
+  const auto [mean_ps, stddev_ps] = jitter_moments(*this, link);
+  // The delay is an integer count of picoseconds, rounded as apply() rounds.
+  const double least =
+      static_cast<double>(link.delay.picoseconds()) +
+      static_cast<double>(std::llround(mean_ps - kNormalJitterLowestZ * stddev_ps));
+  return Time::ps(static_cast<int64_t>(std::max(0.0, least)));
+}
+
 std::unique_ptr<LinkImpairment> LinkImpairment::make(const ImpairmentParams& imp,
                                                      const LinkParams& link, uint8_t lossless_mask,
                                                      const Simulation& sim, uint32_t port) {
-  const bool selected = imp.link_classes.empty()
-                            ? link.name != "nvlink"
-                            : std::find(imp.link_classes.begin(), imp.link_classes.end(),
-                                        link.name) != imp.link_classes.end();
-  if (!selected) return nullptr;
+  if (!imp.impairs(link)) return nullptr;
   auto st = std::make_unique<LinkImpairment>();
-  const auto delay = static_cast<double>(link.delay.picoseconds());
   st->jitter_ = imp.jitter;
-  st->mean_ps_ =
-      static_cast<double>(imp.jitter_mean.picoseconds()) + imp.jitter_mean_fraction * delay;
-  st->stddev_ps_ =
-      static_cast<double>(imp.jitter_stddev.picoseconds()) + imp.jitter_stddev_fraction * delay;
+  std::tie(st->mean_ps_, st->stddev_ps_) = jitter_moments(imp, link);
   if (st->mean_ps_ == 0.0 && st->stddev_ps_ == 0.0) st->jitter_ = JitterDistribution::None;
   st->loss_probability_ = imp.loss_probability;
   st->lossless_mask_ = lossless_mask;
@@ -69,7 +89,7 @@ bool LinkImpairment::apply(const Packet& p, Time now, Time& arrival) {
       const double u1 = 1.0 - jitter_rng_.uniform();  // (0, 1]
       const double u2 = jitter_rng_.uniform();
       const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * 3.14159265358979323846 * u2);
-      extra = mean_ps_ + stddev_ps_ * z;
+      extra = mean_ps_ + stddev_ps_ * std::max(z, -kNormalJitterLowestZ);
     } else {
       extra = mean_ps_ * -std::log(1.0 - jitter_rng_.uniform());
     }

@@ -26,9 +26,10 @@ enum class JitterDistribution : uint8_t { None, Normal, Exponential };
 struct ImpairmentParams {
   // Link classes to impair ("host", "fabric", "core"); empty = every class but "nvlink".
   std::vector<std::string> link_classes{};
-  // Extra one-way delay per packet and hop. Normal: mean + stddev * z (the total delay is clipped
-  // at zero); Exponential: mean * Exp(1) (its stddev is the mean). Each is an absolute time plus a
-  // fraction of the link class's propagation delay: extra = time + fraction * delay.
+  // Extra one-way delay per packet and hop. Normal: mean + stddev * z, z drawn from the standard
+  // normal with its lower tail cut at -kNormalJitterLowestZ (the total delay is clipped at zero);
+  // Exponential: mean * Exp(1) (its stddev is the mean). Each is an absolute time plus a fraction
+  // of the link class's propagation delay: extra = time + fraction * delay.
   JitterDistribution jitter = JitterDistribution::None;
   Time jitter_mean = Time::zero();
   Time jitter_stddev = Time::zero();
@@ -49,7 +50,20 @@ struct ImpairmentParams {
   // Range rules (link_impairment.cpp): non-negative jitter times, fractions in [0, 100], a loss
   // probability in [0, 1).
   FieldErrors check() const;
+
+  // Whether links of class `link` are impaired (every class but "nvlink" when link_classes is
+  // empty).
+  bool impairs(const LinkParams& link) const;
+  // The least one-way delay a packet can take on a link of class `link` (its delay when the class
+  // is not impaired or has no jitter; never below zero): what a windowed run may look ahead over
+  // such a link (fabric_partition.hpp).
+  Time least_delay(const LinkParams& link) const;
 };
+
+// Normal jitter's z is cut at -6 standard deviations: the draws below it (a probability of 1e-9
+// per packet and hop) take -6. This is what gives a link with normal jitter a least delay, and a
+// windowed run its lookahead; above it the distribution is the normal's.
+inline constexpr double kNormalJitterLowestZ = 6.0;
 
 // One impaired link direction.
 class LinkImpairment {

@@ -62,15 +62,19 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
     transport_ = std::move(gbn);
   }
   node_ctx_.assign(n, &ctx_);
+  // Every mechanism runs partitioned: what acts across the fabric other than by packets on links
+  // is split by side and posted between partitions (PFC's deadlock detector, go-back-N's RC
+  // recovery, DCQCN, InfiniBand's credits and congestion control); TCP's ACKs are packets and a
+  // connection's window is its sender's; per-packet load balancing sets a packet's entropy at its
+  // sender NIC and a switch reads only its own queues; link loss and jitter draw from each link's
+  // own streams in its sender's partition; in-switch engines join their switch's partition. Only a
+  // fabric without two leaves or without lookahead stays one queue (fabric_partition.hpp).
   if (spec.execution.partitioned) {
-    partition_refusal_ = net::partition_refusal(spec);
-    if (partition_refusal_.empty()) {
-      const FabricPartition plan = partition_fabric(spec);
-      if (plan.count > 1) {
-        build_partitions(plan);
-      } else {
-        partition_refusal_ = "the fabric has fewer than two leaf switches to split it at";
-      }
+    const FabricPartition plan = partition_fabric(spec);
+    if (plan.count > 1) {
+      build_partitions(plan);
+    } else {
+      partition_refusal_ = plan.why_one;
     }
   }
   for (NodeId id = 0; id < n; ++id) {
@@ -207,26 +211,6 @@ Network::~Network() = default;
 void Network::pause_windows_after(Time t) const {
   if (!windows_) return;
   windows_->set_window_limit(t == Time::max() ? INT64_MAX : t.picoseconds() + 1);
-}
-
-std::string partition_refusal(const NetworkSpec& spec) {
-  // Each of these acts across the fabric other than by packets on links: a windowed run would
-  // need it split (state per side, events posted between partitions) first, as PFC's deadlock
-  // detector, go-back-N's RC recovery, DCQCN, InfiniBand's credits and congestion control are.
-  // TCP needs nothing of the kind: its ACKs are packets, a connection's window is its sender's.
-  // Neither does per-packet load balancing: a packet's entropy is set by its sender NIC, and a
-  // switch picks among its own ports, reading only its own queues (load_balancing.hpp).
-  // Random loss draws from each link's own stream in its sender's partition, and exponential
-  // jitter only lengthens a link's delay; normal jitter can shorten it below the lookahead.
-  const ImpairmentParams& imp = spec.impairments;
-  if (imp.active() && imp.jitter == JitterDistribution::Normal &&
-      (imp.jitter_stddev > Time::zero() || imp.jitter_stddev_fraction > 0.0)) {
-    return "normal link jitter (it can shorten a link's delay below the lookahead)";
-  }
-  // In-switch engines (NVLink SHARP, InfiniBand SHARP) are endpoints on their switch, numbered
-  // after it, so they join its partition (fabric_partition.cpp) over their zero-delay link; only
-  // collectives reduce through them, and those keep one queue (run_scenario).
-  return {};
 }
 
 void Network::build_partitions(const FabricPartition& plan) {

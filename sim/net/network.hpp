@@ -166,8 +166,4 @@ class Network {
   std::string partition_refusal_;
 };
 
-// Why a fabric that asks for windowed execution runs as one queue: the first mechanism it models
-// that acts across partitions other than by packets on links; empty when none does.
-std::string partition_refusal(const NetworkSpec& spec);
-
 }  // namespace syncsim::net

@@ -327,8 +327,8 @@ struct NetworkSpec {
   // How a packet-level run executes, not what it models: `partitioned` runs the fabric's partitions
   // in windows (partition_windows.hpp) on `threads` threads, with the same results for any
   // `threads`. Only for callers whose transfers are all known in advance (no completion callback
-  // starts one): `syncsim run` sets it for traffic. The network still runs as one queue where a
-  // mechanism it models would cross partitions (Network::partition_refusal).
+  // starts one): `syncsim run` sets it for traffic. The network still runs as one queue where the
+  // fabric cannot be split (Network::partition_refusal: fewer than two leaves, no lookahead).
   struct Execution {
     bool partitioned = false;
     uint32_t threads = 1;

@@ -379,49 +379,56 @@ TEST_CASE("windowed run: InfiniBand credits and congestion control across partit
         doctest::Approx(static_cast<double>(single.counters.cnps)).epsilon(0.2));
 }
 
-TEST_CASE("windowed run: mechanisms that act across partitions keep one queue, and say why") {
+TEST_CASE("windowed run: every mechanism runs partitioned; a fabric without lookahead, one queue") {
   auto spec = topo::build_fabric(testing::spine_leaf_100g(4, 1, 2));
   spec.execution.partitioned = true;
-  spec.impairments.jitter = net::JitterDistribution::Normal;
-  spec.impairments.jitter_stddev_fraction = 0.05;
-  CHECK(net::partition_refusal(spec).find("normal link jitter") != std::string::npos);
-  {
+  // What the backend does with `spec`: its partitions, or why it keeps one queue.
+  const auto run_as = [&spec] {
     Simulation sim(1);
-    PacketBackend b(sim, spec);
-    CHECK(b.execution().partitions == 1);
-    CHECK(b.execution().refusal.find("normal link jitter") != std::string::npos);
-  }
-  spec.impairments = {};
-  CHECK(net::partition_refusal(spec).empty());
+    const PacketBackend b(sim, spec);
+    return std::pair{b.execution().partitions, b.execution().refusal};
+  };
+  CHECK(run_as() == std::pair{4U, std::string{}});
   // Per-packet load balancing reads only the packet, the routing and the deciding switch's own
   // ports (windowed run: per-packet load balancing).
   for (const auto mode : {net::LoadBalancing::PacketSpray, net::LoadBalancing::Flowlet,
                           net::LoadBalancing::Adaptive}) {
     spec.load_balancing.mode = mode;
-    CHECK(net::partition_refusal(spec).empty());
+    CHECK(run_as().first == 4);
   }
-  spec.load_balancing.mode = net::LoadBalancing::Ecmp;
-  CHECK(net::partition_refusal(spec).empty());
-  // TCP's ACKs are packets and a connection's window is its sender's: it runs partitioned.
+  // TCP's ACKs are packets and a connection's window is its sender's.
   spec.transport.kind = net::TransportKind::Tcp;
-  CHECK(net::partition_refusal(spec).empty());
-  // PFC, DCQCN and InfiniBand are split by side and partition: they run partitioned.
+  CHECK(run_as().first == 4);
+  // PFC, DCQCN and InfiniBand are split by side and partition.
+  spec.transport.kind = net::TransportKind::Roce;
   spec.pfc.enabled = true;
   spec.nic.dcqcn.enabled = true;
-  CHECK(net::partition_refusal(spec).empty());
+  CHECK(run_as().first == 4);
   spec.link_layer = net::LinkLayer::Infiniband;
-  CHECK(net::partition_refusal(spec).empty());
-  // Random loss and exponential jitter run partitioned (windowed run: impairments); normal jitter
-  // can shorten a link's delay below the lookahead.
+  CHECK(run_as().first == 4);
+  spec.link_layer = net::LinkLayer::Roce;
+  // Random loss and jitter draw in the sender's partition; the lookahead is the least delay jitter
+  // leaves a link between partitions (1 us here).
   spec.impairments.loss_probability = 1e-4;
-  CHECK(net::partition_refusal(spec).empty());
   spec.impairments.jitter = net::JitterDistribution::Exponential;
   spec.impairments.jitter_mean = Time::ns(200);
-  CHECK(net::partition_refusal(spec).empty());
+  CHECK(net::partition_fabric(spec).lookahead == Time::us(1));
   spec.impairments.jitter = net::JitterDistribution::Normal;
-  CHECK(net::partition_refusal(spec).empty());  // no spread: a fixed extra delay
-  spec.impairments.jitter_stddev_fraction = 0.05;
-  CHECK(net::partition_refusal(spec).find("normal link jitter") != std::string::npos);
+  CHECK(net::partition_fabric(spec).lookahead == Time::ns(1200));  // no spread: a fixed delay
+  spec.impairments.jitter_mean = Time::zero();
+  spec.impairments.jitter_stddev_fraction = 0.05;  // 50 ns: 300 ns off at the most
+  CHECK(net::partition_fabric(spec).lookahead == Time::ns(700));
+  CHECK(run_as().first == 4);
+  // A spread that reaches zero delay leaves no lookahead: one queue, and the refusal says why.
+  spec.impairments.jitter_stddev_fraction = 0.2;
+  const auto [partitions, why] = run_as();
+  CHECK(partitions == 1);
+  CHECK(why.find("normal link jitter") != std::string::npos);
+  // So does a fabric of one leaf.
+  auto one_leaf = topo::build_fabric(testing::spine_leaf_100g(1, 4, 2));
+  const net::FabricPartition single = net::partition_fabric(one_leaf);
+  CHECK(single.count == 1);
+  CHECK(single.why_one.find("fewer than two leaf switches") != std::string::npos);
 }
 
 TEST_CASE("windowed run: random loss and exponential jitter, the same on 1, 2 and 3 threads") {
@@ -443,6 +450,23 @@ TEST_CASE("windowed run: random loss and exponential jitter, the same on 1, 2 an
   CHECK(single.finish_ps == one.finish_ps);
   CHECK(single.counters.dropped(net::DropReason::LinkLoss) ==
         one.counters.dropped(net::DropReason::LinkLoss));
+  CHECK(single.counters.retransmitted_packets == one.counters.retransmitted_packets);
+}
+
+TEST_CASE("windowed run: normal jitter, the same on 1, 2 and 3 threads and as one queue") {
+  // Normal jitter can shorten a link's delay: the lookahead is the least delay it leaves a link
+  // between partitions, 1 us - 6 x 50 ns here.
+  auto spec = topo::build_fabric(testing::spine_leaf_100g(4, 3, 2));
+  spec.transport.gbn.timeout = Time::us(200);
+  spec.impairments.loss_probability = 2e-3;
+  spec.impairments.jitter = net::JitterDistribution::Normal;
+  spec.impairments.jitter_stddev_fraction = 0.05;
+  REQUIRE(net::partition_fabric(spec).lookahead == Time::ns(700));
+  const Outcome one = check_shift_on_threads(spec);
+  CHECK(one.counters.dropped(net::DropReason::LinkLoss) > 0);
+  const Outcome single = run_shift(spec, false, 1, kShiftSize, 3);
+  CHECK(single.partitions == 1);
+  CHECK(single.finish_ps == one.finish_ps);
   CHECK(single.counters.retransmitted_packets == one.counters.retransmitted_packets);
 }
 
@@ -483,7 +507,6 @@ TEST_CASE("windowed run: a SHARP fabric's engines join their switches' partition
   params.sharp.enabled = true;
   auto spec = topo::build_fabric(params);
   REQUIRE(spec.sharp_engines.size() == 6);
-  CHECK(net::partition_refusal(spec).empty());
   const net::FabricPartition plan = net::partition_fabric(spec);
   CHECK(plan.count == 4);
   CHECK(plan.lookahead == Time::us(1));

@@ -1,8 +1,13 @@
 // Link impairments (docs/model.md, "Perturbations"): per-link latency jitter and random loss.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 
+#include "sim/core/simulation.hpp"
+#include "sim/net/link_impairment.hpp"
+#include "sim/net/network_spec.hpp"
+#include "sim/net/packet.hpp"
 #include "tests/run/lossy_fixtures.hpp"
 
 using namespace syncsim;
@@ -91,4 +96,49 @@ TEST_CASE("impairments: bad YAML names the key") {
   const std::string cls = incast_yaml(1, "1KB", "1MiB", 0, "  impairments: {links: [hosts]}\n");
   CHECK_THROWS_WITH_AS(run_yaml(cls), doctest::Contains("fabric.impairments.links.0"),
                        app::ScenarioError);
+}
+
+TEST_CASE("impairments: normal jitter never takes a link below its least delay") {
+  // The least delay is the delay plus mean - 6 stddev (never below zero): what a windowed run may
+  // look ahead over the link (fabric_partition.hpp). 200,000 draws reach about -4.5 stddev; a rule
+  // cut nearer the mean than the draws go would fail here.
+  net::LinkParams link{.name = "fabric", .delay = Time::us(1)};
+  net::ImpairmentParams imp;
+  imp.jitter = net::JitterDistribution::Normal;
+  imp.jitter_stddev = Time::ns(100);
+  CHECK(imp.least_delay(link) == Time::ns(400));
+  imp.jitter_mean_fraction = 0.1;  // 100 ns
+  CHECK(imp.least_delay(link) == Time::ns(500));
+  imp.jitter_stddev = Time::ns(400);  // 1 us + 100 ns - 2.4 us: clipped at zero
+  CHECK(imp.least_delay(link) == Time::zero());
+  imp.jitter_stddev = Time::ns(100);
+  // Classes left alone, and exponential jitter, keep the delay.
+  net::LinkParams nvlink{.name = "nvlink", .delay = Time::ns(100)};
+  CHECK(imp.least_delay(nvlink) == Time::ns(100));
+  net::ImpairmentParams expo = imp;
+  expo.jitter = net::JitterDistribution::Exponential;
+  CHECK(expo.least_delay(link) == Time::us(1));
+
+  Simulation sim(5);
+  auto impairment = net::LinkImpairment::make(imp, link, 0, sim, 3);
+  REQUIRE(impairment != nullptr);
+  net::Packet p{};
+  p.kind = net::PacketKind::Data;
+  int64_t least_ps = INT64_MAX;
+  int64_t below_mean = 0;
+  int64_t lost = 0;
+  // Packets 1 us apart, so the link's FIFO never holds one back.
+  for (int64_t i = 0; i < 200'000; ++i) {
+    const Time now = Time::us(i);
+    Time arrival = now + link.delay;
+    if (!impairment->apply(p, now, arrival)) ++lost;
+    const int64_t delay_ps = (arrival - now).picoseconds();
+    least_ps = std::min(least_ps, delay_ps);
+    if (delay_ps < 1'100'000) ++below_mean;
+  }
+  CHECK(lost == 0);
+  CHECK(least_ps >= imp.least_delay(link).picoseconds());
+  CHECK(least_ps < 1'100'000 - 400'000);  // the draws do reach past 4 stddev below the mean
+  CHECK(below_mean > 99'000);             // and the normal is centred on its mean
+  CHECK(below_mean < 101'000);
 }
