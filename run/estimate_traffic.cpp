@@ -69,7 +69,7 @@ constexpr double kPartitionThreadEfficiency = 0.85;
 double packet_thread_speedup(const Scenario& scenario, const topo::FabricSize& size,
                              uint32_t threads) {
   if (threads <= 1 || scenario.fidelity != Fidelity::Packet || scenario.workload ||
-      scenario.chakra || !scenario.jobs.empty() || !scenario.faults.empty()) {
+      scenario.chakra || !scenario.jobs.empty()) {
     return 1.0;
   }
   // No lookahead where normal link jitter can cut a link between leaves to zero delay

@@ -66,6 +66,9 @@ void Link::go_down() {
   down_ = true;
   arrival_token_.cancel_pending();
   while (!in_flight_.empty()) ctx_.drop(in_flight_.pop().packet, DropReason::LinkDown);
+  // The next packet on this cable leaves onto an idle wire.
+  last_arrival_ps_ = INT64_MIN;
+  if (far_end_ != nullptr) far_end_->go_down();
 }
 
 }  // namespace syncsim::net

@@ -41,7 +41,8 @@ class Link final : public EventTarget {
   void accept(const RemoteArrival& arrival);
   Time delay() const { return delay_; }
   // Faults (network_faults.hpp): a link going down loses every packet on the wire and every one
-  // handed to it until it comes back up.
+  // handed to it until it comes back up. A link into another partition loses those its far end
+  // holds (taken in already: the fault runs between windows, after PartitionWindows::bring_to_now).
   void go_down();
   void go_up() { down_ = false; }
   bool down() const { return down_; }

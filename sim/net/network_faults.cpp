@@ -7,6 +7,7 @@
 #include "sim/net/egress_port.hpp"
 #include "sim/net/network.hpp"
 #include "sim/net/nic.hpp"
+#include "sim/net/partition_windows.hpp"
 #include "sim/net/reliable_transport.hpp"
 
 namespace syncsim::net {
@@ -28,16 +29,20 @@ FaultInjector::FaultInjector(Network& network, std::vector<NetFault> faults,
 }
 
 void FaultInjector::on_event(uint32_t kind, uint64_t arg) {
+  // A windowed run is between windows here: every partition to now, with what was sent to it
+  // taken in (so a link going down finds its packets on the wire), and a window from now after.
+  if (network_.windows_) network_.windows_->bring_to_now();
   if (kind == kApply) {
     apply(faults_[arg]);
-    return;
+  } else {
+    SIM_CHECK(kind == kConverge, "unknown fault event");
+    const RouteUpdate& u = updates_[arg];
+    for (uint32_t l : u.links) network_.routing_.set_link_up(l, u.up);
+    network_.routing_.repair();
+    ++network_.counters_.route_convergences;
+    network_.reroute_flows();
   }
-  SIM_CHECK(kind == kConverge, "unknown fault event");
-  const RouteUpdate& u = updates_[arg];
-  for (uint32_t l : u.links) network_.routing_.set_link_up(l, u.up);
-  network_.routing_.repair();
-  ++network_.counters_.route_convergences;
-  network_.reroute_flows();
+  if (network_.windows_) network_.windows_->wake();
 }
 
 void FaultInjector::apply(const NetFault& f) {
@@ -78,15 +83,15 @@ void FaultInjector::storm(const NetFault& f, bool on) {
   // A NIC stuck sending PAUSE (a host that stops draining its receive ring): modelled as one PAUSE
   // that holds until the RESUME at the storm's end, which is what back-to-back refreshes amount to.
   EgressPort& out = *network_.ports_[network_.routing_.ports_of(f.nic)[0]];
-  const PacketRef ref = network_.ctx_.new_pause(control_frame_payload(out), f.priority, on, 0);
-  if (on) ++network_.counters_.nic_pause_frames;
+  const NetContext& ctx = network_.ctx_of(f.nic);
+  const PacketRef ref = ctx.new_pause(control_frame_payload(out), f.priority, on, 0);
+  if (on) ++ctx.counters.nic_pause_frames;
   out.send_control(ref);
 }
 
 void Network::schedule_faults(std::vector<NetFault> faults, const FaultParams& params) {
   SIM_CHECK(faults_ == nullptr, "faults are scheduled once per network");
   if (faults.empty()) return;
-  SIM_CHECK(partitions_.empty(), "timed faults need the network as one queue, not partitioned");
   faults_ = std::make_unique<FaultInjector>(*this, std::move(faults), params);
 }
 
