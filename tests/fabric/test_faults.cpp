@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "fault_fixture.hpp"
 #include "sim/backends/flow_backend.hpp"
 #include "sim/backends/packet_backend.hpp"
 #include "sim/net/egress_port.hpp"
@@ -11,17 +12,9 @@
 #include "topologies/fabric_builder.hpp"
 
 using namespace syncsim;
+using testing::link_fault;
 
 namespace {
-
-net::NetFault link_fault(Time at, net::NetFaultKind kind, uint32_t link, double fraction = 1.0) {
-  net::NetFault f;
-  f.at = at;
-  f.kind = kind;
-  f.links = {link};
-  f.fraction = fraction;
-  return f;
-}
 
 // Every data byte is delivered, dropped or discarded once the network has drained.
 void check_conserved(const net::NetworkCounters& c) {

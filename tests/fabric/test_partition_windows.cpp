@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "fault_fixture.hpp"
 #include "sim/backends/packet_backend.hpp"
 #include "sim/net/fabric_partition.hpp"
 #include "spine_leaf_fixture.hpp"
@@ -559,14 +560,6 @@ TEST_CASE("windowed run: link faults between windows, the same on 1, 2 and 3 thr
   // fabric at once.
   auto spec = topo::build_fabric(testing::spine_leaf_100g(4, 3, 2, Bytes{1 << 20}));
   spec.transport.gbn.timeout = Time::us(200);
-  const auto fault = [](Time at, net::NetFaultKind kind, uint32_t cable, double fraction = 1.0) {
-    net::NetFault f;
-    f.at = at;
-    f.kind = kind;
-    f.links = {cable};
-    f.fraction = fraction;
-    return f;
-  };
   const uint32_t down = cable_between(spec, "leaf1", "spine0");
   const uint32_t slow = cable_between(spec, "leaf2", "spine1");
   // Both cables join two partitions.
@@ -575,9 +568,9 @@ TEST_CASE("windowed run: link faults between windows, the same on 1, 2 and 3 thr
     CHECK(plan.of_node[spec.links[cable].a] != plan.of_node[spec.links[cable].b]);
   }
   const std::vector<net::NetFault> faults = {
-      fault(Time::us(40), net::NetFaultKind::LinkDown, down),
-      fault(Time::us(30), net::NetFaultKind::LinkRate, slow, 0.25),
-      fault(Time::us(160), net::NetFaultKind::LinkUp, down)};
+      testing::link_fault(Time::us(40), net::NetFaultKind::LinkDown, down),
+      testing::link_fault(Time::us(30), net::NetFaultKind::LinkRate, slow, 0.25),
+      testing::link_fault(Time::us(160), net::NetFaultKind::LinkUp, down)};
   const Outcome one = run_faulted(spec, true, 1, faults);
   REQUIRE(one.partitions == 4);
   const net::NetworkCounters& c = one.counters;
