@@ -269,9 +269,10 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
 
   // Traffic alone is known in advance (no completion starts a transfer): at packet level the fabric
   // runs as partitions in windows, on --threads threads (sim/net/partition_windows.hpp). Time
-  // series stop the windows at their samples (run_observed); faults act on it as one.
+  // series stop the windows at their samples (run_observed); faults and their measurements run
+  // between windows, on the whole fabric at once.
   const bool traffic_only = !scenario.chakra && scenario.jobs.empty() && !scenario.workload;
-  if (scenario.fidelity == Fidelity::Packet && traffic_only && faults.empty()) {
+  if (scenario.fidelity == Fidelity::Packet && traffic_only) {
     spec.execution.partitioned = true;
     spec.execution.threads = options.threads;
   }
@@ -291,8 +292,8 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   } else if (options.threads > 1 && traffic_only && !spec.execution.partitioned) {
     r.warnings.push_back(
         "threads: " + std::to_string(options.threads) +
-        " were asked for, but traffic runs on threads only at packet fidelity, without "
-        "`faults:`; this run uses one");
+        " were asked for, but traffic runs on threads only at packet fidelity; this run uses "
+        "one");
   } else if (options.threads > 1 && (scenario.chakra || !scenario.jobs.empty())) {
     r.warnings.push_back(
         "threads: " + std::to_string(options.threads) +
