@@ -558,7 +558,7 @@ TEST_CASE("windowed run: link faults between windows, the same on 1, 2 and 3 thr
   // queued at the leaf are lost; routing converges 20 us later), comes back, and another runs at a
   // quarter of its rate: faults run on the simulation's queue, between windows, on the whole
   // fabric at once.
-  auto spec = topo::build_fabric(testing::spine_leaf_100g(4, 3, 2, Bytes{1 << 20}));
+  auto spec = topo::build_fabric(testing::spine_leaf_100g(4, 3, 2, Bytes{4 << 20}));
   spec.transport.gbn.timeout = Time::us(200);
   const uint32_t down = cable_between(spec, "leaf1", "spine0");
   const uint32_t slow = cable_between(spec, "leaf2", "spine1");
