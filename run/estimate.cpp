@@ -522,11 +522,9 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
                        report_bytes_moved * ring_links(scenario.fabric, report_ranks)) /
                       std::max(1.0, mtu) * (1.0 + ack_share);
       // A hop costs more as the fabric's state grows, and with link jitter drawn per hop.
-      const net::ImpairmentParams& imp = scenario.network.impairments;
-      const bool jitter = imp.jitter != net::JitterDistribution::None &&
-                          (imp.jitter_mean > Time::zero() || imp.jitter_stddev > Time::zero() ||
-                           imp.jitter_mean_fraction > 0.0 || imp.jitter_stddev_fraction > 0.0);
-      e.wall_s += e.packet_hops * packet_seconds_per_hop(ports * kPacketBytesPerPort, jitter) /
+      e.wall_s += e.packet_hops *
+                  packet_seconds_per_hop(ports * kPacketBytesPerPort,
+                                         scenario.network.impairments.jitters()) /
                   packet_thread_speedup(scenario, size, threads);
       break;
     }

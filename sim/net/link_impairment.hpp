@@ -41,11 +41,13 @@ struct ImpairmentParams {
   // class, PFC only prevents congestion loss. Off by default: a link's loss models congestion-free
   // drops of the lossy classes.
   bool loss_on_lossless = false;
-  bool active() const {
-    return loss_probability > 0.0 || (jitter != JitterDistribution::None &&
-                                      (jitter_mean > Time::zero() || jitter_stddev > Time::zero() ||
-                                       jitter_mean_fraction > 0.0 || jitter_stddev_fraction > 0.0));
+  // Whether packets get any extra delay at all.
+  bool jitters() const {
+    return jitter != JitterDistribution::None &&
+           (jitter_mean > Time::zero() || jitter_stddev > Time::zero() ||
+            jitter_mean_fraction > 0.0 || jitter_stddev_fraction > 0.0);
   }
+  bool active() const { return loss_probability > 0.0 || jitters(); }
 
   // Range rules (link_impairment.cpp): non-negative jitter times, fractions in [0, 100], a loss
   // probability in [0, 1).
