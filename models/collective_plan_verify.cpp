@@ -15,23 +15,40 @@ namespace {
 
 using plan_detail::kNone;
 
-bool is_ancestor(const CollectivePlan& plan, uint32_t ancestor, uint32_t step) {
-  if (ancestor == kNone) return true;
-  std::vector<uint32_t> stack{step};
-  std::vector<char> seen(plan.steps.size(), 0);
-  while (!stack.empty()) {
-    const uint32_t s = stack.back();
-    stack.pop_back();
-    for (uint32_t d : plan.deps(s)) {
-      if (d == ancestor) return true;
-      if (d > ancestor && !seen[d]) {
-        seen[d] = 1;
-        stack.push_back(d);
+// Whether `ancestor` is `step` itself's dependency, transitively (kNone: nothing to depend on).
+// One instance per plan: its visit marks are stamped with a number per query, so a query costs
+// what it walks, not a pass over every step (a plan of 10^5 steps asks about each of them).
+class AncestorQuery {
+ public:
+  explicit AncestorQuery(const CollectivePlan& plan) : plan_(plan), seen_(plan.steps.size(), 0) {}
+
+  bool operator()(uint32_t ancestor, uint32_t step) {
+    if (ancestor == kNone) return true;
+    if (++query_ == 0) {  // the stamp wrapped: clear the marks once
+      std::fill(seen_.begin(), seen_.end(), 0u);
+      query_ = 1;
+    }
+    stack_.assign(1, step);
+    while (!stack_.empty()) {
+      const uint32_t s = stack_.back();
+      stack_.pop_back();
+      for (uint32_t d : plan_.deps(s)) {
+        if (d == ancestor) return true;
+        if (d > ancestor && seen_[d] != query_) {
+          seen_[d] = query_;
+          stack_.push_back(d);
+        }
       }
     }
+    return false;
   }
-  return false;
-}
+
+ private:
+  const CollectivePlan& plan_;
+  std::vector<uint32_t> seen_;  // seen_[s] == query_: visited in this query
+  std::vector<uint32_t> stack_;
+  uint32_t query_ = 0;
+};
 
 }  // namespace
 
@@ -78,6 +95,7 @@ PlanCheck verify_plan(const CollectivePlan& plan) {
     return fail("dependency arrays do not match the steps");
   }
   std::vector<uint32_t> writer(static_cast<std::size_t>(all_ranks) * chunks, kNone);
+  AncestorQuery is_ancestor(plan);
   std::unordered_map<uint32_t, std::vector<Counts>> payload;  // reducing transfers -> their data
   for (uint32_t i = 0; i < plan.steps.size(); ++i) {
     const PlanStep& s = plan.steps[i];
@@ -93,7 +111,7 @@ PlanCheck verify_plan(const CollectivePlan& plan) {
       if (s.src == s.dst) return fail(where + "transfer to itself");
       std::vector<Counts> data;
       for (uint32_t c = s.chunk_first; c < s.chunk_first + s.chunk_count; ++c) {
-        if (!is_ancestor(plan, writer[s.src * chunks + c], i)) {
+        if (!is_ancestor(writer[s.src * chunks + c], i)) {
           return fail(where + "reads chunk " + std::to_string(c) + " of rank " +
                       std::to_string(s.src) + " without depending on its last writer");
         }
@@ -108,7 +126,7 @@ PlanCheck verify_plan(const CollectivePlan& plan) {
         payload[i] = std::move(data);
       } else {
         for (uint32_t c = s.chunk_first; c < s.chunk_first + s.chunk_count; ++c) {
-          if (!is_ancestor(plan, writer[s.dst * chunks + c], i)) {
+          if (!is_ancestor(writer[s.dst * chunks + c], i)) {
             return fail(where + "overwrites chunk " + std::to_string(c) + " of rank " +
                         std::to_string(s.dst) + " concurrently with its previous writer");
           }
@@ -122,11 +140,11 @@ PlanCheck verify_plan(const CollectivePlan& plan) {
         return fail(where + "reduces data of a step that is not a reducing transfer");
       const PlanStep& t = plan.steps[s.source_step];
       if (t.dst != s.src || t.chunk_first != s.chunk_first || t.chunk_count != s.chunk_count ||
-          !is_ancestor(plan, s.source_step, i)) {
+          !is_ancestor(s.source_step, i)) {
         return fail(where + "does not match its transfer");
       }
       for (uint32_t c = s.chunk_first; c < s.chunk_first + s.chunk_count; ++c) {
-        if (!is_ancestor(plan, writer[s.src * chunks + c], i)) {
+        if (!is_ancestor(writer[s.src * chunks + c], i)) {
           return fail(where + "reduces into chunk " + std::to_string(c) + " of rank " +
                       std::to_string(s.src) + " concurrently with its previous writer");
         }
