@@ -1,6 +1,5 @@
 #pragma once
 #include <cstdint>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -199,7 +198,9 @@ class FlowBackend final : public TransferBackend, private EventTarget {
     uint32_t next = kNone;
   };
   std::vector<SendQueue> send_queues_;
-  std::unordered_map<uint32_t, uint32_t> send_queue_of_;  // persistent QP number -> index
+  // By persistent_index() of a QP number: its send queue, kNone until its first transfer. An array
+  // (the QP indices are dense): a hash map's node chase cost 8% of a 2,048-GPU step (perf).
+  std::vector<uint32_t> send_queue_of_;
   std::vector<Waiting> waiting_;
   std::vector<uint32_t> free_waiting_;
   std::vector<uint32_t> released_;  // send queues whose draining transfer ended in this update

@@ -3,6 +3,8 @@
 // why.
 #include "sim/backends/flow_backend.hpp"
 
+#include <algorithm>
+
 namespace syncsim {
 
 void FlowBackend::begin(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r) {
@@ -12,10 +14,16 @@ void FlowBackend::begin(TransferId id, net::NodeId src, net::NodeId dst, const T
     return;
   }
   // Looked up once per transfer; persistent numbers are unique over NICs and priorities.
-  const auto [it, added] =
-      send_queue_of_.try_emplace(qp.number, static_cast<uint32_t>(send_queues_.size()));
-  if (added) send_queues_.emplace_back();
-  const uint32_t index = it->second;
+  const uint32_t qp_index = persistent_index(qp.number);
+  if (qp_index >= send_queue_of_.size()) {
+    send_queue_of_.resize(std::max<std::size_t>(qp_index + 1, 2 * send_queue_of_.size()), kNone);
+  }
+  uint32_t& slot = send_queue_of_[qp_index];
+  if (slot == kNone) {
+    slot = static_cast<uint32_t>(send_queues_.size());
+    send_queues_.emplace_back();
+  }
+  const uint32_t index = slot;
   SendQueue& q = send_queues_[index];
   if (q.draining == 0) {
     launch(id, src, dst, r.size, qp.number, index);

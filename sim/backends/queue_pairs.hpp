@@ -21,6 +21,10 @@ struct QueuePair {
   bool persistent = false;  // shared by every transfer of its connection
 };
 
+// A persistent queue pair's number is 2^31 + a dense index (0, 1, ... in the order its table
+// first resolved them): the index, for per-QP state kept in an array.
+inline uint32_t persistent_index(uint32_t number) { return number & ~(1U << 31); }
+
 class QueuePairTable {
  public:
   // The queue pair of a transfer from NIC `src` to NIC `dst` at `priority` on `connection` (a
