@@ -7,7 +7,8 @@ per host, a NIC per GPU, 800G leaf-spine links), running the bucket-size study's
 DDP (micro-batch 4, PyTorch's 25 MiB buckets): a small model, so the gradient all-reduces are long
 next to the compute and the NIC speed shows. 64 .. 1024 GPUs with 100G and 400G NICs, each point
 one flow-level simulation in its own Python thread (the simulation releases the GIL, so two
-points use two cores); syncsim.sweep(jobs=N) does the same in one call. About 10 s on two cores.
+points use two cores); syncsim.sweep(jobs=N) does the same in one call. About 25 s on two cores
+(41 s of CPU; `ci` build, 2026-12-05).
 Prints the table; with matplotlib (Debian: python3-matplotlib) it draws MFU against GPUs into
 capacity_study.png (or the file named as the first argument).
 
