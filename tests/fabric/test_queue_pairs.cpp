@@ -2,6 +2,7 @@
 // (sim/backends/queue_pairs.hpp); transfers without a connection keep a QP of their own.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <set>
 #include <vector>
 
@@ -42,6 +43,32 @@ TEST_CASE("queue pairs: one number per (NICs, priority, connection), fresh ones 
   CHECK_FALSE(own.persistent);
   CHECK(own.number == 42);  // the transfer id, as before persistent QPs existed
   CHECK(t.persistent_count() == 5);
+  // Persistent numbers are 2^31 + a dense index in the order first resolved: the flow backend keeps
+  // its send queues in an array indexed by it.
+  CHECK(persistent_index(a.number) == 0);
+  CHECK(persistent_index(t.resolve(11, 1, 2, 3, 1).number) == 1);
+  CHECK(persistent_index(t.resolve(12, 7, 8, 0, 0).number) == 5);
+}
+
+TEST_CASE("queue pairs: the flow backend drains a queue pair's transfers one after another") {
+  // 100 connections from GPU 0 to GPU 1, one 64 KB transfer each, and a second transfer on
+  // connection 99: the first 100 share the NIC and end together; the second on 99 waits for its
+  // queue pair's first and then drains alone at the link's payload rate.
+  const auto spec = topo::build_fabric(spine_leaf(2, 1, 1));
+  Simulation sim(1);
+  FlowBackend flow(sim, spec);
+  constexpr int64_t kBytes = 64'000;
+  for (uint32_t c = 0; c < 100; ++c) flow.start(TransferRequest{0, 1, Bytes{kBytes}, 0, c});
+  flow.start(TransferRequest{0, 1, Bytes{kBytes}, 0, 99});
+  sim.queue().run();
+  const auto& t = flow.transfers();
+  REQUIRE(t.size() == 101);
+  for (const TransferRecord& r : t) REQUIRE(r.done);
+  for (std::size_t i = 1; i < 100; ++i) CHECK(t[i].finish == t[0].finish);
+  // 100 Gb/s at 4096 B of payload per 4160 B on the wire.
+  const double alone_s = kBytes * 8.0 / (100e9 * 4096.0 / 4160.0);
+  const double gap_s = (t[100].finish - t[99].finish).seconds();
+  CHECK(std::abs(gap_s / alone_s - 1.0) < 0.01);
 }
 
 TEST_CASE("queue pairs: a connection's messages keep one ECMP path; fresh QPs re-hash") {
