@@ -8,14 +8,6 @@
 
 namespace syncsim {
 
-namespace {
-
-bool later_completion(int64_t a_at, uint32_t a_slot, int64_t b_at, uint32_t b_slot) {
-  return a_at > b_at || (a_at == b_at && a_slot > b_slot);
-}
-
-}  // namespace
-
 FlowBackend::FlowBackend(Simulation& sim, const net::NetworkSpec& spec, Recompute mode)
     : FlowBackend(sim, spec, mode, spec.flow_cc) {}
 
@@ -139,27 +131,67 @@ void FlowBackend::launch(TransferId id, net::NodeId src, net::NodeId dst, Bytes 
     }
     route_scratch_.clear();
   }
+  if (send_queue != kNone) {
+    SendQueue& q = send_queues_[send_queue];
+    q.draining = 1;
+    if (q.path_epoch != path_epoch_) {
+      if (!routing_.route(src, dst, routing_.flow_hash(src, dst, qp), route_scratch_)) {
+        // Only a fault can leave two NICs without a route: nothing cached, the flow waits.
+        SIM_CHECK(!port_dead_.empty(), "no route between the transfer's NICs");
+        route_scratch_.assign(1, routing_.ports_of(src)[0]);
+        add_flow(id, size, src, dst, qp, false, send_queue);
+        return;
+      }
+      const auto hops = static_cast<uint16_t>(route_scratch_.size());
+      if (q.route_begin == kNone || hops > q.route_hops) {
+        q.route_begin = static_cast<uint32_t>(cached_routes_.size());
+        cached_routes_.resize(cached_routes_.size() + hops);
+      }
+      std::copy(route_scratch_.begin(), route_scratch_.end(),
+                cached_routes_.begin() + q.route_begin);
+      q.route_hops = hops;
+      q.path_epoch = path_epoch_;
+      q.timed_bytes = -1;
+    } else {
+      const net::PortId* cached = cached_routes_.data() + q.route_begin;
+      route_scratch_.assign(cached, cached + q.route_hops);
+    }
+    if (q.timed_bytes != size.count()) {
+      q.timing = path_timing(route_scratch_.data(), q.route_hops, size);
+      q.timed_bytes = size.count();
+    }
+    const PathTiming timing = q.timing;
+    add_flow(id, size, src, dst, qp, true, send_queue, kNoGroup, &timing);
+    return;
+  }
   const bool routed = routing_.route(src, dst, routing_.flow_hash(src, dst, qp), route_scratch_);
   // Only a fault can leave two NICs without a route (flow_backend_faults.cpp): the flow then waits
   // for one, on the NIC's own port for its timing.
   SIM_CHECK(routed || !port_dead_.empty(), "no route between the transfer's NICs");
   if (!routed) route_scratch_.assign(1, routing_.ports_of(src)[0]);
-  if (send_queue != kNone) send_queues_[send_queue].draining = 1;
   add_flow(id, size, src, dst, qp, routed, send_queue);
 }
 
-void FlowBackend::add_flow(TransferId id, Bytes size, net::NodeId src, net::NodeId dst, uint32_t qp,
-                           bool routed, uint32_t send_queue, uint32_t group) {
-  const auto hops = static_cast<uint16_t>(route_scratch_.size());
-  const net::PortId* route = route_scratch_.data();
-  add_route_bytes(route, hops, size);
-
+FlowBackend::PathTiming FlowBackend::path_timing(const net::PortId* route, uint16_t hops,
+                                                 Bytes size) const {
   // The pipeline latency beyond the fluid drain at the route's bottleneck rate.
   double bottleneck = capacity_Bps_[route[0]];
   for (std::size_t h = 1; h < hops; ++h) bottleneck = std::min(bottleneck, capacity_Bps_[route[h]]);
   const Time alone = idle_path_time(routing_, route, hops, size);
   const double drain_s = static_cast<double>(size.count()) / bottleneck;
   const Time drain = Time::ps(static_cast<int64_t>(std::ceil(drain_s * 1e12)));
+  const int64_t mtu = routing_.path_mtu(route, hops).count();
+  return PathTiming{alone > drain ? alone - drain : Time::zero(),
+                    static_cast<uint64_t>((size.count() + mtu - 1) / mtu) * hops};
+}
+
+void FlowBackend::add_flow(TransferId id, Bytes size, net::NodeId src, net::NodeId dst, uint32_t qp,
+                           bool routed, uint32_t send_queue, uint32_t group,
+                           const PathTiming* timing) {
+  const auto hops = static_cast<uint16_t>(route_scratch_.size());
+  const net::PortId* route = route_scratch_.data();
+  add_route_bytes(route, hops, size);
+  const PathTiming path = timing != nullptr ? *timing : path_timing(route, hops, size);
 
   ensure_stride(hops);
   const uint32_t slot = allocate_slot();
@@ -170,11 +202,10 @@ void FlowBackend::add_flow(TransferId id, Bytes size, net::NodeId src, net::Node
   f.bytes = size.count();
   f.hops = hops;
   f.active = true;
-  ++f.generation;
   f.remaining_bytes = static_cast<double>(size.count());
   f.rate_Bps = 0.0;
   f.since = simulation().now();
-  f.tail_latency = alone > drain ? alone - drain : Time::zero();
+  f.tail_latency = path.tail_latency;
   f.src = src;
   f.dst = dst;
   f.queue_pair = qp;
@@ -188,8 +219,7 @@ void FlowBackend::add_flow(TransferId id, Bytes size, net::NodeId src, net::Node
     if (!routed) ++counters_.flows_unroutable;
   }
 
-  const int64_t mtu = routing_.path_mtu(route, hops).count();
-  counters_.packet_hops += static_cast<uint64_t>((size.count() + mtu - 1) / mtu) * hops;
+  counters_.packet_hops += path.packet_hops;
   counters_.bytes_injected += size.count();
   if (!arrivals_pending_) {
     // Transfers starting at one instant share one recomputation.
@@ -238,16 +268,13 @@ void FlowBackend::update() {
 
 void FlowBackend::update_rates() {
   const Time now = simulation().now();
-  // Completions due now: the projected finish (rounded up to a picosecond) has come.
-  auto later = [](const Completion& a, const Completion& b) {
-    return later_completion(a.at_ps, a.slot, b.at_ps, b.slot);
-  };
-  while (!completions_.empty() && completions_.front().at_ps <= now.picoseconds()) {
-    std::pop_heap(completions_.begin(), completions_.end(), later);
-    const Completion c = completions_.back();
-    completions_.pop_back();
-    Flow& f = flows_[c.slot];
-    if (!f.active || f.generation != c.generation) continue;
+  // Completions due now: the projected finish (rounded up to a picosecond) has come; of one
+  // picosecond, by slot.
+  while (!completions_.empty() && completions_.top().key <= now.picoseconds()) {
+    const uint32_t slot = completions_.top().id;
+    completions_.pop();
+    Flow& f = flows_[slot];
+    SIM_CHECK(f.active, "a finished flow was still due to complete");
     uint32_t delivery = 0;
     if (free_deliveries_.empty()) {
       delivery = static_cast<uint32_t>(deliveries_.size());
@@ -259,9 +286,9 @@ void FlowBackend::update_rates() {
     deliveries_[delivery] = Delivery{f.transfer, f.group, f.bytes};
     simulation().queue().schedule(now + f.tail_latency, this, kDeliver, delivery);
     for (uint32_t h = 0; h < f.hops; ++h) {
-      const net::PortId p = route_port(c.slot, h);
+      const net::PortId p = route_port(slot, h);
       std::vector<PortFlow>& on = flows_on_[p];
-      const uint32_t pos = hop_pos_[std::size_t{c.slot} * stride_ + h];
+      const uint32_t pos = hop_pos_[std::size_t{slot} * stride_ + h];
       const PortFlow moved = on.back();
       on[pos] = moved;
       hop_pos_[std::size_t{moved.slot} * stride_ + moved.hop] = pos;
@@ -269,9 +296,8 @@ void FlowBackend::update_rates() {
       seed_ports_.push_back(p);
     }
     f.active = false;
-    ++f.generation;
     --active_count_;
-    free_slots_.push_back(c.slot);
+    free_slots_.push_back(slot);
     if (f.send_queue != kNone && --send_queues_[f.send_queue].draining == 0) {
       released_.push_back(f.send_queue);
     }
@@ -518,9 +544,6 @@ double FlowBackend::shared_capacity(net::PortId p) {
 
 void FlowBackend::apply_rates() {
   const Time now = simulation().now();
-  auto later = [](const Completion& a, const Completion& b) {
-    return later_completion(a.at_ps, a.slot, b.at_ps, b.slot);
-  };
   for (uint32_t s : component_flows_) {
     Flow& f = flows_[s];
     const double rate = new_rate_[s];
@@ -530,34 +553,13 @@ void FlowBackend::apply_rates() {
     f.remaining_bytes = std::max(0.0, f.remaining_bytes - f.rate_Bps * (now - f.since).seconds());
     f.since = now;
     f.rate_Bps = rate;
-    ++f.generation;
     const auto drain_ps = static_cast<int64_t>(std::ceil(f.remaining_bytes / rate * 1e12));
-    completions_.push_back(Completion{(now + Time::ps(drain_ps)).picoseconds(), s, f.generation});
-    std::push_heap(completions_.begin(), completions_.end(), later);
-  }
-  // Stale entries pile up when rates change often: rebuild from the live flows now and then.
-  if (completions_.size() > 4 * active_count_ + 1024) {
-    completions_.erase(std::remove_if(completions_.begin(), completions_.end(),
-                                      [this](const Completion& c) {
-                                        return !flows_[c.slot].active ||
-                                               flows_[c.slot].generation != c.generation;
-                                      }),
-                       completions_.end());
-    std::make_heap(completions_.begin(), completions_.end(), later);
+    completions_.set(s, (now + Time::ps(drain_ps)).picoseconds());
   }
 }
 
 void FlowBackend::schedule_timer() {
-  auto later = [](const Completion& a, const Completion& b) {
-    return later_completion(a.at_ps, a.slot, b.at_ps, b.slot);
-  };
-  while (!completions_.empty()) {
-    const Completion& top = completions_.front();
-    if (flows_[top.slot].active && flows_[top.slot].generation == top.generation) break;
-    std::pop_heap(completions_.begin(), completions_.end(), later);
-    completions_.pop_back();
-  }
-  const Time next = completions_.empty() ? Time::max() : Time::ps(completions_.front().at_ps);
+  const Time next = completions_.empty() ? Time::max() : Time::ps(completions_.top().key);
   if (next == timer_at_) return;
   timer_token_.cancel_pending();
   timer_at_ = next;

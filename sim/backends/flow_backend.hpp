@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "sim/backends/transfer_backend.hpp"
+#include "sim/core/indexed_min_heap.hpp"
 #include "sim/net/routing.hpp"
 
 namespace syncsim {
@@ -85,7 +86,6 @@ class FlowBackend final : public TransferBackend, private EventTarget {
     int64_t bytes = 0;            // payload it carries
     uint16_t hops = 0;
     bool active = false;
-    uint32_t generation = 0;     // completion-heap entries of older generations are stale
     double remaining_bytes = 0;  // bytes left at `since`
     double rate_Bps = 0;         // payload bytes per second since `since`
     Time since = Time::zero();
@@ -98,14 +98,15 @@ class FlowBackend final : public TransferBackend, private EventTarget {
     uint32_t slot;
     uint32_t hop;
   };
-  struct Completion {
-    int64_t at_ps;
-    uint32_t slot;
-    uint32_t generation;
-  };
   struct Candidate {
     double share;
     net::PortId port;
+  };
+  // What a flow's route costs beyond its fluid drain: the tail latency it pays after draining, and
+  // the packet hops its bytes count for.
+  struct PathTiming {
+    Time tail_latency = Time::zero();
+    uint64_t packet_hops = 0;
   };
   enum EventKind : uint32_t { kArrivals = 0, kTimer = 1, kDeliver = 2, kFault = 3, kConverge = 4 };
 
@@ -117,8 +118,11 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   void start_released();
   // Adds one fluid flow of `size` bytes of transfer `id` on the route in route_scratch_.
   // `routed`: false when faults left src and dst without a route (the flow then waits stalled).
+  // `timing`: the route's, when the caller has it (a send queue's cache), else computed here.
   void add_flow(TransferId id, Bytes size, net::NodeId src, net::NodeId dst, uint32_t qp,
-                bool routed, uint32_t send_queue, uint32_t group = kNoGroup);
+                bool routed, uint32_t send_queue, uint32_t group = kNoGroup,
+                const PathTiming* timing = nullptr);
+  PathTiming path_timing(const net::PortId* route, uint16_t hops, Bytes size) const;
   void on_event(uint32_t kind, uint64_t arg) override;
   void update();
   void update_rates();
@@ -170,7 +174,7 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   std::size_t active_count_ = 0;
   std::size_t peak_active_ = 0;
   std::vector<std::vector<PortFlow>> flows_on_;  // per port: the active flows crossing it
-  std::vector<Completion> completions_;          // min-heap by (at_ps, slot)
+  IndexedMinHeap completions_;                   // active flows' projected finishes (ps) by slot
   std::vector<uint32_t> arrivals_;               // slots started since the last update
   // Drained flows waiting out their tail latency (kDeliver's argument indexes deliveries_), and
   // multipath groups: sub-flows of one begin() still to deliver (load balancing above).
@@ -189,6 +193,15 @@ class FlowBackend final : public TransferBackend, private EventTarget {
     uint32_t draining = 0;
     uint32_t head = kNone;
     uint32_t tail = kNone;
+    // Its route and that route's timing at the last size sent. A queue pair's transfers hash
+    // alike, so they take one path with the same timing until a fault changes a link or routing
+    // converges anew (path_epoch_); routing and timing every chunk again was 9.5% of the
+    // instructions of a DDP step at flow level (callgrind, 64 GPUs).
+    uint32_t route_begin = kNone;  // in cached_routes_
+    uint16_t route_hops = 0;
+    uint32_t path_epoch = 0;
+    int64_t timed_bytes = -1;
+    PathTiming timing;
   };
   struct Waiting {
     TransferId transfer = 0;
@@ -198,6 +211,8 @@ class FlowBackend final : public TransferBackend, private EventTarget {
     uint32_t next = kNone;
   };
   std::vector<SendQueue> send_queues_;
+  std::vector<net::PortId> cached_routes_;  // the send queues' routes (SendQueue::route_begin)
+  uint32_t path_epoch_ = 1;                 // raised by every fault and routing convergence
   // By persistent_index() of a QP number: its send queue, kNone until its first transfer. An array
   // (the QP indices are dense): with a hash map, FlowBackend::begin took 7.9% of a 2,048-GPU
   // step's samples, mostly the node chase (perf).

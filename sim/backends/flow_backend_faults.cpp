@@ -63,11 +63,12 @@ void FlowBackend::detach(uint32_t slot) {
   f.remaining_bytes = std::max(0.0, f.remaining_bytes - f.rate_Bps * (now - f.since).seconds());
   f.since = now;
   f.rate_Bps = 0.0;
-  ++f.generation;  // its projected completion is void
+  completions_.erase(slot);  // its projected completion is void
   f.stalled = true;
 }
 
 void FlowBackend::apply_fault(const net::NetFault& fault) {
+  ++path_epoch_;  // link rates change: the send queues' cached path timings are void
   switch (fault.kind) {
     case net::NetFaultKind::LinkDown:
     case net::NetFaultKind::LinkUp: {
@@ -109,6 +110,7 @@ void FlowBackend::converge(uint64_t index) {
   const auto& [links, up] = route_updates_[index];
   for (uint32_t l : links) routing_.set_link_up(l, up);
   routing_.repair();
+  ++path_epoch_;  // the send queues' cached routes are of the old routing
   ++counters_.route_convergences;
   for (uint32_t slot = 0; slot < flows_.size(); ++slot) {
     Flow& f = flows_[slot];

@@ -242,6 +242,45 @@ TEST_CASE(
   CHECK(counters.route_convergences == 1);
 }
 
+TEST_CASE("faults: flow level: a connection's next message takes the path and rate a fault left") {
+  // The flow backend keeps each queue pair's route and its timing for the connection's next
+  // message; a fault voids them. Message B on connection 0 after message A and a fault must take
+  // exactly as long as B alone on a fabric where the fault happened before anything was sent.
+  const auto spec = topo::build_fabric(testing::spine_leaf_100g(2, 1, 2));
+  Simulation probe_sim(1);
+  PacketBackend probe(probe_sim, spec);
+  probe.start(TransferRequest{0, 1, Bytes{64'000}, 0, 0});
+  const uint32_t cable = link_on_route(probe, 0, 2);  // the connection's spine, as ECMP picks it
+  // B's duration: B starts at 1 ms, the fault at 100 us, routing converges at 150 us; when `first`,
+  // message A at 0 and A2 at 120 us (after the fault, before the convergence) go first.
+  auto b_duration = [&](bool first, const net::NetFault& fault) {
+    Simulation sim(1);
+    FlowBackend b(sim, spec);
+    if (first) {
+      b.start(TransferRequest{0, 1, Bytes{64'000}, 0, 0});
+      sim.queue().schedule_fn(Time::us(120), [&b] {
+        b.start(TransferRequest{0, 1, Bytes{64'000}, 0, 0});
+      });
+    }
+    b.schedule_faults({fault}, {Time::us(50)});
+    sim.queue().schedule_fn(Time::ms(1), [&b] {
+      b.start(TransferRequest{0, 1, Bytes{64'000}, 0, 0});
+    });
+    sim.queue().run();
+    const TransferRecord& last = b.transfers().back();
+    REQUIRE(last.done);
+    return (last.finish - last.start).picoseconds();
+  };
+  // A quarter of the rate on the connection's spine: B drains 4x as long, and pays no pipeline
+  // latency beyond its drain (a stale timing would add the full-rate one).
+  const net::NetFault slow = link_fault(Time::us(100), net::NetFaultKind::LinkRate, cable, 0.25);
+  CHECK(b_duration(true, slow) == b_duration(false, slow));
+  // The spine's cable down and routing converged: B goes over the other spine (a route cached
+  // before the convergence, by A or A2, would leave it stalled on the dead cable for good).
+  const net::NetFault down = link_fault(Time::us(100), net::NetFaultKind::LinkDown, cable);
+  CHECK(b_duration(true, down) == b_duration(false, down));
+}
+
 TEST_CASE("faults: a NIC down for a while: its flow waits without a route, then completes") {
   // nic_down is its one cable going down (run/fault_run.cpp); with a duration, up again later.
   const auto spec = topo::build_fabric(testing::spine_leaf_100g(2, 1, 2));
