@@ -7,6 +7,8 @@
 
 #include <vector>
 
+#include "sim/core/huge_pages.hpp"
+
 namespace syncsim::models::plan_detail {
 
 namespace {
@@ -63,6 +65,15 @@ void build_nccl_allreduce_tree(CollectivePlan& plan, const PlanOptions& o) {
       pieces[ch].push_back(ChunkRange{Builder::add_chunk(plan, piece), 1});
     }
   }
+  // Per piece: n - 1 transfers up (each reducing, with its reduction) and n - 1 down. A transfer
+  // has at most 3 dependencies, a reduction 2. Reserved up front in huge pages, as the ring
+  // builder does: growing the arrays by doubling copied them and faulted in every page twice.
+  std::size_t total_pieces = 0;
+  for (const auto& p : pieces) total_pieces += p.size();
+  const std::size_t max_steps = total_pieces * 3 * (std::size_t{n} - 1);
+  reserve_huge(plan.steps, plan.steps.size() + max_steps);
+  reserve_huge(plan.dep_offsets, plan.dep_offsets.size() + max_steps);
+  reserve_huge(plan.dep_list, plan.dep_list.size() + 3 * max_steps);
   Builder b(plan, o.connection_depth);
   std::vector<uint32_t> chain;
   for (uint32_t ch = 0; ch < channels; ++ch) {
