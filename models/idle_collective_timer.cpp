@@ -123,6 +123,7 @@ std::vector<IdleCollectiveTimer::Timing> IdleCollectiveTimer::run_groups(
   const CollectivePlan& p = collective.plan;
   Simulation sim(config_.seed);
   auto backend = make_backend(fidelity_, sim, spec_);
+  backend->keep_finished_records(false);  // only the runners' results are read
   std::vector<std::unique_ptr<CollectiveRunner>> runners;
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     CollectiveRunOptions options = collective.run;

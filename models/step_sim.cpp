@@ -353,6 +353,7 @@ class DdpStepEngine final : public StepEngine {
     parallel_for(tasks.size(), config_.threads, [&](std::size_t i) {
       Simulation sim(config_.seed);
       auto fresh = make_backend(fidelity_, sim, spec_);
+      fresh->keep_finished_records(false);  // only the collective's result is read
       tasks[i].result =
           run_collective(*fresh, build_plan(tasks[i].options), config_.rank_to_gpu, tasks[i].run);
     });
@@ -383,6 +384,7 @@ class DdpStepEngine final : public StepEngine {
       auto run_idle = [&](const CollectivePlan& plan, const CollectiveRunOptions& run) {
         Simulation sim(config_.seed);
         auto fresh = make_backend(fidelity_, sim, spec_);
+        fresh->keep_finished_records(false);  // only the collective's result is read
         return run_collective(*fresh, plan, config_.rank_to_gpu, run);
       };
       const NcclProtocol proto = bucket_protocol(config_, n_, bytes);

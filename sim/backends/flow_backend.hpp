@@ -111,6 +111,7 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   enum EventKind : uint32_t { kArrivals = 0, kTimer = 1, kDeliver = 2, kFault = 3, kConverge = 4 };
 
   void begin(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r) override;
+  bool can_drop_records() const override { return true; }  // it keeps what it needs per flow
   // Starts transfer `id`'s fluid flow(s) now, on queue pair `qp` (and its send queue, or kNone).
   void launch(TransferId id, net::NodeId src, net::NodeId dst, Bytes size, uint32_t qp,
               uint32_t send_queue);

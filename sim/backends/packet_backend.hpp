@@ -29,6 +29,7 @@ class PacketBackend final : public TransferBackend, private net::FlowCompletionH
  private:
   void begin(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r) override;
   void on_flow_complete(net::FlowId flow, const net::FlowRecord& record) override;
+  bool can_drop_records() const override { return true; }  // the network keeps its flows' records
 
   net::Network network_;
   std::vector<TransferId> transfer_of_flow_;

@@ -1,7 +1,9 @@
 // Dropping finished transfer records (TransferBackend::keep_finished_records, used by
-// `syncsim collective`) must not change any result: same collective times, counters and events.
+// `syncsim collective` and the step model's private idle-fabric simulations) must not change any
+// result: same collective times, counters and events, at every fidelity.
 #include <doctest/doctest.h>
 
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -9,7 +11,7 @@
 #include "models/collective_plan.hpp"
 #include "models/collective_runner.hpp"
 #include "sim/backends/analytic_backend.hpp"
-#include "sim/backends/flow_backend.hpp"
+#include "sim/backends/make_backend.hpp"
 #include "topologies/fabric_builder.hpp"
 
 using namespace syncsim;
@@ -26,50 +28,55 @@ struct Outcome {
   std::size_t started = 0;
 };
 
-Outcome run(const net::NetworkSpec& spec, const CollectivePlan& plan, bool keep) {
+Outcome run(Fidelity fidelity, const net::NetworkSpec& spec, const CollectivePlan& plan,
+            bool keep) {
   Simulation sim(1);
-  AnalyticBackend backend(sim, spec);
-  backend.keep_finished_records(keep);
+  const std::unique_ptr<TransferBackend> backend = make_backend(fidelity, sim, spec);
+  backend->keep_finished_records(keep);
+  CHECK(backend->keeps_finished_records() == keep);
   CollectiveRunOptions ro;
   ro.step_latency = Time::ns(700);
   Outcome o;
-  o.result = run_collective(backend, plan, identity(plan.ranks), ro);
-  o.counters = backend.counters();
+  o.result = run_collective(*backend, plan, identity(plan.ranks), ro);
+  o.counters = backend->counters();
   o.events = sim.queue().executed();
-  o.records = backend.transfers().size();
-  o.started = backend.started();
+  o.records = backend->transfers().size();
+  o.started = backend->started();
   return o;
 }
 
 }  // namespace
 
-TEST_CASE("collective records: dropping finished records changes no result (analytic)") {
+TEST_CASE("collective records: dropping finished records changes no result, at every fidelity") {
   const uint32_t n = 12;
   const auto spec = topo::build_fabric(
       collective_fixtures::one_host_per_leaf(n, Bandwidth::gbps(100), Time::us(1)));
-  for (CollectiveAlgo algo :
-       {CollectiveAlgo::Ring, CollectiveAlgo::Tree, CollectiveAlgo::HalvingDoubling}) {
-    CAPTURE(to_string(algo));
-    PlanOptions po;
-    po.algo = algo;
-    po.ranks = algo == CollectiveAlgo::HalvingDoubling ? 8 : n;
-    po.bytes = 3 << 20;
-    po.chunk_bytes = 256 << 10;
-    po.connection_depth = 2;
-    const CollectivePlan plan = build_plan(po);
-    const Outcome kept = run(spec, plan, true);
-    const Outcome dropped = run(spec, plan, false);
-    CHECK(kept.records == plan.transfer_count());
-    CHECK(dropped.records == 0);
-    CHECK(dropped.started == plan.transfer_count());
-    CHECK(dropped.result.start == kept.result.start);
-    CHECK(dropped.result.finish == kept.result.finish);
-    CHECK(dropped.result.transfers == kept.result.transfers);
-    CHECK(dropped.result.reductions == kept.result.reductions);
-    CHECK(dropped.result.bytes_sent == kept.result.bytes_sent);
-    CHECK(dropped.counters.packet_hops == kept.counters.packet_hops);
-    CHECK(dropped.counters.bytes_delivered == kept.counters.bytes_delivered);
-    CHECK(dropped.events == kept.events);
+  for (Fidelity fidelity : {Fidelity::Analytic, Fidelity::Flow, Fidelity::Packet}) {
+    for (CollectiveAlgo algo :
+         {CollectiveAlgo::Ring, CollectiveAlgo::Tree, CollectiveAlgo::HalvingDoubling}) {
+      CAPTURE(fidelity_name(fidelity));
+      CAPTURE(to_string(algo));
+      PlanOptions po;
+      po.algo = algo;
+      po.ranks = algo == CollectiveAlgo::HalvingDoubling ? 8 : n;
+      po.bytes = fidelity == Fidelity::Packet ? 1 << 20 : 3 << 20;
+      po.chunk_bytes = 256 << 10;
+      po.connection_depth = 2;
+      const CollectivePlan plan = build_plan(po);
+      const Outcome kept = run(fidelity, spec, plan, true);
+      const Outcome dropped = run(fidelity, spec, plan, false);
+      CHECK(kept.records == plan.transfer_count());
+      CHECK(dropped.records == 0);
+      CHECK(dropped.started == plan.transfer_count());
+      CHECK(dropped.result.start == kept.result.start);
+      CHECK(dropped.result.finish == kept.result.finish);
+      CHECK(dropped.result.transfers == kept.result.transfers);
+      CHECK(dropped.result.reductions == kept.result.reductions);
+      CHECK(dropped.result.bytes_sent == kept.result.bytes_sent);
+      CHECK(dropped.counters.packet_hops == kept.counters.packet_hops);
+      CHECK(dropped.counters.bytes_delivered == kept.counters.bytes_delivered);
+      CHECK(dropped.events == kept.events);
+    }
   }
 }
 
@@ -95,19 +102,4 @@ TEST_CASE("collective records: set before the first transfer only; zero-size tra
   CHECK(backend.transfers().empty());
   CHECK(backend.started() == 2);
   CHECK(backend.counters().bytes_delivered == 4096);
-}
-
-TEST_CASE("collective records: the flow backend keeps its records (it reads them by id)") {
-  const auto spec = topo::build_fabric(
-      collective_fixtures::one_host_per_leaf(4, Bandwidth::gbps(100), Time::us(1)));
-  Simulation sim(1);
-  FlowBackend backend(sim, spec);
-  backend.keep_finished_records(false);
-  CHECK(backend.keeps_finished_records());
-  PlanOptions po;
-  po.ranks = 4;
-  po.bytes = 1 << 20;
-  const CollectivePlan plan = build_plan(po);
-  run_collective(backend, plan, identity(4));
-  CHECK(backend.transfers().size() == plan.transfer_count());
 }
