@@ -25,6 +25,7 @@
 #include "run/estimate_jobs.hpp"
 #include "run/estimate_traffic.hpp"
 #include "run/runner.hpp"
+#include "sim/backends/transfer_backend.hpp"
 #include "sim/net/port_counters.hpp"
 #include "topologies/fabric_builder.hpp"
 
@@ -107,6 +108,10 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
   // A transfer's record, and at packet fidelity its flow in the network.
   const double bytes_per_transfer =
       kBytesPerTransfer + (scenario.fidelity == Fidelity::Packet ? kPacketBytesPerFlow : 0.0);
+  // The step model's private idle-fabric simulations drop each transfer's record once it is done
+  // (TransferBackend::keep_finished_records): the run's own network keeps them.
+  const double idle_bytes_per_transfer =
+      bytes_per_transfer - static_cast<double>(sizeof(TransferRecord));
   e.memory_parts.emplace_back("process", kProcessBase);
   e.memory_parts.emplace_back("fabric", nodes * kBytesPerNode + links * kBytesPerLink);
   e.memory_parts.emplace_back("routing",
@@ -270,10 +275,10 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
         plan.steps *= share;
         if (plan_kept) kept_plan_steps += plan.steps * copies;
         e.transfers += plan.transfers * simulated * copies;
-        largest_live = std::max(largest_live, plan.transfers * groups * bytes_per_transfer);
+        largest_live = std::max(largest_live, plan.transfers * groups * idle_bytes_per_transfer);
         for (double k = 0; k < copies; ++k) {
           closed_form_runs.emplace_back(plan.transfers * simulated,
-                                        plan.transfers * groups * bytes_per_transfer);
+                                        plan.transfers * groups * idle_bytes_per_transfer);
         }
         step_bytes_moved += 2.0 * share * bytes * groups * group_ranks * copies;
         largest_rank_count = std::max(largest_rank_count, groups * group_ranks);
@@ -399,10 +404,10 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
         kept_plan_steps += plan.steps;
         e.transfers += plan.transfers;
         fsdp_transfers += plan.transfers;
-        largest_live = std::max(largest_live, plan.transfers * bytes_per_transfer);
+        largest_live = std::max(largest_live, plan.transfers * idle_bytes_per_transfer);
         // Its all-gather and its reduce-scatter are two simulations, each half the transfers.
         idle_runs.insert(idle_runs.end(), 2,
-                         {plan.transfers / 2, plan.transfers / 2 * bytes_per_transfer});
+                         {plan.transfers / 2, plan.transfers / 2 * idle_bytes_per_transfer});
         step_bytes_moved += 2.0 * bytes;
       }
       largest_rank_count = shard;
@@ -420,7 +425,7 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
           const double t = plan_size_of(b, bytes).transfers;
           e.transfers += t;
           step_bytes_moved += 2.0 * b;
-          idle_runs.emplace_back(t, t * (1.5 * kBytesPerPlanStep + bytes_per_transfer));
+          idle_runs.emplace_back(t, t * (1.5 * kBytesPerPlanStep + idle_bytes_per_transfer));
           largest_live = std::max(largest_live, idle_runs.back().second);
         }
         continue;
@@ -428,7 +433,7 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
       const models::PlanSizeEstimate plan = plan_size_of(static_cast<double>(bytes), bytes);
       const double t = plan.transfers;
       if (reuse) {
-        idle_runs.emplace_back(t, plan.steps * kBytesPerPlanStep + t * bytes_per_transfer);
+        idle_runs.emplace_back(t, plan.steps * kBytesPerPlanStep + t * idle_bytes_per_transfer);
         largest_live = std::max(largest_live, idle_runs.back().second);
       } else {
         kept_plan_steps += plan.steps;
