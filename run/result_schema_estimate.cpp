@@ -43,8 +43,9 @@ std::span<const ResultKey> estimate_result_keys() {
        nullptr},
       {"estimate.memory_parts.plans", "", "B", "memory estimate: collective plans kept (workload)",
        P::Estimate, nullptr},
-      {"estimate.memory_parts.transfers", "", "B", "memory estimate: transfer records (workload)",
-       P::Estimate, nullptr},
+      {"estimate.memory_parts.transfers", "", "B",
+       "memory estimate: the largest simulation's per-transfer state (workload)", P::Estimate,
+       nullptr},
       {"estimate.memory_parts.ranks", "", "B", "memory estimate: per-rank state (workload)",
        P::Estimate, nullptr},
   };
