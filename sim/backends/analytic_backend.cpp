@@ -16,36 +16,73 @@ Time AnalyticBackend::path_time(const std::vector<net::PortId>& route, Bytes siz
 
 void AnalyticBackend::begin(TransferId id, net::NodeId src, net::NodeId dst,
                             const TransferRequest& r) {
-  scratch_route_.clear();
-  const uint32_t qp = queue_pair(id, src, dst, r).number;  // the ECMP hash's UDP source port
-  const bool routed = routing_.route(src, dst, routing_.flow_hash(src, dst, qp), scratch_route_);
-  SIM_CHECK(routed, "no route between the transfer's NICs");
-  add_route_bytes(scratch_route_.data(), scratch_route_.size(), r.size);
+  const QueuePair qp = queue_pair(id, src, dst, r);  // its number: the ECMP hash's UDP source port
+  QueuePairPath* cached = nullptr;
+  if (qp.persistent) {
+    const uint32_t index = persistent_index(qp.number);
+    if (index >= qp_paths_.size()) {
+      qp_paths_.resize(std::max<std::size_t>(index + 1, 2 * qp_paths_.size()));
+    }
+    cached = &qp_paths_[index];
+  }
+  const net::PortId* route = nullptr;
+  std::size_t hops = 0;
+  Time* busy = nullptr;
+  if (cached != nullptr && cached->hops > 0) {
+    route = qp_routes_.data() + cached->route_begin;
+    hops = cached->hops;
+    busy = cached->busy_until;
+  } else {
+    scratch_route_.clear();
+    const bool routed =
+        routing_.route(src, dst, routing_.flow_hash(src, dst, qp.number), scratch_route_);
+    SIM_CHECK(routed, "no route between the transfer's NICs");
+    busy = &pair_busy_until_[(static_cast<uint64_t>(src) << 32) | dst];
+    if (cached != nullptr) {
+      cached->route_begin = static_cast<uint32_t>(qp_routes_.size());
+      cached->hops = static_cast<uint32_t>(scratch_route_.size());
+      cached->busy_until = busy;
+      qp_routes_.insert(qp_routes_.end(), scratch_route_.begin(), scratch_route_.end());
+    }
+    route = scratch_route_.data();
+    hops = scratch_route_.size();
+  }
+  add_route_bytes(route, hops, r.size);
+  RouteTiming timing;
+  if (cached != nullptr && cached->timing.bytes == r.size.count()) {
+    timing = cached->timing;
+  } else {
+    timing = route_timing(route, hops, r.size);
+    if (cached != nullptr) cached->timing = timing;
+  }
   const Time now = simulation().now();
-  Time finish = now + path_time(scratch_route_, r.size);
-  const int64_t mtu = routing_.path_mtu(scratch_route_.data(), scratch_route_.size()).count();
-  const auto packets = static_cast<uint64_t>((r.size.count() + mtu - 1) / mtu);
+  Time finish = now + timing.path;
   // FIFO behind the pair's transfer in flight: its packets leave the bottleneck after the earlier
   // transfer's, so the last one exits no earlier than the earlier finish plus this transfer's
   // bottleneck serialization (exact when both last packets have the same size).
-  Time& busy = pair_busy_until_[(static_cast<uint64_t>(src) << 32) | dst];
-  if (busy > now) {
-    const int64_t size = r.size.count();
-    const int64_t last = size - static_cast<int64_t>(packets - 1) * mtu;
-    Time bottleneck = Time::zero();
-    for (const net::PortId port : scratch_route_) {
-      const net::LinkParams& l = routing_.link_of(port);
-      bottleneck = std::max(bottleneck, l.bandwidth.tx_time(Bytes{mtu} + l.header) *
-                                                static_cast<int64_t>(packets - 1) +
-                                            l.bandwidth.tx_time(Bytes{last} + l.header));
-    }
-    finish = std::max(finish, busy + bottleneck);
-  }
-  busy = finish;
-  counters_.packet_hops += packets * scratch_route_.size();
+  if (*busy > now) finish = std::max(finish, *busy + timing.bottleneck);
+  *busy = finish;
+  counters_.packet_hops += timing.packets * hops;
   counters_.bytes_injected += r.size.count();
   counters_.bytes_delivered += r.size.count();
   simulation().queue().schedule(finish, this, 0, id);
+}
+
+AnalyticBackend::RouteTiming AnalyticBackend::route_timing(const net::PortId* route,
+                                                           std::size_t hops, Bytes size) const {
+  RouteTiming t;
+  t.bytes = size.count();
+  t.path = idle_path_time(routing_, route, hops, size);
+  const int64_t mtu = routing_.path_mtu(route, hops).count();
+  t.packets = static_cast<uint64_t>((size.count() + mtu - 1) / mtu);
+  const int64_t last = size.count() - static_cast<int64_t>(t.packets - 1) * mtu;
+  for (std::size_t h = 0; h < hops; ++h) {
+    const net::LinkParams& l = routing_.link_of(route[h]);
+    t.bottleneck = std::max(t.bottleneck, l.bandwidth.tx_time(Bytes{mtu} + l.header) *
+                                                  static_cast<int64_t>(t.packets - 1) +
+                                              l.bandwidth.tx_time(Bytes{last} + l.header));
+  }
+  return t;
 }
 
 void AnalyticBackend::on_event(uint32_t /*kind*/, uint64_t arg) {
