@@ -30,6 +30,7 @@ FlowBackend::FlowBackend(Simulation& sim, const net::NetworkSpec& spec, Recomput
   link_left_.assign(ports, 0.0);
   link_unfrozen_.assign(ports, 0);
   port_mark_.assign(ports, 0);
+  seed_mark_.assign(ports, 0);
   flows_on_.resize(ports);
 }
 
@@ -411,7 +412,16 @@ void FlowBackend::solve_local() {
       for (uint32_t h = 0; h < flows_[s].hops; ++h) seed_ports_.push_back(route_port(s, h));
     }
   }
+  // A port is seeded once per flow that ended or started on it: synchronised collectives end
+  // thousands of flows on one port at one instant, so each port's flows are walked once only
+  // (walking them again adds no flow, so the region's order is the same).
+  if (++seed_epoch_ == 0) {
+    std::fill(seed_mark_.begin(), seed_mark_.end(), 0u);
+    seed_epoch_ = 1;
+  }
   for (net::PortId p : seed_ports_) {
+    if (seed_mark_[p] == seed_epoch_) continue;
+    seed_mark_[p] = seed_epoch_;
     for (const PortFlow& pf : flows_on_[p]) add_to_region(pf.slot);
   }
   if (component_flows_.empty()) return;

@@ -231,6 +231,8 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   std::vector<net::PortId> component_ports_;
   std::vector<net::PortId> port_stack_;
   std::vector<uint32_t> port_mark_;  // per port: epoch of the last visit
+  std::vector<uint32_t> seed_mark_;  // per port: seed_epoch_ of the last seeding walk (Local mode)
+  uint32_t seed_epoch_ = 0;
   std::vector<uint32_t> flow_mark_;  // per slot
   uint32_t epoch_ = 0;
   std::vector<double> link_left_;            // per port: capacity not yet handed out
