@@ -25,12 +25,12 @@ void AnalyticBackend::begin(TransferId id, net::NodeId src, net::NodeId dst,
     }
     cached = &qp_paths_[index];
   }
-  const net::PortId* route = nullptr;
-  std::size_t hops = 0;
+  // Routing is fixed at this fidelity: one epoch for the whole run.
+  std::span<const net::PortId> route = cached != nullptr
+                                           ? qp_routes_.find(persistent_index(qp.number), 1)
+                                           : std::span<const net::PortId>{};
   Time* busy = nullptr;
-  if (cached != nullptr && cached->hops > 0) {
-    route = qp_routes_.data() + cached->route_begin;
-    hops = cached->hops;
+  if (!route.empty()) {
     busy = cached->busy_until;
   } else {
     scratch_route_.clear();
@@ -39,20 +39,18 @@ void AnalyticBackend::begin(TransferId id, net::NodeId src, net::NodeId dst,
     SIM_CHECK(routed, "no route between the transfer's NICs");
     busy = &pair_busy_until_[(static_cast<uint64_t>(src) << 32) | dst];
     if (cached != nullptr) {
-      cached->route_begin = static_cast<uint32_t>(qp_routes_.size());
-      cached->hops = static_cast<uint32_t>(scratch_route_.size());
       cached->busy_until = busy;
-      qp_routes_.insert(qp_routes_.end(), scratch_route_.begin(), scratch_route_.end());
+      qp_routes_.keep(persistent_index(qp.number), scratch_route_, 1);
     }
-    route = scratch_route_.data();
-    hops = scratch_route_.size();
+    route = scratch_route_;
   }
-  add_route_bytes(route, hops, r.size);
+  const std::size_t hops = route.size();
+  add_route_bytes(route.data(), hops, r.size);
   RouteTiming timing;
   if (cached != nullptr && cached->timing.bytes == r.size.count()) {
     timing = cached->timing;
   } else {
-    timing = route_timing(route, hops, r.size);
+    timing = route_timing(route.data(), hops, r.size);
     if (cached != nullptr) cached->timing = timing;
   }
   const Time now = simulation().now();

@@ -1,8 +1,10 @@
 #pragma once
 #include <cstdint>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
+#include "sim/backends/queue_pair_routes.hpp"
 #include "sim/backends/transfer_backend.hpp"
 #include "sim/net/routing.hpp"
 
@@ -39,12 +41,9 @@ class AnalyticBackend final : public TransferBackend, private EventTarget {
     uint64_t packets = 0;
     Time bottleneck = Time::zero();
   };
-  // A persistent queue pair's route, its endpoints' FIFO entry and its timing at the last size
-  // sent: its transfers hash alike, so they take one route (routing is fixed at this fidelity).
-  // Routing, timing and looking the pair up for every chunk was about 8% of a DDP step's samples.
+  // A persistent queue pair's endpoints' FIFO entry and its route's timing at the last size sent
+  // (its route is in qp_routes_).
   struct QueuePairPath {
-    uint32_t route_begin = 0;  // in qp_routes_
-    uint32_t hops = 0;         // 0: not routed yet
     Time* busy_until = nullptr;
     RouteTiming timing;
   };
@@ -55,7 +54,7 @@ class AnalyticBackend final : public TransferBackend, private EventTarget {
   // (src << 32 | dst) -> last finish. Node-based: QueuePairPath keeps pointers into it.
   std::unordered_map<uint64_t, Time> pair_busy_until_;
   std::vector<QueuePairPath> qp_paths_;  // by persistent_index() of a QP number
-  std::vector<net::PortId> qp_routes_;
+  QueuePairRoutes qp_routes_;
   net::NetworkCounters counters_;
 };
 

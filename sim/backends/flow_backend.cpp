@@ -135,30 +135,23 @@ void FlowBackend::launch(TransferId id, net::NodeId src, net::NodeId dst, Bytes 
   if (send_queue != kNone) {
     SendQueue& q = send_queues_[send_queue];
     q.draining = 1;
-    if (q.path_epoch != path_epoch_) {
+    const uint32_t index = persistent_index(qp);
+    if (const auto kept = qp_routes_.find(index, path_epoch_); !kept.empty()) {
+      route_scratch_.assign(kept.begin(), kept.end());
+    } else {
       if (!routing_.route(src, dst, routing_.flow_hash(src, dst, qp), route_scratch_)) {
-        // Only a fault can leave two NICs without a route: nothing cached, the flow waits.
+        // Only a fault can leave two NICs without a route: nothing kept, the flow waits.
         SIM_CHECK(!port_dead_.empty(), "no route between the transfer's NICs");
         route_scratch_.assign(1, routing_.ports_of(src)[0]);
         add_flow(id, size, src, dst, qp, false, send_queue);
         return;
       }
-      const auto hops = static_cast<uint16_t>(route_scratch_.size());
-      if (q.route_begin == kNone || hops > q.route_hops) {
-        q.route_begin = static_cast<uint32_t>(cached_routes_.size());
-        cached_routes_.resize(cached_routes_.size() + hops);
-      }
-      std::copy(route_scratch_.begin(), route_scratch_.end(),
-                cached_routes_.begin() + q.route_begin);
-      q.route_hops = hops;
-      q.path_epoch = path_epoch_;
-      q.timed_bytes = -1;
-    } else {
-      const net::PortId* cached = cached_routes_.data() + q.route_begin;
-      route_scratch_.assign(cached, cached + q.route_hops);
+      qp_routes_.keep(index, route_scratch_, path_epoch_);
+      q.timed_bytes = -1;  // timed on the route it had before
     }
     if (q.timed_bytes != size.count()) {
-      q.timing = path_timing(route_scratch_.data(), q.route_hops, size);
+      q.timing =
+          path_timing(route_scratch_.data(), static_cast<uint16_t>(route_scratch_.size()), size);
       q.timed_bytes = size.count();
     }
     const PathTiming timing = q.timing;

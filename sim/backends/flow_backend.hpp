@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/backends/queue_pair_routes.hpp"
 #include "sim/backends/transfer_backend.hpp"
 #include "sim/core/indexed_min_heap.hpp"
 #include "sim/net/routing.hpp"
@@ -194,13 +195,8 @@ class FlowBackend final : public TransferBackend, private EventTarget {
     uint32_t draining = 0;
     uint32_t head = kNone;
     uint32_t tail = kNone;
-    // Its route and that route's timing at the last size sent. A queue pair's transfers hash
-    // alike, so they take one path with the same timing until a fault changes a link or routing
-    // converges anew (path_epoch_); routing and timing every chunk again was 9.5% of the
-    // instructions of a DDP step at flow level (callgrind, 64 GPUs).
-    uint32_t route_begin = kNone;  // in cached_routes_
-    uint16_t route_hops = 0;
-    uint32_t path_epoch = 0;
+    // Its route's timing at the last size sent (its route is in qp_routes_): void when a fault
+    // changes a link or routing converges anew (path_epoch_).
     int64_t timed_bytes = -1;
     PathTiming timing;
   };
@@ -212,8 +208,8 @@ class FlowBackend final : public TransferBackend, private EventTarget {
     uint32_t next = kNone;
   };
   std::vector<SendQueue> send_queues_;
-  std::vector<net::PortId> cached_routes_;  // the send queues' routes (SendQueue::route_begin)
-  uint32_t path_epoch_ = 1;                 // raised by every fault and routing convergence
+  QueuePairRoutes qp_routes_;  // the persistent queue pairs' routes, kept under path_epoch_
+  uint32_t path_epoch_ = 1;    // raised by every fault and routing convergence
   // By persistent_index() of a QP number: its send queue, kNone until its first transfer. An array
   // (the QP indices are dense): with a hash map, FlowBackend::begin took 7.9% of a 2,048-GPU
   // step's samples, mostly the node chase (perf).

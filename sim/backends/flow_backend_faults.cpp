@@ -110,7 +110,7 @@ void FlowBackend::converge(uint64_t index) {
   const auto& [links, up] = route_updates_[index];
   for (uint32_t l : links) routing_.set_link_up(l, up);
   routing_.repair();
-  ++path_epoch_;  // the send queues' cached routes are of the old routing
+  ++path_epoch_;  // the queue pairs' kept routes are of the old routing
   ++counters_.route_convergences;
   for (uint32_t slot = 0; slot < flows_.size(); ++slot) {
     Flow& f = flows_[slot];
