@@ -28,6 +28,7 @@ void EgressPort::enqueue(PacketRef packet) {
   const Packet& p = ctx_.packet(packet);
   SIM_CHECK(p.priority < priorities_, "packet priority above the port's class count");
   const int64_t wire = p.payload_bytes + header_.count();
+  settle_handed_over();
   if (down_) {
     drop_buffered(packet, DropReason::LinkDown);
     return;
@@ -45,7 +46,7 @@ void EgressPort::enqueue(PacketRef packet) {
     internal_bytes_ += wire;
     ctx_.note_queue_depth(queued_bytes_);
     internal_.push(packet);
-    if (in_service_ == kNoPacket) start_next();
+    if (in_service_ == kNoPacket) start_when_free();
     return;
   }
   prio_bytes_[p.priority] += wire;
@@ -53,7 +54,7 @@ void EgressPort::enqueue(PacketRef packet) {
   ctx_.note_queue_depth(queued_bytes_);
   queues_[p.priority].push(packet);
   queued_mask_ = static_cast<uint8_t>(queued_mask_ | (1U << p.priority));
-  if (in_service_ == kNoPacket) start_next();
+  if (in_service_ == kNoPacket) start_when_free();
 }
 
 void EgressPort::send_control(PacketRef packet) {
@@ -65,9 +66,10 @@ void EgressPort::send_control(PacketRef packet) {
       !counters_.empty() && p.kind == PacketKind::Pause && p.pfc_xoff) {
     ++counters_[p.priority].pause_sent;
   }
+  settle_handed_over();
   queued_bytes_ += ctx_.packet(packet).payload_bytes + header_.count();
   control_.push(packet);
-  if (in_service_ == kNoPacket) start_next();
+  if (in_service_ == kNoPacket) start_when_free();
 }
 
 bool EgressPort::ecn_mark(uint8_t priority, bool already_marked) {
@@ -77,6 +79,61 @@ bool EgressPort::ecn_mark(uint8_t priority, bool already_marked) {
   // A packet marked upstream stays marked (CE is sticky): it counts once, where first marked.
   if (!already_marked) ++ctx_.counters.ecn_marks;
   return true;
+}
+
+void EgressPort::start_when_free() {
+  if (elided_bytes_ != 0) {
+    if (ctx_.now().picoseconds() < busy_until_ps_) {
+      if (!free_pending_ && anything_waits()) {
+        free_pending_ = true;
+        ctx_.queue.schedule(Time::ps(busy_until_ps_), this, kFree);
+      }
+      return;
+    }
+    settle_handed_over();
+  }
+  start_next();
+}
+
+void EgressPort::decide_hand_over() {
+  const bool yes = mmu_ != nullptr && !ib_.enabled && !ib_release_ && !link_.impaired();
+  hand_over_port_ = yes ? HandOver::Yes : HandOver::No;
+}
+
+void EgressPort::retire_handed_over() {
+  queued_bytes_ -= elided_bytes_;
+  elided_bytes_ = 0;
+  const PfcSignal signal =
+      mmu_->release(release_ingress_, release_priority_, Bytes{release_bytes_});
+  SIM_CHECK(signal == PfcSignal::None, "a lossy priority's release signalled PFC");
+  owner_->note_release_pending(-1);
+}
+
+void EgressPort::hand_over(PacketRef packet, Time done_at, uint32_t wire) {
+  SIM_CHECK(elided_bytes_ == 0, "a port handed over a packet while the last one was leaving");
+  in_service_ = kNoPacket;
+  busy_until_ps_ = done_at.picoseconds();
+  elided_bytes_ = wire;
+  const Packet& p = ctx_.packet(packet);
+  count_sent(p);
+  release_ingress_ = p.ingress_port;
+  release_priority_ = p.priority;
+  release_bytes_ = p.buffered_bytes;
+  owner_->note_release_pending(1);
+  const uint8_t priority = p.priority;
+  const bool link_down = link_.down();
+  if (!link_.transmit(packet, done_at) && !counters_.empty()) {
+    const DropReason why = link_down ? DropReason::LinkDown : DropReason::LinkLoss;
+    ++counters_[priority].drops[static_cast<std::size_t>(why)];
+  }
+}
+
+void EgressPort::count_sent(const Packet& p) {
+  if (!counters_.empty() && p.kind != PacketKind::Pause) {
+    ++counters_[p.priority].tx_packets;
+    if (p.kind == PacketKind::Cnp) ++counters_[p.priority].tx_cnps;
+    counters_[p.priority].tx_bytes += p.payload_bytes + header_.count();
+  }
 }
 
 void EgressPort::start_next() {
@@ -135,12 +192,23 @@ void EgressPort::start_next() {
   in_service_ = next;
   if (ib_.enabled) take_ib_credits(ctx_.packet(next));
   const uint32_t wire = ctx_.packet(next).payload_bytes + static_cast<uint32_t>(header_.count());
-  ctx_.queue.schedule(ctx_.now() + tx_time(wire), this, kTxDone);
+  const Time done_at = ctx_.now() + tx_time(wire);
+  if (hand_over_at_start(ctx_.packet(next))) {
+    hand_over(next, done_at, wire);
+    return;
+  }
+  service_end_ps_ = done_at.picoseconds();
+  ctx_.queue.schedule(done_at, this, kTxDone);
 }
 
 void EgressPort::on_event(uint32_t kind, uint64_t arg) {
   if (kind == kCreditReturn) {
     on_credit_return(arg);
+    return;
+  }
+  if (kind == kFree) {
+    free_pending_ = false;
+    if (in_service_ == kNoPacket) start_when_free();
     return;
   }
   if (kind != kTxDone) {
@@ -154,12 +222,9 @@ void EgressPort::on_event(uint32_t kind, uint64_t arg) {
   SIM_CHECK(queued_bytes_ >= 0, "egress queue byte count went negative");
   if (from_internal(p)) internal_bytes_ -= p.payload_bytes + header_.count();
   const uint8_t done_priority = p.priority;
-  if (!counters_.empty() && p.kind != PacketKind::Pause) {
-    ++counters_[p.priority].tx_packets;
-    if (p.kind == PacketKind::Cnp) ++counters_[p.priority].tx_cnps;
-    counters_[p.priority].tx_bytes += p.payload_bytes + header_.count();
-  }
+  count_sent(p);
   if (mmu_ != nullptr && p.kind != PacketKind::Pause) {
+    if (mmu_->lossless(p.priority)) owner_->settle_releases();  // its XON threshold reads them
     // InfiniBand: the packet has left this switch's buffer; its credits go back upstream.
     if (ib_release_) owner_->return_ib_credits(p.ingress_port, p.priority, p.buffered_bytes);
     // A RESUME goes out of the ingress port the bytes were charged to.

@@ -7,6 +7,17 @@
 // frames wait in a control queue served before every priority and never paused. ECN (switch ports
 // only) marks data packets by RED on the depth of their priority's FIFO, at dequeue or at enqueue.
 // InfiniBand (ib_credits.hpp): a packet starts only while the port holds credits for it on its VL.
+//
+// One event per packet where nothing waits behind it: a switch port that starts a packet of a lossy
+// priority with its queues empty hands it to the link at once, to arrive one serialization time
+// plus the delay later, and schedules no transmission end. The port stays busy until then (a
+// packet enqueued meanwhile waits for a kFree event at that time), the packet's bytes stay in
+// queued_bytes() until then, and the switch releases its buffer then (Switch::release_at). What a
+// transmission end would do at that instant happens before the instant's other events instead of
+// in its place among them: only the order of events of one picosecond differs. Not on NICs (their
+// next packet is pulled at the end), InfiniBand or NVLink credits (returned at the end), impaired
+// links, lossless priorities (whose release may RESUME), or an in-switch engine's packets (their
+// end gives the engine room for the next; other packets' ends do not).
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -37,7 +48,7 @@ class EgressPort final : public EventTarget {
   void send_control(PacketRef packet);
   // Starts transmitting if idle and something is eligible.
   void kick() {
-    if (in_service_ == kNoPacket) start_next();
+    if (in_service_ == kNoPacket) start_when_free();
   }
   void on_event(uint32_t kind, uint64_t arg) override;
   void enable_ecn(EcnMarker marker, bool on_enqueue, RngStream rng) {
@@ -94,7 +105,29 @@ class EgressPort final : public EventTarget {
     return counters_.empty() ? nullptr : counters_.data();
   }
 
-  int64_t queued_bytes() const { return queued_bytes_; }
+  // A packet handed to the link at its start (see the top) that has left by now: its release of
+  // the switch's buffer is applied (Switch::settle_releases).
+  void apply_due_release() { settle_handed_over(); }
+  // The bytes of that release, if it is due by `at` and not applied yet.
+  int64_t due_release_bytes(Time at) const {
+    return elided_bytes_ != 0 && at.picoseconds() >= busy_until_ps_ ? release_bytes_ : 0;
+  }
+  // The switch buffer's bytes of the lossy packet in service here if its last bit leaves at
+  // `now_ps` and its transmission end has not run yet (0 otherwise): an arrival at that instant
+  // finds its room free (Switch::receive).
+  int64_t leaving_bytes_at(int64_t now_ps) const {
+    if (in_service_ == kNoPacket || service_end_ps_ != now_ps) return 0;
+    const Packet& p = ctx_.packet(in_service_);
+    return p.kind == PacketKind::Pause || ((ctx_.lossless_mask >> p.priority) & 1U) != 0
+               ? 0
+               : p.buffered_bytes;
+  }
+  // Wire bytes waiting or in service.
+  int64_t queued_bytes() const { return queued_bytes_at(ctx_.now()); }
+  int64_t queued_bytes_at(Time at) const {
+    return elided_bytes_ != 0 && at.picoseconds() >= busy_until_ps_ ? queued_bytes_ - elided_bytes_
+                                                                    : queued_bytes_;
+  }
   // Wire bytes waiting in one priority's FIFO (not counting the packet in service).
   int64_t priority_bytes(uint8_t priority) const { return prio_bytes_[priority]; }
   bool switch_owned() const { return owner_ != nullptr; }
@@ -132,8 +165,31 @@ class EgressPort final : public EventTarget {
     kPauseExpiry = 2,
     kPauseRefresh = 3,
     kCreditReturn = 4,
+    kFree = 5,  // a packet handed over at its start has left: the next may start
   };
   void start_next();
+  // start_next(), or, while a packet handed over at its start is still leaving, a kFree event then
+  // (when something waits for it).
+  void start_when_free();
+  // That packet has left by now: its bytes leave queued_bytes_ and the switch's buffer.
+  void settle_handed_over() {
+    if (elided_bytes_ != 0 && ctx_.now().picoseconds() >= busy_until_ps_) retire_handed_over();
+  }
+  void retire_handed_over();
+  bool anything_waits() const {
+    return !control_.empty() || queued_mask_ != 0 || !internal_.empty();
+  }
+  // Whether `p`, just taken from the queues, is handed to the link at once (see the top).
+  bool hand_over_at_start(const Packet& p) {
+    if (hand_over_port_ == HandOver::Unknown) decide_hand_over();
+    return hand_over_port_ == HandOver::Yes && !anything_waits() && p.kind != PacketKind::Pause &&
+           ((ctx_.lossless_mask >> p.priority) & 1U) == 0 && !from_internal(p);
+  }
+  // Whether this port hands packets over at all (the fabric is built by the first start).
+  void decide_hand_over();
+  void hand_over(PacketRef packet, Time done_at, uint32_t wire);
+  // A packet's transmission is done: per-priority counters.
+  void count_sent(const Packet& p);
   // RED's decision for a data packet of `priority`; counts it (once per packet, and per hop).
   bool ecn_mark(uint8_t priority, bool already_marked);
   Time tx_time(uint32_t wire_bytes) {
@@ -164,6 +220,18 @@ class EgressPort final : public EventTarget {
   uint32_t priorities_;
   std::array<RingQueue<PacketRef>, kMaxPriorities> queues_;
   PacketRef in_service_ = kNoPacket;
+  int64_t service_end_ps_ = 0;  // when in_service_'s transmission ends
+  // A packet handed to the link at its start (hand_over): its end, its wire bytes (still in
+  // queued_bytes_; 0 once settled), and whether a kFree event is pending for that end.
+  int64_t busy_until_ps_ = 0;
+  int64_t elided_bytes_ = 0;
+  bool free_pending_ = false;
+  enum class HandOver : uint8_t { Unknown, Yes, No };
+  HandOver hand_over_port_ = HandOver::Unknown;
+  // Its release of the switch's buffer, due at busy_until_ps_ (Switch::note_release_pending).
+  uint32_t release_ingress_ = 0;
+  uint32_t release_bytes_ = 0;
+  uint8_t release_priority_ = 0;
   int64_t queued_bytes_ = 0;  // wire bytes waiting or in service
   uint32_t cached_wire_bytes_ = 0;
   Time cached_tx_time_ = Time::zero();

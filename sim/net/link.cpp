@@ -4,13 +4,13 @@
 
 namespace syncsim::net {
 
-bool Link::transmit(PacketRef packet) {
+bool Link::transmit(PacketRef packet, Time departure) {
   if (down_) {
     ctx_.drop(packet, DropReason::LinkDown);
     return false;
   }
   ++ctx_.counters.packet_hops;
-  Time arrival = ctx_.now() + delay_;
+  Time arrival = departure + delay_;
   if (impairment_ && !impairment_->apply(ctx_.packet(packet), ctx_.now(), arrival)) {
     ctx_.drop(packet, DropReason::LinkLoss);
     return false;

@@ -26,7 +26,12 @@ class Link final : public EventTarget {
   Link(const NetContext& ctx, Time delay, Node* peer, uint32_t peer_in_port)
       : ctx_(ctx), delay_(delay), peer_(peer), peer_in_port_(peer_in_port) {}
   // Puts a packet on the wire; false when the link's impairment lost it (dropped and counted).
-  bool transmit(PacketRef packet);
+  bool transmit(PacketRef packet) { return transmit(packet, ctx_.now()); }
+  // The same for a packet whose last bit leaves at `departure` (no earlier than now): an egress
+  // port that starts a packet with nothing behind it hands it over at once (egress_port.hpp). Not
+  // for an impaired link, whose jitter and loss act when the packet leaves.
+  bool transmit(PacketRef packet, Time departure);
+  bool impaired() const { return impairment_ != nullptr; }
   void on_event(uint32_t kind, uint64_t arg) override;
   // A link into another partition: transmit() posts each packet to `outbox` and frees it here;
   // `far_end`, a Link of the same cable built with the receiving partition's context (and kept in

@@ -25,12 +25,13 @@ SharedBufferMmu::SharedBufferMmu(Bytes buffer, uint32_t ports, uint32_t prioriti
   }
 }
 
-AdmitResult SharedBufferMmu::admit(uint32_t ingress_port, uint8_t priority, Bytes size) {
+AdmitResult SharedBufferMmu::admit(uint32_t ingress_port, uint8_t priority, Bytes size,
+                                   Bytes leaving) {
   const int64_t bytes = size.count();
   Counter& c = counters_[index(ingress_port, priority)];
   AdmitResult r;
   if (!lossless(priority)) {
-    if (shared_used_ + bytes > shared_capacity_) {
+    if (shared_used_ - leaving.count() + bytes > shared_capacity_) {
       r.admission = Admission::DroppedBufferFull;
       return r;
     }

@@ -41,8 +41,17 @@ class SharedBufferMmu {
  public:
   SharedBufferMmu(Bytes buffer, uint32_t ports, uint32_t priorities, MmuPfcConfig pfc = {});
 
-  AdmitResult admit(uint32_t ingress_port, uint8_t priority, Bytes size);
+  // `leaving`: bytes of lossy packets whose last bit leaves the switch at this very instant but
+  // whose release has not run yet; a lossy packet arriving at that instant finds their room free
+  // (the switch's tie rule, switch.hpp).
+  AdmitResult admit(uint32_t ingress_port, uint8_t priority, Bytes size, Bytes leaving = Bytes{0});
   PfcSignal release(uint32_t ingress_port, uint8_t priority, Bytes size);
+  // Whether admitting `bytes` of `priority` could decide otherwise had some of the bytes held been
+  // released (a lossless priority's threshold reads the shared part; a lossy packet only the room
+  // left).
+  bool reads_pending_releases(uint8_t priority, int64_t bytes) const {
+    return lossless(priority) || shared_used_ + bytes > shared_capacity_;
+  }
   // A port whose sender bounds itself (an engine inside the switch, never paused): past XOFF its
   // packets are never dropped for headroom. The buffer's shared part keeps the reservation made
   // for it at construction.
@@ -51,6 +60,7 @@ class SharedBufferMmu {
   }
 
   Bytes used() const { return Bytes{used_}; }
+  // The most bytes held after an admission (Switch::buffer_peak: not where releases wait).
   Bytes peak() const { return Bytes{peak_}; }
   Bytes capacity() const { return Bytes{capacity_}; }
   // Capacity less the headroom reserved for lossless (port, priority) pairs.

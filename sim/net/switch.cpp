@@ -13,6 +13,27 @@ Switch::Switch(const NetContext& ctx, NodeId id, const SwitchParams& params,
       ports_(ports),
       pause_quanta_(pause_quanta) {}
 
+void Switch::settle_releases() {
+  if (pending_releases_ == 0) return;
+  for (const PortId port : ports_) ctx_.egress(port).apply_due_release();
+}
+
+Bytes Switch::bytes_leaving_now() const {
+  int64_t bytes = 0;
+  for (const PortId port : ports_) {
+    bytes += ctx_.egress(port).leaving_bytes_at(ctx_.now().picoseconds());
+  }
+  return Bytes{bytes};
+}
+
+Bytes Switch::due_release_bytes(Time at) const {
+  int64_t bytes = 0;
+  if (pending_releases_ != 0) {
+    for (const PortId port : ports_) bytes += ctx_.egress(port).due_release_bytes(at);
+  }
+  return Bytes{bytes};
+}
+
 PortId Switch::next_hop(const Packet& p) const {
   // ECMP (no balancer) and control packets: the precomputed route; data packets under per-packet
   // load balancing: chosen here, among the candidates towards the destination.
@@ -28,7 +49,12 @@ void Switch::receive(PacketRef packet, uint32_t in_port) {
     return;
   }
   const uint32_t wire_in = p.payload_bytes + ingress_header_[in_port];
-  const AdmitResult r = mmu_.admit(in_port, p.priority, Bytes{wire_in});
+  Bytes leaving{0};
+  if (mmu_.reads_pending_releases(p.priority, wire_in)) {
+    settle_releases();
+    if (!mmu_.lossless(p.priority)) leaving = bytes_leaving_now();
+  }
+  const AdmitResult r = mmu_.admit(in_port, p.priority, Bytes{wire_in}, leaving);
   if (r.pfc == PfcSignal::Pause) send_pfc(in_port, p.priority, true);
   if (r.admission != Admission::Admitted) {
     const DropReason reason = r.admission == Admission::DroppedHeadroomExceeded

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/core/check.hpp"
 #include "sim/net/link.hpp"
 #include "sim/net/net_context.hpp"
 #include "sim/net/network_spec.hpp"
@@ -25,6 +26,35 @@ class Switch final : public Node {
   void send_pfc(uint32_t port, uint8_t priority, bool xoff);
   SharedBufferMmu& mmu() { return mmu_; }
   const SharedBufferMmu& mmu() const { return mmu_; }
+  // A packet of a lossy priority handed to its link as it starts (an egress port with nothing
+  // behind it, egress_port.hpp) leaves the buffer when its last bit does. Its port keeps that
+  // release pending and applies it at its next start or once it has left (at most one per port);
+  // until then the buffer counts its bytes as held. A lossy release never signals PFC, so nothing
+  // needs to run at that time, and the sums do not depend on the order releases come in; where a
+  // decision reads the buffer and the pending bytes could change it (admission near the buffer's
+  // end, a lossless priority's threshold), the due ones are applied first (settle_releases).
+  //
+  // The tie rule: a lossy packet arriving at the instant another one's last bit leaves finds that
+  // one's room free, whether it was handed over or its transmission end has yet to run at that
+  // instant (admission near the buffer's end asks the ports, EgressPort::leaving_bytes_at). A
+  // lossless admission sees the handed-over ones' releases of the instant and the others' in
+  // event order.
+  void note_release_pending(int delta) {
+    pending_releases_ += delta;
+    releases_waited_ = true;
+  }
+  // The most bytes its buffer held. Not kept where releases waited (a switch whose ports handed
+  // packets over at their start): there the buffer counts bytes after they left until the next
+  // decision that reads them, which would inflate it.
+  Bytes buffer_peak() const {
+    SIM_CHECK(!releases_waited_, "no buffer peak is kept where releases waited");
+    return mmu_.peak();
+  }
+  void settle_releases();
+  // The buffer in use (all of it, and its shared part) at `at`, pending releases due by then
+  // subtracted (what a time series samples).
+  Bytes used_at(Time at) const { return mmu_.used() - due_release_bytes(at); }
+  Bytes shared_used_at(Time at) const { return mmu_.shared_used() - due_release_bytes(at); }
   NodeId id() const { return id_; }
   // InfiniBand (ib_credits.cpp): the switch's links run credit-based flow control, so a packet
   // that leaves its buffer (or is discarded) returns its credits to the node it came from.
@@ -43,6 +73,9 @@ class Switch final : public Node {
  private:
   // The egress port of an admitted packet (its hop already advanced).
   PortId next_hop(const Packet& p) const;
+  Bytes due_release_bytes(Time at) const;
+  // What lossy packets in service here release at this very instant once their ends run.
+  Bytes bytes_leaving_now() const;
 
   const NetContext& ctx_;
   NodeId id_;
@@ -52,6 +85,8 @@ class Switch final : public Node {
   uint32_t pause_quanta_;
   uint32_t internal_port_ = UINT32_MAX;  // none
   bool ib_ = false;
+  int pending_releases_ = 0;  // ports holding a release (note_release_pending)
+  bool releases_waited_ = false;
 };
 
 }  // namespace syncsim::net

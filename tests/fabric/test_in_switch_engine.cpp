@@ -70,7 +70,7 @@ TEST_CASE("in-switch engine: two flows to one GPU do not slow its flow to anothe
     const net::NodeId nvswitch = network.routing().ports()[engine_port].peer;
     // Two packets per GPU port (one on the wire, one waiting) and the one the engine has on its
     // own link: 3 per port, 2 ports.
-    CHECK(network.switch_at(nvswitch)->mmu().peak().count() <= 2 * 3 * (4096 + 32));
+    CHECK(network.switch_at(nvswitch)->buffer_peak().count() <= 2 * 3 * (4096 + 32));
   }
 }
 

@@ -52,7 +52,7 @@ IncastRun nvlink_incast(Bytes fabric_buffer, int64_t size) {
   r.bytes_dropped = network.counters().bytes_dropped;
   for (net::NodeId n = 0; n < spec.nodes.size(); ++n) {
     if (spec.nodes[n].role != net::SwitchRole::NvSwitch) continue;
-    r.nvswitch_peak = network.switch_at(n)->mmu().peak().count();
+    r.nvswitch_peak = network.switch_at(n)->buffer_peak().count();
     r.nvswitch_capacity = network.switch_at(n)->mmu().capacity().count();
   }
   return r;

@@ -83,6 +83,18 @@ TEST_CASE("pfc mmu: lossy priorities tail-drop at the shared capacity and never 
   CHECK(mmu.headroom_used(1, 3) == Bytes{2'000});
 }
 
+TEST_CASE("pfc mmu: a lossy packet may take the room of bytes leaving at its instant") {
+  // The switch's tie rule (sim/net/switch.hpp): bytes whose last bit leaves as this packet arrives
+  // count as free for it, to the byte, and the buffer holds the sum until their release runs.
+  SharedBufferMmu mmu(Bytes{100'000}, 2, 8, static_pfc(10'000, 3'000, {5'000, 5'000}));
+  CHECK(mmu.admit(0, 0, Bytes{90'000}).admission == Admission::Admitted);
+  CHECK(mmu.admit(1, 0, Bytes{4'160}, Bytes{4'159}).admission == Admission::DroppedBufferFull);
+  CHECK(mmu.admit(1, 0, Bytes{4'160}, Bytes{4'160}).admission == Admission::Admitted);
+  CHECK(mmu.shared_used() == Bytes{94'160});
+  CHECK(mmu.release(0, 0, Bytes{4'160}) == PfcSignal::None);
+  CHECK(mmu.shared_used() == Bytes{90'000});
+}
+
 TEST_CASE("pfc mmu: the dynamic threshold is alpha times the free shared buffer") {
   MmuPfcConfig c = static_pfc(0, 1'000, {10'000, 10'000});
   c.dynamic = true;
