@@ -54,7 +54,9 @@ int EtsScheduler::pick_weighted(uint32_t ready,
   for (uint32_t idle = weighted_mask_ & ~weighted; idle != 0; idle &= idle - 1) {
     deficit_[static_cast<uint32_t>(std::countr_zero(idle))] = 0;
   }
-  if (std::has_single_bit(weighted)) {
+  // (weighted & (weighted - 1)) == 0: one bit set (weighted is not 0). Not std::has_single_bit,
+  // which without -mpopcnt calls libgcc's popcount on every pick.
+  if ((weighted & (weighted - 1)) == 0) {
     // One weighted class ready (the usual case): what the loop below does, without walking the
     // other classes. It reaches the class with a fresh turn unless the turn is already its own,
     // and goes round again, one fresh quantum each time, until the deficit covers the head packet.
