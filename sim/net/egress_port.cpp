@@ -120,12 +120,18 @@ void EgressPort::hand_over(PacketRef packet, Time done_at, uint32_t wire) {
   release_priority_ = p.priority;
   release_bytes_ = p.buffered_bytes;
   owner_->note_release_pending(1);
-  const uint8_t priority = p.priority;
+  put_on_link(packet, done_at);
+}
+
+bool EgressPort::put_on_link(PacketRef packet, Time departure) {
+  const uint8_t priority = ctx_.packet(packet).priority;
   const bool link_down = link_.down();
-  if (!link_.transmit(packet, done_at) && !counters_.empty()) {
+  if (link_.transmit(packet, departure)) return true;
+  if (!counters_.empty()) {
     const DropReason why = link_down ? DropReason::LinkDown : DropReason::LinkLoss;
     ++counters_[priority].drops[static_cast<std::size_t>(why)];
   }
+  return false;
 }
 
 void EgressPort::count_sent(const Packet& p) {
@@ -233,14 +239,9 @@ void EgressPort::on_event(uint32_t kind, uint64_t arg) {
     }
   }
   const int64_t done_wire = ctx_.packet(done).payload_bytes + header_.count();
-  const bool link_down = link_.down();
-  if (!link_.transmit(done)) {
-    if (!counters_.empty()) {
-      const DropReason why = link_down ? DropReason::LinkDown : DropReason::LinkLoss;
-      ++counters_[done_priority].drops[static_cast<std::size_t>(why)];
-    }
-    // Lost on the wire: IB's credit resynchronisation gives this port its credits back.
-    if (ib_.enabled) ib_credit_return(done_priority, done_wire, ctx_);
+  // Lost on the wire: IB's credit resynchronisation gives this port its credits back.
+  if (!put_on_link(done, ctx_.now()) && ib_.enabled) {
+    ib_credit_return(done_priority, done_wire, ctx_);
   }
   // The RESUME above may have gone out of this very port (a route that turns back over its ingress
   // link) and started it already.

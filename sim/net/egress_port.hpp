@@ -12,12 +12,12 @@
 // priority with its queues empty hands it to the link at once, to arrive one serialization time
 // plus the delay later, and schedules no transmission end. The port stays busy until then (a
 // packet enqueued meanwhile waits for a kFree event at that time), the packet's bytes stay in
-// queued_bytes() until then, and the switch releases its buffer then (Switch::release_at). What a
-// transmission end would do at that instant happens before the instant's other events instead of
-// in its place among them: only the order of events of one picosecond differs. Not on NICs (their
-// next packet is pulled at the end), InfiniBand or NVLink credits (returned at the end), impaired
-// links, lossless priorities (whose release may RESUME), or an in-switch engine's packets (their
-// end gives the engine room for the next; other packets' ends do not).
+// queued_bytes() until then, and its switch buffer is released then (Switch::note_release_pending).
+// What a transmission end would do at that instant happens before the instant's other events
+// instead of in its place among them: only the order of events of one picosecond differs. Not on
+// NICs (their next packet is pulled at the end), InfiniBand or NVLink credits (returned at the
+// end), impaired links, lossless priorities (whose release may RESUME), or an in-switch engine's
+// packets (their end gives the engine room for the next; other packets' ends do not).
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -105,9 +105,11 @@ class EgressPort final : public EventTarget {
     return counters_.empty() ? nullptr : counters_.data();
   }
 
-  // A packet handed to the link at its start (see the top) that has left by now: its release of
-  // the switch's buffer is applied (Switch::settle_releases).
-  void apply_due_release() { settle_handed_over(); }
+  // A packet handed to the link at its start (see the top) that has left by now: its bytes leave
+  // queued_bytes_ and the switch's buffer (also Switch::settle_releases).
+  void settle_handed_over() {
+    if (elided_bytes_ != 0 && ctx_.now().picoseconds() >= busy_until_ps_) retire_handed_over();
+  }
   // The bytes of that release, if it is due by `at` and not applied yet.
   int64_t due_release_bytes(Time at) const {
     return elided_bytes_ != 0 && at.picoseconds() >= busy_until_ps_ ? release_bytes_ : 0;
@@ -118,9 +120,7 @@ class EgressPort final : public EventTarget {
   int64_t leaving_bytes_at(int64_t now_ps) const {
     if (in_service_ == kNoPacket || service_end_ps_ != now_ps) return 0;
     const Packet& p = ctx_.packet(in_service_);
-    return p.kind == PacketKind::Pause || ((ctx_.lossless_mask >> p.priority) & 1U) != 0
-               ? 0
-               : p.buffered_bytes;
+    return p.kind == PacketKind::Pause || ctx_.lossless(p.priority) ? 0 : p.buffered_bytes;
   }
   // Wire bytes waiting or in service.
   int64_t queued_bytes() const { return queued_bytes_at(ctx_.now()); }
@@ -171,10 +171,6 @@ class EgressPort final : public EventTarget {
   // start_next(), or, while a packet handed over at its start is still leaving, a kFree event then
   // (when something waits for it).
   void start_when_free();
-  // That packet has left by now: its bytes leave queued_bytes_ and the switch's buffer.
-  void settle_handed_over() {
-    if (elided_bytes_ != 0 && ctx_.now().picoseconds() >= busy_until_ps_) retire_handed_over();
-  }
   void retire_handed_over();
   bool anything_waits() const {
     return !control_.empty() || queued_mask_ != 0 || !internal_.empty();
@@ -183,11 +179,14 @@ class EgressPort final : public EventTarget {
   bool hand_over_at_start(const Packet& p) {
     if (hand_over_port_ == HandOver::Unknown) decide_hand_over();
     return hand_over_port_ == HandOver::Yes && !anything_waits() && p.kind != PacketKind::Pause &&
-           ((ctx_.lossless_mask >> p.priority) & 1U) == 0 && !from_internal(p);
+           !ctx_.lossless(p.priority) && !from_internal(p);
   }
   // Whether this port hands packets over at all (the fabric is built by the first start).
   void decide_hand_over();
   void hand_over(PacketRef packet, Time done_at, uint32_t wire);
+  // Puts a packet on the link, its last bit leaving at `departure`; false (counted per priority)
+  // when the link lost it.
+  bool put_on_link(PacketRef packet, Time departure);
   // A packet's transmission is done: per-priority counters.
   void count_sent(const Packet& p);
   // RED's decision for a data packet of `priority`; counts it (once per packet, and per hop).

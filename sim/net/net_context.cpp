@@ -9,8 +9,7 @@ void NetContext::drop(PacketRef packet, DropReason reason) const {
   // CNPs carry no flow bytes: conservation (injected = delivered + dropped) is about data.
   if (p.kind == PacketKind::Data) {
     counters.bytes_dropped += p.payload_bytes;
-    if (reason == DropReason::LinkDown &&
-        ((static_cast<uint32_t>(lossless_mask) >> p.priority) & 1U) != 0) {
+    if (reason == DropReason::LinkDown && lossless(p.priority)) {
       ++counters.lossless_packets_lost;
       counters.lossless_bytes_lost += p.payload_bytes;
     }

@@ -65,6 +65,9 @@ struct NetContext {
   Time lookahead = Time::zero();
 
   Time now() const { return queue.now(); }
+  bool lossless(uint8_t priority) const {
+    return ((static_cast<uint32_t>(lossless_mask) >> priority) & 1U) != 0;
+  }
   Packet& packet(PacketRef r) const { return pool[r]; }
   EgressPort& egress(PortId id) const { return *ports[id]; }
   PortId route_hop(const Packet& p) const { return routes[p.route_begin + p.hop]; }

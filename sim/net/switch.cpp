@@ -15,7 +15,7 @@ Switch::Switch(const NetContext& ctx, NodeId id, const SwitchParams& params,
 
 void Switch::settle_releases() {
   if (pending_releases_ == 0) return;
-  for (const PortId port : ports_) ctx_.egress(port).apply_due_release();
+  for (const PortId port : ports_) ctx_.egress(port).settle_handed_over();
 }
 
 Bytes Switch::bytes_leaving_now() const {
