@@ -12,15 +12,13 @@ constexpr std::size_t kArity = 4;
 constexpr std::size_t kMaxInstants = 1024;
 }  // namespace
 
-void CalendarQueue::push(Key k) {
-  ++size_;
-  const int64_t bucket = bucket_of(k);
+void CalendarQueue::push_elsewhere(int64_t bucket, Key k) {
   if (bucket < current_) {
     heap_push(early_, k);
     return;
   }
   if (bucket != current_) {
-    file(k);
+    heap_push(overflow_, k);  // push() takes the buckets of the ring ahead
     return;
   }
   // The current bucket stays ordered from head_ on; a new key usually goes last.
@@ -57,30 +55,26 @@ void CalendarQueue::file(Key k) {
   }
 }
 
-void CalendarQueue::append(std::size_t slot, Key k) {
+void CalendarQueue::add_chunk(std::size_t slot) {
   Bucket& b = buckets_[slot];
-  if (b.tail == kNoChunk || chunks_[b.tail].count == kChunkKeys) {
-    uint32_t fresh;
-    if (free_chunk_ != kNoChunk) {
-      fresh = free_chunk_;
-      free_chunk_ = chunks_[fresh].next;
-    } else {
-      fresh = static_cast<uint32_t>(chunks_.size());
-      chunks_.emplace_back();
-    }
-    chunks_[fresh].next = kNoChunk;
-    chunks_[fresh].count = 0;
-    if (b.tail == kNoChunk) {
-      b.head = fresh;
-      occupied_[slot >> 6] |= uint64_t{1} << (slot & 63);
-      occupied_words_ |= uint64_t{1} << (slot >> 6);
-    } else {
-      chunks_[b.tail].next = fresh;
-    }
-    b.tail = fresh;
+  uint32_t fresh;
+  if (free_chunk_ != kNoChunk) {
+    fresh = free_chunk_;
+    free_chunk_ = chunks_[fresh].next;
+  } else {
+    fresh = static_cast<uint32_t>(chunks_.size());
+    chunks_.emplace_back();
   }
-  Chunk& c = chunks_[b.tail];
-  c.keys[c.count++] = k;
+  chunks_[fresh].next = kNoChunk;
+  chunks_[fresh].count = 0;
+  if (b.tail == kNoChunk) {
+    b.head = fresh;
+    occupied_[slot >> 6] |= uint64_t{1} << (slot & 63);
+    occupied_words_ |= uint64_t{1} << (slot >> 6);
+  } else {
+    chunks_[b.tail].next = fresh;
+  }
+  b.tail = fresh;
 }
 
 void CalendarQueue::take_bucket(std::size_t slot, std::vector<Key>& out) {

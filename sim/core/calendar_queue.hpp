@@ -40,7 +40,17 @@ class CalendarQueue {
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
   // Adds a key no earlier than the last popped one. Keys of one time must come in increasing order.
-  void push(Key k);
+  // Inline: one per scheduled event, and nearly all of them land in a bucket ahead of the current.
+  void push(Key k) {
+    ++size_;
+    const int64_t bucket = bucket_of(k);
+    // 1 <= bucket - current_ < kBuckets: a bucket of the ring ahead of the current one.
+    if (static_cast<uint64_t>(bucket - current_) - 1 < kBuckets - 1) [[likely]] {
+      append(slot_of(bucket), k);
+      return;
+    }
+    push_elsewhere(bucket, k);
+  }
   // The same for a key that may come before keys of its time pushed already (EventQueue's
   // schedule_as_of): its bucket is then ordered by a full sort.
   void push_any_order(Key k);
@@ -96,9 +106,19 @@ class CalendarQueue {
   static std::size_t slot_of(int64_t bucket) {
     return static_cast<std::size_t>(bucket) & kBucketMask;
   }
+  // push() for a key of the current bucket, of one before it, or beyond the ring.
+  void push_elsewhere(int64_t bucket, Key k);
   // Puts a key in its bucket (unordered) or the overflow.
   void file(Key k);
-  void append(std::size_t slot, Key k);
+  void append(std::size_t slot, Key k) {
+    Bucket& b = buckets_[slot];
+    if (b.tail == kNoChunk || chunks_[b.tail].count == kChunkKeys) [[unlikely]]
+      add_chunk(slot);
+    Chunk& c = chunks_[b.tail];
+    c.keys[c.count++] = k;
+  }
+  // Gives a bucket a fresh chunk at its tail (its first, or after a full one).
+  void add_chunk(std::size_t slot);
   // Moves a bucket's keys to `out` and frees its chunks.
   void take_bucket(std::size_t slot, std::vector<Key>& out);
   // First occupied slot at or after `from` (no wrap-around), or kBuckets.

@@ -8,21 +8,7 @@
 
 namespace syncsim {
 
-namespace {
-constexpr uint64_t kSequenceLimit = uint64_t{1} << 32;
-}  // namespace
-
 EventQueue::EventQueue() { reserve(1024); }
-
-void EventQueue::schedule(Time at, EventTarget* target, uint32_t kind, uint64_t arg,
-                          const CancelToken* token) {
-  SIM_CHECK(at >= now_, "an event was scheduled in the past");
-  const uint32_t slot = take_slot(target, kind, arg, token);
-  if (next_seq_ >= kSequenceLimit) renumber();
-  const Key k = make_key(at.picoseconds(), (next_seq_ << 32) | slot);
-  next_seq_ += 2;
-  calendar_.push(k);
-}
 
 void EventQueue::schedule_as_of(Time at, Time scheduled_at, EventTarget* target, uint32_t kind,
                                 uint64_t arg, const CancelToken* token) {
@@ -114,7 +100,8 @@ void EventQueue::ClosureRunner::on_event(uint32_t /*kind*/, uint64_t arg) {
   fn();
 }
 
-bool EventQueue::dispatch_next(int64_t until_ps) {
+// Inlined into run()'s loop: a call per event was 2-3 % of a packet run's instructions.
+[[gnu::always_inline]] inline bool EventQueue::dispatch_next(int64_t until_ps) {
   while (!calendar_.empty()) {
     const Key k = calendar_.least();
     if (time_of(k) > until_ps) break;

@@ -46,8 +46,17 @@ class EventQueue {
   uint64_t cancelled() const { return cancelled_; }
 
   // Schedules target->on_event(kind, arg) at absolute time `at` (never earlier than now()).
+  // Inline: every hop schedules one or two events.
   void schedule(Time at, EventTarget* target, uint32_t kind, uint64_t arg = 0,
-                const CancelToken* token = nullptr);
+                const CancelToken* token = nullptr) {
+    SIM_CHECK(at >= now_, "an event was scheduled in the past");
+    const uint32_t slot = take_slot(target, kind, arg, token);
+    if (next_seq_ >= kSequenceLimit) [[unlikely]]
+      renumber();
+    const Key k = make_key(at.picoseconds(), (next_seq_ << 32) | slot);
+    next_seq_ += 2;
+    calendar_.push(k);
+  }
   // An event from another partition of a windowed run (sim/net/partition_windows.hpp), scheduled
   // as if at `scheduled_at`, a time this queue's clock has passed since keep_clock_history(): among
   // the events of time `at` it runs after those scheduled while the clock was at or before
@@ -113,6 +122,8 @@ class EventQueue {
   // Before the sequence wraps, pending events are renumbered in order (once per 2^32 events),
   // which keeps ordering exact forever.
   using Key = uint128;
+  // Sequence numbers are renumbered before they reach it, so they fit the key's 32 bits.
+  static constexpr uint64_t kSequenceLimit = uint64_t{1} << 32;
   static Key make_key(int64_t time_ps, uint64_t order) {
     return (static_cast<Key>(static_cast<uint64_t>(time_ps)) << 64) | order;
   }

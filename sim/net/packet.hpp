@@ -3,7 +3,8 @@
 // a precomputed route (offset into the Network's route arena) and its hop index, so forwarding is
 // one array read per hop.
 #include <cstdint>
-#include <vector>
+
+#include "sim/core/growable_array.hpp"
 
 namespace syncsim::net {
 
@@ -52,8 +53,9 @@ class PacketPool {
   std::size_t capacity() const { return packets_.size(); }
 
  private:
-  std::vector<Packet> packets_;
-  std::vector<PacketRef> free_;
+  // Grown in place (growable_array.hpp): a pool reaches its high-water mark mid-run.
+  GrowableArray<Packet> packets_;
+  GrowableArray<PacketRef> free_;
 };
 
 }  // namespace syncsim::net
