@@ -15,9 +15,9 @@
 // loss itself. Neither changes what is delivered when: the ACK only moves the sender's timer,
 // and the notice arrives before any retransmission can.
 #include <cstdint>
-#include <deque>
 #include <vector>
 
+#include "sim/core/stable_vector.hpp"
 #include "sim/net/reliable_transport.hpp"
 #include "sim/net/transport.hpp"
 
@@ -80,8 +80,8 @@ class GoBackN final : public ReliableTransport, public DataLossListener, public 
 
   const GoBackNParams& params_;
   uint8_t lossless_mask_;
-  std::deque<GoBackNFlowState> gbn_;  // by transport state index, beside the shared state
-  std::deque<GoBackNReceiverState> gbn_receivers_;
+  StableVector<GoBackNFlowState> gbn_;  // by transport state index, beside the shared state
+  StableVector<GoBackNReceiverState> gbn_receivers_;
 };
 
 }  // namespace syncsim::net

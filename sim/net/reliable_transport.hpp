@@ -6,10 +6,10 @@
 // transport.hpp. A Network has at most one reliable transport (the fabric's), and only flows that
 // need one (lossy priorities, inter-host) get its state; the lossless RoCE path never comes here.
 #include <cstdint>
-#include <deque>
 #include <vector>
 
 #include "sim/core/event_queue.hpp"
+#include "sim/core/stable_vector.hpp"
 #include "sim/net/net_context.hpp"
 
 namespace syncsim::net {
@@ -122,8 +122,8 @@ class ReliableTransport {
   NicPacing* pacing_;
 
  private:
-  std::deque<ReliableFlowState> flows_;  // a deque: completion callbacks add flows mid-handler
-  std::deque<ReliableReceiverState> receivers_;
+  StableVector<ReliableFlowState> flows_;  // stable: completion callbacks add flows mid-handler
+  StableVector<ReliableReceiverState> receivers_;
 };
 
 }  // namespace syncsim::net
