@@ -47,8 +47,8 @@ class EventQueue {
 
   // Schedules target->on_event(kind, arg) at absolute time `at` (never earlier than now()).
   // Inline: every hop schedules one or two events.
-  void schedule(Time at, EventTarget* target, uint32_t kind, uint64_t arg = 0,
-                const CancelToken* token = nullptr) {
+  [[gnu::always_inline]] void schedule(Time at, EventTarget* target, uint32_t kind,
+                                       uint64_t arg = 0, const CancelToken* token = nullptr) {
     SIM_CHECK(at >= now_, "an event was scheduled in the past");
     const uint32_t slot = take_slot(target, kind, arg, token);
     if (next_seq_ >= kSequenceLimit) [[unlikely]]
