@@ -1,11 +1,11 @@
 #pragma once
 // A sequence that grows at the back and never moves what it holds, indexed by shift and mask.
-// Per-flow transport state lives in one: a completion handler may start flows (appending state)
-// while a reference into the sequence is live, so a std::vector would dangle. std::deque keeps
-// references too, but its operator[] divides by a block size that depends on the element's size and
-// branches on the first block; with one or two lookups per packet on each side of a transfer that
-// was 2.9 % of ring-next-leaf-128's instructions (callgrind). Here a lookup is two loads, a shift
-// and a mask.
+// Per-flow transport and congestion-control state lives in them: a completion handler may start
+// flows (appending state) while a reference into the sequence is live, so a std::vector would
+// dangle. std::deque keeps references too, but its operator[] divides by a block size that depends
+// on the element's size and branches on the first block; with one or two lookups per packet on each
+// side of a transfer that was 2.9 % of ring-next-leaf-128's instructions (callgrind). Here a lookup
+// is two loads, a shift and a mask.
 #include <cassert>
 #include <cstddef>
 #include <utility>

@@ -19,11 +19,11 @@
 // last CNP time is kept apart from the rest of the QP), and the CNPs' reverse routes are laid out
 // when the flow starts, since the route arena may not grow from inside a partition.
 #include <cstdint>
-#include <deque>
 #include <unordered_map>
 #include <vector>
 
 #include "sim/core/event_queue.hpp"
+#include "sim/core/stable_vector.hpp"
 #include "sim/net/dcqcn.hpp"
 #include "sim/net/net_context.hpp"
 #include "sim/net/nic_pacing.hpp"
@@ -105,10 +105,10 @@ class DcqcnPacing final : public NicPacing {
   std::vector<const DcqcnParams*> params_of_;  // by NodeId
   uint8_t cnp_priority_;
   const std::vector<Nic*>& nics_;
-  std::deque<DcqcnQpState> qps_;  // a deque: the rate timers' tokens must not move
+  StableVector<DcqcnQpState> qps_;  // stable: the rate timers' tokens must not move
   // Notification point, by QP: when its last CNP was sent (INT64_MIN: none); the destination's
   // state, apart from the source's.
-  std::deque<int64_t> last_cnp_ps_;
+  StableVector<int64_t> last_cnp_ps_;
   std::vector<uint32_t> qp_of_flow_;
   std::vector<uint32_t> cnp_route_of_flow_;  // the reverse route (dst -> src), built on first CNP
   std::vector<DcqcnFlowStats> flow_stats_;   // by flow id

@@ -13,10 +13,10 @@
 // share their CCTI). One timer event per flow while its CCTI is above ccti_min (Nic::kRateTimer,
 // argument the flow id).
 #include <cstdint>
-#include <deque>
 #include <vector>
 
 #include "sim/core/event_queue.hpp"
+#include "sim/core/stable_vector.hpp"
 #include "sim/net/infiniband_params.hpp"
 #include "sim/net/net_context.hpp"
 #include "sim/net/nic_pacing.hpp"
@@ -101,7 +101,7 @@ class IbCongestionControl final : public NicPacing {
   const IbCongestionControlParams& params_;
   uint8_t becn_priority_;
   const std::vector<Nic*>& nics_;
-  std::deque<FlowState> flows_;  // by flow id; a deque: the timers' tokens must not move
+  StableVector<FlowState> flows_;  // by flow id; stable: the timers' tokens must not move
 };
 
 }  // namespace syncsim::net

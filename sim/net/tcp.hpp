@@ -6,9 +6,9 @@
 // belongs to the connection (tcp_connection.hpp): the messages of a persistent queue pair share it
 // and it outlives them, with Linux's restart after idle.
 #include <cstdint>
-#include <deque>
 #include <vector>
 
+#include "sim/core/stable_vector.hpp"
 #include "sim/net/reliable_transport.hpp"
 #include "sim/net/tcp_connection.hpp"
 #include "sim/net/transport.hpp"
@@ -64,8 +64,8 @@ class Tcp final : public ReliableTransport {
   void relist_others(const TcpConnection& c, FlowId id);
 
   const TcpParams& params_;
-  std::deque<TcpFlowState> tcp_;            // by transport state index, beside the shared state
-  std::deque<std::vector<bool>> received_;  // receiver: out-of-order segments held, same index
+  StableVector<TcpFlowState> tcp_;            // by transport state index, beside the shared state
+  StableVector<std::vector<bool>> received_;  // receiver: out-of-order segments held, same index
   TcpConnectionTable connections_;
 };
 

@@ -21,11 +21,11 @@
 // A flow that is not a message of a persistent queue pair (Network::start_flow) gets a connection
 // of its own, fresh at initial_window: one message per connection, as before connections existed.
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <unordered_map>
 #include <vector>
 
+#include "sim/core/stable_vector.hpp"
 #include "sim/net/network_spec.hpp"
 #include "sim/net/packet.hpp"
 
@@ -84,7 +84,7 @@ class TcpConnectionTable {
                                    (static_cast<uint64_t>(k.queue_pair) * 0x9E3779B97F4A7C15ULL));
     }
   };
-  std::deque<TcpConnection> connections_;  // a deque: references stay valid as messages start
+  StableVector<TcpConnection> connections_;  // stable: references stay valid as messages start
   std::unordered_map<Key, uint32_t, KeyHash> persistent_;  // looked up once per message start
 };
 
