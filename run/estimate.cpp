@@ -531,6 +531,7 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
                   packet_seconds_per_hop(ports * kPacketBytesPerPort,
                                          scenario.network.impairments.jitters()) /
                   packet_thread_speedup(scenario, size, threads);
+      add_lossless_drop_caveat(scenario, e);
       break;
     }
     case Fidelity::Flow:

@@ -36,6 +36,9 @@ struct Estimate {
   // What would make the run smaller, where the estimate knows a cheaper mode of the same model
   // (the refusal names it).
   std::vector<std::string> cheaper;
+  // What the estimate knows it does not count and may make the run take longer (a lossless class
+  // that will drop: the resends), one sentence each naming the setting.
+  std::vector<std::string> caveats;
 };
 
 // How the run is asked for, where it changes its cost.

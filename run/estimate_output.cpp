@@ -56,7 +56,8 @@ nlohmann::json to_json(const Estimate& e) {
           {"packet_hops", e.packet_hops},
           {"extrapolated_buckets", e.extrapolated_buckets},
           {"sim_time_s", e.sim_time_s},
-          {"memory_parts", parts}};
+          {"memory_parts", parts},
+          {"caveats", e.caveats}};
 }
 
 std::string to_text(const Estimate& e) {
@@ -72,6 +73,7 @@ std::string to_text(const Estimate& e) {
   out << "), wall " << e.wall_s << " s, " << e.transfers << " transfers";
   if (e.packet_hops > 0) out << ", " << e.packet_hops << " packet hops";
   out << "\n";
+  for (const std::string& caveat : e.caveats) out << "estimate: not counted: " << caveat << "\n";
   return out.str();
 }
 

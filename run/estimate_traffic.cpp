@@ -8,6 +8,7 @@
 #include "run/runner.hpp"
 #include "sim/net/fabric_partition.hpp"
 #include "sim/net/network.hpp"
+#include "sim/net/pfc.hpp"
 #include "topologies/path_length.hpp"
 
 namespace syncsim::app {
@@ -87,6 +88,46 @@ double packet_thread_speedup(const Scenario& scenario, const topo::FabricSize& s
   if (partitions < 2) return 1.0;
   return std::max(1.0,
                   std::min(static_cast<double>(threads), partitions) * kPartitionThreadEfficiency);
+}
+
+void add_lossless_drop_caveat(const Scenario& scenario, Estimate& e) {
+  const net::PfcParams& pfc = scenario.network.pfc;
+  if (scenario.fidelity != Fidelity::Packet ||
+      scenario.network.link_layer != net::LinkLayer::Roce || !pfc.enabled || pfc.headroom_auto ||
+      pfc.lossless_mask == 0) {
+    return;
+  }
+  bool lossless_traffic = false;
+  for (const models::TrafficSpec& t : scenario.traffic) {
+    const auto lossless = [&](uint8_t priority) {
+      return ((pfc.lossless_mask >> priority) & 1U) != 0;
+    };
+    if (t.pattern != models::TrafficPattern::Explicit) {
+      lossless_traffic = lossless_traffic || lossless(t.priority);
+      continue;
+    }
+    for (const models::MessageSpec& m : t.messages)
+      lossless_traffic = lossless_traffic || lossless(m.priority);
+  }
+  if (!lossless_traffic) return;
+  const topo::LinkClasses links = scenario_link_classes(scenario);
+  std::vector<const net::LinkParams*> classes{&links.host, &links.fabric};
+  if (scenario.fabric.kind == topo::TopologyKind::FatTree) classes.push_back(&links.core);
+  std::string short_on;
+  for (const net::LinkParams* link : classes) {
+    const int64_t need = net::required_headroom(*link, pfc.response_time);
+    if (pfc.headroom.count() >= need) continue;
+    short_on +=
+        (short_on.empty() ? "" : " and ") + link->name + " links (" + std::to_string(need) + " B)";
+  }
+  if (short_on.empty()) return;
+  e.caveats.push_back(
+      "fabric.switch.pfc.headroom: " + std::to_string(pfc.headroom.count()) + " B is below what " +
+      short_on +
+      " need: lossless packets will be dropped and their queue pairs resend from the loss; the "
+      "estimate counts each message sent once (headroom-too-small.yaml injects 22x the bytes of "
+      "its "
+      "messages and runs 3-5x its wall estimate)");
 }
 
 void add_packet_memory(const Scenario& scenario, const topo::FabricSize& size, double sent,

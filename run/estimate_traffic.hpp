@@ -33,6 +33,14 @@ double ring_links(const topo::FabricParams& fabric, double ranks);
 double packet_thread_speedup(const Scenario& scenario, const topo::FabricSize& size,
                              uint32_t threads);
 
+// Packet fidelity on RoCE with PFC and an explicit headroom below what `headroom: auto` reserves on
+// some link class (sim/net/pfc.hpp's required_headroom, the links as scenario_link_classes builds
+// them) while traffic runs on a lossless priority: what the estimate cannot count, as a caveat for
+// `e.caveats`. Those packets are dropped when PAUSE comes too late, and the queue pairs' RC
+// recoveries resend from the loss (sim/net/go_back_n.hpp): how much depends on when PAUSEs fall,
+// which only the run knows (headroom-too-small.yaml injects 22x its 17 MB).
+void add_lossless_drop_caveat(const Scenario& scenario, Estimate& e);
+
 // Packet fidelity: the packets in flight at the peak (of `sent` bytes) and, with `json_output`, the
 // result document's list of `listed_flows` flows, as parts of `e.memory_parts`.
 void add_packet_memory(const Scenario& scenario, const topo::FabricSize& size, double sent,

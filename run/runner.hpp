@@ -189,6 +189,9 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {})
 // `syncsim collective` (and the step model's private timing runs, which copy the spec) all see the
 // same one.
 net::NetworkSpec scenario_network(const Scenario& scenario);
+// The link classes scenario_network builds the fabric with: the measured NIC and NVLink
+// efficiencies applied, the switches' latency on the delays.
+topo::LinkClasses scenario_link_classes(const Scenario& scenario);
 // What scenario_network sets on the built fabric beyond its shape (PFC, ECN, ETS, NICs and their
 // overrides, transport, impairments, link layer, routing algorithm, flow-level correction); on a
 // spec without nodes (the estimate's), the NIC overrides are listed but placed on no NIC.

@@ -21,21 +21,26 @@ Bandwidth scale_rate(Bandwidth rate, double efficiency) {
 
 }  // namespace
 
-net::NetworkSpec scenario_network(const Scenario& scenario) {
+topo::LinkClasses scenario_link_classes(const Scenario& scenario) {
   // Measured efficiencies slow the NICs' and NVLink ports' links; the scenario's fabric keeps the
   // nominal rates for NCCL's channel search (scenario_nccl_channels).
-  topo::FabricParams fabric = scenario.fabric;
-  fabric.links.host.bandwidth = scale_rate(fabric.links.host.bandwidth, scenario.nic_efficiency);
-  fabric.links.nvlink.bandwidth =
-      scale_rate(fabric.links.nvlink.bandwidth, scenario.nvlink_efficiency);
+  topo::LinkClasses links = scenario.fabric.links;
+  links.host.bandwidth = scale_rate(links.host.bandwidth, scenario.nic_efficiency);
+  links.nvlink.bandwidth = scale_rate(links.nvlink.bandwidth, scenario.nvlink_efficiency);
   // A switch's port-to-port latency rides on the link delays: half on each host link, all on
   // fabric and core links, so a path crosses as many latencies as switches (Scenario's
   // switch_latency). Credits return over the same delays.
   if (const Time l = scenario.network.switch_latency; l > Time::zero()) {
-    fabric.links.host.delay = fabric.links.host.delay + Time::ps(l.picoseconds() / 2);
-    fabric.links.fabric.delay = fabric.links.fabric.delay + l;
-    fabric.links.core.delay = fabric.links.core.delay + l;
+    links.host.delay = links.host.delay + Time::ps(l.picoseconds() / 2);
+    links.fabric.delay = links.fabric.delay + l;
+    links.core.delay = links.core.delay + l;
   }
+  return links;
+}
+
+net::NetworkSpec scenario_network(const Scenario& scenario) {
+  topo::FabricParams fabric = scenario.fabric;
+  fabric.links = scenario_link_classes(scenario);
   net::NetworkSpec spec = topo::build_fabric(fabric);
   set_network_behaviour(scenario, spec);
   resolve_route_overrides(scenario, spec);

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 
 #include "run/estimate.hpp"
 #include "run/estimate_costs.hpp"
@@ -245,4 +246,38 @@ TEST_CASE("estimate: a packet hop costs what the runs measured, by the fabric's 
   CHECK(us(1e6) < us(10e6));
   CHECK(us(10e6) < us(100e6));
   CHECK(us(0.12e6, true) == doctest::Approx(0.237).epsilon(0.3));
+}
+
+TEST_CASE("estimate: a lossless class whose headroom is short is named as not counted") {
+  const auto load_packet = [](const std::string& name,
+                              const std::vector<std::pair<std::string, std::string>>& sets = {}) {
+    app::LoadOptions o;
+    for (const auto& [path, value] : sets) o.overrides.push_back({path, value});
+    return app::load_scenario_file(std::string(SYNCSIM_SOURCE_DIR) + "/scenarios/" + name, o);
+  };
+  // 2 KiB against 33,384 B on the host links and 108,384 B on the fabric links (the run's
+  // configuration warning gives the same numbers: sim/net/configuration_check.cpp).
+  const app::Estimate short_headroom = app::estimate_run(load_packet("headroom-too-small.yaml"));
+  REQUIRE(short_headroom.caveats.size() == 1);
+  const std::string& caveat = short_headroom.caveats.front();
+  CHECK(caveat.find("fabric.switch.pfc.headroom: 2048 B") == 0);
+  CHECK(caveat.find("host links (33384 B) and fabric links (108384 B)") != std::string::npos);
+  CHECK(app::to_json(short_headroom)["caveats"].size() == 1);
+  CHECK(app::to_text(short_headroom).find("not counted: fabric.switch.pfc.headroom") !=
+        std::string::npos);
+  // Enough for the host links, not for the 400 Gb/s fabric links: only those are named.
+  const app::Estimate fabric_only = app::estimate_run(
+      load_packet("headroom-too-small.yaml", {{"fabric.switch.pfc.headroom", "40KiB"}}));
+  REQUIRE(fabric_only.caveats.size() == 1);
+  CHECK(fabric_only.caveats.front().find("host links") == std::string::npos);
+  CHECK(fabric_only.caveats.front().find("fabric links (108384 B)") != std::string::npos);
+  // The same incast with the headroom PFC needs (`auto`), or on a lossy priority: nothing to say.
+  CHECK(app::estimate_run(load_packet("incast-pfc.yaml")).caveats.empty());
+  CHECK(app::estimate_run(
+            load_packet("headroom-too-small.yaml", {{"fabric.switch.pfc.headroom", "auto"}}))
+            .caveats.empty());
+  CHECK(app::estimate_run(load_packet("headroom-too-small.yaml",
+                                      {{"fabric.switch.pfc.lossless_priorities", "[5]"}}))
+            .caveats.empty());
+  CHECK(app::to_json(app::estimate_run(load_packet("incast-pfc.yaml")))["caveats"].empty());
 }
