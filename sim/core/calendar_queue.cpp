@@ -8,8 +8,9 @@ namespace syncsim {
 
 namespace {
 constexpr std::size_t kArity = 4;
-// Distinct times in a bucket up to which it is ordered by counting (order_current).
-constexpr std::size_t kMaxInstants = 1024;
+// Distinct times in a bucket up to which it is ordered by counting (order_current; more are
+// sorted). The width adaptation aims at about three.
+constexpr std::size_t kMaxInstants = 64;
 }  // namespace
 
 void CalendarQueue::push_elsewhere(int64_t bucket, Key k) {
@@ -139,41 +140,57 @@ void CalendarQueue::load_current() {
 
 void CalendarQueue::order_current() {
   std::vector<Key>& keys = current_keys_;
-  if (std::is_sorted(keys.begin(), keys.end())) return;  // one time's keys, or in order already
+  const std::size_t n = keys.size();
+  if (n < 2) return;
+  // One pass: each key's instant (numbered as they first appear; a bucket holds a few, and
+  // consecutive keys often share one), the keys per instant, and whether the bucket is in order
+  // already (one time's keys, or filed in order).
   instant_times_.clear();
   instant_counts_.clear();
-  for (const Key k : keys) {
-    const int64_t t = time_of(k);
-    if (!instant_times_.empty() && instant_times_.back() == t) {
-      ++instant_counts_.back();
-      continue;
-    }
-    const auto at = std::lower_bound(instant_times_.begin(), instant_times_.end(), t);
-    const auto i = at - instant_times_.begin();
-    if (at != instant_times_.end() && *at == t) {
-      ++instant_counts_[static_cast<std::size_t>(i)];
-      continue;
-    }
-    if (instant_times_.size() == kMaxInstants) {
-      std::sort(keys.begin(), keys.end());
-      return;
-    }
-    instant_times_.insert(at, t);
-    instant_counts_.insert(instant_counts_.begin() + i, 1u);
-  }
-  uint32_t offset = 0;
-  for (uint32_t& count : instant_counts_) offset += std::exchange(count, offset);
-  scratch_.resize(keys.size());
-  std::size_t last = 0;
-  for (const Key k : keys) {
+  instant_of_key_.resize(n);
+  instant_times_.push_back(time_of(keys[0]));
+  instant_counts_.push_back(1);
+  instant_of_key_[0] = 0;
+  bool sorted = true;
+  uint32_t last = 0;
+  for (std::size_t i = 1; i < n; ++i) {
+    const Key k = keys[i];
+    sorted &= keys[i - 1] < k;
     const int64_t t = time_of(k);
     if (instant_times_[last] != t) {
-      last = static_cast<std::size_t>(
-          std::lower_bound(instant_times_.begin(), instant_times_.end(), t) -
-          instant_times_.begin());
+      const auto m = static_cast<uint32_t>(instant_times_.size());
+      uint32_t j = 0;
+      while (j < m && instant_times_[j] != t) ++j;
+      if (j == m) {
+        if (m == kMaxInstants) {
+          std::sort(keys.begin(), keys.end());
+          return;
+        }
+        instant_times_.push_back(t);
+        instant_counts_.push_back(0);
+      }
+      last = j;
     }
-    scratch_[instant_counts_[last]++] = k;
+    ++instant_counts_[last];
+    instant_of_key_[i] = static_cast<uint8_t>(last);
   }
+  if (sorted) return;
+  // The instants in time order (insertion sort: a handful), then each one's first place.
+  const auto m = static_cast<uint32_t>(instant_times_.size());
+  std::array<uint8_t, kMaxInstants> by_time{};
+  for (uint32_t j = 0; j < m; ++j) {
+    uint32_t at = j;
+    while (at > 0 && instant_times_[by_time[at - 1]] > instant_times_[j]) {
+      by_time[at] = by_time[at - 1];
+      --at;
+    }
+    by_time[at] = static_cast<uint8_t>(j);
+  }
+  uint32_t offset = 0;
+  for (uint32_t r = 0; r < m; ++r) offset += std::exchange(instant_counts_[by_time[r]], offset);
+  // Stable: keys of one time keep the increasing order they were filed in.
+  scratch_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) scratch_[instant_counts_[instant_of_key_[i]]++] = keys[i];
   keys.swap(scratch_);
 }
 

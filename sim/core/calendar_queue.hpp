@@ -20,9 +20,9 @@
 //
 // Ordering a bucket counts keys by time: within one time, keys are filed in increasing order (the
 // caller pushes keys of one time in increasing order, the overflow hands its keys over sorted, and
-// re-filing sorts first), so a stable counting sort on time gives the full order in O(n log t) for
-// t distinct times. Synchronised flows put thousands of keys within a few dozen times into one
-// bucket.
+// re-filing sorts first), so a stable counting sort on time gives the full order in O(n t) for
+// t distinct times (a bucket of more than 64 is sorted). Synchronised flows put thousands of keys
+// within a few dozen times into one bucket.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -163,8 +163,9 @@ class CalendarQueue {
   int64_t last_pop_ps_ = 0;
   uint64_t pops_since_refile_ = 0;
   std::vector<Key> scratch_;
-  std::vector<int64_t> instant_times_;    // order_current's distinct times, ascending
+  std::vector<int64_t> instant_times_;    // order_current's distinct times, as they appear
   std::vector<uint32_t> instant_counts_;  // and their counts, then offsets
+  std::vector<uint8_t> instant_of_key_;   // each current key's index into those
 };
 
 }  // namespace syncsim

@@ -12,14 +12,14 @@ EgressPort::EgressPort(const NetContext& ctx, const LinkParams& link, uint32_t p
                        Node* peer, uint32_t peer_in_port, Switch* owner, Nic* source)
     : ctx_(ctx),
       bandwidth_(link.bandwidth),
-      line_rate_(link.bandwidth),
       header_(link.header),
-      link_mtu_wire_(link.mtu.count() + link.header.count()),
-      link_(ctx, link.delay, peer, peer_in_port),
       priorities_(priorities),
       owner_(owner),
       mmu_(owner != nullptr ? &owner->mmu() : nullptr),
-      source_(source) {
+      source_(source),
+      link_(ctx, link.delay, peer, peer_in_port),
+      line_rate_(link.bandwidth),
+      link_mtu_wire_(link.mtu.count() + link.header.count()) {
   SIM_CHECK(priorities_ >= 1 && priorities_ <= kMaxPriorities, "priority count out of range");
   SIM_CHECK(bandwidth_.bits_per_second() > 0, "a link needs a positive bandwidth");
 }

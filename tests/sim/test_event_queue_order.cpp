@@ -176,8 +176,9 @@ TEST_CASE("event queue order: events scheduled behind a look-ahead run first") {
 
 TEST_CASE("event queue order: thousands of events at a few instants and at many") {
   // Synchronised senders put thousands of events at a handful of instants into one bucket (ordered
-  // by counting); beyond a thousand distinct instants in a bucket the queue sorts instead, which
-  // takes buckets widened by a run at millisecond spacing first.
+  // by counting: 5 and 40 distinct times in the first 1 ns bucket); beyond 64 distinct instants in
+  // a bucket the queue sorts instead (200 in a 1 ns bucket, or buckets widened by a run at
+  // millisecond spacing first).
   struct Chain final : EventTarget {
     EventQueue* q = nullptr;
     int left = 0;
@@ -185,15 +186,16 @@ TEST_CASE("event queue order: thousands of events at a few instants and at many"
       if (--left > 0) q->schedule(q->now() + Time::ms(1), this, 0);
     }
   };
-  for (const int64_t spread_ps : {int64_t{5}, int64_t{3'000'000}}) {
+  for (const int64_t spread_ps : {int64_t{5}, int64_t{40}, int64_t{200}, int64_t{3'000'000}}) {
     CAPTURE(spread_ps);
     EventQueue q;
     Chain chain;
     chain.q = &q;
-    chain.left = spread_ps > 5 ? 20000 : 0;
+    const bool widen = spread_ps > 1'000'000;
+    chain.left = widen ? 20000 : 0;
     if (chain.left > 0) q.schedule(Time::zero(), &chain, 0);
     q.run();
-    if (spread_ps > 5) REQUIRE(q.bucket_width_log2() > 22);  // buckets wider than 3 us
+    if (widen) REQUIRE(q.bucket_width_log2() > 22);  // buckets wider than 3 us
     Recorder r;
     r.q = &q;
     std::mt19937_64 rng(static_cast<uint64_t>(spread_ps));
