@@ -79,6 +79,28 @@ class CalendarQueue {
     }
     note_pop(time_ps);
   }
+  // least() and pop() in one, for the dispatch loop: removes the least key into `k` if its time is
+  // at most `until_ps`; false (nothing removed) when it is later or the queue is empty.
+  bool pop_until(int64_t until_ps, Key& k) {
+    if (size_ == 0) return false;
+    if (!early_.empty()) [[unlikely]] {
+      if (time_of(early_.front()) > until_ps) return false;
+      k = early_.front();
+      pop();
+      return true;
+    }
+    if (head_ == current_keys_.size()) settle();
+    k = current_keys_[head_];
+    const int64_t time_ps = time_of(k);
+    if (time_ps > until_ps) return false;
+    --size_;
+    if (++head_ == current_keys_.size()) {
+      current_keys_.clear();
+      head_ = 0;
+    }
+    note_pop(time_ps);
+    return true;
+  }
   // Moves every key to `out` (in no particular order) and restarts at time `now_ps`.
   void drain(std::vector<Key>& out, int64_t now_ps);
   // The bucket width as log2 of picoseconds.
