@@ -51,9 +51,10 @@ int EtsScheduler::pick_weighted(uint32_t ready,
     return static_cast<int>(std::bit_width(ready)) - 1;
   }
   // An idle or paused weighted class banks no credit.
-  for (uint32_t idle = weighted_mask_ & ~weighted; idle != 0; idle &= idle - 1) {
+  for (uint32_t idle = banked_ & ~weighted; idle != 0; idle &= idle - 1) {
     deficit_[static_cast<uint32_t>(std::countr_zero(idle))] = 0;
   }
+  banked_ &= weighted;
   // (weighted & (weighted - 1)) == 0: one bit set (weighted is not 0). Not std::has_single_bit,
   // which without -mpopcnt calls libgcc's popcount on every pick.
   if ((weighted & (weighted - 1)) == 0) {
@@ -75,6 +76,7 @@ int EtsScheduler::pick_weighted(uint32_t ready,
           (head - deficit_[only] + quantum_[only] - 1) / quantum_[only] * quantum_[only];
     }
     deficit_[only] -= head;
+    banked_ |= 1U << only;
     return static_cast<int>(only);
   }
   // Terminates: every pass over the classes adds a positive quantum to each ready weighted class.
@@ -82,6 +84,7 @@ int EtsScheduler::pick_weighted(uint32_t ready,
     if (((weighted >> current_) & 1U) != 0) {
       if (turn_fresh_) {
         deficit_[current_] += quantum_[current_];
+        banked_ |= 1U << current_;
         turn_fresh_ = false;
       }
       const int64_t head = head_wire_bytes[current_];

@@ -55,6 +55,16 @@ class EtsScheduler {
     if (const uint32_t strict = ready & strict_mask_; strict != 0) {
       return static_cast<int>(std::bit_width(strict)) - 1;  // the highest strict class
     }
+    // The usual case, inline: one weighted class ready, in its turn, its deficit covering its head
+    // packet, and no idle class with credit to drop. What pick_weighted does then, in short.
+    const uint32_t weighted = ready & weighted_mask_;
+    if (weighted != 0 && (weighted & (weighted - 1)) == 0 && (banked_ & ~weighted) == 0) {
+      const auto only = static_cast<uint32_t>(std::countr_zero(weighted));
+      if (only == current_ && !turn_fresh_ && deficit_[only] >= head_wire_bytes[only]) {
+        deficit_[only] -= head_wire_bytes[only];
+        return static_cast<int>(only);
+      }
+    }
     return pick_weighted(ready, head_wire_bytes);
   }
 
@@ -69,6 +79,7 @@ class EtsScheduler {
   uint32_t weighted_mask_ = 0;                         // classes with a positive weight
   std::array<int64_t, kMaxPriorities> quantum_{};
   std::array<int64_t, kMaxPriorities> deficit_{};
+  uint32_t banked_ = 0;     // bit c: deficit_[c] may be above zero
   uint32_t current_ = 0;    // the weighted class whose turn it is
   bool turn_fresh_ = true;  // current_'s quantum for this turn is not yet added
 };
