@@ -97,17 +97,19 @@ void add_lossless_drop_caveat(const Scenario& scenario, Estimate& e) {
       pfc.lossless_mask == 0) {
     return;
   }
+  // Workloads' collectives run on priority 0; traffic entries name theirs.
+  const auto lossless = [&](uint8_t priority) {
+    return ((pfc.lossless_mask >> priority) & 1U) != 0;
+  };
   bool lossless_traffic = false;
   for (const models::TrafficSpec& t : scenario.traffic) {
-    const auto lossless = [&](uint8_t priority) {
-      return ((pfc.lossless_mask >> priority) & 1U) != 0;
-    };
     if (t.pattern != models::TrafficPattern::Explicit) {
       lossless_traffic = lossless_traffic || lossless(t.priority);
       continue;
     }
-    for (const models::MessageSpec& m : t.messages)
+    for (const models::MessageSpec& m : t.messages) {
       lossless_traffic = lossless_traffic || lossless(m.priority);
+    }
   }
   if (!lossless_traffic) return;
   const topo::LinkClasses links = scenario_link_classes(scenario);
@@ -121,13 +123,12 @@ void add_lossless_drop_caveat(const Scenario& scenario, Estimate& e) {
         (short_on.empty() ? "" : " and ") + link->name + " links (" + std::to_string(need) + " B)";
   }
   if (short_on.empty()) return;
-  e.caveats.push_back(
-      "fabric.switch.pfc.headroom: " + std::to_string(pfc.headroom.count()) + " B is below what " +
-      short_on +
-      " need: lossless packets will be dropped and their queue pairs resend from the loss; the "
-      "estimate counts each message sent once (headroom-too-small.yaml injects 22x the bytes of "
-      "its "
-      "messages and runs 3-5x its wall estimate)");
+  // How much is resent depends on where the PAUSEs fall; docs/scale.md gives a measured case.
+  e.caveats.push_back("fabric.switch.pfc.headroom: " + std::to_string(pfc.headroom.count()) +
+                      " B is below what " + short_on +
+                      " need: lossless packets will be dropped and their queue pairs resend from "
+                      "the loss, which the estimate does not count (it counts each message sent "
+                      "once)");
 }
 
 void add_packet_memory(const Scenario& scenario, const topo::FabricSize& size, double sent,
