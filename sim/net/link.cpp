@@ -16,7 +16,7 @@ bool Link::transmit(PacketRef packet, Time departure) {
     return false;
   }
   if (outbox_ != nullptr) {
-    outbox_->buffers[outbox_->filling].push_back(RemoteArrival{
+    outbox_->post(RemoteArrival{
         arrival.picoseconds(), ctx_.now().picoseconds(), far_end_, ctx_.packet(packet)});
     ctx_.pool.release(packet);
     return true;

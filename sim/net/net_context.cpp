@@ -35,8 +35,7 @@ void NetContext::post(const NetContext& to, Time at, EventTarget* target, uint32
   SIM_CHECK(outboxes != nullptr && at >= now() + lookahead,
             "an event posted to another partition must lie a lookahead ahead");
   RemoteOutbox& box = (*outboxes)[to.partition];
-  box.events[box.filling].push_back(
-      PostedEvent{at.picoseconds(), now().picoseconds(), target, arg, kind});
+  box.post(PostedEvent{at.picoseconds(), now().picoseconds(), target, arg, kind});
 }
 
 void NetContext::deliver(PacketRef packet) const {

@@ -55,11 +55,10 @@ void PartitionWindows::accept_posted(std::size_t i, uint32_t buffer) {
   for (auto& sender : parts_) {
     RemoteOutbox& box = sender->outbox[i];
     for (const RemoteArrival& a : box.buffers[buffer]) a.link->accept(a);
-    box.buffers[buffer].clear();
     for (const PostedEvent& e : box.events[buffer]) {
       queue.schedule_as_of(Time::ps(e.at_ps), Time::ps(e.sent_ps), e.target, e.kind, e.arg);
     }
-    box.events[buffer].clear();
+    box.clear(buffer);
   }
 }
 
@@ -155,11 +154,7 @@ void PartitionWindows::run_window(int64_t end_ps) {
         p.queue.advance_to(Time::ps(end_ps));
         p.next_event_ps = p.queue.next_event_time().picoseconds();
         int64_t posted = INT64_MAX;
-        for (const RemoteOutbox& box : p.outbox) {
-          for (const RemoteArrival& a : box.buffers[filling])
-            posted = std::min(posted, a.arrival_ps);
-          for (const PostedEvent& e : box.events[filling]) posted = std::min(posted, e.at_ps);
-        }
+        for (const RemoteOutbox& box : p.outbox) posted = std::min(posted, box.earliest_ps[filling]);
         p.next_posted_ps = posted;
       },
       /*pinned=*/true);

@@ -5,6 +5,7 @@
 // receiver). Both are taken in by the receiving partition when its next window starts, so no
 // thread ever writes another partition's queue, pool or state. Double-buffered: the sender fills
 // one buffer during a window while the receiver takes in the other, filled in the window before.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -39,7 +40,25 @@ struct PostedEvent {
 struct RemoteOutbox {
   std::array<std::vector<RemoteArrival>, 2> buffers;
   std::array<std::vector<PostedEvent>, 2> events;
+  // Per buffer: the earliest arrival or event time posted to it (INT64_MAX: none), kept as they are
+  // posted so that the window's end need not walk the buffers again to find it.
+  std::array<int64_t, 2> earliest_ps{INT64_MAX, INT64_MAX};
   uint32_t filling = 0;
+
+  void post(const RemoteArrival& arrival) {
+    buffers[filling].push_back(arrival);
+    earliest_ps[filling] = std::min(earliest_ps[filling], arrival.arrival_ps);
+  }
+  void post(const PostedEvent& event) {
+    events[filling].push_back(event);
+    earliest_ps[filling] = std::min(earliest_ps[filling], event.at_ps);
+  }
+  // After the receiver has taken in buffer `buffer`.
+  void clear(uint32_t buffer) {
+    buffers[buffer].clear();
+    events[buffer].clear();
+    earliest_ps[buffer] = INT64_MAX;
+  }
 };
 
 }  // namespace syncsim::net
