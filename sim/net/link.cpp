@@ -16,8 +16,8 @@ bool Link::transmit(PacketRef packet, Time departure) {
     return false;
   }
   if (outbox_ != nullptr) {
-    outbox_->post(RemoteArrival{
-        arrival.picoseconds(), ctx_.now().picoseconds(), far_end_, ctx_.packet(packet)});
+    outbox_->post(RemoteArrival{arrival.picoseconds(), ctx_.now().picoseconds(), far_end_,
+                                ctx_.packet(packet)});
     ctx_.pool.release(packet);
     return true;
   }

@@ -154,7 +154,8 @@ void PartitionWindows::run_window(int64_t end_ps) {
         p.queue.advance_to(Time::ps(end_ps));
         p.next_event_ps = p.queue.next_event_time().picoseconds();
         int64_t posted = INT64_MAX;
-        for (const RemoteOutbox& box : p.outbox) posted = std::min(posted, box.earliest_ps[filling]);
+        for (const RemoteOutbox& box : p.outbox)
+          posted = std::min(posted, box.earliest_ps[filling]);
         p.next_posted_ps = posted;
       },
       /*pinned=*/true);
