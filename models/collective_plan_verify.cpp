@@ -99,53 +99,57 @@ PlanCheck verify_plan(const CollectivePlan& plan) {
   std::unordered_map<uint32_t, std::vector<Counts>> payload;  // reducing transfers -> their data
   for (uint32_t i = 0; i < plan.steps.size(); ++i) {
     const PlanStep& s = plan.steps[i];
-    const std::string where = "step " + std::to_string(i) + ": ";
+    // Spelled out only for a failure: a plan of millions of steps passes without one string each.
+    const auto where = [i] { return "step " + std::to_string(i) + ": "; };
     for (uint32_t d : plan.deps(i)) {
-      if (d >= i) return fail(where + "depends on a later step");
+      if (d >= i) return fail(where() + "depends on a later step");
     }
-    if (s.src >= all_ranks || s.dst >= all_ranks) return fail(where + "rank out of range");
+    if (s.src >= all_ranks || s.dst >= all_ranks) return fail(where() + "rank out of range");
     if (s.chunk_first + s.chunk_count > chunks || s.chunk_count == 0) {
-      return fail(where + "chunk range out of bounds");
+      return fail(where() + "chunk range out of bounds");
     }
     if (s.kind == PlanStep::Kind::Transfer) {
-      if (s.src == s.dst) return fail(where + "transfer to itself");
-      std::vector<Counts> data;
+      if (s.src == s.dst) return fail(where() + "transfer to itself");
       for (uint32_t c = s.chunk_first; c < s.chunk_first + s.chunk_count; ++c) {
         if (!is_ancestor(writer[s.src * chunks + c], i)) {
-          return fail(where + "reads chunk " + std::to_string(c) + " of rank " +
+          return fail(where() + "reads chunk " + std::to_string(c) + " of rank " +
                       std::to_string(s.src) + " without depending on its last writer");
         }
         const Counts& v = at(s.src, c);
         if (std::all_of(v.begin(), v.end(), [](uint32_t x) { return x == 0; })) {
-          return fail(where + "rank " + std::to_string(s.src) + " sends chunk " +
+          return fail(where() + "rank " + std::to_string(s.src) + " sends chunk " +
                       std::to_string(c) + " it does not hold");
         }
-        data.push_back(v);
       }
       if (s.reduce) {
-        payload[i] = std::move(data);
+        // Kept until its reduction: the sender's chunks may change before then.
+        std::vector<Counts>& data = payload[i];
+        for (uint32_t c = s.chunk_first; c < s.chunk_first + s.chunk_count; ++c) {
+          data.push_back(at(s.src, c));
+        }
       } else {
+        // Straight from the sender's chunks into the receiver's (two ranks, two buffers).
         for (uint32_t c = s.chunk_first; c < s.chunk_first + s.chunk_count; ++c) {
           if (!is_ancestor(writer[s.dst * chunks + c], i)) {
-            return fail(where + "overwrites chunk " + std::to_string(c) + " of rank " +
+            return fail(where() + "overwrites chunk " + std::to_string(c) + " of rank " +
                         std::to_string(s.dst) + " concurrently with its previous writer");
           }
-          at(s.dst, c) = data[c - s.chunk_first];
+          at(s.dst, c) = at(s.src, c);
           writer[s.dst * chunks + c] = i;
         }
       }
     } else {
       auto it = payload.find(s.source_step);
       if (it == payload.end())
-        return fail(where + "reduces data of a step that is not a reducing transfer");
+        return fail(where() + "reduces data of a step that is not a reducing transfer");
       const PlanStep& t = plan.steps[s.source_step];
       if (t.dst != s.src || t.chunk_first != s.chunk_first || t.chunk_count != s.chunk_count ||
           !is_ancestor(s.source_step, i)) {
-        return fail(where + "does not match its transfer");
+        return fail(where() + "does not match its transfer");
       }
       for (uint32_t c = s.chunk_first; c < s.chunk_first + s.chunk_count; ++c) {
         if (!is_ancestor(writer[s.src * chunks + c], i)) {
-          return fail(where + "reduces into chunk " + std::to_string(c) + " of rank " +
+          return fail(where() + "reduces into chunk " + std::to_string(c) + " of rank " +
                       std::to_string(s.src) + " concurrently with its previous writer");
         }
         Counts& v = at(s.src, c);
