@@ -103,7 +103,12 @@ class GrowableArray {
     if (data_ != nullptr) munmap(data_, bytes_);
   }
 #else
-  void* resize_storage(std::size_t bytes) { return std::realloc(data_, bytes); }
+  void* resize_storage(std::size_t bytes) {
+    // realloc aligns for the fundamental types only (a mapping is page-aligned).
+    static_assert(alignof(T) <= alignof(std::max_align_t),
+                  "over-aligned elements need the mapping-backed storage");
+    return std::realloc(data_, bytes);
+  }
   void release_storage() { std::free(data_); }
 #endif
 
