@@ -51,8 +51,9 @@ int collective_command(const std::vector<std::string>& args, std::ostream& out) 
       "hbm", po::value<std::string>()->default_value(kDefaultCollectiveHbm),
       "GPU memory bandwidth for reductions (3 bytes of traffic per byte reduced); 0 = free")(
       "threads", po::value<std::string>()->value_name("N"),
-      "simulate N sizes at once (default 1); each is a simulation of its own, so the rows are the "
-      "same for any N, and peak memory grows with it")("json", "print the rows as JSON");
+      "simulate N sizes at once (default 1), and at packet level run each size's fabric partitions "
+      "on the threads the sizes leave (all N for one size); the rows are the same for any N, and "
+      "peak memory grows with it")("json", "print the rows as JSON");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   const CommandLine cl = parse_command_line(args, opts, pos);

@@ -131,9 +131,25 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
   }
   reserve_huge(waiting_, n);
   reserve_huge(ready_, n);
+  reserve_huge(slot_free_, n);
   reserve_huge(dep_offsets_, n + 1);
   waiting_.assign(n, 0);
   ready_.assign(n, Time::zero());
+  slot_free_.assign(n, Time::zero());
+  {
+    const net::NetworkSpec& spec = backend_.spec();
+    own_link_delay_.assign(spec.nodes.size(), Time::zero());
+    fabric_link_delay_ = Time::max();
+    for (const net::LinkSpec& l : spec.links) {
+      const Time delay = spec.link_classes[l.link_class].delay;
+      const bool a_switch = spec.nodes[l.a].kind == net::NodeKind::Switch;
+      const bool b_switch = spec.nodes[l.b].kind == net::NodeKind::Switch;
+      if (a_switch && b_switch) fabric_link_delay_ = std::min(fabric_link_delay_, delay);
+      if (!a_switch) own_link_delay_[l.a] = delay;
+      if (!b_switch) own_link_delay_[l.b] = delay;
+    }
+    if (fabric_link_delay_ == Time::max()) fabric_link_delay_ = Time::zero();
+  }
   dep_offsets_.assign(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i) {
     for (uint32_t d : plan_.deps(i)) {
@@ -147,7 +163,7 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
   dependents_.assign(dep_offsets_[n], 0);
   // dep_offsets_[d] serves as step d's fill cursor, ending at the start of d + 1's list; shifting
   // by one restores the offsets (no second array of n cursors).
-  // Tagging the dependency on the previous transfer of the same connection here keeps issue()
+  // Tagging the dependency on the previous transfer of the same connection here keeps finish()
   // from reading every dependency's step (random reads over a plan of millions of steps).
   for (std::size_t i = 0; i < n; ++i) {
     const PlanStep& s = plan_.steps[i];
@@ -211,11 +227,11 @@ void CollectiveRunner::issue(uint32_t step) {
       latency = *options_.net_step_latency;
     }
   }
-  // The latency runs from when the data was ready (its other dependencies finished), overlapping
-  // the previous transfer on the same connection, as NCCL posts the next chunk while one is in
-  // flight.
+  // The latency runs from the last of its dependencies' finish
+  // (CollectiveRunOptions::step_latency), overlapping the transfers in flight on the same
+  // connection while their slots are free, as NCCL posts the next chunk while one is in flight.
   const Time ready = std::max(result_.start + options_.launch_latency, ready_[step]);
-  Time at = std::max(sim.now(), ready + latency);
+  Time at = std::max({sim.now(), ready + latency, slot_free_[step]});
   Time* paced_until = nullptr;  // the connection's pacing, set below from the final start
   Time pace = Time::zero();
   if (!egress_.empty()) {
@@ -250,23 +266,24 @@ void CollectiveRunner::issue(uint32_t step) {
     ready_[step] = Time::zero();
   }
   if (paced_until != nullptr) *paced_until = at + pace;
-  if (at > sim.now()) {
+  if (at > sim.now() && !backend_.starts_ahead()) {
     sim.queue().schedule(at, this, kBegin, step);
   } else {
-    begin_transfer(step);
+    // Now, or handed over now to start at `at` (a partitioned packet network).
+    begin_transfer(step, at);
   }
 }
 
 void CollectiveRunner::on_event(uint32_t kind, uint64_t arg) {
   const auto step = static_cast<uint32_t>(arg);
   if (kind == kBegin) {
-    begin_transfer(step);
+    begin_transfer(step, backend_.simulation().now());
   } else {
     finish(step);  // kReduced, kCopied
   }
 }
 
-void CollectiveRunner::begin_transfer(uint32_t step) {
+void CollectiveRunner::begin_transfer(uint32_t step, Time at) {
   const PlanStep& t = plan_.steps[step];
   uint32_t src = gpu_[t.src];
   const uint32_t dst = gpu_[t.dst];
@@ -290,8 +307,25 @@ void CollectiveRunner::begin_transfer(uint32_t step) {
                  (static_cast<uint32_t>(t.channel) * options_.qps_per_connection + next);
     next = (next + 1) % options_.qps_per_connection;
   }
-  backend_.start(TransferRequest{src, dst, Bytes{wire}, options_.priority, connection},
+  backend_.start(TransferRequest{src, dst, Bytes{wire}, options_.priority, connection, at},
                  [this, step](TransferId, const TransferRecord&) { delivered(step); });
+}
+
+Time CollectiveRunner::slot_notice(const PlanStep& s) const {
+  // The fewest links between the two ends: their own links, and two between switches when they
+  // hang off different switches (a leaf, a spine, a leaf).
+  const net::NetworkSpec& spec = backend_.spec();
+  const net::GpuAttachment& a = spec.endpoint(gpu_[s.src]);
+  const net::GpuAttachment& b = spec.endpoint(gpu_[s.dst]);
+  const bool nvlink = net::same_host(a, b);
+  const net::NodeId from = nvlink ? a.nvlink_port : a.nic;
+  const net::NodeId to = nvlink ? b.nvlink_port : b.nic;
+  if (from == net::kNoNode || to == net::kNoNode) return Time::zero();
+  Time notice = own_link_delay_[from] + own_link_delay_[to];
+  if (!nvlink && spec.attachment_of_nic[from] != spec.attachment_of_nic[to]) {
+    notice += fabric_link_delay_ + fabric_link_delay_;
+  }
+  return notice;
 }
 
 int64_t CollectiveRunner::wire_bytes(int64_t payload, uint32_t a, uint32_t b) const {
@@ -321,10 +355,55 @@ void CollectiveRunner::finish(uint32_t step) {
   for (uint32_t k = dep_offsets_[step]; k < dep_offsets_[step + 1]; ++k) {
     const uint32_t entry = dependents_[k];
     const uint32_t next = entry & ~kSameConnection;
-    if ((entry & kSameConnection) == 0 && now > ready_[next]) ready_[next] = now;
+    if ((entry & kSameConnection) != 0) {
+      // An empty transfer sends nothing (NCCL skips it), so it holds no slot to hand back.
+      const Time free_at =
+          plan_.steps[step].bytes == 0 ? now : now + slot_notice(plan_.steps[next]);
+      if (free_at > slot_free_[next]) slot_free_[next] = free_at;
+    } else if (now > ready_[next]) {
+      ready_[next] = now;
+    }
     if (--waiting_[next] == 0) issue(next);
   }
   if (finished_ == plan_.steps.size() && on_done_) on_done_(result_);
+}
+
+Time least_reaction(const CollectivePlan& plan, const std::vector<uint32_t>& rank_to_gpu,
+                    const CollectiveRunOptions& options, const net::NetworkSpec& spec) {
+  // The engines' endpoints as CollectiveRunner maps them: what matters here is only whether a
+  // transfer joins two engines (no latency) and, else, whether its ends share a host.
+  Time least = Time::max();
+  for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+    const PlanStep& s = plan.steps[i];
+    if (s.kind != PlanStep::Kind::Transfer || plan.deps(i).empty()) continue;
+    const bool engine_hop = s.src >= plan.ranks && s.dst >= plan.ranks;
+    Time latency = engine_hop ? Time::zero() : options.step_latency;
+    if (!engine_hop && options.net_step_latency) {
+      // An engine end counts as between hosts unless the other end is a GPU of its host: the
+      // runner's own test reads the endpoints, which for engines are switch ports; the smaller of
+      // the two latencies is the safe bound there.
+      if (s.src >= plan.ranks || s.dst >= plan.ranks) {
+        latency = std::min(options.step_latency, *options.net_step_latency);
+      } else if (!net::same_host(spec.endpoint(rank_to_gpu.at(s.src)),
+                                 spec.endpoint(rank_to_gpu.at(s.dst)))) {
+        latency = *options.net_step_latency;
+      }
+    }
+    least = std::min(least, latency);
+    if (least == Time::zero()) break;
+  }
+  // A freed slot's notice crosses two links at least (CollectiveRunner::slot_notice): the two
+  // shortest of the endpoints' own links bound it from below.
+  if (least > Time::zero() && least < Time::max()) {
+    Time shortest = Time::max();
+    for (const net::LinkSpec& l : spec.links) {
+      const bool edge = spec.nodes[l.a].kind != net::NodeKind::Switch ||
+                        spec.nodes[l.b].kind != net::NodeKind::Switch;
+      if (edge) shortest = std::min(shortest, spec.link_classes[l.link_class].delay);
+    }
+    if (shortest < Time::max()) least = std::min(least, shortest + shortest);
+  }
+  return least;
 }
 
 CollectiveResult run_collective(TransferBackend& backend, const CollectivePlan& plan,

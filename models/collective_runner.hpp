@@ -15,8 +15,13 @@ namespace syncsim::models {
 
 struct CollectiveRunOptions {
   // Delay before every transfer starts (protocol + launch overhead per step). Zero by default. It
-  // counts from when the transfer's data is ready (its dependencies other than the previous
-  // transfer on its connection finished), so chunks queued behind a transfer in flight hide it.
+  // counts from when the transfer's data is ready (its dependencies other than the transfer whose
+  // slot it reuses on its connection finished), so chunks queued behind a transfer in flight hide
+  // it. The reused slot is free once the receiver's notice of it has reached the sender (NCCL's
+  // receiver posts the freed buffer back over the network): the propagation delay of the fewest
+  // links between the two (CollectiveRunner::slot_notice). So no transfer starts sooner than
+  // the least of these after anything it waited for: the reaction a partitioned packet network
+  // relies on (least_reaction below).
   Time step_latency = Time::zero();
   // When set, the delay before transfers between GPUs of different hosts (step_latency then applies
   // inside a host only): NCCL's NET vs NVLINK hardware latencies.
@@ -94,12 +99,13 @@ class CollectiveRunner final : private EventTarget {
  private:
   // Queue events (EventTarget: no closure per event): a delayed transfer start, a reduction's end.
   enum : uint32_t { kBegin = 0, kReduced = 1, kCopied = 2 };
-  // dependents_ entries: the dependent step, with this bit set when the dependency is the previous
-  // transfer on the dependent's own connection (its finish does not delay the data, see issue()).
+  // dependents_ entries: the dependent step, with this bit set when the dependency is the transfer
+  // whose slot it reuses on its own connection (its finish frees the slot, see issue()).
   static constexpr uint32_t kSameConnection = 0x8000'0000u;
   void on_event(uint32_t kind, uint64_t arg) override;
   void issue(uint32_t step);
-  void begin_transfer(uint32_t step);
+  // Starts the transfer of `step` at `at` (now, or later on a backend that starts_ahead()).
+  void begin_transfer(uint32_t step, Time at);
   void finish(uint32_t step);
   // A transfer the backend delivered: finished now, or when its copy ends (channel copy cap).
   void delivered(uint32_t step);
@@ -130,15 +136,32 @@ class CollectiveRunner final : private EventTarget {
   std::vector<uint32_t> dep_offsets_;  // CSR of dependents
   std::vector<uint32_t> dependents_;   // step indices | kSameConnection
   // Per step: when its data is ready, the latest finish of its dependencies other than the
-  // previous transfer on its connection (raised as they finish). Once a transfer is issued its
+  // transfer whose slot it reuses (raised as they finish). Once a transfer is issued its
   // entry is free, and under the channel copy cap holds when the transfer's copy ends (the earliest
   // it can finish): no second array of millions of times.
   std::vector<Time> ready_;
+  // Per step: when the slot it reuses is known free at its sender (the finish of the transfer that
+  // held it, plus the notice's way back).
+  std::vector<Time> slot_free_;
+  std::vector<Time> own_link_delay_;  // per node: the delay of its own link (NICs, NVLink ports)
+  Time fabric_link_delay_ = Time::zero();  // the least delay of a link between two switches
+  Time slot_notice(const PlanStep& s) const;
   std::size_t finished_ = 0;
   bool started_ = false;
   CollectiveResult result_;
   std::function<void(const CollectiveResult&)> on_done_;
 };
+
+// The least time between the finish of anything a plan's transfer waits for and that transfer's
+// start under `options` on the fabric `spec` (ranks on the GPUs `rank_to_gpu`): its step latency
+// (inside a host, or net_step_latency between hosts), zero for a hop between two in-switch engines,
+// and no more than a freed slot's notice (twice the shortest link to a NIC or NVLink port).
+// Time::max() when no transfer waits for anything. A
+// packet network run as partitions needs it above zero (NetworkSpec::Execution::reaction): a
+// completion is told on the simulation's queue after the window it happened in, so what it starts
+// must lie past that window.
+Time least_reaction(const CollectivePlan& plan, const std::vector<uint32_t>& rank_to_gpu,
+                    const CollectiveRunOptions& options, const net::NetworkSpec& spec);
 
 // Builds nothing: runs `plan` alone on `backend` until the queue drains and returns the result.
 // Throws std::logic_error if the plan did not complete (a dependency cycle cannot occur in a plan

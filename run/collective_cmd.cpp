@@ -125,7 +125,12 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
 
   // One row per size, each a simulation of its own: run on o.threads threads into their slots,
   // then appended in size order (and the header's validation cleared if any size skipped it).
+  // At packet level each size's fabric runs as partitions in windows (partition_windows.hpp), on
+  // the threads the sizes leave over (all of them for one size); the partitions do not depend on
+  // the thread count, so neither does any row.
   const std::vector<int64_t> sizes = collective_sweep_sizes(o);
+  const auto partition_threads = static_cast<uint32_t>(
+      std::max<std::size_t>(1, o.threads / std::max<std::size_t>(1, sizes.size())));
   std::vector<NcclTestsRow> rows(sizes.size());
   std::vector<char> unverified(sizes.size(), 0);
   parallel_for(sizes.size(), o.threads, [&](std::size_t index) {
@@ -194,15 +199,24 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
         unverified[index] = 1;
       }
       const auto wall_start = std::chrono::steady_clock::now();
+      net::NetworkSpec run_spec = spec;
+      // GPUDirect RoCE on one plane: other transports and plane shares start their parts
+      // themselves, at once (PacketBackend::starts_ahead), and keep one queue.
+      if (scenario.fidelity == Fidelity::Packet && spec.planes <= 1 &&
+          spec.transport.kind == net::TransportKind::Roce) {
+        run_spec.execution.partitioned = true;
+        run_spec.execution.threads = partition_threads;
+        run_spec.execution.reaction = models::least_reaction(plan, rank_to_gpu, setup.run, spec);
+      }
       Simulation sim(scenario.seed);
-      std::unique_ptr<TransferBackend> backend = make_backend(scenario.fidelity, sim, spec);
+      std::unique_ptr<TransferBackend> backend = make_backend(scenario.fidelity, sim, run_spec);
       backend->keep_finished_records(false);  // only the result and counters are read
       backend->count_port_bytes(true);
       const auto result = models::run_collective(*backend, plan, rank_to_gpu, setup.run);
       out = make_row(o.op, n, bytes, result.duration().microseconds(), static_cast<int>(o.root),
                      wrong);
       NcclTestsRow& row = out;
-      row.sim_events = sim.queue().executed();
+      row.sim_events = sim.queue().executed() + backend->execution().partition_events;
       row.sim_packet_hops = backend->counters().packet_hops;
       row.link_load = busiest_tier(tier_loads(spec, backend->port_bytes()));
       row.sim_wall_s =

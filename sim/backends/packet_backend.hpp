@@ -12,6 +12,12 @@ class PacketBackend final : public TransferBackend, private net::FlowCompletionH
  public:
   PacketBackend(Simulation& sim, const net::NetworkSpec& spec);
   Fidelity fidelity() const override { return Fidelity::Packet; }
+  // A partitioned network that allows it (NetworkSpec::Execution::reaction), for GPUDirect
+  // transfers on one plane (host staging and plane shares start their parts themselves).
+  bool starts_ahead() const override {
+    return network_.starts_ahead() && spec().planes <= 1 &&
+           spec().transport.kind == net::TransportKind::Roce;
+  }
   net::NetworkCounters counters() const override { return network_.counters(); }
   BackendExecution execution() const override {
     return BackendExecution{network_.partitions() == 0 ? 1U : network_.partitions(),

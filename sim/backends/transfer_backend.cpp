@@ -1,5 +1,6 @@
 #include "sim/backends/transfer_backend.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -31,10 +32,13 @@ TransferId TransferBackend::start(const TransferRequest& request, TransferCallba
                                 " to itself");
   }
   if (request.size.count() < 0) throw std::invalid_argument("transfer of a negative size");
+  const Time begin_at = std::max(sim_.now(), request.start_at);
+  SIM_CHECK(begin_at == sim_.now() || starts_ahead(),
+            "a transfer that starts later on a backend that starts transfers only now");
   const auto id = static_cast<TransferId>(started_);
   SIM_CHECK(started_ < UINT32_MAX, "more than 2^32 - 1 transfers");
   ++started_;
-  const TransferRecord fresh{request, sim_.now(), Time::max(), false};
+  const TransferRecord fresh{request, begin_at, Time::max(), false};
   uint32_t slot = kNoSlot;
   if (on_done || !keep_history_) {
     if (free_slots_.empty()) {
@@ -73,7 +77,7 @@ TransferId TransferBackend::start(const TransferRequest& request, TransferCallba
   if (request.size.count() == 0) {
     // Nothing to move: complete at the current instant, but through the queue, so callers never
     // see their callback run inside start().
-    sim_.queue().schedule_fn(sim_.now(), [this, id] { complete(id); });
+    sim_.queue().schedule_fn(begin_at, [this, id] { complete(id); });
     return id;
   }
   if (!same_host && spec_.transport.kind != net::TransportKind::Roce) {

@@ -31,6 +31,10 @@ struct TransferRequest {
   // with the same tag share one persistent queue pair (queue_pairs.hpp); kNoConnection: a QP of
   // the transfer's own.
   uint32_t connection = kNoConnection;
+  // When the transfer starts, if later than now: only for a backend that starts_ahead() (a packet
+  // network run as partitions sets the transfer up now and starts it then, inside its source's
+  // partition, so that the partitions need not stop at every start). Zero: now.
+  Time start_at = Time::zero();
 };
 
 struct TransferRecord {
@@ -84,6 +88,10 @@ class TransferBackend {
   TransferId start(const TransferRequest& request, TransferCallback on_done = {});
 
   virtual Fidelity fidelity() const = 0;
+  // Whether start() takes requests that start later (TransferRequest::start_at); callers that
+  // know their transfers ahead (a collective's runner, a step latency ahead) then hand them over
+  // at once instead of scheduling their start.
+  virtual bool starts_ahead() const { return false; }
   virtual net::NetworkCounters counters() const = 0;
   // One partition, no windows, unless a packet network ran windowed.
   virtual BackendExecution execution() const { return {}; }

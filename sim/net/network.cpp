@@ -1,5 +1,7 @@
 #include "sim/net/network.hpp"
 
+#include <algorithm>
+
 #include "sim/core/check.hpp"
 #include "sim/net/dcqcn_pacing.hpp"
 #include "sim/net/ecn.hpp"
@@ -71,7 +73,11 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
   // fabric without two leaves or without lookahead stays one queue (fabric_partition.hpp).
   if (spec.execution.partitioned) {
     const FabricPartition plan = partition_fabric(spec);
-    if (plan.count > 1) {
+    if (spec.execution.reaction <= Time::zero()) {
+      partition_refusal_ =
+          "what a completion starts may start at once (a step latency of zero), so no window can "
+          "run ahead of it";
+    } else if (plan.count > 1) {
       build_partitions(plan);
     } else {
       partition_refusal_ = plan.why_one;
@@ -200,8 +206,17 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
   }
   findings_ = check_configuration(spec, routing_, switches_);
   if (!partitions_.empty()) {
-    windows_ = std::make_unique<PartitionWindows>(sim.queue(), partitions_, partition_lookahead_,
-                                                  flows_, spec.execution.threads);
+    // Windows as long as the links allow, and no longer than the reaction of whatever starts flows
+    // from completions (they are told after the window).
+    windows_ = std::make_unique<PartitionWindows>(
+        sim.queue(), partitions_, std::min(partition_lookahead_, spec.execution.reaction), flows_,
+        spec.execution.threads);
+    // A caller that starts flows from completions a reaction later sets them up ahead
+    // (start_flow's start_at), so no event of the simulation's queue acts on the partitions at its
+    // own time (its reductions, copies and completions only lead to flows set up ahead) and the
+    // windows need not stop at them. Faults do: schedule_faults turns this off.
+    starts_ahead_ = spec.execution.reaction < Time::max();
+    windows_->set_bounded_by_global(!starts_ahead_);
     if (deadlock_) windows_->set_window_listener(deadlock_.get());
   }
 }
@@ -276,10 +291,12 @@ bool Network::needs_transport(const FlowRecord& f) const {
 }
 
 FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority,
-                           uint32_t queue_pair, bool persistent_qp) {
+                           uint32_t queue_pair, bool persistent_qp, Time start_at) {
   SIM_CHECK(size.count() > 0, "a flow must carry at least one byte");
   SIM_CHECK(nics_[src] != nullptr && nics_[dst] != nullptr, "flows run between NICs");
   SIM_CHECK(priority < spec_.switch_params.priorities, "flow priority above the class count");
+  if (start_at > sim_.now())
+    return start_flow_ahead(src, dst, size, priority, queue_pair, persistent_qp, start_at);
   if (windows_) {
     // Every partition's clock to now, and a window from now for what starts here.
     windows_->bring_to_now();
@@ -336,6 +353,41 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority,
   if (!head) return id;  // listed when its predecessor sends its last new packet (Nic::pull)
   nics_[src]->add_flow(id);
   first.kick();
+  return id;
+}
+
+FlowId Network::start_flow_ahead(NodeId src, NodeId dst, Bytes size, uint8_t priority,
+                                 uint32_t queue_pair, bool persistent_qp, Time start_at) {
+  SIM_CHECK(starts_ahead_, "a flow that starts later on a network that starts flows only now");
+  // Between windows, on the simulation's thread: nothing below is read by a partition before the
+  // flow's first packet, which its NIC sends no sooner than start_at.
+  FlowRecord f;
+  f.src = src;
+  f.dst = dst;
+  f.size_bytes = size.count();
+  f.start = start_at;
+  f.priority = priority;
+  f.queue_pair = queue_pair;
+  f.persistent_qp = persistent_qp;
+  f.route_begin = static_cast<uint32_t>(route_arena_.size());
+  f.hash = routing_.flow_hash(src, dst, queue_pair);
+  for (const auto& o : spec_.route_overrides) {
+    if (o.src == src && o.dst == dst) f.pinned_route = true;
+  }
+  SIM_CHECK(!f.pinned_route, "route overrides are not started ahead");
+  SIM_CHECK(routing_.route(src, dst, f.hash, route_arena_), "no route between the flow's NICs");
+  f.route_hops = static_cast<uint16_t>(route_arena_.size() - f.route_begin);
+  f.mtu_bytes = static_cast<uint32_t>(
+      routing_.path_mtu(route_arena_.data() + f.route_begin, f.route_hops).count());
+  const FlowId id = flows_.add(f);
+  const uint32_t queue =
+      persistent_qp ? send_queues_.open(src, dst, priority, queue_pair) : kNoSendQueue;
+  EgressPort& first = *ports_[route_arena_[f.route_begin]];
+  if (NicPacing* cc = pacing()) cc->add_flow(id, first.bandwidth(), persistent_qp, queue_pair);
+  if (needs_transport(f)) transport_->add_flow(id);
+  ++counters_.flows_started;
+  nics_[src]->start_at(start_at, id, queue);
+  windows_->wake_at(start_at.picoseconds());
   return id;
 }
 

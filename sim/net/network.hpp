@@ -57,8 +57,15 @@ class Network {
   // (tcp_connection.hpp); otherwise the flow gets a queue pair (and a connection) of its own.
   // The messages of one persistent queue pair (same NICs, priority and `queue_pair`) leave in the
   // order they were started, each after the previous one's last packet (send_queue.hpp).
+  // `start_at` later than now (only where starts_ahead()): the flow is set up now (its record,
+  // route and transport state, between windows) and starts at `start_at` inside its source NIC's
+  // partition: it joins its queue pair's send queue and its NIC's round robin then.
   FlowId start_flow(NodeId src, NodeId dst, Bytes size, uint8_t priority, uint32_t queue_pair,
-                    bool persistent_qp = false);
+                    bool persistent_qp = false, Time start_at = Time::zero());
+  // Whether start_flow takes flows that start later: a partitioned run whose caller starts flows
+  // from completions no sooner than NetworkSpec::Execution::reaction after them (and no faults).
+  // Its windows then run past the simulation's own events.
+  bool starts_ahead() const { return starts_ahead_; }
   void set_completion_handler(FlowCompletionHandler* handler) {
     flows_.set_completion_handler(handler);
   }
@@ -164,6 +171,9 @@ class Network {
   std::unique_ptr<PartitionWindows> windows_;
   Time partition_lookahead_ = Time::max();
   std::string partition_refusal_;
+  bool starts_ahead_ = false;
+  FlowId start_flow_ahead(NodeId src, NodeId dst, Bytes size, uint8_t priority, uint32_t queue_pair,
+                          bool persistent_qp, Time start_at);
 };
 
 }  // namespace syncsim::net

@@ -92,6 +92,11 @@ void FaultInjector::storm(const NetFault& f, bool on) {
 void Network::schedule_faults(std::vector<NetFault> faults, const FaultParams& params) {
   SIM_CHECK(faults_ == nullptr, "faults are scheduled once per network");
   if (faults.empty()) return;
+  // Faults act on the partitions at their own times: windows stop at them, flows start only now.
+  if (starts_ahead_) {
+    starts_ahead_ = false;
+    windows_->set_bounded_by_global(true);
+  }
   faults_ = std::make_unique<FaultInjector>(*this, std::move(faults), params);
 }
 

@@ -326,12 +326,17 @@ struct NetworkSpec {
   bool port_counters = false;
   // How a packet-level run executes, not what it models: `partitioned` runs the fabric's partitions
   // in windows (partition_windows.hpp) on `threads` threads, with the same results for any
-  // `threads`. Only for callers whose transfers are all known in advance (no completion callback
-  // starts one): `syncsim run` sets it for traffic. The network still runs as one queue where the
-  // fabric cannot be split (Network::partition_refusal: fewer than two leaves, no lookahead).
+  // `threads`. A flow completed inside a window is told on the simulation's queue after it, so a
+  // completion callback may start flows only `reaction` or more after the completion: Time::max()
+  // for callers whose transfers are all known in advance (`syncsim run` on traffic), a collective's
+  // least step latency for its runner (models::least_reaction). Windows are then no longer than
+  // `reaction` (results do not depend on where windows end); a flow started sooner stops the run
+  // (SIM_CHECK). The network still runs as one queue where the fabric cannot be split
+  // (Network::partition_refusal: fewer than two leaves, no lookahead, a reaction of zero).
   struct Execution {
     bool partitioned = false;
     uint32_t threads = 1;
+    Time reaction = Time::max();
   } execution;
   // Static route overrides (e.g. after a link failure, or a misconfiguration): flows from NIC `src`
   // to NIC `dst` pass through the switches `via` in order (each a switch with NICs attached), on

@@ -25,6 +25,29 @@ Nic::Nic(const NetContext& ctx, NodeId id, const NicParams& params, uint32_t pri
 
 void Nic::add_flow(FlowId flow) { active_.push_back(flow); }
 
+void Nic::start_at(Time at, FlowId flow, uint32_t queue) {
+  ctx_.queue.schedule(at, this, kStart, (uint64_t{queue} << 32) | flow);
+}
+
+void Nic::start_flow(uint64_t arg) {
+  const auto id = static_cast<FlowId>(arg & 0xffff'ffffU);
+  const auto queue = static_cast<uint32_t>(arg >> 32);
+  bool head = true;
+  if (queue != kNoSendQueue) {
+    const FlowRecord& f = ctx_.flows[id];
+    const int64_t mtu = f.mtu_bytes;
+    head = ctx_.send_queues->post(queue, id, static_cast<uint64_t>((f.size_bytes + mtu - 1) / mtu),
+                                  ctx_.flows);
+  }
+  if (!head) {
+    // Behind an earlier message of its queue pair: listed when that one sends its last new packet.
+    if (ctx_.flows[id].transport_state != kNoTransportState) transport_->unlisted(id);
+    return;
+  }
+  add_flow(id);
+  ctx_.egress(port_).kick();
+}
+
 void Nic::account_injected(FlowId id, const Packet& p) {
   if (pacing_ != nullptr) {
     const uint32_t wire =
@@ -268,6 +291,10 @@ void Nic::on_event(uint32_t kind, uint64_t arg) {
   }
   if (kind == kRxDrain) {
     rx_drain();
+    return;
+  }
+  if (kind == kStart) {
+    start_flow(arg);
     return;
   }
   wake_at_ps_ = INT64_MAX;

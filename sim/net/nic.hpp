@@ -18,7 +18,13 @@ class ReliableTransport;
 
 class Nic final : public Node, public EventTarget {
  public:
-  enum EventKind : uint32_t { kWake = 0, kRateTimer = 1, kRetransmitTimer = 2, kRxDrain = 3 };
+  enum EventKind : uint32_t {
+    kWake = 0,
+    kRateTimer = 1,
+    kRetransmitTimer = 2,
+    kRxDrain = 3,
+    kStart = 4
+  };
   // `priorities` and `lossless_mask`: the classes receiver-side PFC pauses. `pacing` (DCQCN or IB
   // congestion control) and `transport` may be null (no congestion control; no reliable transport);
   // they outlive the NIC.
@@ -30,9 +36,13 @@ class Nic final : public Node, public EventTarget {
   // kNoPacket. When only pacing holds flows back, a wake-up is scheduled at the earliest one.
   PacketRef pull(uint8_t paused_mask);
   void add_flow(FlowId flow);
+  // Flow `flow`, set up already (Network::start_flow with a later start), starts at `at`: it is
+  // posted to its queue pair's send queue `queue` (kNoSendQueue: none) and, at its head, listed.
+  void start_at(Time at, FlowId flow, uint32_t queue);
   NodeId id() const { return id_; }
   // kWake: kick the NIC's port; kRateTimer: DCQCN rate-increase timer of flow `arg`;
-  // kRetransmitTimer: the reliable transport's timer of flow `arg`; kRxDrain: receive buffer.
+  // kRetransmitTimer: the reliable transport's timer of flow `arg`; kRxDrain: receive buffer;
+  // kStart: a flow set up ahead starts (start_at).
   void on_event(uint32_t kind, uint64_t arg) override;
   // Reliable transports: lists a flow again once it may send, and kicks the port.
   void reactivate(FlowId flow);
@@ -49,6 +59,7 @@ class Nic final : public Node, public EventTarget {
 
  private:
   void wake_at(int64_t at_ps);
+  void start_flow(uint64_t arg);  // kStart
   // Flow `id` may not send now: its priority is paused, or (an in-switch engine) its port is full.
   bool held(FlowId id, uint8_t paused_mask) const;
   // The next packet of reliable flow active_[next_] (a new PSN or a retransmission).

@@ -23,6 +23,13 @@ void PartitionWindows::bring_to_now() {
   const Time now = global_.now();
   const bool arrivals = arrivals_pending();
   for (std::size_t i = 0; i < parts_.size(); ++i) {
+    // A window ends no later than the next event of the simulation's queue (unless flows are set
+    // up ahead), so only a flow started now from a completion's callback, or from an event the
+    // window ran past, gets here behind a partition's clock: sooner than the network's reaction
+    // (NetworkSpec::Execution::reaction) allows.
+    SIM_CHECK(parts_[i]->queue.now() <= now,
+              "a flow was started in a partition's past: a completion started it sooner than the "
+              "network's reaction");
     if (arrivals) take_in(i);
     parts_[i]->queue.advance_to(now);
   }
@@ -95,7 +102,8 @@ void PartitionWindows::window() {
   window_at_ps_ = INT64_MAX;
   const int64_t start = global_.now().picoseconds();
   // Up to the lookahead, and never past the next event outside the partitions.
-  const int64_t next_global = global_.next_event_time().picoseconds();
+  const int64_t next_global =
+      bounded_by_global_ ? global_.next_event_time().picoseconds() : INT64_MAX;
   const int64_t end =
       std::min({next_global, start > INT64_MAX - lookahead_ps_ ? INT64_MAX : start + lookahead_ps_,
                 std::max(limit_ps_, start + 1)});

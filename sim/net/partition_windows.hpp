@@ -22,12 +22,16 @@
 // (or, before something starts a flow between windows, all do at once).
 //
 // Everything outside the partitions (the traffic's start times, completion callbacks, samplers)
-// stays on the simulation's own queue. A window never runs past the next such event, and every
-// partition's clock is at that event's time when it runs, so starting a flow from it is starting
-// it "now" everywhere. A flow completed inside a window is reported on the simulation's queue at
-// its finish time once the window is over; the callback may not start flows (that would be in the
-// partitions' past): the network is partitioned only for runs whose transfers are all known in
-// advance (NetworkSpec::partitioned).
+// stays on the simulation's own queue. A window never runs past the next such event (unless the
+// network sets its flows up ahead, Network::starts_ahead: then none acts at its own time), and
+// every partition's clock is at that event's time when it runs, so starting a flow from it is
+// starting it "now" everywhere. A flow completed inside a window is reported on the simulation's
+// queue at its finish time once the window is over; a flow its callback starts must lie past that
+// window (else it would be in the partitions' past): windows are no longer than the least delay
+// between a completion and what it starts (NetworkSpec::Execution::reaction; a collective's step
+// latency, none for traffic known in advance), and a flow started sooner stops the run. Such a
+// caller may hand its flows over ahead instead (Network::start_flow's start_at: set up now, started
+// inside the source's partition then), so that windows are not cut short at every start.
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -76,6 +80,13 @@ class PartitionWindows final : public EventTarget {
   void bring_to_now();
   // After that: a window runs from now.
   void wake();
+  // Something was scheduled in a partition at `at_ps` from the simulation's queue (a flow set up
+  // ahead, Network::start_flow): a window runs from then at the latest.
+  void wake_at(int64_t at_ps) { schedule_window(at_ps); }
+  // Whether a window stops at the simulation's next event (the default): off where that queue's
+  // events act on the partitions only ahead of time (Network::starts_ahead), so that windows run
+  // their whole lookahead.
+  void set_bounded_by_global(bool bounded) { bounded_by_global_ = bounded; }
   void on_event(uint32_t kind, uint64_t arg) override;
   void set_window_listener(WindowListener* listener) { listener_ = listener; }
   // Windows end no later than `end_ps` (exclusive) until told otherwise, so that the simulation's
@@ -106,6 +117,7 @@ class PartitionWindows final : public EventTarget {
   CancelToken window_token_;
   int64_t window_at_ps_ = INT64_MAX;  // the pending window's start, INT64_MAX when none
   int64_t limit_ps_ = INT64_MAX;      // set_window_limit
+  bool bounded_by_global_ = true;     // set_bounded_by_global
   uint64_t windows_ = 0;
   uint32_t filled_ =
       1;  // the outbox buffer the last window filled (none yet: take_in finds 1 empty)

@@ -127,6 +127,10 @@ check "collective exits 0" test $? -eq 0
 check "collective prints nccl-tests' footer" grep -q "^# Avg bus bandwidth" "$tmp/coll"
 "$bin" collective "$src/scenarios/ring-next-leaf-128.yaml" --set fidelity=analytic -b 1M -e 4M --threads 3 >"$tmp/coll-threads" 2>"$tmp/err"
 check "collective --threads 3 prints the same table as one thread" cmp -s "$tmp/coll" "$tmp/coll-threads"
+# One size at packet level: its fabric's partitions run on the threads (the same table).
+"$bin" collective "$src/scenarios/ring-next-leaf-128.yaml" --set fidelity=packet -b 2M -e 2M >"$tmp/coll" 2>"$tmp/err"
+"$bin" collective "$src/scenarios/ring-next-leaf-128.yaml" --set fidelity=packet -b 2M -e 2M --threads 2 >"$tmp/coll-threads" 2>"$tmp/err"
+check "packet collective --threads 2 prints the same table as one thread" cmp -s "$tmp/coll" "$tmp/coll-threads"
 "$bin" collective "$src/scenarios/ring-next-leaf-128.yaml" --model nccl -b 8 -e 8G --json >"$tmp/coll" 2>"$tmp/err"
 check "collective --model nccl exits 0" test $? -eq 0
 "$bin" collective "$src/scenarios/ring-next-leaf-128.yaml" --set collective.protocol=LL64 >/dev/null 2>"$tmp/err"
