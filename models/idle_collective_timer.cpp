@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/collective_backend.hpp"
 #include "models/collective_runner.hpp"
-#include "sim/backends/make_backend.hpp"
 #include "sim/core/parallel_for.hpp"
 #include "sim/core/simulation.hpp"
 
@@ -122,7 +122,8 @@ std::vector<IdleCollectiveTimer::Timing> IdleCollectiveTimer::run_groups(
   const auto ranks = static_cast<uint32_t>(groups.front().size());
   const CollectivePlan& p = collective.plan;
   Simulation sim(config_.seed);
-  auto backend = make_backend(fidelity_, sim, spec_);
+  const CollectiveBackend backend =
+      make_collective_backend(fidelity_, sim, spec_, p, groups, collective.run, 1);
   backend->keep_finished_records(false);  // only the runners' results are read
   std::vector<std::unique_ptr<CollectiveRunner>> runners;
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {

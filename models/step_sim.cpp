@@ -13,10 +13,10 @@
 #include <utility>
 
 #include "models/bucket_extrapolation.hpp"
+#include "models/collective_backend.hpp"
 #include "models/collective_cost.hpp"
 #include "models/communication_memory.hpp"
 #include "models/step_engine.hpp"
-#include "sim/backends/make_backend.hpp"
 #include "sim/core/parallel_for.hpp"
 #include "sim/core/rng.hpp"
 #include "sim/core/simulation.hpp"
@@ -350,12 +350,16 @@ class DdpStepEngine final : public StepEngine {
     // Longest first (the pool takes tasks in order); ties keep the buckets' order.
     std::stable_sort(tasks.begin(), tasks.end(),
                      [](const Task& a, const Task& b) { return a.chunks > b.chunks; });
+    // At packet level each task's fabric runs as partitions on the threads the tasks leave over.
+    const auto partition_threads = static_cast<uint32_t>(
+        std::max<std::size_t>(1, config_.threads / std::max<std::size_t>(1, tasks.size())));
     parallel_for(tasks.size(), config_.threads, [&](std::size_t i) {
       Simulation sim(config_.seed);
-      auto fresh = make_backend(fidelity_, sim, spec_);
+      const CollectivePlan plan = build_plan(tasks[i].options);
+      const CollectiveBackend fresh = make_collective_backend(
+          fidelity_, sim, spec_, plan, {config_.rank_to_gpu}, tasks[i].run, partition_threads);
       fresh->keep_finished_records(false);  // only the collective's result is read
-      tasks[i].result =
-          run_collective(*fresh, build_plan(tasks[i].options), config_.rank_to_gpu, tasks[i].run);
+      tasks[i].result = run_collective(*fresh, plan, config_.rank_to_gpu, tasks[i].run);
     });
     for (Task& t : tasks) {
       if (t.sample) {
@@ -383,7 +387,8 @@ class DdpStepEngine final : public StepEngine {
     } else if (n_ > 1) {
       auto run_idle = [&](const CollectivePlan& plan, const CollectiveRunOptions& run) {
         Simulation sim(config_.seed);
-        auto fresh = make_backend(fidelity_, sim, spec_);
+        const CollectiveBackend fresh = make_collective_backend(
+            fidelity_, sim, spec_, plan, {config_.rank_to_gpu}, run, config_.threads);
         fresh->keep_finished_records(false);  // only the collective's result is read
         return run_collective(*fresh, plan, config_.rank_to_gpu, run);
       };

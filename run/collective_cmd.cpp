@@ -5,6 +5,7 @@
 #include <chrono>
 #include <memory>
 
+#include "models/collective_backend.hpp"
 #include "models/nccl_setup.hpp"
 #include "run/calibrated_collective.hpp"
 #include "run/runner.hpp"
@@ -199,17 +200,9 @@ CollectiveSweep run_collective_sweep(const Scenario& scenario, const CollectiveS
         unverified[index] = 1;
       }
       const auto wall_start = std::chrono::steady_clock::now();
-      net::NetworkSpec run_spec = spec;
-      // GPUDirect RoCE on one plane: other transports and plane shares start their parts
-      // themselves, at once (PacketBackend::starts_ahead), and keep one queue.
-      if (scenario.fidelity == Fidelity::Packet && spec.planes <= 1 &&
-          spec.transport.kind == net::TransportKind::Roce) {
-        run_spec.execution.partitioned = true;
-        run_spec.execution.threads = partition_threads;
-        run_spec.execution.reaction = models::least_reaction(plan, rank_to_gpu, setup.run, spec);
-      }
       Simulation sim(scenario.seed);
-      std::unique_ptr<TransferBackend> backend = make_backend(scenario.fidelity, sim, run_spec);
+      const models::CollectiveBackend backend = models::make_collective_backend(
+          scenario.fidelity, sim, spec, plan, {rank_to_gpu}, setup.run, partition_threads);
       backend->keep_finished_records(false);  // only the result and counters are read
       backend->count_port_bytes(true);
       const auto result = models::run_collective(*backend, plan, rank_to_gpu, setup.run);
