@@ -129,27 +129,12 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
     throw std::invalid_argument("plan of " + std::to_string(n) +
                                 " steps: at most 2^31 - 1 supported");
   }
+  notify_slots_ = backend_.fidelity() == Fidelity::Packet;
   reserve_huge(waiting_, n);
   reserve_huge(ready_, n);
-  reserve_huge(slot_free_, n);
   reserve_huge(dep_offsets_, n + 1);
   waiting_.assign(n, 0);
   ready_.assign(n, Time::zero());
-  slot_free_.assign(n, Time::zero());
-  {
-    const net::NetworkSpec& spec = backend_.spec();
-    own_link_delay_.assign(spec.nodes.size(), Time::zero());
-    fabric_link_delay_ = Time::max();
-    for (const net::LinkSpec& l : spec.links) {
-      const Time delay = spec.link_classes[l.link_class].delay;
-      const bool a_switch = spec.nodes[l.a].kind == net::NodeKind::Switch;
-      const bool b_switch = spec.nodes[l.b].kind == net::NodeKind::Switch;
-      if (a_switch && b_switch) fabric_link_delay_ = std::min(fabric_link_delay_, delay);
-      if (!a_switch) own_link_delay_[l.a] = delay;
-      if (!b_switch) own_link_delay_[l.b] = delay;
-    }
-    if (fabric_link_delay_ == Time::max()) fabric_link_delay_ = Time::zero();
-  }
   dep_offsets_.assign(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i) {
     for (uint32_t d : plan_.deps(i)) {
@@ -218,20 +203,12 @@ void CollectiveRunner::issue(uint32_t step) {
   }
   ++result_.transfers;
   result_.bytes_sent += s.bytes;
-  // Between two SHARP engines the switches pass the data on in hardware: no software step.
-  const bool engine_hop = s.src >= plan_.ranks && s.dst >= plan_.ranks;
-  Time latency = engine_hop ? Time::zero() : options_.step_latency;
-  if (options_.net_step_latency && !engine_hop) {
-    const net::NetworkSpec& spec = backend_.spec();
-    if (!net::same_host(spec.endpoint(gpu_[s.src]), spec.endpoint(gpu_[s.dst]))) {
-      latency = *options_.net_step_latency;
-    }
-  }
   // The latency runs from the last of its dependencies' finish
   // (CollectiveRunOptions::step_latency), overlapping the transfers in flight on the same
-  // connection while their slots are free, as NCCL posts the next chunk while one is in flight.
+  // connection while their slots are free, as NCCL posts the next chunk while one is in flight;
+  // ready_ holds a freed slot's notice less that latency (finish()).
   const Time ready = std::max(result_.start + options_.launch_latency, ready_[step]);
-  Time at = std::max({sim.now(), ready + latency, slot_free_[step]});
+  Time at = std::max(sim.now(), ready + latency_of(s));
   Time* paced_until = nullptr;  // the connection's pacing, set below from the final start
   Time pace = Time::zero();
   if (!egress_.empty()) {
@@ -311,21 +288,17 @@ void CollectiveRunner::begin_transfer(uint32_t step, Time at) {
                  [this, step](TransferId, const TransferRecord&) { delivered(step); });
 }
 
-Time CollectiveRunner::slot_notice(const PlanStep& s) const {
-  // The fewest links between the two ends: their own links, and two between switches when they
-  // hang off different switches (a leaf, a spine, a leaf).
-  const net::NetworkSpec& spec = backend_.spec();
-  const net::GpuAttachment& a = spec.endpoint(gpu_[s.src]);
-  const net::GpuAttachment& b = spec.endpoint(gpu_[s.dst]);
-  const bool nvlink = net::same_host(a, b);
-  const net::NodeId from = nvlink ? a.nvlink_port : a.nic;
-  const net::NodeId to = nvlink ? b.nvlink_port : b.nic;
-  if (from == net::kNoNode || to == net::kNoNode) return Time::zero();
-  Time notice = own_link_delay_[from] + own_link_delay_[to];
-  if (!nvlink && spec.attachment_of_nic[from] != spec.attachment_of_nic[to]) {
-    notice += fabric_link_delay_ + fabric_link_delay_;
+Time CollectiveRunner::latency_of(const PlanStep& s) const {
+  // Between two SHARP engines the switches pass the data on in hardware: no software step.
+  const bool engine_hop = s.src >= plan_.ranks && s.dst >= plan_.ranks;
+  if (engine_hop) return Time::zero();
+  if (options_.net_step_latency) {
+    const net::NetworkSpec& spec = backend_.spec();
+    if (!net::same_host(spec.endpoint(gpu_[s.src]), spec.endpoint(gpu_[s.dst]))) {
+      return *options_.net_step_latency;
+    }
   }
-  return notice;
+  return options_.step_latency;
 }
 
 int64_t CollectiveRunner::wire_bytes(int64_t payload, uint32_t a, uint32_t b) const {
@@ -356,10 +329,16 @@ void CollectiveRunner::finish(uint32_t step) {
     const uint32_t entry = dependents_[k];
     const uint32_t next = entry & ~kSameConnection;
     if ((entry & kSameConnection) != 0) {
-      // An empty transfer sends nothing (NCCL skips it), so it holds no slot to hand back.
-      const Time free_at =
-          plan_.steps[step].bytes == 0 ? now : now + slot_notice(plan_.steps[next]);
-      if (free_at > slot_free_[next]) slot_free_[next] = free_at;
+      // At packet level the slot is free at the sender once the receiver's notice is back (the
+      // fewest links between them; notify_slots_). Kept in ready_ less the step's latency, which
+      // issue() adds back, so that the later of the two binds. An empty transfer sends nothing
+      // (NCCL skips it) and holds no slot to hand back.
+      if (notify_slots_ && plan_.steps[step].bytes != 0) {
+        const PlanStep& t = plan_.steps[next];
+        const Time free_at = now + backend_.least_propagation(gpu_[t.src], gpu_[t.dst]);
+        const Time counted_from = free_at - latency_of(t);
+        if (counted_from > ready_[next]) ready_[next] = counted_from;
+      }
     } else if (now > ready_[next]) {
       ready_[next] = now;
     }
@@ -392,7 +371,7 @@ Time least_reaction(const CollectivePlan& plan, const std::vector<uint32_t>& ran
     least = std::min(least, latency);
     if (least == Time::zero()) break;
   }
-  // A freed slot's notice crosses two links at least (CollectiveRunner::slot_notice): the two
+  // A freed slot's notice crosses two links at least (TransferBackend::least_propagation): the two
   // shortest of the endpoints' own links bound it from below.
   if (least > Time::zero() && least < Time::max()) {
     Time shortest = Time::max();

@@ -170,4 +170,31 @@ void TransferBackend::complete_now(TransferId id) {
   }
 }
 
+Time TransferBackend::least_propagation(uint32_t a, uint32_t b) const {
+  if (own_link_delay_.empty()) {
+    own_link_delay_.assign(spec_.nodes.size(), Time::zero());
+    Time fabric = Time::max();
+    for (const net::LinkSpec& l : spec_.links) {
+      const Time delay = spec_.link_classes[l.link_class].delay;
+      const bool a_switch = spec_.nodes[l.a].kind == net::NodeKind::Switch;
+      const bool b_switch = spec_.nodes[l.b].kind == net::NodeKind::Switch;
+      if (a_switch && b_switch) fabric = std::min(fabric, delay);
+      if (!a_switch) own_link_delay_[l.a] = delay;
+      if (!b_switch) own_link_delay_[l.b] = delay;
+    }
+    fabric_link_delay_ = fabric == Time::max() ? Time::zero() : fabric;
+  }
+  const net::GpuAttachment& ea = spec_.endpoint(a);
+  const net::GpuAttachment& eb = spec_.endpoint(b);
+  const bool nvlink = net::same_host(ea, eb);
+  const net::NodeId from = nvlink ? ea.nvlink_port : ea.nic;
+  const net::NodeId to = nvlink ? eb.nvlink_port : eb.nic;
+  if (from == net::kNoNode || to == net::kNoNode) return Time::zero();
+  Time delay = own_link_delay_[from] + own_link_delay_[to];
+  if (!nvlink && spec_.attachment_of_nic[from] != spec_.attachment_of_nic[to]) {
+    delay += fabric_link_delay_ + fabric_link_delay_;
+  }
+  return delay;
+}
+
 }  // namespace syncsim

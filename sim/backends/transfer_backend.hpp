@@ -130,6 +130,12 @@ class TransferBackend {
   bool keeps_finished_records() const { return keep_history_; }
   Simulation& simulation() { return sim_; }
   const net::NetworkSpec& spec() const { return spec_; }
+  // The propagation delay of the fewest links between endpoints `a` and `b` (GPU or engine ids):
+  // their own links (NIC or NVLink port to its switch) and, between hosts on different switches,
+  // two links between switches (a leaf, a spine, a leaf: the least such delay). Zero where an end
+  // has no port of that kind. What a receiver's notice back to a sender crosses at least (a
+  // collective's freed slot); the per-node delays are gathered once per backend, on first use.
+  Time least_propagation(uint32_t a, uint32_t b) const;
 
   // Payload bytes routed through each egress port (port 2i: link i a -> b, 2i+1: b -> a; see
   // sim/net/routing.hpp), summed over the transfers started while counting is on; off by default
@@ -168,6 +174,10 @@ class TransferBackend {
   std::vector<TransferCallback> callback_slots_;
   std::vector<TransferRecord> live_records_;
   std::vector<uint32_t> free_slots_;
+  // least_propagation's: per node the delay of its own link (NICs, NVLink ports), and the least
+  // delay of a link between two switches; empty until first asked.
+  mutable std::vector<Time> own_link_delay_;
+  mutable Time fabric_link_delay_ = Time::zero();
   std::size_t started_ = 0;
   bool keep_history_ = true;
   QueuePairTable queue_pairs_;
