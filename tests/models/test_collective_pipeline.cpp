@@ -31,6 +31,27 @@ bool near(double got, double want, double rel) {
   return std::abs(got - want) <= rel * std::abs(want);
 }
 
+// One chunk of `m` bytes (whole MTUs of 4096 B) alone between ranks 0 and 1 of 100G links: alpha +
+// beta*m, its serialization at the bottleneck (all links alike) and alpha.
+struct ChunkAlone {
+  double t_idle = 0;
+  double t_wire = 0;
+  double alpha = 0;
+};
+ChunkAlone chunk_alone(const net::NetworkSpec& spec, int64_t m) {
+  Simulation probe(1);
+  AnalyticBackend single(probe, spec);
+  single.start(TransferRequest{0, 1, Bytes{m}, 0});
+  probe.queue().run();
+  ChunkAlone c;
+  const int64_t whole_packets = m / 4096;
+  c.t_idle = single.transfers()[0].finish.seconds();
+  c.t_wire =
+      Bandwidth::gbps(100).tx_time(Bytes{4096 + 64}).seconds() * static_cast<double>(whole_packets);
+  c.alpha = c.t_idle - c.t_wire;
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("plans with several transfers in flight per connection stay data-flow correct") {
@@ -91,16 +112,7 @@ TEST_CASE(
   const int64_t m = int64_t{256} << 10;  // chunk: 64 MTUs, no packet rounding
   const int64_t pieces = 8;              // per ring segment
   const auto spec = topo::build_fabric(far_apart(n));
-  // alpha + beta*m of one chunk alone, and its serialization at the bottleneck (all links alike).
-  Simulation probe(1);
-  AnalyticBackend single(probe, spec);
-  single.start(TransferRequest{0, 1, Bytes{m}, 0});
-  probe.queue().run();
-  const double t_idle = single.transfers()[0].finish.seconds();
-  const auto whole_packets = m / 4096;
-  const double t_wire =
-      Bandwidth::gbps(100).tx_time(Bytes{4096 + 64}).seconds() * static_cast<double>(whole_packets);
-  const double alpha = t_idle - t_wire;
+  const auto [t_idle, t_wire, alpha] = chunk_alone(spec, m);
   CHECK(alpha > 7 * t_wire / 2);  // latency-dominated chunk
   CHECK(alpha < 7 * t_wire);      // but 8 in flight cover it: bandwidth-bound with 8 slots
 
@@ -146,15 +158,7 @@ TEST_CASE("chunks in flight at packet level: a freed slot's notice crosses the p
   const int64_t m = int64_t{512} << 10;  // 128 MTUs
   const int64_t pieces = 8;
   const auto spec = topo::build_fabric(far_apart(n));
-  Simulation probe(1);
-  AnalyticBackend single(probe, spec);
-  single.start(TransferRequest{0, 1, Bytes{m}, 0});
-  probe.queue().run();
-  const double t_idle = single.transfers()[0].finish.seconds();
-  const int64_t whole_packets = m / 4096;
-  const double t_wire =
-      Bandwidth::gbps(100).tx_time(Bytes{4096 + 64}).seconds() * static_cast<double>(whole_packets);
-  const double alpha = t_idle - t_wire;
+  const auto [t_idle, t_wire, alpha] = chunk_alone(spec, m);
   const double notice = 4 * 20e-6;
   CHECK(alpha + notice > 3 * t_wire);  // one slot: the round trip's latency dominates
   CHECK(alpha + notice < 7 * t_wire);  // 8 slots cover it: bandwidth-bound
