@@ -331,9 +331,9 @@ void CollectiveRunner::finish(uint32_t step) {
     if ((entry & kSameConnection) != 0) {
       // At packet level the slot is free at the sender once the receiver's notice is back (the
       // fewest links between them; notify_slots_). Kept in ready_ less the step's latency, which
-      // issue() adds back, so that the later of the two binds. An empty transfer sends nothing
-      // (NCCL skips it) and holds no slot to hand back.
-      if (notify_slots_ && plan_.steps[step].bytes != 0) {
+      // issue() adds back, so that the later of the two binds. Also after an empty transfer:
+      // a partitioned run relies on every start lying a reaction past what it waited for.
+      if (notify_slots_) {
         const PlanStep& t = plan_.steps[next];
         const Time free_at = now + backend_.least_propagation(gpu_[t.src], gpu_[t.dst]);
         const Time counted_from = free_at - latency_of(t);
