@@ -10,6 +10,7 @@
 #include <cassert>
 #include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -89,15 +90,33 @@ class GrowableArray {
     data_ = static_cast<T*>(fresh);
     bytes_ = bytes;
     capacity_ = bytes / sizeof(T);
-    if (bytes >= (std::size_t{4} << 20)) advise_huge_pages(data_, bytes);
+    if (bytes >= (std::size_t{4} << 20)) advise_huge_storage();
   }
 
 #if defined(__linux__)
   void* resize_storage(std::size_t bytes) {
-    void* p = data_ == nullptr
-                  ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-                  : mremap(data_, bytes_, bytes, MREMAP_MAYMOVE);
-    return p == MAP_FAILED ? nullptr : p;
+    if (data_ == nullptr) {
+      void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      return p == MAP_FAILED ? nullptr : p;
+    }
+    void* p = mremap(data_, bytes_, bytes, MREMAP_MAYMOVE);
+    if (p != MAP_FAILED) return p;
+    // mremap moves one mapping only (EFAULT when the range has been split): a fresh one and a
+    // copy then, as a vector would.
+    p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return nullptr;
+    std::memcpy(p, data_, size_ * sizeof(T));
+    munmap(data_, bytes_);
+    return p;
+  }
+  // Huge pages for the whole mapping: advising only its 2 MiB-aligned middle (advise_huge_pages,
+  // for memory that shares its mapping) would split it in three, and mremap cannot move a split
+  // range (it failed with EFAULT on the next growth wherever the mapping did not start on a 2 MiB
+  // boundary, which depends on the address space's layout).
+  void advise_huge_storage() {
+#if defined(MADV_HUGEPAGE)
+    madvise(data_, bytes_, MADV_HUGEPAGE);
+#endif
   }
   void release_storage() {
     if (data_ != nullptr) munmap(data_, bytes_);
@@ -110,6 +129,7 @@ class GrowableArray {
     return std::realloc(data_, bytes);
   }
   void release_storage() { std::free(data_); }
+  void advise_huge_storage() { advise_huge_pages(data_, bytes_); }
 #endif
 
   T* data_ = nullptr;
