@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/backends/packet_backend.hpp"
+
 namespace syncsim::models {
 
 CollectiveBackend make_collective_backend(Fidelity fidelity, Simulation& sim,
@@ -9,8 +11,7 @@ CollectiveBackend make_collective_backend(Fidelity fidelity, Simulation& sim,
                                           const std::vector<std::vector<uint32_t>>& groups,
                                           const CollectiveRunOptions& options, uint32_t threads) {
   CollectiveBackend out;
-  if (fidelity != Fidelity::Packet || spec.planes > 1 ||
-      spec.transport.kind != net::TransportKind::Roce) {
+  if (fidelity != Fidelity::Packet || !packet_starts_ahead_possible(spec)) {
     out.backend = make_backend(fidelity, sim, spec);
     return out;
   }

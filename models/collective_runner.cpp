@@ -179,6 +179,19 @@ void CollectiveRunner::start(std::function<void(const CollectiveResult&)> on_don
     return;
   }
   backend_.reserve_transfers(plan_.transfer_count());
+  if (backend_.starts_ahead()) {
+    // On partitions, what a completion starts must lie past the window it completed in: the
+    // network's windows were sized from a reaction every collective of the run keeps
+    // (NetworkSpec::Execution::reaction). A plan that reacts sooner is a caller's mistake.
+    const Time window = backend_.execution().window;
+    const Time reaction = least_reaction(plan_, gpu_, options_, backend_.spec());
+    if (reaction < window) {
+      throw std::logic_error("a collective whose transfers start " +
+                             std::to_string(reaction.seconds() * 1e9) +
+                             " ns after what they wait for runs on partitions whose windows last " +
+                             std::to_string(window.seconds() * 1e9) + " ns");
+    }
+  }
   auto roots = [this] {
     for (uint32_t i = 0; i < plan_.steps.size(); ++i) {
       if (waiting_[i] == 0) issue(i);
@@ -371,18 +384,20 @@ Time least_reaction(const CollectivePlan& plan, const std::vector<uint32_t>& ran
     least = std::min(least, latency);
     if (least == Time::zero()) break;
   }
+  if (least > Time::zero() && least < Time::max()) least = std::min(least, least_slot_notice(spec));
+  return least;
+}
+
+Time least_slot_notice(const net::NetworkSpec& spec) {
   // A freed slot's notice crosses two links at least (TransferBackend::least_propagation): the two
   // shortest of the endpoints' own links bound it from below.
-  if (least > Time::zero() && least < Time::max()) {
-    Time shortest = Time::max();
-    for (const net::LinkSpec& l : spec.links) {
-      const bool edge = spec.nodes[l.a].kind != net::NodeKind::Switch ||
-                        spec.nodes[l.b].kind != net::NodeKind::Switch;
-      if (edge) shortest = std::min(shortest, spec.link_classes[l.link_class].delay);
-    }
-    if (shortest < Time::max()) least = std::min(least, shortest + shortest);
+  Time shortest = Time::max();
+  for (const net::LinkSpec& l : spec.links) {
+    const bool edge = spec.nodes[l.a].kind != net::NodeKind::Switch ||
+                      spec.nodes[l.b].kind != net::NodeKind::Switch;
+    if (edge) shortest = std::min(shortest, spec.link_classes[l.link_class].delay);
   }
-  return least;
+  return shortest < Time::max() ? shortest + shortest : Time::max();
 }
 
 CollectiveResult run_collective(TransferBackend& backend, const CollectivePlan& plan,

@@ -165,6 +165,9 @@ class CollectiveRunner final : private EventTarget {
 // must lie past that window.
 Time least_reaction(const CollectivePlan& plan, const std::vector<uint32_t>& rank_to_gpu,
                     const CollectiveRunOptions& options, const net::NetworkSpec& spec);
+// The least a freed slot's notice can take on `spec`: twice its shortest link to a NIC or NVLink
+// port (Time::max() on a fabric without one).
+Time least_slot_notice(const net::NetworkSpec& spec);
 
 // Builds nothing: runs `plan` alone on `backend` until the queue drains and returns the result.
 // Throws std::logic_error if the plan did not complete (a dependency cycle cannot occur in a plan

@@ -41,6 +41,8 @@ class StepProtocols {
   // The run options of a collective of `algo` with LL or LL128.
   const CollectiveRunOptions& run(CollectiveAlgo algo, NcclProtocol proto) const;
   std::optional<int64_t> fixed_chunk() const { return fixed_chunk_; }
+  // Whether collectives may run LL or LL128 (false: every one Simple, a step set up by hand).
+  bool per_collective() const { return per_collective_; }
 
  private:
   static std::size_t row(CollectiveAlgo algo) { return algo == CollectiveAlgo::Tree ? 1 : 0; }

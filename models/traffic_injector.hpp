@@ -1,7 +1,10 @@
 #pragma once
 // Starts a list of messages on a backend, each at its start time: messages sorted by start, one
 // pending event at a time (so a million messages cost one queue entry, not a million). Keeps each
-// message's outcome (its traffic entry, size, completion) for per-entry fairness.
+// message's outcome (its traffic entry, size, completion) for per-entry fairness. On a backend that
+// sets transfers up ahead (a partitioned packet fabric whose windows do not stop at the
+// simulation's events, TransferBackend::starts_ahead) each message is handed over a window before
+// its start (BackendExecution::window), to start then in its source's partition.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -28,7 +31,12 @@ class TrafficInjector final : public EventTarget {
   const std::vector<Outcome>& outcomes() const { return outcomes_; }
 
  private:
+  // Hands over every message due by now + lead_, then schedules the next hand-over.
+  void hand_over();
+  void start(std::size_t k);
+
   TransferBackend& backend_;
+  Time lead_ = Time::zero();  // how long before its start a message is handed over
   std::vector<MessageSpec> messages_;
   std::vector<Outcome> outcomes_;  // in start order, as messages_
   std::size_t next_ = 0;

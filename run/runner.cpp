@@ -7,6 +7,7 @@
 #include <fstream>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <sstream>
 
@@ -14,6 +15,7 @@
 #include "models/model_parallel_step.hpp"
 #include "models/nccl_setup.hpp"
 #include "models/parallelism.hpp"
+#include "models/step_reaction.hpp"
 #include "models/traffic.hpp"
 #include "models/traffic_injector.hpp"
 #include "run/calibrated_collective.hpp"
@@ -25,6 +27,7 @@
 #include "scenario/scenario_loader.hpp"
 #include "sim/backends/analytic_backend.hpp"
 #include "sim/backends/make_backend.hpp"
+#include "sim/backends/packet_backend.hpp"
 #include "sim/net/dcqcn_pacing.hpp"
 #include "sim/net/egress_port.hpp"
 #include "sim/net/network.hpp"
@@ -267,20 +270,84 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   for (const net::GpuAttachment& g : spec.gpus) host_of_rank.push_back(g.host);
   auto messages = models::expand_traffic(scenario.traffic, host_of_rank, scenario.seed);
 
+  // A `workload:` step, set up before the fabric is built: at packet level its collectives bound
+  // how far a partitioned fabric may run ahead (models/step_reaction.hpp). What setting it up warns
+  // of is told after the run's own warnings, as before.
+  RunResult r;
+  std::vector<std::string> step_warnings;
+  std::optional<models::StepConfig> step_config;
+  if (scenario.workload && !scenario.chakra && scenario.jobs.empty()) {
+    models::StepConfig& step = step_config.emplace(scenario.workload->step);
+    // With model parallelism the ranks are TP x CP x PP x DP on the first GPUs, in Megatron order
+    // (models/parallelism.hpp); data_parallel then counts replicas.
+    const uint32_t model_parallel = step.layout.tensor * step.layout.context * step.layout.pipeline;
+    topo::JobPlacement placed =
+        topo::place_job(spec, model_parallel, scenario.workload->data_parallel,
+                        scenario.workload->placement, scenario.seed);
+    step.rank_to_gpu = std::move(placed.rank_to_gpu);
+    const auto ranks = static_cast<uint32_t>(step.rank_to_gpu.size());
+    if (placed.policy_ignored) {
+      step_warnings.push_back(
+          "workload.placement applies to pure data parallelism; model-parallel ranks "
+          "use Megatron order on the first GPUs (placement ignored)");
+    }
+    step.gpus_per_host = scenario.fabric.host.gpus;
+    step.seed = scenario.seed;
+    step.threads = options.threads;
+    step.on_progress = step_progress_hook(progress, options.on_step_progress);
+    // NCCL's channels over the job's ranks, and per collective the protocol NCCL picks (or the
+    // pinned collective.protocol) with its latencies and chunk (scenario `collective:` knobs).
+    r.step_channels = scenario_nccl_channels(scenario, ranks);
+    step.nics_per_host = scenario.fabric.host.nics;
+    set_collnet_trees(step, scenario, spec);
+    models::apply_nccl_step_setup(step, scenario.collective, r.step_channels);
+    // Idle-fabric bucket timings are exact only when nothing else shares the fabric.
+    step.reuse_bucket_timings = scenario.workload->reuse_bucket_timings.value_or(messages.empty());
+    if (step.model_parallel_idle_fabric_timing && messages.size() > 0) {
+      step_warnings.push_back(
+          "workload.collective_timing: idle_fabric: the step's collectives take idle-fabric "
+          "durations and neither load the fabric nor see its background traffic");
+    }
+    faults.apply_to_step(step, step_warnings);
+    // Model-parallel layouts run event by event when their collectives run live (the fabric is
+    // shared), as a closed form on the idle fabric otherwise, unless the scenario says.
+    step.model_parallel_event_driven =
+        scenario.workload->event_driven_layouts.value_or(!step.reuse_bucket_timings);
+    if (scenario.collective_calibration && !scenario.collective_calibration->physical.empty()) {
+      // The loader applied the profile's parameters: every collective is simulated with them.
+      r.bucket_allreduce_model =
+          "simulated with the physical parameters of " + scenario.collective_calibration->file;
+    } else if (scenario.collective_calibration) {
+      if (step.parallelism == models::DataParallelism::Ddp && !step.layout.model_parallel() &&
+          !step.layout.distributed_optimizer && !models::is_moe(step.model)) {
+        r.bucket_allreduce_model = calibrate_bucket_allreduce(*scenario.collective_calibration,
+                                                              ranks, step, step_warnings);
+      } else {
+        step_warnings.push_back(
+            "collective.calibration drives DDP bucket all-reduces only; this step's "
+            "FSDP/model-parallel collectives are simulated without the profile");
+      }
+    }
+  }
+
   // Traffic alone is known in advance (no completion starts a transfer): at packet level the fabric
   // runs as partitions in windows, on --threads threads (sim/net/partition_windows.hpp). Time
   // series stop the windows at their samples (run_observed); faults and their measurements run
-  // between windows, on the whole fabric at once.
+  // between windows, on the whole fabric at once. A step run live does too where its transfers
+  // can be set up ahead (PacketBackend::starts_ahead): its windows then last no longer than the
+  // soonest its collectives start a transfer after what it waited for (models::step_reaction), and
+  // its traffic is handed over a window ahead (TrafficInjector).
   const bool traffic_only = !scenario.chakra && scenario.jobs.empty() && !scenario.workload;
-  if (scenario.fidelity == Fidelity::Packet && traffic_only) {
+  const bool live_step = step_config && packet_starts_ahead_possible(spec);
+  if (scenario.fidelity == Fidelity::Packet && (traffic_only || live_step)) {
     spec.execution.partitioned = true;
     spec.execution.threads = options.threads;
+    if (live_step) spec.execution.reaction = models::step_reaction(*step_config, spec);
   }
   Simulation sim(scenario.seed);
   std::unique_ptr<TransferBackend> backend = make_backend(scenario.fidelity, sim, spec);
   backend->count_port_bytes(true);  // link_tiers: bytes per egress port, hence per tier
   faults.start(*backend);
-  RunResult r;
   r.warnings = scenario.load_warnings;
   r.warnings.insert(r.warnings.end(), fault_warnings.begin(), fault_warnings.end());
   r.messages = messages.size();
@@ -306,57 +373,8 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   } else if (!scenario.jobs.empty()) {
     r.jobs = run_jobs(scenario, spec, *backend, r.warnings, &faults);
   } else if (scenario.workload) {
-    models::StepConfig step = scenario.workload->step;
-    // With model parallelism the ranks are TP x CP x PP x DP on the first GPUs, in Megatron order
-    // (models/parallelism.hpp); data_parallel then counts replicas.
-    const uint32_t model_parallel = step.layout.tensor * step.layout.context * step.layout.pipeline;
-    topo::JobPlacement placed =
-        topo::place_job(spec, model_parallel, scenario.workload->data_parallel,
-                        scenario.workload->placement, scenario.seed);
-    step.rank_to_gpu = std::move(placed.rank_to_gpu);
-    const auto ranks = static_cast<uint32_t>(step.rank_to_gpu.size());
-    if (placed.policy_ignored) {
-      r.warnings.push_back(
-          "workload.placement applies to pure data parallelism; model-parallel ranks "
-          "use Megatron order on the first GPUs (placement ignored)");
-    }
-    step.gpus_per_host = scenario.fabric.host.gpus;
-    step.seed = scenario.seed;
-    step.threads = options.threads;
-    step.on_progress = step_progress_hook(progress, options.on_step_progress);
-    // NCCL's channels over the job's ranks, and per collective the protocol NCCL picks (or the
-    // pinned collective.protocol) with its latencies and chunk (scenario `collective:` knobs).
-    r.step_channels = scenario_nccl_channels(scenario, ranks);
-    step.nics_per_host = scenario.fabric.host.nics;
-    set_collnet_trees(step, scenario, spec);
-    models::apply_nccl_step_setup(step, scenario.collective, r.step_channels);
-    // Idle-fabric bucket timings are exact only when nothing else shares the fabric.
-    step.reuse_bucket_timings = scenario.workload->reuse_bucket_timings.value_or(r.messages == 0);
-    if (step.model_parallel_idle_fabric_timing && r.messages > 0) {
-      r.warnings.push_back(
-          "workload.collective_timing: idle_fabric: the step's collectives take idle-fabric "
-          "durations and neither load the fabric nor see its background traffic");
-    }
-    faults.apply_to_step(step, r.warnings);
-    // Model-parallel layouts run event by event when their collectives run live (the fabric is
-    // shared), as a closed form on the idle fabric otherwise, unless the scenario says.
-    step.model_parallel_event_driven =
-        scenario.workload->event_driven_layouts.value_or(!step.reuse_bucket_timings);
-    if (scenario.collective_calibration && !scenario.collective_calibration->physical.empty()) {
-      // The loader applied the profile's parameters: every collective is simulated with them.
-      r.bucket_allreduce_model =
-          "simulated with the physical parameters of " + scenario.collective_calibration->file;
-    } else if (scenario.collective_calibration) {
-      if (step.parallelism == models::DataParallelism::Ddp && !step.layout.model_parallel() &&
-          !step.layout.distributed_optimizer && !models::is_moe(step.model)) {
-        r.bucket_allreduce_model =
-            calibrate_bucket_allreduce(*scenario.collective_calibration, ranks, step, r.warnings);
-      } else {
-        r.warnings.push_back(
-            "collective.calibration drives DDP bucket all-reduces only; this step's "
-            "FSDP/model-parallel collectives are simulated without the profile");
-      }
-    }
+    models::StepConfig& step = *step_config;
+    for (auto& w : step_warnings) r.warnings.push_back(std::move(w));
     // Model parallelism, the distributed optimizer and mixture-of-experts models run on the
     // event-driven model-parallel engine (models/model_parallel_step.hpp) unless the scenario
     // asks for the closed form or the layout is one it does not run (FSDP composed with model
@@ -468,17 +486,18 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   } metrics(spec, sim, r);
   backend->observe(metrics);
 
+  // The traffic's messages, not the transfers a step's collectives put on the same backend.
   std::vector<double> fct;
-  fct.reserve(backend->transfers().size());
+  fct.reserve(injector.outcomes().size());
   double rate_sum = 0;
   double rate_sq = 0;
   std::size_t rated = 0;
-  for (const TransferRecord& t : backend->transfers()) {
-    r.fct_by_message_s.push_back(t.done ? (t.finish - t.start).seconds() : -1.0);
-    if (t.done) {
-      fct.push_back((t.finish - t.start).seconds());
+  for (const models::TrafficInjector::Outcome& o : injector.outcomes()) {
+    r.fct_by_message_s.push_back(o.done ? o.fct_s : -1.0);
+    if (o.done) {
+      fct.push_back(o.fct_s);
       if (fct.back() > 0) {
-        const double x = static_cast<double>(t.request.size.count()) / fct.back();
+        const double x = static_cast<double>(o.size_bytes) / fct.back();
         rate_sum += x;
         rate_sq += x * x;
         ++rated;
@@ -488,6 +507,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   if (rate_sq > 0) r.jain_index = rate_sum * rate_sum / (static_cast<double>(rated) * rate_sq);
   r.jain_by_traffic = fairness_by_entry(scenario.traffic, injector.outcomes());
   r.messages_completed = fct.size();
+  for (const TransferRecord& t : backend->transfers()) r.transfers_completed += t.done ? 1 : 0;
   std::sort(fct.begin(), fct.end());
   if (!fct.empty()) {
     r.fct.min_s = fct.front();

@@ -90,6 +90,9 @@ struct RunResult {
   BackendCounters counters;
   uint64_t messages = 0;
   uint64_t messages_completed = 0;
+  // Every transfer the backend completed: the traffic's messages and the collectives' transfers
+  // (of a step, jobs or a Chakra replay) alike, where the backend keeps their records.
+  uint64_t transfers_completed = 0;
   FctSummary fct;
   uint32_t gpus = 0;
   uint32_t hosts = 0;

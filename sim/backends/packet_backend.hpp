@@ -7,6 +7,13 @@
 
 namespace syncsim {
 
+// Whether a packet network on `spec` can take transfers set up ahead when run as partitions
+// (NetworkSpec::Execution::reaction): GPUDirect transfers on one plane over RoCE (host staging and
+// plane shares start their parts themselves; TCP is not set up ahead).
+inline bool packet_starts_ahead_possible(const net::NetworkSpec& spec) {
+  return spec.planes <= 1 && spec.transport.kind == net::TransportKind::Roce;
+}
+
 // Every packet through NICs, ports, links and switches (sim/net).
 class PacketBackend final : public TransferBackend, private net::FlowCompletionHandler {
  public:
@@ -15,14 +22,16 @@ class PacketBackend final : public TransferBackend, private net::FlowCompletionH
   // A partitioned network that allows it (NetworkSpec::Execution::reaction), for GPUDirect
   // transfers on one plane (host staging and plane shares start their parts themselves).
   bool starts_ahead() const override {
-    return network_.starts_ahead() && spec().planes <= 1 &&
-           spec().transport.kind == net::TransportKind::Roce;
+    return network_.starts_ahead() && packet_starts_ahead_possible(spec());
   }
   net::NetworkCounters counters() const override { return network_.counters(); }
   BackendExecution execution() const override {
     return BackendExecution{network_.partitions() == 0 ? 1U : network_.partitions(),
-                            network_.partition_windows(), network_.partition_events(),
-                            network_.partition_threads(), network_.partition_refusal()};
+                            network_.partition_windows(),
+                            network_.partition_events(),
+                            network_.partition_threads(),
+                            network_.partition_refusal(),
+                            network_.partition_window()};
   }
   void observe(BackendObserver& observer) const override { observer.on_packet_network(network_); }
   const net::Network& network() const { return network_; }

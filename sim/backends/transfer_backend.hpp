@@ -55,6 +55,9 @@ struct BackendExecution {
   uint64_t partition_events = 0;
   unsigned threads = 1;
   std::string refusal;
+  // The longest window the partitions run (zero on one queue): a caller that sets its transfers up
+  // ahead (TransferBackend::starts_ahead) hands each over at least this long before its start.
+  Time window = Time::zero();
 };
 
 // Network-wide counters in one shape for every backend (sim/net/network_counters.hpp). Fields a

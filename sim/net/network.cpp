@@ -276,6 +276,10 @@ uint64_t Network::partition_events() const { return windows_ ? windows_->events(
 uint64_t Network::partition_windows() const { return windows_ ? windows_->windows() : 0; }
 unsigned Network::partition_threads() const { return windows_ ? windows_->threads() : 1; }
 
+Time Network::partition_window() const {
+  return windows_ ? std::min(partition_lookahead_, spec_.execution.reaction) : Time::zero();
+}
+
 bool Network::needs_transport(const FlowRecord& f) const {
   if (transport_ == nullptr) return false;
   // NVLink is credit-based and lossless: messages inside a host keep the plain model.

@@ -120,6 +120,8 @@ class Network {
   uint64_t partition_events() const;
   uint64_t partition_windows() const;
   unsigned partition_threads() const;
+  // The longest window: the lookahead, or the reaction where that is shorter (zero on one queue).
+  Time partition_window() const;
   // A time series' sample times: the partitions' windows stop after `t` (every event at or before
   // it run, none after), so that what is read there is the whole fabric's state as of `t`. It moves
   // only where the engine pauses, not what it computes (where windows end changes no result):

@@ -77,6 +77,12 @@ check "--threads 2 on a packet run with spraying: partitions, the JSON equal to 
 check "--threads on a packet run whose normal jitter leaves no lookahead warns that it runs as one partition, and why" grep -q "threads: 2 were asked for, but this packet-level run has one partition: normal link jitter can cut a link between leaves to zero delay" "$tmp/threads-jitter.json"
 "$bin" run "$src/scenarios/ring-shift-8gpu.yaml" --threads 2 --json --set traffic.0.size=64KiB --set fidelity=flow >"$tmp/threads-flow.json" 2>/dev/null
 check "--threads on flow-level traffic warns that it has no effect" grep -q "threads: 2 were asked for, but traffic runs on threads only at packet fidelity" "$tmp/threads-flow.json"
+# A packet-level DDP step whose buckets run live beside incast traffic (RoCE): its fabric runs as
+# partitions too, the same on any thread count; the traffic's counts are its 8 messages only.
+"$bin" run "$src/scenarios/roce-vs-ib.yaml" --unset report --json >"$tmp/live-one.json" 2>/dev/null
+"$bin" run "$src/scenarios/roce-vs-ib.yaml" --unset report --json --threads 2 >"$tmp/live-two.json" 2>/dev/null
+check "--threads 2 on a packet-level step run live beside traffic: partitions, the JSON equal to one thread's" python3 -c "import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); drop=lambda d: {k: v for k, v in d.items() if k not in ('wall_s', 'peak_rss_bytes', 'estimate')}; sys.exit(0 if drop(a) == drop(b) and a['partitions'] > 1 and a['windows'] > 0 and a['step_time_s'] > 0 else 1)" "$tmp/live-one.json" "$tmp/live-two.json"
+check "a step beside traffic counts the traffic's messages, not the step's transfers" python3 -c "import json,sys; m=json.load(open(sys.argv[1]))['messages']; sys.exit(0 if m['count'] == 8 and m['completed'] == 8 else 1)" "$tmp/live-one.json"
 
 # Lossy transports: incast-tcp.yaml retransmits and reports it.
 "$bin" run "$src/scenarios/incast-tcp.yaml" --json >"$tmp/tcp.json" 2>"$tmp/err"
