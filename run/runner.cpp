@@ -30,6 +30,7 @@
 #include "sim/backends/packet_backend.hpp"
 #include "sim/net/dcqcn_pacing.hpp"
 #include "sim/net/egress_port.hpp"
+#include "sim/net/fabric_partition.hpp"
 #include "sim/net/network.hpp"
 #include "sim/net/observer.hpp"
 #include "sim/net/port_names.hpp"
@@ -39,6 +40,14 @@
 namespace syncsim::app {
 
 namespace {
+
+// A step run live at packet level runs as partitions only on a fabric of this many at least (a
+// rule of the fabric's, so the results stay the same for any thread count). A step's windows are
+// short (its step latency or a cable) and its completions pass through the simulation's thread
+// between them; measured on the 2-vCPU VM (docs/performance.md, "Live steps as partitions"):
+// 2 partitions (roce-vs-ib) ran 25 % slower on one thread and no faster on two, 8 (128 hosts)
+// 11 % slower and 1.07x on two, 64 (1,024 hosts) 9 % slower and 1.12x on two.
+constexpr uint32_t kLiveStepMinPartitions = 16;
 
 const char* pattern_name(models::TrafficPattern p) {
   switch (p) {
@@ -334,11 +343,27 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   // runs as partitions in windows, on --threads threads (sim/net/partition_windows.hpp). Time
   // series stop the windows at their samples (run_observed); faults and their measurements run
   // between windows, on the whole fabric at once. A step run live does too where its transfers
-  // can be set up ahead (PacketBackend::starts_ahead): its windows then last no longer than the
-  // soonest its collectives start a transfer after what it waited for (models::step_reaction), and
-  // its traffic is handed over a window ahead (TrafficInjector).
+  // can be set up ahead (PacketBackend::starts_ahead) and the fabric splits into enough partitions
+  // to pay for its windows: its windows then last no longer than the soonest its collectives start
+  // a transfer after what it waited for (models::step_reaction), and its traffic is handed over a
+  // window ahead (TrafficInjector).
   const bool traffic_only = !scenario.chakra && scenario.jobs.empty() && !scenario.workload;
-  const bool live_step = step_config && packet_starts_ahead_possible(spec);
+  // Why a packet-level step whose collectives load the fabric keeps it on one queue (empty: it
+  // does not).
+  const bool packet_step = step_config && scenario.fidelity == Fidelity::Packet;
+  const uint32_t partitions = packet_step ? net::partition_fabric(spec).count : 1;
+  std::string live_step_one_queue;
+  if (packet_step && (!step_config->reuse_bucket_timings || !messages.empty())) {
+    if (!packet_starts_ahead_possible(spec)) {
+      live_step_one_queue = "its transfers start at once (TCP, or several planes)";
+    } else if (partitions < kLiveStepMinPartitions) {
+      live_step_one_queue = "its fabric splits into " + std::to_string(partitions) +
+                            " partition(s), and a live step runs on partitions from " +
+                            std::to_string(kLiveStepMinPartitions);
+    }
+  }
+  const bool live_step =
+      packet_step && packet_starts_ahead_possible(spec) && partitions >= kLiveStepMinPartitions;
   if (scenario.fidelity == Fidelity::Packet && (traffic_only || live_step)) {
     spec.execution.partitioned = true;
     spec.execution.threads = options.threads;
@@ -361,6 +386,11 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
         "threads: " + std::to_string(options.threads) +
         " were asked for, but traffic runs on threads only at packet fidelity; this run uses "
         "one");
+  } else if (options.threads > 1 && !live_step_one_queue.empty()) {
+    r.warnings.push_back(
+        "threads: " + std::to_string(options.threads) +
+        " were asked for, but this packet-level step's fabric runs as one queue: " +
+        live_step_one_queue + "; the threads run its private idle-fabric simulations only");
   } else if (options.threads > 1 && (scenario.chakra || !scenario.jobs.empty())) {
     r.warnings.push_back(
         "threads: " + std::to_string(options.threads) +

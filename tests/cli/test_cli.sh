@@ -77,12 +77,37 @@ check "--threads 2 on a packet run with spraying: partitions, the JSON equal to 
 check "--threads on a packet run whose normal jitter leaves no lookahead warns that it runs as one partition, and why" grep -q "threads: 2 were asked for, but this packet-level run has one partition: normal link jitter can cut a link between leaves to zero delay" "$tmp/threads-jitter.json"
 "$bin" run "$src/scenarios/ring-shift-8gpu.yaml" --threads 2 --json --set traffic.0.size=64KiB --set fidelity=flow >"$tmp/threads-flow.json" 2>/dev/null
 check "--threads on flow-level traffic warns that it has no effect" grep -q "threads: 2 were asked for, but traffic runs on threads only at packet fidelity" "$tmp/threads-flow.json"
-# A packet-level DDP step whose buckets run live beside incast traffic (RoCE): its fabric runs as
-# partitions too, the same on any thread count; the traffic's counts are its 8 messages only.
-"$bin" run "$src/scenarios/roce-vs-ib.yaml" --unset report --json >"$tmp/live-one.json" 2>/dev/null
-"$bin" run "$src/scenarios/roce-vs-ib.yaml" --unset report --json --threads 2 >"$tmp/live-two.json" 2>/dev/null
+# A packet-level DDP step whose buckets run live beside incast traffic (RoCE) on 16 leaves: its
+# fabric runs as partitions too, the same on any thread count; the traffic's counts are its 8
+# messages only. On 2 leaves (roce-vs-ib) it stays one queue, and --threads says so.
+cat >"$tmp/live.yaml" <<'YAML'
+name: live-step-16-leaves
+seed: 1
+fidelity: packet
+fabric:
+  topology: spine_leaf
+  spine_leaf: {leaves: 16, hosts_per_leaf: 2, spines: 4}
+  host: {gpus: 1, nics: 1}
+  links:
+    host:   {bandwidth: 100Gbps, delay: 1us}
+    fabric: {bandwidth: 100Gbps, delay: 1us}
+  switch: {buffer: 32MiB, priorities: 8}
+workload:
+  model: {preset: gpt3-1.3b, layers: 1, hidden: 512, ffn: 2048, heads: 8, kv_heads: 8, vocab: 1000,
+          sequence: 512}
+  gpu: h100
+  micro_batch: 1
+  ddp: {bucket_cap_mb: 4, first_bucket_mb: 1}
+  algorithm: ring
+traffic:
+  - {pattern: incast, senders: 8, receiver: 0, size: 1MiB}
+YAML
+"$bin" run "$tmp/live.yaml" --json >"$tmp/live-one.json" 2>/dev/null
+"$bin" run "$tmp/live.yaml" --json --threads 2 >"$tmp/live-two.json" 2>/dev/null
 check "--threads 2 on a packet-level step run live beside traffic: partitions, the JSON equal to one thread's" python3 -c "import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); drop=lambda d: {k: v for k, v in d.items() if k not in ('wall_s', 'peak_rss_bytes', 'estimate')}; sys.exit(0 if drop(a) == drop(b) and a['partitions'] > 1 and a['windows'] > 0 and a['step_time_s'] > 0 else 1)" "$tmp/live-one.json" "$tmp/live-two.json"
 check "a step beside traffic counts the traffic's messages, not the step's transfers" python3 -c "import json,sys; m=json.load(open(sys.argv[1]))['messages']; sys.exit(0 if m['count'] == 8 and m['completed'] == 8 else 1)" "$tmp/live-one.json"
+"$bin" run "$src/scenarios/roce-vs-ib.yaml" --unset report --json --threads 2 >"$tmp/live-small.json" 2>/dev/null
+check "--threads on a live packet step of 2 leaves: one queue, and a warning says why" python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d['partitions'] == 1 and any('step\'s fabric runs as one queue: its fabric splits into 2 partition(s), and a live step runs on partitions from 16' in w for w in d['warnings']) else 1)" "$tmp/live-small.json"
 
 # Lossy transports: incast-tcp.yaml retransmits and reports it.
 "$bin" run "$src/scenarios/incast-tcp.yaml" --json >"$tmp/tcp.json" 2>"$tmp/err"
