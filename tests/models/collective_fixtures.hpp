@@ -4,7 +4,11 @@
 #include <vector>
 
 #include "models/collective_plan.hpp"
+#include "models/gpu.hpp"
+#include "models/step_sim.hpp"
+#include "models/transformer.hpp"
 #include "sim/core/units.hpp"
+#include "topologies/fabric_builder.hpp"
 #include "topologies/fabric_params.hpp"
 
 namespace syncsim::collective_fixtures {
@@ -63,6 +67,35 @@ inline topo::FabricParams nvswitch_host(uint32_t gpus, Bandwidth nvlink, bool nv
   p.links.nvlink.bandwidth = nvlink;
   p.switch_params.buffer = Bytes{64 << 20};
   return p;
+}
+
+// 4 leaves of 2 single-GPU hosts, 2 spines, 100G, cables of `delay`: a windowed packet run's
+// partitions are one leaf each.
+inline net::NetworkSpec four_leaves(Time delay = Time::us(1)) {
+  topo::FabricParams p;
+  p.kind = topo::TopologyKind::SpineLeaf;
+  p.spine_leaf.leaves = 4;
+  p.spine_leaf.hosts_per_leaf = 2;
+  p.spine_leaf.spines = 2;
+  for (net::LinkParams* l : {&p.links.host, &p.links.fabric}) {
+    l->bandwidth = Bandwidth::gbps(100);
+    l->delay = delay;
+    l->mtu = Bytes{4096};
+    l->header = Bytes{64};
+  }
+  p.switch_params.buffer = Bytes{64 << 20};
+  return topo::build_fabric(p);
+}
+
+// A small model on H100s for a step's tests: ~6.6 M parameters (13 MB of gradients).
+inline void small_gpt_on_h100(models::StepConfig& c) {
+  c.model = *models::transformer_preset("gpt3-1.3b");
+  c.model.layers = 2;
+  c.model.hidden = 512;
+  c.model.ffn = 2048;
+  c.model.heads = c.model.kv_heads = 8;
+  c.model.vocab = 1000;
+  c.gpu = *models::gpu_preset("h100");
 }
 
 }  // namespace syncsim::collective_fixtures

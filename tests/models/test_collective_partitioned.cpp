@@ -22,26 +22,11 @@
 
 using namespace syncsim;
 using namespace syncsim::models;
+using collective_fixtures::four_leaves;
 using collective_fixtures::identity;
+using collective_fixtures::small_gpt_on_h100;
 
 namespace {
-
-// 4 leaves of 2 single-GPU hosts, 2 spines, 100G, 1 us cables: partitions of one leaf each.
-net::NetworkSpec four_leaves() {
-  topo::FabricParams p;
-  p.kind = topo::TopologyKind::SpineLeaf;
-  p.spine_leaf.leaves = 4;
-  p.spine_leaf.hosts_per_leaf = 2;
-  p.spine_leaf.spines = 2;
-  for (net::LinkParams* l : {&p.links.host, &p.links.fabric}) {
-    l->bandwidth = Bandwidth::gbps(100);
-    l->delay = Time::us(1);
-    l->mtu = Bytes{4096};
-    l->header = Bytes{64};
-  }
-  p.switch_params.buffer = Bytes{64 << 20};
-  return topo::build_fabric(p);
-}
 
 struct Run {
   CollectiveResult result;
@@ -217,14 +202,8 @@ TEST_CASE("packet-level step: bucket timings on partitions, the same on 1 and 4 
   // the threads left over.
   const net::NetworkSpec spec = four_leaves();
   StepConfig c;
-  // A small model: ~6.6 M parameters, 13 MB of gradients in one bucket past DDP's first.
-  c.model = *transformer_preset("gpt3-1.3b");
-  c.model.layers = 2;
-  c.model.hidden = 512;
-  c.model.ffn = 2048;
-  c.model.heads = c.model.kv_heads = 8;
-  c.model.vocab = 1000;
-  c.gpu = *gpu_preset("h100");
+  // A small model: 13 MB of gradients in one bucket past DDP's first.
+  small_gpt_on_h100(c);
   c.ddp.bucket_cap = Bytes(64 << 20);
   c.algorithm = CollectiveAlgo::Tree;
   c.zero_compute = true;

@@ -19,37 +19,16 @@
 
 using namespace syncsim;
 using namespace syncsim::models;
+using collective_fixtures::four_leaves;
 using collective_fixtures::identity;
+using collective_fixtures::small_gpt_on_h100;
 
 namespace {
-
-// 4 leaves of 2 single-GPU hosts, 2 spines, 100G, cables of `delay`: partitions of one leaf each.
-net::NetworkSpec four_leaves(Time delay) {
-  topo::FabricParams p;
-  p.kind = topo::TopologyKind::SpineLeaf;
-  p.spine_leaf.leaves = 4;
-  p.spine_leaf.hosts_per_leaf = 2;
-  p.spine_leaf.spines = 2;
-  for (net::LinkParams* l : {&p.links.host, &p.links.fabric}) {
-    l->bandwidth = Bandwidth::gbps(100);
-    l->delay = delay;
-    l->mtu = Bytes{4096};
-    l->header = Bytes{64};
-  }
-  p.switch_params.buffer = Bytes{64 << 20};
-  return topo::build_fabric(p);
-}
 
 // A small DDP step (~6.6 M parameters, two buckets) whose buckets run live on the fabric.
 StepConfig live_step() {
   StepConfig c;
-  c.model = *transformer_preset("gpt3-1.3b");
-  c.model.layers = 2;
-  c.model.hidden = 512;
-  c.model.ffn = 2048;
-  c.model.heads = c.model.kv_heads = 8;
-  c.model.vocab = 1000;
-  c.gpu = *gpu_preset("h100");
+  small_gpt_on_h100(c);
   c.ddp.bucket_cap = Bytes(8 << 20);
   c.algorithm = CollectiveAlgo::Ring;
   c.collective.step_latency = Time::us(2);
