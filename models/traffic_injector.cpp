@@ -32,7 +32,8 @@ void TrafficInjector::start(std::size_t k) {
 
 void TrafficInjector::hand_over() {
   // The partitions run at most one window past the simulation's clock, so a message handed over
-  // a window ahead (or at the start, before anything ran) starts in none's past.
+  // a window ahead (or at the start, before anything ran) starts in none's past. Without a lead
+  // each message starts at its own time, from this event.
   const Time now = backend_.simulation().now();
   while (next_ < messages_.size() && messages_[next_].start - lead_ <= now) start(next_++);
   if (next_ < messages_.size()) {
@@ -40,16 +41,6 @@ void TrafficInjector::hand_over() {
   }
 }
 
-void TrafficInjector::on_event(uint32_t /*kind*/, uint64_t /*arg*/) {
-  if (lead_ > Time::zero()) {
-    hand_over();
-    return;
-  }
-  const Time now = backend_.simulation().now();
-  while (next_ < messages_.size() && messages_[next_].start == now) start(next_++);
-  if (next_ < messages_.size()) {
-    backend_.simulation().queue().schedule(messages_[next_].start, this, 0);
-  }
-}
+void TrafficInjector::on_event(uint32_t /*kind*/, uint64_t /*arg*/) { hand_over(); }
 
 }  // namespace syncsim::models

@@ -31,7 +31,7 @@ class TrafficInjector final : public EventTarget {
   const std::vector<Outcome>& outcomes() const { return outcomes_; }
 
  private:
-  // Hands over every message due by now + lead_, then schedules the next hand-over.
+  // Starts (or hands over) every message due by now + lead_, then schedules the next hand-over.
   void hand_over();
   void start(std::size_t k);
 

@@ -348,22 +348,20 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   // a transfer after what it waited for (models::step_reaction), and its traffic is handed over a
   // window ahead (TrafficInjector).
   const bool traffic_only = !scenario.chakra && scenario.jobs.empty() && !scenario.workload;
-  // Why a packet-level step whose collectives load the fabric keeps it on one queue (empty: it
-  // does not).
+  // Why a packet-level step keeps its fabric on one queue (empty: it does not).
   const bool packet_step = step_config && scenario.fidelity == Fidelity::Packet;
-  const uint32_t partitions = packet_step ? net::partition_fabric(spec).count : 1;
-  std::string live_step_one_queue;
-  if (packet_step && (!step_config->reuse_bucket_timings || !messages.empty())) {
+  std::string step_one_queue;
+  if (packet_step) {
+    const uint32_t partitions = net::partition_fabric(spec).count;
     if (!packet_starts_ahead_possible(spec)) {
-      live_step_one_queue = "its transfers start at once (TCP, or several planes)";
+      step_one_queue = "its transfers start at once (TCP, or several planes)";
     } else if (partitions < kLiveStepMinPartitions) {
-      live_step_one_queue = "its fabric splits into " + std::to_string(partitions) +
-                            " partition(s), and a live step runs on partitions from " +
-                            std::to_string(kLiveStepMinPartitions);
+      step_one_queue = "its fabric splits into " + std::to_string(partitions) +
+                       " partition(s), and a live step runs on partitions from " +
+                       std::to_string(kLiveStepMinPartitions);
     }
   }
-  const bool live_step =
-      packet_step && packet_starts_ahead_possible(spec) && partitions >= kLiveStepMinPartitions;
+  const bool live_step = packet_step && step_one_queue.empty();
   if (scenario.fidelity == Fidelity::Packet && (traffic_only || live_step)) {
     spec.execution.partitioned = true;
     spec.execution.threads = options.threads;
@@ -386,11 +384,12 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
         "threads: " + std::to_string(options.threads) +
         " were asked for, but traffic runs on threads only at packet fidelity; this run uses "
         "one");
-  } else if (options.threads > 1 && !live_step_one_queue.empty()) {
+  } else if (options.threads > 1 && !step_one_queue.empty() &&
+             (!step_config->reuse_bucket_timings || r.messages > 0)) {
     r.warnings.push_back(
         "threads: " + std::to_string(options.threads) +
         " were asked for, but this packet-level step's fabric runs as one queue: " +
-        live_step_one_queue + "; the threads run its private idle-fabric simulations only");
+        step_one_queue + "; the threads run its private idle-fabric simulations only");
   } else if (options.threads > 1 && (scenario.chakra || !scenario.jobs.empty())) {
     r.warnings.push_back(
         "threads: " + std::to_string(options.threads) +
