@@ -229,6 +229,7 @@ class DdpStepEngine final : public StepEngine {
     r.closed_form_step = closed_form_step(in, model_flops, n_, peak / n_).step;
 
     r.extrapolated_bucket_sizes = extrapolated_;
+    r.idle_simulations = runs_.size();
     if (!r.extrapolated_bucket_sizes.empty()) {
       std::sort(r.extrapolated_bucket_sizes.begin(), r.extrapolated_bucket_sizes.end());
       std::string sizes;
@@ -263,6 +264,9 @@ class DdpStepEngine final : public StepEngine {
   }
 
  private:
+  // An idle-fabric run's plan: (protocol, chunk, bytes) of the step's all-reduce.
+  using RunKey = std::tuple<NcclProtocol, int64_t, int64_t>;
+
   // The last bucket finished (or there is none): the step ends when the slowest rank's backward
   // and the optimizer are done.
   void complete() {
@@ -309,24 +313,23 @@ class DdpStepEngine final : public StepEngine {
   // samples of their extrapolation), run at once on config_.threads threads before the step;
   // idle_run() then finds them. Each is a private simulation seeded alike and each key is tasked
   // by the first bucket that needs it, as idle_run() would, so every result is the same for any
-  // thread count. What the samples decide later (LL / LL128 samples past 4 k1 while the slope has
+  // thread count. A whole bucket that is another's sample (the same protocol, chunk and bytes:
+  // the same plan) is one task. What the samples decide later (LL / LL128 samples past 4 k1 while the slope has
   // not settled, a whole bucket when it never does) still runs in idle_run(), one at a time.
   void prefetch_idle_runs() {
     if (n_ < 2 || config_.calibrated_allreduce) return;
     struct Task {
-      std::optional<SampleKey> sample;  // a sample of the extrapolation, or else the whole bucket
-      int64_t bytes = 0;                // the bucket's (whole runs)
-      int64_t chunks = 0;               // the plan's bytes over its chunk: the cost, to sort by
+      RunKey key;
+      int64_t chunks = 0;  // the plan's bytes over its chunk: the cost, to sort by
       PlanOptions options;
       CollectiveRunOptions run;
       CollectiveResult result;
     };
     std::vector<Task> tasks;
-    std::set<SampleKey> sampled;
-    std::set<int64_t> whole;
+    std::set<RunKey> tasked;
     for (const GradientBucket& b : buckets_) {
       const int64_t bytes = b.size.count();
-      if (idle_.contains(bytes) || whole.contains(bytes)) continue;
+      if (idle_.contains(bytes)) continue;
       const NcclProtocol proto = bucket_protocol(config_, n_, bytes);
       CollectiveRunOptions run;
       const PlanOptions bucket = allreduce_options(config_, n_, bytes, proto, &run);
@@ -334,17 +337,18 @@ class DdpStepEngine final : public StepEngine {
       const std::optional<Extrapolation> e =
           extrapolation_for(config_, n_, bytes, bucket.chunk_bytes, proto);
       if (!e) {
-        whole.insert(bytes);
-        tasks.push_back(Task{std::nullopt, bytes, ceil_div(bytes, chunk), bucket, run, {}});
+        const RunKey key{proto, bucket.chunk_bytes, bytes};
+        if (!runs_.contains(key) && tasked.insert(key).second) {
+          tasks.push_back(Task{key, ceil_div(bytes, chunk), bucket, run, {}});
+        }
         continue;
       }
       for (int64_t units : {e->k1, 2 * e->k1, 4 * e->k1}) {
         if (units == 4 * e->k1 && !e->verified) break;
-        const SampleKey key{proto, bucket.chunk_bytes, units};
-        if (samples_.contains(key) || !sampled.insert(key).second) continue;
-        PlanOptions o = allreduce_options(config_, n_, units * e->unit, proto);
-        o.chunk_bytes = bucket.chunk_bytes;
-        tasks.push_back(Task{key, 0, ceil_div(units * e->unit, chunk), o, run, {}});
+        const RunKey key{proto, bucket.chunk_bytes, units * e->unit};
+        if (runs_.contains(key) || !tasked.insert(key).second) continue;
+        tasks.push_back(
+            Task{key, ceil_div(units * e->unit, chunk), sample_options(proto, key), run, {}});
       }
     }
     // Longest first (the pool takes tasks in order); ties keep the buckets' order.
@@ -361,13 +365,15 @@ class DdpStepEngine final : public StepEngine {
       fresh->keep_finished_records(false);  // only the collective's result is read
       tasks[i].result = run_collective(*fresh, plan, config_.rank_to_gpu, tasks[i].run);
     });
-    for (Task& t : tasks) {
-      if (t.sample) {
-        samples_.emplace(*t.sample, t.result);
-      } else {
-        prefetched_whole_.emplace(t.bytes, t.result);
-      }
-    }
+    for (Task& t : tasks) runs_.emplace(t.key, t.result);
+  }
+
+  // The plan options of an idle run: the step's all-reduce of the key's bytes under its protocol,
+  // cut into the key's chunk (a sample keeps its bucket's chunk; for a whole bucket it is its own).
+  PlanOptions sample_options(NcclProtocol proto, const RunKey& key) const {
+    PlanOptions o = allreduce_options(config_, n_, std::get<2>(key), proto);
+    o.chunk_bytes = std::get<1>(key);
+    return o;
   }
 
   // A bucket size's all-reduce on an idle copy of the fabric: (duration, bytes sent by all ranks).
@@ -397,18 +403,18 @@ class DdpStepEngine final : public StepEngine {
       const PlanOptions bucket = allreduce_options(config_, n_, bytes, proto, &run);
       const std::optional<Extrapolation> e =
           extrapolation_for(config_, n_, bytes, bucket.chunk_bytes, proto);
-      const SampleKey first_key{proto, bucket.chunk_bytes, e ? e->k1 : 0};
-      report_progress(bytes, e.has_value() && !samples_.contains(first_key));
+      const RunKey whole_key{proto, bucket.chunk_bytes, bytes};
+      const RunKey first_key{proto, bucket.chunk_bytes, e ? e->k1 * e->unit : 0};
+      report_progress(bytes, e.has_value() && !runs_.contains(first_key));
       // Sample plans are built and dropped here: they are small, and keeping them would defeat the
       // point (the real plan is never built). They keep the bucket's protocol and chunk, and
-      // depend on nothing else: each is run once per (protocol, chunk, units).
+      // depend on nothing else: each is run once per (protocol, chunk, bytes), as are whole
+      // buckets (a whole bucket may be another bucket's sample).
       auto sample = [&](int64_t units) -> const CollectiveResult& {
-        const SampleKey key{proto, bucket.chunk_bytes, units};
-        auto found = samples_.find(key);
-        if (found == samples_.end()) {
-          PlanOptions o = allreduce_options(config_, n_, units * e->unit, proto);
-          o.chunk_bytes = bucket.chunk_bytes;
-          found = samples_.emplace(key, run_idle(build_plan(o), run)).first;
+        const RunKey key{proto, bucket.chunk_bytes, units * e->unit};
+        auto found = runs_.find(key);
+        if (found == runs_.end()) {
+          found = runs_.emplace(key, run_idle(build_plan(sample_options(proto, key)), run)).first;
         }
         return found->second;
       };
@@ -450,17 +456,17 @@ class DdpStepEngine final : public StepEngine {
             c1.duration() + Time::ps(std::llround(slope * static_cast<double>(bytes - small)));
         value = {t, per_byte * bytes};
         extrapolated_.push_back(bytes);
-      } else if (auto done = prefetched_whole_.find(bytes); done != prefetched_whole_.end()) {
+      } else if (auto done = runs_.find(whole_key); done != runs_.end()) {
         value = {done->second.duration(), done->second.bytes_sent};
-        prefetched_whole_.erase(done);
       } else if (loads_fabric()) {
         const BucketCollective& b = plan_for(bytes);  // the live bucket runs it too
-        const CollectiveResult c = run_idle(b.plan, b.run);
+        const CollectiveResult& c = runs_.emplace(whole_key, run_idle(b.plan, b.run)).first->second;
         value = {c.duration(), c.bytes_sent};
       } else {
         // Only this idle run needs the plan (the step reuses its time): built and dropped here,
         // not kept to the end of the run (a 16k-rank tree bucket's plan holds millions of steps).
-        const CollectiveResult c = run_idle(build_plan(bucket), run);
+        const CollectiveResult& c =
+            runs_.emplace(whole_key, run_idle(build_plan(bucket), run)).first->second;
         value = {c.duration(), c.bytes_sent};
       }
     }
@@ -478,12 +484,10 @@ class DdpStepEngine final : public StepEngine {
   std::vector<GradientBucket> buckets_;
   std::map<int64_t, BucketCollective> plans_;
   std::map<int64_t, std::pair<Time, int64_t>> idle_;  // size -> (duration, bytes sent)
-  // The extrapolation's runs, per (protocol, chunk, units).
-  using SampleKey = std::tuple<NcclProtocol, int64_t, int64_t>;
-  std::map<SampleKey, CollectiveResult> samples_;
+  // The idle runs, whole buckets and the extrapolation's samples, per (protocol, chunk, bytes):
+  // the plan depends on nothing else, so a whole bucket that is another's sample runs once.
+  std::map<RunKey, CollectiveResult> runs_;
   std::vector<int64_t> extrapolated_;
-  // Whole buckets' idle runs from prefetch_idle_runs(), until idle_run() takes them.
-  std::map<int64_t, CollectiveResult> prefetched_whole_;
   bool prefetched_ = false;
   // The step running: its begin, compute (relative to it) and buckets (absolute while it runs).
   std::function<void()> done_;

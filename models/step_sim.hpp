@@ -296,6 +296,10 @@ struct StepResult {
   std::vector<std::string> warnings;
   // Bucket sizes whose idle-fabric time was extrapolated (BucketTimingMode), in bytes, ascending.
   std::vector<int64_t> extrapolated_bucket_sizes;
+  // DDP: the private idle-fabric simulations run to time the buckets (whole ones and the
+  // extrapolation's samples). Each distinct plan (protocol, chunk, bytes) runs once, so a whole
+  // bucket that is another's sample counts once.
+  std::size_t idle_simulations = 0;
   // Which engine produced the numbers: "event_driven" (DDP, FSDP) or "closed_form" (model
   // parallelism, whose step is not simulated event by event).
   std::string engine = "event_driven";

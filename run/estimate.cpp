@@ -227,6 +227,8 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
     double kept_records = 0;  // bytes of the live buckets' transfer records
     double largest_live = 0;  // bytes of the largest live simulation (records, dropped plan)
     std::set<double> sampled_chunks;  // the samples serve every size of the same chunk
+    // The idle-fabric plans run, (chunk, bytes): a whole bucket that is another's sample runs once.
+    std::set<std::pair<double, double>> idle_plans;
     // The idle-fabric simulations, (transfers, live bytes) each, of the DDP step's reused path or
     // of the closed form: with --threads they run at once (models/step_sim.cpp,
     // prefetch_idle_runs; IdleCollectiveTimer::run_recorded).
@@ -422,6 +424,7 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
                                          static_cast<double>(samples->large_bytes)};
         if (samples->verified) sample_bytes.push_back(2.0 * sample_bytes.back());
         for (const double b : sample_bytes) {
+          if (!idle_plans.emplace(bucket_chunk(bytes), b).second) continue;
           const double t = plan_size_of(b, bytes).transfers;
           e.transfers += t;
           step_bytes_moved += 2.0 * b;
@@ -432,6 +435,9 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
       }
       const models::PlanSizeEstimate plan = plan_size_of(static_cast<double>(bytes), bytes);
       const double t = plan.transfers;
+      if (reuse && !idle_plans.emplace(bucket_chunk(bytes), static_cast<double>(bytes)).second) {
+        continue;
+      }
       if (reuse) {
         idle_runs.emplace_back(t, plan.steps * kBytesPerPlanStep + t * idle_bytes_per_transfer);
         largest_live = std::max(largest_live, idle_runs.back().second);

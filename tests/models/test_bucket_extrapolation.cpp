@@ -279,3 +279,55 @@ TEST_CASE("bucket timing on threads: bit-identical to one thread") {
     if (mode == BucketTimingMode::Extrapolate) CHECK_FALSE(one.extrapolated_bucket_sizes.empty());
   }
 }
+
+TEST_CASE("bucket timing: a whole bucket that is another's sample is simulated once") {
+  const auto spec = fabric(4);
+  // 4 ranks: k1 = 8 units of one chunk (one channel). With the chunk an eighth of a bucket B that
+  // is timed whole (8 units, below 2 k1), the first sample of any bucket of 16 units or more is the
+  // plan of B itself: the same protocol, chunk and bytes.
+  StepConfig probe = config_for(4, CollectiveAlgo::Tree, 1 << 20, Bytes(64 << 20), 2);
+  const StepResult sizes = run(spec, Fidelity::Analytic, probe, BucketTimingMode::Exact);
+  std::vector<int64_t> bytes;
+  for (const auto& b : sizes.buckets) bytes.push_back(b.bytes);
+  std::sort(bytes.begin(), bytes.end());
+  bytes.erase(std::unique(bytes.begin(), bytes.end()), bytes.end());
+  // The smallest size B divisible by 8 with a bucket of at least 2 B.
+  int64_t shared = 0;
+  for (int64_t b : bytes) {
+    if (b % 8 == 0 && bytes.back() >= 2 * b) {
+      shared = b;
+      break;
+    }
+  }
+  REQUIRE(shared > 0);
+  StepConfig c = config_for(4, CollectiveAlgo::Tree, shared / 8, Bytes(64 << 20), 2);
+  for (Fidelity f : {Fidelity::Analytic, Fidelity::Flow}) {
+    CAPTURE(static_cast<int>(f));
+    const StepResult exact = run(spec, f, c, BucketTimingMode::Exact);
+    const StepResult extra = run(spec, f, c, BucketTimingMode::Extrapolate);
+    REQUIRE_FALSE(extra.extrapolated_bucket_sizes.empty());
+    // Distinct plans: the sizes timed whole and the two samples, less the one they share.
+    std::size_t whole = 0;
+    for (int64_t b : bytes) {
+      whole += std::find(extra.extrapolated_bucket_sizes.begin(),
+                         extra.extrapolated_bucket_sizes.end(),
+                         b) == extra.extrapolated_bucket_sizes.end();
+    }
+    CHECK(exact.idle_simulations == bytes.size());
+    CHECK(extra.idle_simulations == whole + 2 - 1);
+    // B is timed whole, as exact times it, bit for bit.
+    const auto d_exact = durations(exact);
+    const auto d_extra = durations(extra);
+    CHECK(d_extra.at(shared) == d_exact.at(shared));
+    // The threads' prefetch shares the run too, and times everything alike.
+    StepConfig threaded = c;
+    threaded.threads = 3;
+    threaded.bucket_timing = BucketTimingMode::Extrapolate;
+    Simulation sim(threaded.seed);
+    auto backend = make_backend(f, sim, spec);
+    const StepResult three = simulate_ddp_step(*backend, spec, f, threaded);
+    CHECK(three.idle_simulations == extra.idle_simulations);
+    CHECK(durations(three) == d_extra);
+    CHECK(three.step == extra.step);
+  }
+}
