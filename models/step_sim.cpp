@@ -314,8 +314,9 @@ class DdpStepEngine final : public StepEngine {
   // idle_run() then finds them. Each is a private simulation seeded alike and each key is tasked
   // by the first bucket that needs it, as idle_run() would, so every result is the same for any
   // thread count. A whole bucket that is another's sample (the same protocol, chunk and bytes:
-  // the same plan) is one task. What the samples decide later (LL / LL128 samples past 4 k1 while the slope has
-  // not settled, a whole bucket when it never does) still runs in idle_run(), one at a time.
+  // the same plan) is one task. What the samples decide later (LL / LL128 samples past 4 k1 while
+  // the slope has not settled, a whole bucket when it never does) still runs in idle_run(), one at
+  // a time.
   void prefetch_idle_runs() {
     if (n_ < 2 || config_.calibrated_allreduce) return;
     struct Task {

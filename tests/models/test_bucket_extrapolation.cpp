@@ -309,9 +309,9 @@ TEST_CASE("bucket timing: a whole bucket that is another's sample is simulated o
     // Distinct plans: the sizes timed whole and the two samples, less the one they share.
     std::size_t whole = 0;
     for (int64_t b : bytes) {
-      whole += std::find(extra.extrapolated_bucket_sizes.begin(),
-                         extra.extrapolated_bucket_sizes.end(),
-                         b) == extra.extrapolated_bucket_sizes.end();
+      whole +=
+          std::find(extra.extrapolated_bucket_sizes.begin(), extra.extrapolated_bucket_sizes.end(),
+                    b) == extra.extrapolated_bucket_sizes.end();
     }
     CHECK(exact.idle_simulations == bytes.size());
     CHECK(extra.idle_simulations == whole + 2 - 1);
