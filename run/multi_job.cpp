@@ -7,6 +7,7 @@
 
 #include "models/nccl_setup.hpp"
 #include "models/step_engine.hpp"
+#include "models/step_reaction.hpp"
 #include "run/runner.hpp"
 #include "sim/backends/make_backend.hpp"
 #include "sim/core/rng.hpp"
@@ -135,6 +136,17 @@ std::vector<std::vector<uint32_t>> place_jobs(const Scenario& scenario,
     placed.push_back(std::move(free));
   }
   return placed;
+}
+
+Time jobs_reaction(const Scenario& scenario, const net::NetworkSpec& spec, const FaultRun* faults) {
+  const std::vector<std::vector<uint32_t>> placement = place_jobs(scenario, spec);
+  Time least = Time::max();
+  for (std::size_t i = 0; i < scenario.jobs.size(); ++i) {
+    const models::StepConfig step =
+        job_step_config(scenario, spec, scenario.jobs[i], placement[i], faults);
+    least = std::min(least, models::step_reaction(step, spec));
+  }
+  return least == Time::max() ? Time::zero() : least;
 }
 
 std::vector<JobRun> run_jobs(const Scenario& scenario, const net::NetworkSpec& spec,

@@ -40,6 +40,11 @@ struct JobRun {
 std::vector<std::vector<uint32_t>> place_jobs(const Scenario& scenario,
                                               const net::NetworkSpec& spec);
 
+// How soon any job's step can start a transfer after what it waited for (models::step_reaction,
+// the least over the jobs, each as run_jobs sets it up): what a packet fabric shared by the jobs
+// may run ahead in its windows. Zero when a job's collectives may pass data on at once.
+Time jobs_reaction(const Scenario& scenario, const net::NetworkSpec& spec, const FaultRun* faults);
+
 // Runs every job of `scenario.jobs` on `backend` (whose simulation may already hold background
 // traffic) to the end of the event queue, then, with compare_alone, each alone. Appends warnings
 // (a job that cannot load the fabric, a fidelity without contention).

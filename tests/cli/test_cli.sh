@@ -106,6 +106,52 @@ YAML
 "$bin" run "$tmp/live.yaml" --json --threads 2 >"$tmp/live-two.json" 2>/dev/null
 check "--threads 2 on a packet-level step run live beside traffic: partitions, the JSON equal to one thread's" python3 -c "import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); drop=lambda d: {k: v for k, v in d.items() if k not in ('wall_s', 'peak_rss_bytes', 'estimate')}; sys.exit(0 if drop(a) == drop(b) and a['partitions'] > 1 and a['windows'] > 0 and a['step_time_s'] > 0 else 1)" "$tmp/live-one.json" "$tmp/live-two.json"
 check "a step beside traffic counts the traffic's messages, not the step's transfers" python3 -c "import json,sys; m=json.load(open(sys.argv[1]))['messages']; sys.exit(0 if m['count'] == 8 and m['completed'] == 8 else 1)" "$tmp/live-one.json"
+# Jobs sharing a packet fabric of 16 leaves run it as partitions too, with the least reaction of
+# their steps: the same on any thread count, alone runs included. On 4 leaves, or at flow level,
+# --threads says why it has no effect.
+cat >"$tmp/jobs.yaml" <<'YAML'
+name: jobs-16-leaves
+seed: 1
+fidelity: packet
+fabric:
+  topology: spine_leaf
+  spine_leaf: {leaves: 16, hosts_per_leaf: 2, spines: 4}
+  host: {gpus: 1, nics: 1}
+  links:
+    host:   {bandwidth: 100Gbps, delay: 1us}
+    fabric: {bandwidth: 100Gbps, delay: 1us}
+  switch: {buffer: 32MiB, priorities: 8}
+jobs:
+  - name: a
+    hosts: [0, 3, 4, 7, 8, 11, 12, 15]
+    steps: 2
+    workload:
+      model: {preset: gpt3-1.3b, layers: 1, hidden: 512, ffn: 2048, heads: 8, kv_heads: 8,
+              vocab: 1000, sequence: 512}
+      gpu: h100
+      micro_batch: 1
+      ddp: {bucket_cap_mb: 4, first_bucket_mb: 1}
+      algorithm: ring
+  - name: b
+    hosts: [1, 2, 5, 6, 9, 10, 13, 14]
+    workload:
+      model: {preset: gpt3-1.3b, layers: 1, hidden: 512, ffn: 2048, heads: 8, kv_heads: 8,
+              vocab: 1000, sequence: 512}
+      gpu: h100
+      micro_batch: 1
+      ddp: {bucket_cap_mb: 4, first_bucket_mb: 1}
+      algorithm: tree
+compare_alone: true
+traffic:
+  - {pattern: incast, senders: 8, receiver: 31, size: 1MiB}
+YAML
+"$bin" run "$tmp/jobs.yaml" --json >"$tmp/jobs-one.json" 2>/dev/null
+"$bin" run "$tmp/jobs.yaml" --json --threads 2 >"$tmp/jobs-two.json" 2>/dev/null
+check "--threads 2 on packet-level jobs beside traffic: partitions, the JSON equal to one thread's" python3 -c "import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); drop=lambda d: {k: v for k, v in d.items() if k not in ('wall_s', 'peak_rss_bytes', 'estimate')}; sys.exit(0 if drop(a) == drop(b) and a['partitions'] == 16 and a['windows'] > 0 and len(a['jobs']) == 2 and all(j['alone_step_time_s'] > 0 and j['step_time_s'] > 0 for j in a['jobs']) and not b['warnings'] else 1)" "$tmp/jobs-one.json" "$tmp/jobs-two.json"
+"$bin" run "$tmp/jobs.yaml" --json --threads 2 --set fabric.spine_leaf.leaves=4 --set fabric.spine_leaf.hosts_per_leaf=8 >"$tmp/jobs-small.json" 2>/dev/null
+check "--threads on packet-level jobs on 4 leaves: one queue, and a warning says why" grep -q "the fabric these packet-level jobs share runs as one queue: its fabric splits into 4 partition(s)" "$tmp/jobs-small.json"
+"$bin" run "$tmp/jobs.yaml" --json --threads 2 --set fidelity=flow >"$tmp/jobs-flow.json" 2>/dev/null
+check "--threads on flow-level jobs warns that they use one thread" grep -q "this run (jobs at flow or analytic fidelity) uses one" "$tmp/jobs-flow.json"
 "$bin" run "$src/scenarios/roce-vs-ib.yaml" --unset report --json --threads 2 >"$tmp/live-small.json" 2>/dev/null
 check "--threads on a live packet step of 2 leaves: one queue, and a warning says why" python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d['partitions'] == 1 and any('step\'s fabric runs as one queue: its fabric splits into 2 partition(s), and a live step runs on partitions from 16' in w for w in d['warnings']) else 1)" "$tmp/live-small.json"
 
