@@ -40,7 +40,8 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       "threads", po::value<std::string>()->value_name("N"),
       "run a training step's private idle-fabric simulations (DDP buckets' timings, the closed "
       "forms' collectives; at packet level each one's fabric partitions on the threads the "
-      "others leave), or a packet-level run's fabric partitions (traffic, and a step or jobs whose "
+      "others leave), or a packet-level run's fabric partitions (traffic, and a step, jobs or a "
+      "Chakra replay whose "
       "collectives run live over RoCE), on N threads (default 1); results are identical for any "
       "N, peak memory grows with it")(
       "timeseries", po::value<std::string>(),

@@ -4,10 +4,15 @@
 #include <numeric>
 
 #include "models/nccl_setup.hpp"
+#include "models/step_reaction.hpp"
 
 namespace syncsim::app {
 
-void run_chakra_workload(const Scenario& scenario, TransferBackend& backend, RunResult& r) {
+namespace {
+
+// The NCCL setup the replay's collectives run with, on NCCL's channels over its ranks (`channels`).
+models::StepConfig chakra_step_config(const Scenario& scenario,
+                                      const models::NcclChannels& channels) {
   const ChakraWorkloadSpec& c = *scenario.chakra;
   models::StepConfig step;
   // Rank r on the fabric's r-th GPU, as a DDP workload's ranks are placed by default.
@@ -18,8 +23,22 @@ void run_chakra_workload(const Scenario& scenario, TransferBackend& backend, Run
   step.seed = scenario.seed;
   // collective.algorithm where the scenario names one, else NCCL's ring (the DDP default).
   step.algorithm = scenario.collective.algorithm.value_or(models::CollectiveAlgo::Ring);
+  models::apply_nccl_step_setup(step, scenario.collective, channels);
+  return step;
+}
+
+}  // namespace
+
+Time chakra_reaction(const Scenario& scenario, const net::NetworkSpec& spec) {
+  const models::StepConfig step =
+      chakra_step_config(scenario, scenario_nccl_channels(scenario, scenario.chakra->ranks));
+  return models::step_reaction(step, spec);
+}
+
+void run_chakra_workload(const Scenario& scenario, TransferBackend& backend, RunResult& r) {
+  const ChakraWorkloadSpec& c = *scenario.chakra;
   r.step_channels = scenario_nccl_channels(scenario, c.ranks);
-  models::apply_nccl_step_setup(step, scenario.collective, r.step_channels);
+  const models::StepConfig step = chakra_step_config(scenario, r.step_channels);
 
   ChakraRun run;
   run.path = c.path;

@@ -350,9 +350,12 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   const bool traffic_only = !scenario.chakra && scenario.jobs.empty() && !scenario.workload;
   // Why a packet-level step, or the jobs sharing the fabric, keep it on one queue (empty: they do
   // not). Jobs are steps on one fabric: their windows keep the least of their reactions.
+  // A Chakra replay's collectives are steps' collectives too.
   const bool packet_jobs =
       !scenario.chakra && !scenario.jobs.empty() && scenario.fidelity == Fidelity::Packet;
-  const bool packet_step = (step_config || packet_jobs) && scenario.fidelity == Fidelity::Packet;
+  const bool packet_replay = scenario.chakra && scenario.fidelity == Fidelity::Packet;
+  const bool packet_step =
+      (step_config || packet_jobs || packet_replay) && scenario.fidelity == Fidelity::Packet;
   std::string step_one_queue;
   if (packet_step) {
     const uint32_t partitions = net::partition_fabric(spec).count;
@@ -369,8 +372,9 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     spec.execution.partitioned = true;
     spec.execution.threads = options.threads;
     if (live_step) {
-      spec.execution.reaction = step_config ? models::step_reaction(*step_config, spec)
-                                            : jobs_reaction(scenario, spec, &faults);
+      spec.execution.reaction = step_config   ? models::step_reaction(*step_config, spec)
+                                : packet_jobs ? jobs_reaction(scenario, spec, &faults)
+                                              : chakra_reaction(scenario, spec);
     }
   }
   Simulation sim(scenario.seed);
@@ -390,24 +394,25 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
         "threads: " + std::to_string(options.threads) +
         " were asked for, but traffic runs on threads only at packet fidelity; this run uses "
         "one");
-  } else if (options.threads > 1 && packet_jobs && !step_one_queue.empty()) {
-    r.warnings.push_back("threads: " + std::to_string(options.threads) +
-                         " were asked for, but the fabric these packet-level jobs share runs as "
-                         "one queue: " +
-                         step_one_queue);
+  } else if (options.threads > 1 && (packet_jobs || packet_replay) && !step_one_queue.empty()) {
+    r.warnings.push_back("threads: " + std::to_string(options.threads) + " were asked for, but " +
+                         (packet_jobs ? "the fabric these packet-level jobs share"
+                                      : "this packet-level Chakra replay's fabric") +
+                         " runs as one queue: " + step_one_queue);
   } else if (options.threads > 1 && !step_one_queue.empty() &&
              (!step_config->reuse_bucket_timings || r.messages > 0)) {
     r.warnings.push_back(
         "threads: " + std::to_string(options.threads) +
         " were asked for, but this packet-level step's fabric runs as one queue: " +
         step_one_queue + "; the threads run its private idle-fabric simulations only");
-  } else if (options.threads > 1 && (scenario.chakra || (!scenario.jobs.empty() && !packet_jobs))) {
+  } else if (options.threads > 1 && (scenario.chakra || !scenario.jobs.empty()) &&
+             scenario.fidelity != Fidelity::Packet) {
     r.warnings.push_back(
         "threads: " + std::to_string(options.threads) +
         " were asked for, but only a `workload:` step's private idle-fabric simulations and "
-        "packet-level traffic, steps and jobs run on threads; this run (" +
-        (scenario.chakra ? std::string("a Chakra replay") : "jobs at flow or analytic fidelity") +
-        ") uses one");
+        "packet-level traffic, steps, jobs and Chakra replays run on threads; this run (" +
+        std::string(scenario.chakra ? "a Chakra replay" : "jobs") +
+        " at flow or analytic fidelity) uses one");
   }
   models::TrafficInjector injector(*backend, std::move(messages));
   if (scenario.chakra) {

@@ -152,6 +152,30 @@ check "--threads 2 on packet-level jobs beside traffic: partitions, the JSON equ
 check "--threads on packet-level jobs on 4 leaves: one queue, and a warning says why" grep -q "the fabric these packet-level jobs share runs as one queue: its fabric splits into 4 partition(s)" "$tmp/jobs-small.json"
 "$bin" run "$tmp/jobs.yaml" --json --threads 2 --set fidelity=flow >"$tmp/jobs-flow.json" 2>/dev/null
 check "--threads on flow-level jobs warns that they use one thread" grep -q "this run (jobs at flow or analytic fidelity) uses one" "$tmp/jobs-flow.json"
+# A Chakra replay at packet level on 16 leaves runs its fabric as partitions too (its collectives
+# and sends go through runners with the step's NCCL setup): the same on any thread count; at flow
+# level --threads says it has no effect.
+cat >"$tmp/replay.yaml" <<YAML
+name: chakra-16-leaves
+seed: 1
+fidelity: packet
+fabric:
+  topology: spine_leaf
+  spine_leaf: {leaves: 16, hosts_per_leaf: 1, spines: 4}
+  host: {gpus: 1, nics: 1}
+  links:
+    host:   {bandwidth: 400Gbps, delay: 500ns, mtu: 8192B}
+    fabric: {bandwidth: 400Gbps, delay: 1us, mtu: 8192B}
+  switch: {buffer: 64MiB, priorities: 8}
+collective: {algorithm: ring}
+workload:
+  chakra: {path: $src/scenarios/chakra/syncsim, ranks: 8}
+YAML
+"$bin" run "$tmp/replay.yaml" --json >"$tmp/replay-one.json" 2>/dev/null
+"$bin" run "$tmp/replay.yaml" --json --threads 2 >"$tmp/replay-two.json" 2>/dev/null
+check "--threads 2 on a packet-level Chakra replay: partitions, the JSON equal to one thread's" python3 -c "import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); drop=lambda d: {k: v for k, v in d.items() if k not in ('wall_s', 'peak_rss_bytes', 'estimate')}; sys.exit(0 if drop(a) == drop(b) and a['partitions'] == 16 and a['windows'] > 0 and a['step_time_s'] > 0 and not b['warnings'] else 1)" "$tmp/replay-one.json" "$tmp/replay-two.json"
+"$bin" run "$src/scenarios/chakra-replay-8.yaml" --json --threads 2 >"$tmp/replay-flow.json" 2>/dev/null
+check "--threads on a flow-level Chakra replay warns that it uses one thread" grep -q "this run (a Chakra replay at flow or analytic fidelity) uses one" "$tmp/replay-flow.json"
 "$bin" run "$src/scenarios/roce-vs-ib.yaml" --unset report --json --threads 2 >"$tmp/live-small.json" 2>/dev/null
 check "--threads on a live packet step of 2 leaves: one queue, and a warning says why" python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d['partitions'] == 1 and any('step\'s fabric runs as one queue: its fabric splits into 2 partition(s), and a live step runs on partitions from 16' in w for w in d['warnings']) else 1)" "$tmp/live-small.json"
 
