@@ -1,6 +1,7 @@
 #include "sim/net/partition_windows.hpp"
 
 #include <algorithm>
+#include <bit>
 
 #include "sim/core/check.hpp"
 
@@ -16,7 +17,18 @@ PartitionWindows::PartitionWindows(EventQueue& global,
       workers_(
           std::max(1U, std::min<unsigned>(threads, static_cast<unsigned>(partitions.size())))) {
   SIM_CHECK(lookahead_ps_ > 0, "a windowed run needs a positive lookahead");
-  for (auto& p : parts_) p->queue.keep_clock_history();
+  SIM_CHECK(parts_.size() <= 64, "more partitions than the outbox summaries' 64 bits");
+  for (std::size_t from = 0; from < parts_.size(); ++from) {
+    Partition& sender = *parts_[from];
+    sender.queue.keep_clock_history();
+    for (std::size_t to = 0; to < parts_.size(); ++to) {
+      RemoteOutbox& box = sender.outbox[to];
+      box.filling = &filling_;
+      box.sender = &sender.posts;
+      box.receiver = &parts_[to]->posts;
+      box.sender_bit = uint64_t{1} << from;
+    }
+  }
 }
 
 void PartitionWindows::bring_to_now() {
@@ -48,6 +60,10 @@ void PartitionWindows::accept_posted(std::size_t i, uint32_t buffer) {
   // filled it began, so the clock's earlier moves are of no more use.
   EventQueue& queue = parts_[i]->queue;
   queue.forget_clock_history_before(Time::ps(buffer_window_start_ps_[buffer]));
+  // The senders that posted into this buffer, in index order (their bits, lowest first).
+  const uint64_t senders =
+      parts_[i]->posts.posted_by[buffer].exchange(0, std::memory_order_relaxed);
+  if (senders == 0) return;
   // Arrivals and events of one instant that were sent at the same picosecond (so schedule_as_of
   // gives them the same sequence number) run in the order taken in here, not by which payload slot
   // each happened to get: a slot comes free whenever an event runs, so its number follows the
@@ -55,12 +71,13 @@ void PartitionWindows::accept_posted(std::size_t i, uint32_t buffer) {
   // synchronised senders lost packets in other places than on one queue (a TCP incast: 3x the fast
   // retransmits, 1/8 of the timeouts); in the order taken in, they go the way one queue sends them.
   std::size_t batch = 0;
-  for (const auto& sender : parts_) {
-    batch += sender->outbox[i].buffers[buffer].size() + sender->outbox[i].events[buffer].size();
+  for (uint64_t bits = senders; bits != 0; bits &= bits - 1) {
+    const RemoteOutbox& box = parts_[static_cast<std::size_t>(std::countr_zero(bits))]->outbox[i];
+    batch += box.buffers[buffer].size() + box.events[buffer].size();
   }
   queue.order_next_slots(batch);
-  for (auto& sender : parts_) {
-    RemoteOutbox& box = sender->outbox[i];
+  for (uint64_t bits = senders; bits != 0; bits &= bits - 1) {
+    RemoteOutbox& box = parts_[static_cast<std::size_t>(std::countr_zero(bits))]->outbox[i];
     for (const RemoteArrival& a : box.buffers[buffer]) a.link->accept(a);
     for (const PostedEvent& e : box.events[buffer]) {
       queue.schedule_as_of(Time::ps(e.at_ps), Time::ps(e.sent_ps), e.target, e.kind, e.arg);
@@ -148,23 +165,19 @@ void PartitionWindows::run_window(int64_t end_ps) {
   ++windows_;
   const uint32_t taking = filled_;
   const uint32_t filling = 1 - taking;
-  for (auto& p : parts_) {
-    for (RemoteOutbox& box : p->outbox) box.filling = filling;
-  }
+  filling_ = filling;
   buffer_window_start_ps_[filling] = global_.now().picoseconds();
   const Time last_inside = Time::ps(end_ps - 1);
   workers_.run(
       parts_.size(),
       [&](std::size_t i) {
         Partition& p = *parts_[i];
+        p.posts.sender_earliest_ps[filling] = INT64_MAX;  // the buffer was taken in a window ago
         accept_posted(i, taking);  // what the others sent it in the window before
         if (p.queue.run(last_inside) > 0) p.last_event_ps = p.queue.now().picoseconds();
         p.queue.advance_to(Time::ps(end_ps));
         p.next_event_ps = p.queue.next_event_time().picoseconds();
-        int64_t posted = INT64_MAX;
-        for (const RemoteOutbox& box : p.outbox)
-          posted = std::min(posted, box.earliest_ps[filling]);
-        p.next_posted_ps = posted;
+        p.next_posted_ps = p.posts.sender_earliest_ps[filling];
       },
       /*pinned=*/true);
   filled_ = filling;

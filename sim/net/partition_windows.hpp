@@ -55,6 +55,7 @@ struct Partition {
   PacketPool pool;
   NetworkCounters counters;
   std::vector<RemoteOutbox> outbox;  // by receiving partition
+  OutboxSummary posts;               // what it posted, and who posted to it (remote_outbox.hpp)
   std::deque<Link> far_ends;         // the receiving ends of links from other partitions
   std::vector<DeferredCompletion> completions;
   int64_t last_event_ps = 0;  // the latest event it has run
@@ -121,6 +122,7 @@ class PartitionWindows final : public EventTarget {
   uint64_t windows_ = 0;
   uint32_t filled_ =
       1;  // the outbox buffer the last window filled (none yet: take_in finds 1 empty)
+  uint32_t filling_ = 0;  // the outbox buffer posts go to (RemoteOutbox::filling)
   std::vector<DeferredCompletion> due_;
   WindowListener* listener_ = nullptr;
   // When the window that filled each outbox buffer began.

@@ -7,6 +7,7 @@
 // one buffer during a window while the receiver takes in the other, filled in the window before.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -37,27 +38,49 @@ struct PostedEvent {
   uint32_t kind;
 };
 
+// What a window's end reads of all the outboxes, kept as posts are made so that it need not walk
+// every (sender, receiver) pair: P^2 of them, cache misses on every window even where nothing was
+// posted (a 64-partition step spent most of its time there). Per buffer: the sender's earliest
+// time posted into any of its outboxes (INT64_MAX: none), and the receiver's set of senders that
+// posted into it (bit s: partition s; at most 64 partitions, fabric_partition.hpp). Senders set
+// their bit from their own threads, hence the atomic; the receiver takes the set between windows
+// or at its next window's start, from the buffer nobody fills then.
+struct OutboxSummary {
+  std::array<int64_t, 2> sender_earliest_ps{INT64_MAX, INT64_MAX};
+  std::array<std::atomic<uint64_t>, 2> posted_by{};
+};
+
 struct RemoteOutbox {
   std::array<std::vector<RemoteArrival>, 2> buffers;
   std::array<std::vector<PostedEvent>, 2> events;
-  // Per buffer: the earliest arrival or event time posted to it (INT64_MAX: none), kept as they are
-  // posted so that the window's end need not walk the buffers again to find it.
-  std::array<int64_t, 2> earliest_ps{INT64_MAX, INT64_MAX};
-  uint32_t filling = 0;
+  // Wired by PartitionWindows: the buffer being filled (one for the whole run), the sending
+  // partition's summary, the receiving partition's, and the sender's bit in it.
+  const uint32_t* filling = nullptr;
+  OutboxSummary* sender = nullptr;
+  OutboxSummary* receiver = nullptr;
+  uint64_t sender_bit = 0;
 
   void post(const RemoteArrival& arrival) {
-    buffers[filling].push_back(arrival);
-    earliest_ps[filling] = std::min(earliest_ps[filling], arrival.arrival_ps);
+    const uint32_t f = *filling;
+    note(f, arrival.arrival_ps);
+    buffers[f].push_back(arrival);
   }
   void post(const PostedEvent& event) {
-    events[filling].push_back(event);
-    earliest_ps[filling] = std::min(earliest_ps[filling], event.at_ps);
+    const uint32_t f = *filling;
+    note(f, event.at_ps);
+    events[f].push_back(event);
   }
+  bool empty(uint32_t buffer) const { return buffers[buffer].empty() && events[buffer].empty(); }
   // After the receiver has taken in buffer `buffer`.
   void clear(uint32_t buffer) {
     buffers[buffer].clear();
     events[buffer].clear();
-    earliest_ps[buffer] = INT64_MAX;
+  }
+
+ private:
+  void note(uint32_t f, int64_t at_ps) {
+    if (empty(f)) receiver->posted_by[f].fetch_or(sender_bit, std::memory_order_relaxed);
+    sender->sender_earliest_ps[f] = std::min(sender->sender_earliest_ps[f], at_ps);
   }
 };
 
