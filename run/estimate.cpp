@@ -528,10 +528,19 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
                              !scenario.workload->step.layout.model_parallel();
       const double step_links =
           ring_step ? ring_links(scenario.fabric, largest_rank_count) : hops_per_packet;
+      // A Chakra replay's rings (its default) hop as a ring step's do.
+      const double chakra_links =
+          scenario.collective.algorithm.value_or(models::CollectiveAlgo::Ring) ==
+                  models::CollectiveAlgo::Ring
+              ? ring_links(scenario.fabric, scenario.chakra ? scenario.chakra->ranks : 0)
+              : hops_per_packet;
       e.packet_hops = (message_link_bytes.value_or(message_bytes * hops_per_packet) +
                        step_bytes_moved * step_links +
-                       report_bytes_moved * ring_links(scenario.fabric, report_ranks)) /
+                       report_bytes_moved * ring_links(scenario.fabric, report_ranks) +
+                       chakra_bytes_moved(scenario) * chakra_links) /
                       std::max(1.0, mtu) * (1.0 + ack_share);
+      // Jobs (add_jobs, below): each job's hops as a scenario of its own counts them.
+      if (!scenario.jobs.empty()) add_jobs(scenario, port_counters, e);
       // A hop costs more as the fabric's state grows, and with link jitter drawn per hop.
       e.wall_s += e.packet_hops *
                   packet_seconds_per_hop(ports * kPacketBytesPerPort,
@@ -552,7 +561,9 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
                   kAnalyticSecondsPerTransfer;
       break;
   }
-  if (!scenario.jobs.empty()) add_jobs(scenario, port_counters, e);
+  if (!scenario.jobs.empty() && scenario.fidelity != Fidelity::Packet) {
+    add_jobs(scenario, port_counters, e);
+  }
   return e;
 }
 

@@ -49,6 +49,29 @@ double chakra_transfers(const Scenario& scenario) {
   return transfers;
 }
 
+double chakra_bytes_moved(const Scenario& scenario) {
+  if (!scenario.chakra) return 0;
+  const ChakraWorkloadSpec& chakra = *scenario.chakra;
+  const double n = chakra.ranks;
+  double bytes = 0;
+  for (const models::ChakraRankTrace& rank : chakra.trace.ranks) {
+    for (const models::ChakraNode& node : rank.nodes) {
+      if (node.bytes <= 0) continue;
+      const auto size = static_cast<double>(node.bytes);
+      if (node.kind == models::ChakraNodeKind::Send) {
+        bytes += size;  // each send once, at its sender
+        continue;
+      }
+      if (node.kind != models::ChakraNodeKind::Collective || node.barrier) continue;
+      // What this rank puts on the wire for its share of the collective (nccl-tests' bus bytes:
+      // 2 (n - 1) / n S for an all-reduce, (n - 1) / n S for the others), counted at every rank.
+      const double share = n > 1 ? (n - 1) / n : 0.0;
+      bytes += (node.op == models::CollectiveOp::AllReduce ? 2.0 : 1.0) * share * size;
+    }
+  }
+  return bytes;
+}
+
 // `jobs:` (run/multi_job.hpp): each job's transfers are counted as a scenario of its own on the
 // same fabric would count them (its ranks: its hosts' GPUs, its data_parallel x model parallelism,
 // or the GPUs left to it; its buckets live, as reuse_bucket_timings defaults to false for a job),
@@ -66,6 +89,7 @@ void add_jobs(const Scenario& scenario, bool port_counters, Estimate& e) {
   double free_gpus = static_cast<double>(size.gpus);
   const double gpus_per_host = std::max<uint32_t>(1, scenario.fabric.host.gpus);
   double transfers = 0;
+  double hops = 0;
   for (const JobSpec& job : scenario.jobs) {
     Scenario alone = scenario;
     alone.jobs.clear();
@@ -84,9 +108,15 @@ void add_jobs(const Scenario& scenario, bool port_counters, Estimate& e) {
     const Estimate j = estimate_run(alone, port_counters);
     const double runs = (scenario.compare_alone ? 2.0 : 1.0) * std::max<uint32_t>(1, job.steps);
     transfers += runs * j.transfers;
+    hops += runs * j.packet_hops;
   }
   e.transfers += transfers;
-  e.wall_s += transfers * kJobSecondsPerTransfer;
+  // At packet level the jobs' packet hops are timed with the scenario's own (estimate_run).
+  if (scenario.fidelity == Fidelity::Packet) {
+    e.packet_hops += hops;
+  } else {
+    e.wall_s += transfers * kJobSecondsPerTransfer;
+  }
   e.memory_parts.emplace_back("transfers", transfers * kJobBytesPerTransfer);
   e.memory_bytes += transfers * kJobBytesPerTransfer;
 }
