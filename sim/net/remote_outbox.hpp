@@ -47,7 +47,8 @@ struct PostedEvent {
 // or at its next window's start, from the buffer nobody fills then.
 struct OutboxSummary {
   std::array<int64_t, 2> sender_earliest_ps{INT64_MAX, INT64_MAX};
-  std::array<std::atomic<uint64_t>, 2> posted_by{};
+  // On a cache line of its own: the other partitions' threads write it, this one's the line above.
+  alignas(64) std::array<std::atomic<uint64_t>, 2> posted_by{};
 };
 
 struct RemoteOutbox {
