@@ -450,6 +450,15 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
       }
       e.transfers += reuse ? t : t * count;
       step_bytes_moved += 2.0 * static_cast<double>(bytes) * (reuse ? 1 : count);
+      // Beside live buckets the step times each distinct size once more on an idle copy of the
+      // fabric, for its closed form (models/step_sim.cpp, idle_run). Counted at packet level, where
+      // those runs are whole packet simulations; the flow level's per-transfer costs were fitted
+      // on runs that had them.
+      if (!reuse && scenario.fidelity == Fidelity::Packet &&
+          idle_plans.emplace(bucket_chunk(bytes), static_cast<double>(bytes)).second) {
+        e.transfers += t;
+        step_bytes_moved += 2.0 * static_cast<double>(bytes);
+      }
     }
     if (threads > 1 && idle_runs.size() > 1) {
       const ParallelRuns at_once = parallel_runs(idle_runs, threads);

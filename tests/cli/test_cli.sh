@@ -148,7 +148,9 @@ YAML
 "$bin" run "$tmp/jobs.yaml" --json >"$tmp/jobs-one.json" 2>/dev/null
 "$bin" run "$tmp/jobs.yaml" --json --threads 2 >"$tmp/jobs-two.json" 2>/dev/null
 check "--threads 2 on packet-level jobs beside traffic: partitions, the JSON equal to one thread's" python3 -c "import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); drop=lambda d: {k: v for k, v in d.items() if k not in ('wall_s', 'peak_rss_bytes', 'estimate')}; sys.exit(0 if drop(a) == drop(b) and a['partitions'] == 16 and a['windows'] > 0 and len(a['jobs']) == 2 and all(j['alone_step_time_s'] > 0 and j['step_time_s'] > 0 for j in a['jobs']) and not b['warnings'] else 1)" "$tmp/jobs-one.json" "$tmp/jobs-two.json"
-check "the estimate counts packet-level jobs' packet hops (within 2x of the run's)" python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['estimate']['packet_hops']/d['packet_hops']; sys.exit(0 if 0.5 < r < 2 else 1)" "$tmp/jobs-one.json"
+# The estimate's hops also count the idle-fabric runs each job's step makes for its closed form
+# (separate simulations, not in the run's packet_hops): at least the run's, at most 4x.
+check "the estimate counts packet-level jobs' packet hops (the run's and its idle-fabric runs')" python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['estimate']['packet_hops']/d['packet_hops']; sys.exit(0 if 1 <= r < 4 else 1)" "$tmp/jobs-one.json"
 "$bin" run "$tmp/jobs.yaml" --json --threads 2 --set fabric.spine_leaf.leaves=4 --set fabric.spine_leaf.hosts_per_leaf=8 >"$tmp/jobs-small.json" 2>/dev/null
 check "--threads on packet-level jobs on 4 leaves: one queue, and a warning says why" grep -q "the fabric these packet-level jobs share runs as one queue: its fabric splits into 4 partition(s)" "$tmp/jobs-small.json"
 "$bin" run "$tmp/jobs.yaml" --json --threads 2 --set fidelity=flow >"$tmp/jobs-flow.json" 2>/dev/null
