@@ -435,9 +435,13 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
       }
       const models::PlanSizeEstimate plan = plan_size_of(static_cast<double>(bytes), bytes);
       const double t = plan.transfers;
-      if (reuse && !idle_plans.emplace(bucket_chunk(bytes), static_cast<double>(bytes)).second) {
-        continue;
-      }
+      // Each distinct plan is timed once on an idle fabric: the reused timing, or beside live
+      // buckets, at packet level, the closed form's (below).
+      const bool idle_counted = reuse || scenario.fidelity == Fidelity::Packet;
+      const bool new_idle_plan =
+          idle_counted &&
+          idle_plans.emplace(bucket_chunk(bytes), static_cast<double>(bytes)).second;
+      if (reuse && !new_idle_plan) continue;
       if (reuse) {
         idle_runs.emplace_back(t, plan.steps * kBytesPerPlanStep + t * idle_bytes_per_transfer);
         largest_live = std::max(largest_live, idle_runs.back().second);
@@ -454,8 +458,7 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
       // fabric, for its closed form (models/step_sim.cpp, idle_run). Counted at packet level, where
       // those runs are whole packet simulations; the flow level's per-transfer costs were fitted
       // on runs that had them.
-      if (!reuse && scenario.fidelity == Fidelity::Packet &&
-          idle_plans.emplace(bucket_chunk(bytes), static_cast<double>(bytes)).second) {
+      if (!reuse && new_idle_plan) {
         e.transfers += t;
         step_bytes_moved += 2.0 * static_cast<double>(bytes);
       }

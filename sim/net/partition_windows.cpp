@@ -4,6 +4,7 @@
 #include <bit>
 
 #include "sim/core/check.hpp"
+#include "sim/net/fabric_partition.hpp"
 
 namespace syncsim::net {
 
@@ -17,7 +18,8 @@ PartitionWindows::PartitionWindows(EventQueue& global,
       workers_(
           std::max(1U, std::min<unsigned>(threads, static_cast<unsigned>(partitions.size())))) {
   SIM_CHECK(lookahead_ps_ > 0, "a windowed run needs a positive lookahead");
-  SIM_CHECK(parts_.size() <= 64, "more partitions than the outbox summaries' 64 bits");
+  static_assert(kMaxFabricPartitions <= 64, "an outbox summary holds a sender per bit of 64");
+  SIM_CHECK(parts_.size() <= kMaxFabricPartitions, "more partitions than the fabric's cap");
   for (std::size_t from = 0; from < parts_.size(); ++from) {
     Partition& sender = *parts_[from];
     sender.queue.keep_clock_history();
@@ -70,14 +72,18 @@ void PartitionWindows::accept_posted(std::size_t i, uint32_t buffer) {
   // partition's history. Ordered by slot, such ties went to no sender in particular, and
   // synchronised senders lost packets in other places than on one queue (a TCP incast: 3x the fast
   // retransmits, 1/8 of the timeouts); in the order taken in, they go the way one queue sends them.
+  // The outbox to `i` of the lowest sender left in `bits`.
+  auto box_of = [&](uint64_t bits) -> RemoteOutbox& {
+    return parts_[static_cast<std::size_t>(std::countr_zero(bits))]->outbox[i];
+  };
   std::size_t batch = 0;
   for (uint64_t bits = senders; bits != 0; bits &= bits - 1) {
-    const RemoteOutbox& box = parts_[static_cast<std::size_t>(std::countr_zero(bits))]->outbox[i];
+    const RemoteOutbox& box = box_of(bits);
     batch += box.buffers[buffer].size() + box.events[buffer].size();
   }
   queue.order_next_slots(batch);
   for (uint64_t bits = senders; bits != 0; bits &= bits - 1) {
-    RemoteOutbox& box = parts_[static_cast<std::size_t>(std::countr_zero(bits))]->outbox[i];
+    RemoteOutbox& box = box_of(bits);
     for (const RemoteArrival& a : box.buffers[buffer]) a.link->accept(a);
     for (const PostedEvent& e : box.events[buffer]) {
       queue.schedule_as_of(Time::ps(e.at_ps), Time::ps(e.sent_ps), e.target, e.kind, e.arg);

@@ -109,18 +109,10 @@ check "a step beside traffic counts the traffic's messages, not the step's trans
 # Jobs sharing a packet fabric of 16 leaves run it as partitions too, with the least reaction of
 # their steps: the same on any thread count, alone runs included. On 4 leaves, or at flow level,
 # --threads says why it has no effect.
-cat >"$tmp/jobs.yaml" <<'YAML'
-name: jobs-16-leaves
-seed: 1
-fidelity: packet
-fabric:
-  topology: spine_leaf
-  spine_leaf: {leaves: 16, hosts_per_leaf: 2, spines: 4}
-  host: {gpus: 1, nics: 1}
-  links:
-    host:   {bandwidth: 100Gbps, delay: 1us}
-    fabric: {bandwidth: 100Gbps, delay: 1us}
-  switch: {buffer: 32MiB, priorities: 8}
+{
+  echo "name: jobs-16-leaves"
+  sed -n '/^seed:/,/^  switch:/p' "$tmp/live.yaml"  # the live step's seed, fidelity and fabric
+  cat <<'YAML'
 jobs:
   - name: a
     hosts: [0, 3, 4, 7, 8, 11, 12, 15]
@@ -145,6 +137,7 @@ compare_alone: true
 traffic:
   - {pattern: incast, senders: 8, receiver: 31, size: 1MiB}
 YAML
+} >"$tmp/jobs.yaml"
 "$bin" run "$tmp/jobs.yaml" --json >"$tmp/jobs-one.json" 2>/dev/null
 "$bin" run "$tmp/jobs.yaml" --json --threads 2 >"$tmp/jobs-two.json" 2>/dev/null
 check "--threads 2 on packet-level jobs beside traffic: partitions, the JSON equal to one thread's" python3 -c "import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); drop=lambda d: {k: v for k, v in d.items() if k not in ('wall_s', 'peak_rss_bytes', 'estimate')}; sys.exit(0 if drop(a) == drop(b) and a['partitions'] == 16 and a['windows'] > 0 and len(a['jobs']) == 2 and all(j['alone_step_time_s'] > 0 and j['step_time_s'] > 0 for j in a['jobs']) and not b['warnings'] else 1)" "$tmp/jobs-one.json" "$tmp/jobs-two.json"
