@@ -28,6 +28,7 @@ using result_lists::jain_by_traffic;
 using result_lists::link_tiers;
 using result_lists::rank_timeline;
 using result_lists::rc_recovered;
+using result_lists::thread_scaling;
 using result_lists::top_paused_ports;
 
 // The table, in the order of docs/cli.md. Paths and values are a contract (scripts read them).
@@ -53,6 +54,20 @@ const std::vector<ResultKey>& table() {
        P::Always, [](const RunResult& r) -> json { return r.partitions; }},
       {"windows", "windows", "count", "windows the partitions ran in (0 on one event queue)",
        P::Always, [](const RunResult& r) -> json { return r.windows; }},
+      {"thread_scaling", "", "-",
+       "partitioned runs: one object per thread count, what the windows' events bound a run on "
+       "that many threads to, whatever `--threads` was (below; docs/performance.md)",
+       P::Partitioned, thread_scaling},
+      {"thread_scaling[].threads", "", "count",
+       "threads (powers of two below the partition count, then the partition count)",
+       P::Partitioned, nullptr},
+      {"thread_scaling[].busiest_thread_events", "", "count",
+       "per window the events of the busiest thread (partitions pinned round robin), summed",
+       P::Partitioned, nullptr},
+      {"thread_scaling[].speedup_bound", "", "-",
+       "events / (busiest_thread_events + events outside the partitions): the speed-up over one "
+       "thread if every event cost the same and barriers nothing",
+       P::Partitioned, nullptr},
       {"packet_hops", "packet_hops", "count", "packet transmissions over links (packet fidelity)",
        P::Always, [](const RunResult& r) -> json { return r.counters.packet_hops; }},
       {"bytes_injected", "bytes_injected", "B",
@@ -576,6 +591,8 @@ bool result_key_present(const ResultKey& key, const RunResult& r) {
       return !r.faults.empty();
     case P::LayerBreakdown:
       return r.step && r.step->layer_compute.has_value();
+    case P::Partitioned:
+      return !r.thread_scaling.empty();
   }
   return false;
 }

@@ -32,6 +32,7 @@ enum class ResultPresence : uint8_t {
   Jobs,                 // the scenario runs several jobs (`jobs:`)
   Faults,               // the scenario has `faults:`
   LayerBreakdown,       // a training step of a transformer (its per-layer breakdown)
+  Partitioned,          // the packet network ran as partitions in windows
 };
 
 struct ResultKey {

@@ -235,6 +235,17 @@ std::string to_text(const RunResult& r) {
        "links");
   line("simulated", "{sim_time_s} in {wall_s} wall, {events} events, {packet_hops} packet hops");
   if (r.partitions > 1) line("", "fabric run as {partitions} partitions in {windows} windows");
+  if (!r.thread_scaling.empty()) {
+    // Values, not keys: the list has no template field of its own.
+    std::ostringstream bounds;
+    bounds << std::setprecision(3);
+    for (std::size_t i = 0; i < r.thread_scaling.size(); ++i) {
+      bounds << (i == 0 ? "" : ", ") << r.thread_scaling[i].threads << ": "
+             << r.thread_scaling[i].speedup_bound << "x";
+    }
+    o << std::string(11, ' ') << "threads would speed it up at most (its windows' load) "
+      << bounds.str() << "\n";
+  }
   // Message lines describe `traffic:`; a workload-only run has none to report.
   const bool has_messages = r.messages > 0;
   if (has_messages) {

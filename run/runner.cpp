@@ -489,6 +489,13 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   r.events = sim.queue().executed() + ran.partition_events;
   r.partitions = ran.partitions;
   r.windows = ran.windows;
+  const uint64_t outside_partitions = sim.queue().executed();
+  for (const net::ThreadLoad& load : ran.thread_loads) {
+    r.thread_scaling.push_back(
+        {load.threads, load.busiest_thread_events,
+         static_cast<double>(r.events) / static_cast<double>(std::max<uint64_t>(
+                                             1, load.busiest_thread_events + outside_partitions))});
+  }
   r.counters = backend->counters();
   r.gpus = static_cast<uint32_t>(spec.gpus.size());
   r.hosts = spec.hosts;

@@ -87,6 +87,15 @@ struct RunResult {
   // when the network ran as one queue.
   uint32_t partitions = 1;
   uint64_t windows = 0;
+  // What more threads would make of those windows (sim/net/window_load.hpp): per thread count, the
+  // busiest thread's events summed over the windows, and the speed-up they bound: every event of
+  // the run / (that sum + the events outside the partitions). Empty on one queue.
+  struct ThreadScaling {
+    uint32_t threads = 0;
+    uint64_t busiest_thread_events = 0;
+    double speedup_bound = 1;
+  };
+  std::vector<ThreadScaling> thread_scaling;
   BackendCounters counters;
   uint64_t messages = 0;
   uint64_t messages_completed = 0;

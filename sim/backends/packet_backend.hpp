@@ -31,7 +31,9 @@ class PacketBackend final : public TransferBackend, private net::FlowCompletionH
                             network_.partition_events(),
                             network_.partition_threads(),
                             network_.partition_refusal(),
-                            network_.partition_window()};
+                            network_.partition_window(),
+                            network_.partition_thread_loads(),
+                            network_.partition_threaded_windows()};
   }
   void observe(BackendObserver& observer) const override { observer.on_packet_network(network_); }
   const net::Network& network() const { return network_; }

@@ -17,6 +17,7 @@
 #include "sim/net/fault.hpp"
 #include "sim/net/network_counters.hpp"
 #include "sim/net/network_spec.hpp"
+#include "sim/net/window_load.hpp"
 
 namespace syncsim {
 
@@ -58,6 +59,12 @@ struct BackendExecution {
   // The longest window the partitions run (zero on one queue): a caller that sets its transfers up
   // ahead (TransferBackend::starts_ahead) hands each over at least this long before its start.
   Time window = Time::zero();
+  // The windows' events as more threads would share them (sim/net/window_load.hpp); empty on one
+  // queue.
+  std::vector<net::ThreadLoad> thread_loads;
+  // Windows handed to more than one thread (the others ran on the caller's thread alone: too few
+  // events to pay for the hand-over, NetworkSpec::Execution::min_window_events_per_thread).
+  uint64_t threaded_windows = 0;
 };
 
 // Network-wide counters in one shape for every backend (sim/net/network_counters.hpp). Fields a

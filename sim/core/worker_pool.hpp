@@ -23,13 +23,14 @@ class WorkerPool {
       // More threads than cores: a spinning thread holds the core that the one it waits for
       // needs (3 threads on 2 cores spent 0.7 ms a window), so they sleep at once instead.
       : spins_(threads <= std::max(1U, std::thread::hardware_concurrency()) ? kSpins : 0) {
-    for (unsigned t = 1; t < threads; ++t) workers_.emplace_back([this, t] { serve(t); });
+    const unsigned capped = std::min<unsigned>(threads, kActiveMask);  // round_ holds the count
+    for (unsigned t = 1; t < capped; ++t) workers_.emplace_back([this, t] { serve(t); });
   }
   ~WorkerPool() {
     {
       std::lock_guard lock(mutex_);
       stopping_ = true;
-      round_.fetch_add(1);
+      round_.fetch_add(kRoundStep);
     }
     start_.notify_all();
     for (std::thread& w : workers_) w.join();
@@ -43,9 +44,13 @@ class WorkerPool {
   // taken in index order; returns once all have run. The exception of the lowest index that threw
   // is rethrown then. `pinned`: thread k (the caller is 0) runs the indices i with i % threads() ==
   // k, every round the same, so that what task i touches stays in one core's caches.
+  // `use_threads` (0: all of them): this round runs on the caller's thread and the first
+  // use_threads - 1 workers only, pinned or not, for a round too small to pay for handing it to all
+  // (1: the caller's alone); the other workers stay where they wait.
   template <typename Fn>
-  void run(std::size_t count, const Fn& fn, bool pinned = false) {
-    if (workers_.empty() || count <= 1) {
+  void run(std::size_t count, const Fn& fn, bool pinned = false, unsigned use_threads = 0) {
+    const unsigned active = use_threads == 0 ? threads() : std::min(use_threads, threads());
+    if (active <= 1 || count <= 1) {
       for (std::size_t i = 0; i < count; ++i) fn(i);
       return;
     }
@@ -54,11 +59,13 @@ class WorkerPool {
     call_ = [](const void* f, std::size_t i) { (*static_cast<const Fn*>(f))(i); };
     count_ = count;
     pinned_ = pinned;
+    active_ = active;
     next_.store(0, std::memory_order_relaxed);
-    busy_.store(static_cast<unsigned>(workers_.size()));
+    busy_.store(active - 1);
     {
       std::lock_guard lock(mutex_);
-      round_.fetch_add(1);
+      // A worker outside the round reads only this word (a slow one may see the next round's).
+      round_.store(((round_.load() & ~kActiveMask) + kRoundStep) | active);
     }
     if (sleepers_.load() > 0) start_.notify_all();
     work(0);
@@ -78,6 +85,9 @@ class WorkerPool {
  private:
   // About 50 us of pause instructions: longer than a window's barrier usually waits.
   static constexpr int kSpins = 20000;
+  // round_: a count of rounds above the low 16 bits, the threads in the latest round in them.
+  static constexpr uint64_t kActiveMask = 0xFFFF;
+  static constexpr uint64_t kRoundStep = uint64_t{1} << 16;
   template <typename Ready>
   bool spin_until(const Ready& ready) const {
     for (int i = 0; i < spins_; ++i) {
@@ -90,7 +100,7 @@ class WorkerPool {
   }
   void work(std::size_t thread) {
     if (pinned_) {
-      for (std::size_t i = thread; i < count_; i += workers_.size() + 1) call(i);
+      for (std::size_t i = thread; i < count_; i += active_) call(i);
       return;
     }
     for (std::size_t i = next_.fetch_add(1, std::memory_order_relaxed); i < count_;
@@ -116,6 +126,8 @@ class WorkerPool {
       }
       seen = round_.load();
       if (stopping_) return;
+      // Not in this round: nothing to take, and nobody waits on it.
+      if (thread >= (seen & kActiveMask)) continue;
       work(thread);
       // The last one out wakes the caller if it went to sleep (it checks busy_ after saying so).
       if (busy_.fetch_sub(1) == 1 && caller_waiting_.load()) {
@@ -140,6 +152,7 @@ class WorkerPool {
   void (*call_)(const void*, std::size_t) = nullptr;
   std::size_t count_ = 0;
   bool pinned_ = false;
+  unsigned active_ = 1;  // threads in the round, the caller's included (also in round_)
   std::atomic<std::size_t> next_{0};
   std::vector<std::exception_ptr> errors_;
 };

@@ -210,7 +210,7 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
     // from completions (they are told after the window).
     windows_ = std::make_unique<PartitionWindows>(
         sim.queue(), partitions_, std::min(partition_lookahead_, spec.execution.reaction), flows_,
-        spec.execution.threads);
+        spec.execution.threads, spec.execution.min_window_events_per_thread);
     // A caller that starts flows from completions a reaction later sets them up ahead
     // (start_flow's start_at), so no event of the simulation's queue acts on the partitions at its
     // own time (its reductions, copies and completions only lead to flows set up ahead) and the
@@ -275,6 +275,12 @@ std::size_t Network::packet_pool_capacity() const {
 uint64_t Network::partition_events() const { return windows_ ? windows_->events() : 0; }
 uint64_t Network::partition_windows() const { return windows_ ? windows_->windows() : 0; }
 unsigned Network::partition_threads() const { return windows_ ? windows_->threads() : 1; }
+uint64_t Network::partition_threaded_windows() const {
+  return windows_ ? windows_->threaded_windows() : 0;
+}
+std::vector<ThreadLoad> Network::partition_thread_loads() const {
+  return windows_ ? windows_->load().loads() : std::vector<ThreadLoad>{};
+}
 
 Time Network::partition_window() const {
   return windows_ ? std::min(partition_lookahead_, spec_.execution.reaction) : Time::zero();

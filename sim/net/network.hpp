@@ -120,6 +120,9 @@ class Network {
   uint64_t partition_events() const;
   uint64_t partition_windows() const;
   unsigned partition_threads() const;
+  uint64_t partition_threaded_windows() const;
+  // The windows' events as more threads would share them (window_load.hpp); empty on one queue.
+  std::vector<ThreadLoad> partition_thread_loads() const;
   // The longest window: the lookahead, or the reaction where that is shorter (zero on one queue).
   Time partition_window() const;
   // A time series' sample times: the partitions' windows stop after `t` (every event at or before

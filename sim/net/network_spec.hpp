@@ -333,10 +333,14 @@ struct NetworkSpec {
   // `reaction` (results do not depend on where windows end); a flow started sooner stops the run
   // (SIM_CHECK). The network still runs as one queue where the fabric cannot be split
   // (Network::partition_refusal: fewer than two leaves, no lookahead, a reaction of zero).
+  // `min_window_events_per_thread`: a window expected to hold fewer events than this per thread
+  // runs on the simulation's thread alone (PartitionWindows::run_window; 0: every window on every
+  // thread, for tests that must exercise the threads).
   struct Execution {
     bool partitioned = false;
     uint32_t threads = 1;
     Time reaction = Time::max();
+    uint64_t min_window_events_per_thread = 128;
   } execution;
   // Static route overrides (e.g. after a link failure, or a misconfiguration): flows from NIC `src`
   // to NIC `dst` pass through the switches `via` in order (each a switch with NICs attached), on

@@ -10,13 +10,15 @@ namespace syncsim::net {
 
 PartitionWindows::PartitionWindows(EventQueue& global,
                                    std::vector<std::unique_ptr<Partition>>& partitions,
-                                   Time lookahead, const FlowTable& flows, unsigned threads)
+                                   Time lookahead, const FlowTable& flows, unsigned threads,
+                                   uint64_t min_window_events_per_thread)
     : global_(global),
       parts_(partitions),
       lookahead_ps_(lookahead.picoseconds()),
       flows_(flows),
-      workers_(
-          std::max(1U, std::min<unsigned>(threads, static_cast<unsigned>(partitions.size())))) {
+      workers_(std::max(1U, std::min<unsigned>(threads, static_cast<unsigned>(partitions.size())))),
+      load_(static_cast<uint32_t>(partitions.size()), min_window_events_per_thread),
+      window_events_(partitions.size(), 0) {
   SIM_CHECK(lookahead_ps_ > 0, "a windowed run needs a positive lookahead");
   static_assert(kMaxFabricPartitions <= 64, "an outbox summary holds a sender per bit of 64");
   SIM_CHECK(parts_.size() <= kMaxFabricPartitions, "more partitions than the fabric's cap");
@@ -174,19 +176,26 @@ void PartitionWindows::run_window(int64_t end_ps) {
   filling_ = filling;
   buffer_window_start_ps_[filling] = global_.now().picoseconds();
   const Time last_inside = Time::ps(end_ps - 1);
+  // A window expected to hold few events runs on fewer threads, or on this one alone
+  // (window_load.hpp).
+  const unsigned threads = load_.threads_for_window(workers_.threads());
+  if (threads > 1) ++threaded_windows_;
   workers_.run(
       parts_.size(),
       [&](std::size_t i) {
         Partition& p = *parts_[i];
         p.posts.sender_earliest_ps[filling] = INT64_MAX;  // the buffer was taken in a window ago
         accept_posted(i, taking);  // what the others sent it in the window before
-        if (p.queue.run(last_inside) > 0) p.last_event_ps = p.queue.now().picoseconds();
+        p.window_events = p.queue.run(last_inside);
+        if (p.window_events > 0) p.last_event_ps = p.queue.now().picoseconds();
         p.queue.advance_to(Time::ps(end_ps));
         p.next_event_ps = p.queue.next_event_time().picoseconds();
         p.next_posted_ps = p.posts.sender_earliest_ps[filling];
       },
-      /*pinned=*/true);
+      /*pinned=*/true, threads);
   filled_ = filling;
+  for (std::size_t i = 0; i < parts_.size(); ++i) window_events_[i] = parts_[i]->window_events;
+  load_.add_window(window_events_);
 }
 
 uint64_t PartitionWindows::events() const {

@@ -44,6 +44,7 @@
 #include "sim/net/link.hpp"
 #include "sim/net/network_counters.hpp"
 #include "sim/net/packet.hpp"
+#include "sim/net/window_load.hpp"
 
 namespace syncsim::net {
 
@@ -58,7 +59,8 @@ struct Partition {
   OutboxSummary posts;               // what it posted, and who posted to it (remote_outbox.hpp)
   std::deque<Link> far_ends;         // the receiving ends of links from other partitions
   std::vector<DeferredCompletion> completions;
-  int64_t last_event_ps = 0;  // the latest event it has run
+  int64_t last_event_ps = 0;   // the latest event it has run
+  uint64_t window_events = 0;  // the events it ran in the last window
   // After a window: its next event and the earliest arrival it posted (INT64_MAX: none).
   int64_t next_event_ps = INT64_MAX;
   int64_t next_posted_ps = INT64_MAX;
@@ -75,7 +77,8 @@ class WindowListener {
 class PartitionWindows final : public EventTarget {
  public:
   PartitionWindows(EventQueue& global, std::vector<std::unique_ptr<Partition>>& partitions,
-                   Time lookahead, const FlowTable& flows, unsigned threads);
+                   Time lookahead, const FlowTable& flows, unsigned threads,
+                   uint64_t min_window_events_per_thread);
   // Before something is scheduled in a partition from the simulation's queue (a flow starts):
   // every partition's clock moves to the global clock (they have nothing pending before it).
   void bring_to_now();
@@ -97,7 +100,12 @@ class PartitionWindows final : public EventTarget {
 
   uint64_t events() const;  // events run inside the partitions
   uint64_t windows() const { return windows_; }
+  // Of those, the windows handed to more than one thread (the rest ran on the caller's alone).
+  uint64_t threaded_windows() const { return threaded_windows_; }
   unsigned threads() const { return workers_.threads(); }
+  // The windows' events by partition, as more threads would share them, and how many threads a
+  // window is worth (window_load.hpp).
+  const WindowLoad& load() const { return load_; }
 
  private:
   enum EventKind : uint32_t { kWindow = 0, kCompletion = 1, kClock = 2 };
@@ -120,11 +128,14 @@ class PartitionWindows final : public EventTarget {
   int64_t limit_ps_ = INT64_MAX;      // set_window_limit
   bool bounded_by_global_ = true;     // set_bounded_by_global
   uint64_t windows_ = 0;
+  uint64_t threaded_windows_ = 0;
   uint32_t filled_ =
       1;  // the outbox buffer the last window filled (none yet: take_in finds 1 empty)
   uint32_t filling_ = 0;  // the outbox buffer posts go to (RemoteOutbox::filling)
   std::vector<DeferredCompletion> due_;
   WindowListener* listener_ = nullptr;
+  WindowLoad load_;
+  std::vector<uint64_t> window_events_;  // scratch: one window's events by partition
   // When the window that filled each outbox buffer began.
   std::array<int64_t, 2> buffer_window_start_ps_{0, 0};
 };

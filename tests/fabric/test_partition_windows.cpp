@@ -25,6 +25,7 @@ struct Outcome {
   net::NetworkCounters counters;
   uint32_t partitions = 0;
   uint64_t windows = 0;
+  uint64_t threaded_windows = 0;
   double sim_time_s = 0;
 };
 
@@ -38,16 +39,19 @@ Outcome outcome_of(const PacketBackend& b, const Simulation& sim) {
   o.counters = b.counters();
   o.partitions = b.execution().partitions;
   o.windows = b.execution().windows;
+  o.threaded_windows = b.execution().threaded_windows;
   o.sim_time_s = sim.now().seconds();
   return o;
 }
 
 // Every host sends `size` to the host `shift` places on, all at t = 0, and two more messages start
-// later (a start between windows); `threads` run the partitions when `partitioned`.
+// later (a start between windows); `threads` run the partitions when `partitioned`, every window
+// on every thread unless `min_window_events_per_thread` says otherwise.
 Outcome run_shift(net::NetworkSpec spec, bool partitioned, unsigned threads, Bytes size,
-                  uint32_t shift) {
+                  uint32_t shift, uint64_t min_window_events_per_thread = 0) {
   spec.execution.partitioned = partitioned;
   spec.execution.threads = threads;
+  spec.execution.min_window_events_per_thread = min_window_events_per_thread;
   Simulation sim(7);
   PacketBackend b(sim, spec);
   const auto n = static_cast<uint32_t>(spec.gpus.size());
@@ -153,6 +157,30 @@ TEST_CASE("windowed run: the same on 1, 2 and 3 threads, and conserved") {
   CHECK(one.windows > 10);
 }
 
+TEST_CASE("windowed run: small windows on fewer threads, the same results") {
+  // Which thread runs a partition changes nothing: windows expected to hold few events run on fewer
+  // threads or on the caller's alone, the rest on all, and the run is the one-thread run
+  // throughout.
+  auto spec = topo::build_fabric(testing::spine_leaf_100g(4, 3, 2, Bytes{256 << 10}));
+  spec.transport.gbn.timeout = Time::us(200);
+  const Outcome one = run_shift(spec, true, 1, kShiftSize, 3);
+  CHECK(one.threaded_windows == 0);
+  const Outcome every = run_shift(spec, true, 2, kShiftSize, 3, 0);
+  CHECK(every.threaded_windows == every.windows);
+  check_same(one, every);
+  const Outcome none = run_shift(spec, true, 2, kShiftSize, 3, UINT64_MAX / 4);
+  CHECK(none.threaded_windows == 0);
+  check_same(one, none);
+  // A threshold that splits them: some windows on threads, some not; on 3 threads some on 2.
+  for (const unsigned threads : {2U, 3U}) {
+    CAPTURE(threads);
+    const Outcome mixed = run_shift(spec, true, threads, kShiftSize, 3, 40);
+    CHECK(mixed.threaded_windows > 0);
+    CHECK(mixed.threaded_windows < mixed.windows);
+    check_same(one, mixed);
+  }
+}
+
 TEST_CASE("windowed run: TCP across partitions, the same on 1, 2 and 3 threads") {
   // The same collisions under TCP (NewReno): duplicate ACKs cross back to the senders'
   // partitions, fast retransmits and timeouts resend; a connection's window is its sender's.
@@ -218,6 +246,7 @@ Outcome run_incast(net::NetworkSpec spec, bool partitioned, unsigned threads,
                    Time cut_every = Time::zero()) {
   spec.execution.partitioned = partitioned;
   spec.execution.threads = threads;
+  spec.execution.min_window_events_per_thread = 0;  // every window on the threads
   Simulation sim(11);
   PacketBackend b(sim, spec);
   if (cut_every > Time::zero()) {
@@ -529,6 +558,7 @@ Outcome run_faulted(net::NetworkSpec spec, bool partitioned, unsigned threads,
                     const std::vector<net::NetFault>& faults, uint8_t priority = 0) {
   spec.execution.partitioned = partitioned;
   spec.execution.threads = threads;
+  spec.execution.min_window_events_per_thread = 0;  // every window on the threads
   Simulation sim(7);
   PacketBackend b(sim, spec);
   const auto n = static_cast<uint32_t>(spec.gpus.size());

@@ -51,6 +51,7 @@ Run run_ring(bool partitioned, uint32_t threads, Time net_latency = Time::us(5))
   net::NetworkSpec spec = four_leaves();
   spec.execution.partitioned = partitioned;
   spec.execution.threads = threads;
+  spec.execution.min_window_events_per_thread = 0;  // every window on the threads
   spec.execution.reaction = least_reaction(plan, identity(8), ro, spec);
   Simulation sim(3);
   PacketBackend backend(sim, spec);

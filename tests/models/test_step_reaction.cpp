@@ -70,6 +70,7 @@ TEST_CASE("live packet-level step on partitions: the same on 1 and 2 threads, cl
     if (partitioned) {
       spec.execution.partitioned = true;
       spec.execution.threads = threads;
+      spec.execution.min_window_events_per_thread = 0;  // every window on the threads
       spec.execution.reaction = step_reaction(c, spec);
     }
     c.threads = threads;
