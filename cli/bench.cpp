@@ -78,6 +78,7 @@ struct CaseFigures {
   double step_s = 0;
   double sim_time_s = 0;
   uint32_t partitions = 1;
+  double speedup_bound = 1;
   char error[512] = {};
 };
 
@@ -101,6 +102,11 @@ CaseFigures run_case(const std::string& file, const std::vector<std::string>& ov
       best.step_s = r.step ? r.step->step.seconds() : 0.0;
       best.sim_time_s = r.sim_time_s;
       best.partitions = r.partitions;
+      // The bound for the most threads the run's partitions could take up to `threads`.
+      best.speedup_bound = 1;
+      for (const RunResult::ThreadScaling& t : r.thread_scaling) {
+        if (t.threads <= threads) best.speedup_bound = t.speedup_bound;
+      }
     }
   }
   best.peak_rss_mib = peak_rss_mib();
@@ -156,6 +162,7 @@ ScenarioBenchResult bench_scenario(const std::string& file,
   best.step_s = figures.step_s;
   best.sim_time_s = figures.sim_time_s;
   best.partitions = figures.partitions;
+  best.speedup_bound = figures.speedup_bound;
   return best;
 }
 

@@ -28,6 +28,9 @@ struct ScenarioBenchResult {
   double step_s = 0;        // the training step's time (workload scenarios), to compare runs
   double sim_time_s = 0;    // simulated time at the end, to compare runs
   uint32_t partitions = 1;  // a packet-level traffic run's partitions (run --threads)
+  // What its windows bound the speed-up on its thread count to (RunResult::thread_scaling; 1 on
+  // one thread or one queue).
+  double speedup_bound = 1;
 };
 
 // `threads`: `run --threads`, the step's private idle-fabric simulations or a packet-level
