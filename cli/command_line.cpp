@@ -65,6 +65,15 @@ unsigned parse_positive_count(const std::string& flag, const std::string& value)
   return n;
 }
 
+uint64_t parse_count(const std::string& flag, const std::string& value) {
+  uint64_t n = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (ec != std::errc() || end != value.data() + value.size() || value.empty()) {
+    throw UsageError("--" + flag + ": expected a non-negative integer, found \"" + value + "\"");
+  }
+  return n;
+}
+
 void print_help(std::ostream& out, const std::string& usage,
                 const po::options_description& options) {
   out << usage << "\n" << options << "\n";

@@ -4,6 +4,7 @@
 // abbreviations, so `--x` never means `--xlabel`). Each command declares its options with their
 // help text; `--help` prints the command's usage lines followed by that generated table.
 #include <boost/program_options.hpp>
+#include <cstdint>
 #include <iosfwd>
 #include <stdexcept>
 #include <string>
@@ -76,6 +77,9 @@ CommandLine parse_command_line(const std::vector<std::string>& args,
 // A flag's positive count (--threads N); UsageError "--FLAG: expected a positive integer, found
 // "V"" otherwise (also beyond 1024, more threads than any machine here runs usefully).
 unsigned parse_positive_count(const std::string& flag, const std::string& value);
+// A flag's count, zero allowed (--min-window-events N); UsageError "--FLAG: expected a
+// non-negative integer, found "V"" otherwise.
+uint64_t parse_count(const std::string& flag, const std::string& value);
 
 // `usage` (the command's synopsis and prose) then the generated option table.
 void print_help(std::ostream& out, const std::string& usage,

@@ -62,7 +62,8 @@ const std::vector<ResultKey>& table() {
        "threads (powers of two below the partition count, then the partition count)",
        P::Partitioned, nullptr},
       {"thread_scaling[].busiest_thread_events", "", "count",
-       "per window the events of the busiest thread (partitions pinned round robin), summed",
+       "per window the events of the busiest thread (partitions pinned round robin, on as many "
+       "threads as --min-window-events gives the window), summed",
        P::Partitioned, nullptr},
       {"thread_scaling[].speedup_bound", "", "-",
        "events / (busiest_thread_events + events outside the partitions): the speed-up over one "

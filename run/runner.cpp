@@ -374,6 +374,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   if (scenario.fidelity == Fidelity::Packet && (traffic_only || live_step)) {
     spec.execution.partitioned = true;
     spec.execution.threads = options.threads;
+    spec.execution.min_window_events_per_thread = options.min_window_events_per_thread;
     if (live_step) {
       spec.execution.reaction = step_config   ? models::step_reaction(*step_config, spec)
                                 : packet_jobs ? jobs_reaction(scenario, spec, &faults)
@@ -495,6 +496,16 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
         {load.threads, load.busiest_thread_events,
          static_cast<double>(r.events) / static_cast<double>(std::max<uint64_t>(
                                              1, load.busiest_thread_events + outside_partitions))});
+  }
+  if (ran.threads > 1 && ran.windows > 0 && ran.threaded_windows == 0) {
+    // The threads were there, but no window held enough events to hand out (window_load.hpp).
+    r.warnings.push_back(
+        "threads: " + std::to_string(options.threads) +
+        " were asked for, but this run's windows held too few events to hand to more than one (" +
+        std::to_string(ran.partition_events / ran.windows) + " on average; a window goes to as "
+        "many threads as give each " +
+        std::to_string(spec.execution.min_window_events_per_thread) +
+        "): it ran on one; thread_scaling bounds what more threads would give");
   }
   r.counters = backend->counters();
   r.gpus = static_cast<uint32_t>(spec.gpus.size());
