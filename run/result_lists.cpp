@@ -124,14 +124,4 @@ json link_tiers(const RunResult& r) {
   return out;
 }
 
-json thread_scaling(const RunResult& r) {
-  json out = json::array();
-  for (const RunResult::ThreadScaling& t : r.thread_scaling) {
-    out.push_back({{"threads", t.threads},
-                   {"busiest_thread_events", t.busiest_thread_events},
-                   {"speedup_bound", t.speedup_bound}});
-  }
-  return out;
-}
-
 }  // namespace syncsim::app::result_lists

@@ -25,7 +25,6 @@ nlohmann::json collectives(const RunResult& r);
 inline constexpr std::size_t kTimelineRanks = 8;
 nlohmann::json rank_timeline(const RunResult& r);
 nlohmann::json link_tiers(const RunResult& r);
-nlohmann::json thread_scaling(const RunResult& r);
 
 }  // namespace result_lists
 }  // namespace syncsim::app

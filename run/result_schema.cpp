@@ -28,7 +28,6 @@ using result_lists::jain_by_traffic;
 using result_lists::link_tiers;
 using result_lists::rank_timeline;
 using result_lists::rc_recovered;
-using result_lists::thread_scaling;
 using result_lists::top_paused_ports;
 
 // The table, in the order of docs/cli.md. Paths and values are a contract (scripts read them).
@@ -49,26 +48,6 @@ const std::vector<ResultKey>& table() {
        P::PeakRss, [](const RunResult& r) -> json { return *r.peak_rss_bytes; }},
       {"events", "events", "count", "events executed (`report:` runs not counted)", P::Always,
        [](const RunResult& r) -> json { return r.events; }},
-      {"partitions", "partitions", "count",
-       "partitions the packet network ran as, in windows (1: one event queue; docs/performance.md)",
-       P::Always, [](const RunResult& r) -> json { return r.partitions; }},
-      {"windows", "windows", "count", "windows the partitions ran in (0 on one event queue)",
-       P::Always, [](const RunResult& r) -> json { return r.windows; }},
-      {"thread_scaling", "", "-",
-       "partitioned runs: one object per thread count, what the windows' events bound a run on "
-       "that many threads to, whatever `--threads` was (below; docs/performance.md)",
-       P::Partitioned, thread_scaling},
-      {"thread_scaling[].threads", "", "count",
-       "threads (powers of two below the partition count, then the partition count)",
-       P::Partitioned, nullptr},
-      {"thread_scaling[].busiest_thread_events", "", "count",
-       "per window the events of the busiest thread (partitions pinned round robin, on as many "
-       "threads as --min-window-events gives the window), summed",
-       P::Partitioned, nullptr},
-      {"thread_scaling[].speedup_bound", "", "-",
-       "events / (busiest_thread_events + events outside the partitions): the speed-up over one "
-       "thread if every event cost the same and barriers nothing",
-       P::Partitioned, nullptr},
       {"packet_hops", "packet_hops", "count", "packet transmissions over links (packet fidelity)",
        P::Always, [](const RunResult& r) -> json { return r.counters.packet_hops; }},
       {"bytes_injected", "bytes_injected", "B",
@@ -548,6 +527,11 @@ const std::vector<ResultKey>& table() {
     const auto channels = std::find_if(
         base.begin(), base.end(), [](const ResultKey& k) { return k.path == "nccl.channels"; });
     base.insert(channels, estimate.begin(), estimate.end());
+    // How a packet network ran (result_schema_partitions.cpp) follows the events.
+    const std::span<const ResultKey> partition_keys = partition_result_keys();
+    const auto after_events = std::find_if(
+        base.begin(), base.end(), [](const ResultKey& k) { return k.path == "packet_hops"; });
+    base.insert(after_events, partition_keys.begin(), partition_keys.end());
     // A Chakra replay's keys (result_schema_chakra.cpp) close the table.
     const std::span<const ResultKey> chakra = chakra_result_keys();
     base.insert(base.end(), chakra.begin(), chakra.end());

@@ -60,6 +60,9 @@ std::span<const ResultKey> faults_result_keys();
 std::span<const ResultKey> jobs_result_keys();
 // The per-layer compute breakdown's keys (result_schema_layers.cpp), after the step's shares.
 std::span<const ResultKey> layer_breakdown_result_keys();
+// How the packet network ran (result_schema_partitions.cpp): partitions, windows and what more
+// threads would give, after the events.
+std::span<const ResultKey> partition_result_keys();
 // The pre-run estimate's keys (result_schema_estimate.cpp), before NCCL's channels.
 std::span<const ResultKey> estimate_result_keys();
 
