@@ -333,9 +333,13 @@ struct NetworkSpec {
   // `reaction` (results do not depend on where windows end); a flow started sooner stops the run
   // (SIM_CHECK). The network still runs as one queue where the fabric cannot be split
   // (Network::partition_refusal: fewer than two leaves, no lookahead, a reaction of zero).
-  // `min_window_events_per_thread`: a window expected to hold fewer events than this per thread
-  // runs on the simulation's thread alone (PartitionWindows::run_window; 0: every window on every
-  // thread, for tests that must exercise the threads).
+  // `min_window_events_per_thread`: a window goes to as many threads as give each this many of the
+  // events it is expected to hold, to the simulation's thread alone below twice it
+  // (window_load.hpp; 0: every window on every thread, for tests that must exercise the threads).
+  // Not a property of a real system but of this simulator on its host: 128 because a hand-over and
+  // its barrier cost about as much as 200 events on the 2-vCPU VM, where a sparse replay's windows
+  // of 183 events ran 1.6x slower on 2 threads than on 1 (docs/performance.md, "Small windows on
+  // fewer threads"). Results do not depend on it.
   struct Execution {
     bool partitioned = false;
     uint32_t threads = 1;
