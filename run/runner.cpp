@@ -502,7 +502,8 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     r.warnings.push_back(
         "threads: " + std::to_string(options.threads) +
         " were asked for, but this run's windows held too few events to hand to more than one (" +
-        std::to_string(ran.partition_events / ran.windows) + " on average; a window goes to as "
+        std::to_string(ran.partition_events / ran.windows) +
+        " on average; a window goes to as "
         "many threads as give each " +
         std::to_string(spec.execution.min_window_events_per_thread) +
         "): it ran on one; thread_scaling bounds what more threads would give");

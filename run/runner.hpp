@@ -191,7 +191,8 @@ struct RunOptions {
   // A packet-level run's windows: events per thread a window needs before it is handed to the
   // threads (net::NetworkSpec::Execution::min_window_events_per_thread); results are the same for
   // any value.
-  uint64_t min_window_events_per_thread = net::NetworkSpec::Execution{}.min_window_events_per_thread;
+  uint64_t min_window_events_per_thread =
+      net::NetworkSpec::Execution{}.min_window_events_per_thread;
   // Called on the simulating thread as a DDP step advances (models::StepProgress: a few calls per
   // bucket), besides the progress line; the Python module's progress callback. Results are the
   // same with or without it.
