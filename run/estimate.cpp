@@ -127,18 +127,28 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
                                     static_cast<double>(sizeof(net::PriorityCounters)));
   }
 
-  // Background traffic.
+  // Background traffic, and at packet fidelity how often a lossless class that drops resends it.
+  const LosslessResends resends = lossless_drop_resends(scenario, e);
   double messages = 0;
   double message_bytes = 0;
+  double message_bytes_sent = 0;  // with the resends
   for (const auto& t : scenario.traffic) {
     messages += traffic_messages(t, gpus);
-    message_bytes += traffic_bytes(t, gpus);
+    const double bytes = traffic_bytes(t, gpus);
+    message_bytes += bytes;
+    if (t.pattern != models::TrafficPattern::Explicit) {
+      message_bytes_sent += bytes * resends.of(t.priority);
+      continue;
+    }
+    for (const models::MessageSpec& m : t.messages) {
+      message_bytes_sent += static_cast<double>(m.size.count()) * resends.of(m.priority);
+    }
   }
   // Packet fidelity: the links each message's packets cross, from its endpoints where expanding
   // the traffic is cheap (nullopt: count by the fabric's depth).
   const std::optional<double> message_link_bytes =
       scenario.fidelity == Fidelity::Packet && messages <= kMessagesExpandedAtMost
-          ? traffic_link_bytes(scenario, static_cast<uint32_t>(size.gpus))
+          ? traffic_link_bytes(scenario, static_cast<uint32_t>(size.gpus), resends)
           : std::nullopt;
   e.transfers += messages;
   e.memory_parts.emplace_back("messages", messages * (kBytesPerMessage + bytes_per_transfer));
@@ -162,6 +172,7 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
   // sum less the longest thread's share).
   double parallel_saved_transfers = 0;
   double fsdp_saved_transfers = 0;  // the same of fsdp_transfers
+  double fsdp_live_transfers = 0;   // of e.transfers: plain FSDP's live gathers and scatters
   const bool tree_collectives =
       scenario.workload && scenario.workload->step.algorithm == models::CollectiveAlgo::Tree;
   if (scenario.workload) {
@@ -413,6 +424,34 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
         step_bytes_moved += 2.0 * bytes;
       }
       largest_rank_count = shard;
+      if (!reuse) {
+        // Without reused timings the step runs every gather and scatter of every micro-batch
+        // live on the run's network (models/fsdp.cpp's FsdpDriver), each over all its groups, and
+        // the network keeps their transfer records to the end of the run.
+        const double replicas = std::max(1.0, std::floor(n / shard));
+        const models::FsdpSchedule schedule =
+            models::fsdp_schedule(c, static_cast<uint32_t>(std::min(shard, 4.0e9)),
+                                  static_cast<uint32_t>(std::min(replicas, 4.0e9)));
+        double live = 0;
+        for (const models::FsdpComm& comm : schedule.comms) {
+          // An all-reduce here is HSDP's, of the gradient shard across the replicas.
+          const bool across_replicas = comm.op == models::CollectiveOp::AllReduce;
+          const double group = across_replicas ? replicas : shard;
+          const models::CollectiveAlgo algo =
+              across_replicas ? c.algorithm : models::fsdp_gather_algorithm(c.algorithm);
+          const double half = across_replicas ? 1.0 : 0.5;  // of an all-reduce-shaped plan
+          live += shaped_plan(comm.op, algo, group, static_cast<double>(comm.bytes)).transfers *
+                  half * (n / group);
+          step_bytes_moved += half * 2.0 * static_cast<double>(comm.bytes);  // per GPU
+        }
+        e.transfers += live;
+        fsdp_live_transfers = live;
+        live_network_transfers += live;
+        kept_records += live * (bytes_per_transfer - kBytesPerTransfer + kBytesPerLiveFsdpTransfer);
+        e.cheaper.emplace_back(
+            "`workload.reuse_bucket_timings: true` times each distinct all-gather and "
+            "reduce-scatter once on an idle fabric instead of running every one live");
+      }
     }
     for (const auto& [bytes, count] : sizes) {
       const std::optional<models::BucketSamples> samples =
@@ -530,9 +569,11 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
       const bool three_tier =
           scenario.fabric.kind == topo::TopologyKind::FatTree && fat_tree_pods(scenario.fabric) > 1;
       const double hops_per_packet = three_tier ? 6.0 : 4.0;
+      // TCP acknowledges every data packet (sim/net/tcp.hpp).
       const double ack_share = scenario.network.transport.kind == net::TransportKind::Roce
                                    ? 1.0 / std::max(1u, scenario.network.transport.gbn.ack_every)
-                                   : 0.0;
+                               : scenario.network.transport.kind == net::TransportKind::Tcp ? 1.0
+                                                                                            : 0.0;
       // Rings (a ring step's buckets, the report's all_reduces) hop between consecutive ranks,
       // mostly inside a host or under one leaf.
       const bool ring_step = scenario.workload &&
@@ -546,27 +587,33 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
                   models::CollectiveAlgo::Ring
               ? ring_links(scenario.fabric, scenario.chakra ? scenario.chakra->ranks : 0)
               : hops_per_packet;
-      e.packet_hops = (message_link_bytes.value_or(message_bytes * hops_per_packet) +
+      e.packet_hops = (message_link_bytes.value_or(message_bytes_sent * hops_per_packet) +
                        step_bytes_moved * step_links +
                        report_bytes_moved * ring_links(scenario.fabric, report_ranks) +
                        chakra_bytes_moved(scenario) * chakra_links) /
                       std::max(1.0, mtu) * (1.0 + ack_share);
       // Jobs (add_jobs, below): each job's hops as a scenario of its own counts them.
       if (!scenario.jobs.empty()) add_jobs(scenario, port_counters, e);
-      // A hop costs more as the fabric's state grows, and with link jitter drawn per hop.
+      // A hop costs more as the fabric's state grows, with link jitter drawn per hop, and with
+      // DCQCN.
+      bool dcqcn = scenario.network.nic.dcqcn.enabled;
+      for (const NicOverrideSpec& o : scenario.network.nic_overrides) {
+        dcqcn = dcqcn || o.nic.dcqcn.enabled;
+      }
       e.wall_s += e.packet_hops *
                   packet_seconds_per_hop(ports * kPacketBytesPerPort,
-                                         scenario.network.impairments.jitters()) /
+                                         scenario.network.impairments.jitters()) *
+                  (dcqcn ? kPacketDcqcnHopCostFactor : 1.0) /
                   packet_thread_speedup(scenario, size, threads);
-      add_lossless_drop_caveat(scenario, e);
       break;
     }
     case Fidelity::Flow:
-      e.wall_s +=
-          (e.transfers - event_driven_transfers - fsdp_transfers - parallel_saved_transfers) *
-              flow_seconds_per_transfer(largest_rank_count, tree_collectives) +
-          (fsdp_transfers - fsdp_saved_transfers) * kFlowSecondsPerFsdpTransfer +
-          event_driven_transfers * kEventDrivenFlowSecondsPerTransfer;
+      e.wall_s += (e.transfers - event_driven_transfers - fsdp_transfers - fsdp_live_transfers -
+                   parallel_saved_transfers) *
+                      flow_seconds_per_transfer(largest_rank_count, tree_collectives) +
+                  (fsdp_transfers - fsdp_saved_transfers) * kFlowSecondsPerFsdpTransfer +
+                  fsdp_live_transfers * kFlowSecondsPerLiveFsdpTransfer +
+                  event_driven_transfers * kEventDrivenFlowSecondsPerTransfer;
       break;
     case Fidelity::Analytic:
       e.wall_s += (e.transfers - parallel_saved_transfers - fsdp_saved_transfers) *

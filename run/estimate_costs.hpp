@@ -43,7 +43,10 @@ inline constexpr double kAnalyticSecondsPerTransfer = 1.2e-6;
 // 2.0 MB), 0.17-0.18 us at 128 hosts (ring-next-leaf-128, 1.5 MB, 8 partitions), 0.27 us at 1024
 // (12 MB, 32 partitions), 0.63 us at 8,192 (permutation-8k, 147 MB, 64 partitions: 15.9 s for
 // about 25 M hops at 48039d7). A gentle rise while the state fits in cache, a steeper one beyond:
-// 0.11, 0.18, 0.29 and 0.80 us at those sizes.
+// 0.11, 0.18, 0.29 and 0.80 us at those sizes. Not below 0.8x the reference (0.144 us): the short
+// congested runs on small fabrics cost more a hop than the long ones above (whole process less
+// its start over the run's hops, `ci` build, 2026-12-07: incast-pfc, incast-tcp and
+// headroom-too-small 0.20-0.22 us at 0.18 MB, ecn-tuning 0.26 us with DCQCN).
 inline constexpr double kPacketSecondsPerHop = 0.18e-6;  // at the reference state
 inline constexpr double kPacketReferenceStateBytes = 1.5e6;
 inline constexpr double kPacketCacheBytes =
@@ -52,16 +55,24 @@ inline constexpr double kPacketCacheBytes =
 // jitter-efficiency.yaml (normal, 5 % of the delay) runs its 2.34 M hops in 0.55 s of user time,
 // 0.31 s without impairments: 0.10 us per hop.
 inline constexpr double kPacketSecondsPerJitteredHop = 0.10e-6;
+// DCQCN: the reaction point's timers and rate updates, the notification point's CNPs. Whole process
+// less its start over the run's hops (`ci` build, 2026-12-07, tools/estimate-survey.py):
+// ring-next-leaf-128-dcqcn 0.285 us against ring-next-leaf-128's 0.211 (1.35x), incast-dcqcn 0.29
+// against incast-pfc's 0.20 (1.45x).
+inline constexpr double kPacketDcqcnHopCostFactor = 1.4;
+inline constexpr double kPacketSmallStateFloor = 0.8;
 inline double packet_seconds_per_hop(double port_state_bytes, bool jitter) {
-  const double in_cache =
-      std::pow(std::min(port_state_bytes, kPacketCacheBytes) / kPacketReferenceStateBytes, 0.2);
+  const double in_cache = std::max(
+      kPacketSmallStateFloor,
+      std::pow(std::min(port_state_bytes, kPacketCacheBytes) / kPacketReferenceStateBytes, 0.2));
   const double beyond = std::pow(std::max(1.0, port_state_bytes / kPacketCacheBytes), 0.4);
   return kPacketSecondsPerHop * in_cache * beyond + (jitter ? kPacketSecondsPerJitteredHop : 0.0);
 }
 inline constexpr double kSecondsPerFabricEntity = 2e-6;  // building the fabric and routing tables
 // Starting the process and reading the scenario: the whole run of the smallest shipped scenarios
-// (gb200-nvl72, pfc-deadlock: 0.01 s, incast-*: 0.02-0.03 s, `ci` build at 095f8ab).
-inline constexpr double kProcessSeconds = 0.015;
+// (median of 7, timed from the fork to the exit, `ci` build, 2026-12-07: gb200-nvl72 0.007 s,
+// pfc-deadlock 0.010 s; incast-* 0.028 s).
+inline constexpr double kProcessSeconds = 0.008;
 // The event-driven model-parallel step per transfer counted above (its records, runners and
 // schedule; flow fidelity). Measured on the dgxc Llama 3 70B recipe (TP 4 x PP 4 x CP 2 x VP 5,
 // 64 micro-batches, forced event_driven) at 64 and 256 GPUs and on llama-70b-3d.yaml: 0.68, 1.08
@@ -95,6 +106,13 @@ inline constexpr double kFlowRingRanksDoublingCost = 5500;
 // that since the flow backend keeps each queue pair's route (the default 2.07 -> 1.66 s of CPU,
 // 2026-12-05).
 inline constexpr double kFlowSecondsPerFsdpTransfer = 1.15e-6;
+// Plain FSDP with `reuse_bucket_timings: false`: every gather and scatter runs live on the run's
+// network, which keeps their records. Whole process over the live transfers counted (`ci` build,
+// 2026-12-07, `--set workload.reuse_bucket_timings=false`): the built-in default on 32, 64 and
+// 128 GPUs 0.79, 1.07 and 1.15 us and 74, 74 and 73 B (2.86 s / 0.25 GiB, 14.1 s / 0.97 GiB,
+// 61 s / 3.79 GiB), fsdp-llama-70b 0.98 us and 59 B (31.6 s / 1.87 GiB).
+inline constexpr double kFlowSecondsPerLiveFsdpTransfer = 1.15e-6;
+inline constexpr double kBytesPerLiveFsdpTransfer = 72;
 inline double flow_seconds_per_transfer(double concurrent_ranks, bool tree) {
   return tree ? kFlowSecondsPerTransferBase * (1.0 + concurrent_ranks / kFlowRanksDoublingCost)
               : kFlowSecondsPerRingTransfer * (1.0 + concurrent_ranks / kFlowRingRanksDoublingCost);

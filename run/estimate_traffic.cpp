@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
+#include <map>
 #include <vector>
 
 #include "run/runner.hpp"
@@ -35,7 +37,8 @@ double traffic_bytes(const models::TrafficSpec& t, double gpus) {
   return sum;
 }
 
-std::optional<double> traffic_link_bytes(const Scenario& scenario, uint32_t gpus) {
+std::optional<double> traffic_link_bytes(const Scenario& scenario, uint32_t gpus,
+                                         const LosslessResends& resends) {
   std::vector<uint32_t> host_of_rank(gpus);
   const uint32_t per_host = std::max<uint32_t>(1, scenario.fabric.host.gpus);
   for (uint32_t g = 0; g < gpus; ++g) host_of_rank[g] = g / per_host;
@@ -48,7 +51,7 @@ std::optional<double> traffic_link_bytes(const Scenario& scenario, uint32_t gpus
   double sum = 0;
   for (const models::MessageSpec& m : messages) {
     sum += static_cast<double>(m.size.count()) *
-           topo::links_between_gpus(scenario.fabric, m.src_gpu, m.dst_gpu);
+           topo::links_between_gpus(scenario.fabric, m.src_gpu, m.dst_gpu) * resends.of(m.priority);
   }
   return sum;
 }
@@ -90,28 +93,42 @@ double packet_thread_speedup(const Scenario& scenario, const topo::FabricSize& s
                   std::min(static_cast<double>(threads), partitions) * kPartitionThreadEfficiency);
 }
 
-void add_lossless_drop_caveat(const Scenario& scenario, Estimate& e) {
+LosslessResends lossless_drop_resends(const Scenario& scenario, Estimate& e) {
   const net::PfcParams& pfc = scenario.network.pfc;
   if (scenario.fidelity != Fidelity::Packet ||
       scenario.network.link_layer != net::LinkLayer::Roce || !pfc.enabled || pfc.headroom_auto ||
       pfc.lossless_mask == 0) {
-    return;
+    return {};
   }
-  // Workloads' collectives run on priority 0; traffic entries name theirs.
+  // Workloads' collectives run on priority 0; traffic entries name theirs. The lossless traffic's
+  // messages, bytes and the most of them converging on one GPU (its incast's fan-in).
   const auto lossless = [&](uint8_t priority) {
     return ((pfc.lossless_mask >> priority) & 1U) != 0;
   };
-  bool lossless_traffic = false;
+  double messages = 0;
+  double bytes = 0;
+  double fan_in = 0;
   for (const models::TrafficSpec& t : scenario.traffic) {
     if (t.pattern != models::TrafficPattern::Explicit) {
-      lossless_traffic = lossless_traffic || lossless(t.priority);
+      if (!lossless(t.priority)) continue;
+      const double n =
+          traffic_messages(t, static_cast<double>(topo::fabric_size(scenario.fabric).gpus));
+      messages += n;
+      bytes += n * static_cast<double>(t.size.count());
+      fan_in = std::max(fan_in, t.pattern == models::TrafficPattern::Incast     ? t.senders
+                                : t.pattern == models::TrafficPattern::AllToAll ? kResendFanInCap
+                                                                                : 1.0);
       continue;
     }
+    std::map<uint32_t, double> into;
     for (const models::MessageSpec& m : t.messages) {
-      lossless_traffic = lossless_traffic || lossless(m.priority);
+      if (!lossless(m.priority)) continue;
+      messages += 1;
+      bytes += static_cast<double>(m.size.count());
+      fan_in = std::max(fan_in, into[m.dst_gpu] += 1);
     }
   }
-  if (!lossless_traffic) return;
+  if (messages == 0) return {};
   const topo::LinkClasses links = scenario_link_classes(scenario);
   std::vector<const net::LinkParams*> classes{&links.host, &links.fabric};
   if (scenario.fabric.kind == topo::TopologyKind::FatTree) classes.push_back(&links.core);
@@ -122,13 +139,20 @@ void add_lossless_drop_caveat(const Scenario& scenario, Estimate& e) {
     short_on +=
         (short_on.empty() ? "" : " and ") + link->name + " links (" + std::to_string(need) + " B)";
   }
-  if (short_on.empty()) return;
-  // How much is resent depends on where the PAUSEs fall; docs/scale.md gives a measured case.
+  if (short_on.empty()) return {};
+  LosslessResends r;
+  r.priorities = pfc.lossless_mask;
+  r.sends = lossless_sends(bytes / messages, fan_in);
+  char sends[32];
+  std::snprintf(sends, sizeof sends, "%.0f", r.sends);
   e.caveats.push_back("fabric.switch.pfc.headroom: " + std::to_string(pfc.headroom.count()) +
                       " B is below what " + short_on +
                       " need: lossless packets will be dropped and their queue pairs resend from "
-                      "the loss, which the estimate does not count (it counts each message sent "
-                      "once)");
+                      "the loss; the estimate counts each lossless message sent " +
+                      sends +
+                      " times, a rule fitted on incasts that the run may miss by 2-3x "
+                      "(docs/scale.md)");
+  return r;
 }
 
 void add_packet_memory(const Scenario& scenario, const topo::FabricSize& size, double sent,
