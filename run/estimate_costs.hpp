@@ -34,8 +34,10 @@ inline constexpr double kFlowSecondsPerTransferBase = 3.5e-6;
 inline constexpr double kFlowRanksDoublingCost = 32768;
 // Analytic fidelity: straggler.yaml's DDP step ran 1.5x its estimate at 2 us a transfer after the
 // tree plans' reservation and the private runs' dropped records (6.1 -> 3.0 s of CPU, 2026-12-05,
-// docs/performance.md "Flow-level transfers").
-inline constexpr double kAnalyticSecondsPerTransfer = 1.2e-6;
+// docs/performance.md "Flow-level transfers"). Whole process over counted transfers (`ci` build,
+// 2026-12-07, tools/estimate-survey.py): straggler 0.81-0.90 us, llama3-405b-16k 0.59 us (7.7 s
+// for 1.3e7); 0.75 us sits within 1.3x of both (1.2 us had the latter at 2.06x).
+inline constexpr double kAnalyticSecondsPerTransfer = 0.75e-6;
 // Per packet hop, by the fabric's port state (queues, MMU counters, link rings: kPacketBytesPerPort
 // a port). Measured as user time over the hops the run made (a temporary counter in Link::transmit;
 // `ci` build at 9a9f5fc, 2026-12-05, the 2-core VM otherwise idle): 0.09-0.13 us on the 16-host
