@@ -189,7 +189,14 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
     std::map<int64_t, int> sizes;
     const auto buckets = models::ddp_buckets(c.model, c.ddp);
     for (const auto& b : buckets) ++sizes[b.size.count()];
-    const bool reuse = scenario.workload->reuse_bucket_timings.value_or(messages == 0);
+    // Network faults (every kind but a straggler) run the step's collectives live on the faulty
+    // fabric, whatever the workload says (run/fault_run.cpp, apply_to_step).
+    const bool network_faults =
+        std::any_of(scenario.faults.begin(), scenario.faults.end(),
+                    [](const FaultSpec& f) { return f.kind != FaultKind::Straggler; });
+    if (network_faults) c.model_parallel_idle_fabric_timing = false;
+    const bool reuse =
+        !network_faults && scenario.workload->reuse_bucket_timings.value_or(messages == 0);
     // simulate_ddp_step extrapolates only on the reused (idle-fabric) path, not with a calibration.
     const bool may_extrapolate = reuse && !(scenario.collective_calibration &&
                                             scenario.collective_calibration->lines_are_the_model());

@@ -148,6 +148,37 @@ TEST_CASE("estimate: plain FSDP run live counts every gather and scatter, and na
   CHECK(live.transfers / quarter.transfers == doctest::Approx(16).epsilon(0.25));
 }
 
+TEST_CASE("estimate: network faults run the step's collectives live, as the run does") {
+  // link-failure.yaml (TP 2 x PP 2 at flow fidelity, a link degraded then down): with network
+  // faults every collective runs live on the faulty fabric and the model-parallel step event by
+  // event (run/fault_run.cpp), whatever the workload says; the estimate counts it so (9.7e3
+  // transfers against the run's 19,746 events, two a transfer; 2.4e3 as the idle-fabric closed
+  // form, 0.43-0.59x the measured wall).
+  const auto load_failure = [](const std::vector<std::pair<std::string, std::string>>& sets) {
+    app::LoadOptions o;
+    for (const auto& [path, value] : sets) o.overrides.push_back({path, value});
+    return app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/link-failure.yaml", o);
+  };
+  const app::Estimate faulted = app::estimate_run(load_failure({}));
+  const app::Estimate live = app::estimate_run(
+      load_failure({{"faults", "[]"}, {"workload.reuse_bucket_timings", "false"}}));
+  const app::Estimate idle = app::estimate_run(load_failure({{"faults", "[]"}}));
+  CHECK(faulted.transfers == live.transfers);
+  CHECK(faulted.transfers > 3 * idle.transfers);
+  // ...and so does saying reuse: the faults win, as in the run.
+  CHECK(app::estimate_run(load_failure({{"workload.reuse_bucket_timings", "true"}})).transfers ==
+        faulted.transfers);
+  // A straggler is no network fault: straggler.yaml keeps its idle-fabric timings.
+  app::LoadOptions o;
+  const app::Scenario straggler =
+      app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/straggler.yaml", o);
+  o.overrides.push_back({"faults", "[]"});
+  CHECK(
+      app::estimate_run(straggler).transfers ==
+      app::estimate_run(app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/straggler.yaml", o))
+          .transfers);
+}
+
 TEST_CASE("estimate: --threads shortens the DDP step's idle runs, and holds more of them at once") {
   // 1,024 GPUs: Simple buckets by extrapolation (two samples), LL128 and small buckets whole.
   const app::Scenario s = load({{"fabric.fat_tree.pods", "1"}});
