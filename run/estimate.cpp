@@ -173,6 +173,9 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
   double parallel_saved_transfers = 0;
   double fsdp_saved_transfers = 0;  // the same of fsdp_transfers
   double fsdp_live_transfers = 0;   // of e.transfers: plain FSDP's live gathers and scatters
+  // Of e.transfers: the model-parallel closed form's groups inside one host (TP, TP x CP), whose
+  // flows share no fabric link.
+  double intra_host_transfers = 0;
   const bool tree_collectives =
       scenario.workload && scenario.workload->step.algorithm == models::CollectiveAlgo::Tree;
   if (scenario.workload) {
@@ -295,6 +298,8 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
         plan.steps *= share;
         if (plan_kept) kept_plan_steps += plan.steps * copies;
         e.transfers += plan.transfers * simulated * copies;
+        if (span > 0 && span <= per_host)
+          intra_host_transfers += plan.transfers * simulated * copies;
         largest_live = std::max(largest_live, plan.transfers * groups * idle_bytes_per_transfer);
         for (double k = 0; k < copies; ++k) {
           closed_form_runs.emplace_back(plan.transfers * simulated,
@@ -616,8 +621,9 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
     }
     case Fidelity::Flow:
       e.wall_s += (e.transfers - event_driven_transfers - fsdp_transfers - fsdp_live_transfers -
-                   parallel_saved_transfers) *
+                   intra_host_transfers - parallel_saved_transfers) *
                       flow_seconds_per_transfer(largest_rank_count, tree_collectives) +
+                  intra_host_transfers * kFlowSecondsPerIntraHostTransfer +
                   (fsdp_transfers - fsdp_saved_transfers) * kFlowSecondsPerFsdpTransfer +
                   fsdp_live_transfers * kFlowSecondsPerLiveFsdpTransfer +
                   event_driven_transfers * kEventDrivenFlowSecondsPerTransfer;

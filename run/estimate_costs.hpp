@@ -108,6 +108,11 @@ inline constexpr double kFlowRingRanksDoublingCost = 5500;
 // that since the flow backend keeps each queue pair's route (the default 2.07 -> 1.66 s of CPU,
 // 2026-12-05).
 inline constexpr double kFlowSecondsPerFsdpTransfer = 1.15e-6;
+// The model-parallel closed form's groups inside one host (TP, TP x CP): their flows share only
+// their own NVLink ports, so each start or finish refills a few rates. torchtitan-70b-256 (1.8 M
+// of its 2.85 M transfers in TP groups of 8) and llama-70b-3d ran at 0.31-0.33 us a transfer over
+// all (whole process, `ci` build, 2026-12-07), 1.7-1.8x their estimates at 0.58 us.
+inline constexpr double kFlowSecondsPerIntraHostTransfer = 0.3e-6;
 // Plain FSDP with `reuse_bucket_timings: false`: every gather and scatter runs live on the run's
 // network, which keeps their records. Whole process over the live transfers counted (`ci` build,
 // 2026-12-07, `--set workload.reuse_bucket_timings=false`): the built-in default on 32, 64 and
