@@ -36,8 +36,8 @@ struct Estimate {
   // What would make the run smaller, where the estimate knows a cheaper mode of the same model
   // (the refusal names it).
   std::vector<std::string> cheaper;
-  // What the estimate knows it does not count and may make the run take longer (a lossless class
-  // that will drop: the resends), one sentence each naming the setting.
+  // What the estimate knows it counts only roughly (a lossless class that will drop: its resends,
+  // by a rule fitted on incasts), one sentence each naming the setting.
   std::vector<std::string> caveats;
 };
 

@@ -73,7 +73,7 @@ std::string to_text(const Estimate& e) {
   out << "), wall " << e.wall_s << " s, " << e.transfers << " transfers";
   if (e.packet_hops > 0) out << ", " << e.packet_hops << " packet hops";
   out << "\n";
-  for (const std::string& caveat : e.caveats) out << "estimate: not counted: " << caveat << "\n";
+  for (const std::string& caveat : e.caveats) out << "estimate: caveat: " << caveat << "\n";
   return out.str();
 }
 

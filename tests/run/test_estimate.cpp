@@ -328,7 +328,7 @@ TEST_CASE("estimate: a lossless class whose headroom is short counts its resends
   CHECK(caveat.find("fabric.switch.pfc.headroom: 2048 B") == 0);
   CHECK(caveat.find("host links (33384 B) and fabric links (108384 B)") != std::string::npos);
   CHECK(app::to_json(short_headroom)["caveats"].size() == 1);
-  CHECK(app::to_text(short_headroom).find("not counted: fabric.switch.pfc.headroom") !=
+  CHECK(app::to_text(short_headroom).find("estimate: caveat: fabric.switch.pfc.headroom") !=
         std::string::npos);
   CHECK(caveat.find("sent 16 times") != std::string::npos);
   // The 17 messages of 1 MB, 16 into one GPU: each counted as sent 16 times, so 16x the hops the
