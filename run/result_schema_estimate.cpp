@@ -32,7 +32,8 @@ std::span<const ResultKey> estimate_result_keys() {
        "expected simulated time (a DDP step: the closed form at NIC bandwidth)", P::Estimate,
        nullptr},
       {"estimate.caveats", "", "-",
-       "what the estimate counts only roughly and may make the run longer or shorter (a list of sentences)",
+       "what the estimate counts only roughly and may make the run longer or shorter (a list of "
+       "sentences)",
        P::Estimate, nullptr},
       {"estimate.memory_parts.process", "", "B", "memory estimate: the process itself", P::Estimate,
        nullptr},
