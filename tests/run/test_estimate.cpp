@@ -23,6 +23,14 @@ app::Scenario load(const std::vector<std::pair<std::string, std::string>>& overr
   for (auto& [path, value] : overrides) o.overrides.push_back({path, value});
   return app::load_scenario_file(kScaleScenario, o);
 }
+
+// scenarios/NAME with `--set PATH=VALUE` overrides.
+app::Scenario load_shipped(const std::string& name,
+                           const std::vector<std::pair<std::string, std::string>>& sets = {}) {
+  app::LoadOptions o;
+  for (const auto& [path, value] : sets) o.overrides.push_back({path, value});
+  return app::load_scenario_file(std::string(SYNCSIM_SOURCE_DIR) + "/scenarios/" + name, o);
+}
 }  // namespace
 
 TEST_CASE("estimate: fabric_size matches the built fabric") {
@@ -123,14 +131,9 @@ TEST_CASE("estimate: plain FSDP run live counts every gather and scatter, and na
   // The built-in default (FSDP on 128 GPUs): with reused timings each distinct gather and scatter
   // runs once on an idle fabric; without, every one of every unit runs live and the network keeps
   // their records (measured 3.79 GiB peak RSS and 61 s; the estimate 3.60 GiB and 61 s).
-  const auto load_default = [](const std::vector<std::pair<std::string, std::string>>& sets) {
-    app::LoadOptions o;
-    for (const auto& [path, value] : sets) o.overrides.push_back({path, value});
-    return app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/default.yaml", o);
-  };
-  const app::Estimate reused = app::estimate_run(load_default({}));
+  const app::Estimate reused = app::estimate_run(load_shipped("default.yaml"));
   const app::Estimate live =
-      app::estimate_run(load_default({{"workload.reuse_bucket_timings", "false"}}));
+      app::estimate_run(load_shipped("default.yaml", {{"workload.reuse_bucket_timings", "false"}}));
   CHECK(reused.cheaper.empty());
   CHECK(live.transfers > 10 * reused.transfers);  // 5.3e7 against 2.1e6
   CHECK(live.memory_bytes > 3.0 * (1 << 30));
@@ -142,9 +145,9 @@ TEST_CASE("estimate: plain FSDP run live counts every gather and scatter, and na
   CHECK(why->find("workload.reuse_bucket_timings: true") != std::string::npos);
   // A ring all-gather over n ranks is n (n - 1) transfers a channel: a quarter of the GPUs, about
   // a sixteenth of the live transfers.
-  const app::Estimate quarter =
-      app::estimate_run(load_default({{"workload.reuse_bucket_timings", "false"},
-                                      {"fabric.rail_optimized.hosts_per_group", "4"}}));
+  const app::Estimate quarter = app::estimate_run(
+      load_shipped("default.yaml", {{"workload.reuse_bucket_timings", "false"},
+                                    {"fabric.rail_optimized.hosts_per_group", "4"}}));
   CHECK(live.transfers / quarter.transfers == doctest::Approx(16).epsilon(0.25));
 }
 
@@ -154,29 +157,20 @@ TEST_CASE("estimate: network faults run the step's collectives live, as the run 
   // event (run/fault_run.cpp), whatever the workload says; the estimate counts it so (9.7e3
   // transfers against the run's 19,746 events, two a transfer; 2.4e3 as the idle-fabric closed
   // form, 0.43-0.59x the measured wall).
-  const auto load_failure = [](const std::vector<std::pair<std::string, std::string>>& sets) {
-    app::LoadOptions o;
-    for (const auto& [path, value] : sets) o.overrides.push_back({path, value});
-    return app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/link-failure.yaml", o);
-  };
-  const app::Estimate faulted = app::estimate_run(load_failure({}));
-  const app::Estimate live = app::estimate_run(
-      load_failure({{"faults", "[]"}, {"workload.reuse_bucket_timings", "false"}}));
-  const app::Estimate idle = app::estimate_run(load_failure({{"faults", "[]"}}));
+  const app::Estimate faulted = app::estimate_run(load_shipped("link-failure.yaml"));
+  const app::Estimate live = app::estimate_run(load_shipped(
+      "link-failure.yaml", {{"faults", "[]"}, {"workload.reuse_bucket_timings", "false"}}));
+  const app::Estimate idle =
+      app::estimate_run(load_shipped("link-failure.yaml", {{"faults", "[]"}}));
   CHECK(faulted.transfers == live.transfers);
   CHECK(faulted.transfers > 3 * idle.transfers);
   // ...and so does saying reuse: the faults win, as in the run.
-  CHECK(app::estimate_run(load_failure({{"workload.reuse_bucket_timings", "true"}})).transfers ==
-        faulted.transfers);
+  CHECK(app::estimate_run(
+            load_shipped("link-failure.yaml", {{"workload.reuse_bucket_timings", "true"}}))
+            .transfers == faulted.transfers);
   // A straggler is no network fault: straggler.yaml keeps its idle-fabric timings.
-  app::LoadOptions o;
-  const app::Scenario straggler =
-      app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/straggler.yaml", o);
-  o.overrides.push_back({"faults", "[]"});
-  CHECK(
-      app::estimate_run(straggler).transfers ==
-      app::estimate_run(app::load_scenario_file(SYNCSIM_SOURCE_DIR "/scenarios/straggler.yaml", o))
-          .transfers);
+  CHECK(app::estimate_run(load_shipped("straggler.yaml")).transfers ==
+        app::estimate_run(load_shipped("straggler.yaml", {{"faults", "[]"}})).transfers);
 }
 
 TEST_CASE("estimate: --threads shortens the DDP step's idle runs, and holds more of them at once") {
@@ -314,15 +308,9 @@ TEST_CASE("estimate: a packet hop costs what the runs measured, by the fabric's 
 }
 
 TEST_CASE("estimate: a lossless class whose headroom is short counts its resends, and says so") {
-  const auto load_packet = [](const std::string& name,
-                              const std::vector<std::pair<std::string, std::string>>& sets = {}) {
-    app::LoadOptions o;
-    for (const auto& [path, value] : sets) o.overrides.push_back({path, value});
-    return app::load_scenario_file(std::string(SYNCSIM_SOURCE_DIR) + "/scenarios/" + name, o);
-  };
   // 2 KiB against 33,384 B on the host links and 108,384 B on the fabric links (the run's
   // configuration warning gives the same numbers: sim/net/configuration_check.cpp).
-  const app::Estimate short_headroom = app::estimate_run(load_packet("headroom-too-small.yaml"));
+  const app::Estimate short_headroom = app::estimate_run(load_shipped("headroom-too-small.yaml"));
   REQUIRE(short_headroom.caveats.size() == 1);
   const std::string& caveat = short_headroom.caveats.front();
   CHECK(caveat.find("fabric.switch.pfc.headroom: 2048 B") == 0);
@@ -334,24 +322,24 @@ TEST_CASE("estimate: a lossless class whose headroom is short counts its resends
   // The 17 messages of 1 MB, 16 into one GPU: each counted as sent 16 times, so 16x the hops the
   // same incast makes with the headroom PFC needs (the run: 321,187 hops, 18x; docs/scale.md).
   const app::Estimate enough = app::estimate_run(
-      load_packet("headroom-too-small.yaml", {{"fabric.switch.pfc.headroom", "auto"}}));
+      load_shipped("headroom-too-small.yaml", {{"fabric.switch.pfc.headroom", "auto"}}));
   CHECK(short_headroom.packet_hops == doctest::Approx(16 * enough.packet_hops));
   CHECK(short_headroom.wall_s > 2 * enough.wall_s);
   // Enough for the host links, not for the 400 Gb/s fabric links: only those are named.
   const app::Estimate fabric_only = app::estimate_run(
-      load_packet("headroom-too-small.yaml", {{"fabric.switch.pfc.headroom", "40KiB"}}));
+      load_shipped("headroom-too-small.yaml", {{"fabric.switch.pfc.headroom", "40KiB"}}));
   REQUIRE(fabric_only.caveats.size() == 1);
   CHECK(fabric_only.caveats.front().find("host links") == std::string::npos);
   CHECK(fabric_only.caveats.front().find("fabric links (108384 B)") != std::string::npos);
   // The same incast with the headroom PFC needs (`auto`), or on a lossy priority: nothing to say.
-  CHECK(app::estimate_run(load_packet("incast-pfc.yaml")).caveats.empty());
+  CHECK(app::estimate_run(load_shipped("incast-pfc.yaml")).caveats.empty());
   CHECK(app::estimate_run(
-            load_packet("headroom-too-small.yaml", {{"fabric.switch.pfc.headroom", "auto"}}))
+            load_shipped("headroom-too-small.yaml", {{"fabric.switch.pfc.headroom", "auto"}}))
             .caveats.empty());
-  CHECK(app::estimate_run(load_packet("headroom-too-small.yaml",
-                                      {{"fabric.switch.pfc.lossless_priorities", "[5]"}}))
+  CHECK(app::estimate_run(load_shipped("headroom-too-small.yaml",
+                                       {{"fabric.switch.pfc.lossless_priorities", "[5]"}}))
             .caveats.empty());
-  CHECK(app::to_json(app::estimate_run(load_packet("incast-pfc.yaml")))["caveats"].empty());
+  CHECK(app::to_json(app::estimate_run(load_shipped("incast-pfc.yaml")))["caveats"].empty());
 }
 
 TEST_CASE("estimate: lossless resends follow the measured incasts within 1.3x") {
