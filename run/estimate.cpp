@@ -176,6 +176,7 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
   // Of e.transfers: the model-parallel closed form's groups inside one host (TP, TP x CP), whose
   // flows share no fabric link.
   double intra_host_transfers = 0;
+  double live_bucket_transfers = 0;  // of e.transfers: DDP buckets run live on the run's network
   const bool tree_collectives =
       scenario.workload && scenario.workload->step.algorithm == models::CollectiveAlgo::Tree;
   if (scenario.workload) {
@@ -502,6 +503,7 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
         // The live buckets' transfer records stay with the run's backend to its end.
         kept_records += t * count * bytes_per_transfer;
         live_network_transfers += t * count;
+        live_bucket_transfers += t * count;
       }
       e.transfers += reuse ? t : t * count;
       step_bytes_moved += 2.0 * static_cast<double>(bytes) * (reuse ? 1 : count);
@@ -621,8 +623,9 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
     }
     case Fidelity::Flow:
       e.wall_s += (e.transfers - event_driven_transfers - fsdp_transfers - fsdp_live_transfers -
-                   intra_host_transfers - parallel_saved_transfers) *
+                   intra_host_transfers - live_bucket_transfers - parallel_saved_transfers) *
                       flow_seconds_per_transfer(largest_rank_count, tree_collectives) +
+                  live_bucket_transfers * kFlowSecondsPerLiveBucketTransfer +
                   intra_host_transfers * kFlowSecondsPerIntraHostTransfer +
                   (fsdp_transfers - fsdp_saved_transfers) * kFlowSecondsPerFsdpTransfer +
                   fsdp_live_transfers * kFlowSecondsPerLiveFsdpTransfer +

@@ -108,6 +108,11 @@ inline constexpr double kFlowRingRanksDoublingCost = 5500;
 // that since the flow backend keeps each queue pair's route (the default 2.07 -> 1.66 s of CPU,
 // 2026-12-05).
 inline constexpr double kFlowSecondsPerFsdpTransfer = 1.15e-6;
+// DDP buckets run live on the run's network (beside traffic, or `reuse_bucket_timings: false`),
+// which keeps their records and counts their bytes: placement-study's 814,400 transfers ran at 0.76
+// us of user time each, and 0.76 us again with its traffic removed (`ci` build, 2026-12-07), where
+// the ring rate above (fitted on idle-fabric runs) charged 0.55.
+inline constexpr double kFlowSecondsPerLiveBucketTransfer = 0.76e-6;
 // The model-parallel closed form's groups inside one host (TP, TP x CP): their flows share only
 // their own NVLink ports, so each start or finish refills a few rates. torchtitan-70b-256 (1.8 M
 // of its 2.85 M transfers in TP groups of 8) and llama-70b-3d ran at 0.31-0.33 us a transfer over
