@@ -79,8 +79,10 @@ double chakra_bytes_moved(const Scenario& scenario) {
 // simulation that keeps every transfer's record to the end. Measured on scenarios/multi-job.yaml
 // (`ci` build at 7ba10ee): without compare_alone 4.8 s and 256 MiB peak for 3.0 M counted
 // transfers, 1.6 us and 85 B each. With it 51 s there: the records were reallocated once per
-// collective (fixed at 095f8ab); since then 6.8-10.4 s and 314-321 MiB for 6.0 M, 1.1-1.7 us.
-constexpr double kJobSecondsPerTransfer = 1.6e-6;
+// collective (fixed at 095f8ab); since then 6.8-10.4 s and 314-321 MiB for 6.0 M, 1.1-1.7 us;
+// 5.97-8.07 s, 1.0-1.3 us, in four surveys on 2026-12-07 (tools/estimate-survey.py), where 1.6 us
+// made the estimate 1.21-1.63x the wall.
+constexpr double kJobSecondsPerTransfer = 1.3e-6;
 // Per counted transfer, the whole process less its base (fitted, as the time: 60 B gives 360 MiB
 // against 315 MiB of peak RSS on multi-job.yaml, `ci` build, 2026-12-05).
 constexpr double kJobBytesPerTransfer = 60;
