@@ -22,7 +22,9 @@
 #include "models/step_sim.hpp"
 #include "run/estimate_buckets.hpp"
 #include "run/estimate_costs.hpp"
+#include "run/estimate_fsdp.hpp"
 #include "run/estimate_jobs.hpp"
+#include "run/estimate_step_time.hpp"
 #include "run/estimate_traffic.hpp"
 #include "run/runner.hpp"
 #include "sim/backends/transfer_backend.hpp"
@@ -36,38 +38,6 @@ namespace {
 // A fat tree's pod count (k pods when given as k-ary).
 uint32_t fat_tree_pods(const topo::FabricParams& fabric) {
   return fabric.fat_tree.k ? *fabric.fat_tree.k : fabric.fat_tree.pods;
-}
-
-// The closed form (models/step_model.hpp) on unperturbed compute, with each bucket's all-reduce at
-// the bandwidth bound 2 (n-1)/n S / B, B the bus bandwidth of a node (its NICs, NCCL's channels
-// spread over all of them; NVLink when the ranks fit in one host), times the tree's measured factor
-// over it for tree all-reduces (models::kTreeAllReduceTimeOverBandwidthBound), plus NCCL's launch
-// latency. Only the progress display and the estimate use this; the simulated step is the answer.
-double expected_ddp_step_s(const models::StepConfig& c, double n, const topo::FabricParams& fabric,
-                           const std::vector<models::GradientBucket>& buckets, double launch_s) {
-  models::ComputeTimes ct = models::compute_times(c.model, c.gpu, c.compute);
-  if (c.zero_compute) ct = models::ComputeTimes{};
-  const auto m = static_cast<int64_t>(std::max<uint32_t>(1, c.grad_accumulation));
-  models::StepInputs in;
-  in.forward = (ct.forward + ct.backward) * (m - 1) + ct.forward;
-  in.backward = ct.backward;
-  in.optimizer = c.optimizer.value_or(
-      models::adam_time(static_cast<double>(models::total_parameters(c.model)), c.gpu));
-  const uint32_t g = std::max<uint32_t>(1, fabric.host.gpus);
-  const double bytes_per_s = n <= g ? fabric.links.nvlink.bandwidth.bytes_per_second()
-                                    : fabric.links.host.bandwidth.bytes_per_second() *
-                                          std::max<uint32_t>(1, std::min(fabric.host.nics, g));
-  for (const auto& b : buckets) {
-    const double bytes = static_cast<double>(b.size.count());
-    const double slowdown = c.algorithm == models::CollectiveAlgo::Tree
-                                ? models::kTreeAllReduceTimeOverBandwidthBound
-                                : 1.0;
-    const double seconds = n <= 1 || bytes_per_s <= 0
-                               ? 0.0
-                               : slowdown * 2.0 * (n - 1) / n * bytes / bytes_per_s + launch_s;
-    in.bucket_sync.push_back(Time::from_seconds(seconds));
-  }
-  return models::closed_form_step(in, 0, 1, 1).step.seconds();
 }
 
 // Independent simulations on `threads` threads as models/step_sim.cpp schedules them: longest
@@ -128,7 +98,7 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
   }
 
   // Background traffic, and at packet fidelity how often a lossless class that drops resends it.
-  const LosslessResends resends = lossless_drop_resends(scenario, e);
+  const LosslessResends resends = lossless_drop_resends(scenario, gpus, e);
   double messages = 0;
   double message_bytes = 0;
   double message_bytes_sent = 0;  // with the resends
@@ -404,63 +374,22 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
     }
     if (c.parallelism == models::DataParallelism::Fsdp && !c.layout.model_parallel() &&
         !models::is_moe(c.model)) {
-      // Plain FSDP times no DDP bucket: its idle-fabric timer (models/fsdp.cpp) times and keeps
-      // the plan of each distinct all-gather and reduce-scatter, the block units' and the root's
-      // (embedding, head and final norm), over the shard group; an all-gather and a
-      // reduce-scatter of one size are together an all-reduce plan's steps and transfers.
+      // Plain FSDP times no DDP bucket: its timer's gathers and scatters, and without reused
+      // timings every one of the step live, whose records the network keeps to the run's end.
       sizes.clear();
-      const double shard = c.fsdp.shard_degree == 0 ? n : c.fsdp.shard_degree;
-      const double lpu = std::max<uint32_t>(1, c.fsdp.layers_per_unit);
-      const double param_bytes = static_cast<double>(c.fsdp.param_bytes);
-      const double root = static_cast<double>(models::total_parameters(c.model)) -
-                          static_cast<double>(models::layer_parameters(c.model)) * c.model.layers;
-      for (const double params :
-           std::set<double>{static_cast<double>(models::layer_parameters(c.model)) * lpu, root}) {
-        const double bytes = params * param_bytes;
-        // Each half cut as the timer cuts it: the chunk and slicing of the protocol NCCL picks
-        // for that collective and size.
-        models::PlanSizeEstimate plan;
-        for (const models::CollectiveOp op :
-             {models::CollectiveOp::AllGather, models::CollectiveOp::ReduceScatter}) {
-          const models::PlanSizeEstimate half =
-              shaped_plan(op, models::fsdp_gather_algorithm(c.algorithm), shard, bytes);
-          plan.transfers += half.transfers / 2;
-          plan.steps += half.steps / 2;
-        }
-        kept_plan_steps += plan.steps;
-        e.transfers += plan.transfers;
-        fsdp_transfers += plan.transfers;
-        largest_live = std::max(largest_live, plan.transfers * idle_bytes_per_transfer);
-        // Its all-gather and its reduce-scatter are two simulations, each half the transfers.
-        idle_runs.insert(idle_runs.end(), 2,
-                         {plan.transfers / 2, plan.transfers / 2 * idle_bytes_per_transfer});
-        step_bytes_moved += 2.0 * bytes;
-      }
-      largest_rank_count = shard;
-      if (!reuse) {
-        // Without reused timings the step runs every gather and scatter of every micro-batch
-        // live on the run's network (models/fsdp.cpp's FsdpDriver), each over all its groups, and
-        // the network keeps their transfer records to the end of the run.
-        const double replicas = std::max(1.0, std::floor(n / shard));
-        const models::FsdpSchedule schedule =
-            models::fsdp_schedule(c, static_cast<uint32_t>(std::min(shard, 4.0e9)),
-                                  static_cast<uint32_t>(std::min(replicas, 4.0e9)));
-        double live = 0;
-        for (const models::FsdpComm& comm : schedule.comms) {
-          // An all-reduce here is HSDP's, of the gradient shard across the replicas.
-          const bool across_replicas = comm.op == models::CollectiveOp::AllReduce;
-          const double group = across_replicas ? replicas : shard;
-          const models::CollectiveAlgo algo =
-              across_replicas ? c.algorithm : models::fsdp_gather_algorithm(c.algorithm);
-          const double half = across_replicas ? 1.0 : 0.5;  // of an all-reduce-shaped plan
-          live += shaped_plan(comm.op, algo, group, static_cast<double>(comm.bytes)).transfers *
-                  half * (n / group);
-          step_bytes_moved += half * 2.0 * static_cast<double>(comm.bytes);  // per GPU
-        }
-        e.transfers += live;
-        fsdp_live_transfers = live;
-        live_network_transfers += live;
-        kept_records += live * (bytes_per_transfer - kBytesPerTransfer + kBytesPerLiveFsdpTransfer);
+      const PlainFsdpCount f = count_plain_fsdp(c, n, reuse, shaped_plan, idle_bytes_per_transfer);
+      kept_plan_steps += f.kept_plan_steps;
+      e.transfers += f.timed_transfers + f.live_transfers;
+      fsdp_transfers = f.timed_transfers;
+      fsdp_live_transfers = f.live_transfers;
+      largest_live = std::max(largest_live, f.largest_idle_bytes);
+      idle_runs.insert(idle_runs.end(), f.idle_runs.begin(), f.idle_runs.end());
+      step_bytes_moved += f.bytes_moved_per_gpu;
+      largest_rank_count = f.shard;
+      if (f.live_transfers > 0) {
+        live_network_transfers += f.live_transfers;
+        kept_records +=
+            f.live_transfers * (bytes_per_transfer - kBytesPerTransfer + kBytesPerLiveFsdpTransfer);
         e.cheaper.emplace_back(
             "`workload.reuse_bucket_timings: true` times each distinct all-gather and "
             "reduce-scatter once on an idle fabric instead of running every one live");

@@ -122,9 +122,11 @@ inline constexpr double kFlowSecondsPerIntraHostTransfer = 0.3e-6;
 // network, which keeps their records. Whole process over the live transfers counted (`ci` build,
 // 2026-12-07, `--set workload.reuse_bucket_timings=false`): the built-in default on 32, 64 and
 // 128 GPUs 0.79, 1.07 and 1.15 us and 74, 74 and 73 B (2.86 s / 0.25 GiB, 14.1 s / 0.97 GiB,
-// 61 s / 3.79 GiB), fsdp-llama-70b 0.98 us and 59 B (31.6 s / 1.87 GiB).
+// 61 s / 3.79 GiB), fsdp-llama-70b 0.98 us and 59 B (31.6 s / 1.87 GiB), the default as HSDP
+// (`--set workload.fsdp.shard_degree=8`) 1.10 us and 106 B (8.87 s / 0.84 GiB): 85 B puts all
+// three within 1.4x.
 inline constexpr double kFlowSecondsPerLiveFsdpTransfer = 1.15e-6;
-inline constexpr double kBytesPerLiveFsdpTransfer = 72;
+inline constexpr double kBytesPerLiveFsdpTransfer = 85;
 inline double flow_seconds_per_transfer(double concurrent_ranks, bool tree) {
   return tree ? kFlowSecondsPerTransferBase * (1.0 + concurrent_ranks / kFlowRanksDoublingCost)
               : kFlowSecondsPerRingTransfer * (1.0 + concurrent_ranks / kFlowRingRanksDoublingCost);

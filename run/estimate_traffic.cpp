@@ -93,7 +93,7 @@ double packet_thread_speedup(const Scenario& scenario, const topo::FabricSize& s
                   std::min(static_cast<double>(threads), partitions) * kPartitionThreadEfficiency);
 }
 
-LosslessResends lossless_drop_resends(const Scenario& scenario, Estimate& e) {
+LosslessResends lossless_drop_resends(const Scenario& scenario, double gpus, Estimate& e) {
   const net::PfcParams& pfc = scenario.network.pfc;
   if (scenario.fidelity != Fidelity::Packet ||
       scenario.network.link_layer != net::LinkLayer::Roce || !pfc.enabled || pfc.headroom_auto ||
@@ -111,8 +111,7 @@ LosslessResends lossless_drop_resends(const Scenario& scenario, Estimate& e) {
   for (const models::TrafficSpec& t : scenario.traffic) {
     if (t.pattern != models::TrafficPattern::Explicit) {
       if (!lossless(t.priority)) continue;
-      const double n =
-          traffic_messages(t, static_cast<double>(topo::fabric_size(scenario.fabric).gpus));
+      const double n = traffic_messages(t, gpus);
       messages += n;
       bytes += n * static_cast<double>(t.size.count());
       fan_in = std::max(fan_in, t.pattern == models::TrafficPattern::Incast     ? t.senders

@@ -60,9 +60,9 @@ double packet_thread_speedup(const Scenario& scenario, const topo::FabricSize& s
 // Packet fidelity on RoCE with PFC and an explicit headroom below what `headroom: auto` reserves on
 // some link class (sim/net/pfc.hpp's required_headroom, the links as scenario_link_classes builds
 // them) while traffic runs on a lossless priority: those packets are dropped when PAUSE comes too
-// late, and the queue pairs' RC recoveries resend from the loss (sim/net/go_back_n.hpp). Returns
-// the resends counted (lossless_sends) and says so in `e.caveats`.
-LosslessResends lossless_drop_resends(const Scenario& scenario, Estimate& e);
+// late, and the queue pairs' RC recoveries resend from the loss (sim/net/go_back_n.hpp). `gpus`:
+// the fabric's. Returns the resends counted (lossless_sends) and says so in `e.caveats`.
+LosslessResends lossless_drop_resends(const Scenario& scenario, double gpus, Estimate& e);
 
 // Packet fidelity: the packets in flight at the peak (of `sent` bytes) and, with `json_output`, the
 // result document's list of `listed_flows` flows, as parts of `e.memory_parts`.

@@ -130,7 +130,7 @@ TEST_CASE("estimate: a refusal names the largest part and the cheaper idle-fabri
 TEST_CASE("estimate: plain FSDP run live counts every gather and scatter, and names reuse") {
   // The built-in default (FSDP on 128 GPUs): with reused timings each distinct gather and scatter
   // runs once on an idle fabric; without, every one of every unit runs live and the network keeps
-  // their records (measured 3.79 GiB peak RSS and 61 s; the estimate 3.60 GiB and 61 s).
+  // their records (measured 3.79 GiB peak RSS and 61 s; the estimate 4.22 GiB and 61 s).
   const app::Estimate reused = app::estimate_run(load_shipped("default.yaml"));
   const app::Estimate live =
       app::estimate_run(load_shipped("default.yaml", {{"workload.reuse_bucket_timings", "false"}}));
@@ -149,6 +149,12 @@ TEST_CASE("estimate: plain FSDP run live counts every gather and scatter, and na
       load_shipped("default.yaml", {{"workload.reuse_bucket_timings", "false"},
                                     {"fabric.rail_optimized.hosts_per_group", "4"}}));
   CHECK(live.transfers / quarter.transfers == doctest::Approx(16).epsilon(0.25));
+  // As HSDP (shard groups of 8, all-reduces across the 16 replicas): 0.84 GiB peak RSS measured.
+  const app::Estimate hsdp =
+      app::estimate_run(load_shipped("default.yaml", {{"workload.reuse_bucket_timings", "false"},
+                                                      {"workload.fsdp.shard_degree", "8"}}));
+  CHECK(hsdp.memory_bytes > 0.84 * (1 << 30) / 1.5);
+  CHECK(hsdp.memory_bytes < 0.84 * (1 << 30) * 1.5);
 }
 
 TEST_CASE("estimate: network faults run the step's collectives live, as the run does") {
