@@ -11,13 +11,13 @@ namespace syncsim::net {
 EgressPort::EgressPort(const NetContext& ctx, const LinkParams& link, uint32_t priorities,
                        Node* peer, uint32_t peer_in_port, Switch* owner, Nic* source)
     : ctx_(ctx),
-      bandwidth_(link.bandwidth),
-      header_(link.header),
       priorities_(priorities),
+      header_(link.header),
       owner_(owner),
       mmu_(owner != nullptr ? &owner->mmu() : nullptr),
       source_(source),
       link_(ctx, link.delay, peer, peer_in_port),
+      bandwidth_(link.bandwidth),
       line_rate_(link.bandwidth),
       link_mtu_wire_(link.mtu.count() + link.header.count()) {
   SIM_CHECK(priorities_ >= 1 && priorities_ <= kMaxPriorities, "priority count out of range");
@@ -46,14 +46,30 @@ void EgressPort::enqueue(PacketRef packet) {
     internal_bytes_ += wire;
     ctx_.note_queue_depth(queued_bytes_);
     internal_.push(packet);
+    note_side_queues();
     if (in_service_ == kNoPacket) start_when_free();
     return;
   }
-  prio_bytes_[p.priority] += wire;
-  note_depth(p.priority);
+  const uint8_t priority = p.priority;
+  prio_bytes_[priority] += wire;
+  note_depth(priority);
   ctx_.note_queue_depth(queued_bytes_);
-  queues_[p.priority].push(packet);
-  queued_mask_ = static_cast<uint8_t>(queued_mask_ | (1U << p.priority));
+  if (in_service_ == kNoPacket && elided_bytes_ == 0 && queued_mask_ == 0 && !paused(priority) &&
+      !credits_ && side_queues_ == 0) [[likely]] {
+    // An idle port with nothing else waiting: what start_next() would pick, without the packet
+    // passing through its class's FIFO (one cache line of the port and one of the FIFO's ring
+    // fewer per hop).
+    std::array<uint32_t, kMaxPriorities> head_wire{};
+    head_wire[priority] = static_cast<uint32_t>(wire);
+    const int chosen = ets_.pick(1U << priority, head_wire);
+    SIM_CHECK(chosen == priority, "ETS picked a class with nothing to send");
+    internal_turn_ = true;
+    take_from_class(packet, priority);
+    start(packet);
+    return;
+  }
+  queues_[priority].push(packet);
+  queued_mask_ = static_cast<uint8_t>(queued_mask_ | (1U << priority));
   if (in_service_ == kNoPacket) start_when_free();
 }
 
@@ -63,19 +79,20 @@ void EgressPort::send_control(PacketRef packet) {
     return;
   }
   if (const Packet& p = ctx_.packet(packet);
-      !counters_.empty() && p.kind == PacketKind::Pause && p.pfc_xoff) {
+      counters_ != nullptr && p.kind == PacketKind::Pause && p.pfc_xoff) {
     ++counters_[p.priority].pause_sent;
   }
   settle_handed_over();
   queued_bytes_ += ctx_.packet(packet).payload_bytes + header_.count();
   control_.push(packet);
+  note_side_queues();
   if (in_service_ == kNoPacket) start_when_free();
 }
 
 bool EgressPort::ecn_mark(uint8_t priority, bool already_marked) {
   if (!ecn_.mark(prio_bytes_[priority], ecn_rng_)) return false;
   ++ctx_.counters.ecn_hop_marks;
-  if (!counters_.empty()) ++counters_[priority].ecn_marks;
+  if (counters_ != nullptr) ++counters_[priority].ecn_marks;
   // A packet marked upstream stays marked (CE is sticky): it counts once, where first marked.
   if (!already_marked) ++ctx_.counters.ecn_marks;
   return true;
@@ -96,7 +113,7 @@ void EgressPort::start_when_free() {
 }
 
 void EgressPort::decide_hand_over() {
-  const bool yes = mmu_ != nullptr && !ib_.enabled && !ib_release_ && !link_.impaired();
+  const bool yes = mmu_ != nullptr && !credits_ && !ib_release_ && !link_.impaired();
   hand_over_port_ = yes ? HandOver::Yes : HandOver::No;
 }
 
@@ -127,7 +144,7 @@ bool EgressPort::put_on_link(PacketRef packet, Time departure) {
   const uint8_t priority = ctx_.packet(packet).priority;
   const bool link_down = link_.down();
   if (link_.transmit(packet, departure)) return true;
-  if (!counters_.empty()) {
+  if (counters_ != nullptr) {
     const DropReason why = link_down ? DropReason::LinkDown : DropReason::LinkLoss;
     ++counters_[priority].drops[static_cast<std::size_t>(why)];
   }
@@ -135,7 +152,7 @@ bool EgressPort::put_on_link(PacketRef packet, Time departure) {
 }
 
 void EgressPort::count_sent(const Packet& p) {
-  if (!counters_.empty() && p.kind != PacketKind::Pause) {
+  if (counters_ != nullptr && p.kind != PacketKind::Pause) {
     ++counters_[p.priority].tx_packets;
     if (p.kind == PacketKind::Cnp) ++counters_[p.priority].tx_cnps;
     counters_[p.priority].tx_bytes += p.payload_bytes + header_.count();
@@ -145,8 +162,9 @@ void EgressPort::count_sent(const Packet& p) {
 void EgressPort::start_next() {
   if (down_) return;
   PacketRef next = kNoPacket;
-  if (!control_.empty()) {
+  if (side_queues_ != 0 && !control_.empty()) {
     next = control_.pop();
+    note_side_queues();
   } else {
     // The classes with packets waiting and not paused, visited by their bits (usually one).
     uint32_t ready = static_cast<uint32_t>(queued_mask_ & ~paused_mask_);
@@ -156,47 +174,56 @@ void EgressPort::start_next() {
       const auto prio = static_cast<uint32_t>(std::countr_zero(bits));
       head_wire[prio] = ctx_.packet(queues_[prio].front()).payload_bytes + header;
       // InfiniBand: the head packet waits until its VL has credits for all of it.
-      if (ib_.enabled && !ib_.can_send(static_cast<uint8_t>(prio), head_wire[prio])) {
+      if (credits_ && !ib_.can_send(static_cast<uint8_t>(prio), head_wire[prio])) {
         ready &= ~(1U << prio);
       }
     }
     // An in-switch engine's packet goes when it is the engine's turn or nothing else is ready.
     // With link credits (NVLink) it waits for them like the port's own FIFOs.
-    bool internal_ready = !internal_.empty();
+    bool internal_ready = side_queues_ != 0 && !internal_.empty();
     if (internal_ready) {
       const Packet& head = ctx_.packet(internal_.front());
       internal_ready = !paused(head.priority) &&
-                       (!ib_.enabled || ib_.can_send(head.priority, head.payload_bytes + header));
+                       (!credits_ || ib_.can_send(head.priority, head.payload_bytes + header));
     }
     if (internal_ready && (internal_turn_ || ready == 0)) {
       next = internal_.pop();
+      note_side_queues();
       internal_turn_ = false;
     } else if (const int chosen = ets_.pick(ready, head_wire); chosen >= 0) {
       internal_turn_ = true;
       const auto prio = static_cast<uint32_t>(chosen);
       next = queues_[prio].pop();
       if (queues_[prio].empty()) queued_mask_ = static_cast<uint8_t>(queued_mask_ & ~(1U << prio));
-      Packet& p = ctx_.packet(next);
-      // Dequeue marking sees the FIFO including the departing packet.
-      if (ecn_enabled_ && !ecn_on_enqueue_ && p.kind == PacketKind::Data &&
-          ecn_mark(static_cast<uint8_t>(prio), p.ecn_ce)) {
-        p.ecn_ce = true;
-      }
-      prio_bytes_[prio] -= p.payload_bytes + header_.count();
-      note_depth(static_cast<uint8_t>(prio));
+      take_from_class(next, static_cast<uint8_t>(prio));
     }
   }
   if (next == kNoPacket) {
     if (source_ == nullptr) return;
     // InfiniBand: flows whose VL cannot take a full-MTU packet wait for credits.
-    next = source_->pull(ib_.enabled
-                             ? static_cast<uint8_t>(paused_mask_ | ib_.blocked_mask(priorities_))
-                             : paused_mask_);
+    next =
+        source_->pull(credits_ ? static_cast<uint8_t>(paused_mask_ | ib_.blocked_mask(priorities_))
+                               : paused_mask_);
     if (next == kNoPacket) return;
     queued_bytes_ += ctx_.packet(next).payload_bytes + header_.count();
   }
+  start(next);
+}
+
+void EgressPort::take_from_class(PacketRef packet, uint8_t priority) {
+  Packet& p = ctx_.packet(packet);
+  // Dequeue marking sees the FIFO including the departing packet.
+  if (ecn_enabled_ && !ecn_on_enqueue_ && p.kind == PacketKind::Data &&
+      ecn_mark(priority, p.ecn_ce)) {
+    p.ecn_ce = true;
+  }
+  prio_bytes_[priority] -= p.payload_bytes + header_.count();
+  note_depth(priority);
+}
+
+void EgressPort::start(PacketRef next) {
   in_service_ = next;
-  if (ib_.enabled) take_ib_credits(ctx_.packet(next));
+  if (credits_) take_ib_credits(ctx_.packet(next));
   const uint32_t wire = ctx_.packet(next).payload_bytes + static_cast<uint32_t>(header_.count());
   const Time done_at = ctx_.now() + tx_time(wire);
   if (hand_over_at_start(ctx_.packet(next))) {
@@ -240,7 +267,7 @@ void EgressPort::on_event(uint32_t kind, uint64_t arg) {
   }
   const int64_t done_wire = ctx_.packet(done).payload_bytes + header_.count();
   // Lost on the wire: IB's credit resynchronisation gives this port its credits back.
-  if (!put_on_link(done, ctx_.now()) && ib_.enabled) {
+  if (!put_on_link(done, ctx_.now()) && credits_) {
     ib_credit_return(done_priority, done_wire, ctx_);
   }
   // The RESUME above may have gone out of this very port (a route that turns back over its ingress

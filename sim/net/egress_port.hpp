@@ -20,6 +20,7 @@
 // packets (their end gives the engine room for the next; other packets' ends do not).
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "sim/core/event_queue.hpp"
@@ -39,7 +40,7 @@ class Nic;
 class Switch;
 class SharedBufferMmu;
 
-class EgressPort final : public EventTarget {
+class alignas(64) EgressPort final : public EventTarget {
  public:
   EgressPort(const NetContext& ctx, const LinkParams& link, uint32_t priorities, Node* peer,
              uint32_t peer_in_port, Switch* owner, Nic* source);
@@ -99,11 +100,9 @@ class EgressPort final : public EventTarget {
   const IbCreditState& ib_credits() const { return ib_; }
 
   // Per-priority operator counters (port_counters.hpp), allocated here once; null until enabled.
-  void enable_counters() { counters_.assign(priorities_, PriorityCounters{}); }
-  PriorityCounters* counters() { return counters_.empty() ? nullptr : counters_.data(); }
-  const PriorityCounters* counters() const {
-    return counters_.empty() ? nullptr : counters_.data();
-  }
+  void enable_counters() { counters_ = std::make_unique<PriorityCounters[]>(priorities_); }
+  PriorityCounters* counters() { return counters_.get(); }
+  const PriorityCounters* counters() const { return counters_.get(); }
 
   // A packet handed to the link at its start (see the top) that has left by now: its bytes leave
   // queued_bytes_ and the switch's buffer (also Switch::settle_releases).
@@ -168,12 +167,20 @@ class EgressPort final : public EventTarget {
     kFree = 5,  // a packet handed over at its start has left: the next may start
   };
   void start_next();
+  // A packet leaves its class's FIFO (start_next's pick, or an idle port's at once): dequeue ECN
+  // marking and the class's byte count.
+  void take_from_class(PacketRef packet, uint8_t priority);
+  // Starts transmitting `next`, picked already: handed to the link at once or a kTxDone at its end.
+  void start(PacketRef next);
   // start_next(), or, while a packet handed over at its start is still leaving, a kFree event then
   // (when something waits for it).
   void start_when_free();
   void retire_handed_over();
-  bool anything_waits() const {
-    return !control_.empty() || queued_mask_ != 0 || !internal_.empty();
+  bool anything_waits() const { return (queued_mask_ | side_queues_) != 0; }
+  // After a push or pop of control_ or internal_: which of them hold packets (side_queues_).
+  void note_side_queues() {
+    side_queues_ =
+        static_cast<uint8_t>((control_.empty() ? 0U : 1U) | (internal_.empty() ? 0U : 2U));
   }
   // Whether `p`, just taken from the queues, is handed to the link at once (see the top).
   bool hand_over_at_start(const Packet& p) {
@@ -211,11 +218,10 @@ class EgressPort final : public EventTarget {
   void take_ib_credits(const Packet& p);
 
   // Members by how often a packet touches them, the per-packet ones first and together (a fabric
-  // of thousands of ports runs on cache misses: a port is 22 cache lines, a packet's start,
-  // enqueue and hand-over read about a third of them).
+  // of thousands of ports runs on cache misses; a switch port's enqueue, start and hand-over read
+  // the first three cache lines, its class's byte count, the control and engine queues' counts and
+  // its class's FIFO: six lines of the port's sixteen).
   const NetContext& ctx_;
-  Bandwidth bandwidth_;
-  Bytes header_;
   PacketRef in_service_ = kNoPacket;
   uint32_t priorities_;
   int64_t service_end_ps_ = 0;  // when in_service_'s transmission ends
@@ -236,39 +242,44 @@ class EgressPort final : public EventTarget {
   uint8_t paused_mask_ = 0;  // bit p: priority p paused by the peer
   uint8_t queued_mask_ = 0;  // bit p: queues_[p] holds packets
   uint8_t storm_mask_ = 0;   // bit p: priority p in a PFC watchdog storm period
+  uint8_t side_queues_ = 0;  // bit 0: control_ holds packets, bit 1: internal_ does
   bool ecn_enabled_ = false;
   bool ecn_on_enqueue_ = false;
   bool down_ = false;
-  bool ib_release_ = false;  // a switch port: return credits upstream at tx-done
-  Switch* owner_;            // the owning switch; null on a NIC
-  SharedBufferMmu* mmu_;     // the owning switch's buffer; null on a NIC
-  Nic* source_;              // the owning NIC; null on a switch
+  bool ib_release_ = false;     // a switch port: return credits upstream at tx-done
+  bool credits_ = false;        // ib_.enabled, read here on every start
+  bool internal_turn_ = false;  // the in-switch engine's packet goes next (set_internal_writer)
+  Bytes header_;
+  Switch* owner_;         // the owning switch; null on a NIC
+  SharedBufferMmu* mmu_;  // the owning switch's buffer; null on a NIC
+  Nic* source_;           // the owning NIC; null on a switch
   // The in-switch engine (set_internal_writer): its port, its packets and whose turn is next.
   EgressPort* internal_writer_ = nullptr;
+  std::unique_ptr<PriorityCounters[]> counters_;  // one per priority when enabled, else null
+  EtsScheduler ets_;
   std::array<int64_t, kMaxPriorities> prio_bytes_{};  // wire bytes waiting per priority
   RingQueue<PacketRef> control_;                      // PFC frames
   RingQueue<PacketRef> internal_;                     // the in-switch engine's packets
-  std::vector<PriorityCounters> counters_;            // one per priority when enabled, else empty
-  EcnMarker ecn_;
-  RngStream ecn_rng_{0, 0};
-  EtsScheduler ets_;
-  IbCreditState ib_;
   std::array<RingQueue<PacketRef>, kMaxPriorities> queues_;
   Link link_;
-  // Read on faults, PFC frames and engines only.
+  // Read when a packet's size differs from the last one's, on ECN, faults, PFC frames, credits and
+  // engines only.
+  Bandwidth bandwidth_;
+  EcnMarker ecn_;
+  RngStream ecn_rng_{0, 0};
+  IbCreditState ib_;
   Bandwidth line_rate_;    // the link's own rate, which a degraded link runs a fraction of
   int64_t link_mtu_wire_;  // a full-MTU packet on this link, headers included
   PfcPortState pfc_;
-  // The engine's port on its switch, its bytes here and whether its turn is next.
+  // The engine's port on its switch, its bytes here.
   uint32_t internal_in_port_ = 0;
   int64_t internal_bytes_ = 0;
-  bool internal_turn_ = false;
   bool from_internal(const Packet& p) const {
     return internal_writer_ != nullptr && p.ingress_port == internal_in_port_ &&
            p.kind == PacketKind::Data;
   }
   void note_depth(uint8_t priority) {
-    if (!counters_.empty()) {
+    if (counters_ != nullptr) {
       counters_[priority].note_depth(ctx_.now().picoseconds(), prio_bytes_[priority]);
     }
   }

@@ -37,6 +37,7 @@ void EgressPort::go_down() {
     queued_bytes_ -= ctx_.packet(r).payload_bytes + header_.count();
     ctx_.drop(r, DropReason::LinkDown);
   }
+  note_side_queues();
   // The peer that paused this port is gone: its PAUSE lapses (no RESUME will come), and a
   // watchdog storm period ends with it.
   for (uint32_t prio = 0; prio < priorities_; ++prio) {

@@ -26,21 +26,23 @@ FieldErrors EtsParams::check() const {
 }
 
 EtsScheduler::EtsScheduler(const EtsParams& params, uint32_t classes, uint32_t always_strict)
-    : classes_(classes) {
+    : classes_(static_cast<uint8_t>(classes)) {
   SIM_CHECK(classes >= 1 && classes <= kMaxPriorities, "traffic class count out of range");
   const uint32_t all = (1U << classes) - 1;
   if (!params.enabled) {
-    strict_mask_ = all;
+    strict_mask_ = static_cast<uint8_t>(all);
     return;
   }
-  strict_mask_ = params.strict_mask & all;
-  if (always_strict < classes) strict_mask_ |= 1U << always_strict;
-  weighted_mask_ = 0;
+  uint32_t strict = params.strict_mask & all;
+  if (always_strict < classes) strict |= 1U << always_strict;
+  uint32_t weighted = 0;
   for (uint32_t c = 0; c < classes; ++c) {
-    if (((strict_mask_ >> c) & 1U) != 0 || params.weight_percent[c] == 0) continue;
-    weighted_mask_ |= 1U << c;
+    if (((strict >> c) & 1U) != 0 || params.weight_percent[c] == 0) continue;
+    weighted |= 1U << c;
     quantum_[c] = params.weight_percent[c] * kQuantumPerPercent;
   }
+  strict_mask_ = static_cast<uint8_t>(strict);
+  weighted_mask_ = static_cast<uint8_t>(weighted);
 }
 
 int EtsScheduler::pick_weighted(uint32_t ready,
@@ -54,7 +56,7 @@ int EtsScheduler::pick_weighted(uint32_t ready,
   for (uint32_t idle = banked_ & ~weighted; idle != 0; idle &= idle - 1) {
     deficit_[static_cast<uint32_t>(std::countr_zero(idle))] = 0;
   }
-  banked_ &= weighted;
+  banked_ = static_cast<uint8_t>(banked_ & weighted);
   // (weighted & (weighted - 1)) == 0: one bit set (weighted is not 0). Not std::has_single_bit,
   // which without -mpopcnt calls libgcc's popcount on every pick.
   if ((weighted & (weighted - 1)) == 0) {
@@ -63,20 +65,20 @@ int EtsScheduler::pick_weighted(uint32_t ready,
     // and goes round again, one fresh quantum each time, until the deficit covers the head packet.
     const auto only = static_cast<uint32_t>(std::countr_zero(weighted));
     if (current_ != only) {
-      current_ = only;
+      current_ = static_cast<uint8_t>(only);
       turn_fresh_ = true;
     }
     if (turn_fresh_) {
       deficit_[only] += quantum_[only];
       turn_fresh_ = false;
     }
-    const int64_t head = head_wire_bytes[only];
+    const uint32_t head = head_wire_bytes[only];
     if (deficit_[only] < head) {
       deficit_[only] +=
           (head - deficit_[only] + quantum_[only] - 1) / quantum_[only] * quantum_[only];
     }
     deficit_[only] -= head;
-    banked_ |= 1U << only;
+    banked_ = static_cast<uint8_t>(banked_ | (1U << only));
     return static_cast<int>(only);
   }
   // Terminates: every pass over the classes adds a positive quantum to each ready weighted class.
@@ -84,16 +86,16 @@ int EtsScheduler::pick_weighted(uint32_t ready,
     if (((weighted >> current_) & 1U) != 0) {
       if (turn_fresh_) {
         deficit_[current_] += quantum_[current_];
-        banked_ |= 1U << current_;
+        banked_ = static_cast<uint8_t>(banked_ | (1U << current_));
         turn_fresh_ = false;
       }
-      const int64_t head = head_wire_bytes[current_];
+      const uint32_t head = head_wire_bytes[current_];
       if (deficit_[current_] >= head) {
         deficit_[current_] -= head;
         return static_cast<int>(current_);
       }
     }
-    current_ = current_ + 1 == classes_ ? 0 : current_ + 1;
+    current_ = static_cast<uint8_t>(current_ + 1 == classes_ ? 0 : current_ + 1);
     turn_fresh_ = true;
   }
 }

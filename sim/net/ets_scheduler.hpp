@@ -41,7 +41,7 @@ class EtsScheduler {
   // rounds (a deficit carries what a turn did not spend); 1 KiB per percent makes a 50 % class's
   // turn ~12 packets of a 4 KiB MTU, ~1 us at 400 Gb/s, short next to the RTTs DCQCN and PFC act
   // on.
-  static constexpr int64_t kQuantumPerPercent = 1024;
+  static constexpr uint32_t kQuantumPerPercent = 1024;
 
   EtsScheduler() = default;
   // `classes`: the port's traffic classes; `always_strict`: the class CNPs travel in.
@@ -67,21 +67,23 @@ class EtsScheduler {
     }
     return pick_weighted(ready, head_wire_bytes);
   }
-
   uint32_t strict_mask() const { return strict_mask_; }
   uint32_t weighted_mask() const { return weighted_mask_; }
 
  private:
   // pick() among classes none of which is strict.
   int pick_weighted(uint32_t ready, const std::array<uint32_t, kMaxPriorities>& head_wire_bytes);
-  uint32_t classes_ = kMaxPriorities;
-  uint32_t strict_mask_ = (1U << kMaxPriorities) - 1;  // default: plain strict priority
-  uint32_t weighted_mask_ = 0;                         // classes with a positive weight
-  std::array<int64_t, kMaxPriorities> quantum_{};
-  std::array<int64_t, kMaxPriorities> deficit_{};
-  uint32_t banked_ = 0;     // bit c: deficit_[c] may be above zero
-  uint32_t current_ = 0;    // the weighted class whose turn it is
+  // What every pick reads first and together (an egress port keeps this object on one of its hot
+  // cache lines): the masks, whose turn it is, and the deficits. A deficit never exceeds a head
+  // packet plus a quantum (at most 100 x 1 KiB), so 32 bits hold it.
+  uint8_t strict_mask_ = (1U << kMaxPriorities) - 1;  // default: plain strict priority
+  uint8_t weighted_mask_ = 0;                         // classes with a positive weight
+  uint8_t banked_ = 0;                                // bit c: deficit_[c] may be above zero
+  uint8_t current_ = 0;                               // the weighted class whose turn it is
   bool turn_fresh_ = true;  // current_'s quantum for this turn is not yet added
+  uint8_t classes_ = kMaxPriorities;
+  std::array<uint32_t, kMaxPriorities> deficit_{};
+  std::array<uint32_t, kMaxPriorities> quantum_{};
 };
 
 }  // namespace syncsim::net

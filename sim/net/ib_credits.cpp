@@ -61,6 +61,7 @@ void EgressPort::enable_ib_credits(const InfinibandParams& ib, int64_t advertise
 void EgressPort::enable_link_credits(const std::array<uint8_t, kMaxPriorities>& vl_of,
                                      int64_t advertised_bytes) {
   ib_.enabled = true;
+  credits_ = true;
   ib_.vl_of = vl_of;
   ib_.mtu_blocks = ib_credit_blocks(link_mtu_wire_);
   // A VL whose buffer cannot hold one full packet could never send: the configuration check

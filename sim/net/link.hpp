@@ -61,24 +61,26 @@ class Link final : public EventTarget {
     int64_t arrival_ps;
     PacketRef packet;
   };
-  const NetContext& ctx_;           // the sending side's
-  RemoteOutbox* outbox_ = nullptr;  // set for a link into another partition, with its far end
-  Link* far_end_ = nullptr;
+  // What a packet's transmission and arrival read first and together (a link is a member of its
+  // egress port, whose cache lines are aligned: these fill the link's first line).
+  const NetContext& ctx_;  // the sending side's
+  RingQueue<InFlight> in_flight_;
   Time delay_;
   Node* peer_;
   uint32_t peer_in_port_;
-  RingQueue<InFlight> in_flight_;
+  CancelToken arrival_token_;       // the head's arrival, cancelled when the link goes down
+  RemoteOutbox* outbox_ = nullptr;  // set for a link into another partition, with its far end
   std::unique_ptr<LinkImpairment> impairment_;
-  CancelToken arrival_token_;            // the head's arrival, cancelled when the link goes down
-  int64_t last_arrival_ps_ = INT64_MIN;  // the far end of a remote link: its last packet's arrival
+  bool down_ = false;
   // The far end of a remote link: the place in its queue's order where it last went idle (its last
   // packet's arrival event, before that packet went on; EventQueue::take_sequence_mark) and the
   // queue's renumbering count then. A packet that left while that one was still on the wire had
   // its arrival scheduled right there on one queue, whichever window it is taken in.
   bool marks_idle_ = false;
+  Link* far_end_ = nullptr;
+  int64_t last_arrival_ps_ = INT64_MIN;  // the far end of a remote link: its last packet's arrival
   uint64_t idle_mark_ = 0;
   uint64_t idle_renumbers_ = 0;
-  bool down_ = false;
 };
 
 }  // namespace syncsim::net

@@ -68,7 +68,7 @@ void Switch::send_pfc(uint32_t port, uint8_t priority, bool xoff) {
 void EgressPort::set_paused(uint8_t priority, bool paused, uint32_t quanta) {
   SIM_CHECK(priority < priorities_, "PFC frame for a priority above the port's class count");
   ++pfc_.pause_frames_received;
-  if (paused && !counters_.empty()) ++counters_[priority].pause_received;
+  if (paused && counters_ != nullptr) ++counters_[priority].pause_received;
   const auto bit = static_cast<uint8_t>(1U << priority);
   const bool was = (paused_mask_ & bit) != 0;
   if (paused && quanta > 0 && !(storm_mask_ != 0 && storm(priority))) {
@@ -104,7 +104,7 @@ void EgressPort::resume(uint8_t priority) {
   const auto bit = static_cast<uint8_t>(1U << priority);
   paused_mask_ = static_cast<uint8_t>(paused_mask_ & ~bit);
   pfc_.paused_ps += ctx_.now().picoseconds() - pfc_.paused_since_ps[priority];
-  if (!counters_.empty()) {
+  if (counters_ != nullptr) {
     counters_[priority].note_pause_end(ctx_.now().picoseconds() - pfc_.paused_since_ps[priority]);
   }
   pfc_.watchdog_tokens[priority].cancel_pending();
@@ -136,7 +136,7 @@ void EgressPort::drop_buffered(PacketRef packet, DropReason reason) {
       mmu_->release(p.ingress_port, p.priority, Bytes{p.buffered_bytes}) == PfcSignal::Resume) {
     owner_->send_pfc(p.ingress_port, p.priority, false);
   }
-  if (!counters_.empty()) {
+  if (counters_ != nullptr) {
     ++counters_[ctx_.packet(packet).priority].drops[static_cast<std::size_t>(reason)];
   }
   ctx_.drop(packet, reason);
@@ -150,7 +150,8 @@ void EgressPort::watchdog_fire(uint8_t priority) {
   const int64_t now = ctx_.now().picoseconds();
   paused_mask_ = static_cast<uint8_t>(paused_mask_ & ~bit);
   pfc_.paused_ps += now - pfc_.paused_since_ps[priority];
-  if (!counters_.empty()) counters_[priority].note_pause_end(now - pfc_.paused_since_ps[priority]);
+  if (counters_ != nullptr)
+    counters_[priority].note_pause_end(now - pfc_.paused_since_ps[priority]);
   ctx_.note_resume();
   storm_mask_ = static_cast<uint8_t>(storm_mask_ | bit);
   pfc_.storm_until_ps[priority] = now + pfc_.watchdog_ps;
