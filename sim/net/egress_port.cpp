@@ -11,7 +11,7 @@ namespace syncsim::net {
 EgressPort::EgressPort(const NetContext& ctx, const LinkParams& link, uint32_t priorities,
                        Node* peer, uint32_t peer_in_port, Switch* owner, Nic* source)
     : ctx_(ctx),
-      priorities_(priorities),
+      priorities_(static_cast<uint8_t>(priorities)),
       header_(link.header),
       owner_(owner),
       mmu_(owner != nullptr ? &owner->mmu() : nullptr),
@@ -20,7 +20,7 @@ EgressPort::EgressPort(const NetContext& ctx, const LinkParams& link, uint32_t p
       bandwidth_(link.bandwidth),
       line_rate_(link.bandwidth),
       link_mtu_wire_(link.mtu.count() + link.header.count()) {
-  SIM_CHECK(priorities_ >= 1 && priorities_ <= kMaxPriorities, "priority count out of range");
+  SIM_CHECK(priorities >= 1 && priorities <= kMaxPriorities, "priority count out of range");
   SIM_CHECK(bandwidth_.bits_per_second() > 0, "a link needs a positive bandwidth");
 }
 

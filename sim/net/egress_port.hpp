@@ -21,6 +21,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "sim/core/event_queue.hpp"
@@ -198,10 +199,16 @@ class alignas(64) EgressPort final : public EventTarget {
   void count_sent(const Packet& p);
   // RED's decision for a data packet of `priority`; counts it (once per packet, and per hop).
   bool ecn_mark(uint8_t priority, bool already_marked);
+  // Two sizes remembered (a port's data packets and the ACKs or CNPs between them alternate; each
+  // new size is a 128-bit division), the latest on the hot line.
   Time tx_time(uint32_t wire_bytes) {
-    if (wire_bytes != cached_wire_bytes_) {
-      cached_wire_bytes_ = wire_bytes;
-      cached_tx_time_ = bandwidth_.tx_time(Bytes{wire_bytes});
+    if (wire_bytes != cached_wire_bytes_) [[unlikely]] {
+      if (wire_bytes != other_wire_bytes_) {
+        other_wire_bytes_ = wire_bytes;
+        other_tx_time_ = bandwidth_.tx_time(Bytes{wire_bytes});
+      }
+      std::swap(cached_wire_bytes_, other_wire_bytes_);
+      std::swap(cached_tx_time_, other_tx_time_);
     }
     return cached_tx_time_;
   }
@@ -223,15 +230,14 @@ class alignas(64) EgressPort final : public EventTarget {
   // its class's FIFO: six lines of the port's sixteen).
   const NetContext& ctx_;
   PacketRef in_service_ = kNoPacket;
-  uint32_t priorities_;
-  int64_t service_end_ps_ = 0;  // when in_service_'s transmission ends
+  uint32_t cached_wire_bytes_ = 0;  // tx_time's latest size (0: none)
+  int64_t service_end_ps_ = 0;      // when in_service_'s transmission ends
   // A packet handed to the link at its start (hand_over): its end, its wire bytes (still in
   // queued_bytes_; 0 once settled), and whether a kFree event is pending for that end.
   int64_t busy_until_ps_ = 0;
   int64_t elided_bytes_ = 0;
   int64_t queued_bytes_ = 0;  // wire bytes waiting or in service
   Time cached_tx_time_ = Time::zero();
-  uint32_t cached_wire_bytes_ = 0;
   // Its release of the switch's buffer, due at busy_until_ps_ (Switch::note_release_pending).
   uint32_t release_ingress_ = 0;
   uint32_t release_bytes_ = 0;
@@ -249,6 +255,7 @@ class alignas(64) EgressPort final : public EventTarget {
   bool ib_release_ = false;     // a switch port: return credits upstream at tx-done
   bool credits_ = false;        // ib_.enabled, read here on every start
   bool internal_turn_ = false;  // the in-switch engine's packet goes next (set_internal_writer)
+  uint8_t priorities_;
   Bytes header_;
   Switch* owner_;         // the owning switch; null on a NIC
   SharedBufferMmu* mmu_;  // the owning switch's buffer; null on a NIC
@@ -265,6 +272,8 @@ class alignas(64) EgressPort final : public EventTarget {
   // Read when a packet's size differs from the last one's, on ECN, faults, PFC frames, credits and
   // engines only.
   Bandwidth bandwidth_;
+  uint32_t other_wire_bytes_ = 0;  // tx_time's other size (0: none)
+  Time other_tx_time_ = Time::zero();
   EcnMarker ecn_;
   RngStream ecn_rng_{0, 0};
   IbCreditState ib_;

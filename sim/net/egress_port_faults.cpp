@@ -61,7 +61,8 @@ void EgressPort::set_rate_fraction(double fraction) {
   SIM_CHECK(fraction > 0 && fraction <= 1, "a link's rate fraction must be in (0, 1]");
   const double bps = static_cast<double>(line_rate_.bits_per_second()) * fraction;
   bandwidth_ = Bandwidth::bps(std::max<int64_t>(1, std::llround(bps)));
-  cached_wire_bytes_ = 0;  // re-time the next packet at the new rate
+  cached_wire_bytes_ = 0;  // re-time the next packets at the new rate
+  other_wire_bytes_ = 0;
 }
 
 }  // namespace syncsim::net
