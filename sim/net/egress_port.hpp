@@ -170,9 +170,9 @@ class alignas(64) EgressPort final : public EventTarget {
   void start_next();
   // A packet leaves its class's FIFO (start_next's pick, or an idle port's at once): dequeue ECN
   // marking and the class's byte count.
-  void take_from_class(PacketRef packet, uint8_t priority);
+  [[gnu::always_inline]] inline void take_from_class(PacketRef packet, uint8_t priority);
   // Starts transmitting `next`, picked already: handed to the link at once or a kTxDone at its end.
-  void start(PacketRef next);
+  [[gnu::always_inline]] inline void start(PacketRef next);
   // start_next(), or, while a packet handed over at its start is still leaving, a kFree event then
   // (when something waits for it).
   void start_when_free();
@@ -191,12 +191,12 @@ class alignas(64) EgressPort final : public EventTarget {
   }
   // Whether this port hands packets over at all (the fabric is built by the first start).
   void decide_hand_over();
-  void hand_over(PacketRef packet, Time done_at, uint32_t wire);
+  [[gnu::always_inline]] inline void hand_over(PacketRef packet, Time done_at, uint32_t wire);
   // Puts a packet on the link, its last bit leaving at `departure`; false (counted per priority)
   // when the link lost it.
-  bool put_on_link(PacketRef packet, Time departure);
+  [[gnu::always_inline]] inline bool put_on_link(PacketRef packet, Time departure);
   // A packet's transmission is done: per-priority counters.
-  void count_sent(const Packet& p);
+  [[gnu::always_inline]] inline void count_sent(const Packet& p);
   // RED's decision for a data packet of `priority`; counts it (once per packet, and per hop).
   bool ecn_mark(uint8_t priority, bool already_marked);
   // Two sizes remembered (a port's data packets and the ACKs or CNPs between them alternate; each
