@@ -4,29 +4,6 @@
 
 namespace syncsim::net {
 
-bool Link::transmit(PacketRef packet, Time departure) {
-  if (down_) {
-    ctx_.drop(packet, DropReason::LinkDown);
-    return false;
-  }
-  ++ctx_.counters.packet_hops;
-  Time arrival = departure + delay_;
-  if (impairment_ && !impairment_->apply(ctx_.packet(packet), ctx_.now(), arrival)) {
-    ctx_.drop(packet, DropReason::LinkLoss);
-    return false;
-  }
-  if (outbox_ != nullptr) {
-    outbox_->post(RemoteArrival{arrival.picoseconds(), ctx_.now().picoseconds(), far_end_,
-                                ctx_.packet(packet)});
-    ctx_.pool.release(packet);
-    return true;
-  }
-  const bool was_idle = in_flight_.empty();
-  in_flight_.push(InFlight{arrival.picoseconds(), packet});
-  if (was_idle) ctx_.queue.schedule(arrival, this, 0, 0, &arrival_token_);
-  return true;
-}
-
 void Link::accept(const RemoteArrival& arrival) {
   const PacketRef packet = ctx_.pool.allocate();
   ctx_.pool[packet] = arrival.packet;

@@ -30,7 +30,7 @@ class Link final : public EventTarget {
   // The same for a packet whose last bit leaves at `departure` (no earlier than now): an egress
   // port that starts a packet with nothing behind it hands it over at once (egress_port.hpp). Not
   // for an impaired link, whose jitter and loss act when the packet leaves.
-  bool transmit(PacketRef packet, Time departure);
+  [[gnu::always_inline]] inline bool transmit(PacketRef packet, Time departure);
   bool impaired() const { return impairment_ != nullptr; }
   void on_event(uint32_t kind, uint64_t arg) override;
   // A link into another partition: transmit() posts each packet to `outbox` and frees it here;
@@ -82,5 +82,29 @@ class Link final : public EventTarget {
   uint64_t idle_mark_ = 0;
   uint64_t idle_renumbers_ = 0;
 };
+
+// Inline: every hop calls it.
+inline bool Link::transmit(PacketRef packet, Time departure) {
+  if (down_) {
+    ctx_.drop(packet, DropReason::LinkDown);
+    return false;
+  }
+  ++ctx_.counters.packet_hops;
+  Time arrival = departure + delay_;
+  if (impairment_ && !impairment_->apply(ctx_.packet(packet), ctx_.now(), arrival)) {
+    ctx_.drop(packet, DropReason::LinkLoss);
+    return false;
+  }
+  if (outbox_ != nullptr) {
+    outbox_->post(RemoteArrival{arrival.picoseconds(), ctx_.now().picoseconds(), far_end_,
+                                ctx_.packet(packet)});
+    ctx_.pool.release(packet);
+    return true;
+  }
+  const bool was_idle = in_flight_.empty();
+  in_flight_.push(InFlight{arrival.picoseconds(), packet});
+  if (was_idle) ctx_.queue.schedule(arrival, this, 0, 0, &arrival_token_);
+  return true;
+}
 
 }  // namespace syncsim::net

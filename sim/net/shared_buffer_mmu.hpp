@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/core/check.hpp"
+
 #include "sim/core/units.hpp"
 
 namespace syncsim::net {
@@ -106,5 +108,68 @@ class SharedBufferMmu {
   };
   std::vector<Counter> counters_;
 };
+
+// Inline: every packet through a switch is admitted and released once.
+inline AdmitResult SharedBufferMmu::admit(uint32_t ingress_port, uint8_t priority, Bytes size,
+                                          Bytes leaving) {
+  const int64_t bytes = size.count();
+  Counter& c = counters_[index(ingress_port, priority)];
+  AdmitResult r;
+  if (!lossless(priority)) {
+    if (shared_used_ - leaving.count() + bytes > shared_capacity_) {
+      r.admission = Admission::DroppedBufferFull;
+      return r;
+    }
+    shared_used_ += bytes;
+    c.shared += bytes;
+  } else {
+    // Below XOFF (and with room in the shared part) a packet is charged to the shared part; once a
+    // PAUSE is outstanding, or the packet would cross XOFF, it lands in this pair's headroom.
+    const bool to_shared =
+        !c.xoff && c.shared + bytes <= xoff_threshold() && shared_used_ + bytes <= shared_capacity_;
+    if (to_shared) {
+      shared_used_ += bytes;
+      c.shared += bytes;
+    } else if (c.headroom + bytes <= pfc_.headroom[ingress_port]) {
+      c.headroom += bytes;
+    } else {
+      r.admission = Admission::DroppedHeadroomExceeded;
+    }
+    if (!c.xoff &&
+        (c.headroom > 0 || c.shared >= xoff_threshold() || r.admission != Admission::Admitted)) {
+      c.xoff = true;
+      r.pfc = PfcSignal::Pause;
+    }
+    if (r.admission != Admission::Admitted) return r;
+  }
+  used_ += bytes;
+  if (used_ > peak_) peak_ = used_;
+  return r;
+}
+
+inline PfcSignal SharedBufferMmu::release(uint32_t ingress_port, uint8_t priority, Bytes size) {
+  const int64_t bytes = size.count();
+  Counter& c = counters_[index(ingress_port, priority)];
+  SIM_CHECK(c.shared + c.headroom >= bytes && used_ >= bytes,
+            "switch buffer released more bytes than it admitted");
+  used_ -= bytes;
+  if (c.headroom == 0) {
+    c.shared -= bytes;
+    shared_used_ -= bytes;
+    if (!c.xoff) return PfcSignal::None;
+  } else {
+    // Headroom drains first: bytes are fungible within one (port, priority).
+    const int64_t from_headroom = c.headroom < bytes ? c.headroom : bytes;
+    c.headroom -= from_headroom;
+    c.shared -= bytes - from_headroom;
+    shared_used_ -= bytes - from_headroom;
+  }
+  if (c.xoff && c.headroom == 0 &&
+      (c.shared == 0 || c.shared + pfc_.xon_offset <= xoff_threshold())) {
+    c.xoff = false;
+    return PfcSignal::Resume;
+  }
+  return PfcSignal::None;
+}
 
 }  // namespace syncsim::net
