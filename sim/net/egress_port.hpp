@@ -167,7 +167,7 @@ class alignas(64) EgressPort final : public EventTarget {
     kCreditReturn = 4,
     kFree = 5,  // a packet handed over at its start has left: the next may start
   };
-  void start_next();
+  [[gnu::always_inline]] inline void start_next();
   // A packet leaves its class's FIFO (start_next's pick, or an idle port's at once): dequeue ECN
   // marking and the class's byte count.
   [[gnu::always_inline]] inline void take_from_class(PacketRef packet, uint8_t priority);
