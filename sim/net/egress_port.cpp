@@ -162,7 +162,7 @@ void EgressPort::count_sent(const Packet& p) {
 void EgressPort::start_next() {
   if (down_) return;
   PacketRef next = kNoPacket;
-  if (side_queues_ != 0 && !control_.empty()) {
+  if ((side_queues_ & kControlWaits) != 0) {
     next = control_.pop();
     note_side_queues();
   } else {
@@ -180,7 +180,7 @@ void EgressPort::start_next() {
     }
     // An in-switch engine's packet goes when it is the engine's turn or nothing else is ready.
     // With link credits (NVLink) it waits for them like the port's own FIFOs.
-    bool internal_ready = side_queues_ != 0 && !internal_.empty();
+    bool internal_ready = (side_queues_ & kInternalWaits) != 0;
     if (internal_ready) {
       const Packet& head = ctx_.packet(internal_.front());
       internal_ready = !paused(head.priority) &&

@@ -181,10 +181,13 @@ class alignas(64) EgressPort final : public EventTarget {
   void start_when_free();
   void retire_handed_over();
   bool anything_waits() const { return (queued_mask_ | side_queues_) != 0; }
-  // After a push or pop of control_ or internal_: which of them hold packets (side_queues_).
+  // side_queues_'s bits, kept by note_side_queues() after every push or pop of control_ and
+  // internal_, so that a packet's start reads neither queue when both are empty (the usual case).
+  static constexpr uint8_t kControlWaits = 1;
+  static constexpr uint8_t kInternalWaits = 2;
   void note_side_queues() {
-    side_queues_ =
-        static_cast<uint8_t>((control_.empty() ? 0U : 1U) | (internal_.empty() ? 0U : 2U));
+    side_queues_ = static_cast<uint8_t>((control_.empty() ? 0U : kControlWaits) |
+                                        (internal_.empty() ? 0U : kInternalWaits));
   }
   // Whether `p`, just taken from the queues, is handed to the link at once (see the top).
   bool hand_over_at_start(const Packet& p) {
@@ -251,7 +254,7 @@ class alignas(64) EgressPort final : public EventTarget {
   uint8_t paused_mask_ = 0;  // bit p: priority p paused by the peer
   uint8_t queued_mask_ = 0;  // bit p: queues_[p] holds packets
   uint8_t storm_mask_ = 0;   // bit p: priority p in a PFC watchdog storm period
-  uint8_t side_queues_ = 0;  // bit 0: control_ holds packets, bit 1: internal_ does
+  uint8_t side_queues_ = 0;  // kControlWaits, kInternalWaits: control_ / internal_ hold packets
   bool ecn_enabled_ = false;
   bool ecn_on_enqueue_ = false;
   bool down_ = false;

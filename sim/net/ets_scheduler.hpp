@@ -67,6 +67,7 @@ class EtsScheduler {
     }
     return pick_weighted(ready, head_wire_bytes);
   }
+
   uint32_t strict_mask() const { return strict_mask_; }
   uint32_t weighted_mask() const { return weighted_mask_; }
 

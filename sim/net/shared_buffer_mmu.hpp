@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "sim/core/check.hpp"
-
 #include "sim/core/units.hpp"
 
 namespace syncsim::net {
