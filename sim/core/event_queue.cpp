@@ -109,11 +109,13 @@ void EventQueue::ClosureRunner::on_event(uint32_t /*kind*/, uint64_t arg) {
   while (calendar_.pop_until(until_ps, k)) {
     const auto slot = static_cast<uint32_t>(order_of(k) & 0xFFFF'FFFFu);
     const Payload e = payloads_[slot];
-    // Large fabrics spend their time in cache misses on the events' payloads and targets: start
-    // loading those of the next two events while this one runs.
+    // Large fabrics spend their time in cache misses on the events' payloads, targets and what
+    // they read first: start loading those of the next event (kPrefetchArg) and the payload of the
+    // one after while this one runs.
     if (const Key* next = calendar_.upcoming(1)) {
       const Payload& p = payloads_[order_of(*next) & 0xFFFF'FFFFu];
       __builtin_prefetch(p.target);
+      if ((p.kind & kPrefetchArg) != 0) __builtin_prefetch(reinterpret_cast<const void*>(p.arg));
       if (const Key* after = calendar_.upcoming(2)) {
         __builtin_prefetch(&payloads_[order_of(*after) & 0xFFFF'FFFFu]);
       }
@@ -127,7 +129,7 @@ void EventQueue::ClosureRunner::on_event(uint32_t /*kind*/, uint64_t arg) {
     note_clock_move(time_of(k));
     now_ = Time::ps(time_of(k));
     ++executed_;
-    e.target->on_event(e.kind, e.arg);
+    e.target->on_event(e.kind & ~kPrefetchArg, e.arg);
     return true;
   }
   return false;

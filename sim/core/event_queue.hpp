@@ -35,6 +35,12 @@ struct CancelToken {
 
 class EventQueue {
  public:
+  // Or-ed into an event's kind: its `arg` is the address of what its target reads first (a
+  // packet), which the dispatch loop starts loading one event ahead. The target is called with
+  // the kind without this bit and the arg as given; a stale address is harmless (a prefetch never
+  // faults).
+  static constexpr uint32_t kPrefetchArg = uint32_t{1} << 31;
+
   EventQueue();
   EventQueue(const EventQueue&) = delete;
   EventQueue& operator=(const EventQueue&) = delete;

@@ -17,12 +17,12 @@ void Link::accept(const RemoteArrival& arrival) {
       // The packet before it was still on the wire when it left and has arrived since: one queue
       // scheduled this arrival inside that one's arrival event. Taken in while that one was still
       // on the wire, it is scheduled there by on_event; taken in later, it gets that place here.
-      ctx_.queue.schedule_at_mark(Time::ps(arrival.arrival_ps), idle_mark_, this, 0, 0,
-                                  &arrival_token_);
+      ctx_.queue.schedule_at_mark(Time::ps(arrival.arrival_ps), idle_mark_, this, kArrival,
+                                  packet_address(packet), &arrival_token_);
     } else {
       const int64_t scheduled_ps = std::max(arrival.sent_ps, last_arrival_ps_);
-      ctx_.queue.schedule_as_of(Time::ps(arrival.arrival_ps), Time::ps(scheduled_ps), this, 0, 0,
-                                &arrival_token_);
+      ctx_.queue.schedule_as_of(Time::ps(arrival.arrival_ps), Time::ps(scheduled_ps), this,
+                                kArrival, packet_address(packet), &arrival_token_);
     }
   }
   last_arrival_ps_ = arrival.arrival_ps;
@@ -31,7 +31,9 @@ void Link::accept(const RemoteArrival& arrival) {
 void Link::on_event(uint32_t /*kind*/, uint64_t /*arg*/) {
   const InFlight head = in_flight_.pop();
   if (!in_flight_.empty()) {
-    ctx_.queue.schedule(Time::ps(in_flight_.front().arrival_ps), this, 0, 0, &arrival_token_);
+    const InFlight& next = in_flight_.front();
+    ctx_.queue.schedule(Time::ps(next.arrival_ps), this, kArrival, packet_address(next.packet),
+                        &arrival_token_);
   } else if (marks_idle_) {
     idle_mark_ = ctx_.queue.take_sequence_mark();
     idle_renumbers_ = ctx_.queue.renumber_count();

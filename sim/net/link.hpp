@@ -61,6 +61,12 @@ class Link final : public EventTarget {
     int64_t arrival_ps;
     PacketRef packet;
   };
+  // The head's arrival event names its packet, which the receiver reads first: the event loop
+  // starts loading it an event ahead (EventQueue::kPrefetchArg).
+  static constexpr uint32_t kArrival = EventQueue::kPrefetchArg;
+  uint64_t packet_address(PacketRef packet) const {
+    return reinterpret_cast<uint64_t>(&ctx_.packet(packet));
+  }
   // What a packet's transmission and arrival read first and together (a link is a member of its
   // egress port, whose cache lines are aligned: these fill the link's first line).
   const NetContext& ctx_;  // the sending side's
@@ -103,7 +109,8 @@ inline bool Link::transmit(PacketRef packet, Time departure) {
   }
   const bool was_idle = in_flight_.empty();
   in_flight_.push(InFlight{arrival.picoseconds(), packet});
-  if (was_idle) ctx_.queue.schedule(arrival, this, 0, 0, &arrival_token_);
+  if (was_idle)
+    ctx_.queue.schedule(arrival, this, kArrival, packet_address(packet), &arrival_token_);
   return true;
 }
 

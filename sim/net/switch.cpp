@@ -48,6 +48,11 @@ void Switch::receive(PacketRef packet, uint32_t in_port) {
     ctx_.pool.release(packet);
     return;
   }
+  // Under ECMP the route names the port the packet leaves by: its lines load while the buffer
+  // admits the packet (a fabric of thousands of ports misses them).
+  if (ctx_.balancer == nullptr) {
+    ctx_.egress(ctx_.routes[p.route_begin + p.hop + 1u]).prefetch_for_enqueue(p.priority);
+  }
   const uint32_t wire_in = p.payload_bytes + ingress_header_[in_port];
   Bytes leaving{0};
   if (mmu_.reads_pending_releases(p.priority, wire_in)) {

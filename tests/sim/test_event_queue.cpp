@@ -33,6 +33,30 @@ TEST_CASE("event queue: orders by time, then by insertion") {
   CHECK(q.now() == Time::ns(5));
 }
 
+TEST_CASE(
+    "event queue: an event that names an address to prefetch runs with its own kind and arg") {
+  struct KindRecorder final : EventTarget {
+    std::vector<uint32_t> kinds;
+    std::vector<uint64_t> args;
+    void on_event(uint32_t kind, uint64_t arg) override {
+      kinds.push_back(kind);
+      args.push_back(arg);
+    }
+  };
+  EventQueue q;
+  KindRecorder r;
+  const std::vector<int64_t> data(64, 7);
+  const auto address = reinterpret_cast<uint64_t>(data.data());
+  // Several in one bucket, so that each is the next one while another runs; a stale address too.
+  q.schedule(Time::ns(1), &r, 3 | EventQueue::kPrefetchArg, address);
+  q.schedule(Time::ns(1), &r, 3, 11);
+  q.schedule(Time::ns(1), &r, 0 | EventQueue::kPrefetchArg, 16);
+  q.schedule(Time::ns(1), &r, 5 | EventQueue::kPrefetchArg, address + 8 * 63);
+  CHECK(q.run() == 4);
+  CHECK(r.kinds == std::vector<uint32_t>{3, 3, 0, 5});
+  CHECK(r.args == std::vector<uint64_t>{address, 11, 16, address + 8 * 63});
+}
+
 TEST_CASE("event queue: many same-time events keep insertion order through heap churn") {
   EventQueue q;
   Recorder r;
