@@ -14,7 +14,9 @@
 // next one in a few word scans.
 //
 // The width adapts: every 8192 pops it is set near three distinct times' worth of the simulated
-// time those pops spanned (packet runs: nanoseconds; step models: micro- to milliseconds), and
+// time those pops spanned, and no less than eight pops' worth (packet runs: nanoseconds; step
+// models: micro- to milliseconds; where every event has a time of its own, paced flows, three
+// times would be three keys a bucket, and each bucket has a fixed cost), and
 // pending keys are re-filed when it is off by more than a factor of two, at most once per
 // `pending` pops (amortised O(1)).
 //

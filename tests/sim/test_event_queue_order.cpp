@@ -158,6 +158,32 @@ TEST_CASE("event queue order: the bucket width follows the time scale, the order
   CHECK(coarse >= fine + 15);
 }
 
+TEST_CASE("event queue order: events each at a time of their own share buckets of several") {
+  // One event every nanosecond, each at a distinct time (paced flows look like this): three
+  // distinct times a bucket would be three keys, and a bucket's fixed cost on every key or two.
+  // The width aims at eight keys at least: 8 ns rounded down to a power of two, 2^12 ps (the
+  // initial 2^10, within a factor of two of three times' 3 ns, would have stayed).
+  struct Chain final : EventTarget {
+    EventQueue* q = nullptr;
+    int left = 0;
+    std::vector<int64_t> times;
+    void on_event(uint32_t /*kind*/, uint64_t /*arg*/) override {
+      times.push_back(q->now().picoseconds());
+      if (--left > 0) q->schedule(q->now() + Time::ns(1), this, 0);
+    }
+  };
+  EventQueue q;
+  Chain chain;
+  chain.q = &q;
+  chain.left = 40000;
+  q.schedule(Time::zero(), &chain, 0);
+  CHECK(q.run() == 40000);
+  CHECK(q.bucket_width_log2() == 12);
+  REQUIRE(chain.times.size() == 40000);
+  CHECK(chain.times.back() == 39999 * 1000);
+  CHECK(std::is_sorted(chain.times.begin(), chain.times.end()));
+}
+
 TEST_CASE("event queue order: events scheduled behind a look-ahead run first") {
   // run(until) looks at the next event (at 10 us) without running it; events scheduled after that
   // at earlier times must still run before it, in time order.
