@@ -4,15 +4,8 @@
 set -u
 bin=$1
 src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
-check() {  # check NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; fails=$((fails + 1)); fi
-}
+# shellcheck source=../checks.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../checks.sh"
 
 # The default scenario runs, and --json carries the contract keys.
 "$bin" run --json --set workload.model=gpt3-1.3b --set workload.parallelism=ddp >"$tmp/out.json" 2>"$tmp/err"

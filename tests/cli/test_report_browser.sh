@@ -19,15 +19,8 @@ if [ -z "$browser" ]; then
   echo "SKIP: chromium not found; install it (apt-get install chromium) to run this test"
   exit 77  # ctest: skipped (SKIP_RETURN_CODE)
 fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
-check() {  # check NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; fails=$((fails + 1)); fi
-}
+# shellcheck source=../checks.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../checks.sh"
 
 # chromium_run PAGE ARGS...: one headless run with a private profile (root needs --no-sandbox).
 chromium_run() {

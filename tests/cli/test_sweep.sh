@@ -7,15 +7,8 @@ set -u
 bin=$1
 src=$2
 mpiexec=${3:-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
-check() {  # check NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; fails=$((fails + 1)); fi
-}
+# shellcheck source=../checks.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../checks.sh"
 
 scenario="$src/scenarios/incast-pfc.yaml"
 sweep_args=(sweep "$scenario" --vary fabric.links.host.bandwidth=100Gbps,200Gbps,400Gbps

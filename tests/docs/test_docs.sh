@@ -5,13 +5,8 @@
 # usage: test_docs.sh SOURCE_DIR
 set -u
 src=$1
-fails=0
-passes=0
-check() {  # check NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; fails=$((fails + 1)); fi
-}
+# shellcheck source=../checks.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../checks.sh"
 
 readme="$src/README.md"
 lines=$(wc -l <"$readme")

@@ -6,15 +6,8 @@ set -u
 bin=$1
 src=$2
 tool="$src/tools/ab-compare.py"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
-check() {  # check NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; fails=$((fails + 1)); fi
-}
+# shellcheck source=../checks.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../checks.sh"
 
 python3 "$tool" same "$bin" "$bin" scenarios/incast-pfc.yaml >"$tmp/same" 2>&1
 check "same: a binary against itself exits 0" test $? -eq 0
