@@ -107,13 +107,44 @@ void EgressPort::start_when_free() {
       }
       return;
     }
+    // Its kRelease event, due at this instant, starts the next packet.
+    if (release_pinned_) return;
     settle_handed_over();
   }
   start_next();
 }
 
+void EgressPort::pin_release(uint32_t ingress_port, uint8_t priority) {
+  if (elided_bytes_ == 0 || release_pinned_ || release_ingress_ != ingress_port ||
+      release_priority_ != priority) {
+    return;
+  }
+  // The switch applied the releases due by now before its admission sent the PAUSE.
+  SIM_CHECK(ctx_.now().picoseconds() < busy_until_ps_, "a due release was left pending at a PAUSE");
+  release_pinned_ = true;
+  ++ctx_.counters.pinned_releases;
+  ctx_.queue.schedule(Time::ps(busy_until_ps_), this, kRelease);
+}
+
+void EgressPort::run_pinned_release() {
+  SIM_CHECK(release_pinned_ && elided_bytes_ != 0, "a pinned release ran without its packet");
+  release_pinned_ = false;
+  queued_bytes_ -= elided_bytes_;
+  elided_bytes_ = 0;
+  owner_->note_release_pending(-1);
+  // As at a transmission end: the XON threshold reads every release due by now.
+  owner_->settle_releases();
+  if (mmu_->release(release_ingress_, release_priority_, Bytes{release_bytes_}) ==
+      PfcSignal::Resume) {
+    owner_->send_pfc(release_ingress_, release_priority_, false);
+  }
+  // The RESUME may have gone out of this very port and started it already.
+  if (in_service_ == kNoPacket && elided_bytes_ == 0) start_next();
+}
+
 void EgressPort::decide_hand_over() {
-  const bool yes = mmu_ != nullptr && !credits_ && !ib_release_ && !link_.impaired();
+  const bool yes =
+      ctx_.hand_over && mmu_ != nullptr && !credits_ && !ib_release_ && !link_.impaired();
   hand_over_port_ = yes ? HandOver::Yes : HandOver::No;
 }
 
@@ -122,7 +153,7 @@ void EgressPort::retire_handed_over() {
   elided_bytes_ = 0;
   const PfcSignal signal =
       mmu_->release(release_ingress_, release_priority_, Bytes{release_bytes_});
-  SIM_CHECK(signal == PfcSignal::None, "a lossy priority's release signalled PFC");
+  SIM_CHECK(signal == PfcSignal::None, "a release left pending under a PAUSE signalled RESUME");
   owner_->note_release_pending(-1);
 }
 
@@ -242,6 +273,10 @@ void EgressPort::on_event(uint32_t kind, uint64_t arg) {
   if (kind == kFree) {
     free_pending_ = false;
     if (in_service_ == kNoPacket) start_when_free();
+    return;
+  }
+  if (kind == kRelease) {
+    run_pinned_release();
     return;
   }
   if (kind != kTxDone) {

@@ -8,16 +8,18 @@
 // only) marks data packets by RED on the depth of their priority's FIFO, at dequeue or at enqueue.
 // InfiniBand (ib_credits.hpp): a packet starts only while the port holds credits for it on its VL.
 //
-// One event per packet where nothing waits behind it: a switch port that starts a packet of a lossy
-// priority with its queues empty hands it to the link at once, to arrive one serialization time
-// plus the delay later, and schedules no transmission end. The port stays busy until then (a
-// packet enqueued meanwhile waits for a kFree event at that time), the packet's bytes stay in
-// queued_bytes() until then, and its switch buffer is released then (Switch::note_release_pending).
-// What a transmission end would do at that instant happens before the instant's other events
-// instead of in its place among them: only the order of events of one picosecond differs. Not on
-// NICs (their next packet is pulled at the end), InfiniBand or NVLink credits (returned at the
-// end), impaired links, lossless priorities (whose release may RESUME), or an in-switch engine's
-// packets (their end gives the engine room for the next; other packets' ends do not).
+// One event per packet where nothing waits behind it: a switch port that starts a packet with its
+// queues empty hands it to the link at once, to arrive one serialization time plus the delay
+// later, and schedules no transmission end. The port stays busy until then (a packet enqueued
+// meanwhile waits for a kFree event at that time), the packet's bytes stay in queued_bytes() until
+// then, and its switch buffer is released then (Switch::note_release_pending). What a
+// transmission end would do at that instant happens before the instant's other events instead of
+// in its place among them: only the order of events of one picosecond differs. A lossless
+// packet's release may RESUME: it is handed over only while its (ingress port, priority) has no
+// PAUSE outstanding, and a PAUSE sent later pins the release to an event at its time (kRelease,
+// pin_release). Not on NICs (their next packet is pulled at the end), InfiniBand or NVLink
+// credits (returned at the end), impaired links, or an in-switch engine's packets (their end gives
+// the engine room for the next; other packets' ends do not).
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -118,9 +120,15 @@ class alignas(64) EgressPort final : public EventTarget {
 
   // A packet handed to the link at its start (see the top) that has left by now: its bytes leave
   // queued_bytes_ and the switch's buffer (also Switch::settle_releases).
+  // A release pinned to its event (pin_release) waits for it.
   void settle_handed_over() {
-    if (elided_bytes_ != 0 && ctx_.now().picoseconds() >= busy_until_ps_) retire_handed_over();
+    if (elided_bytes_ != 0 && !release_pinned_ && ctx_.now().picoseconds() >= busy_until_ps_) {
+      retire_handed_over();
+    }
   }
+  // A PAUSE went out for (ingress_port, priority) of the owning switch: a release of that pair
+  // pending here runs as a kRelease event at its time, where it may RESUME.
+  void pin_release(uint32_t ingress_port, uint8_t priority);
   // The bytes of that release, if it is due by `at` and not applied yet.
   int64_t due_release_bytes(Time at) const {
     return elided_bytes_ != 0 && at.picoseconds() >= busy_until_ps_ ? release_bytes_ : 0;
@@ -176,7 +184,8 @@ class alignas(64) EgressPort final : public EventTarget {
     kPauseExpiry = 2,
     kPauseRefresh = 3,
     kCreditReturn = 4,
-    kFree = 5,  // a packet handed over at its start has left: the next may start
+    kFree = 5,     // a packet handed over at its start has left: the next may start
+    kRelease = 6,  // that packet's pinned release (pin_release), then the next may start
   };
   // The calls a packet makes through the port (start_next, take_from_class, start, hand_over,
   // put_on_link, count_sent) are forced inline: private, defined in egress_port.cpp and called only
@@ -191,6 +200,7 @@ class alignas(64) EgressPort final : public EventTarget {
   // (when something waits for it).
   void start_when_free();
   void retire_handed_over();
+  void run_pinned_release();
   bool anything_waits() const { return (queued_mask_ | side_queues_) != 0; }
   // side_queues_'s bits, kept by note_side_queues() after every push or pop of control_ and
   // internal_, so that a packet's start reads neither queue when both are empty (the usual case).
@@ -204,7 +214,8 @@ class alignas(64) EgressPort final : public EventTarget {
   bool hand_over_at_start(const Packet& p) {
     if (hand_over_port_ == HandOver::Unknown) decide_hand_over();
     return hand_over_port_ == HandOver::Yes && !anything_waits() && p.kind != PacketKind::Pause &&
-           !ctx_.lossless(p.priority) && !from_internal(p);
+           (!ctx_.lossless(p.priority) || !mmu_->xoff(p.ingress_port, p.priority)) &&
+           !from_internal(p);
   }
   // Whether this port hands packets over at all (the fabric is built by the first start).
   void decide_hand_over();
@@ -260,6 +271,7 @@ class alignas(64) EgressPort final : public EventTarget {
   uint32_t release_bytes_ = 0;
   uint8_t release_priority_ = 0;
   bool free_pending_ = false;
+  bool release_pinned_ = false;  // the release waits for its kRelease event (pin_release)
   enum class HandOver : uint8_t { Unknown, Yes, No };
   HandOver hand_over_port_ = HandOver::Unknown;
   uint8_t paused_mask_ = 0;  // bit p: priority p paused by the peer

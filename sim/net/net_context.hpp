@@ -52,6 +52,8 @@ struct NetContext {
   // Per-packet load balancing (load_balancing.hpp); null under ECMP: packets follow their route.
   const LoadBalancer* balancer = nullptr;
   uint8_t lossless_mask = 0;  // bit p: priority p is PFC-protected (0 when PFC is off)
+  // Switch ports may hand a packet over at its start (NetworkSpec::Execution::hand_over).
+  bool hand_over = true;
   // The persistent queue pairs' send queues (send_queue.hpp): the source NIC lists a queue pair's
   // next message when the previous one has sent its last new packet.
   SendQueueTable* send_queues = nullptr;

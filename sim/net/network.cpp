@@ -31,6 +31,7 @@ Network::Network(Simulation& sim, const NetworkSpec& spec)
   if (ib) pfc.enabled = false;
   const uint8_t lossless_mask = ib ? uint8_t{0xFF} : pfc.enabled ? pfc.lossless_mask : uint8_t{0};
   ctx_.lossless_mask = lossless_mask;
+  ctx_.hand_over = spec.execution.hand_over;
   ctx_.send_queues = &send_queues_;
   const uint32_t priorities = spec.switch_params.priorities;
   nodes_.reserve(n);
@@ -237,6 +238,7 @@ void Network::build_partitions(const FabricPartition& plan) {
     auto ctx = std::make_unique<NetContext>(NetContext{p.queue, p.pool, p.counters, routing_,
                                                        route_arena_, port_ptrs_, flows_, nullptr});
     ctx->lossless_mask = ctx_.lossless_mask;
+    ctx->hand_over = ctx_.hand_over;
     ctx->send_queues = ctx_.send_queues;
     ctx->loss_listener = ctx_.loss_listener;
     ctx->balancer = ctx_.balancer;

@@ -6,7 +6,7 @@ namespace syncsim::net {
 
 void add_counters(NetworkCounters& total, const NetworkCounters& part) {
   // A field added to NetworkCounters must be added here too.
-  static_assert(sizeof(NetworkCounters) == 33 * 8 + sizeof(NetworkCounters::packets_dropped),
+  static_assert(sizeof(NetworkCounters) == 34 * 8 + sizeof(NetworkCounters::packets_dropped),
                 "NetworkCounters changed: merge the new field below");
   total.packet_hops += part.packet_hops;
   total.packets_injected += part.packets_injected;
@@ -24,6 +24,7 @@ void add_counters(NetworkCounters& total, const NetworkCounters& part) {
   total.cnps += part.cnps;
   total.rate_cuts += part.rate_cuts;
   total.nic_pause_frames += part.nic_pause_frames;
+  total.pinned_releases += part.pinned_releases;
   total.max_nic_rx_bytes = std::max(total.max_nic_rx_bytes, part.max_nic_rx_bytes);
   total.flows_started += part.flows_started;
   total.flows_completed += part.flows_completed;

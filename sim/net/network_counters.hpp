@@ -27,6 +27,9 @@ struct NetworkCounters {
   uint64_t rate_cuts = 0;       // DCQCN rate decreases applied at source NICs
   uint64_t nic_pause_frames =
       0;  // receiver-side PFC PAUSE frames sent by NICs (not in pause_frames)
+  // Buffer releases of lossless packets handed over at their start that ran as events because a
+  // PAUSE went out for their ingress meanwhile (egress_port.hpp, pin_release).
+  uint64_t pinned_releases = 0;
   int64_t max_nic_rx_bytes = 0;  // fullest NIC receive buffer seen (receiver-side PFC)
   uint64_t flows_started = 0;
   uint64_t flows_completed = 0;

@@ -340,11 +340,15 @@ struct NetworkSpec {
   // its barrier cost about as much as 200 events on the 2-vCPU VM, where a sparse replay's windows
   // of 183 events ran 1.6x slower on 2 threads than on 1 (docs/performance.md, "Small windows on
   // fewer threads"). Results do not depend on it.
+  // `hand_over`: a switch port may hand a packet with nothing behind it to its link at its start,
+  // with no event at its end (egress_port.hpp); false: every transmission end is an event, for
+  // tests that compare the two (only the order of one picosecond's events differs).
   struct Execution {
     bool partitioned = false;
     uint32_t threads = 1;
     Time reaction = Time::max();
     uint64_t min_window_events_per_thread = 128;
+    bool hand_over = true;
   } execution;
   // Static route overrides (e.g. after a link failure, or a misconfiguration): flows from NIC `src`
   // to NIC `dst` pass through the switches `via` in order (each a switch with NICs attached), on

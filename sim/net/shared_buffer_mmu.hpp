@@ -19,7 +19,8 @@
 
 namespace syncsim::net {
 
-enum class Admission : uint8_t { Admitted, DroppedBufferFull, DroppedHeadroomExceeded };
+// Deferred: admit() was allowed to defer (see there) and nothing changed.
+enum class Admission : uint8_t { Admitted, DroppedBufferFull, DroppedHeadroomExceeded, Deferred };
 enum class PfcSignal : uint8_t { None, Pause, Resume };
 
 struct AdmitResult {
@@ -44,14 +45,18 @@ class SharedBufferMmu {
 
   // `leaving`: bytes of lossy packets whose last bit leaves the switch at this very instant but
   // whose release has not run yet; a lossy packet arriving at that instant finds their room free
-  // (the switch's tie rule, switch.hpp).
-  AdmitResult admit(uint32_t ingress_port, uint8_t priority, Bytes size, Bytes leaving = Bytes{0});
+  // (the switch's tie rule, switch.hpp). `may_defer` (the switch holds releases not applied yet):
+  // a lossless packet that would not simply go to the shared part below XOFF changes nothing and
+  // comes back Deferred, for the switch to apply its due releases and ask again. Releases only
+  // lower the pair's count and raise the threshold, so a packet that goes below XOFF on the bytes
+  // held now would also do so with them applied, and the sums after admission are the same.
+  AdmitResult admit(uint32_t ingress_port, uint8_t priority, Bytes size, Bytes leaving = Bytes{0},
+                    bool may_defer = false);
   PfcSignal release(uint32_t ingress_port, uint8_t priority, Bytes size);
-  // Whether admitting `bytes` of `priority` could decide otherwise had some of the bytes held been
-  // released (a lossless priority's threshold reads the shared part; a lossy packet only the room
-  // left).
-  bool reads_pending_releases(uint8_t priority, int64_t bytes) const {
-    return lossless(priority) || shared_used_ + bytes > shared_capacity_;
+  // Whether admitting `bytes` of a lossy priority could decide otherwise had some of the bytes
+  // held been released (it reads only the room left; a lossless one: admit's may_defer).
+  bool lossy_reads_pending_releases(int64_t bytes) const {
+    return shared_used_ + bytes > shared_capacity_;
   }
   // A port whose sender bounds itself (an engine inside the switch, never paused): past XOFF its
   // packets are never dropped for headroom. The buffer's shared part keeps the reservation made
@@ -80,9 +85,11 @@ class SharedBufferMmu {
     return pfc_.enabled && ((pfc_.lossless_mask >> priority) & 1U) != 0;
   }
   // The current XOFF threshold for the shared part of one (port, priority).
-  int64_t xoff_threshold() const {
+  int64_t xoff_threshold() const { return xoff_threshold_after(0); }
+  // The threshold once `bytes` more are charged to the shared part.
+  int64_t xoff_threshold_after(int64_t bytes) const {
     if (!pfc_.dynamic) return pfc_.static_xoff;
-    const int64_t free_shared = shared_capacity_ - shared_used_;
+    const int64_t free_shared = shared_capacity_ - shared_used_ - bytes;
     return free_shared > 0 ? static_cast<int64_t>(pfc_.alpha * static_cast<double>(free_shared))
                            : 0;
   }
@@ -110,7 +117,7 @@ class SharedBufferMmu {
 
 // Inline: every packet through a switch is admitted and released once.
 inline AdmitResult SharedBufferMmu::admit(uint32_t ingress_port, uint8_t priority, Bytes size,
-                                          Bytes leaving) {
+                                          Bytes leaving, bool may_defer) {
   const int64_t bytes = size.count();
   Counter& c = counters_[index(ingress_port, priority)];
   AdmitResult r;
@@ -126,6 +133,10 @@ inline AdmitResult SharedBufferMmu::admit(uint32_t ingress_port, uint8_t priorit
     // PAUSE is outstanding, or the packet would cross XOFF, it lands in this pair's headroom.
     const bool to_shared =
         !c.xoff && c.shared + bytes <= xoff_threshold() && shared_used_ + bytes <= shared_capacity_;
+    if (may_defer && !(to_shared && c.shared + bytes < xoff_threshold_after(bytes))) {
+      r.admission = Admission::Deferred;
+      return r;
+    }
     if (to_shared) {
       shared_used_ += bytes;
       c.shared += bytes;

@@ -18,6 +18,11 @@ void Switch::settle_releases() {
   for (const PortId port : ports_) ctx_.egress(port).settle_handed_over();
 }
 
+void Switch::pin_releases(uint32_t in_port, uint8_t priority) {
+  if (pending_releases_ == 0) return;
+  for (const PortId port : ports_) ctx_.egress(port).pin_release(in_port, priority);
+}
+
 Bytes Switch::bytes_leaving_now() const {
   int64_t bytes = 0;
   for (const PortId port : ports_) {
@@ -54,13 +59,25 @@ void Switch::receive(PacketRef packet, uint32_t in_port) {
     ctx_.egress(ctx_.routes[p.route_begin + p.hop + 1u]).prefetch_for_enqueue(p.priority);
   }
   const uint32_t wire_in = p.payload_bytes + ingress_header_[in_port];
-  Bytes leaving{0};
-  if (mmu_.reads_pending_releases(p.priority, wire_in)) {
-    settle_releases();
-    if (!mmu_.lossless(p.priority)) leaving = bytes_leaving_now();
+  AdmitResult r;
+  if (mmu_.lossless(p.priority)) {
+    r = mmu_.admit(in_port, p.priority, Bytes{wire_in}, Bytes{0}, pending_releases_ != 0);
+    if (r.admission == Admission::Deferred) {
+      settle_releases();
+      r = mmu_.admit(in_port, p.priority, Bytes{wire_in});
+    }
+  } else {
+    Bytes leaving{0};
+    if (mmu_.lossy_reads_pending_releases(wire_in)) {
+      settle_releases();
+      leaving = bytes_leaving_now();
+    }
+    r = mmu_.admit(in_port, p.priority, Bytes{wire_in}, leaving);
   }
-  const AdmitResult r = mmu_.admit(in_port, p.priority, Bytes{wire_in}, leaving);
-  if (r.pfc == PfcSignal::Pause) send_pfc(in_port, p.priority, true);
+  if (r.pfc == PfcSignal::Pause) {
+    pin_releases(in_port, p.priority);
+    send_pfc(in_port, p.priority, true);
+  }
   if (r.admission != Admission::Admitted) {
     const DropReason reason = r.admission == Admission::DroppedHeadroomExceeded
                                   ? DropReason::LosslessHeadroomExceeded

@@ -26,19 +26,23 @@ class Switch final : public Node {
   void send_pfc(uint32_t port, uint8_t priority, bool xoff);
   SharedBufferMmu& mmu() { return mmu_; }
   const SharedBufferMmu& mmu() const { return mmu_; }
-  // A packet of a lossy priority handed to its link as it starts (an egress port with nothing
-  // behind it, egress_port.hpp) leaves the buffer when its last bit does. Its port keeps that
-  // release pending and applies it at its next start or once it has left (at most one per port);
-  // until then the buffer counts its bytes as held. A lossy release never signals PFC, so nothing
-  // needs to run at that time, and the sums do not depend on the order releases come in; where a
-  // decision reads the buffer and the pending bytes could change it (admission near the buffer's
-  // end, a lossless priority's threshold), the due ones are applied first (settle_releases).
+  // A packet handed to its link as it starts (an egress port with nothing behind it,
+  // egress_port.hpp) leaves the buffer when its last bit does. Its port keeps that release pending
+  // and applies it at its next start or once it has left (at most one per port); until then the
+  // buffer counts its bytes as held. A release whose (ingress port, priority) has no PAUSE
+  // outstanding never signals PFC, so nothing needs to run at that time, and the sums do not depend
+  // on the order releases come in; where a decision reads the buffer and the pending bytes could
+  // change it (admission near the buffer's end, a lossless pair near or past XOFF), the due ones
+  // are applied first (settle_releases). A lossless packet is handed over only while its pair has
+  // no PAUSE outstanding; when one goes out, the pair's releases still pending are pinned
+  // (pin_releases): each runs as an event at its time, where it may RESUME, as a transmission end
+  // would.
   //
   // The tie rule: a lossy packet arriving at the instant another one's last bit leaves finds that
   // one's room free, whether it was handed over or its transmission end has yet to run at that
   // instant (admission near the buffer's end asks the ports, EgressPort::leaving_bytes_at). A
-  // lossless admission sees the handed-over ones' releases of the instant and the others' in
-  // event order.
+  // lossless decision sees the handed-over ones' releases of the instant (pinned ones in event
+  // order) and the others' in event order.
   void note_release_pending(int delta) {
     pending_releases_ += delta;
     releases_waited_ = true;
@@ -51,6 +55,9 @@ class Switch final : public Node {
     return mmu_.peak();
   }
   void settle_releases();
+  // A PAUSE goes out for (in_port, priority): its handed-over releases still pending run as events
+  // from now on (EgressPort::pin_release).
+  void pin_releases(uint32_t in_port, uint8_t priority);
   // The buffer in use (all of it, and its shared part) at `at`, pending releases due by then
   // subtracted (what a time series samples).
   Bytes used_at(Time at) const { return mmu_.used() - due_release_bytes(at); }

@@ -326,7 +326,7 @@ TEST_CASE("estimate: a lossless class whose headroom is short counts its resends
         std::string::npos);
   CHECK(caveat.find("sent 16 times") != std::string::npos);
   // The 17 messages of 1 MB, 16 into one GPU: each counted as sent 16 times, so 16x the hops the
-  // same incast makes with the headroom PFC needs (the run: 321,187 hops, 18x; docs/scale.md).
+  // same incast makes with the headroom PFC needs (the run: 362,131 hops, 19x; docs/scale.md).
   const app::Estimate enough = app::estimate_run(
       load_shipped("headroom-too-small.yaml", {{"fabric.switch.pfc.headroom", "auto"}}));
   CHECK(short_headroom.packet_hops == doctest::Approx(16 * enough.packet_hops));

@@ -95,6 +95,37 @@ TEST_CASE("pfc mmu: a lossy packet may take the room of bytes leaving at its ins
   CHECK(mmu.shared_used() == Bytes{90'000});
 }
 
+TEST_CASE("pfc mmu: a lossless admission that may be deferred is decided below XOFF only") {
+  // A switch holding releases not yet applied asks with may_defer: a packet that stays below XOFF
+  // on the bytes held now is admitted as without it; one that would PAUSE (or go to headroom)
+  // changes nothing and comes back Deferred, and the switch asks again with the releases applied.
+  MmuPfcConfig c = static_pfc(0, 1'000, {10'000, 10'000});
+  c.dynamic = true;
+  c.alpha = 0.5;
+  SharedBufferMmu mmu(Bytes{120'000}, 2, 8, c);
+  const AdmitResult below = mmu.admit(0, 3, Bytes{10'000}, Bytes{0}, true);
+  CHECK(below.admission == Admission::Admitted);
+  CHECK(below.pfc == PfcSignal::None);
+  CHECK(mmu.ingress_bytes(0, 3) == Bytes{10'000});
+  // 10,000 + 25,000 = 35,000 against 0.5 x (100,000 - 35,000) = 32,500 after it: would PAUSE.
+  const AdmitResult near = mmu.admit(0, 3, Bytes{25'000}, Bytes{0}, true);
+  CHECK(near.admission == Admission::Deferred);
+  CHECK(near.pfc == PfcSignal::None);
+  CHECK(mmu.ingress_bytes(0, 3) == Bytes{10'000});
+  CHECK(mmu.used() == Bytes{10'000});
+  CHECK_FALSE(mmu.xoff(0, 3));
+  // With 8,000 of the pair's bytes released first: 27,000 against 0.5 x 73,000: admitted.
+  mmu.release(0, 3, Bytes{8'000});
+  const AdmitResult settled = mmu.admit(0, 3, Bytes{25'000}, Bytes{0}, true);
+  CHECK(settled.admission == Admission::Admitted);
+  CHECK(settled.pfc == PfcSignal::None);
+  // Asked without may_defer, the crossing packet goes to headroom and PAUSEs, as always.
+  const AdmitResult crossing = mmu.admit(0, 3, Bytes{10'000});
+  CHECK(crossing.pfc == PfcSignal::Pause);
+  // A paused pair defers every packet while may_defer is set.
+  CHECK(mmu.admit(0, 3, Bytes{100}, Bytes{0}, true).admission == Admission::Deferred);
+}
+
 TEST_CASE("pfc mmu: the dynamic threshold is alpha times the free shared buffer") {
   MmuPfcConfig c = static_pfc(0, 1'000, {10'000, 10'000});
   c.dynamic = true;
