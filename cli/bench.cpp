@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -164,6 +165,40 @@ ScenarioBenchResult bench_scenario(const std::string& file,
   best.partitions = figures.partitions;
   best.speedup_bound = figures.speedup_bound;
   return best;
+}
+
+std::vector<BenchTarget> bench_targets(const std::vector<NamedBenchResult>& cases) {
+  auto find = [&](const std::string& name) -> const ScenarioBenchResult* {
+    for (const NamedBenchResult& c : cases) {
+      if (c.name == name) return &c.result;
+    }
+    return nullptr;
+  };
+  std::vector<BenchTarget> targets;
+  if (const auto* r = find("ring-next-leaf-128 ack_every=1")) {
+    targets.push_back({"ring-next-leaf-128 ack_every=1 packet hops/s", r->packet_hops_per_s, 10e6});
+  }
+  if (const auto* r = find("ring-next-leaf-1024 ack_every=1")) {
+    targets.push_back({"ring-next-leaf-1024 ack_every=1 packet hops/s", r->packet_hops_per_s, 5e6});
+  }
+  if (const auto* r = find("ring-next-leaf-128")) {
+    targets.push_back({"ring-next-leaf-128 wall s", r->wall_s, 0.25, false});
+  }
+  if (const auto* r = find("ring-next-leaf-1024")) {
+    targets.push_back({"ring-next-leaf-1024 wall s", r->wall_s, 0.8, false});
+  }
+  if (!cases.empty()) {
+    double most = 0;
+    for (const NamedBenchResult& c : cases) most = std::max(most, c.result.peak_rss_mib);
+    targets.push_back({"largest peak RSS MiB", most, 100, false});
+  }
+  const auto* plain = find("ring-next-leaf-128");
+  const auto* lossless = find("ring-next-leaf-128-dcqcn");
+  if (plain != nullptr && lossless != nullptr && plain->packet_hops_per_s > 0) {
+    targets.push_back({"ring-next-leaf-128-dcqcn hops/s over ring-next-leaf-128's",
+                       lossless->packet_hops_per_s / plain->packet_hops_per_s, 0.7});
+  }
+  return targets;
 }
 
 }  // namespace syncsim::app

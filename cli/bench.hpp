@@ -42,4 +42,25 @@ ScenarioBenchResult bench_scenario(const std::string& file,
 // Peak resident set size of this process so far, from /proc/self/status (VmHWM); 0 if unknown.
 double peak_rss_mib();
 
+// One of the packet-forwarding goals set for the reference cases (docs/performance.md, "Event
+// core and packet forwarding"), against what the bench measured. `at_least`: the figure must reach
+// the target (a rate), else stay below it (a time or a size).
+struct BenchTarget {
+  std::string figure;
+  double value = 0;
+  double target = 0;
+  bool at_least = true;
+  bool met() const { return at_least ? value >= target : value < target; }
+};
+
+// The five reference cases' results by name (bench_command's names): 10 M packet hops/s at 128
+// hosts and 5 M at 1,024 with an ACK per data packet, the shipped runs under 0.25 s and 0.8 s
+// (load, build and run), every case under 100 MiB, and the lossless run at least 70 % of the
+// plain run's hops/s. A case missing from `cases` leaves its targets out.
+struct NamedBenchResult {
+  std::string name;
+  ScenarioBenchResult result;
+};
+std::vector<BenchTarget> bench_targets(const std::vector<NamedBenchResult>& cases);
+
 }  // namespace syncsim::app

@@ -79,8 +79,10 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out) {
       {"ring-next-leaf-1024 ack_every=1", "ring-next-leaf-1024", {ack_every_packet}},
       {"ring-next-leaf-128-dcqcn", "ring-next-leaf-128-dcqcn", {}},
   };
+  std::vector<NamedBenchResult> results;
   for (const Case& c : cases) {
     const auto r = bench_scenario(dir + "/" + c.file + ".yaml", c.overrides, reps);
+    results.push_back({c.name, r});
     nlohmann::json row = {{"file", std::string(c.file) + ".yaml"},
                           {"overrides", c.overrides},
                           {"wall_s", r.wall_s},
@@ -98,6 +100,23 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out) {
           << r.peak_rss_mib << " MiB\n";
     }
   }
+  nlohmann::json targets = nlohmann::json::array();
+  for (const BenchTarget& t : bench_targets(results)) {
+    targets.push_back({{"figure", t.figure},
+                       {"value", t.value},
+                       {"target", t.target},
+                       {"at_least", t.at_least},
+                       {"met", t.met()}});
+    if (!json) {
+      // Rates in millions, the rest as they are.
+      const double scale = t.target >= 1e5 ? 1e6 : 1;
+      const char* unit = t.target >= 1e5 ? " M" : "";
+      out << std::setprecision(2) << "target: " << t.figure << " " << t.value / scale << unit
+          << (t.at_least ? ", at least " : ", under ") << t.target / scale << unit
+          << (t.met() ? ": met\n" : ": not met\n");
+    }
+  }
+  report["targets"] = targets;
   // The threads case: a DDP step (the default scenario's, 64 GPUs, as DDP) on one thread and on
   // N (`run --threads`): its private idle-fabric simulations at once. The step must come out the
   // same; the bench fails otherwise.

@@ -526,6 +526,19 @@ assert sorted(d) == sorted(names), sorted(d)
 assert all(d[n]['packet_hops'] > 1_000_000 and d[n]['peak_rss_mib'] > 0 for n in names)
 assert d['ring-next-leaf-128 ack_every=1']['packet_hops'] > 1.5 * d['ring-next-leaf-128']['packet_hops']
 " "$tmp/bench.json"
+  check "bench sets the reference cases against their targets" python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = {x['figure']: x for x in d['targets']}
+assert len(t) == 6, sorted(t)
+s = d['scenarios']
+rate = t['ring-next-leaf-1024 ack_every=1 packet hops/s']
+assert rate['value'] == s['ring-next-leaf-1024 ack_every=1']['packet_hops_per_s'] and rate['target'] == 5e6
+ratio = t['ring-next-leaf-128-dcqcn hops/s over ring-next-leaf-128\'s']
+assert ratio['value'] == s['ring-next-leaf-128-dcqcn']['packet_hops_per_s'] / s['ring-next-leaf-128']['packet_hops_per_s']
+assert all(x['met'] == (x['value'] >= x['target'] if x['at_least'] else x['value'] < x['target']) for x in t.values())
+assert t['largest peak RSS MiB']['value'] == max(c['peak_rss_mib'] for c in s.values())
+" "$tmp/bench.json"
   check "bench's threads case: the DDP step on 2 threads, its walls and speed-up" python3 -c "
 import json, sys
 t = json.load(open(sys.argv[1]))['threads']
