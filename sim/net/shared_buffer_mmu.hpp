@@ -133,7 +133,16 @@ inline AdmitResult SharedBufferMmu::admit(uint32_t ingress_port, uint8_t priorit
     // PAUSE is outstanding, or the packet would cross XOFF, it lands in this pair's headroom.
     const bool to_shared =
         !c.xoff && c.shared + bytes <= xoff_threshold() && shared_used_ + bytes <= shared_capacity_;
-    if (may_defer && !(to_shared && c.shared + bytes < xoff_threshold_after(bytes))) {
+    // The usual case: still below XOFF with the packet charged (no PAUSE outstanding means no
+    // headroom held), so no PAUSE either; the threshold is the one the check below would read.
+    if (to_shared && c.shared + bytes < xoff_threshold_after(bytes)) [[likely]] {
+      shared_used_ += bytes;
+      c.shared += bytes;
+      used_ += bytes;
+      if (used_ > peak_) peak_ = used_;
+      return r;
+    }
+    if (may_defer) {
       r.admission = Admission::Deferred;
       return r;
     }
