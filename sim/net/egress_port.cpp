@@ -133,7 +133,7 @@ void EgressPort::run_pinned_release() {
   elided_bytes_ = 0;
   owner_->note_release_pending(-1);
   // As at a transmission end: the XON threshold reads every release due by now.
-  owner_->settle_releases();
+  if (mmu_->xoff(release_ingress_, release_priority_)) owner_->settle_releases();
   if (mmu_->release(release_ingress_, release_priority_, Bytes{release_bytes_}) ==
       PfcSignal::Resume) {
     owner_->send_pfc(release_ingress_, release_priority_, false);
@@ -292,7 +292,11 @@ void EgressPort::on_event(uint32_t kind, uint64_t arg) {
   const uint8_t done_priority = p.priority;
   count_sent(p);
   if (mmu_ != nullptr && p.kind != PacketKind::Pause) {
-    if (mmu_->lossless(p.priority)) owner_->settle_releases();  // its XON threshold reads them
+    // A pair with a PAUSE outstanding reads its XON threshold, which reads every release due by
+    // now; without one the release reads nothing (SharedBufferMmu::release).
+    if (mmu_->lossless(p.priority) && mmu_->xoff(p.ingress_port, p.priority)) {
+      owner_->settle_releases();
+    }
     // InfiniBand: the packet has left this switch's buffer; its credits go back upstream.
     if (ib_release_) owner_->return_ib_credits(p.ingress_port, p.priority, p.buffered_bytes);
     // A RESUME goes out of the ingress port the bytes were charged to.

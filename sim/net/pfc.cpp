@@ -131,7 +131,9 @@ bool EgressPort::storm(uint8_t priority) {
 
 void EgressPort::drop_buffered(PacketRef packet, DropReason reason) {
   const Packet& p = ctx_.packet(packet);
-  if (mmu_ != nullptr && mmu_->lossless(p.priority)) owner_->settle_releases();
+  if (mmu_ != nullptr && mmu_->lossless(p.priority) && mmu_->xoff(p.ingress_port, p.priority)) {
+    owner_->settle_releases();  // its XON threshold reads them
+  }
   if (mmu_ != nullptr && p.buffered_bytes > 0 &&
       mmu_->release(p.ingress_port, p.priority, Bytes{p.buffered_bytes}) == PfcSignal::Resume) {
     owner_->send_pfc(p.ingress_port, p.priority, false);
