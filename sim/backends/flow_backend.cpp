@@ -35,16 +35,16 @@ FlowBackend::FlowBackend(Simulation& sim, const net::NetworkSpec& spec, Recomput
 }
 
 double FlowBackend::rate_bps(TransferId id) const {
-  for (const Flow& f : flows_) {
-    if (f.active && f.transfer == id) return f.rate_Bps * 8.0;
+  for (uint32_t s = 0; s < flows_.size(); ++s) {
+    if (flows_[s].active && flows_[s].transfer == id) return rate_Bps_[s] * 8.0;
   }
   return 0.0;
 }
 
 std::vector<std::pair<TransferId, double>> FlowBackend::active_rates_bps() const {
   std::vector<std::pair<TransferId, double>> out;
-  for (const Flow& f : flows_) {
-    if (f.active) out.emplace_back(f.transfer, f.rate_Bps * 8.0);
+  for (uint32_t s = 0; s < flows_.size(); ++s) {
+    if (flows_[s].active) out.emplace_back(flows_[s].transfer, rate_Bps_[s] * 8.0);
   }
   return out;
 }
@@ -69,6 +69,8 @@ uint32_t FlowBackend::allocate_slot() {
   flows_.emplace_back();
   flow_mark_.push_back(0);
   frozen_.push_back(0);
+  rate_Bps_.push_back(0.0);
+  route_hops_.push_back(0);
   new_rate_.push_back(0.0);
   bottleneck_.push_back(0);
   new_bottleneck_.push_back(0);
@@ -84,7 +86,7 @@ void FlowBackend::ensure_stride(uint16_t hops) {
   std::vector<net::PortId> routes(flows_.size() * wider);
   std::vector<uint32_t> positions(flows_.size() * wider);
   for (std::size_t s = 0; s < flows_.size(); ++s) {
-    for (uint32_t h = 0; h < flows_[s].hops; ++h) {
+    for (uint32_t h = 0; h < route_hops_[s]; ++h) {
       routes[s * wider + h] = route_arena_[s * stride_ + h];
       positions[s * wider + h] = hop_pos_[s * stride_ + h];
     }
@@ -194,10 +196,10 @@ void FlowBackend::add_flow(TransferId id, Bytes size, net::NodeId src, net::Node
   f.group = group;
   f.send_queue = send_queue;
   f.bytes = size.count();
-  f.hops = hops;
+  route_hops_[slot] = hops;
   f.active = true;
   f.remaining_bytes = static_cast<double>(size.count());
-  f.rate_Bps = 0.0;
+  rate_Bps_[slot] = 0.0;
   f.since = simulation().now();
   f.tail_latency = path.tail_latency;
   f.src = src;
@@ -279,7 +281,7 @@ void FlowBackend::update_rates() {
     }
     deliveries_[delivery] = Delivery{f.transfer, f.group, f.bytes};
     simulation().queue().schedule(now + f.tail_latency, this, kDeliver, delivery);
-    for (uint32_t h = 0; h < f.hops; ++h) {
+    for (uint32_t h = 0; h < route_hops_[slot]; ++h) {
       const net::PortId p = route_port(slot, h);
       std::vector<PortFlow>& on = flows_on_[p];
       const uint32_t pos = hop_pos_[std::size_t{slot} * stride_ + h];
@@ -352,7 +354,7 @@ void FlowBackend::collect_component() {
   for (net::PortId p : seed_ports_) visit_port(p);
   for (uint32_t s : arrivals_) {
     if (!flows_[s].active) continue;
-    for (uint32_t h = 0; h < flows_[s].hops; ++h) visit_port(route_port(s, h));
+    for (uint32_t h = 0; h < route_hops_[s]; ++h) visit_port(route_port(s, h));
   }
   // Breadth over the bipartite graph: a port brings in its flows, a flow brings in its ports.
   while (!port_stack_.empty()) {
@@ -363,7 +365,7 @@ void FlowBackend::collect_component() {
       if (flow_mark_[pf.slot] == epoch_) continue;
       flow_mark_[pf.slot] = epoch_;
       component_flows_.push_back(pf.slot);
-      for (uint32_t h = 0; h < flows_[pf.slot].hops; ++h) visit_port(route_port(pf.slot, h));
+      for (uint32_t h = 0; h < route_hops_[pf.slot]; ++h) visit_port(route_port(pf.slot, h));
     }
   }
 }
@@ -372,7 +374,7 @@ void FlowBackend::add_to_region(uint32_t slot) {
   if (flow_mark_[slot] == epoch_) return;
   flow_mark_[slot] = epoch_;
   component_flows_.push_back(slot);
-  for (uint32_t h = 0; h < flows_[slot].hops; ++h) {
+  for (uint32_t h = 0; h < route_hops_[slot]; ++h) {
     const net::PortId p = route_port(slot, h);
     if (port_mark_[p] != epoch_) {
       port_mark_[p] = epoch_;
@@ -402,7 +404,7 @@ void FlowBackend::solve_local() {
     // is refilled, as on a completion's links.
     for (uint32_t s : arrivals_) {
       if (!flows_[s].active) continue;
-      for (uint32_t h = 0; h < flows_[s].hops; ++h) seed_ports_.push_back(route_port(s, h));
+      for (uint32_t h = 0; h < route_hops_[s]; ++h) seed_ports_.push_back(route_port(s, h));
     }
   }
   // A port is seeded once per flow that ended or started on it: synchronised collectives end
@@ -435,8 +437,8 @@ void FlowBackend::solve_local() {
           fastest_inside = std::max(fastest_inside, new_rate_[pf.slot]);
         } else {
           has_outside = true;
-          load += flows_[pf.slot].rate_Bps;
-          fastest_outside = std::max(fastest_outside, flows_[pf.slot].rate_Bps);
+          load += rate_Bps_[pf.slot];
+          fastest_outside = std::max(fastest_outside, rate_Bps_[pf.slot]);
         }
       }
       if (!has_outside) continue;
@@ -449,7 +451,7 @@ void FlowBackend::solve_local() {
           if (new_bottleneck_[s] == p && new_rate_[s] < fastest_outside * (1.0 - kTol))
             broken = true;
         } else if (bottleneck_[s] == p &&
-                   (!saturated || flows_[s].rate_Bps < fastest_inside * (1.0 - kTol))) {
+                   (!saturated || rate_Bps_[s] < fastest_inside * (1.0 - kTol))) {
           broken = true;
         }
       }
@@ -468,9 +470,10 @@ void FlowBackend::solve_local() {
 void FlowBackend::fill_component() {
   // Progressive filling: repeatedly take the link whose equal share among its unfrozen flows is the
   // smallest, give that share to those flows, and remove them from every link they cross. A link's
-  // share never decreases as flows freeze elsewhere, so a lazy min-heap of shares suffices. Ties
-  // break by port id, so the order (and every floating-point operation) on one component is the
-  // same whether or not other components are filled in the same pass.
+  // share never decreases as flows freeze elsewhere, so a lazy min-heap of shares suffices (a scan
+  // of a few links does the same at less cost). Ties break by port id, so the order (and every
+  // floating-point operation) on one component is the same whether or not other components are
+  // filled in the same pass.
   // Flows outside the region (Local mode only) keep their rates: the region shares what they leave.
   heap_.clear();
   for (net::PortId p : component_ports_) {
@@ -480,7 +483,7 @@ void FlowBackend::fill_component() {
       if (flow_mark_[pf.slot] == epoch_) {
         ++inside;
       } else {
-        outside += flows_[pf.slot].rate_Bps;
+        outside += rate_Bps_[pf.slot];
       }
     }
     if (correction_.enabled) shared_Bps_[p] = shared_capacity(p);
@@ -489,19 +492,10 @@ void FlowBackend::fill_component() {
     if (inside > 0) heap_.push_back(Candidate{link_left_[p] / inside, p});
   }
   for (uint32_t s : component_flows_) frozen_[s] = 0;
-  auto later = [](const Candidate& a, const Candidate& b) {
-    return a.share > b.share || (a.share == b.share && a.port > b.port);
-  };
-  std::make_heap(heap_.begin(), heap_.end(), later);
   std::size_t unfrozen = component_flows_.size();
-  while (unfrozen > 0 && !heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), later);
-    const Candidate c = heap_.back();
-    heap_.pop_back();
-    const net::PortId p = c.port;
-    if (link_unfrozen_[p] == 0) continue;
-    const double share = link_left_[p] / link_unfrozen_[p];
-    if (share != c.share) continue;  // stale: a fresher entry for this port is in the heap
+  // Gives link p's share to its region flows still unfrozen; `touched(q)` sees each other link
+  // whose share that changes.
+  auto freeze_on = [&](net::PortId p, double share, auto&& touched) {
     for (const PortFlow& pf : flows_on_[p]) {
       const uint32_t s = pf.slot;
       if (flow_mark_[s] != epoch_ || frozen_[s]) continue;
@@ -509,15 +503,57 @@ void FlowBackend::fill_component() {
       --unfrozen;
       new_rate_[s] = share;
       new_bottleneck_[s] = p;
-      for (uint32_t h = 0; h < flows_[s].hops; ++h) {
+      for (uint32_t h = 0; h < route_hops_[s]; ++h) {
         const net::PortId q = route_port(s, h);
         link_left_[q] = std::max(0.0, link_left_[q] - share);
         --link_unfrozen_[q];
-        if (q != p && link_unfrozen_[q] > 0) {
-          heap_.push_back(Candidate{link_left_[q] / link_unfrozen_[q], q});
-          std::push_heap(heap_.begin(), heap_.end(), later);
-        }
+        if (q != p && link_unfrozen_[q] > 0) touched(q);
       }
+    }
+  };
+  if (heap_.size() <= kScannedLinks) {
+    // A few links (a local refill's usual region: 4.4 on a 256-GPU step): scanning them for the
+    // least share costs less than a heap push per flow and hop, and takes the same link each time
+    // (the least fresh share, ties by port id), so every rate is the heap's to the bit.
+    while (unfrozen > 0) {
+      constexpr std::size_t kNoLink = SIZE_MAX;
+      std::size_t best = kNoLink;
+      double best_share = 0.0;
+      for (std::size_t i = 0; i < heap_.size();) {
+        const net::PortId q = heap_[i].port;
+        if (link_unfrozen_[q] == 0) {  // every region flow on it has its rate
+          heap_[i] = heap_.back();
+          heap_.pop_back();
+          continue;
+        }
+        const double share = link_left_[q] / link_unfrozen_[q];
+        if (best == kNoLink || share < best_share ||
+            (share == best_share && q < heap_[best].port)) {
+          best = i;
+          best_share = share;
+        }
+        ++i;
+      }
+      if (best == kNoLink) break;
+      freeze_on(heap_[best].port, best_share, [](net::PortId) {});
+    }
+  } else {
+    auto later = [](const Candidate& a, const Candidate& b) {
+      return a.share > b.share || (a.share == b.share && a.port > b.port);
+    };
+    std::make_heap(heap_.begin(), heap_.end(), later);
+    while (unfrozen > 0 && !heap_.empty()) {
+      std::pop_heap(heap_.begin(), heap_.end(), later);
+      const Candidate c = heap_.back();
+      heap_.pop_back();
+      const net::PortId p = c.port;
+      if (link_unfrozen_[p] == 0) continue;
+      const double share = link_left_[p] / link_unfrozen_[p];
+      if (share != c.share) continue;  // stale: a fresher entry for this port is in the heap
+      freeze_on(p, share, [&](net::PortId q) {
+        heap_.push_back(Candidate{link_left_[q] / link_unfrozen_[q], q});
+        std::push_heap(heap_.begin(), heap_.end(), later);
+      });
     }
   }
   SIM_CHECK(unfrozen == 0, "progressive filling left flows without a rate");
@@ -552,10 +588,10 @@ void FlowBackend::apply_rates() {
     const double rate = new_rate_[s];
     SIM_CHECK(rate > 0, "an active flow has no rate");
     bottleneck_[s] = new_bottleneck_[s];
-    if (rate == f.rate_Bps) continue;  // its projected finish stands
-    f.remaining_bytes = std::max(0.0, f.remaining_bytes - f.rate_Bps * (now - f.since).seconds());
+    if (rate == rate_Bps_[s]) continue;  // its projected finish stands
+    f.remaining_bytes = std::max(0.0, f.remaining_bytes - rate_Bps_[s] * (now - f.since).seconds());
     f.since = now;
-    f.rate_Bps = rate;
+    rate_Bps_[s] = rate;
     const auto drain_ps = static_cast<int64_t>(std::ceil(f.remaining_bytes / rate * 1e12));
     completions_.set(s, (now + Time::ps(drain_ps)).picoseconds());
   }

@@ -80,15 +80,15 @@ class FlowBackend final : public TransferBackend, private EventTarget {
  private:
   static constexpr uint32_t kNoGroup = UINT32_MAX;
   static constexpr uint32_t kNone = UINT32_MAX;
+  // A fluid flow in its slot; its route's length and its rate are in per-slot arrays of their own
+  // (route_hops_, rate_Bps_).
   struct Flow {
     TransferId transfer = 0;
     uint32_t group = kNoGroup;    // multipath: its transfer's sub-flow group (group_left_)
     uint32_t send_queue = kNone;  // its persistent queue pair's (send_queues_), if any
     int64_t bytes = 0;            // payload it carries
-    uint16_t hops = 0;
     bool active = false;
     double remaining_bytes = 0;  // bytes left at `since`
-    double rate_Bps = 0;         // payload bytes per second since `since`
     Time since = Time::zero();
     Time tail_latency = Time::zero();  // paid after the fluid drain
     net::NodeId src = 0, dst = 0;      // its NICs, and the queue pair of its ECMP hash
@@ -103,6 +103,9 @@ class FlowBackend final : public TransferBackend, private EventTarget {
     double share;
     net::PortId port;
   };
+  // Regions of at most this many links find each step's bottleneck by a scan, larger ones by a
+  // lazy min-heap (fill_component).
+  static constexpr std::size_t kScannedLinks = 16;
   // What a flow's route costs beyond its fluid drain: the tail latency it pays after draining, and
   // the packet hops its bytes count for.
   struct PathTiming {
@@ -171,6 +174,9 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   uint32_t stride_ = 8;
   std::vector<net::PortId> route_arena_;
   std::vector<uint32_t> hop_pos_;
+  // Per slot: how many of its `stride_` route ports it uses. Apart from Flow, as rate_Bps_ below:
+  // every region walk reads it.
+  std::vector<uint16_t> route_hops_;
   std::vector<Flow> flows_;
   std::vector<uint32_t> free_slots_;
   std::size_t active_count_ = 0;
@@ -231,9 +237,12 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   uint32_t seed_epoch_ = 0;
   std::vector<uint32_t> flow_mark_;  // per slot
   uint32_t epoch_ = 0;
-  std::vector<double> link_left_;            // per port: capacity not yet handed out
-  std::vector<uint32_t> link_unfrozen_;      // per port: flows still waiting for a rate
-  std::vector<uint8_t> frozen_;              // per slot
+  std::vector<double> link_left_;        // per port: capacity not yet handed out
+  std::vector<uint32_t> link_unfrozen_;  // per port: flows still waiting for a rate
+  std::vector<uint8_t> frozen_;          // per slot
+  // Per slot: the payload bytes per second since Flow::since. Apart from Flow: the rate fills read
+  // it for every flow on a link they refill, and a slot's 8 bytes cost less cache than its Flow.
+  std::vector<double> rate_Bps_;
   std::vector<double> new_rate_;             // per slot
   std::vector<net::PortId> bottleneck_;      // per slot: the link that fixed its rate
   std::vector<net::PortId> new_bottleneck_;  // per slot

@@ -30,7 +30,7 @@ bool FlowBackend::schedule_faults(const std::vector<net::NetFault>& faults,
 
 bool FlowBackend::crosses_dead_port(uint32_t slot) const {
   if (port_dead_.empty()) return false;
-  for (uint32_t h = 0; h < flows_[slot].hops; ++h) {
+  for (uint32_t h = 0; h < route_hops_[slot]; ++h) {
     if (port_dead_[route_port(slot, h)] != 0) return true;
   }
   return false;
@@ -39,7 +39,7 @@ bool FlowBackend::crosses_dead_port(uint32_t slot) const {
 void FlowBackend::attach(uint32_t slot) {
   Flow& f = flows_[slot];
   f.stalled = false;
-  for (uint32_t h = 0; h < f.hops; ++h) {
+  for (uint32_t h = 0; h < route_hops_[slot]; ++h) {
     const net::PortId p = route_port(slot, h);
     hop_pos_[std::size_t{slot} * stride_ + h] = static_cast<uint32_t>(flows_on_[p].size());
     flows_on_[p].push_back(PortFlow{slot, h});
@@ -50,7 +50,7 @@ void FlowBackend::attach(uint32_t slot) {
 void FlowBackend::detach(uint32_t slot) {
   Flow& f = flows_[slot];
   const Time now = simulation().now();
-  for (uint32_t h = 0; h < f.hops; ++h) {
+  for (uint32_t h = 0; h < route_hops_[slot]; ++h) {
     const net::PortId p = route_port(slot, h);
     std::vector<PortFlow>& on = flows_on_[p];
     const uint32_t pos = hop_pos_[std::size_t{slot} * stride_ + h];
@@ -60,9 +60,10 @@ void FlowBackend::detach(uint32_t slot) {
     on.pop_back();
     seed_ports_.push_back(p);
   }
-  f.remaining_bytes = std::max(0.0, f.remaining_bytes - f.rate_Bps * (now - f.since).seconds());
+  f.remaining_bytes =
+      std::max(0.0, f.remaining_bytes - rate_Bps_[slot] * (now - f.since).seconds());
   f.since = now;
-  f.rate_Bps = 0.0;
+  rate_Bps_[slot] = 0.0;
   completions_.erase(slot);  // its projected completion is void
   f.stalled = true;
 }
@@ -126,7 +127,7 @@ void FlowBackend::converge(uint64_t index) {
       continue;
     }
     const auto hops = static_cast<uint16_t>(route_scratch_.size());
-    bool same = hops == f.hops;
+    bool same = hops == route_hops_[slot];
     for (uint32_t h = 0; same && h < hops; ++h) same = route_port(slot, h) == route_scratch_[h];
     if (same && !f.stalled) continue;
     if (!same) {
@@ -135,7 +136,7 @@ void FlowBackend::converge(uint64_t index) {
       for (uint32_t h = 0; h < hops; ++h) {
         route_arena_[std::size_t{slot} * stride_ + h] = route_scratch_[h];
       }
-      f.hops = hops;
+      route_hops_[slot] = hops;
       ++counters_.flows_rerouted;
     }
     if (!crosses_dead_port(slot)) attach(slot);
