@@ -192,6 +192,7 @@ void CollectiveRunner::start(std::function<void(const CollectiveResult&)> on_don
                              std::to_string(window.seconds() * 1e9) + " ns");
     }
   }
+  open_connections();
   auto roots = [this] {
     for (uint32_t i = 0; i < plan_.steps.size(); ++i) {
       if (waiting_[i] == 0) issue(i);
@@ -273,11 +274,9 @@ void CollectiveRunner::on_event(uint32_t kind, uint64_t arg) {
   }
 }
 
-void CollectiveRunner::begin_transfer(uint32_t step, Time at) {
-  const PlanStep& t = plan_.steps[step];
+uint32_t CollectiveRunner::sending_gpu(const PlanStep& t) const {
   uint32_t src = gpu_[t.src];
   const uint32_t dst = gpu_[t.dst];
-  const int64_t wire = wire_bytes(t.bytes, src, dst);
   if (!proxy_.empty() && src < backend_.spec().gpus.size() && dst < backend_.spec().gpus.size()) {
     const auto& gpus = backend_.spec().gpus;
     if (gpus[src].host != gpus[dst].host) {
@@ -286,6 +285,40 @@ void CollectiveRunner::begin_transfer(uint32_t step, Time at) {
       if (proxy != UINT32_MAX) src = proxy;
     }
   }
+  return src;
+}
+
+void CollectiveRunner::open_connections() {
+  // NCCL connects a communicator's channels to their peers before the first message; here every
+  // connection's queue pairs are opened in the plan's order, each at its first transfer, so their
+  // numbers (and ECMP paths) do not depend on which transfer starts first at run time.
+  if (options_.qps_per_connection == 0) return;
+  std::vector<char> opened(plan_.connections, 0);
+  for (const PlanStep& t : plan_.steps) {
+    if (t.kind != PlanStep::Kind::Transfer) continue;
+    if (t.source_step < opened.size()) {
+      if (opened[t.source_step] != 0) continue;
+      opened[t.source_step] = 1;
+    }
+    const uint32_t src = sending_gpu(t);
+    const uint32_t dst = gpu_[t.dst];
+    const int64_t wire = wire_bytes(t.bytes, gpu_[t.src], dst);
+    for (uint32_t q = 0; q < options_.qps_per_connection; ++q) {
+      const uint32_t channel_qp =
+          options_.qps_per_connection == 1
+              ? t.channel
+              : static_cast<uint32_t>(t.channel) * options_.qps_per_connection + q;
+      backend_.open_queue_pair(TransferRequest{src, dst, Bytes{wire}, options_.priority,
+                                               (options_.communicator << 16) | channel_qp});
+    }
+  }
+}
+
+void CollectiveRunner::begin_transfer(uint32_t step, Time at) {
+  const PlanStep& t = plan_.steps[step];
+  const uint32_t src = sending_gpu(t);
+  const uint32_t dst = gpu_[t.dst];
+  const int64_t wire = wire_bytes(t.bytes, gpu_[t.src], dst);
   // The connection's queue pair: communicator, channel x QP within it (the backend adds the
   // NICs).
   uint32_t connection = kNoConnection;

@@ -106,6 +106,10 @@ class CollectiveRunner final : private EventTarget {
   void issue(uint32_t step);
   // Starts the transfer of `step` at `at` (now, or later on a backend that starts_ahead()).
   void begin_transfer(uint32_t step, Time at);
+  // The GPU a transfer leaves from: its sender, or the sender's PXN proxy.
+  uint32_t sending_gpu(const PlanStep& t) const;
+  // Opens every connection's queue pairs in plan order (TransferBackend::open_queue_pair).
+  void open_connections();
   void finish(uint32_t step);
   // A transfer the backend delivered: finished now, or when its copy ends (channel copy cap).
   void delivered(uint32_t step);

@@ -93,6 +93,34 @@ TransferId TransferBackend::start(const TransferRequest& request, TransferCallba
   return id;
 }
 
+void TransferBackend::open_queue_pair(const TransferRequest& r) {
+  if (r.connection == kNoConnection) return;
+  const auto endpoints = spec_.endpoint_count();
+  if (r.src_gpu >= endpoints || r.dst_gpu >= endpoints || r.src_gpu == r.dst_gpu) return;
+  // The NICs (or NVLink ports) start() and begin_on_planes() would begin it between.
+  const net::GpuAttachment& a = spec_.endpoint(r.src_gpu);
+  const net::GpuAttachment& b = spec_.endpoint(r.dst_gpu);
+  auto open = [&](net::NodeId src, net::NodeId dst) {
+    queue_pairs_.resolve(0, src, dst, r.priority, r.connection);
+  };
+  if (net::same_host(a, b)) {
+    if (a.nvlink_port != net::kNoNode && b.nvlink_port != net::kNoNode) {
+      open(a.nvlink_port, b.nvlink_port);
+    }
+    return;
+  }
+  if (a.nic == net::kNoNode || b.nic == net::kNoNode) return;
+  if (spec_.planes <= 1) {
+    open(a.nic, b.nic);
+  } else if (!spec_.plane_spray || r.size.count() < static_cast<int64_t>(spec_.planes)) {
+    open(a.nic, spec_.nic_on_plane(b.nic, spec_.plane_of_nic(a.nic)));
+  } else {
+    for (uint32_t p = 0; p < spec_.planes; ++p) {
+      open(spec_.nic_on_plane(a.nic, p), spec_.nic_on_plane(b.nic, p));
+    }
+  }
+}
+
 void TransferBackend::begin_on_planes(TransferId id, net::NodeId src, net::NodeId dst,
                                       const TransferRequest& r) {
   const bool inter_host = spec_.nodes[src].host != spec_.nodes[dst].host;

@@ -155,6 +155,12 @@ class TransferBackend {
   const std::vector<int64_t>& port_bytes() const { return port_bytes_; }
   // Persistent queue pairs opened so far (queue_pairs.hpp).
   std::size_t persistent_queue_pairs() const { return queue_pairs_.persistent_count(); }
+  // Opens the persistent queue pair(s) a transfer of `r` would travel on, without starting it, as
+  // NCCL connects a communicator's channels and peers before its first message: queue pairs are
+  // numbered in the order opened, and the number feeds the ECMP hash, so opening them in a plan's
+  // order keeps each path independent of which transfer happens to go first at run time. A
+  // transfer without a connection opens nothing.
+  void open_queue_pair(const TransferRequest& r);
 
  protected:
   // Begins moving a transfer between two NICs; the backend must call complete(id) when delivered.

@@ -376,3 +376,41 @@ TEST_CASE("collective runner: communicators own their queue pairs; one communica
   bad.communicator = 1U << 16;
   CHECK_THROWS_AS(CollectiveRunner(backend, plan, identity(4), bad), std::invalid_argument);
 }
+
+TEST_CASE("collective runner: a communicator's queue pairs open in plan order before it sends") {
+  // NCCL connects every channel to its peers when the communicator is set up. The runner opens
+  // each connection's queue pairs at start(), in the plan's order, so their numbers (which feed the
+  // ECMP hash) are the same whichever transfer goes first at run time: a 4-rank ring of 2 channels
+  // opens its 8 connections (x QPs) before a single transfer has begun, numbered by the plan.
+  const auto spec = topo::build_fabric(one_host_per_leaf(4));
+  PlanOptions o;
+  o.op = CollectiveOp::AllReduce;
+  o.algo = CollectiveAlgo::Ring;
+  o.ranks = 4;
+  o.bytes = 1 << 20;
+  o.channels = 2;
+  const CollectivePlan plan = build_plan(o);
+  for (const uint32_t qps : {1u, 2u}) {
+    CAPTURE(qps);
+    Simulation sim(1);
+    FlowBackend backend(sim, spec);
+    CollectiveRunOptions ro;
+    ro.qps_per_connection = qps;
+    ro.launch_latency = Time::us(5);  // nothing begins inside start()
+    CollectiveRunner runner(backend, plan, identity(4), ro);
+    runner.start();
+    CHECK(backend.transfers().empty());
+    CHECK(backend.persistent_queue_pairs() == 8 * qps);
+    sim.queue().run();
+    CHECK(runner.done());
+    CHECK(backend.persistent_queue_pairs() == 8 * qps);  // the run opened none of its own
+  }
+  // Without persistent queue pairs (a QP per transfer) nothing is opened ahead.
+  Simulation sim(1);
+  FlowBackend backend(sim, spec);
+  CollectiveRunOptions fresh;
+  fresh.qps_per_connection = 0;
+  CollectiveRunner runner(backend, plan, identity(4), fresh);
+  runner.start();
+  CHECK(backend.persistent_queue_pairs() == 0);
+}
