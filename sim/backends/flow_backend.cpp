@@ -281,6 +281,7 @@ void FlowBackend::update_rates() {
     }
     deliveries_[delivery] = Delivery{f.transfer, f.group, f.bytes};
     simulation().queue().schedule(now + f.tail_latency, this, kDeliver, delivery);
+    if (take_over(slot)) continue;  // its queue pair's next transfer runs on in its place
     for (uint32_t h = 0; h < route_hops_[slot]; ++h) {
       const net::PortId p = route_port(slot, h);
       std::vector<PortFlow>& on = flows_on_[p];

@@ -67,6 +67,8 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   // Flows given a rate, summed over every recomputation (the work incremental mode saves).
   uint64_t flows_recomputed() const { return flows_recomputed_; }
   std::size_t active_flows() const { return active_count_; }
+  // Transfers that took their queue pair's draining flow's place without a refill (take_over).
+  uint64_t transfers_taken_over() const { return taken_over_; }
   // Peak number of flows in flight at once (for memory estimates).
   std::size_t peak_active_flows() const { return peak_active_; }
   // Current fair rate of an active transfer in bits/s (0 if it is not active); for tests.
@@ -121,6 +123,10 @@ class FlowBackend final : public TransferBackend, private EventTarget {
               uint32_t send_queue);
   // Starts the next transfer of every send queue in released_ (flow_backend_send_queue.cpp).
   void start_released();
+  // A flow of a persistent queue pair that drains while the pair's next transfer waits, on the
+  // same route, hands its slot to that transfer (flow_backend_send_queue.cpp): Local mode only.
+  // False when it cannot (the flow then ends and the next starts as a flow of its own).
+  bool take_over(uint32_t slot);
   // Adds one fluid flow of `size` bytes of transfer `id` on the route in route_scratch_.
   // `routed`: false when faults left src and dst without a route (the flow then waits stalled).
   // `timing`: the route's, when the caller has it (a send queue's cache), else computed here.
@@ -257,6 +263,7 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   std::vector<std::pair<std::vector<uint32_t>, bool>> route_updates_;  // cables, up
   uint64_t recomputations_ = 0;
   uint64_t flows_recomputed_ = 0;
+  uint64_t taken_over_ = 0;  // transfers started in their predecessor's slot (take_over)
 };
 
 }  // namespace syncsim

@@ -4,6 +4,8 @@
 #include "sim/backends/flow_backend.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <span>
 
 namespace syncsim {
 
@@ -58,6 +60,51 @@ void FlowBackend::start_released() {
     launch(next.transfer, next.src, next.dst, next.size, next.qp, index);
   }
   released_.clear();
+}
+
+bool FlowBackend::take_over(uint32_t slot) {
+  Flow& f = flows_[slot];
+  if (mode_ != Recompute::Local || f.send_queue == kNone || f.group != kNoGroup || f.stalled ||
+      !port_dead_.empty()) {
+    return false;
+  }
+  SendQueue& q = send_queues_[f.send_queue];
+  if (q.draining != 1 || q.head == kNone) return false;
+  const Waiting& next = waiting_[q.head];
+  if (next.size.count() <= 0) return false;
+  // The route it would take: its queue pair's kept route, which is this flow's unless routing
+  // changed since (then it starts as a new flow).
+  const std::span<const net::PortId> kept = qp_routes_.find(persistent_index(next.qp), path_epoch_);
+  const uint16_t hops = route_hops_[slot];
+  if (kept.size() != hops) return false;
+  for (uint32_t h = 0; h < hops; ++h) {
+    if (kept[h] != route_port(slot, h)) return false;
+  }
+  // Same links, same competitors: the max-min allocation is the one in force, so the flow keeps
+  // its slot, its place on every link's list, its rate and its bottleneck, and nothing is refilled.
+  const uint32_t w = q.head;
+  const Waiting taken = next;
+  q.head = taken.next;
+  if (q.head == kNone) q.tail = kNone;
+  free_waiting_.push_back(w);
+  const Bytes size = taken.size;
+  if (q.timed_bytes != size.count()) {
+    q.timing = path_timing(kept.data(), hops, size);
+    q.timed_bytes = size.count();
+  }
+  add_route_bytes(kept.data(), hops, size);
+  f.transfer = taken.transfer;
+  f.bytes = size.count();
+  f.remaining_bytes = static_cast<double>(size.count());
+  f.since = simulation().now();
+  f.tail_latency = q.timing.tail_latency;
+  const double rate = rate_Bps_[slot];
+  const auto drain_ps = static_cast<int64_t>(std::ceil(f.remaining_bytes / rate * 1e12));
+  completions_.set(slot, (simulation().now() + Time::ps(drain_ps)).picoseconds());
+  counters_.packet_hops += q.timing.packet_hops;
+  counters_.bytes_injected += size.count();
+  ++taken_over_;
+  return true;
 }
 
 }  // namespace syncsim

@@ -189,3 +189,52 @@ TEST_CASE(
     }
   }
 }
+
+TEST_CASE(
+    "queue pairs: a connection's next transfer takes over its draining flow without a refill") {
+  // Two connections from GPU 0 to GPU 1 on one path, sharing the NIC: four 1 MB transfers queued on
+  // connection 1, one 4 MB transfer on connection 2. Each of connection 1's transfers drains at
+  // half the link while the 4 MB one runs, and its successor starts in its place at that instant:
+  // same links, same competitors, so the rates stand and nothing is refilled (Local mode, the
+  // default). Component mode refills at every start; both give the same finishes.
+  const auto spec = topo::build_fabric(spine_leaf(2, 1, 1));
+  constexpr int64_t kBytes = 1'000'000;
+  auto run = [&](FlowBackend::Recompute mode, uint64_t* recomputations, uint64_t* taken_over) {
+    Simulation sim(1);
+    FlowBackend flow(sim, spec, mode);
+    for (int i = 0; i < 4; ++i) flow.start(TransferRequest{0, 1, Bytes{kBytes}, 0, 1});
+    flow.start(TransferRequest{0, 1, Bytes{4 * kBytes}, 0, 2});
+    sim.queue().run();
+    *recomputations = flow.rate_recomputations();
+    *taken_over = flow.transfers_taken_over();
+    std::vector<Time> finish;
+    for (const TransferRecord& r : flow.transfers()) {
+      REQUIRE(r.done);
+      finish.push_back(r.finish);
+    }
+    return finish;
+  };
+  uint64_t local_solves = 0, local_taken = 0, component_solves = 0, component_taken = 0;
+  const std::vector<Time> local = run(FlowBackend::Recompute::Local, &local_solves, &local_taken);
+  const std::vector<Time> component =
+      run(FlowBackend::Recompute::Component, &component_solves, &component_taken);
+  CHECK(local_taken == 3);
+  CHECK(component_taken == 0);
+  CHECK(local_solves == 1);      // the five starts at time zero; the take-overs refill nothing
+  CHECK(component_solves == 4);  // and again at each of the three successors' starts
+  REQUIRE(local.size() == 5);
+  REQUIRE(component.size() == 5);
+  for (std::size_t i = 0; i < 5; ++i) {
+    CAPTURE(i);
+    CHECK(std::abs((local[i] - component[i]).picoseconds()) <= 1);
+  }
+  // Half of 100 Gb/s at 4096 B of payload per 4160 B on the wire: one 1 MB transfer every
+  // 2 x 1 MB / payload rate; the 4 MB transfer drains with the last of them (its delivery differs
+  // by its own pipeline tail, less than one packet's time on the link).
+  const double per_transfer_s = 2.0 * kBytes * 8.0 / (100e9 * 4096.0 / 4160.0);
+  for (std::size_t i = 1; i < 4; ++i) {
+    CAPTURE(i);
+    CHECK(std::abs((local[i] - local[i - 1]).seconds() / per_transfer_s - 1.0) < 1e-6);
+  }
+  CHECK(std::abs((local[4] - local[3]).seconds()) < 4160 * 8.0 / 100e9);
+}
