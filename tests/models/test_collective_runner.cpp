@@ -59,6 +59,17 @@ Time run_on(TransferBackend& backend, const PlanOptions& o, const CollectiveRunO
   return run_collective(backend, plan, identity(o.ranks), ro).duration();
 }
 
+// A ring all_reduce plan of `ranks` ranks, `bytes` and `channels` (the queue-pair tests').
+CollectivePlan ring_allreduce(uint32_t ranks, int64_t bytes, uint32_t channels) {
+  PlanOptions o;
+  o.op = CollectiveOp::AllReduce;
+  o.algo = CollectiveAlgo::Ring;
+  o.ranks = ranks;
+  o.bytes = bytes;
+  o.channels = channels;
+  return build_plan(o);
+}
+
 }  // namespace
 
 TEST_CASE("collective ring on the analytic backend equals the alpha-beta closed form") {
@@ -299,13 +310,7 @@ TEST_CASE("collective all_to_all on a 2:1 oversubscribed fabric takes about twic
 
 TEST_CASE("collective runner: transfers name their connection's queue pairs (channel x QP)") {
   const auto spec = topo::build_fabric(one_host_per_leaf(4));
-  PlanOptions o;
-  o.op = CollectiveOp::AllReduce;
-  o.algo = CollectiveAlgo::Ring;
-  o.ranks = 4;
-  o.bytes = 8 << 20;
-  o.channels = 2;
-  const CollectivePlan plan = build_plan(o);
+  const CollectivePlan plan = ring_allreduce(4, 8 << 20, 2);
   for (const uint32_t qps : {0u, 1u, 3u}) {
     CAPTURE(qps);
     Simulation sim(1);
@@ -354,13 +359,7 @@ TEST_CASE("collective runner: communicators own their queue pairs; one communica
   // between NICs. Collectives on one communicator reuse them (NCCL's connections live as long as
   // the communicator); a second communicator over the same GPUs opens its own.
   const auto spec = topo::build_fabric(one_host_per_leaf(4));
-  PlanOptions o;
-  o.op = CollectiveOp::AllReduce;
-  o.algo = CollectiveAlgo::Ring;
-  o.ranks = 4;
-  o.bytes = 1 << 20;
-  o.channels = 2;
-  const CollectivePlan plan = build_plan(o);
+  const CollectivePlan plan = ring_allreduce(4, 1 << 20, 2);
   Simulation sim(1);
   FlowBackend backend(sim, spec);
   CollectiveRunOptions first;
@@ -383,13 +382,7 @@ TEST_CASE("collective runner: a communicator's queue pairs open in plan order be
   // ECMP hash) are the same whichever transfer goes first at run time: a 4-rank ring of 2 channels
   // opens its 8 connections (x QPs) before a single transfer has begun, numbered by the plan.
   const auto spec = topo::build_fabric(one_host_per_leaf(4));
-  PlanOptions o;
-  o.op = CollectiveOp::AllReduce;
-  o.algo = CollectiveAlgo::Ring;
-  o.ranks = 4;
-  o.bytes = 1 << 20;
-  o.channels = 2;
-  const CollectivePlan plan = build_plan(o);
+  const CollectivePlan plan = ring_allreduce(4, 1 << 20, 2);
   for (const uint32_t qps : {1u, 2u}) {
     CAPTURE(qps);
     Simulation sim(1);
