@@ -159,6 +159,8 @@ class FlowBackend final : public TransferBackend, private EventTarget {
   // Progressive filling over component_flows_/component_ports_; rates land in new_rate_[slot].
   void fill_component();
   void apply_rates();
+  // Sets slot's completion at `now` plus its remaining bytes at its rate.
+  void project_finish(uint32_t slot, Time now);
   // The capacity port `p` shares out now: its payload rate, times the CC correction's efficiency
   // when it is contended (see FlowCcCorrection).
   double shared_capacity(net::PortId p);

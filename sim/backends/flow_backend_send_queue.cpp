@@ -4,7 +4,6 @@
 #include "sim/backends/flow_backend.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <span>
 
 namespace syncsim {
@@ -98,9 +97,7 @@ bool FlowBackend::take_over(uint32_t slot) {
   f.remaining_bytes = static_cast<double>(size.count());
   f.since = simulation().now();
   f.tail_latency = q.timing.tail_latency;
-  const double rate = rate_Bps_[slot];
-  const auto drain_ps = static_cast<int64_t>(std::ceil(f.remaining_bytes / rate * 1e12));
-  completions_.set(slot, (simulation().now() + Time::ps(drain_ps)).picoseconds());
+  project_finish(slot, simulation().now());  // at the rate it keeps
   counters_.packet_hops += q.timing.packet_hops;
   counters_.bytes_injected += size.count();
   ++taken_over_;
