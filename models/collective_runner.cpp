@@ -289,7 +289,8 @@ uint32_t CollectiveRunner::sending_gpu(const PlanStep& t) const {
 }
 
 void CollectiveRunner::open_connections() {
-  // NCCL connects a communicator's channels to their peers before the first message; here every
+  // NCCL connects a communicator's channels to their peers before the first message (its transport
+  // setup, ncclTransportP2pSetup in src/transport.cc, at communicator init); here every
   // connection's queue pairs are opened in the plan's order, each at its first transfer, so their
   // numbers (and ECMP paths) do not depend on which transfer starts first at run time.
   if (options_.qps_per_connection == 0) return;
