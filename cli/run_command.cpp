@@ -2,7 +2,9 @@
 #include <fstream>
 #include <iomanip>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
+#include <thread>
 
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
@@ -13,6 +15,7 @@
 #include "run/progress.hpp"
 #include "run/result_schema.hpp"
 #include "run/runner.hpp"
+#include "run/threads_advice.hpp"
 #include "run/trace.hpp"
 
 namespace syncsim::app {
@@ -95,11 +98,17 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       cl.has("threads") ? parse_positive_count("threads", cl.get<std::string>("threads")) : 1;
   const Estimate estimate = estimate_run(scenario, {cl.has("counters"), threads, cl.has("json")});
   if (cl.has("verbose")) err << to_text(estimate);
+  const std::optional<double> available = available_memory_bytes();
   if (!cl.has("force")) {
-    if (const auto why = refusal(estimate, available_memory_bytes())) {
+    if (const auto why = refusal(estimate, available)) {
       err << "syncsim run: " << scenario.source << ": " << *why << "\n";
       return 2;
     }
+  }
+  if (!cl.has("threads") && !cl.has("quiet")) {
+    const auto advice = threads_advice(scenario, estimate, {cl.has("counters"), 1, cl.has("json")},
+                                       std::thread::hardware_concurrency(), available);
+    if (advice) err << "syncsim run: note: " << to_text(*advice, estimate) << "\n";
   }
   RunOptions run_options;
   run_options.threads = threads;

@@ -1,0 +1,35 @@
+// Whether more threads would shorten a long run (run/threads_advice.hpp).
+#include "run/threads_advice.hpp"
+
+#include <cstdio>
+#include <string>
+
+namespace syncsim::app {
+
+std::optional<ThreadsAdvice> threads_advice(const Scenario& scenario, const Estimate& one_thread,
+                                            EstimateOptions options, uint32_t cores,
+                                            std::optional<double> available) {
+  if (one_thread.wall_s < kThreadsAdviceMinWallS) return std::nullopt;
+  // Halving from the machine's cores (memory grows with the simulations run at once); each
+  // estimate costs about 0.1 s on the 16k-GPU step.
+  for (uint32_t threads = cores; threads >= 2; threads /= 2) {
+    options.threads = threads;
+    const Estimate e = estimate_run(scenario, options);
+    if (refusal(e, available)) continue;
+    if (e.wall_s > one_thread.wall_s * (1.0 - kThreadsAdviceMinSaving)) return std::nullopt;
+    return ThreadsAdvice{threads, e.wall_s, e.memory_bytes};
+  }
+  return std::nullopt;
+}
+
+std::string to_text(const ThreadsAdvice& advice, const Estimate& one_thread) {
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "estimated %.0f s on one thread; --threads %u would take about %.0f s (%.1f GiB); "
+                "results are the same for any thread count",
+                one_thread.wall_s, advice.threads, advice.wall_s,
+                advice.memory_bytes / (1024.0 * 1024.0 * 1024.0));
+  return text;
+}
+
+}  // namespace syncsim::app

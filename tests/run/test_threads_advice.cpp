@@ -1,0 +1,73 @@
+// The note `syncsim run` prints before a long run on one thread: how many threads fit, and what
+// the estimate says they save.
+#include <doctest/doctest.h>
+
+#include "run/estimate.hpp"
+#include "run/threads_advice.hpp"
+#include "scenario/scenario_loader.hpp"
+
+using namespace syncsim;
+
+namespace {
+app::Scenario load_shipped(const std::string& name,
+                           const std::vector<std::pair<std::string, std::string>>& sets = {}) {
+  app::LoadOptions o;
+  for (const auto& [path, value] : sets) o.overrides.push_back({path, value});
+  return app::load_scenario_file(std::string(SYNCSIM_SOURCE_DIR) + "/scenarios/" + name, o);
+}
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+}  // namespace
+
+TEST_CASE("threads advice: the 16k-GPU step on one thread is told what more threads save") {
+  // Estimates only: nothing is simulated. The step's four idle-fabric simulations (two LL128
+  // buckets, the Simple samples) run at once on threads, longest first.
+  const app::Scenario s = load_shipped("ddp-70b-16k.yaml");
+  const app::Estimate one = app::estimate_run(s, app::EstimateOptions{});
+  REQUIRE(one.wall_s > app::kThreadsAdviceMinWallS);
+  const auto advice = app::threads_advice(s, one, {}, 16, std::nullopt);
+  REQUIRE(advice.has_value());
+  CHECK(advice->threads == 16);
+  // The longest simulation bounds the wall (about 37 % of the sum here), and each running one
+  // holds its plan: more memory than one thread's.
+  CHECK(advice->wall_s < 0.8 * one.wall_s);
+  CHECK(advice->wall_s > 0.2 * one.wall_s);
+  CHECK(advice->memory_bytes > one.memory_bytes);
+  // The same thread count's estimate, asked directly.
+  const app::Estimate sixteen = app::estimate_run(s, app::EstimateOptions{false, 16, false});
+  CHECK(advice->wall_s == doctest::Approx(sixteen.wall_s));
+  CHECK(advice->memory_bytes == doctest::Approx(sixteen.memory_bytes));
+
+  // Memory decides how many: with room for two simulations but not all, fewer threads.
+  const app::Estimate two = app::estimate_run(s, app::EstimateOptions{false, 2, false});
+  const auto fitted = app::threads_advice(s, one, {}, 16, two.memory_bytes * 1.01);
+  REQUIRE(fitted.has_value());
+  CHECK(fitted->threads == 2);
+  CHECK(fitted->memory_bytes <= two.memory_bytes * 1.01);
+  // With room for one only, no advice.
+  CHECK_FALSE(app::threads_advice(s, one, {}, 16, one.memory_bytes * 1.01).has_value());
+  // Nor on one core.
+  CHECK_FALSE(app::threads_advice(s, one, {}, 1, std::nullopt).has_value());
+
+  const std::string text = app::to_text(*fitted, one);
+  CHECK(text.find("--threads 2 would take about") != std::string::npos);
+  CHECK(text.find("same for any thread count") != std::string::npos);
+  CHECK(two.memory_bytes / kGiB > 1.0);
+}
+
+TEST_CASE("threads advice: none for a short run, nor where threads would not help") {
+  // The built-in default runs in seconds.
+  const app::Scenario quick = load_shipped("default.yaml");
+  const app::Estimate q = app::estimate_run(quick, app::EstimateOptions{});
+  CHECK(q.wall_s < app::kThreadsAdviceMinWallS);
+  CHECK_FALSE(app::threads_advice(quick, q, {}, 64, std::nullopt).has_value());
+  // A 4k-GPU step whose buckets run live (not reused): one simulation, hours long, that threads
+  // do not split (the estimate is the same on 16 threads).
+  const app::Scenario live = load_shipped(
+      "ddp-70b-16k.yaml",
+      {{"fabric.fat_tree.pods", "4"}, {"workload.reuse_bucket_timings", "false"}});
+  const app::Estimate one = app::estimate_run(live, app::EstimateOptions{});
+  REQUIRE(one.wall_s > app::kThreadsAdviceMinWallS);
+  CHECK(app::estimate_run(live, app::EstimateOptions{false, 16, false}).wall_s ==
+        doctest::Approx(one.wall_s));
+  CHECK_FALSE(app::threads_advice(live, one, {}, 16, std::nullopt).has_value());
+}
