@@ -17,7 +17,15 @@ std::optional<ThreadsAdvice> threads_advice(const Scenario& scenario, const Esti
     const Estimate e = estimate_run(scenario, options);
     if (refusal(e, available)) continue;
     if (e.wall_s > one_thread.wall_s * (1.0 - kThreadsAdviceMinSaving)) return std::nullopt;
-    return ThreadsAdvice{threads, e.wall_s, e.memory_bytes};
+    ThreadsAdvice advice{threads, e.wall_s, e.memory_bytes};
+    // No more threads than help: a step with four simulations is as fast on 4 as on 64.
+    while (advice.threads >= 4) {
+      options.threads = advice.threads / 2;
+      const Estimate fewer = estimate_run(scenario, options);
+      if (fewer.wall_s > advice.wall_s * (1.0 + kThreadsAdviceSameWall)) break;
+      advice = ThreadsAdvice{options.threads, fewer.wall_s, fewer.memory_bytes};
+    }
+    return advice;
   }
   return std::nullopt;
 }

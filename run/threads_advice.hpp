@@ -16,6 +16,8 @@ namespace syncsim::app {
 inline constexpr double kThreadsAdviceMinWallS = 60.0;
 // Nor is a saving smaller than this share of the one-thread estimate.
 inline constexpr double kThreadsAdviceMinSaving = 0.2;
+// Half the threads for an estimate this much longer or less count as the same wall.
+inline constexpr double kThreadsAdviceSameWall = 0.01;
 
 struct ThreadsAdvice {
   uint32_t threads = 1;
@@ -25,9 +27,11 @@ struct ThreadsAdvice {
 
 // The first thread count of `cores`, cores / 2, cores / 4, ... down to 2 whose estimate fits
 // `available` memory (when known), if it saves at least kThreadsAdviceMinSaving of `one_thread`'s
-// wall; nullopt when `one_thread` (the estimate of the run as asked, on one thread) is below
-// kThreadsAdviceMinWallS, when no count fits, or when the first that fits saves too little (fewer
-// threads would save less). `options` are the run's own (their `threads` is replaced).
+// wall, then halved while half as many threads give the same wall (within kThreadsAdviceSameWall:
+// threads beyond the run's independent simulations or partitions buy nothing); nullopt when
+// `one_thread` (the estimate of the run as asked, on one thread) is below kThreadsAdviceMinWallS,
+// when no count fits, or when the first that fits saves too little (fewer threads would save
+// less). `options` are the run's own (their `threads` is replaced).
 std::optional<ThreadsAdvice> threads_advice(const Scenario& scenario, const Estimate& one_thread,
                                             EstimateOptions options, uint32_t cores,
                                             std::optional<double> available);
