@@ -37,7 +37,8 @@ TEST_CASE("threads advice: the 16k-GPU step on one thread is told what more thre
   CHECK(advice->threads <= 4);
   const app::Estimate sixteen = app::estimate_run(s, app::EstimateOptions{false, 16, false});
   CHECK(advice->wall_s == doctest::Approx(sixteen.wall_s).epsilon(app::kThreadsAdviceSameWall));
-  const app::Estimate at = app::estimate_run(s, app::EstimateOptions{false, advice->threads, false});
+  const app::Estimate at =
+      app::estimate_run(s, app::EstimateOptions{false, advice->threads, false});
   CHECK(advice->wall_s == doctest::Approx(at.wall_s));
   CHECK(advice->memory_bytes == doctest::Approx(at.memory_bytes));
   if (advice->threads > 2) {
@@ -71,9 +72,9 @@ TEST_CASE("threads advice: none for a short run, nor where threads would not hel
   CHECK_FALSE(app::threads_advice(quick, q, {}, 64, std::nullopt).has_value());
   // A 4k-GPU step whose buckets run live (not reused): one simulation, hours long, that threads
   // do not split (the estimate is the same on 16 threads).
-  const app::Scenario live = load_shipped(
-      "ddp-70b-16k.yaml",
-      {{"fabric.fat_tree.pods", "4"}, {"workload.reuse_bucket_timings", "false"}});
+  const app::Scenario live =
+      load_shipped("ddp-70b-16k.yaml",
+                   {{"fabric.fat_tree.pods", "4"}, {"workload.reuse_bucket_timings", "false"}});
   const app::Estimate one = app::estimate_run(live, app::EstimateOptions{});
   REQUIRE(one.wall_s > app::kThreadsAdviceMinWallS);
   CHECK(app::estimate_run(live, app::EstimateOptions{false, 16, false}).wall_s ==
