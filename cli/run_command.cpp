@@ -1,4 +1,5 @@
 // `syncsim run [SCENARIO]`: load, estimate (refuse what would not fit), simulate, print.
+#include <cstdio>
 #include <fstream>
 #include <iomanip>
 #include <nlohmann/json.hpp>
@@ -46,7 +47,8 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       "others leave), or a packet-level run's fabric partitions (traffic, and a step, jobs or a "
       "Chakra replay whose "
       "collectives run live over RoCE), on N threads (default 1); results are identical for any "
-      "N, peak memory grows with it")(
+      "N, peak memory grows with it; `auto`: as many as the estimate says help, within the "
+      "available memory")(
       "min-window-events", po::value<std::string>()->value_name("N"),
       "a packet-level run's window goes to as many threads as give each N of the events it is "
       "expected to hold, to one below 2 N (default 128, measured on a 2-vCPU VM; 0: every window "
@@ -94,11 +96,31 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     throw UsageError("--chakra-out needs a scenario with a DDP workload (a training step)");
   }
   // Estimate before anything is built; refuse what would not fit rather than be OOM-killed.
-  const uint32_t threads =
-      cl.has("threads") ? parse_positive_count("threads", cl.get<std::string>("threads")) : 1;
+  const std::optional<double> available = available_memory_bytes();
+  const bool auto_threads_asked = cl.has("threads") && cl.get<std::string>("threads") == "auto";
+  uint32_t threads = 1;
+  if (auto_threads_asked) {
+    const EstimateOptions one{cl.has("counters"), 1, cl.has("json")};
+    threads = auto_threads(scenario, estimate_run(scenario, one), one,
+                           std::thread::hardware_concurrency(), available);
+  } else if (cl.has("threads")) {
+    const std::string value = cl.get<std::string>("threads");
+    try {
+      threads = parse_positive_count("threads", value);
+    } catch (const UsageError&) {
+      throw UsageError("--threads: expected a positive integer (at most 1024) or auto, found \"" +
+                       value + "\"");
+    }
+  }
   const Estimate estimate = estimate_run(scenario, {cl.has("counters"), threads, cl.has("json")});
   if (cl.has("verbose")) err << to_text(estimate);
-  const std::optional<double> available = available_memory_bytes();
+  if (auto_threads_asked && !cl.has("quiet")) {
+    char text[160];
+    std::snprintf(text, sizeof text, "--threads auto: %u thread%s (estimated %.0f s, %.1f GiB)",
+                  threads, threads == 1 ? "" : "s", estimate.wall_s,
+                  estimate.memory_bytes / (1024.0 * 1024.0 * 1024.0));
+    err << "syncsim run: note: " << text << "\n";
+  }
   if (!cl.has("force")) {
     if (const auto why = refusal(estimate, available)) {
       err << "syncsim run: " << scenario.source << ": " << *why << "\n";

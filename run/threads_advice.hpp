@@ -36,6 +36,12 @@ std::optional<ThreadsAdvice> threads_advice(const Scenario& scenario, const Esti
                                             EstimateOptions options, uint32_t cores,
                                             std::optional<double> available);
 
+// `run --threads auto`: the thread count the same search picks with no threshold (any saving
+// counts, at any length), or 1 when more threads save nothing or none fits `available`.
+uint32_t auto_threads(const Scenario& scenario, const Estimate& one_thread,
+                      const EstimateOptions& options, uint32_t cores,
+                      std::optional<double> available);
+
 // "estimated 873 s on one thread; --threads 2 would take about 463 s (11.7 GiB); results are the
 // same for any thread count".
 std::string to_text(const ThreadsAdvice& advice, const Estimate& one_thread);

@@ -81,3 +81,25 @@ TEST_CASE("threads advice: none for a short run, nor where threads would not hel
         doctest::Approx(one.wall_s));
   CHECK_FALSE(app::threads_advice(live, one, {}, 16, std::nullopt).has_value());
 }
+
+TEST_CASE("threads auto: the advice's count at any length, 1 where threads do not help or fit") {
+  const app::Scenario s = load_shipped("ddp-70b-16k.yaml");
+  const app::Estimate one = app::estimate_run(s, app::EstimateOptions{});
+  const auto advice = app::threads_advice(s, one, {}, 16, std::nullopt);
+  REQUIRE(advice.has_value());
+  CHECK(app::auto_threads(s, one, {}, 16, std::nullopt) == advice->threads);
+  CHECK(app::auto_threads(s, one, {}, 16, one.memory_bytes * 1.01) == 1);  // room for one only
+  CHECK(app::auto_threads(s, one, {}, 1, std::nullopt) == 1);
+  // A short run gets threads too where they help (its idle-fabric simulations at once).
+  const app::Scenario quick = load_shipped("default.yaml");
+  const app::Estimate q = app::estimate_run(quick, app::EstimateOptions{});
+  const uint32_t n = app::auto_threads(quick, q, {}, 64, std::nullopt);
+  CHECK(n >= 2);
+  CHECK(app::estimate_run(quick, app::EstimateOptions{false, n, false}).wall_s < q.wall_s);
+  // One simulation that threads do not split: 1.
+  const app::Scenario live =
+      load_shipped("ddp-70b-16k.yaml",
+                   {{"fabric.fat_tree.pods", "4"}, {"workload.reuse_bucket_timings", "false"}});
+  const app::Estimate l = app::estimate_run(live, app::EstimateOptions{});
+  CHECK(app::auto_threads(live, l, {}, 16, std::nullopt) == 1);
+}
