@@ -97,52 +97,32 @@ void TransferBackend::open_queue_pair(const TransferRequest& r) {
   if (r.connection == kNoConnection) return;
   const auto endpoints = spec_.endpoint_count();
   if (r.src_gpu >= endpoints || r.dst_gpu >= endpoints || r.src_gpu == r.dst_gpu) return;
-  // The NICs (or NVLink ports) start() and begin_on_planes() would begin it between.
+  // Between the NICs (or NVLink ports) start() picks, on the planes begin_on_planes() would use.
   const net::GpuAttachment& a = spec_.endpoint(r.src_gpu);
   const net::GpuAttachment& b = spec_.endpoint(r.dst_gpu);
-  auto open = [&](net::NodeId src, net::NodeId dst) {
-    queue_pairs_.resolve(0, src, dst, r.priority, r.connection);
-  };
-  if (net::same_host(a, b)) {
-    if (a.nvlink_port != net::kNoNode && b.nvlink_port != net::kNoNode) {
-      open(a.nvlink_port, b.nvlink_port);
-    }
-    return;
-  }
-  if (a.nic == net::kNoNode || b.nic == net::kNoNode) return;
-  if (spec_.planes <= 1) {
-    open(a.nic, b.nic);
-  } else if (!spec_.plane_spray || r.size.count() < static_cast<int64_t>(spec_.planes)) {
-    open(a.nic, spec_.nic_on_plane(b.nic, spec_.plane_of_nic(a.nic)));
-  } else {
-    for (uint32_t p = 0; p < spec_.planes; ++p) {
-      open(spec_.nic_on_plane(a.nic, p), spec_.nic_on_plane(b.nic, p));
-    }
-  }
+  const bool same_host = net::same_host(a, b);
+  const net::NodeId src = same_host ? a.nvlink_port : a.nic;
+  const net::NodeId dst = same_host ? b.nvlink_port : b.nic;
+  if (src == net::kNoNode || dst == net::kNoNode) return;
+  for_each_plane_path(src, dst, r, [&](net::NodeId s, net::NodeId d, uint32_t, uint32_t) {
+    queue_pairs_.resolve(0, s, d, r.priority, r.connection);
+  });
 }
 
 void TransferBackend::begin_on_planes(TransferId id, net::NodeId src, net::NodeId dst,
                                       const TransferRequest& r) {
-  const bool inter_host = spec_.nodes[src].host != spec_.nodes[dst].host;
-  if (spec_.planes <= 1 || !inter_host) {
-    begin(id, src, dst, r);
-    return;
-  }
-  if (!spec_.plane_spray || r.size.count() < static_cast<int64_t>(spec_.planes)) {
-    // Pinned: the destination host's NIC on the source NIC's plane.
-    begin(id, src, spec_.nic_on_plane(dst, spec_.plane_of_nic(src)), r);
-    return;
-  }
-  // Spray: an even share on every plane, through each host's NIC there; the transfer completes
-  // with its last share (complete()).
-  plane_parts_[id] = spec_.planes;
-  const int64_t share = r.size.count() / spec_.planes;
-  const int64_t extra = r.size.count() % spec_.planes;
-  for (uint32_t p = 0; p < spec_.planes; ++p) {
-    TransferRequest part = r;
-    part.size = Bytes{share + (p < extra ? 1 : 0)};
-    begin(id, spec_.nic_on_plane(src, p), spec_.nic_on_plane(dst, p), part);
-  }
+  for_each_plane_path(
+      src, dst, r, [&](net::NodeId s, net::NodeId d, uint32_t share, uint32_t shares) {
+        if (shares == 1) {
+          begin(id, s, d, r);
+          return;
+        }
+        // Sprayed: an even share on every plane; the transfer completes with its last (complete()).
+        if (share == 0) plane_parts_[id] = shares;
+        TransferRequest part = r;
+        part.size = Bytes{r.size.count() / shares + (share < r.size.count() % shares ? 1 : 0)};
+        begin(id, s, d, part);
+      });
 }
 
 void TransferBackend::keep_finished_records(bool keep) {

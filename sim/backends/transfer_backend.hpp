@@ -208,6 +208,24 @@ class TransferBackend {
   // Multi-plane fabrics (NetworkSpec::planes): begin() on the planes the transfer uses, the
   // destination NIC on the source's plane (pinned) or one share per plane (spray).
   void begin_on_planes(TransferId id, net::NodeId src, net::NodeId dst, const TransferRequest& r);
+  // The paths a transfer of `r` from NIC (or NVLink port) `src` to `dst` takes across the planes:
+  // f(path_src, path_dst, share, shares) for each. One path (share 0 of 1) inside a host or on one
+  // plane; pinned to the source NIC's plane unless sprayed; sprayed (spec's plane_spray, at least
+  // a byte a plane): one even share per plane, share p through each host's NIC on plane p.
+  template <class F>
+  void for_each_plane_path(net::NodeId src, net::NodeId dst, const TransferRequest& r,
+                           F&& f) const {
+    const bool inter_host = spec_.nodes[src].host != spec_.nodes[dst].host;
+    if (spec_.planes <= 1 || !inter_host) {
+      f(src, dst, 0u, 1u);
+    } else if (!spec_.plane_spray || r.size.count() < static_cast<int64_t>(spec_.planes)) {
+      f(src, spec_.nic_on_plane(dst, spec_.plane_of_nic(src)), 0u, 1u);
+    } else {
+      for (uint32_t p = 0; p < spec_.planes; ++p) {
+        f(spec_.nic_on_plane(src, p), spec_.nic_on_plane(dst, p), p, spec_.planes);
+      }
+    }
+  }
   std::unordered_map<TransferId, uint32_t> plane_parts_;  // sprayed transfers: shares in flight
 };
 
