@@ -262,6 +262,18 @@ void EgressPort::start(PacketRef next) {
     return;
   }
   service_end_ps_ = done_at.picoseconds();
+  // The packet start_next() will read first at the transmission end, the head of the highest class
+  // waiting now (strict priority's pick, and usually the only class), has sat in its FIFO since it
+  // was enqueued and is no longer in cache: the event names it so that the dispatch loop starts
+  // loading it an event ahead (a higher class arriving meanwhile only makes the hint useless).
+  if (queued_mask_ != 0) {
+    const auto prio = static_cast<uint32_t>(std::bit_width(queued_mask_) - 1);
+    const PacketRef head = queues_[prio].front();
+    __builtin_prefetch(&ctx_.packet(head));
+    ctx_.queue.schedule(done_at, this, kTxDone | EventQueue::kPrefetchArg,
+                        reinterpret_cast<uint64_t>(&ctx_.packet(head)));
+    return;
+  }
   ctx_.queue.schedule(done_at, this, kTxDone);
 }
 
