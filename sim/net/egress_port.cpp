@@ -262,10 +262,12 @@ void EgressPort::start(PacketRef next) {
     return;
   }
   service_end_ps_ = done_at.picoseconds();
-  // The packet start_next() will read first at the transmission end, the head of the highest class
-  // waiting now (strict priority's pick, and usually the only class), has sat in its FIFO since it
-  // was enqueued and is no longer in cache: the event names it so that the dispatch loop starts
-  // loading it an event ahead (a higher class arriving meanwhile only makes the hint useless).
+  // A transmission end reads a packet that has left the cache since: with packets waiting, the
+  // head of the highest class (strict priority's pick, and usually the only class), which sat in
+  // its FIFO since it was enqueued; with none, the packet leaving, which the end hands to its link.
+  // The event names it so that the dispatch loop starts loading it an event ahead (kPrefetchArg; a
+  // higher class arriving meanwhile only makes the hint useless). The head is loaded from now on
+  // too.
   if (queued_mask_ != 0) {
     const auto prio = static_cast<uint32_t>(std::bit_width(queued_mask_) - 1);
     const PacketRef head = queues_[prio].front();
@@ -274,7 +276,8 @@ void EgressPort::start(PacketRef next) {
                         reinterpret_cast<uint64_t>(&ctx_.packet(head)));
     return;
   }
-  ctx_.queue.schedule(done_at, this, kTxDone);
+  ctx_.queue.schedule(done_at, this, kTxDone | EventQueue::kPrefetchArg,
+                      reinterpret_cast<uint64_t>(&ctx_.packet(next)));
 }
 
 void EgressPort::on_event(uint32_t kind, uint64_t arg) {
