@@ -327,3 +327,37 @@ TEST_CASE("event queue order: a batch posted as of one time runs in the order po
     CHECK(r.order == expected);
   }
 }
+
+TEST_CASE("calendar queue: keys pushed into the current bucket before its last come out in order") {
+  // The current bucket (width 2^10 ps at the start) holds keys at even picoseconds; keys at odd
+  // ones are pushed into it in a shuffled order while it is popped: few keys ahead of them (shifted
+  // one by one) and many (a search and a block move).
+  using Key = CalendarQueue::Key;
+  auto key = [](int64_t time_ps, uint64_t order) {
+    return (static_cast<Key>(static_cast<uint64_t>(time_ps)) << 64) | order;
+  };
+  for (const int64_t ahead : {3, 31, 32, 33, 300}) {
+    CAPTURE(ahead);
+    CalendarQueue cq;
+    std::vector<Key> expected;
+    for (int64_t i = 0; i <= ahead; ++i) {
+      cq.push(key(2 * i, static_cast<uint64_t>(i)));
+      expected.push_back(key(2 * i, static_cast<uint64_t>(i)));
+    }
+    std::vector<int64_t> odd;
+    for (int64_t i = 0; i < ahead; ++i) odd.push_back(2 * i + 1);
+    std::shuffle(odd.begin(), odd.end(), std::mt19937_64(static_cast<uint64_t>(ahead)));
+    std::vector<Key> popped{cq.least()};
+    cq.pop();
+    for (const int64_t t : odd) {
+      cq.push(key(t, 1000 + static_cast<uint64_t>(t)));
+      expected.push_back(key(t, 1000 + static_cast<uint64_t>(t)));
+    }
+    while (!cq.empty()) {
+      popped.push_back(cq.least());
+      cq.pop();
+    }
+    std::sort(expected.begin(), expected.end());
+    CHECK(popped == expected);
+  }
+}
