@@ -145,12 +145,14 @@ void CalendarQueue::load_current() {
   const std::size_t slot = slot_of(current_);
   if (buckets_[slot].head == kNoChunk) return;
   take_bucket(slot, current_keys_);
-  if (any_order_[slot]) {
-    any_order_[slot] = false;
+  // Keys of one time pushed out of order (schedule_as_of) defeat the counting pass, not the
+  // insertion sort that orders a handful (order_current).
+  if (any_order_[slot] && current_keys_.size() > kInsertionSortKeys) {
     std::sort(current_keys_.begin(), current_keys_.end());
   } else {
     order_current();
   }
+  any_order_[slot] = false;
 }
 
 void CalendarQueue::order_current() {
