@@ -3,18 +3,9 @@
 #include <string>
 #include <vector>
 
+#include "run/hold_model.hpp"
+
 namespace syncsim::app {
-
-struct HoldBenchResult {
-  uint64_t events = 0;
-  std::size_t pending = 0;
-  double wall_s = 0;
-  double events_per_s = 0;
-};
-
-// The classic hold model: `pending` events in the queue; each one, when it runs, schedules itself
-// again at now + an exponential delay (mean 1 us). Measures raw event-queue throughput.
-HoldBenchResult bench_hold(std::size_t pending, uint64_t events, uint64_t seed);
 
 struct ScenarioBenchResult {
   std::string file;

@@ -12,6 +12,7 @@
 #include "models/step_bound.hpp"
 #include "run/chakra_export.hpp"
 #include "run/estimate.hpp"
+#include "run/machine_speed.hpp"
 #include "run/port_counters.hpp"
 #include "run/progress.hpp"
 #include "run/result_schema.hpp"
@@ -98,9 +99,11 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   // Estimate before anything is built; refuse what would not fit rather than be OOM-killed.
   const std::optional<double> available = available_memory_bytes();
   const bool auto_threads_asked = cl.has("threads") && cl.get<std::string>("threads") == "auto";
+  // On this machine's speed (measured when the run is long enough to be worth it).
+  EstimateOptions one{cl.has("counters"), 1, cl.has("json"), 1};
+  one.machine_speed = machine_speed_for(estimate_run(scenario, one).wall_s);
   uint32_t threads = 1;
   if (auto_threads_asked) {
-    const EstimateOptions one{cl.has("counters"), 1, cl.has("json")};
     threads = auto_threads(scenario, estimate_run(scenario, one), one,
                            std::thread::hardware_concurrency(), available);
   } else if (cl.has("threads")) {
@@ -112,7 +115,9 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
                        value + "\"");
     }
   }
-  const Estimate estimate = estimate_run(scenario, {cl.has("counters"), threads, cl.has("json")});
+  EstimateOptions asked = one;
+  asked.threads = threads;
+  const Estimate estimate = estimate_run(scenario, asked);
   if (cl.has("verbose")) err << to_text(estimate);
   if (auto_threads_asked && !cl.has("quiet")) {
     char text[160];
@@ -128,8 +133,8 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     }
   }
   if (!cl.has("threads") && !cl.has("quiet")) {
-    const auto advice = threads_advice(scenario, estimate, {cl.has("counters"), 1, cl.has("json")},
-                                       std::thread::hardware_concurrency(), available);
+    const auto advice =
+        threads_advice(scenario, estimate, one, std::thread::hardware_concurrency(), available);
     if (advice) err << "syncsim run: note: " << to_text(*advice, estimate) << "\n";
   }
   RunOptions run_options;

@@ -11,6 +11,7 @@
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "run/estimate.hpp"
+#include "run/machine_speed.hpp"
 #include "run/sweep.hpp"
 #include "run/sweep_mpi.hpp"
 
@@ -172,8 +173,14 @@ int sweep_main(const std::vector<std::string>& args, std::ostream& out, std::ost
   // and the largest ranks-per-machine of all ranks, so all ranks take the same decision.
   std::vector<Estimate> estimates;
   estimates.reserve(n);
-  for (const Scenario& s : plan.scenarios)
+  double reference_wall_s = 0;
+  for (const Scenario& s : plan.scenarios) {
     estimates.push_back(estimate_run(s, /*port_counters=*/true));
+    reference_wall_s += estimates.back().wall_s;
+  }
+  // The walls on this machine's speed (they only pace the progress line; memory decides refusals).
+  const double speed = machine_speed_for(reference_wall_s);
+  for (Estimate& e : estimates) scale_to_machine(e, speed);
   std::optional<double> available = available_memory_bytes();
   unsigned concurrent =
       world ? static_cast<unsigned>(std::max(1, launcher_local_size()))

@@ -23,6 +23,7 @@
 #include "run/collective_cmd.hpp"
 #include "run/collective_request.hpp"
 #include "run/estimate.hpp"
+#include "run/machine_speed.hpp"
 #include "run/progress.hpp"
 #include "run/runner.hpp"
 #include "run/sweep.hpp"
@@ -144,7 +145,8 @@ std::string run_json(const LoadedScenario& s, bool force, const py::object& prog
     const py::gil_scoped_release release;
     // As `syncsim run --json`: estimate first, refuse what would not fit, then run and attach the
     // estimate and the process's peak RSS.
-    const Estimate estimate = estimate_run(s.scenario, /*port_counters=*/false);
+    Estimate estimate = estimate_run(s.scenario, /*port_counters=*/false);
+    scale_to_machine(estimate, machine_speed_for(estimate.wall_s));
     if (!force) {
       if (const auto why = refusal(estimate, available_memory_bytes())) {
         throw PythonUsageError(s.scenario.source + ": " + *why);

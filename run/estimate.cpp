@@ -568,7 +568,13 @@ Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options) 
   if (!scenario.jobs.empty() && scenario.fidelity != Fidelity::Packet) {
     add_jobs(scenario, port_counters, e);
   }
+  scale_to_machine(e, options.machine_speed);
   return e;
+}
+
+void scale_to_machine(Estimate& e, double speed) {
+  e.wall_s = e.wall_s * e.machine_speed / speed;
+  e.machine_speed = speed;
 }
 
 }  // namespace syncsim::app

@@ -30,6 +30,9 @@ struct Estimate {
   double sim_time_s = 0;   // expected simulated time (DDP step: the closed form); 0 = unknown
   int extrapolated_buckets =
       0;  // distinct bucket sizes timed by extrapolation (models/step_sim.hpp)
+  // The machine's speed against the one the per-item costs were measured on, which wall_s was
+  // divided by (machine_speed.hpp; 1: the reference figure).
+  double machine_speed = 1;
   // What makes up memory_bytes; "transfers" is the largest live simulation (its transfer records,
   // and for the extrapolation samples their plan, which is dropped after the run).
   std::vector<std::pair<std::string, double>> memory_parts;
@@ -52,13 +55,19 @@ struct EstimateOptions {
   // `run --json`: the result document is built whole in memory (at packet fidelity one object per
   // flow in `flow_rates`).
   bool json_output = false;
+  // This machine's speed against the reference (machine_speed.hpp): the wall estimate is divided
+  // by it. 1 keeps the reference machine's figure (a pure function of the scenario, for tests).
+  double machine_speed = 1;
 };
+
+// `e`, estimated at the reference machine's speed, on a machine `speed` times as fast.
+void scale_to_machine(Estimate& e, double speed);
 
 // Throws topo::TopologyError for a fabric build_fabric would reject.
 Estimate estimate_run(const Scenario& scenario, const EstimateOptions& options);
 inline Estimate estimate_run(const Scenario& scenario, bool port_counters = false,
                              uint32_t threads = 1) {
-  return estimate_run(scenario, EstimateOptions{port_counters, threads, false});
+  return estimate_run(scenario, EstimateOptions{port_counters, threads, false, 1});
 }
 
 // /proc/meminfo MemAvailable in bytes (or the environment's SYNCSIM_MEM_AVAILABLE, bytes, when set:

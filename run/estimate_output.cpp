@@ -55,6 +55,7 @@ nlohmann::json to_json(const Estimate& e) {
           {"transfers", e.transfers},
           {"packet_hops", e.packet_hops},
           {"extrapolated_buckets", e.extrapolated_buckets},
+          {"machine_speed", e.machine_speed},
           {"sim_time_s", e.sim_time_s},
           {"memory_parts", parts},
           {"caveats", e.caveats}};
@@ -70,7 +71,9 @@ std::string to_text(const Estimate& e) {
     first = false;
   }
   out.precision(3);
-  out << "), wall " << e.wall_s << " s, " << e.transfers << " transfers";
+  out << "), wall " << e.wall_s << " s";
+  if (e.machine_speed != 1) out << " (this machine " << e.machine_speed << "x the reference)";
+  out << ", " << e.transfers << " transfers";
   if (e.packet_hops > 0) out << ", " << e.packet_hops << " packet hops";
   out << "\n";
   for (const std::string& caveat : e.caveats) out << "estimate: caveat: " << caveat << "\n";

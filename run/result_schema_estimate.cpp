@@ -21,7 +21,12 @@ std::span<const ResultKey> estimate_result_keys() {
       {"estimate", "", "-", "the pre-run estimate (`syncsim run` only; below)", P::Estimate,
        [](const RunResult& r) -> json { return to_json(*r.estimate); }},
       {"estimate.memory_bytes", "", "B", "pre-run memory estimate", P::Estimate, nullptr},
-      {"estimate.wall_s", "", "s", "pre-run wall-time estimate", P::Estimate, nullptr},
+      {"estimate.wall_s", "", "s",
+       "pre-run wall-time estimate (on this machine: see machine_speed)", P::Estimate, nullptr},
+      {"estimate.machine_speed", "", "-",
+       "this machine's speed against the one the estimate's costs were measured on (the event "
+       "core's hold model; 1: not measured, the run being estimated under 0.25 s there)",
+       P::Estimate, nullptr},
       {"estimate.transfers", "", "count", "transfers the estimate expects to simulate", P::Estimate,
        nullptr},
       {"estimate.packet_hops", "", "count", "packet hops the estimate expects (packet fidelity)",

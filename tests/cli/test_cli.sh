@@ -43,10 +43,16 @@ check "DDP default: the memory line says it does not fit" grep -q "^memory .* do
 "$bin" run --set workload.parallelism=ddp --strict-memory >"$tmp/ddp2.txt" 2>"$tmp/err"
 check "--strict-memory refuses a layout that does not fit: exit 2" test $? -eq 2
 check "--strict-memory says why, nothing on stdout" bash -c "grep -q 'does not fit the GPU.s memory (--strict-memory): about 181.2 GB per GPU, the GPU has 80.0 GB' '$tmp/err' && ! test -s '$tmp/ddp2.txt'"
-"$bin" run --set workload.parallelism=ddp --json >"$tmp/ddp.json" 2>/dev/null
+SYNCSIM_MACHINE_SPEED=1 "$bin" run --set workload.parallelism=ddp --json >"$tmp/ddp.json" 2>/dev/null
 check "--json: fits_memory false, bound_by and step_shares summing to 1" python3 -c "import json,sys; d=json.load(open(sys.argv[1])); s=d['step_shares']; sys.exit(0 if d['fits_memory'] is False and d['bound_by'] == 'compute' and abs(sum(s.values()) - 1) < 1e-9 and d['gpu_memory_bytes'] == 80e9 else 1)" "$tmp/ddp.json"
-"$bin" run --set workload.parallelism=ddp --json --threads 2 >"$tmp/ddp-threads.json" 2>/dev/null
+SYNCSIM_MACHINE_SPEED=1 "$bin" run --set workload.parallelism=ddp --json --threads 2 >"$tmp/ddp-threads.json" 2>/dev/null
 check "--threads 2: the DDP step's JSON equals one thread's (wall, memory and the estimate aside)" python3 -c "import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); drop=lambda d: {k: v for k, v in d.items() if k not in ('wall_s', 'peak_rss_bytes', 'estimate')}; sys.exit(0 if drop(a) == drop(b) and b['estimate']['wall_s'] < a['estimate']['wall_s'] else 1)" "$tmp/ddp.json" "$tmp/ddp-threads.json"
+SYNCSIM_MACHINE_SPEED=2 "$bin" run --set workload.parallelism=ddp --json >"$tmp/ddp-fast.json" 2>/dev/null
+check "SYNCSIM_MACHINE_SPEED=2: the wall estimate is half the reference machine's, its speed named" python3 -c "import json,sys; a,b=(json.load(open(f))['estimate'] for f in sys.argv[1:]); sys.exit(0 if a['machine_speed'] == 1 and b['machine_speed'] == 2 and abs(2 * b['wall_s'] - a['wall_s']) < 1e-9 * a['wall_s'] and a['memory_bytes'] == b['memory_bytes'] else 1)" "$tmp/ddp.json" "$tmp/ddp-fast.json"
+"$bin" run --set workload.parallelism=ddp --json >"$tmp/ddp-probed.json" 2>/dev/null
+check "a run estimated over 0.25 s measures this machine's speed and divides the wall by it" python3 -c "import json,sys; a,b=(json.load(open(f))['estimate'] for f in sys.argv[1:]); s=b['machine_speed']; sys.exit(0 if a['wall_s'] >= 0.25 and 0.05 < s < 50 and abs(s * b['wall_s'] - a['wall_s']) < 1e-9 * a['wall_s'] else 1)" "$tmp/ddp.json" "$tmp/ddp-probed.json"
+"$bin" run "$src/scenarios/pfc-deadlock.yaml" --json >"$tmp/short.json" 2>/dev/null
+check "a run estimated under 0.25 s keeps the reference figure (machine_speed 1, no probe)" python3 -c "import json,sys; e=json.load(open(sys.argv[1]))['estimate']; sys.exit(0 if e['wall_s'] < 0.25 and e['machine_speed'] == 1 else 1)" "$tmp/short.json"
 "$bin" run --threads 0 >/dev/null 2>"$tmp/err"
 check "--threads 0 exits 2 and says what it expects" bash -c "test $? -eq 2 && grep -q -- '--threads: expected a positive integer (at most 1024) or auto, found \"0\"' '$tmp/err'"
 "$bin" run --set workload.parallelism=ddp --json --threads auto >"$tmp/ddp-auto.json" 2>"$tmp/err"
