@@ -130,18 +130,16 @@ CollectiveRunner::CollectiveRunner(TransferBackend& backend, const CollectivePla
                                 " steps: at most 2^31 - 1 supported");
   }
   notify_slots_ = backend_.fidelity() == Fidelity::Packet;
-  reserve_huge(waiting_, n);
-  reserve_huge(ready_, n);
+  reserve_huge(steps_, n);
   reserve_huge(dep_offsets_, n + 1);
-  waiting_.assign(n, 0);
-  ready_.assign(n, Time::zero());
+  steps_.assign(n, StepState{0, 0});
   dep_offsets_.assign(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i) {
     for (uint32_t d : plan_.deps(i)) {
       if (d >= i) throw std::invalid_argument("plan step depends on a later step");
       ++dep_offsets_[d + 1];
     }
-    waiting_[i] = static_cast<uint32_t>(plan_.deps(i).size());
+    steps_[i].waiting = static_cast<uint32_t>(plan_.deps(i).size());
   }
   for (std::size_t i = 0; i < n; ++i) dep_offsets_[i + 1] += dep_offsets_[i];
   reserve_huge(dependents_, dep_offsets_[n]);
@@ -195,7 +193,7 @@ void CollectiveRunner::start(std::function<void(const CollectiveResult&)> on_don
   open_connections();
   auto roots = [this] {
     for (uint32_t i = 0; i < plan_.steps.size(); ++i) {
-      if (waiting_[i] == 0) issue(i);
+      if (steps_[i].waiting == 0) issue(i);
     }
   };
   if (options_.launch_latency > Time::zero()) {
@@ -220,8 +218,8 @@ void CollectiveRunner::issue(uint32_t step) {
   // The latency runs from the last of its dependencies' finish
   // (CollectiveRunOptions::step_latency), overlapping the transfers in flight on the same
   // connection while their slots are free, as NCCL posts the next chunk while one is in flight;
-  // ready_ holds a freed slot's notice less that latency (finish()).
-  const Time ready = std::max(result_.start + options_.launch_latency, ready_[step]);
+  // `ready` holds a freed slot's notice less that latency (finish()).
+  const Time ready = std::max(result_.start + options_.launch_latency, steps_[step].ready());
   Time at = std::max(sim.now(), ready + latency_of(s));
   Time* paced_until = nullptr;  // the connection's pacing, set below from the final start
   Time pace = Time::zero();
@@ -252,9 +250,10 @@ void CollectiveRunner::issue(uint32_t step) {
     at = std::max(at, copied);
     copied =
         at + Time::from_seconds(static_cast<double>(s.bytes) / options_.channel_copy_bytes_per_s);
-    ready_[step] = copied;  // free once issued: the earliest this transfer can finish
+    steps_[step].ready_ps =
+        copied.picoseconds();  // free once issued: the earliest this transfer can finish
   } else if (!copy_until_.empty()) {
-    ready_[step] = Time::zero();
+    steps_[step].ready_ps = 0;
   }
   if (paced_until != nullptr) *paced_until = at + pace;
   if (at > sim.now() && !backend_.starts_ahead()) {
@@ -361,8 +360,8 @@ int64_t CollectiveRunner::wire_bytes(int64_t payload, uint32_t a, uint32_t b) co
 
 void CollectiveRunner::delivered(uint32_t step) {
   const Time now = backend_.simulation().now();
-  if (!copy_until_.empty() && ready_[step] > now) {
-    backend_.simulation().queue().schedule(ready_[step], this, kCopied, step);
+  if (!copy_until_.empty() && steps_[step].ready() > now) {
+    backend_.simulation().queue().schedule(steps_[step].ready(), this, kCopied, step);
   } else {
     finish(step);
   }
@@ -377,19 +376,19 @@ void CollectiveRunner::finish(uint32_t step) {
     const uint32_t next = entry & ~kSameConnection;
     if ((entry & kSameConnection) != 0) {
       // At packet level the slot is free at the sender once the receiver's notice is back (the
-      // fewest links between them; notify_slots_). Kept in ready_ less the step's latency, which
-      // issue() adds back, so that the later of the two binds. Also after an empty transfer:
+      // fewest links between them; notify_slots_). Kept in its `ready` less the step's latency,
+      // which issue() adds back, so that the later of the two binds. Also after an empty transfer:
       // a partitioned run relies on every start lying a reaction past what it waited for.
       if (notify_slots_) {
         const PlanStep& t = plan_.steps[next];
         const Time free_at = now + backend_.least_propagation(gpu_[t.src], gpu_[t.dst]);
         const Time counted_from = free_at - latency_of(t);
-        if (counted_from > ready_[next]) ready_[next] = counted_from;
+        if (counted_from > steps_[next].ready()) steps_[next].ready_ps = counted_from.picoseconds();
       }
-    } else if (now > ready_[next]) {
-      ready_[next] = now;
+    } else if (now > steps_[next].ready()) {
+      steps_[next].ready_ps = now.picoseconds();
     }
-    if (--waiting_[next] == 0) issue(next);
+    if (--steps_[next].waiting == 0) issue(next);
   }
   if (finished_ == plan_.steps.size() && on_done_) on_done_(result_);
 }

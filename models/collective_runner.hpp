@@ -136,15 +136,22 @@ class CollectiveRunner final : private EventTarget {
   std::vector<Time> copy_until_;
   uint32_t copy_channels_ = 0;
   CollectiveRunOptions options_;
-  std::vector<uint32_t> waiting_;      // unfinished dependencies per step
   std::vector<uint32_t> dep_offsets_;  // CSR of dependents
   std::vector<uint32_t> dependents_;   // step indices | kSameConnection
-  // Per step: when its data is ready, the latest finish of its dependencies other than the
-  // transfer whose slot it reuses, or when that slot's notice is back less the step's latency if
-  // that is later (raised as they finish; issue() adds the latency). Once a transfer is issued its
-  // entry is free, and under the channel copy cap holds when the transfer's copy ends (the earliest
-  // it can finish): no second array of millions of times.
-  std::vector<Time> ready_;
+  // Per step, together (a finishing step updates both for each dependent, steps far apart in a plan
+  // of millions: one cache miss each instead of two; packed to the two arrays' 12 bytes):
+  // `ready`: when its data is ready, the latest finish of its dependencies other than the transfer
+  // whose slot it reuses, or when that slot's notice is back less the step's latency if that is
+  // later (raised as they finish; issue() adds the latency). Once a transfer is issued its entry is
+  // free, and under the channel copy cap holds when the transfer's copy ends (the earliest it can
+  // finish): no second array of millions of times. `waiting`: its unfinished dependencies.
+  struct [[gnu::packed]] StepState {
+    int64_t ready_ps;
+    uint32_t waiting;
+    Time ready() const { return Time::ps(ready_ps); }
+  };
+  static_assert(sizeof(StepState) == 12, "as the two arrays it replaced");
+  std::vector<StepState> steps_;
   // The step latency of transfer `s` (CollectiveRunOptions::step_latency, net_step_latency).
   Time latency_of(const PlanStep& s) const;
   // Whether a freed slot waits for the receiver's notice to reach the sender: at packet level only,
