@@ -99,7 +99,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   // Estimate before anything is built; refuse what would not fit rather than be OOM-killed.
   const std::optional<double> available = available_memory_bytes();
   const bool auto_threads_asked = cl.has("threads") && cl.get<std::string>("threads") == "auto";
-  // On this machine's speed (measured when the run is long enough to be worth it).
+  // The wall on this machine's speed (run/machine_speed.hpp: a probe sized to the run).
   EstimateOptions one{cl.has("counters"), 1, cl.has("json"), 1};
   one.machine_speed = machine_speed_for(estimate_run(scenario, one).wall_s);
   uint32_t threads = 1;

@@ -250,8 +250,8 @@ void CollectiveRunner::issue(uint32_t step) {
     at = std::max(at, copied);
     copied =
         at + Time::from_seconds(static_cast<double>(s.bytes) / options_.channel_copy_bytes_per_s);
-    steps_[step].ready_ps =
-        copied.picoseconds();  // free once issued: the earliest this transfer can finish
+    // Free once issued: the earliest this transfer can finish.
+    steps_[step].ready_ps = copied.picoseconds();
   } else if (!copy_until_.empty()) {
     steps_[step].ready_ps = 0;
   }
