@@ -70,6 +70,10 @@ inline Estimate estimate_run(const Scenario& scenario, bool port_counters = fals
   return estimate_run(scenario, EstimateOptions{port_counters, threads, false, 1});
 }
 
+// The environment variable `name` as a positive number (a stand-in for a machine's property, as
+// SYNCSIM_MEM_AVAILABLE and SYNCSIM_MACHINE_SPEED are); nullopt when unset, empty or not one.
+std::optional<double> positive_number_from_env(const char* name);
+
 // /proc/meminfo MemAvailable in bytes (or the environment's SYNCSIM_MEM_AVAILABLE, bytes, when set:
 // a stand-in for tests); nullopt where it cannot be read.
 std::optional<double> available_memory_bytes();

@@ -23,14 +23,18 @@ std::string gib(double bytes) {
 
 }  // namespace
 
+std::optional<double> positive_number_from_env(const char* name) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return std::nullopt;
+  char* end = nullptr;
+  const double value = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(value > 0)) return std::nullopt;
+  return value;
+}
+
 std::optional<double> available_memory_bytes() {
   // A stand-in machine size, so tests can exercise refusals and --force without a huge scenario.
-  if (const char* forced = std::getenv("SYNCSIM_MEM_AVAILABLE");
-      forced != nullptr && *forced != '\0') {
-    char* end = nullptr;
-    const double bytes = std::strtod(forced, &end);
-    if (end != forced && *end == '\0' && bytes > 0) return bytes;
-  }
+  if (const auto bytes = positive_number_from_env("SYNCSIM_MEM_AVAILABLE")) return bytes;
   std::ifstream in("/proc/meminfo");
   std::string key;
   double value = 0;

@@ -2,9 +2,9 @@
 #include "run/machine_speed.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <optional>
 
+#include "run/estimate.hpp"
 #include "run/hold_model.hpp"
 
 namespace syncsim::app {
@@ -24,15 +24,7 @@ constexpr int kShortProbeTrials = 2;
 constexpr uint64_t kShortProbeEvents = 2'000;
 constexpr std::size_t kShortProbePending = 256;
 
-std::optional<double> forced_speed() {
-  if (const char* forced = std::getenv("SYNCSIM_MACHINE_SPEED");
-      forced != nullptr && *forced != '\0') {
-    char* end = nullptr;
-    const double speed = std::strtod(forced, &end);
-    if (end != forced && *end == '\0' && speed > 0) return speed;
-  }
-  return std::nullopt;
-}
+std::optional<double> forced_speed() { return positive_number_from_env("SYNCSIM_MACHINE_SPEED"); }
 
 double probe(int trials, uint64_t events, std::size_t pending) {
   double best = 0;
