@@ -101,11 +101,13 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   const bool auto_threads_asked = cl.has("threads") && cl.get<std::string>("threads") == "auto";
   // The wall on this machine's speed (run/machine_speed.hpp: a probe sized to the run).
   EstimateOptions one{cl.has("counters"), 1, cl.has("json"), 1};
-  one.machine_speed = machine_speed_for(estimate_run(scenario, one).wall_s);
+  Estimate one_thread = estimate_run(scenario, one);
+  one.machine_speed = machine_speed_for(one_thread.wall_s);
+  scale_to_machine(one_thread, one.machine_speed);
   uint32_t threads = 1;
   if (auto_threads_asked) {
-    threads = auto_threads(scenario, estimate_run(scenario, one), one,
-                           std::thread::hardware_concurrency(), available);
+    threads =
+        auto_threads(scenario, one_thread, one, std::thread::hardware_concurrency(), available);
   } else if (cl.has("threads")) {
     const std::string value = cl.get<std::string>("threads");
     try {
@@ -117,7 +119,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   }
   EstimateOptions asked = one;
   asked.threads = threads;
-  const Estimate estimate = estimate_run(scenario, asked);
+  const Estimate estimate = threads == 1 ? one_thread : estimate_run(scenario, asked);
   if (cl.has("verbose")) err << to_text(estimate);
   if (auto_threads_asked && !cl.has("quiet")) {
     char text[160];

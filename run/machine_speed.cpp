@@ -42,14 +42,16 @@ double short_probe_machine_speed() {
   return probe(kShortProbeTrials, kShortProbeEvents, kShortProbePending);
 }
 
+// The environment's figure, else the probe's; the probe runs only when there is no such figure
+// (value_or would run it regardless).
 double machine_speed() {
-  static const double speed = forced_speed().value_or(probe_machine_speed());
+  static const double speed = forced_speed() ? *forced_speed() : probe_machine_speed();
   return speed;
 }
 
 double machine_speed_for(double reference_wall_s) {
   if (reference_wall_s >= kMachineSpeedMinWallS) return machine_speed();
-  static const double speed = forced_speed().value_or(short_probe_machine_speed());
+  static const double speed = forced_speed() ? *forced_speed() : short_probe_machine_speed();
   return speed;
 }
 
